@@ -1,0 +1,113 @@
+package quarry
+
+import "slices"
+
+// DocumentSource names the kind of external system a connector reads from.
+// Its values are those of interface.md section 2.7, in that order.
+type DocumentSource string
+
+// documentSources lists every DocumentSource in specification order.
+var documentSources = []string{
+	"ingestion_api",
+	"slack",
+	"web",
+	"google_drive",
+	"gmail",
+	"requesttracker",
+	"github",
+	"gitbook",
+	"gitlab",
+	"guru",
+	"bookstack",
+	"outline",
+	"confluence",
+	"jira",
+	"slab",
+	"productboard",
+	"file",
+	"coda",
+	"notion",
+	"zulip",
+	"linear",
+	"hubspot",
+	"document360",
+	"gong",
+	"google_sites",
+	"zendesk",
+	"loopio",
+	"dropbox",
+	"sharepoint",
+	"teams",
+	"salesforce",
+	"discourse",
+	"axero",
+	"clickup",
+	"mediawiki",
+	"wikipedia",
+	"asana",
+	"s3",
+	"r2",
+	"google_cloud_storage",
+	"oci_storage",
+	"xenforo",
+	"not_applicable",
+	"discord",
+	"freshdesk",
+	"fireflies",
+	"egnyte",
+	"airtable",
+	"highspot",
+	"drupal_wiki",
+	"imap",
+	"bitbucket",
+	"testrail",
+	"mock_connector",
+	"user_file",
+}
+
+// EnumValues returns every valid DocumentSource in specification order.
+func (DocumentSource) EnumValues() []string { return documentSources }
+
+// Valid reports whether s is one of the enumerated sources.
+func (s DocumentSource) Valid() bool { return slices.Contains(documentSources, string(s)) }
+
+// AccessType says who may see a cc-pair's documents.
+type AccessType string
+
+// The access types.
+const (
+	AccessPublic  AccessType = "public"  // Everyone.
+	AccessPrivate AccessType = "private" // Members of the pair's groups.
+	AccessSync    AccessType = "sync"    // As permissions synced from the source say.
+)
+
+// EnumValues returns every valid AccessType in specification order.
+func (AccessType) EnumValues() []string { return []string{"public", "private", "sync"} }
+
+// InputType says how a connector obtains documents.
+type InputType string
+
+// EnumValues returns every valid InputType in specification order.
+func (InputType) EnumValues() []string {
+	return []string{"load_state", "poll", "event", "slim_retrieval"}
+}
+
+// Role is the authorization role of a user.
+type Role string
+
+// The roles, from most to least privileged.
+const (
+	RoleAdmin         Role = "admin"          // Everything.
+	RoleGlobalCurator Role = "global_curator" // Curates every group it is a member of.
+	RoleCurator       Role = "curator"        // Curates the groups where its membership says so.
+	RoleBasic         Role = "basic"          // Its own credentials.
+	RoleLimited       Role = "limited"        // Nothing on the admin API.
+)
+
+// EnumValues returns every valid Role.
+func (Role) EnumValues() []string {
+	return []string{"admin", "global_curator", "curator", "basic", "limited"}
+}
+
+// Valid reports whether r is one of the enumerated roles.
+func (r Role) Valid() bool { return slices.Contains(r.EnumValues(), string(r)) }

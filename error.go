@@ -1,0 +1,59 @@
+package quarry
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. Each kind of failure a caller can act on has one; package api
+// maps them to HTTP statuses in a single table.
+const (
+	EINVALID      = "invalid"      // The request breaks a business rule (400).
+	EUNAUTHORIZED = "unauthorized" // The caller is not authenticated (401).
+	EFORBIDDEN    = "forbidden"    // The caller may not do this (403).
+	ENOTFOUND     = "not_found"    // The object does not exist or is hidden (404).
+	ECONFLICT     = "conflict"     // The change clashes with existing data (409).
+	EPRECONDITION = "precondition" // If-Match named a version that is no longer current (412).
+	ETOOLARGE     = "too_large"    // The request body is over the size limit (413).
+	EUNAVAILABLE  = "unavailable"  // A dependency such as the database is down (503).
+	EINTERNAL     = "internal"     // Anything else; its details are never shown (500).
+)
+
+// Error is a failure with a code and a message fit for the caller. Errors of
+// any other type are internal: their text is logged, never shown.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string { return fmt.Sprintf("quarry: %s: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, the empty
+// string for a nil err, and EINTERNAL for any other error.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the message of the first *Error in err's chain, or
+// "Internal server error" for any other error, so that driver or library
+// text never reaches a client.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal server error"
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/quarryhq/quarry"
+)
+
+// CreateAPIKey creates an API key and its service-account user with the
+// given role, and returns the key's record and its token. c is nil when the
+// key is made by the CLI.
+func (db *DB) CreateAPIKey(ctx context.Context, c *quarry.Caller, name *string, role quarry.Role) (*quarry.APIKey, string, error) {
+	var (
+		key   *quarry.APIKey
+		token string
+	)
+	err := db.update(ctx, func(tx *Tx) error {
+		var err error
+		key, token, err = tx.createAPIKey(c, name, role)
+		return err
+	})
+	return key, token, err
+}
+
+func (tx *Tx) createAPIKey(c *quarry.Caller, name *string, role quarry.Role) (*quarry.APIKey, string, error) {
+	if !role.Valid() {
+		return nil, "", quarry.Errorf(quarry.EINVALID, "Unknown role %q", role)
+	}
+	u, err := tx.createUser(name, role)
+	if err != nil {
+		return nil, "", err
+	}
+	token, hash := quarry.NewAPIKey()
+	key := &quarry.APIKey{Name: name, Display: quarry.DisplayAPIKey(token), Role: role, UserID: u.ID, CreatedAt: tx.now}
+	err = tx.queryRow(`INSERT INTO api_keys (name, hashed_key, display, user_id, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+		name, hash, key.Display, u.ID, tx.now.Micros()).Scan(&key.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	tx.touch() // A new user can change who curates what.
+	return key, token, tx.audit(c, "api_key.create", "api_key", key.ID, []string{"name", "role"})
+}
+
+// Bootstrap creates the first admin key if the database has never had one
+// and returns its token; it returns "" once the database has been
+// bootstrapped. Replicas that start together create one key between them.
+func (db *DB) Bootstrap(ctx context.Context) (string, error) {
+	var token string
+	err := db.update(ctx, func(tx *Tx) error {
+		res, err := tx.exec(`INSERT INTO settings (name, value) VALUES ('bootstrapped', $1) ON CONFLICT (name) DO NOTHING`, tx.now.String())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		var keys int
+		if err := tx.queryRow(`SELECT COUNT(*) FROM api_keys`).Scan(&keys); err != nil || keys > 0 {
+			return err
+		}
+		name := "bootstrap admin"
+		_, token, err = tx.createAPIKey(nil, &name, quarry.RoleAdmin)
+		return err
+	})
+	return token, err
+}
+
+// APIKeys returns every API key, oldest first.
+func (db *DB) APIKeys(ctx context.Context) ([]*quarry.APIKey, error) {
+	rows, err := db.read.QueryContext(ctx, `
+		SELECT k.id, k.name, k.display, u.role, k.user_id, k.created_at
+		FROM api_keys k JOIN users u ON u.id = k.user_id ORDER BY k.id`)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	defer rows.Close()
+	keys := []*quarry.APIKey{}
+	for rows.Next() {
+		k, err := scanAPIKey(rows)
+		if err != nil {
+			return nil, mapError(err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, mapError(rows.Err())
+}
+
+func scanAPIKey(s interface{ Scan(...any) error }) (*quarry.APIKey, error) {
+	var (
+		k       quarry.APIKey
+		created int64
+	)
+	if err := s.Scan(&k.ID, &k.Name, &k.Display, &k.Role, &k.UserID, &created); err != nil {
+		return nil, err
+	}
+	k.CreatedAt = quarry.TimeFromMicros(created)
+	return &k, nil
+}
+
+func (tx *Tx) apiKey(id int64) (*quarry.APIKey, error) {
+	k, err := scanAPIKey(tx.queryRow(`
+		SELECT k.id, k.name, k.display, u.role, k.user_id, k.created_at
+		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, quarry.Errorf(quarry.ENOTFOUND, "API key with id %d does not exist", id)
+	}
+	return k, err
+}
+
+// RegenerateAPIKey replaces the token of key id and returns the new one; the
+// old token stops working at once.
+func (db *DB) RegenerateAPIKey(ctx context.Context, c *quarry.Caller, id int64) (*quarry.APIKey, string, error) {
+	var (
+		key   *quarry.APIKey
+		token string
+	)
+	err := db.update(ctx, func(tx *Tx) error {
+		var err error
+		if key, err = tx.apiKey(id); err != nil {
+			return err
+		}
+		var hash string
+		token, hash = quarry.NewAPIKey()
+		key.Display = quarry.DisplayAPIKey(token)
+		if _, err := tx.exec(`UPDATE api_keys SET hashed_key = $1, display = $2 WHERE id = $3`, hash, key.Display, id); err != nil {
+			return err
+		}
+		return tx.audit(c, "api_key.regenerate", "api_key", id, []string{"api_key"})
+	})
+	return key, token, err
+}
+
+// DeleteAPIKey revokes key id: its token stops working at once. The key's
+// user stays, so what it owns keeps an owner.
+func (db *DB) DeleteAPIKey(ctx context.Context, c *quarry.Caller, id int64) error {
+	return db.update(ctx, func(tx *Tx) error {
+		if _, err := tx.apiKey(id); err != nil {
+			return err
+		}
+		if _, err := tx.exec(`DELETE FROM api_keys WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return tx.audit(c, "api_key.delete", "api_key", id, nil)
+	})
+}

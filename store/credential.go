@@ -1,0 +1,340 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/quarryhq/quarry"
+)
+
+const credentialColumns = `k.id, k.name, k.source, k.secret, k.admin_public, k.curator_public, k.user_id, u.email,
+	k.version, k.created_at, k.updated_at`
+
+func credentialNotFound(id int64) error {
+	return quarry.Errorf(quarry.ENOTFOUND, "Credential %d does not exist or does not belong to user", id)
+}
+
+// sealedCredential is a credential row whose secret is still sealed, so that
+// rows can be filtered before paying for decryption.
+type sealedCredential struct {
+	quarry.Credential
+	secret []byte
+}
+
+// credentialRow receives the credentialColumns of one row.
+type credentialRow struct {
+	k                sealedCredential
+	created, updated int64
+}
+
+func (r *credentialRow) dest() []any {
+	k := &r.k
+	return []any{&k.ID, &k.Name, &k.Source, &k.secret, &k.AdminPublic, &k.CuratorPublic, &k.UserID, &k.UserEmail,
+		&k.Version, &r.created, &r.updated}
+}
+
+func (r *credentialRow) credential() *sealedCredential {
+	k := r.k
+	k.CreatedAt, k.UpdatedAt = quarry.TimeFromMicros(r.created), quarry.TimeFromMicros(r.updated)
+	k.Groups = []int64{}
+	return &k
+}
+
+func scanCredential(s interface{ Scan(...any) error }) (*sealedCredential, error) {
+	var r credentialRow
+	if err := s.Scan(r.dest()...); err != nil {
+		return nil, err
+	}
+	return r.credential(), nil
+}
+
+// unseal decrypts the credential's secret into CredentialJSON.
+func (db *DB) unseal(k *sealedCredential) (*quarry.Credential, error) {
+	pt, err := db.keys.open(purposeCredential, k.secret)
+	if err != nil {
+		return nil, fmt.Errorf("credential %d: %w", k.ID, err)
+	}
+	k.CredentialJSON, err = quarry.DecodeObject(pt)
+	if err != nil {
+		return nil, fmt.Errorf("credential %d: %w", k.ID, err)
+	}
+	return &k.Credential, nil
+}
+
+// sealCredentialJSON encrypts a credential object.
+func (db *DB) sealCredentialJSON(m map[string]any) []byte {
+	return db.keys.seal(purposeCredential, []byte(jsonText(m)))
+}
+
+// credentials loads credentials, all (id 0) or one, with their groups, still
+// sealed.
+func (db *DB) credentials(ctx context.Context, q queryer, id int64) ([]*sealedCredential, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+credentialColumns+` FROM credentials k LEFT JOIN users u ON u.id = k.user_id
+		WHERE $1 = 0 OR k.id = $1 ORDER BY k.id`, id)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := []*sealedCredential{}
+	byID := map[int64]*sealedCredential{}
+	for rows.Next() {
+		k, err := scanCredential(rows)
+		if err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		out = append(out, k)
+		byID[k.ID] = k
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT credential_id, group_id FROM credential_groups WHERE $1 = 0 OR credential_id = $1
+		ORDER BY credential_id, group_id`, id)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	for rows.Next() {
+		var kid, gid int64
+		if err := rows.Scan(&kid, &gid); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		if k := byID[kid]; k != nil {
+			k.Groups = append(k.Groups, gid)
+		}
+	}
+	return out, closeRows(rows)
+}
+
+// credential loads credential id with its groups, still sealed.
+func (db *DB) credential(ctx context.Context, q queryer, id int64) (*sealedCredential, error) {
+	ks, err := db.credentials(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(ks) == 0 {
+		return nil, credentialNotFound(id)
+	}
+	return ks[0], nil
+}
+
+// Credential returns credential id, unmasked, if c may see it.
+func (db *DB) Credential(ctx context.Context, c *quarry.Caller, id int64) (*quarry.Credential, error) {
+	k, err := db.credential(ctx, db.read, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.CanSeeCredential(&k.Credential) {
+		return nil, credentialNotFound(id)
+	}
+	return db.unseal(k)
+}
+
+// Credentials returns the credentials c may see, unmasked, ascending by id.
+func (db *DB) Credentials(ctx context.Context, c *quarry.Caller) ([]*quarry.Credential, error) {
+	ks, err := db.credentials(ctx, db.read, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := []*quarry.Credential{}
+	for _, k := range ks {
+		if !c.CanSeeCredential(&k.Credential) {
+			continue
+		}
+		cred, err := db.unseal(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cred)
+	}
+	return out, nil
+}
+
+// CreateCredential creates a credential owned by c.
+func (db *DB) CreateCredential(ctx context.Context, c *quarry.Caller, in quarry.CredentialInput) (*quarry.Credential, error) {
+	var cred *quarry.Credential
+	err := db.update(ctx, func(tx *Tx) error {
+		groups := dedupe(in.Groups)
+		if err := tx.checkGroupsExist(groups); err != nil {
+			return err
+		}
+		if err := c.CheckSharing(groups, in.CuratorPublic); err != nil {
+			return err
+		}
+		var id int64
+		err := tx.queryRow(`INSERT INTO credentials (name, source, secret, admin_public, curator_public, user_id, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id`,
+			in.Name, in.Source, db.sealCredentialJSON(in.CredentialJSON), in.AdminPublic, in.CuratorPublic, c.ID, tx.now.Micros()).Scan(&id)
+		if err != nil {
+			return err
+		}
+		if err := tx.setCredentialGroups(id, groups); err != nil {
+			return err
+		}
+		tx.touch()
+		if err := tx.audit(c, "credential.create", "credential", id, []string{"credential_json", "admin_public", "source", "name", "curator_public", "groups"}); err != nil {
+			return err
+		}
+		k, err := db.credential(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		cred, err = db.unseal(k)
+		return err
+	})
+	return cred, err
+}
+
+func (tx *Tx) setCredentialGroups(id int64, groups []int64) error {
+	if _, err := tx.exec(`DELETE FROM credential_groups WHERE credential_id = $1`, id); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if _, err := tx.exec(`INSERT INTO credential_groups (credential_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxUpdateAttempts bounds the retries of an unconditional update that
+// loses a race with another writer.
+const maxUpdateAttempts = 8
+
+// UpdateCredential applies a partial update to credential id for c
+// (contract section 4.3). With keepEchoes, values of CredentialJSON that are
+// the masked rendering of the stored ones keep the stored secrets (see
+// quarry.KeepMaskedEchoes). The check of u.IfMatch and the write are one
+// conditional statement, so concurrent writers, on any replica, cannot lose
+// an update.
+func (db *DB) UpdateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate, keepEchoes bool) (*quarry.Credential, error) {
+	for range maxUpdateAttempts {
+		cred, err := db.updateCredential(ctx, c, id, u, keepEchoes)
+		if !errors.Is(err, errRaced) {
+			return cred, err
+		}
+	}
+	return nil, quarry.Errorf(quarry.ECONFLICT, "Credential %d is being changed by others; try again", id)
+}
+
+// errRaced reports that the row changed between read and conditional write.
+var errRaced = errors.New("store: concurrent update")
+
+func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate, keepEchoes bool) (*quarry.Credential, error) {
+	var cred *quarry.Credential
+	err := db.update(ctx, func(tx *Tx) error {
+		k, err := db.credential(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !c.CanEditCredential(&k.Credential) {
+			return credentialNotFound(id)
+		}
+		if u.Source != nil && *u.Source != k.Source {
+			return quarry.Errorf(quarry.EINVALID, "The source of a credential cannot be changed")
+		}
+		var groups []int64
+		if u.Groups != nil {
+			groups = dedupe(*u.Groups)
+			if err := tx.checkGroupsExist(groups); err != nil {
+				return err
+			}
+			if !c.CuratesAll(groups) {
+				return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
+			}
+		}
+		if u.IfMatch != nil && !slices.Contains(u.IfMatch, k.Version) {
+			return errPrecondition
+		}
+		old, err := db.unseal(k)
+		if err != nil {
+			return err
+		}
+		newJSON := old.CredentialJSON
+		if u.CredentialJSON != nil {
+			newJSON = u.CredentialJSON
+			if keepEchoes {
+				newJSON = quarry.KeepMaskedEchoes(old.CredentialJSON, u.CredentialJSON)
+			}
+		}
+		fields := u.ChangedFields(old, newJSON)
+		name, adminPublic, curatorPublic := old.Name, old.AdminPublic, old.CuratorPublic
+		if u.Name != nil {
+			name = *u.Name
+		}
+		if u.AdminPublic != nil {
+			adminPublic = *u.AdminPublic
+		}
+		if u.CuratorPublic != nil {
+			curatorPublic = *u.CuratorPublic
+		}
+		secret := k.secret
+		if slices.Contains(fields, "credential_json") {
+			secret = db.sealCredentialJSON(newJSON)
+		}
+		res, err := tx.exec(`UPDATE credentials SET name = $1, admin_public = $2, curator_public = $3, secret = $4,
+				version = version + 1, updated_at = $5
+			WHERE id = $6 AND version = $7`,
+			name, adminPublic, curatorPublic, secret, later(tx.now, old.UpdatedAt).Micros(), id, k.Version)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			if err != nil {
+				return err
+			}
+			if u.IfMatch != nil {
+				return errPrecondition
+			}
+			return errRaced
+		}
+		if u.Groups != nil {
+			if err := tx.setCredentialGroups(id, groups); err != nil {
+				return err
+			}
+		}
+		tx.touch()
+		if err := tx.audit(c, "credential.update", "credential", id, fields); err != nil {
+			return err
+		}
+		k, err = db.credential(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		cred, err = db.unseal(k)
+		return err
+	})
+	return cred, err
+}
+
+// errPrecondition answers an If-Match that names a stale version.
+var errPrecondition = quarry.Errorf(quarry.EPRECONDITION, "The object has changed since you read it; fetch it again and retry")
+
+// DeleteCredential deletes credential id, which no cc-pair may use. Its owner
+// and admins may delete it.
+func (db *DB) DeleteCredential(ctx context.Context, c *quarry.Caller, id int64) error {
+	return db.update(ctx, func(tx *Tx) error {
+		k, err := db.credential(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		own := k.UserID != nil && *k.UserID == c.ID
+		if !c.IsAdmin() && !own {
+			return credentialNotFound(id)
+		}
+		var n int
+		if err := tx.queryRow(`SELECT COUNT(*) FROM cc_pairs WHERE credential_id = $1`, id).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return quarry.Errorf(quarry.ECONFLICT, "Cannot delete credential as it is still associated with %d connector(s)", n)
+		}
+		if _, err := tx.exec(`DELETE FROM credentials WHERE id = $1`, id); err != nil {
+			return err
+		}
+		tx.touch()
+		return tx.audit(c, "credential.delete", "credential", id, nil)
+	})
+}

@@ -1,0 +1,399 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+
+	"github.com/quarryhq/quarry"
+)
+
+// groupNotFound answers a group id that names no group.
+func groupNotFound(id int64) error {
+	return quarry.Errorf(quarry.ENOTFOUND, "User group %d does not exist", id)
+}
+
+// CreateGroup creates a user group with the given members and cc-pairs.
+func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
+	var g *quarry.UserGroup
+	err := db.update(ctx, func(tx *Tx) error {
+		if in.Name == nil {
+			return quarry.Errorf(quarry.EINVALID, "A user group needs a name")
+		}
+		if err := tx.checkGroupName(*in.Name, 0); err != nil {
+			return err
+		}
+		var id int64
+		if err := tx.queryRow(`INSERT INTO user_groups (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING id`,
+			*in.Name, tx.now.Micros()).Scan(&id); err != nil {
+			return err
+		}
+		if err := tx.setGroupMembers(id, in.UserIDs); err != nil {
+			return err
+		}
+		if err := tx.setGroupPairs(id, in.CCPairIDs); err != nil {
+			return err
+		}
+		tx.touch()
+		if err := tx.audit(c, "user_group.create", "user_group", id, []string{"name", "user_ids", "cc_pair_ids"}); err != nil {
+			return err
+		}
+		var err error
+		g, err = tx.group(id)
+		return err
+	})
+	return g, err
+}
+
+func (tx *Tx) checkGroupName(name string, self int64) error {
+	var id int64
+	err := tx.queryRow(`SELECT id FROM user_groups WHERE name = $1`, name).Scan(&id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	case id != self:
+		return quarry.Errorf(quarry.ECONFLICT, "User group with name '%s' already exists. Please choose a different name.", name)
+	}
+	return nil
+}
+
+// setGroupMembers makes userIDs the members of group id, keeping the curator
+// flag of members who stay, and demoting curators who curate nothing after.
+func (tx *Tx) setGroupMembers(id int64, userIDs []string) error {
+	if userIDs == nil {
+		return nil
+	}
+	userIDs = dedupe(userIDs)
+	for _, u := range userIDs {
+		ok, err := tx.userExists(u)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return quarry.Errorf(quarry.EINVALID, "User %s does not exist", u)
+		}
+	}
+	old, err := queryStrings(tx, `SELECT user_id FROM user_group_members WHERE group_id = $1`, id)
+	if err != nil {
+		return err
+	}
+	for _, u := range old {
+		if slices.Contains(userIDs, u) {
+			continue
+		}
+		if _, err := tx.exec(`DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, u); err != nil {
+			return err
+		}
+		if err := tx.syncCuratorRole(u); err != nil {
+			return err
+		}
+	}
+	for _, u := range userIDs {
+		if _, err := tx.exec(`INSERT INTO user_group_members (group_id, user_id, is_curator) VALUES ($1, $2, FALSE)
+			ON CONFLICT (group_id, user_id) DO NOTHING`, id, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setGroupPairs makes pairIDs the cc-pairs shared with group id.
+func (tx *Tx) setGroupPairs(id int64, pairIDs []int64) error {
+	if pairIDs == nil {
+		return nil
+	}
+	pairIDs = dedupe(pairIDs)
+	for _, p := range pairIDs {
+		var one int
+		err := tx.queryRow(`SELECT 1 FROM cc_pairs WHERE id = $1`, p).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return quarry.Errorf(quarry.EINVALID, "CC pair %d does not exist", p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := tx.exec(`DELETE FROM cc_pair_groups WHERE group_id = $1`, id); err != nil {
+		return err
+	}
+	for _, p := range pairIDs {
+		if _, err := tx.exec(`INSERT INTO cc_pair_groups (cc_pair_id, group_id) VALUES ($1, $2)`, p, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGroupsExist fails with the contract's message for the first id that
+// names no group.
+func (tx *Tx) checkGroupsExist(ids []int64) error {
+	for _, id := range ids {
+		var one int
+		err := tx.queryRow(`SELECT 1 FROM user_groups WHERE id = $1`, id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return quarry.Errorf(quarry.EINVALID, "User group %d does not exist", id)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Groups returns every user group, ascending by id.
+func (db *DB) Groups(ctx context.Context) ([]*quarry.UserGroup, error) {
+	return db.groups(ctx, db.read, 0)
+}
+
+// Group returns user group id.
+func (db *DB) Group(ctx context.Context, id int64) (*quarry.UserGroup, error) {
+	gs, err := db.groups(ctx, db.read, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(gs) == 0 {
+		return nil, groupNotFound(id)
+	}
+	return gs[0], nil
+}
+
+func (tx *Tx) group(id int64) (*quarry.UserGroup, error) {
+	gs, err := tx.db.groups(tx.ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(gs) == 0 {
+		return nil, groupNotFound(id)
+	}
+	return gs[0], nil
+}
+
+// queryer is what *sql.DB and *Tx have in common for reads.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// groups loads one group (id > 0) or all, in three statements.
+func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGroup, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, name, created_at, updated_at FROM user_groups WHERE $1 = 0 OR id = $1 ORDER BY id`, id)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	groups := []*quarry.UserGroup{}
+	byID := map[int64]*quarry.UserGroup{}
+	for rows.Next() {
+		g := &quarry.UserGroup{Users: []quarry.User{}, CuratorIDs: []string{}, CCPairIDs: []int64{}}
+		var created, updated int64
+		if err := rows.Scan(&g.ID, &g.Name, &created, &updated); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		g.CreatedAt, g.UpdatedAt = quarry.TimeFromMicros(created), quarry.TimeFromMicros(updated)
+		groups = append(groups, g)
+		byID[g.ID] = g
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `
+		SELECT m.group_id, m.is_curator, u.id, u.email, u.role, u.service_account, u.created_at
+		FROM user_group_members m JOIN users u ON u.id = m.user_id
+		WHERE $1 = 0 OR m.group_id = $1 ORDER BY m.group_id, u.email`, id)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	for rows.Next() {
+		var (
+			gid       int64
+			isCurator bool
+			u         quarry.User
+			created   int64
+		)
+		if err := rows.Scan(&gid, &isCurator, &u.ID, &u.Email, &u.Role, &u.ServiceAccount, &created); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		u.CreatedAt = quarry.TimeFromMicros(created)
+		if g := byID[gid]; g != nil {
+			g.Users = append(g.Users, u)
+			if isCurator {
+				g.CuratorIDs = append(g.CuratorIDs, u.ID)
+			}
+		}
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT group_id, cc_pair_id FROM cc_pair_groups WHERE $1 = 0 OR group_id = $1 ORDER BY group_id, cc_pair_id`, id)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	for rows.Next() {
+		var gid, pid int64
+		if err := rows.Scan(&gid, &pid); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		if g := byID[gid]; g != nil {
+			g.CCPairIDs = append(g.CCPairIDs, pid)
+		}
+	}
+	return groups, closeRows(rows)
+}
+
+// UpdateGroup changes the name, members or cc-pairs of group id.
+func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
+	var g *quarry.UserGroup
+	err := db.update(ctx, func(tx *Tx) error {
+		if _, err := tx.group(id); err != nil {
+			return err
+		}
+		var fields []string
+		if in.Name != nil {
+			if err := tx.checkGroupName(*in.Name, id); err != nil {
+				return err
+			}
+			if _, err := tx.exec(`UPDATE user_groups SET name = $1 WHERE id = $2`, *in.Name, id); err != nil {
+				return err
+			}
+			fields = append(fields, "name")
+		}
+		if in.UserIDs != nil {
+			if err := tx.setGroupMembers(id, in.UserIDs); err != nil {
+				return err
+			}
+			fields = append(fields, "user_ids")
+		}
+		if in.CCPairIDs != nil {
+			if err := tx.setGroupPairs(id, in.CCPairIDs); err != nil {
+				return err
+			}
+			fields = append(fields, "cc_pair_ids")
+		}
+		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, tx.now.Micros(), id); err != nil {
+			return err
+		}
+		tx.touch()
+		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
+			return err
+		}
+		var err error
+		g, err = tx.group(id)
+		return err
+	})
+	return g, err
+}
+
+// DeleteGroup deletes group id; what was shared with it is no longer shared
+// with it, and curators who curate nothing after become basic users.
+func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error {
+	return db.update(ctx, func(tx *Tx) error {
+		g, err := tx.group(id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.exec(`DELETE FROM user_groups WHERE id = $1`, id); err != nil {
+			return err
+		}
+		for _, u := range g.CuratorIDs {
+			if err := tx.syncCuratorRole(u); err != nil {
+				return err
+			}
+		}
+		tx.touch()
+		return tx.audit(c, "user_group.delete", "user_group", id, nil)
+	})
+}
+
+// SetCurator sets or clears the curator flag of member userID of group id.
+// Setting it makes a basic user a curator; clearing the last one makes a
+// curator a basic user again.
+func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID string, isCurator bool) error {
+	return db.update(ctx, func(tx *Tx) error {
+		if _, err := tx.group(id); err != nil {
+			return err
+		}
+		role, err := tx.userRole(userID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return quarry.Errorf(quarry.EINVALID, "User %s does not exist", userID)
+		}
+		if err != nil {
+			return err
+		}
+		if role != quarry.RoleBasic && role != quarry.RoleCurator {
+			return quarry.Errorf(quarry.EINVALID, "User %s has the role %s: curator flags apply to basic users and curators", userID, role)
+		}
+		res, err := tx.exec(`UPDATE user_group_members SET is_curator = $1 WHERE group_id = $2 AND user_id = $3`, isCurator, id, userID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err == nil {
+				err = quarry.Errorf(quarry.EINVALID, "User %s is not a member of user group %d", userID, id)
+			}
+			return err
+		}
+		if isCurator {
+			_, err = tx.exec(`UPDATE users SET role = 'curator' WHERE id = $1 AND role = 'basic'`, userID)
+		} else {
+			err = tx.syncCuratorRole(userID)
+		}
+		if err != nil {
+			return err
+		}
+		tx.touch()
+		return tx.audit(c, "user_group.set_curator", "user_group", id, []string{"is_curator"})
+	})
+}
+
+// dedupe returns s sorted without duplicates.
+func dedupe[T int64 | string](s []T) []T {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// queryStrings runs a query that returns one text column.
+func queryStrings(tx *Tx, query string, args ...any) ([]string, error) {
+	rows, err := tx.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, closeRows(rows)
+}
+
+// queryInts runs a query that returns one integer column.
+func queryInts(ctx context.Context, q queryer, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := []int64{}
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		out = append(out, n)
+	}
+	return out, closeRows(rows)
+}
+
+// closeRows closes rows and returns the iteration error, if any.
+func closeRows(rows *sql.Rows) error {
+	err := rows.Err()
+	return mapError(errors.Join(err, rows.Close()))
+}

@@ -1,0 +1,305 @@
+// Package store keeps Quarry's domain objects in SQLite or PostgreSQL. It is
+// the only package that speaks SQL.
+//
+// Both dialects share one set of SQL texts: placeholders are written $1, $2,
+// ... (which SQLite accepts too), timestamps are integer microseconds since
+// the Unix epoch, and JSON is kept as text. The schema lives in embedded
+// goose migrations, one directory per dialect with the same numbering.
+//
+// Every write runs in one transaction that also appends its audit entry, so
+// a change and its record commit together or not at all. Secrets are sealed
+// with AES-256-GCM before they reach the database (see Keyring).
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver "pgx"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // SQLite driver "sqlite"
+
+	"github.com/quarryhq/quarry"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Dialects.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// DB is a Quarry database.
+type DB struct {
+	// Now returns the current time; tests may replace it.
+	Now func() time.Time
+
+	dialect string
+	write   *sql.DB // Every write transaction; one connection on SQLite.
+	read    *sql.DB // Reads; the same pool as write on PostgreSQL.
+	keys    *Keyring
+}
+
+// Options configure Open.
+type Options struct {
+	// MaxConns caps the connections of the read pool (PostgreSQL: of the
+	// only pool). Zero means 16.
+	MaxConns int
+}
+
+// ParseURL splits a database URL into its dialect and driver data source:
+// postgres:// and postgresql:// URLs are PostgreSQL; sqlite:<path>,
+// file:<path> and plain paths are SQLite files.
+func ParseURL(u string) (dialect, source string, err error) {
+	switch {
+	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+		return Postgres, u, nil
+	case u == "":
+		return "", "", errors.New("store: empty database URL")
+	}
+	path := u
+	for _, p := range []string{"sqlite://", "sqlite:", "file:"} {
+		if rest, ok := strings.CutPrefix(u, p); ok {
+			path = rest
+			break
+		}
+	}
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i] // Options are ours to set.
+	}
+	if path == "" {
+		return "", "", fmt.Errorf("store: no file path in database URL %q", u)
+	}
+	return SQLite, path, nil
+}
+
+// Open connects to the database at url (see ParseURL) and seals secrets with
+// keys. It does not migrate: call Migrate.
+func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, error) {
+	dialect, source, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil {
+		return nil, errors.New("store: no encryption keyring")
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 16
+	}
+	db := &DB{Now: time.Now, dialect: dialect, keys: keys}
+	if dialect == Postgres {
+		db.write, err = sql.Open("pgx", source)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		db.write.SetMaxOpenConns(opts.MaxConns)
+		db.write.SetMaxIdleConns(opts.MaxConns)
+		db.write.SetConnMaxIdleTime(5 * time.Minute)
+		db.read = db.write
+	} else {
+		// One writer (SQLite allows one at a time; BEGIN IMMEDIATE takes the
+		// lock up front so that transactions queue instead of failing), and
+		// a pool of read-only readers that WAL lets run beside it.
+		db.write, err = sql.Open("sqlite", sqliteDSN(source, false))
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		db.write.SetMaxOpenConns(1)
+		db.write.SetMaxIdleConns(1)
+		db.write.SetConnMaxIdleTime(0)
+		db.read, err = sql.Open("sqlite", sqliteDSN(source, true))
+		if err != nil {
+			db.write.Close()
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		db.read.SetMaxOpenConns(opts.MaxConns)
+		db.read.SetMaxIdleConns(opts.MaxConns)
+		db.read.SetConnMaxIdleTime(0)
+	}
+	if err := db.write.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connecting to %s: %w", dialect, unavailable(err))
+	}
+	return db, nil
+}
+
+func sqliteDSN(path string, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_txlock", "immediate")
+	}
+	q.Add("_pragma", "foreign_keys(1)")
+	// NORMAL is durable across process crashes in WAL mode (the OS holds
+	// the log); only a power cut can lose the last transactions.
+	q.Add("_pragma", "synchronous(NORMAL)")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Dialect returns SQLite or Postgres.
+func (db *DB) Dialect() string { return db.dialect }
+
+// Close closes the database.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Ping reports whether the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.read.PingContext(ctx); err != nil {
+		return unavailable(err)
+	}
+	return nil
+}
+
+// Stats returns the statistics of the read pool and of the write pool.
+func (db *DB) Stats() (read, write sql.DBStats) { return db.read.Stats(), db.write.Stats() }
+
+// Migrate brings the schema up to date. On PostgreSQL it holds an advisory
+// lock meanwhile, so replicas that start together migrate once.
+func (db *DB) Migrate(ctx context.Context) error {
+	p, err := db.migrator()
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store: migrating: %w", err)
+	}
+	return nil
+}
+
+// SchemaVersion returns the version of the newest applied migration and of
+// the newest embedded one.
+func (db *DB) SchemaVersion(ctx context.Context) (current, latest int64, err error) {
+	p, err := db.migrator()
+	if err != nil {
+		return 0, 0, err
+	}
+	current, err = p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: reading schema version: %w", err)
+	}
+	sources := p.ListSources()
+	if n := len(sources); n > 0 {
+		latest = sources[n-1].Version
+	}
+	return current, latest, nil
+}
+
+func (db *DB) migrator() (*goose.Provider, error) {
+	fsys, err := fs.Sub(migrations, "migrations/"+db.dialect)
+	if err != nil {
+		return nil, err
+	}
+	gd := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if db.dialect == Postgres {
+		gd = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(gd, db.write, fsys, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return p, nil
+}
+
+// now returns the current time at the store's precision.
+func (db *DB) now() quarry.Time { return quarry.TimeFromMicros(db.Now().UnixMicro()) }
+
+// Tx is a write transaction. Its helpers append audit entries and mark the
+// connector status listing as changed.
+type Tx struct {
+	*sql.Tx
+	db      *DB
+	ctx     context.Context
+	now     quarry.Time
+	touched bool
+}
+
+// update runs fn in a write transaction and commits if fn returns nil.
+func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return mapError(err)
+	}
+	tx := &Tx{Tx: sqlTx, db: db, ctx: ctx, now: db.now()}
+	defer sqlTx.Rollback()
+	if err := fn(tx); err != nil {
+		return mapError(err)
+	}
+	if tx.touched {
+		// Last, so that the row lock on PostgreSQL is held briefly.
+		if _, err := tx.ExecContext(ctx, `UPDATE data_version SET version = version + 1 WHERE id = 1`); err != nil {
+			return mapError(err)
+		}
+	}
+	return mapError(sqlTx.Commit())
+}
+
+// touch records that the transaction changes what the connector status
+// listing shows.
+func (tx *Tx) touch() { tx.touched = true }
+
+// exec runs a statement in the transaction.
+func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	return tx.ExecContext(tx.ctx, query, args...)
+}
+
+// query runs a query in the transaction.
+func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	return tx.QueryContext(tx.ctx, query, args...)
+}
+
+// queryRow runs a single-row query in the transaction.
+func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
+	return tx.QueryRowContext(tx.ctx, query, args...)
+}
+
+// audit appends an audit entry for a change made by c.
+func (tx *Tx) audit(c *quarry.Caller, action, resourceType string, resourceID any, fields []string) error {
+	if fields == nil {
+		fields = []string{}
+	}
+	var actor *string
+	var keyID *int64
+	if c != nil {
+		actor = &c.ID
+		if c.APIKeyID != 0 {
+			keyID = &c.APIKeyID
+		}
+	}
+	_, err := tx.exec(`INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		tx.now.Micros(), actor, keyID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields), quarry.RequestIDFrom(tx.ctx))
+	return err
+}
+
+// DataVersion returns a number that changes whenever a committed write
+// changes what the connector status listing shows, on every replica.
+func (db *DB) DataVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := db.read.QueryRowContext(ctx, `SELECT version FROM data_version WHERE id = 1`).Scan(&v)
+	return v, mapError(err)
+}

@@ -1,0 +1,141 @@
+package quarry
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Tool is an action the assistant may call: a built-in (InCodeToolID set)
+// or a custom tool described by an OpenAPI document.
+type Tool struct {
+	ID                      int64
+	Name                    string
+	Description             *string
+	Definition              json.RawMessage // The OpenAPI document; nil for built-ins.
+	DisplayName             *string
+	InCodeToolID            *string
+	Headers                 []Header // Values are secrets: encrypted at rest, masked in responses.
+	PassthroughAuth         bool
+	MCPServerID             *int64
+	UserID                  *string // The owner; nil for built-ins.
+	OAuthConfigID           *int64
+	OAuthConfigName         *string
+	Enabled                 bool
+	ChatSelectable          bool
+	AgentCreationSelectable bool
+	DefaultEnabled          bool
+	CreatedAt               Time
+	UpdatedAt               Time
+	Version                 int64 // Bumped by every change; the ETag.
+}
+
+// Header is a custom HTTP header a tool sends with every call.
+type Header struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// ToolInput holds the fields of a custom tool to create.
+type ToolInput struct {
+	Name            string
+	Description     *string
+	Definition      json.RawMessage
+	Headers         []Header
+	PassthroughAuth bool
+	OAuthConfigID   *int64
+}
+
+// ToolUpdate holds the changes of a partial tool update. A nil field is left
+// unchanged.
+type ToolUpdate struct {
+	Name            *string
+	Description     **string // *Description == nil clears it.
+	Definition      json.RawMessage
+	Headers         *[]Header // Replaces the headers, keeping masked echoes (see KeepMaskedHeaders).
+	PassthroughAuth *bool
+	OAuthConfigID   **int64 // *OAuthConfigID == nil unlinks the OAuth config.
+	IfMatch         []int64 // If not nil, the versions the caller accepts (If-Match).
+}
+
+// IsBuiltIn reports whether t is implemented in code rather than described
+// by a definition. Built-in tools cannot be changed through the API.
+func (t *Tool) IsBuiltIn() bool { return t.InCodeToolID != nil }
+
+// CanEditTool reports whether c may change or delete t: admins any custom tool,
+// curators the tools they own (contract section 3.1).
+func (c *Caller) CanEditTool(t *Tool) bool {
+	return c.IsAdmin() || (c.IsCurator() && t.UserID != nil && *t.UserID == c.ID)
+}
+
+// CheckAuth reports the one rule that ties a tool's headers to its
+// authentication: passthrough auth excludes an Authorization header.
+func (t *Tool) CheckAuth() error {
+	if !t.PassthroughAuth {
+		return nil
+	}
+	for _, h := range t.Headers {
+		if strings.EqualFold(h.Key, "authorization") {
+			return Errorf(EINVALID, "Cannot use passthrough auth with custom authorization headers")
+		}
+	}
+	return nil
+}
+
+// KeepMaskedHeaders returns the headers to store when a client sends
+// incoming to replace stored: a value equal to the masked rendering of the
+// stored value of the same header (keys compared case-insensitively) keeps
+// the stored value.
+func KeepMaskedHeaders(stored, incoming []Header) []Header {
+	out := make([]Header, len(incoming))
+	for i, h := range incoming {
+		out[i] = h
+		for _, s := range stored {
+			if strings.EqualFold(s.Key, h.Key) && MaskString(s.Value) == h.Value {
+				out[i].Value = s.Value
+				break
+			}
+		}
+	}
+	return out
+}
+
+// MaskHeaders returns a copy of hs with every value masked.
+func MaskHeaders(hs []Header) []Header {
+	out := make([]Header, len(hs))
+	for i, h := range hs {
+		out[i] = Header{Key: h.Key, Value: MaskString(h.Value)}
+	}
+	return out
+}
+
+// CheckToolEdit reports why c may not change or delete t, if it may not:
+// built-in tools are never changed through the API (400), and only admins
+// and their owners change custom tools (403).
+func (c *Caller) CheckToolEdit(t *Tool) error {
+	if t.IsBuiltIn() {
+		return Errorf(EINVALID, "Built-in tools cannot be modified through this endpoint.")
+	}
+	if !c.CanEditTool(t) {
+		return Errorf(EFORBIDDEN, "You can only modify actions that you created.")
+	}
+	return nil
+}
+
+// ChangedFields returns the JSON names of the fields u changes from old to
+// updated, in a fixed order, for the audit log.
+func (u *ToolUpdate) ChangedFields(old, updated *Tool) []string {
+	var f []string
+	add := func(changed bool, name string) {
+		if changed {
+			f = append(f, name)
+		}
+	}
+	add(old.Name != updated.Name, "name")
+	add(!ptrEqual(old.Description, updated.Description), "description")
+	add(u.Definition != nil && !SameJSON(old.Definition, updated.Definition), "definition")
+	add(!slices.Equal(old.Headers, updated.Headers), "custom_headers")
+	add(old.PassthroughAuth != updated.PassthroughAuth, "passthrough_auth")
+	add(!ptrEqual(old.OAuthConfigID, updated.OAuthConfigID), "oauth_config_id")
+	return f
+}
