@@ -1,0 +1,260 @@
+package decode
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// plans caches the *plan (or error) built for each destination type.
+var plans sync.Map // reflect.Type -> planResult
+
+type planResult struct {
+	p   *plan
+	err error
+}
+
+// typeKind is the pydantic type a Go type validates as.
+type typeKind uint8
+
+// The supported types.
+const (
+	typeString typeKind = iota
+	typeBool
+	typeInt
+	typeEnum
+	typeRaw
+	typeTime
+	typeList
+	typeModel
+)
+
+// typePlan says how to validate and store one Go type.
+type typePlan struct {
+	kind     typeKind
+	ge, le   int64           // typeInt bounds
+	values   map[string]bool // typeEnum members
+	expected string          // typeEnum: "'a', 'b' or 'c'"
+	elem     *typePlan       // typeList
+	model    *modelPlan      // typeModel
+	rtype    reflect.Type
+}
+
+// fieldPlan is one field of a model or one parameter.
+type fieldPlan struct {
+	name     string
+	loc      any // name, boxed once for error locations
+	index    int
+	typ      *typePlan
+	optional bool          // an Optional[T]; typ is T's plan
+	def      reflect.Value // the default, when there is one
+	required bool
+}
+
+// modelPlan is a request model: its fields in declaration order.
+type modelPlan struct {
+	fields []fieldPlan
+}
+
+// plan is how to decode a request into one destination type.
+type plan struct {
+	path  []fieldPlan
+	query []fieldPlan
+	body  *fieldPlan
+}
+
+var (
+	timeType     = reflect.TypeFor[time.Time]()
+	rawType      = reflect.TypeFor[json.RawMessage]()
+	optionalType = reflect.TypeFor[optional]()
+	enumType     = reflect.TypeFor[interface{ EnumValues() []string }]()
+)
+
+// planFor returns the cached plan for struct type t, building it once.
+func planFor(t reflect.Type) (*plan, error) {
+	if r, ok := plans.Load(t); ok {
+		pr := r.(planResult)
+		return pr.p, pr.err
+	}
+	p, err := buildPlan(t)
+	r, _ := plans.LoadOrStore(t, planResult{p, err})
+	pr := r.(planResult)
+	return pr.p, pr.err
+}
+
+func buildPlan(t reflect.Type) (*plan, error) {
+	p := &plan{}
+	b := &builder{models: map[reflect.Type]*modelPlan{}}
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		var err error
+		if name, ok := sf.Tag.Lookup("path"); ok {
+			err = b.addParam(&p.path, sf, i, name)
+		} else if name, ok := sf.Tag.Lookup("query"); ok {
+			err = b.addParam(&p.query, sf, i, name)
+		} else if _, ok := sf.Tag.Lookup("body"); ok {
+			if p.body != nil || sf.Type.Kind() != reflect.Struct {
+				return nil, fmt.Errorf("decode: %v: body field %s must be the only body and a struct", t, sf.Name)
+			}
+			var mp *modelPlan
+			if mp, err = b.model(sf.Type); err == nil {
+				p.body = &fieldPlan{name: "body", index: i, typ: &typePlan{kind: typeModel, model: mp, rtype: sf.Type}}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// builder builds type plans, sharing the plans of nested models.
+type builder struct {
+	models map[reflect.Type]*modelPlan
+}
+
+func (b *builder) addParam(dst *[]fieldPlan, sf reflect.StructField, i int, name string) error {
+	fp, err := b.field(sf, i, name)
+	if err != nil {
+		return err
+	}
+	if fp.typ.kind == typeList {
+		fp.required = false // an absent list parameter is empty
+		if !fp.def.IsValid() {
+			fp.def = reflect.MakeSlice(fp.typ.rtype, 0, 0)
+		}
+	}
+	*dst = append(*dst, fp)
+	return nil
+}
+
+func (b *builder) model(t reflect.Type) (*modelPlan, error) {
+	if mp, ok := b.models[t]; ok {
+		return mp, nil
+	}
+	mp := &modelPlan{}
+	b.models[t] = mp
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" || !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		fp, err := b.field(sf, i, name)
+		if err != nil {
+			return nil, err
+		}
+		mp.fields = append(mp.fields, fp)
+	}
+	return mp, nil
+}
+
+func (b *builder) field(sf reflect.StructField, i int, name string) (fieldPlan, error) {
+	fp := fieldPlan{name: name, loc: name, index: i, required: true}
+	ft := sf.Type
+	if reflect.PointerTo(ft).Implements(optionalType) {
+		fp.optional, fp.required = true, false
+		ft = ft.Field(2).Type
+	}
+	tp, err := b.typ(ft)
+	if err != nil {
+		return fp, fmt.Errorf("decode: field %s: %w", sf.Name, err)
+	}
+	if tp, err = withBounds(tp, sf.Tag); err != nil {
+		return fp, fmt.Errorf("decode: field %s: %w", sf.Name, err)
+	}
+	fp.typ = tp
+	if d, ok := sf.Tag.Lookup("default"); ok {
+		v := reflect.New(sf.Type)
+		if err := json.Unmarshal([]byte(d), v.Interface()); err != nil {
+			return fp, fmt.Errorf("decode: field %s: bad default: %w", sf.Name, err)
+		}
+		fp.def, fp.required = v.Elem(), false
+	}
+	return fp, nil
+}
+
+// withBounds applies the ge and le tags to an integer plan.
+func withBounds(tp *typePlan, tag reflect.StructTag) (*typePlan, error) {
+	ge, okGe := tag.Lookup("ge")
+	le, okLe := tag.Lookup("le")
+	if !okGe && !okLe {
+		return tp, nil
+	}
+	if tp.kind != typeInt {
+		return nil, fmt.Errorf("ge/le on a non-integer")
+	}
+	c := *tp
+	var err error
+	if okGe {
+		if c.ge, err = strconv.ParseInt(ge, 10, 64); err != nil {
+			return nil, err
+		}
+	}
+	if okLe {
+		if c.le, err = strconv.ParseInt(le, 10, 64); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
+
+func (b *builder) typ(t reflect.Type) (*typePlan, error) {
+	tp := &typePlan{rtype: t}
+	switch {
+	case t == timeType:
+		tp.kind = typeTime
+	case t == rawType:
+		tp.kind = typeRaw
+	case t.Implements(enumType) && t.Kind() == reflect.String:
+		tp.kind = typeEnum
+		values := reflect.Zero(t).Interface().(interface{ EnumValues() []string }).EnumValues()
+		tp.values = make(map[string]bool, len(values))
+		for _, v := range values {
+			tp.values[v] = true
+		}
+		tp.expected = expectedList(values)
+	case t.Kind() == reflect.String:
+		tp.kind = typeString
+	case t.Kind() == reflect.Bool:
+		tp.kind = typeBool
+	case t.Kind() == reflect.Int64:
+		tp.kind, tp.ge, tp.le = typeInt, math.MinInt64, math.MaxInt64
+	case t.Kind() == reflect.Slice:
+		elem, err := b.typ(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		tp.kind, tp.elem = typeList, elem
+	case t.Kind() == reflect.Struct:
+		mp, err := b.model(t)
+		if err != nil {
+			return nil, err
+		}
+		tp.kind, tp.model = typeModel, mp
+	default:
+		return nil, fmt.Errorf("unsupported type %v", t)
+	}
+	return tp, nil
+}
+
+// expectedList renders enum values as pydantic does: quoted, comma
+// separated, with "or" before the last.
+func expectedList(values []string) string {
+	q := make([]string, len(values))
+	for i, v := range values {
+		q[i] = "'" + v + "'"
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}

@@ -1,0 +1,306 @@
+package decode
+
+import (
+	"net/http"
+	"reflect"
+	"strconv"
+)
+
+// pydantic's messages.
+const (
+	msgMissing   = "Field required"
+	msgString    = "Input should be a valid string"
+	msgBool      = "Input should be a valid boolean"
+	msgBoolParse = "Input should be a valid boolean, unable to interpret input"
+	msgDict      = "Input should be a valid dictionary"
+	msgList      = "Input should be a valid list"
+	msgModel     = "Input should be a valid dictionary or object to extract fields from"
+)
+
+// state collects errors while a request is validated; loc is the location
+// of the value being validated.
+type state struct {
+	errs Errors
+	loc  []any
+}
+
+// add records an error about node i of t.
+func (st *state) add(t *tape, i int, typ, msg string, ctx map[string]any) {
+	var input any
+	if t != nil {
+		input = t.input(i)
+	}
+	st.addInput(input, typ, msg, ctx)
+}
+
+// addInput records an error about a value already rendered as input.
+func (st *state) addInput(input any, typ, msg string, ctx map[string]any) {
+	loc := make([]any, len(st.loc))
+	copy(loc, st.loc)
+	st.errs = append(st.errs, Error{Type: typ, Loc: loc, Msg: msg, Input: input, Ctx: ctx})
+}
+
+func (st *state) push(l any) { st.loc = append(st.loc, l) }
+func (st *state) pop()       { st.loc = st.loc[:len(st.loc)-1] }
+
+// decodePath validates the path parameters.
+func (p *plan) decodePath(st *state, r *http.Request, v reflect.Value) {
+	for k := range p.path {
+		fp := &p.path[k]
+		st.loc = append(st.loc[:0], "path")
+		st.validateField(fp, stringTape(replaceInvalid(r.PathValue(fp.name))), 0, v.Field(fp.index))
+	}
+}
+
+// decodeQuery validates the query parameters as FastAPI does: a list
+// collects every value, anything else takes the last.
+func (p *plan) decodeQuery(st *state, r *http.Request, v reflect.Value) {
+	if len(p.query) == 0 {
+		return
+	}
+	params := parseQuery(r.URL.RawQuery)
+	for k := range p.query {
+		fp := &p.query[k]
+		st.loc = append(st.loc[:0], "query")
+		var vals []string
+		for _, kv := range params {
+			if kv[0] == fp.name {
+				vals = append(vals, kv[1])
+			}
+		}
+		dst := v.Field(fp.index)
+		switch {
+		case len(vals) == 0:
+			setAbsent(fp, dst)
+		case fp.typ.kind == typeList:
+			st.validateField(fp, listTape(vals), 0, dst)
+		default:
+			st.validateField(fp, stringTape(vals[len(vals)-1]), 0, dst)
+		}
+	}
+}
+
+// listTape returns a tape holding an array of the strings vals.
+func listTape(vals []string) *tape {
+	t := &tape{nodes: make([]node, len(vals)+1), strs: vals}
+	t.nodes[0] = node{kind: kindArray, esc: -1, n: int32(len(vals)), next: int32(len(vals) + 1)}
+	for i := range vals {
+		t.nodes[i+1] = node{kind: kindString, esc: int32(i), next: int32(i + 2)}
+	}
+	return t
+}
+
+// decodeBody validates the body, if the plan has one: absent (or null) is
+// missing.
+func (p *plan) decodeBody(st *state, t *tape, v reflect.Value) {
+	if p.body == nil {
+		return
+	}
+	st.loc = append(st.loc[:0], "body")
+	if t == nil {
+		st.add(nil, 0, "missing", msgMissing, nil)
+		return
+	}
+	st.validate(p.body.typ, t, 0, v.Field(p.body.index))
+}
+
+// setAbsent stores the value of a field that was not sent.
+func setAbsent(fp *fieldPlan, dst reflect.Value) {
+	switch {
+	case fp.def.IsValid() && fp.def.Kind() == reflect.Slice:
+		s := reflect.MakeSlice(fp.def.Type(), fp.def.Len(), fp.def.Len())
+		reflect.Copy(s, fp.def)
+		dst.Set(s)
+	case fp.def.IsValid():
+		dst.Set(fp.def)
+	default:
+		dst.SetZero()
+	}
+}
+
+// validateField validates node i as the value of field fp.
+func (st *state) validateField(fp *fieldPlan, t *tape, i int, dst reflect.Value) {
+	st.push(fp.loc)
+	defer st.pop()
+	if !fp.optional {
+		st.validate(fp.typ, t, i, dst)
+		return
+	}
+	dst.SetZero()
+	dst.Field(0).SetBool(true)
+	if t.nodes[i].kind == kindNull {
+		dst.Field(1).SetBool(true)
+		return
+	}
+	st.validate(fp.typ, t, i, dst.Field(2))
+}
+
+// validate validates node i against tp, storing the result in dst.
+func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	switch tp.kind {
+	case typeString:
+		if n.kind != kindString {
+			st.add(t, i, "string_type", msgString, nil)
+			return
+		}
+		dst.SetString(t.str(i))
+	case typeBool:
+		st.validateBool(t, i, dst)
+	case typeInt:
+		st.validateInt(tp, t, i, dst)
+	case typeEnum:
+		st.validateEnum(tp, t, i, dst)
+	case typeRaw:
+		if n.kind != kindObject {
+			st.add(t, i, "dict_type", msgDict, nil)
+			return
+		}
+		dst.SetBytes([]byte(t.lit(i)))
+	case typeTime:
+		st.validateTime(t, i, dst)
+	case typeList:
+		st.validateList(tp, t, i, dst)
+	default:
+		st.validateModel(tp.model, t, i, dst)
+	}
+}
+
+// validateEnum accepts exactly one of the enumeration's values.
+func (st *state) validateEnum(tp *typePlan, t *tape, i int, dst reflect.Value) {
+	if t.nodes[i].kind == kindString {
+		if s := t.str(i); tp.values[s] {
+			dst.SetString(s)
+			return
+		}
+	}
+	st.add(t, i, "enum", "Input should be "+tp.expected, map[string]any{"expected": tp.expected})
+}
+
+// validateBool is pydantic's lax bool: bools, the ints 0 and 1 (also as
+// integral floats) and the words of strAsBool.
+func (st *state) validateBool(t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	var b, ok, parsing bool
+	switch n.kind {
+	case kindBool:
+		b, ok = n.b, true
+	case kindInt:
+		if v, err := strconv.ParseInt(t.lit(i), 10, 64); err == nil {
+			b, ok, parsing = v == 1, v == 0 || v == 1, true
+		}
+	case kindFloat:
+		if v, code := floatAsInt(t.float(i)); code == "" {
+			b, ok, parsing = v == 1, v == 0 || v == 1, true
+		}
+	case kindString:
+		b, ok = strAsBool(t.str(i))
+		parsing = true
+	}
+	switch {
+	case ok:
+		dst.SetBool(b)
+	case parsing:
+		st.add(t, i, "bool_parsing", msgBoolParse, nil)
+	default:
+		st.add(t, i, "bool_type", msgBool, nil)
+	}
+}
+
+// strAsBool is pydantic's str_as_bool: exact words, ASCII case folded.
+func strAsBool(s string) (bool, bool) {
+	if s == "0" || s == "1" {
+		return s == "1", true
+	}
+	if len(s) > 5 {
+		return false, false
+	}
+	switch asciiLower(s) {
+	case "f", "n", "no", "off", "false":
+		return false, true
+	case "t", "y", "on", "yes", "true":
+		return true, true
+	}
+	return false, false
+}
+
+// validateInt is pydantic's lax int, then the plan's ge and le bounds.
+func (st *state) validateInt(tp *typePlan, t *tape, i int, dst reflect.Value) {
+	v, sign, code := t.lookInt(i)
+	if code != "" {
+		st.add(t, i, code, intMessages[code], nil)
+		return
+	}
+	switch {
+	case sign < 0 || sign == 0 && v < tp.ge:
+		st.add(t, i, "greater_than_equal", "Input should be greater than or equal to "+strconv.FormatInt(tp.ge, 10),
+			map[string]any{"ge": tp.ge})
+	case sign > 0 || v > tp.le:
+		st.add(t, i, "less_than_equal", "Input should be less than or equal to "+strconv.FormatInt(tp.le, 10),
+			map[string]any{"le": tp.le})
+	default:
+		dst.SetInt(v)
+	}
+}
+
+// validateList validates a list and each of its items.
+func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	if n.kind != kindArray {
+		st.add(t, i, "list_type", msgList, nil)
+		return
+	}
+	s := reflect.MakeSlice(tp.rtype, int(n.n), int(n.n))
+	for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j) {
+		st.push(k)
+		st.validate(tp.elem, t, j, s.Index(k))
+		st.pop()
+	}
+	dst.Set(s)
+}
+
+// validateModel validates an object against a model: each field in
+// declaration order, the last of duplicate keys winning, unknown keys
+// ignored.
+func (st *state) validateModel(mp *modelPlan, t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	if n.kind != kindObject {
+		st.add(t, i, "model_attributes_type", msgModel, nil)
+		return
+	}
+	var small [16]int
+	vals := small[:0]
+	if len(mp.fields) > len(small) {
+		vals = make([]int, 0, len(mp.fields))
+	}
+	for range mp.fields {
+		vals = append(vals, -1)
+	}
+	for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j+1) {
+		key := t.str(j)
+		for f := range mp.fields {
+			if mp.fields[f].name == key {
+				vals[f] = j + 1 // the last occurrence wins, as in a dict
+				break
+			}
+		}
+	}
+	var input any // the object, rendered once for all missing fields
+	for f := range mp.fields {
+		fp := &mp.fields[f]
+		fv := dst.Field(fp.index)
+		switch {
+		case vals[f] >= 0:
+			st.validateField(fp, t, vals[f], fv)
+		case fp.required:
+			if input == nil {
+				input = t.input(i)
+			}
+			st.push(fp.loc)
+			st.addInput(input, "missing", msgMissing, nil)
+			st.pop()
+		default:
+			setAbsent(fp, fv)
+		}
+	}
+}

@@ -1,0 +1,372 @@
+package api
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// goldenCase is one request of api/testdata/goldens/requests_*.json, written
+// by scripts/pydantic_goldens.py with FastAPI's answer to it.
+type goldenCase struct {
+	Name        string            `json:"name"`
+	Model       string            `json:"model"`
+	Method      string            `json:"method"`
+	Path        string            `json:"path"`
+	PathParams  map[string]string `json:"path_params"`
+	Query       string            `json:"query"`
+	ContentType *string           `json:"content_type"`
+	Body        *string           `json:"body"`
+	BodyBase64  string            `json:"body_base64"`
+	Status      int               `json:"status"`
+	Response    any               `json:"response"`
+	Decoded     map[string]any    `json:"decoded"`
+}
+
+// goldenTargets makes, for each model, the destination decode.Request fills:
+// the endpoint's path parameters, query and body.
+var goldenTargets = map[string]func() any{
+	"credentialPatch": func() any {
+		return &struct {
+			ID   int64           `path:"credential_id"`
+			Body credentialPatch `body:""`
+		}{}
+	},
+	"credentialCreate": func() any {
+		return &struct {
+			Body credentialCreate `body:""`
+		}{}
+	},
+	"toolUpdate": func() any {
+		return &struct {
+			ID   int64      `path:"tool_id"`
+			Body toolUpdate `body:""`
+		}{}
+	},
+	"toolCreate": func() any {
+		return &struct {
+			Body toolCreate `body:""`
+		}{}
+	},
+	"toolValidate": func() any {
+		return &struct {
+			Body toolValidate `body:""`
+		}{}
+	},
+	"connectorInput": func() any {
+		return &struct {
+			ID   int64          `path:"connector_id"`
+			Body connectorInput `body:""`
+		}{}
+	},
+	"ccPairCreate": func() any {
+		return &struct {
+			ConnectorID  int64        `path:"connector_id"`
+			CredentialID int64        `path:"credential_id"`
+			Body         ccPairCreate `body:""`
+		}{}
+	},
+	"userGroupCreate": func() any {
+		return &struct {
+			Body userGroupCreate `body:""`
+		}{}
+	},
+	"userGroupUpdate": func() any {
+		return &struct {
+			ID   int64           `path:"group_id"`
+			Body userGroupUpdate `body:""`
+		}{}
+	},
+	"setCurator": func() any {
+		return &struct {
+			ID   int64      `path:"group_id"`
+			Body setCurator `body:""`
+		}{}
+	},
+	"apiKeyCreate": func() any {
+		return &struct {
+			Body apiKeyCreate `body:""`
+		}{}
+	},
+	"oauthConfigCreate": func() any {
+		return &struct {
+			Body oauthConfigCreate `body:""`
+		}{}
+	},
+	"statusQuery": func() any { return &statusQuery{} },
+	"auditQuery":  func() any { return &auditQuery{} },
+}
+
+func loadGoldenCases(t testing.TB) []goldenCase {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "goldens", "requests_*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	var all []goldenCase
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cases []goldenCase
+		if err := json.Unmarshal(data, &cases); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		all = append(all, cases...)
+	}
+	return all
+}
+
+// body returns the raw body of a golden case.
+func (c *goldenCase) body(t testing.TB) []byte {
+	t.Helper()
+	if c.Body != nil {
+		return []byte(*c.Body)
+	}
+	body, err := base64.StdEncoding.DecodeString(c.BodyBase64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// request builds the httptest request of a golden case.
+func (c *goldenCase) request(t *testing.T) *http.Request {
+	t.Helper()
+	body := c.body(t)
+	target := c.Path
+	for k := range c.PathParams {
+		target = strings.ReplaceAll(target, "{"+k+"}", "x")
+	}
+	if c.Query != "" {
+		target += "?" + c.Query
+	}
+	req := httptest.NewRequest(c.Method, target, strings.NewReader(string(body)))
+	if c.ContentType != nil {
+		req.Header.Set("Content-Type", *c.ContentType)
+	}
+	for k, v := range c.PathParams {
+		req.SetPathValue(k, v)
+	}
+	return req
+}
+
+func TestGoldenRequests(t *testing.T) {
+	cases := loadGoldenCases(t)
+	if len(cases) < 150 {
+		t.Fatalf("only %d golden cases", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Model+"/"+c.Name, func(t *testing.T) {
+			newDst, ok := goldenTargets[c.Model]
+			if !ok {
+				t.Fatalf("unknown model %q", c.Model)
+			}
+			dst := newDst()
+			err := decode.Request(c.request(t), dst)
+			status, got := answer(t, err)
+			if status != c.Status {
+				t.Fatalf("status %d, want %d (got %s)", status, c.Status, mustJSON(got))
+			}
+			if diff := cmp.Diff(normalize(t, c.Response), normalize(t, got)); diff != "" {
+				t.Fatalf("response mismatch (-want +got):\n%s", diff)
+			}
+			if c.Status == 200 {
+				checkDecoded(t, c.Decoded, dst)
+			}
+		})
+	}
+}
+
+// answer renders the outcome of decode.Request as the service would.
+func answer(t *testing.T, err error) (int, any) {
+	t.Helper()
+	var errs decode.Errors
+	var qe *quarry.Error
+	switch {
+	case err == nil:
+		return 200, map[string]any{"ok": true}
+	case errors.As(err, &errs):
+		return 422, map[string]any{"detail": errs}
+	case errors.As(err, &qe) && qe.Code == quarry.EINVALID:
+		return 400, map[string]any{"detail": qe.Message}
+	}
+	t.Fatalf("unexpected error %T: %v", err, err)
+	return 0, nil
+}
+
+// normalize turns v into plain JSON values (numbers as float64).
+func normalize(t *testing.T, v any) any {
+	t.Helper()
+	var out any
+	if err := json.Unmarshal([]byte(mustJSON(v)), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// checkDecoded compares the values decode.Request stored with pydantic's.
+func checkDecoded(t *testing.T, want map[string]any, dst any) {
+	t.Helper()
+	v := reflect.ValueOf(dst).Elem()
+	got := map[string]any{}
+	for i := 0; i < v.NumField(); i++ {
+		sf := v.Type().Field(i)
+		switch {
+		case sf.Tag.Get("path") != "":
+			got[sf.Tag.Get("path")] = v.Field(i).Int()
+		case sf.Tag.Get("body") == "" && hasTag(sf, "body"):
+			got["body"] = modelValue(v.Field(i))
+		}
+	}
+	if _, ok := v.Type().FieldByName("Body"); !ok && v.Type().NumField() > 0 && hasTag(v.Type().Field(0), "query") {
+		got["query"] = modelValue(v)
+	}
+	if diff := cmp.Diff(normalize(t, want), normalize(t, got)); diff != "" {
+		t.Fatalf("decoded values mismatch (-pydantic +go):\n%s", diff)
+	}
+}
+
+func hasTag(sf reflect.StructField, key string) bool {
+	_, ok := sf.Tag.Lookup(key)
+	return ok
+}
+
+// modelValue renders a decoded model as scripts/pydantic_goldens.py dumps
+// the pydantic model: its values, and which Optional fields were sent
+// (sorted, as Go declares them in the Python field order).
+func modelValue(v reflect.Value) map[string]any {
+	values := map[string]any{}
+	set := []string{}
+	for i := 0; i < v.NumField(); i++ {
+		sf := v.Type().Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "" {
+			name = sf.Tag.Get("query")
+		}
+		f := v.Field(i)
+		if strings.HasPrefix(f.Type().Name(), "Optional[") {
+			if f.Field(0).Bool() {
+				set = append(set, name)
+			}
+			if !f.Field(0).Bool() || f.Field(1).Bool() {
+				values[name] = nil
+				continue
+			}
+			f = f.Field(2)
+		}
+		values[name] = plainValue(f)
+	}
+	return map[string]any{"values": values, "fields_set": set}
+}
+
+func plainValue(f reflect.Value) any {
+	switch x := f.Interface().(type) {
+	case json.RawMessage:
+		var m any
+		if err := json.Unmarshal(x, &m); err != nil {
+			return "invalid raw: " + string(x)
+		}
+		return m
+	case time.Time:
+		return x.UTC().Format("2006-01-02T15:04:05.000000Z")
+	}
+	switch f.Kind() {
+	case reflect.Slice:
+		s := []any{}
+		for i := 0; i < f.Len(); i++ {
+			s = append(s, plainValue(f.Index(i)))
+		}
+		return s
+	case reflect.Struct:
+		return modelValue(f)
+	case reflect.String:
+		return f.String()
+	case reflect.Bool:
+		return f.Bool()
+	case reflect.Int64:
+		return f.Int()
+	}
+	return f.Interface()
+}
+
+// FuzzRequest feeds arbitrary bodies, query strings, path values and
+// content types to every request model: decode.Request must not panic and
+// must answer nil, well-formed Errors, or a *quarry.Error.
+func FuzzRequest(f *testing.F) {
+	for _, c := range loadGoldenCases(f) {
+		ct := ""
+		if c.ContentType != nil {
+			ct = *c.ContentType
+		}
+		f.Add(c.body(f), c.Query, "7", ct)
+	}
+	models := make([]string, 0, len(goldenTargets))
+	for m := range goldenTargets {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	f.Fuzz(func(t *testing.T, body []byte, query, pathValue, contentType string) {
+		for _, m := range models {
+			req := httptest.NewRequest("POST", "/", bytes.NewReader(body))
+			req.URL.RawQuery = query
+			for _, p := range []string{"tool_id", "credential_id", "connector_id", "group_id"} {
+				req.SetPathValue(p, pathValue)
+			}
+			req.Header.Set("Content-Type", contentType)
+			checkOutcome(t, m, decode.Request(req, goldenTargets[m]()))
+		}
+	})
+}
+
+// checkOutcome fails unless err is nil, well-formed Errors, or a
+// *quarry.Error for an undecodable body.
+func checkOutcome(t *testing.T, model string, err error) {
+	var errs decode.Errors
+	var qe *quarry.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &errs):
+		if len(errs) == 0 {
+			t.Fatalf("%s: empty Errors", model)
+		}
+		for _, e := range errs {
+			if len(e.Loc) == 0 {
+				t.Fatalf("%s: no loc in %+v", model, e)
+			}
+			l, _ := e.Loc[0].(string)
+			if e.Type == "" || e.Msg == "" || l != "body" && l != "path" && l != "query" {
+				t.Fatalf("%s: malformed %+v", model, e)
+			}
+		}
+		if _, err := json.Marshal(map[string]any{"detail": errs}); err != nil {
+			t.Fatalf("%s: cannot render %+v: %v", model, errs, err)
+		}
+	case errors.As(err, &qe) && qe.Code == quarry.EINVALID:
+	default:
+		t.Fatalf("%s: unexpected error %T %v", model, err, err)
+	}
+}

@@ -1,0 +1,686 @@
+#!/usr/bin/env python3
+"""Generate the golden files that pin package decode to FastAPI + pydantic 2.
+
+Each request model of api/models.go is mirrored below as a pydantic 2 model,
+and FastAPI's request handling (fastapi/routing.py get_request_handler and
+fastapi/dependencies/utils.py request_params_to_args/request_body_to_args,
+with errors as exc.errors(include_url=False) rendered by jsonable_encoder)
+is reproduced without FastAPI itself. A corpus of bad and odd requests is
+run through it and written to api/testdata/goldens/:
+
+  requests_<model>.json  one file per model: the requests and FastAPI's answers
+  json_errors.json       json.loads messages/positions, or Python's rendering
+  scalars.json           lax validation of single int/bool/str/datetime values
+
+Run it with the pyenv python3 (pydantic 2.13):  python3 scripts/pydantic_goldens.py
+Go tests read the generated files and never need Python.
+"""
+
+import base64
+import email.message
+import enum
+import json
+import os
+import re
+import sys
+from datetime import datetime, timezone
+from typing import Annotated, Any, Optional
+
+import pydantic
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "api", "testdata", "goldens")
+
+# Go's int64 fields are ints bounded to the int64 range (a deliberate choice
+# of the Python mirror: plain int would accept any size).
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
+
+
+def go_enum(type_name):
+    """Read the values of a quarry enumeration from enums.go."""
+    src = open(os.path.join(ROOT, "enums.go")).read()
+    m = re.search(r"func \(%s\) EnumValues\(\) \[\]string \{\s*return (\w+|\[\]string\{[^}]*\})" % type_name, src)
+    body = m.group(1)
+    if not body.startswith("[]string"):
+        body = re.search(r"var %s = \[\]string\{([^}]*)\}" % body, src).group(1)
+    return re.findall(r'"([^"]*)"', body)
+
+
+DocumentSource = enum.Enum("DocumentSource", {v: v for v in go_enum("DocumentSource")}, type=str)
+AccessType = enum.Enum("AccessType", {v: v for v in go_enum("AccessType")}, type=str)
+InputType = enum.Enum("InputType", {v: v for v in go_enum("InputType")}, type=str)
+Role = enum.Enum("Role", {v: v for v in go_enum("Role")}, type=str)
+
+
+class Header(BaseModel):
+    key: str
+    value: str
+
+
+class CredentialPatch(BaseModel):
+    credential_json: Optional[dict[str, Any]] = None
+    admin_public: Optional[bool] = None
+    name: Optional[str] = None
+    curator_public: Optional[bool] = None
+    groups: Optional[list[Int64]] = None
+    source: Optional[DocumentSource] = None
+
+
+class CredentialCreate(BaseModel):
+    credential_json: dict[str, Any]
+    admin_public: bool
+    source: DocumentSource
+    name: Optional[str] = None
+    curator_public: bool = False
+    groups: list[Int64] = []
+
+
+class ToolUpdate(BaseModel):
+    name: Optional[str] = None
+    description: Optional[str] = None
+    definition: Optional[dict[str, Any]] = None
+    custom_headers: Optional[list[Header]] = None
+    passthrough_auth: Optional[bool] = None
+    oauth_config_id: Optional[Int64] = None
+
+
+class ToolCreate(BaseModel):
+    name: str
+    description: Optional[str] = None
+    definition: dict[str, Any]
+    custom_headers: Optional[list[Header]] = None
+    passthrough_auth: bool
+    oauth_config_id: Optional[Int64] = None
+
+
+class ToolValidate(BaseModel):
+    definition: dict[str, Any]
+
+
+class ConnectorInput(BaseModel):
+    name: str
+    source: DocumentSource
+    input_type: InputType
+    connector_specific_config: dict[str, Any]
+    refresh_freq: Optional[Int64] = None
+    prune_freq: Optional[Int64] = None
+    indexing_start: Optional[datetime] = None
+    access_type: Optional[AccessType] = None
+    groups: list[Int64] = []
+
+
+class CCPairCreate(BaseModel):
+    name: str
+    access_type: AccessType
+    groups: list[Int64] = []
+
+
+class UserGroupCreate(BaseModel):
+    name: str
+    user_ids: list[str] = []
+    cc_pair_ids: list[Int64] = []
+
+
+class UserGroupUpdate(BaseModel):
+    name: Optional[str] = None
+    user_ids: Optional[list[str]] = None
+    cc_pair_ids: Optional[list[Int64]] = None
+
+
+class SetCurator(BaseModel):
+    user_id: str
+    is_curator: bool
+
+
+class APIKeyCreate(BaseModel):
+    name: Optional[str] = None
+    role: Role = Role.basic
+
+
+class OAuthConfigCreate(BaseModel):
+    name: str
+    authorization_url: str
+    token_url: str
+    client_id: str
+    client_secret: str
+    scopes: Optional[list[str]] = None
+
+
+class StatusQuery(BaseModel):
+    source: list[DocumentSource] = []
+    access_type: list[AccessType] = []
+
+
+class AuditQuery(BaseModel):
+    resource_type: Optional[str] = None
+    resource_id: Optional[str] = None
+    limit: Annotated[int, Field(ge=1, le=1000)] = 100
+
+
+# Each endpoint: the Go model name, the method and path, its path
+# parameters, its query model and its body model.
+ENDPOINTS = {
+    "credentialPatch": ("PATCH", "/manage/credential/{credential_id}", ["credential_id"], None, CredentialPatch),
+    "credentialCreate": ("POST", "/manage/credential", [], None, CredentialCreate),
+    "toolUpdate": ("PUT", "/admin/tool/custom/{tool_id}", ["tool_id"], None, ToolUpdate),
+    "toolCreate": ("POST", "/admin/tool/custom", [], None, ToolCreate),
+    "toolValidate": ("POST", "/admin/tool/custom/validate", [], None, ToolValidate),
+    "connectorInput": ("PATCH", "/manage/admin/connector/{connector_id}", ["connector_id"], None, ConnectorInput),
+    "ccPairCreate": ("PUT", "/manage/connector/{connector_id}/credential/{credential_id}",
+                     ["connector_id", "credential_id"], None, CCPairCreate),
+    "userGroupCreate": ("POST", "/manage/admin/user-group", [], None, UserGroupCreate),
+    "userGroupUpdate": ("PATCH", "/manage/admin/user-group/{group_id}", ["group_id"], None, UserGroupUpdate),
+    "setCurator": ("POST", "/manage/admin/user-group/{group_id}/set-curator", ["group_id"], None, SetCurator),
+    "apiKeyCreate": ("POST", "/admin/api-key", [], None, APIKeyCreate),
+    "oauthConfigCreate": ("POST", "/admin/oauth-config", [], None, OAuthConfigCreate),
+    "statusQuery": ("GET", "/manage/admin/connector/status", [], StatusQuery, None),
+    "auditQuery": ("GET", "/admin/audit-log", [], AuditQuery, None),
+}
+
+# ---------------------------------------------------------------------------
+# FastAPI's wrapper, reproduced.
+
+PARSE_ERROR = {"detail": "There was an error parsing the body"}
+
+
+def jsonable(obj):
+    """The part of fastapi.encoders.jsonable_encoder that errors need."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, bytes):
+        return obj.decode()
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    return obj
+
+
+def errors_with_loc(exc, prefix):
+    out = []
+    for err in exc.errors(include_url=False):
+        err = dict(err)
+        err["loc"] = tuple(prefix) + tuple(err["loc"])
+        out.append(err)
+    return out
+
+
+def missing(loc):
+    return {"type": "missing", "loc": loc, "msg": "Field required", "input": None}
+
+
+def read_body(content_type, body):
+    """routing.get_request_handler: returns (value, None) or (None, response)."""
+    try:
+        if not body:
+            return None, None
+        json_body = Ellipsis
+        if not content_type:
+            json_body = json.loads(body)
+        else:
+            message = email.message.Message()
+            message["content-type"] = content_type
+            if message.get_content_maintype() == "application":
+                subtype = message.get_content_subtype()
+                if subtype == "json" or subtype.endswith("+json"):
+                    json_body = json.loads(body)
+        return (body if json_body is Ellipsis else json_body), None
+    except json.JSONDecodeError as e:
+        err = {"type": "json_invalid", "loc": ["body", e.pos], "msg": "JSON decode error",
+               "input": {}, "ctx": {"error": e.msg}}
+        return None, (422, {"detail": [err]})
+    except Exception:
+        return None, (400, PARSE_ERROR)
+
+
+def query_items(query):
+    from urllib.parse import parse_qsl
+    # Starlette: QueryParams(scope["query_string"].decode("latin-1")).
+    return parse_qsl(query.encode("ascii").decode("latin-1"), keep_blank_values=True)
+
+
+def query_values(model, query):
+    """request_params_to_args for a single query model (FastAPI >= 0.115)."""
+    items = query_items(query)
+    params = {}
+    for name, field in model.model_fields.items():
+        vals = [v for k, v in items if k == name]
+        origin = getattr(field.annotation, "__origin__", None)
+        if origin is list:
+            if vals:
+                params[name] = vals
+        elif vals:
+            params[name] = vals[-1]
+    return params
+
+
+def handle(model_name, path_params, query, content_type, body):
+    """Return FastAPI's (status, response body, validated values)."""
+    _, _, path_names, query_model, body_model = ENDPOINTS[model_name]
+    value = None
+    if body_model is not None:
+        value, response = read_body(content_type, body)
+        if response:
+            return response + (None,)
+    errors, decoded = [], {}
+    for name in path_names:
+        try:
+            decoded[name] = TypeAdapter(Int64).validate_python(path_params[name])
+        except ValidationError as e:
+            errors += errors_with_loc(e, ("path", name))
+    if query_model is not None:
+        try:
+            decoded["query"] = query_model.model_validate(query_values(query_model, query), from_attributes=True)
+        except ValidationError as e:
+            errors += errors_with_loc(e, ("query",))
+    if body_model is not None:
+        if value is None:
+            errors.append(missing(("body",)))
+        else:
+            try:
+                decoded["body"] = TypeAdapter(body_model).validate_python(value, from_attributes=True)
+            except ValidationError as e:
+                errors += errors_with_loc(e, ("body",))
+    if errors:
+        try:
+            detail = json.loads(json.dumps(jsonable(errors), ensure_ascii=False, allow_nan=False))
+        except (ValueError, UnicodeError):
+            return 500, {"detail": "Internal server error"}, None
+        return 422, {"detail": detail}, None
+    return 200, {"ok": True}, decoded
+
+
+def dump(v):
+    """A validated value as the golden test compares it. fields_set lists the
+    `T | None = None` fields that were sent, in declaration order."""
+    if isinstance(v, BaseModel):
+        fields = type(v).model_fields
+        optional = [k for k in fields if k in v.model_fields_set and fields[k].default is None]
+        return {"fields_set": optional,
+                "values": {k: dump(getattr(v, k)) for k in type(v).model_fields}}
+    if isinstance(v, datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=timezone.utc)
+        v = v.astimezone(timezone.utc)
+        return "%04d-%s" % (v.year, v.strftime("%m-%dT%H:%M:%S.%fZ"))
+    if isinstance(v, enum.Enum):
+        return v.value
+    if isinstance(v, list):
+        return [dump(x) for x in v]
+    if isinstance(v, dict):
+        return {k: dump(x) for k, x in v.items()}
+    return v
+
+
+# ---------------------------------------------------------------------------
+# The corpus.
+
+J = "application/json"
+CASES = []
+
+
+def case(model, name, body=None, ct=J, path=None, query="", raw=None):
+    """Add a request. body is a JSON-able value or, as raw, the exact text/bytes."""
+    if raw is None and body is not None:
+        raw = json.dumps(body, ensure_ascii=False)
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8")
+    params = dict.fromkeys(ENDPOINTS[model][2], "7")
+    params.update(path or {})
+    CASES.append(dict(model=model, name=name, body=raw or b"", ct=ct, path=params, query=query))
+
+
+def corpus():
+    big = "9" * 25
+    # Body handling, common to every model.
+    for m in ["toolUpdate", "credentialCreate", "setCurator", "apiKeyCreate"]:
+        case(m, "empty body", raw=b"")
+        case(m, "null body", raw="null")
+        case(m, "array body", raw='[1, "a", {"b": null}]')
+        case(m, "string body", raw='"hello"')
+        case(m, "number body", raw="12.50")
+        case(m, "text/plain body", raw='{"name": "x"}', ct="text/plain")
+        case(m, "truncated json", raw='{"name": "é', ct=J)
+    case("toolUpdate", "no content type", raw='{"name": 5}', ct=None)
+    case("toolUpdate", "vnd+json", raw='{"name": 5}', ct="application/vnd.api+json; charset=utf-8")
+    case("toolUpdate", "uppercase json", raw='{"name": 5}', ct="  Application/JSON ; q=1")
+    case("toolUpdate", "form urlencoded", raw="name=x", ct="application/x-www-form-urlencoded")
+    case("toolUpdate", "bad content type", raw='{"name": 5}', ct="json")
+    case("toolUpdate", "json-seq", raw='{"name": 5}', ct="application/json-seq")
+    case("toolUpdate", "invalid utf-8", raw=b'{"name": "\xff"}')
+    case("toolUpdate", "utf-16 body", raw='{"name": 1}'.encode("utf-16"))
+    case("toolUpdate", "utf-8 bom", raw=b'\xef\xbb\xbf{"name": "bom"}')
+    case("toolUpdate", "too deep", raw="[" * 5000 + "]" * 5000)
+    case("toolUpdate", "huge int literal", raw='{"oauth_config_id": ' + "1" * 4301 + "}")
+    case("toolUpdate", "whitespace body", raw=" \n\t ")
+    case("toolUpdate", "trailing garbage", raw='{"name": "a"} x')
+    case("toolUpdate", "single quotes", raw="{'name': 'a'}")
+    case("toolUpdate", "trailing comma", raw='{"name": "a",}')
+    case("toolUpdate", "unicode before error", raw='{"name": "ünïcødé 😀", "x": tru}')
+    case("toolUpdate", "bad escape", raw='{"name": "a\\qb"}')
+    case("toolUpdate", "control char", raw='{"name": "a\tb"}')
+    # Path parameters.
+    case("toolUpdate", "path abc", body={}, path={"tool_id": "abc"})
+    case("toolUpdate", "path float", body={}, path={"tool_id": "1.5"})
+    case("toolUpdate", "path 1.0", body={}, path={"tool_id": "1.0"})
+    case("toolUpdate", "path spaces", body={}, path={"tool_id": " 42 "})
+    case("toolUpdate", "path underscores", body={}, path={"tool_id": "1_000"})
+    case("toolUpdate", "path huge", body={}, path={"tool_id": big})
+    case("toolUpdate", "path negative huge", body={}, path={"tool_id": "-" + big})
+    case("toolUpdate", "path and body errors", body={"name": 1, "passthrough_auth": "maybe"}, path={"tool_id": "x"})
+    case("toolUpdate", "path error and bad json", raw="{", path={"tool_id": "x"})
+    case("credentialPatch", "credential path abc", body={}, path={"credential_id": "abc"})
+    case("credentialPatch", "credential path empty", body={}, path={"credential_id": ""})
+    case("ccPairCreate", "both path params bad", body={"name": "n", "access_type": "public"},
+         path={"connector_id": "a", "credential_id": "1e3"})
+    # toolUpdate.
+    case("toolUpdate", "all fields odd but valid", body={
+        "name": "n", "description": None, "definition": {"b": 1, "a": [1, 2.5, None], "c": {"d": "é"}},
+        "custom_headers": [{"key": "k", "value": "v", "extra": 1}], "passthrough_auth": "yes",
+        "oauth_config_id": "12", "unknown": [1]})
+    case("toolUpdate", "all null", body={k: None for k in ToolUpdate.model_fields})
+    case("toolUpdate", "empty object", body={})
+    case("toolUpdate", "wrong types", body={
+        "name": 1, "description": True, "definition": [], "custom_headers": {}, "passthrough_auth": 2,
+        "oauth_config_id": 1.5})
+    case("toolUpdate", "definition string", body={"definition": "{}"})
+    case("toolUpdate", "definition number", body={"definition": 3})
+    case("toolUpdate", "headers bad items", body={"custom_headers": ["x", 1, None, {"key": 1}, {}, [],
+                                                                  {"key": "a", "value": None}]})
+    case("toolUpdate", "headers string", body={"custom_headers": "k: v"})
+    case("toolUpdate", "oauth id forms", body={"oauth_config_id": " 0012 "})
+    case("toolUpdate", "oauth id float", body={"oauth_config_id": 3.0})
+    case("toolUpdate", "oauth id bool", body={"oauth_config_id": True})
+    case("toolUpdate", "oauth id 1e20", body={"oauth_config_id": 1e20})
+    case("toolUpdate", "oauth id huge int", raw='{"oauth_config_id": %s}' % big)
+    case("toolUpdate", "oauth id huge negative", raw='{"oauth_config_id": -%s}' % big)
+    case("toolUpdate", "oauth id max", raw='{"oauth_config_id": 9223372036854775807}')
+    case("toolUpdate", "oauth id max+1", raw='{"oauth_config_id": 9223372036854775808}')
+    case("toolUpdate", "oauth id string huge", body={"oauth_config_id": big})
+    case("toolUpdate", "oauth id string 4301 digits", body={"oauth_config_id": "1" * 4301})
+    case("toolUpdate", "oauth id string garbage", body={"oauth_config_id": "12abc"})
+    case("toolUpdate", "oauth id 1e3 string", body={"oauth_config_id": "1e3"})
+    case("toolUpdate", "oauth id -0", raw='{"oauth_config_id": -0}')
+    case("toolUpdate", "oauth id list", body={"oauth_config_id": [1]})
+    case("toolUpdate", "passthrough variants", body={"passthrough_auth": "OFF"})
+    case("toolUpdate", "passthrough t", body={"passthrough_auth": "t"})
+    case("toolUpdate", "passthrough 0.0", body={"passthrough_auth": 0.0})
+    case("toolUpdate", "passthrough 1", body={"passthrough_auth": 1})
+    case("toolUpdate", "passthrough 0.5", body={"passthrough_auth": 0.5})
+    case("toolUpdate", "passthrough 2.0", body={"passthrough_auth": 2.0})
+    case("toolUpdate", "passthrough space", body={"passthrough_auth": " true"})
+    case("toolUpdate", "passthrough null", body={"passthrough_auth": None})
+    case("toolUpdate", "duplicate keys", raw='{"name": 1, "name": "second", "x": 1, "name": 3}')
+    case("toolUpdate", "escaped key", raw='{"n\\u0061me": "escaped"}')
+    case("toolUpdate", "surrogate pair", raw='{"name": "\\ud83d\\ude00 \\u00e9"}')
+    case("toolUpdate", "floats echoed", raw='{"name": [1.0, 1e16, 1.5e-7, 0.0001, -0.0, 123456789.125, 1E2]}')
+    case("toolUpdate", "nested echo", raw='{"name": {"b": [true, null, "x\\n\\"y"], "a": {"a": 1, "a": 2}}}')
+    # toolCreate.
+    case("toolCreate", "valid minimal", body={"name": "n", "definition": {}, "passthrough_auth": False})
+    case("toolCreate", "missing all", body={})
+    case("toolCreate", "missing some", body={"name": "n", "unknown": {"deep": [1, 2]}})
+    case("toolCreate", "null required", body={"name": None, "definition": None, "passthrough_auth": None})
+    case("toolCreate", "name number", body={"name": 12, "definition": {"x": 1}, "passthrough_auth": "n"})
+    case("toolCreate", "headers ok", body={"name": "n", "definition": {"openapi": "3.0"}, "passthrough_auth": "on",
+                                          "custom_headers": [{"key": "a", "value": "b"}, {"value": "c", "key": "d"}]})
+    case("toolCreate", "header missing value", body={"name": "n", "definition": {}, "passthrough_auth": True,
+                                                     "custom_headers": [{"key": "a"}]})
+    case("toolCreate", "definition nested raw", raw='{"name":"n","definition":{"z":1,"a":{"y":[1.50,2E3]},"z":2},'
+                                                    '"passthrough_auth":false}')
+    # toolValidate.
+    case("toolValidate", "valid", body={"definition": {"paths": {}}})
+    case("toolValidate", "missing", body={"def": {}})
+    case("toolValidate", "definition list", body={"definition": [{"a": 1}]})
+    case("toolValidate", "definition null", body={"definition": None})
+    case("toolValidate", "definition bool", body={"definition": False})
+    case("toolValidate", "raw preserved", raw='{"definition": {"b":1,  "a" : 1.10, "c": "\\u00e9"}}')
+    # credentialPatch.
+    case("credentialPatch", "valid all", body={"credential_json": {"k": "v"}, "admin_public": "1", "name": "c",
+                                              "curator_public": "no", "groups": [1, "2", 3.0], "source": "slack"})
+    case("credentialPatch", "nulls", body={"credential_json": None, "groups": None, "source": None})
+    case("credentialPatch", "bad source", body={"source": "Slack"})
+    case("credentialPatch", "source number", body={"source": 1})
+    case("credentialPatch", "groups bad items", body={"groups": [1, None, "x", 1.5, True, [], "2.0", " 3 "]})
+    case("credentialPatch", "groups string", body={"groups": "1,2"})
+    case("credentialPatch", "groups dict", body={"groups": {"0": 1}})
+    case("credentialPatch", "credential_json list", body={"credential_json": ["a"]})
+    case("credentialPatch", "admin_public words", body={"admin_public": "Y", "curator_public": "FALSE"})
+    case("credentialPatch", "admin_public bad word", body={"admin_public": "yep"})
+    # credentialCreate.
+    case("credentialCreate", "valid defaults", body={"credential_json": {}, "admin_public": True, "source": "web"})
+    case("credentialCreate", "missing all", body={})
+    case("credentialCreate", "bad everything", body={"credential_json": "x", "admin_public": "x", "source": "x",
+                                                    "name": 1, "curator_public": None, "groups": None})
+    case("credentialCreate", "groups ok", body={"credential_json": {"a": {"b": None}}, "admin_public": 0,
+                                               "source": "google_drive", "groups": ["7", 8], "name": None})
+    case("credentialCreate", "groups with huge", raw='{"credential_json":{},"admin_public":1,"source":"file",'
+                                                     '"groups":[1,%s,-%s]}' % (big, big))
+    # connectorInput.
+    good_conn = {"name": "c", "source": "web", "input_type": "poll", "connector_specific_config": {"url": "u"}}
+    case("connectorInput", "valid", body=good_conn)
+    case("connectorInput", "missing all", body={})
+    case("connectorInput", "bad enums", body=dict(good_conn, source="WEB", input_type="push", access_type="open"))
+    case("connectorInput", "freqs as strings", body=dict(good_conn, refresh_freq="3600", prune_freq="86400.000"))
+    case("connectorInput", "freqs bad", body=dict(good_conn, refresh_freq="1h", prune_freq=1.25))
+    case("connectorInput", "groups list_type", body=dict(good_conn, groups=5))
+    case("connectorInput", "access types", body=dict(good_conn, access_type="sync"))
+    for i, start in enumerate([
+            "2024-01-02T03:04:05Z", "2024-01-02T03:04:05+02:00", "2024-01-02", "2024-01-02 03:04",
+            "2024-01-02T03:04:05.123456789", "1700000000", "1700000000.5", 1700000000, 1700000000.25, 0,
+            -1.25, 20000000001, "2024-01-02T03:04:05−01:30", "2024-01-02t03:04:05z", "2024-02-29T00:00:00"]):
+        case("connectorInput", "indexing_start ok %d" % i, body=dict(good_conn, indexing_start=start))
+    for i, start in enumerate([
+            "yesterday", "", "2024-13-01", "2024-02-30", "2024-01-02T25:00:00", "2024/01/02", "2024-01-02T03:04:05+24:00",
+            "0000-01-01", "0000-01-01T00:00:00Z", "99999999999999999999", "-99999999999999999", 1e20, -1e20, True,
+            [], {}, "2024-01-02T03", " 2024-01-02", "2024-01-02 ", "1e10", 253402300800000, big]):
+        case("connectorInput", "indexing_start bad %d" % i,
+             raw=json.dumps(dict(good_conn, indexing_start=start)) if start is not big
+             else json.dumps(good_conn)[:-1] + ', "indexing_start": %s}' % big)
+    case("connectorInput", "config not dict", body=dict(good_conn, connector_specific_config="{}"))
+    # ccPairCreate.
+    case("ccPairCreate", "valid", body={"name": "p", "access_type": "private", "groups": []})
+    case("ccPairCreate", "missing", body={"groups": [1]})
+    case("ccPairCreate", "bad access", body={"name": "p", "access_type": None})
+    case("ccPairCreate", "bad access int", body={"name": "p", "access_type": 0})
+    case("ccPairCreate", "groups nested", body={"name": "p", "access_type": "public", "groups": [[1]]})
+    # userGroupCreate / userGroupUpdate.
+    case("userGroupCreate", "valid defaults", body={"name": "g"})
+    case("userGroupCreate", "missing name", body={"user_ids": ["u"]})
+    case("userGroupCreate", "bad ids", body={"name": "g", "user_ids": [1, "u", None], "cc_pair_ids": ["a", 2]})
+    case("userGroupCreate", "user_ids string", body={"name": "g", "user_ids": "u1"})
+    case("userGroupUpdate", "valid", body={"name": "g", "user_ids": [], "cc_pair_ids": [1, "2"]})
+    case("userGroupUpdate", "nulls", body={"name": None, "user_ids": None, "cc_pair_ids": None})
+    case("userGroupUpdate", "bad", body={"name": [], "user_ids": [{}], "cc_pair_ids": [1.1]})
+    case("userGroupUpdate", "path bad", body={}, path={"group_id": "g1"})
+    # setCurator.
+    case("setCurator", "valid", body={"user_id": "u", "is_curator": "true"})
+    case("setCurator", "missing", body={})
+    case("setCurator", "bad", body={"user_id": 5, "is_curator": "sometimes"})
+    case("setCurator", "is_curator int 2", body={"user_id": "u", "is_curator": 2})
+    case("setCurator", "is_curator huge", raw='{"user_id": "u", "is_curator": %s}' % big)
+    # apiKeyCreate.
+    case("apiKeyCreate", "valid default role", body={})
+    case("apiKeyCreate", "valid role", body={"name": "k", "role": "admin"})
+    case("apiKeyCreate", "bad role", body={"role": "root"})
+    case("apiKeyCreate", "null role", body={"role": None})
+    case("apiKeyCreate", "name null", body={"name": None})
+    # oauthConfigCreate.
+    good_oauth = {"name": "o", "authorization_url": "https://a", "token_url": "https://t",
+                  "client_id": "c", "client_secret": "s"}
+    case("oauthConfigCreate", "valid", body=good_oauth)
+    case("oauthConfigCreate", "missing all", body={})
+    case("oauthConfigCreate", "scopes bad", body=dict(good_oauth, scopes=["a", 1, None]))
+    case("oauthConfigCreate", "scopes string", body=dict(good_oauth, scopes="a b"))
+    case("oauthConfigCreate", "urls numbers", body=dict(good_oauth, token_url=1, authorization_url=None))
+    case("oauthConfigCreate", "scopes ok", body=dict(good_oauth, scopes=[]))
+    # statusQuery.
+    case("statusQuery", "no params", query="")
+    case("statusQuery", "valid lists", query="source=web&source=slack&access_type=public")
+    case("statusQuery", "bad source", query="source=web&source=nope&source=Slack")
+    case("statusQuery", "bad both", query="access_type=&source=x")
+    case("statusQuery", "encoded", query="source=google%5Fdrive&access_type=p%75blic&x=1")
+    case("statusQuery", "plus and percent", query="source=a+b&source=%ZZ&source=%C3%A9")
+    case("statusQuery", "bad utf8 escape", query="source=%C3&source=%E2%82")
+    case("statusQuery", "no equals", query="source&access_type")
+    case("statusQuery", "semicolon", query="source=web;access_type=public")
+    # auditQuery.
+    case("auditQuery", "no params", query="")
+    case("auditQuery", "valid", query="resource_type=tool&resource_id=5&limit=10")
+    case("auditQuery", "limit zero", query="limit=0")
+    case("auditQuery", "limit too big", query="limit=1001")
+    case("auditQuery", "limit abc", query="limit=abc")
+    case("auditQuery", "limit empty", query="limit=")
+    case("auditQuery", "limit last wins", query="limit=abc&limit=5")
+    case("auditQuery", "limit float", query="limit=10.0")
+    case("auditQuery", "limit huge", query="limit=" + big)
+    case("auditQuery", "limit negative", query="limit=-5")
+    case("auditQuery", "limit spaces", query="limit=+%2050%20")
+    case("auditQuery", "empty strings", query="resource_type=&resource_id=")
+    case("auditQuery", "unicode values", query="resource_type=%C3%A9t%C3%A9&resource_id=a+b")
+
+
+def write_requests():
+    corpus()
+    by_model = {}
+    for c in CASES:
+        status, response, decoded = handle(c["model"], c["path"], c["query"], c["ct"], c["body"])
+        method, path, _, _, _ = ENDPOINTS[c["model"]]
+        out = {"name": c["name"], "model": c["model"], "method": method, "path": path,
+               "path_params": c["path"], "query": c["query"], "content_type": c["ct"]}
+        try:
+            out["body"] = c["body"].decode("utf-8")
+        except UnicodeDecodeError:
+            out["body_base64"] = base64.b64encode(c["body"]).decode()
+        if len(c["body"]) > 2000:
+            out.pop("body", None)
+            out["body_base64"] = base64.b64encode(c["body"]).decode()
+        out["status"] = status
+        out["response"] = response
+        if decoded is not None:
+            out["decoded"] = {k: dump(v) for k, v in decoded.items()}
+        by_model.setdefault(c["model"], []).append(out)
+    total = 0
+    for model, cases in by_model.items():
+        write("requests_%s.json" % model, cases)
+        total += len(cases)
+    return total
+
+
+# ---------------------------------------------------------------------------
+# json.loads positions and messages.
+
+JSON_TEXTS = [
+    "", " ", "{", "[", '{"a"', '{"a":', '{"a":1', '{"a":1,', '{"a":1,}', "[1,]", "[1 2]", '{"a" 1}', "{a:1}",
+    "{'a':1}", '"abc', '"a\\x"', '"\\u12"', '"\\u12G4"', '"a\tb"', '"a\nb"', "1 2", "01", "-", "-a", "1.", "1.e5",
+    "1e", "1e+", ".5", "tru", "true x", "nan", "-Inf", '"\\', '"\\u', '"abc\\', '{"a":1}}', "[]]", "é{",
+    '{"é":é}', '"é\x01"', '["é", x]', '{"a":1 "b":2}', "[1,,2]", "{,}", '{"a":1,,}', "nul", "null x", "[-]",
+    "[1.5e]", "[0x10]", "[00]", "[-01]", '{"a":{"b":[1,2,{"c":}]}}', "  \n  ", "\x00", "[1]\x00", '"\x1f"',
+    "[true,false,null,tr]", '{"a":1}\n\n x', '["\\/\\b\\f\\n\\r\\t\\"\\\\"] x', '"\\U0041"',
+    '"\\u00e9\\uD83D\\uDE00" 1', '{"\\u00e9":1,}', '"日本語\\x"', '{"日本": [1, 2,, 3]}', '["😀😀", 1 2]',
+    '"\\ud800\\uZZZZ"', '"\\ud800\\u12"', '"\\ud800\\', '"\\ud800\\u', '"ab\\u1234', "[" * 3 + "1" + "]" * 2,
+    '{"a": "ü", "b": fals}', "\u00a0{}", "\u2028[]", '{"a":1}\u3000', "[1, 2, 3", '{"a": [}', "[-1.5e-3, -0, 1E+2]",
+    "1e400", "-1e400", "NaN", "Infinity", "-Infinity", "[1, NaN]", '{"x": Infinity}',
+    '{"a": 1, "b": 2, "a": 3}', '{"b": {"z": 1, "y": 2, "z": 3}, "a": [1.0, 1e16, 1e-5, 0.0001, 123456789.125]}',
+    '"tab\\tnew\\nline\\u0001\\u007f"', '[1E2, 1e-7, 2.5E+10, 10000000000000000.0, 1234567890123456.0]',
+    "[true, false, null]", '{"k": "日本語", "e": "\\u00e9"}', "[0, -0, -0.0, 0.0]", '"\\ud800"',
+    "[" + "1" * 4300 + "]", "[" + "1" * 4301 + "]", "[-" + "1" * 4300 + "]",
+    "{" + ", ".join('"k%d": %d' % (i % 23, i) for i in range(60)) + "}",
+]
+
+
+def write_json_errors():
+    rows = []
+    for text in JSON_TEXTS:
+        row = {"text": text}
+        try:
+            obj = json.loads(text.encode("utf-8"))
+            try:
+                row["dumps"] = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+                row["dumps"].encode("utf-8")
+            except (ValueError, UnicodeError):
+                row.pop("dumps", None)
+                row["unrepresentable"] = True
+        except json.JSONDecodeError as e:
+            row["msg"], row["pos"] = e.msg, e.pos
+        except (ValueError, RecursionError):
+            row["fatal"] = True
+        rows.append(row)
+    write("json_errors.json", rows)
+    return len(rows)
+
+
+# ---------------------------------------------------------------------------
+# Scalars: single values through lax validation.
+
+SCALAR_TYPES = {"int": Int64, "bool": bool, "str": str, "datetime": datetime, "dict": dict[str, Any]}
+SCALAR_STRINGS = [
+    "0", "12", " 12 ", "+12", "-0", "1_000", "1__0", "_1", "1_", "0x10", "012", "00", "0_0", "0__1", "1.0", "1.00",
+    "1.5", "1e3", "1.", ".0", "-.0", "0.", "00.", "-00.0", "+0.0", "1_0.0", "1.0_0", "abc", "", " ", "\t5\n",
+    "\u00a012\u3000", "\x0b12", "\x1c12", "١٢", "+-1", "-+1", "--1", "1 2", "12\x00", "-", "+",
+    "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+    "1" * 4300, "1" * 4301, "-" + "1" * 4300, " " + "1" * 4301, "1" * 4301 + "x", "1" * 4300 + ".0",
+    "0" * 30 + "1", "yes", "YES", "On", "oFf", "t", "F", "y", "N", "no", "true", "False", "2", "none", "01",
+    "yeſ", "tRuE ", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05+02:00", "2024-01-02T03:04:05.1234567Z",
+    "2024-01-02", "2024-01-02T03:04", "2024-01-02T03", "2024-01-02 03:04:05", "2024-01-02_03:04:05", "2024-13-02",
+    "2024-02-30", "2023-02-29", "2024-02-29", "2000-02-29", "1900-02-29", "20240102", "2024/01/02", "2024",
+    "2024-01", "2024-01-02T", "2024-01-02T24:00:00", "2024-01-02T23:60:00", "2024-01-02T23:59:60",
+    "2024-01-02T03:04:05+0200", "2024-01-02T03:04:05+02", "2024-01-02T03:04:05 +02:00", "2024-01-02T03:04:05.Z",
+    "2024-01-02T03:04:05,5Z", "2024-01-02T03:04:05+23:59", "2024-01-02T03:04:05+24:00",
+    "2024-01-02T03:04:05-00:00", "2024-01-02T03:04:05+00:60", "2024-01-02T03:04:5", "2024-01-02T3:04:05",
+    "2024-0a-02", "2024-01-0a", "2024-01x02", "20a4-01-02", "2024x01-02", "0000-01-01", "0001-01-01",
+    "9999-12-31T23:59:59.999999", "0000-12-31T23:59:59+01:00", "1700000000", "1700000000.5", "1700000000.",
+    "-1.5", ".5", "-.5", "+.5", "+1", "1.5.5", "1.5e3", "1.e5", "1.5e", "1e5", "-1", "99999999999",
+    "20000000000", "20000000001", "-20000000001", "200000000000000.0", "100000000000000000.0",
+    "99999999999999999", "-99999999999999999", "-99999999999999999.5", "20000000000000000000",
+    "-62167219200000", "253402300799999", "253402300800000", "1111111111.111111111111111111111111111111",
+    "0.0000005", "2024-01-02T03:04:05.000000Z", "2024-01-02T00:00:00.000001-23:59", "2024-01-02T03:04:05Zx",
+    "2024-01-02T03:04:05+02:00Z", "２０２４-01-02", "2024-01-02T03:04:05\u221202:00", "2024-01-02T03:04:05\u2212",
+]
+SCALAR_JSON = [
+    "0", "1", "2", "-1", "1.0", "0.0", "-0.0", "1.5", "0.5", "2.0", "1e20", "1e19", "9.2e18", "9.223372036854775e18",
+    "9223372036854775807.0", "-9223372036854775808.0", "true", "false", "null", "[]", "{}", "[1]", '{"a": 1}',
+    "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+    "99999999999999999999999", "-99999999999999999999999", "1700000000", "1700000000.5", "-1.25", "-1.75",
+    "-20000000001.5", "-20000000001.25", "20000000001.25", "20000000000.5", "1e-7", "1.0000004", "1.9999999",
+    "1234567890.1234567", "253402300799999.9", "253402300800000", "-62167219200000", "-62167219200001",
+    "-62135596800000", "1e300", "-1e300", "2e14", "200000000000000",
+]
+
+
+def write_scalars():
+    rows = []
+    inputs = [json.dumps(s, ensure_ascii=False) for s in SCALAR_STRINGS] + SCALAR_JSON
+    for name, tp in SCALAR_TYPES.items():
+        ta = TypeAdapter(tp)
+        for text in inputs:
+            if len(text) > 100 and name != "int":
+                continue  # the long digit strings are about integers
+            row = {"type": name, "json": text}
+            try:
+                row["value"] = dump(ta.validate_python(json.loads(text), from_attributes=True))
+            except ValidationError as e:
+                row["errors"] = json.loads(json.dumps(jsonable(e.errors(include_url=False)), ensure_ascii=False))
+            rows.append(row)
+    write("scalars.json", rows)
+    return len(rows)
+
+
+def write(name, data):
+    with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
+def main():
+    if not pydantic.VERSION.startswith("2."):
+        sys.exit("pydantic 2 is required, found " + pydantic.VERSION)
+    os.makedirs(OUT, exist_ok=True)
+    n = write_requests()
+    j = write_json_errors()
+    s = write_scalars()
+    print("pydantic %s: %d requests, %d JSON texts, %d scalars written to %s" % (pydantic.VERSION, n, j, s, OUT))
+
+
+if __name__ == "__main__":
+    main()
