@@ -31,7 +31,7 @@ func connectorNotFound(id int64) error {
 // connectorRow receives the connectorColumns of one row.
 type connectorRow struct {
 	c                quarry.Connector
-	config           string
+	config           sql.RawBytes // Only valid until the next Scan: connector copies it.
 	indexing         sql.NullInt64
 	created, updated int64
 }
@@ -43,7 +43,7 @@ func (r *connectorRow) dest() []any {
 
 func (r *connectorRow) connector() *quarry.Connector {
 	c := r.c
-	c.Config = []byte(r.config)
+	c.Config = append([]byte(nil), r.config...)
 	if r.indexing.Valid {
 		t := quarry.TimeFromMicros(r.indexing.Int64)
 		c.IndexingStart = &t

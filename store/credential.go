@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -26,16 +27,25 @@ type sealedCredential struct {
 // credentialRow receives the credentialColumns of one row.
 type credentialRow struct {
 	k                sealedCredential
+	secret           sql.RawBytes // Only valid until the next Scan: credential copies it.
 	created, updated int64
 }
 
 func (r *credentialRow) dest() []any {
 	k := &r.k
-	return []any{&k.ID, &k.Name, &k.Source, &k.secret, &k.AdminPublic, &k.CuratorPublic, &k.UserID, &k.UserEmail,
+	return []any{&k.ID, &k.Name, &k.Source, &r.secret, &k.AdminPublic, &k.CuratorPublic, &k.UserID, &k.UserEmail,
 		&k.Version, &r.created, &r.updated}
 }
 
+// credential returns the credential of the row, with its sealed secret.
 func (r *credentialRow) credential() *sealedCredential {
+	k := r.meta()
+	k.secret = append([]byte(nil), r.secret...)
+	return k
+}
+
+// meta returns the credential of the row without its secret.
+func (r *credentialRow) meta() *sealedCredential {
 	k := r.k
 	k.CreatedAt, k.UpdatedAt = quarry.TimeFromMicros(r.created), quarry.TimeFromMicros(r.updated)
 	k.Groups = []int64{}
@@ -56,16 +66,13 @@ func (db *DB) unseal(k *sealedCredential) (*quarry.Credential, error) {
 	if err != nil {
 		return nil, fmt.Errorf("credential %d: %w", k.ID, err)
 	}
-	k.CredentialJSON, err = quarry.DecodeObject(pt)
-	if err != nil {
-		return nil, fmt.Errorf("credential %d: %w", k.ID, err)
-	}
+	k.CredentialJSON = pt
 	return &k.Credential, nil
 }
 
 // sealCredentialJSON encrypts a credential object.
 func (db *DB) sealCredentialJSON(m map[string]any) []byte {
-	return db.keys.seal(purposeCredential, []byte(jsonText(m)))
+	return db.keys.seal(purposeCredential, quarry.EncodeObject(m))
 }
 
 // credentials loads credentials, all (id 0) or one, with their groups, still
@@ -252,14 +259,18 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 		if err != nil {
 			return err
 		}
-		newJSON := old.CredentialJSON
+		oldJSON, err := quarry.DecodeObject(old.CredentialJSON)
+		if err != nil {
+			return fmt.Errorf("credential %d: %w", id, err)
+		}
+		newJSON := oldJSON
 		if u.CredentialJSON != nil {
 			newJSON = u.CredentialJSON
 			if keepEchoes {
-				newJSON = quarry.KeepMaskedEchoes(old.CredentialJSON, u.CredentialJSON)
+				newJSON = quarry.KeepMaskedEchoes(oldJSON, u.CredentialJSON)
 			}
 		}
-		fields := u.ChangedFields(old, newJSON)
+		fields := u.ChangedFields(old, oldJSON, newJSON)
 		name, adminPublic, curatorPublic := old.Name, old.AdminPublic, old.CuratorPublic
 		if u.Name != nil {
 			name = *u.Name

@@ -116,6 +116,11 @@ var errUnknownKey = errors.New("store: secret was encrypted with a key this serv
 
 // open decrypts a ciphertext made by seal with any key of the ring.
 func (kr *Keyring) open(purpose string, ciphertext []byte) ([]byte, error) {
+	return kr.openTo(nil, purpose, ciphertext)
+}
+
+// openTo is open, appending the plaintext to dst.
+func (kr *Keyring) openTo(dst []byte, purpose string, ciphertext []byte) ([]byte, error) {
 	if len(ciphertext) < headerLen || ciphertext[0] != cipherVersion {
 		return nil, errors.New("store: malformed ciphertext")
 	}
@@ -123,7 +128,7 @@ func (kr *Keyring) open(purpose string, ciphertext []byte) ([]byte, error) {
 	if !ok {
 		return nil, errUnknownKey
 	}
-	pt, err := aead.Open(nil, ciphertext[1+keyIDLen:headerLen], ciphertext[headerLen:], []byte(purpose))
+	pt, err := aead.Open(dst, ciphertext[1+keyIDLen:headerLen], ciphertext[headerLen:], []byte(purpose))
 	if err != nil {
 		return nil, fmt.Errorf("store: decrypting %s: %w", purpose, err)
 	}

@@ -14,24 +14,18 @@ package store
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver "pgx"
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/lock"
-	_ "modernc.org/sqlite" // SQLite driver "sqlite"
+	_ "modernc.org/sqlite"             // SQLite driver "sqlite"
 
 	"github.com/quarryhq/quarry"
 )
-
-//go:embed migrations
-var migrations embed.FS
 
 // Dialects.
 const (
@@ -44,11 +38,41 @@ type DB struct {
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 
-	dialect string
-	write   *sql.DB // Every write transaction; one connection on SQLite.
-	read    *sql.DB // Reads; the same pool as write on PostgreSQL.
-	keys    *Keyring
+	dialect    string
+	source     string // The driver's data source: a URL or a file path.
+	write      pool   // Every write transaction; one connection on SQLite.
+	read       pool   // Reads; the same pool as write on PostgreSQL.
+	keys       *Keyring
+	statements atomic.Int64
 }
+
+// pool is a connection pool that counts the statements it runs.
+type pool struct {
+	*sql.DB
+	statements *atomic.Int64
+}
+
+// QueryContext runs a query and counts it.
+func (p pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	p.statements.Add(1)
+	return p.DB.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a single-row query and counts it.
+func (p pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	p.statements.Add(1)
+	return p.DB.QueryRowContext(ctx, query, args...)
+}
+
+// ExecContext runs a statement and counts it.
+func (p pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	p.statements.Add(1)
+	return p.DB.ExecContext(ctx, query, args...)
+}
+
+// Statements returns the number of SQL statements db has run. Tests use it
+// to show that the cost of a listing does not grow with its length.
+func (db *DB) Statements() int64 { return db.statements.Load() }
 
 // Options configure Open.
 type Options struct {
@@ -96,9 +120,10 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{Now: time.Now, dialect: dialect, keys: keys}
+	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys}
+	db.write.statements, db.read.statements = &db.statements, &db.statements
 	if dialect == Postgres {
-		db.write, err = sql.Open("pgx", source)
+		db.write.DB, err = sql.Open("pgx", source)
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -110,14 +135,14 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 		// One writer (SQLite allows one at a time; BEGIN IMMEDIATE takes the
 		// lock up front so that transactions queue instead of failing), and
 		// a pool of read-only readers that WAL lets run beside it.
-		db.write, err = sql.Open("sqlite", sqliteDSN(source, false))
+		db.write.DB, err = sql.Open("sqlite", sqliteDSN(source, false))
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
 		db.write.SetMaxOpenConns(1)
 		db.write.SetMaxIdleConns(1)
 		db.write.SetConnMaxIdleTime(0)
-		db.read, err = sql.Open("sqlite", sqliteDSN(source, true))
+		db.read.DB, err = sql.Open("sqlite", sqliteDSN(source, true))
 		if err != nil {
 			db.write.Close()
 			return nil, fmt.Errorf("store: %w", err)
@@ -155,7 +180,7 @@ func (db *DB) Dialect() string { return db.dialect }
 // Close closes the database.
 func (db *DB) Close() error {
 	err := db.write.Close()
-	if db.read != db.write {
+	if db.read.DB != db.write.DB {
 		err = errors.Join(err, db.read.Close())
 	}
 	return err
@@ -171,59 +196,6 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Stats returns the statistics of the read pool and of the write pool.
 func (db *DB) Stats() (read, write sql.DBStats) { return db.read.Stats(), db.write.Stats() }
-
-// Migrate brings the schema up to date. On PostgreSQL it holds an advisory
-// lock meanwhile, so replicas that start together migrate once.
-func (db *DB) Migrate(ctx context.Context) error {
-	p, err := db.migrator()
-	if err != nil {
-		return err
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("store: migrating: %w", err)
-	}
-	return nil
-}
-
-// SchemaVersion returns the version of the newest applied migration and of
-// the newest embedded one.
-func (db *DB) SchemaVersion(ctx context.Context) (current, latest int64, err error) {
-	p, err := db.migrator()
-	if err != nil {
-		return 0, 0, err
-	}
-	current, err = p.GetDBVersion(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("store: reading schema version: %w", err)
-	}
-	sources := p.ListSources()
-	if n := len(sources); n > 0 {
-		latest = sources[n-1].Version
-	}
-	return current, latest, nil
-}
-
-func (db *DB) migrator() (*goose.Provider, error) {
-	fsys, err := fs.Sub(migrations, "migrations/"+db.dialect)
-	if err != nil {
-		return nil, err
-	}
-	gd := goose.DialectSQLite3
-	var opts []goose.ProviderOption
-	if db.dialect == Postgres {
-		gd = goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, goose.WithSessionLocker(locker))
-	}
-	p, err := goose.NewProvider(gd, db.write, fsys, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	return p, nil
-}
 
 // now returns the current time at the store's precision.
 func (db *DB) now() quarry.Time { return quarry.TimeFromMicros(db.Now().UnixMicro()) }
@@ -261,6 +233,24 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 // touch records that the transaction changes what the connector status
 // listing shows.
 func (tx *Tx) touch() { tx.touched = true }
+
+// ExecContext runs a statement in the transaction and counts it.
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.db.statements.Add(1)
+	return tx.Tx.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs a query in the transaction and counts it.
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	tx.db.statements.Add(1)
+	return tx.Tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a single-row query in the transaction and counts it.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	tx.db.statements.Add(1)
+	return tx.Tx.QueryRowContext(ctx, query, args...)
+}
 
 // exec runs a statement in the transaction.
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {

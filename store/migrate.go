@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Migrate brings the schema up to date. It holds a lock meanwhile (an
+// advisory lock on PostgreSQL, a lock row on SQLite), so that processes
+// that start together migrate once.
+func (db *DB) Migrate(ctx context.Context) error {
+	p, done, err := db.migrator()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store: migrating: %w", err)
+	}
+	return nil
+}
+
+// SchemaVersion returns the version of the newest applied migration and of
+// the newest embedded one.
+func (db *DB) SchemaVersion(ctx context.Context) (current, latest int64, err error) {
+	p, done, err := db.migrator()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer done()
+	current, err = p.GetDBVersion(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: reading schema version: %w", err)
+	}
+	sources := p.ListSources()
+	if n := len(sources); n > 0 {
+		latest = sources[n-1].Version
+	}
+	return current, latest, nil
+}
+
+// migrator returns a goose provider for db and a function that releases
+// it. On SQLite the provider gets a pool of its own: goose holds one
+// connection while its locker takes another, and the write pool has one.
+func (db *DB) migrator() (*goose.Provider, func(), error) {
+	fsys, err := fs.Sub(migrations, "migrations/"+db.dialect)
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		pdb     = db.write.DB
+		dialect = goose.DialectPostgres
+		opts    []goose.ProviderOption
+		done    = func() {}
+	)
+	if db.dialect == Postgres {
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	} else {
+		dialect = goose.DialectSQLite3
+		if pdb, err = sql.Open("sqlite", sqliteDSN(db.source, false)); err != nil {
+			return nil, nil, fmt.Errorf("store: %w", err)
+		}
+		pdb.SetMaxOpenConns(2)
+		done = func() { pdb.Close() }
+		opts = append(opts, goose.WithLocker(sqliteLocker{}))
+	}
+	p, err := goose.NewProvider(dialect, pdb, fsys, opts...)
+	if err != nil {
+		done()
+		return nil, nil, fmt.Errorf("store: %w", err)
+	}
+	return p, done, nil
+}
+
+// sqliteLocker serializes migrations of one SQLite file across processes
+// with a lock row. goose's session lockers need a second connection, which
+// the one-connection write pool of SQLite does not have.
+type sqliteLocker struct{}
+
+// staleMigrationLock is the age past which a lock row is taken to belong to
+// a process that died while migrating.
+const staleMigrationLock = 10 * time.Minute
+
+// Lock waits until it holds the lock row.
+func (sqliteLocker) Lock(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS quarry_migration_lock (
+		id INTEGER PRIMARY KEY CHECK (id = 1), locked_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("store: creating the migration lock: %w", err)
+	}
+	for {
+		now := time.Now()
+		res, err := db.ExecContext(ctx, `INSERT INTO quarry_migration_lock (id, locked_at) VALUES (1, $1)
+			ON CONFLICT (id) DO UPDATE SET locked_at = excluded.locked_at WHERE quarry_migration_lock.locked_at < $2`,
+			now.UnixMicro(), now.Add(-staleMigrationLock).UnixMicro())
+		if err != nil {
+			return fmt.Errorf("store: taking the migration lock: %w", err)
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 1 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Unlock releases the lock row.
+func (sqliteLocker) Unlock(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, `DELETE FROM quarry_migration_lock WHERE id = 1`)
+	return err
+}
