@@ -1,25 +1,29 @@
 package quarry
 
-import "slices"
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+)
 
 // Credential is a set of secrets that opens a connector's source. Its
-// CredentialJSON is encrypted at rest and masked in every response (see
-// Mask).
+// CredentialJSON, the JSON text of an object, is encrypted at rest and
+// masked in every response (see MaskJSON).
 //
 // Its fields are in the order of Onyx's CredentialSnapshot, the wire shape.
 type Credential struct {
-	CredentialJSON map[string]any `json:"credential_json"`
-	AdminPublic    bool           `json:"admin_public"`
-	Source         DocumentSource `json:"source"`
-	Name           *string        `json:"name"`
-	CuratorPublic  bool           `json:"curator_public"`
-	Groups         []int64        `json:"groups"` // Ascending.
-	ID             int64          `json:"id"`
-	UserID         *string        `json:"user_id"` // The owner; nil for ownerless credentials.
-	UserEmail      *string        `json:"user_email"`
-	CreatedAt      Time           `json:"time_created"`
-	UpdatedAt      Time           `json:"time_updated"`
-	Version        int64          `json:"-"` // Bumped by every change; the ETag.
+	CredentialJSON json.RawMessage `json:"credential_json"`
+	AdminPublic    bool            `json:"admin_public"`
+	Source         DocumentSource  `json:"source"`
+	Name           *string         `json:"name"`
+	CuratorPublic  bool            `json:"curator_public"`
+	Groups         []int64         `json:"groups"` // Ascending.
+	ID             int64           `json:"id"`
+	UserID         *string         `json:"user_id"` // The owner; nil for ownerless credentials.
+	UserEmail      *string         `json:"user_email"`
+	CreatedAt      Time            `json:"time_created"`
+	UpdatedAt      Time            `json:"time_updated"`
+	Version        int64           `json:"-"` // Bumped by every change; the ETag.
 }
 
 // CredentialInput holds the fields of a credential to create.
@@ -76,10 +80,11 @@ func (c *Caller) CanSeeCredential(cred *Credential) bool {
 }
 
 // ChangedFields returns the JSON names of the fields u would change on cred,
-// in a fixed order, for the audit log.
-func (u *CredentialUpdate) ChangedFields(cred *Credential, newJSON map[string]any) []string {
+// whose credential_json decodes to oldJSON, in a fixed order, for the audit
+// log.
+func (u *CredentialUpdate) ChangedFields(cred *Credential, oldJSON, newJSON map[string]any) []string {
 	var f []string
-	if u.CredentialJSON != nil && !jsonEqual(cred.CredentialJSON, newJSON) {
+	if u.CredentialJSON != nil && !reflect.DeepEqual(oldJSON, newJSON) {
 		f = append(f, "credential_json")
 	}
 	if u.AdminPublic != nil && *u.AdminPublic != cred.AdminPublic {

@@ -3,6 +3,7 @@ package quarry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"unicode/utf8"
 )
@@ -13,8 +14,8 @@ const maskedShort = "••••••••••••" // 12 × U+2022
 // maskedNumber is the rendering of every number.
 const maskedNumber = "*****"
 
-// unmaskedKeys are the keys whose values Mask passes through unchanged, at
-// any depth: they name how to authenticate, not secrets.
+// unmaskedKeys are the keys whose values masking passes through unchanged,
+// at any depth: they name how to authenticate, not secrets.
 var unmaskedKeys = map[string]bool{
 	"authentication_method": true,
 	"wiki_base":             true,
@@ -34,41 +35,297 @@ func MaskString(s string) string {
 	return string(r[:4]) + "..." + string(r[len(r)-4:])
 }
 
-// Mask returns a masked copy of a credential object (contract section 4.4):
-// strings through MaskString, numbers as "*****", booleans and nulls
-// unchanged, objects and arrays recursively, and the values of a few
-// descriptive keys (such as "authentication_method") unchanged. Values are
-// those of encoding/json with UseNumber: nil, bool, json.Number, float64,
-// string, []any and map[string]any.
-func Mask(obj map[string]any) map[string]any {
-	out := make(map[string]any, len(obj))
-	for k, v := range obj {
-		if unmaskedKeys[k] {
-			out[k] = v
-			continue
-		}
-		out[k] = maskValue(v)
-	}
-	return out
+// MaskJSON returns the masked rendering of a credential object given as
+// JSON text (contract section 4.4): strings through MaskString, numbers as
+// "*****", booleans and nulls unchanged, objects and arrays recursively,
+// and the values of a few descriptive keys (such as
+// "authentication_method") unchanged, at any depth.
+func MaskJSON(obj []byte) ([]byte, error) {
+	return AppendMaskedJSON(make([]byte, 0, len(obj)), obj)
 }
 
-func maskValue(v any) any {
-	switch v := v.(type) {
-	case nil, bool:
-		return v
-	case string:
-		return MaskString(v)
-	case map[string]any:
-		return Mask(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = maskValue(e)
-		}
-		return out
-	default: // numbers
-		return maskedNumber
+// AppendMaskedJSON appends the masked rendering of the JSON object obj to
+// dst (see MaskJSON). It works on the text, without decoding it into maps,
+// so that long listings mask quickly; obj must be valid JSON (what it does
+// with invalid JSON is unspecified, short of panicking).
+func AppendMaskedJSON(dst, obj []byte) ([]byte, error) {
+	m := masker{src: obj, dst: dst}
+	m.space()
+	if m.peek() != '{' {
+		return dst, errMalformed
 	}
+	if err := m.value(); err != nil {
+		return dst, err
+	}
+	if m.space(); m.pos != len(m.src) {
+		return dst, errMalformed
+	}
+	return m.dst, nil
+}
+
+var errMalformed = errors.New("quarry: malformed credential JSON")
+
+// masker masks JSON text from src onto dst.
+type masker struct {
+	src []byte
+	pos int
+	dst []byte
+}
+
+func (m *masker) peek() byte {
+	if m.pos < len(m.src) {
+		return m.src[m.pos]
+	}
+	return 0
+}
+
+func (m *masker) space() {
+	for m.pos < len(m.src) {
+		switch m.src[m.pos] {
+		case ' ', '\t', '\n', '\r':
+			m.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value masks the value at pos.
+func (m *masker) value() error {
+	switch c := m.peek(); {
+	case c == '{':
+		return m.object()
+	case c == '[':
+		return m.array()
+	case c == '"':
+		raw, err := m.str()
+		if err != nil {
+			return err
+		}
+		m.dst = appendMaskedString(m.dst, raw)
+		return nil
+	case c == 't', c == 'f', c == 'n':
+		start := m.pos
+		for m.pos < len(m.src) && m.src[m.pos] >= 'a' && m.src[m.pos] <= 'z' {
+			m.pos++
+		}
+		switch string(m.src[start:m.pos]) {
+		case "true", "false", "null":
+			m.dst = append(m.dst, m.src[start:m.pos]...)
+			return nil
+		}
+		return errMalformed
+	case c == '-' || (c >= '0' && c <= '9'):
+		for m.pos < len(m.src) && bytes.IndexByte([]byte("+-.0123456789eE"), m.src[m.pos]) >= 0 {
+			m.pos++
+		}
+		m.dst = append(m.dst, `"`+maskedNumber+`"`...)
+		return nil
+	}
+	return errMalformed
+}
+
+func (m *masker) object() error {
+	m.pos++ // {
+	m.dst = append(m.dst, '{')
+	for first := true; ; first = false {
+		m.space()
+		if m.peek() == '}' {
+			m.pos++
+			m.dst = append(m.dst, '}')
+			return nil
+		}
+		if !first {
+			if m.peek() != ',' {
+				return errMalformed
+			}
+			m.pos++
+			m.dst = append(m.dst, ',')
+			m.space()
+		}
+		key, err := m.str()
+		if err != nil {
+			return err
+		}
+		m.dst = append(m.dst, key...)
+		if m.space(); m.peek() != ':' {
+			return errMalformed
+		}
+		m.pos++
+		m.dst = append(m.dst, ':')
+		m.space()
+		if unmaskedKeys[unquote(key)] {
+			start := m.pos
+			if err := m.skip(); err != nil {
+				return err
+			}
+			m.dst = appendCompact(m.dst, m.src[start:m.pos])
+			continue
+		}
+		if err := m.value(); err != nil {
+			return err
+		}
+	}
+}
+
+func (m *masker) array() error {
+	m.pos++ // [
+	m.dst = append(m.dst, '[')
+	for first := true; ; first = false {
+		m.space()
+		if m.peek() == ']' {
+			m.pos++
+			m.dst = append(m.dst, ']')
+			return nil
+		}
+		if !first {
+			if m.peek() != ',' {
+				return errMalformed
+			}
+			m.pos++
+			m.dst = append(m.dst, ',')
+			m.space()
+		}
+		if err := m.value(); err != nil {
+			return err
+		}
+	}
+}
+
+// str consumes a string and returns its text, quotes included.
+func (m *masker) str() ([]byte, error) {
+	if m.peek() != '"' {
+		return nil, errMalformed
+	}
+	start := m.pos
+	for m.pos++; m.pos < len(m.src); m.pos++ {
+		switch m.src[m.pos] {
+		case '\\':
+			m.pos++
+		case '"':
+			m.pos++
+			return m.src[start:m.pos], nil
+		}
+	}
+	return nil, errMalformed
+}
+
+// skip consumes a value without writing it.
+func (m *masker) skip() error {
+	saved := m.dst
+	err := m.valueRaw()
+	m.dst = saved
+	return err
+}
+
+// valueRaw consumes a value, checking its shape.
+func (m *masker) valueRaw() error {
+	switch m.peek() {
+	case '{', '[':
+		open := m.peek()
+		close := byte('}')
+		if open == '[' {
+			close = ']'
+		}
+		m.pos++
+		for first := true; ; first = false {
+			m.space()
+			if m.peek() == close {
+				m.pos++
+				return nil
+			}
+			if !first {
+				if m.peek() != ',' {
+					return errMalformed
+				}
+				m.pos++
+				m.space()
+			}
+			if open == '{' {
+				if _, err := m.str(); err != nil {
+					return err
+				}
+				if m.space(); m.peek() != ':' {
+					return errMalformed
+				}
+				m.pos++
+				m.space()
+			}
+			if err := m.valueRaw(); err != nil {
+				return err
+			}
+		}
+	case '"':
+		_, err := m.str()
+		return err
+	}
+	return m.value() // scalars
+}
+
+// unquote returns the text of a JSON string literal.
+func unquote(lit []byte) string {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	if json.Unmarshal(lit, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// appendMaskedString appends the masked rendering of the JSON string
+// literal lit.
+func appendMaskedString(dst, lit []byte) []byte {
+	inner := lit[1 : len(lit)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return appendString(dst, MaskString(unquote(lit)))
+	}
+	if utf8.RuneCount(inner) < 14 {
+		return append(dst, `"`+maskedShort+`"`...)
+	}
+	head := 0
+	for range 4 {
+		_, n := utf8.DecodeRune(inner[head:])
+		head += n
+	}
+	tail := len(inner)
+	for range 4 {
+		_, n := utf8.DecodeLastRune(inner[:tail])
+		tail -= n
+	}
+	dst = append(dst, '"')
+	dst = append(dst, inner[:head]...)
+	dst = append(dst, "..."...)
+	dst = append(dst, inner[tail:]...)
+	return append(dst, '"')
+}
+
+// appendString appends s as a JSON string literal.
+func appendString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s) // Marshal of a string cannot fail.
+	return append(dst, b...)
+}
+
+// appendCompact appends the JSON text v without insignificant space.
+func appendCompact(dst, v []byte) []byte {
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case inString && c == '\\' && i+1 < len(v):
+			dst = append(dst, c, v[i+1])
+			i++
+			continue
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // KeepMaskedEchoes returns the object to store when a client sends incoming
@@ -124,9 +381,6 @@ func keepEcho(old, v any) any {
 	return v
 }
 
-// jsonEqual reports whether two decoded JSON values are the same.
-func jsonEqual(a, b any) bool { return reflect.DeepEqual(a, b) }
-
 // DecodeObject decodes the JSON text of an object, keeping numbers as
 // json.Number so that they survive a round trip unchanged.
 func DecodeObject(b []byte) (map[string]any, error) {
@@ -142,11 +396,21 @@ func DecodeObject(b []byte) (map[string]any, error) {
 	return m, nil
 }
 
+// EncodeObject returns the compact JSON text of an object decoded by
+// DecodeObject, with its keys sorted.
+func EncodeObject(m map[string]any) []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic("quarry: encoding a decoded JSON object: " + err.Error()) // Decoded JSON always encodes.
+	}
+	return b
+}
+
 // SameJSON reports whether two JSON texts encode the same value.
 func SameJSON(a, b []byte) bool {
 	var va, vb any
 	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
 		return string(a) == string(b)
 	}
-	return jsonEqual(va, vb)
+	return reflect.DeepEqual(va, vb)
 }
