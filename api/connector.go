@@ -1,0 +1,145 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// connectorInput converts the request model to the domain's input.
+func (b *connectorInput) input() quarry.ConnectorInput {
+	in := quarry.ConnectorInput{
+		Name:        b.Name,
+		Source:      b.Source,
+		InputType:   b.InputType,
+		Config:      b.ConnectorSpecificConfig,
+		RefreshFreq: value(b.RefreshFreq),
+		PruneFreq:   value(b.PruneFreq),
+		Groups:      b.Groups,
+	}
+	if b.IndexingStart.Set() {
+		t := quarry.Time{Time: b.IndexingStart.Value.UTC()}
+		in.IndexingStart = &t
+	}
+	if b.AccessType.Set() {
+		in.AccessType = b.AccessType.Value
+	}
+	return in
+}
+
+// handleCreateConnector serves POST /manage/admin/connector.
+func (s *Server) handleCreateConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body connectorInput `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	id, err := s.db.CreateConnector(r.Context(), c, in.Body.input())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, struct {
+		ID         int64 `json:"id"`
+		Credential any   `json:"credential"`
+	}{ID: id})
+}
+
+// handleListConnectors serves GET /manage/connector.
+func (s *Server) handleListConnectors(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	cs, err := s.db.Connectors(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, cs)
+}
+
+// handleGetConnector serves GET /manage/connector/{connector_id}.
+func (s *Server) handleGetConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID int64 `path:"connector_id"`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	conn, err := s.db.Connector(r.Context(), c, in.ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, conn)
+}
+
+// handleUpdateConnector serves PATCH /manage/admin/connector/{connector_id}.
+func (s *Server) handleUpdateConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID   int64          `path:"connector_id"`
+		Body connectorInput `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	conn, err := s.db.UpdateConnector(r.Context(), c, in.ID, in.Body.input())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, conn)
+}
+
+// handleDeleteConnector serves DELETE /manage/admin/connector/{connector_id}.
+func (s *Server) handleDeleteConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID int64 `path:"connector_id"`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if err := s.db.DeleteConnector(r.Context(), c, in.ID); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, statusResponse{true, "Connector deleted successfully", in.ID})
+}
+
+// ccPairPath holds the path parameters of the cc-pair routes.
+type ccPairPath struct {
+	ConnectorID  int64 `path:"connector_id"`
+	CredentialID int64 `path:"credential_id"`
+}
+
+// handleCreateCCPair serves
+// PUT /manage/connector/{connector_id}/credential/{credential_id}.
+func (s *Server) handleCreateCCPair(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ConnectorID  int64        `path:"connector_id"`
+		CredentialID int64        `path:"credential_id"`
+		Body         ccPairCreate `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	id, err := s.db.CreateCCPair(r.Context(), c, in.ConnectorID, in.CredentialID, quarry.CCPairInput{
+		Name:       in.Body.Name,
+		AccessType: in.Body.AccessType,
+		Groups:     in.Body.Groups,
+	})
+	if err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("Creating new association between Connector %d and Credential %d", in.ConnectorID, in.CredentialID)
+	return writeJSON(w, http.StatusOK, statusResponse{true, msg, id})
+}
+
+// handleDeleteCCPair serves
+// DELETE /manage/connector/{connector_id}/credential/{credential_id}.
+func (s *Server) handleDeleteCCPair(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in ccPairPath
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if err := s.db.DeleteCCPair(r.Context(), c, in.ConnectorID, in.CredentialID); err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("Credential %d removed from Connector", in.CredentialID)
+	return writeJSON(w, http.StatusOK, statusResponse{true, msg, in.ConnectorID})
+}

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// statuses maps error codes to HTTP statuses; EINTERNAL and unknown codes
+// are 500.
+var statuses = map[string]int{
+	quarry.EINVALID:      http.StatusBadRequest,
+	quarry.EUNAUTHORIZED: http.StatusUnauthorized,
+	quarry.EFORBIDDEN:    http.StatusForbidden,
+	quarry.ENOTFOUND:     http.StatusNotFound,
+	quarry.ECONFLICT:     http.StatusConflict,
+	quarry.EPRECONDITION: http.StatusPreconditionFailed,
+	quarry.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	quarry.EUNAVAILABLE:  http.StatusServiceUnavailable,
+}
+
+// errorBody is the body of every error response but 422.
+type errorBody struct {
+	Detail string `json:"detail"`
+}
+
+// validationBody is the body of a 422: FastAPI's HTTPValidationError.
+type validationBody struct {
+	Detail decode.Errors `json:"detail"`
+}
+
+// writeError writes the response for err: validation errors as FastAPI's
+// 422, quarry errors with their code's status and message, anything else
+// as a 500 whose cause goes to the log only.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var verrs decode.Errors
+	if errors.As(err, &verrs) {
+		writeJSON(w, http.StatusUnprocessableEntity, validationBody{verrs})
+		return
+	}
+	code := quarry.ErrorCode(err)
+	status, ok := statuses[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "1")
+	}
+	if status >= 500 {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", quarry.RequestIDFrom(r.Context())), slog.String("error", err.Error()))
+	}
+	writeJSON(w, status, errorBody{quarry.ErrorMessage(err)})
+}

@@ -1,0 +1,162 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// handlerFunc is an API handler: it writes a response and returns nil, or
+// returns an error that writeError turns into the response.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error
+
+// gate decides whether a caller's role may use a route at all (403).
+type gate func(c *quarry.Caller) error
+
+// The gates of contract sections 3.1 and 6.
+var (
+	// anyUser admits every authenticated caller.
+	anyUser gate = func(*quarry.Caller) error { return nil }
+	// basicAccess admits every role but limited.
+	basicAccess gate = func(c *quarry.Caller) error {
+		if c.Role == quarry.RoleLimited {
+			return quarry.Errorf(quarry.EFORBIDDEN, "Access denied. User has limited permissions.")
+		}
+		return nil
+	}
+	// curatorOrAdmin admits admins, global curators and curators.
+	curatorOrAdmin gate = func(c *quarry.Caller) error {
+		if !c.CanManage() {
+			return quarry.Errorf(quarry.EFORBIDDEN, "Access denied. User is not a curator or admin.")
+		}
+		return nil
+	}
+	// adminOnly admits admins.
+	adminOnly gate = func(c *quarry.Caller) error {
+		if !c.IsAdmin() {
+			return quarry.Errorf(quarry.EFORBIDDEN, "Access denied. User is not an admin.")
+		}
+		return nil
+	}
+)
+
+// authed adapts an API handler: it authenticates the caller (401), applies
+// the route's gate (403), runs the handler and writes any error it returns.
+func (s *Server) authed(g gate, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DBTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+		c, err := s.authenticate(r)
+		if err == nil {
+			err = g(c)
+		}
+		if err == nil {
+			err = h(w, r, c)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// errNotAuthenticated is the one answer to every missing, malformed,
+// unknown or revoked token, so that none tells more than another.
+var errNotAuthenticated = quarry.Errorf(quarry.EUNAUTHORIZED, "Not authenticated")
+
+// authenticate returns the caller named by the request's bearer token.
+func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "bearer") || !quarry.ValidAPIKeyFormat(token) {
+		return nil, errNotAuthenticated
+	}
+	c, err := s.db.Authenticate(r.Context(), quarry.HashAPIKey(token))
+	if quarry.ErrorCode(err) == quarry.EUNAUTHORIZED {
+		return nil, errNotAuthenticated
+	}
+	return c, err
+}
+
+// writeJSON writes v as the JSON body of a response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return writeBody(w, status, b)
+}
+
+// writeBody writes an encoded JSON body.
+func writeBody(w http.ResponseWriter, status int, body []byte) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body) // A failed write means the client left: nothing more to tell it.
+	return nil
+}
+
+// etag renders an object version as an entity tag.
+func etag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
+
+// ifMatch parses the If-Match header into the versions the caller accepts:
+// nil when the header is absent or "*", and an empty, non-nil list when it
+// names no version of ours (so that it can never match).
+func ifMatch(r *http.Request) []int64 {
+	h := r.Header.Values("If-Match")
+	if len(h) == 0 {
+		return nil
+	}
+	versions := []int64{}
+	for _, line := range h {
+		for _, tag := range strings.Split(line, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "*" {
+				return nil
+			}
+			n, err := strconv.ParseInt(strings.Trim(tag, `"`), 10, 64)
+			if err == nil && len(tag) >= 2 && tag[0] == '"' && tag[len(tag)-1] == '"' {
+				versions = append(versions, n)
+			}
+		}
+	}
+	return versions
+}
+
+// value returns a pointer to o's value when o holds one, and nil when it is
+// absent or null: the "null leaves it unchanged" reading of a field.
+func value[T any](o decode.Optional[T]) *T {
+	if !o.Set() {
+		return nil
+	}
+	v := o.Value
+	return &v
+}
+
+// nullable returns nil when o is absent, a pointer to nil when it is null,
+// and a pointer to a pointer to its value otherwise: the "null clears it"
+// reading of a field.
+func nullable[T any](o decode.Optional[T]) **T {
+	if !o.Present {
+		return nil
+	}
+	var p *T
+	if !o.Null {
+		v := o.Value
+		p = &v
+	}
+	return &p
+}
+
+// statusResponse is Onyx's StatusResponse: {"success", "message", "data"}.
+type statusResponse struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    int64  `json:"data"`
+}

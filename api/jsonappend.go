@@ -1,0 +1,106 @@
+package api
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/quarryhq/quarry"
+)
+
+// The listing of connector statuses is long, so its entries are encoded by
+// hand rather than by reflection. statusencode_test.go checks that every
+// appender writes what encoding/json would.
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
+// with encoding/json.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendNullableString appends s, or null if s is nil.
+func appendNullableString(dst []byte, s *string) []byte {
+	if s == nil {
+		return append(dst, "null"...)
+	}
+	return appendString(dst, *s)
+}
+
+// appendInts appends ids as a JSON array.
+func appendInts(dst []byte, ids []int64) []byte {
+	dst = append(dst, '[')
+	for i, id := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, id, 10)
+	}
+	return append(dst, ']')
+}
+
+// appendCredential appends the CredentialSnapshot of k with credJSON (the
+// masked or clear JSON text of its credential_json) in place of
+// k.CredentialJSON, in the key order of quarry.Credential's JSON encoding.
+func appendCredential(dst []byte, k *quarry.Credential, credJSON []byte) []byte {
+	dst = append(dst, `{"credential_json":`...)
+	dst = append(dst, credJSON...)
+	dst = append(dst, `,"admin_public":`...)
+	dst = strconv.AppendBool(dst, k.AdminPublic)
+	dst = append(dst, `,"source":`...)
+	dst = appendString(dst, string(k.Source))
+	dst = append(dst, `,"name":`...)
+	dst = appendNullableString(dst, k.Name)
+	dst = append(dst, `,"curator_public":`...)
+	dst = strconv.AppendBool(dst, k.CuratorPublic)
+	dst = append(dst, `,"groups":`...)
+	dst = appendInts(dst, k.Groups)
+	dst = append(dst, `,"id":`...)
+	dst = strconv.AppendInt(dst, k.ID, 10)
+	dst = append(dst, `,"user_id":`...)
+	dst = appendNullableString(dst, k.UserID)
+	dst = append(dst, `,"user_email":`...)
+	dst = appendNullableString(dst, k.UserEmail)
+	dst = append(dst, `,"time_created":`...)
+	dst = k.CreatedAt.AppendJSON(dst)
+	dst = append(dst, `,"time_updated":`...)
+	dst = k.UpdatedAt.AppendJSON(dst)
+	return append(dst, '}')
+}

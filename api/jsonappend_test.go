@@ -1,0 +1,55 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
+)
+
+func TestAppendCredentialMatchesEncodingJSON(t *testing.T) {
+	name, uid, email := "ñame \"quoted\" <tag> & \u2028 \x01", "5d9c5a52-0000-4000-8000-000000000001", "a@example.com"
+	for _, k := range []*quarry.Credential{
+		{CredentialJSON: []byte(`{"a":"b","n":{"m":[1,true,null]}}`), AdminPublic: true, Source: "confluence", Name: &name,
+			CuratorPublic: true, Groups: []int64{1, 2, 30}, ID: 7, UserID: &uid, UserEmail: &email,
+			CreatedAt: quarry.TimeFromMicros(1763720130123456), UpdatedAt: quarry.TimeFromMicros(1763720130000000)},
+		{CredentialJSON: []byte(`{}`), Source: "web", Groups: []int64{}, ID: 1},
+	} {
+		want, err := json.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendCredential(nil, k, k.CredentialJSON)
+		if string(got) != string(want) {
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("appendCredential wrote invalid JSON %s: %v", got, err)
+			}
+			json.Unmarshal(want, &w)
+			if diff := cmp.Diff(w, g); diff != "" {
+				t.Errorf("appendCredential mismatch (-encoding/json +got):\n%s", diff)
+			}
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote\" back\\slash", "\x00\x1f\x7f", "é日本😀", "\xff\xfe bad", "\u2028\u2029", "<>&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := appendString(nil, s)
+		var back string
+		if err := json.Unmarshal(got, &back); err != nil {
+			t.Fatalf("appendString(%q) = %s, not a JSON string: %v", s, got, err)
+		}
+		want, _ := json.Marshal(s)
+		var wantBack string
+		json.Unmarshal(want, &wantBack)
+		if back != wantBack {
+			t.Errorf("appendString(%q) decodes to %q, encoding/json's to %q", s, back, wantBack)
+		}
+	})
+}

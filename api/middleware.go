@@ -1,0 +1,94 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/quarryhq/quarry"
+)
+
+// middleware wraps the routes with what every request goes through: a
+// request id, the base path, the body limit, panic recovery and the request
+// log line.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := requestID(r.Header.Get("X-Request-ID"))
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(quarry.NewContextWithRequestID(r.Context(), id))
+		if bp := s.cfg.BasePath; bp != "" && (r.URL.Path == bp || strings.HasPrefix(r.URL.Path, bp+"/")) {
+			r.URL.Path = "/" + strings.TrimLeft(strings.TrimPrefix(r.URL.Path, bp), "/")
+			r.URL.RawPath = ""
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.LogAttrs(r.Context(), slog.LevelError, "panic",
+					slog.String("request_id", id), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+				if !rec.wrote {
+					writeJSON(rec, http.StatusInternalServerError, errorBody{"Internal server error"})
+				}
+			}
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("route", routeOf(r)),
+				slog.Int("status", rec.status),
+				slog.Duration("duration", time.Since(start)),
+				slog.Int64("bytes", rec.bytes),
+				slog.String("request_id", id))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// routeOf returns the pattern of the route that served r, or "unmatched".
+func routeOf(r *http.Request) string {
+	if r.Pattern == "" {
+		return "unmatched"
+	}
+	return r.Pattern
+}
+
+// requestID returns the caller's request id if it is sane, or a new one.
+func requestID(given string) string {
+	if n := len(given); n > 0 && n <= 128 && strings.Trim(given, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") == "" {
+		return given
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recorder remembers the status and size of a response.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	wrote  bool
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,142 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// The request models. Each is declared once, here, and package decode
+// validates requests against it exactly as FastAPI and pydantic 2 would
+// validate the Python model written beside it in scripts/pydantic_goldens.py.
+//
+// Field rules: a plain field is required; decode.Optional[T] is `T | None =
+// None`; a `default` tag makes a plain field optional with that JSON default.
+// json.RawMessage is `dict[str, Any]` (kept as the exact text the caller
+// sent); quarry enumerations are Python enums; time.Time is `datetime`.
+
+// header is one custom tool header, `{"key": .., "value": ..}`.
+type header struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (header) ModelName() string { return "Header" }
+
+// credentialPatch is the body of PATCH /manage/credential/{credential_id}.
+type credentialPatch struct {
+	CredentialJSON decode.Optional[json.RawMessage]       `json:"credential_json"`
+	AdminPublic    decode.Optional[bool]                  `json:"admin_public"`
+	Name           decode.Optional[string]                `json:"name"`
+	CuratorPublic  decode.Optional[bool]                  `json:"curator_public"`
+	Groups         decode.Optional[[]int64]               `json:"groups"`
+	Source         decode.Optional[quarry.DocumentSource] `json:"source"`
+}
+
+// credentialCreate is the body of POST /manage/credential.
+type credentialCreate struct {
+	CredentialJSON json.RawMessage         `json:"credential_json"`
+	AdminPublic    bool                    `json:"admin_public"`
+	Source         quarry.DocumentSource   `json:"source"`
+	Name           decode.Optional[string] `json:"name"`
+	CuratorPublic  bool                    `json:"curator_public" default:"false"`
+	Groups         []int64                 `json:"groups" default:"[]"`
+}
+
+// toolUpdate is the body of PUT /admin/tool/custom/{tool_id}.
+type toolUpdate struct {
+	Name            decode.Optional[string]          `json:"name"`
+	Description     decode.Optional[string]          `json:"description"`
+	Definition      decode.Optional[json.RawMessage] `json:"definition"`
+	CustomHeaders   decode.Optional[[]header]        `json:"custom_headers"`
+	PassthroughAuth decode.Optional[bool]            `json:"passthrough_auth"`
+	OAuthConfigID   decode.Optional[int64]           `json:"oauth_config_id"`
+}
+
+// toolCreate is the body of POST /admin/tool/custom.
+type toolCreate struct {
+	Name            string                    `json:"name"`
+	Description     decode.Optional[string]   `json:"description"`
+	Definition      json.RawMessage           `json:"definition"`
+	CustomHeaders   decode.Optional[[]header] `json:"custom_headers"`
+	PassthroughAuth bool                      `json:"passthrough_auth"`
+	OAuthConfigID   decode.Optional[int64]    `json:"oauth_config_id"`
+}
+
+// toolValidate is the body of POST /admin/tool/custom/validate.
+type toolValidate struct {
+	Definition json.RawMessage `json:"definition"`
+}
+
+// connectorInput is the body of POST /manage/admin/connector and of
+// PATCH /manage/admin/connector/{connector_id}.
+type connectorInput struct {
+	Name                    string                             `json:"name"`
+	Source                  quarry.DocumentSource              `json:"source"`
+	InputType               quarry.InputType                   `json:"input_type"`
+	ConnectorSpecificConfig json.RawMessage                    `json:"connector_specific_config"`
+	RefreshFreq             decode.Optional[int64]             `json:"refresh_freq"`
+	PruneFreq               decode.Optional[int64]             `json:"prune_freq"`
+	IndexingStart           decode.Optional[time.Time]         `json:"indexing_start"`
+	AccessType              decode.Optional[quarry.AccessType] `json:"access_type"`
+	Groups                  []int64                            `json:"groups" default:"[]"`
+}
+
+// ccPairCreate is the body of PUT /manage/connector/{connector_id}/credential/{credential_id}.
+type ccPairCreate struct {
+	Name       string            `json:"name"`
+	AccessType quarry.AccessType `json:"access_type"`
+	Groups     []int64           `json:"groups" default:"[]"`
+}
+
+// userGroupCreate is the body of POST /manage/admin/user-group.
+type userGroupCreate struct {
+	Name      string   `json:"name"`
+	UserIDs   []string `json:"user_ids" default:"[]"`
+	CCPairIDs []int64  `json:"cc_pair_ids" default:"[]"`
+}
+
+// userGroupUpdate is the body of PATCH /manage/admin/user-group/{group_id}.
+type userGroupUpdate struct {
+	Name      decode.Optional[string]   `json:"name"`
+	UserIDs   decode.Optional[[]string] `json:"user_ids"`
+	CCPairIDs decode.Optional[[]int64]  `json:"cc_pair_ids"`
+}
+
+// setCurator is the body of POST /manage/admin/user-group/{group_id}/set-curator.
+type setCurator struct {
+	UserID    string `json:"user_id"`
+	IsCurator bool   `json:"is_curator"`
+}
+
+// apiKeyCreate is the body of POST /admin/api-key.
+type apiKeyCreate struct {
+	Name decode.Optional[string] `json:"name"`
+	Role quarry.Role             `json:"role" default:"\"basic\""`
+}
+
+// oauthConfigCreate is the body of POST /admin/oauth-config.
+type oauthConfigCreate struct {
+	Name             string                    `json:"name"`
+	AuthorizationURL string                    `json:"authorization_url"`
+	TokenURL         string                    `json:"token_url"`
+	ClientID         string                    `json:"client_id"`
+	ClientSecret     string                    `json:"client_secret"`
+	Scopes           decode.Optional[[]string] `json:"scopes"`
+}
+
+// statusQuery holds the query parameters of GET /manage/admin/connector/status.
+type statusQuery struct {
+	Source     []quarry.DocumentSource `query:"source"`
+	AccessType []quarry.AccessType     `query:"access_type"`
+}
+
+// auditQuery holds the query parameters of GET /admin/audit-log.
+type auditQuery struct {
+	ResourceType decode.Optional[string] `query:"resource_type"`
+	ResourceID   decode.Optional[string] `query:"resource_id"`
+	Limit        int64                   `query:"limit" default:"100" ge:"1" le:"1000"`
+}

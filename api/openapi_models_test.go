@@ -1,0 +1,337 @@
+package api
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// TestOpenAPIRequestModels holds the request schemas of openapi.json to the
+// request models of models.go: the same fields, required exactly when the
+// model requires them, nullable exactly when they are decode.Optional, with
+// the model's defaults and types; and each body and query is the one of its
+// route. (openapi_test.go checks the routes and validates every exchange of
+// the API tests.)
+func TestOpenAPIRequestModels(t *testing.T) {
+	doc := oasRead(t)
+	bodies := []struct {
+		route  string
+		schema string
+		model  any
+	}{
+		{"PATCH /manage/credential/{credential_id}", "CredentialPatch", credentialPatch{}},
+		{"POST /manage/credential", "CredentialCreate", credentialCreate{}},
+		{"PUT /admin/tool/custom/{tool_id}", "ToolUpdate", toolUpdate{}},
+		{"POST /admin/tool/custom", "ToolCreate", toolCreate{}},
+		{"POST /admin/tool/custom/validate", "ToolValidate", toolValidate{}},
+		{"POST /manage/admin/connector", "ConnectorInput", connectorInput{}},
+		{"PATCH /manage/admin/connector/{connector_id}", "ConnectorInput", connectorInput{}},
+		{"PUT /manage/connector/{connector_id}/credential/{credential_id}", "CCPairCreate", ccPairCreate{}},
+		{"POST /manage/admin/user-group", "UserGroupCreate", userGroupCreate{}},
+		{"PATCH /manage/admin/user-group/{group_id}", "UserGroupUpdate", userGroupUpdate{}},
+		{"POST /manage/admin/user-group/{group_id}/set-curator", "SetCurator", setCurator{}},
+		{"POST /admin/api-key", "APIKeyCreate", apiKeyCreate{}},
+		{"POST /admin/oauth-config", "OAuthConfigCreate", oauthConfigCreate{}},
+	}
+	withBody, checked := map[string]bool{}, map[string]bool{}
+	for _, b := range bodies {
+		withBody[b.route] = true
+		op := doc.operation(t, b.route)
+		ref, _ := oasDig(op, "requestBody", "content", "application/json", "schema", "$ref").(string)
+		if want := "#/components/schemas/" + b.schema; ref != want {
+			t.Errorf("%s: request body is %q, want %q", b.route, ref, want)
+		}
+		if required, _ := oasDig(op, "requestBody", "required").(bool); !required {
+			t.Errorf("%s: request body not required", b.route)
+		}
+		if checked[b.schema] {
+			continue
+		}
+		checked[b.schema] = true
+		schema, _ := oasDig(doc.m, "components", "schemas", b.schema).(map[string]any)
+		oasCheckModel(t, b.schema, reflect.TypeOf(b.model), schema)
+	}
+	for route, op := range doc.operations() {
+		if _, ok := op["requestBody"]; ok && !withBody[route] {
+			t.Errorf("%s: has a request body that this test does not check against its model", route)
+		}
+	}
+	for route, model := range map[string]any{
+		"GET /manage/admin/connector/status": statusQuery{},
+		"GET /admin/audit-log":               auditQuery{},
+	} {
+		oasCheckQuery(t, route, reflect.TypeOf(model), doc.operation(t, route))
+	}
+}
+
+// oasDocument is openapi.json as plain JSON values.
+type oasDocument struct{ m map[string]any }
+
+func oasRead(t *testing.T) oasDocument {
+	t.Helper()
+	b, err := os.ReadFile("openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return oasDocument{m}
+}
+
+// operations returns the operations by route, "METHOD /path".
+func (d oasDocument) operations() map[string]map[string]any {
+	ops := map[string]map[string]any{}
+	paths, _ := d.m["paths"].(map[string]any)
+	for path, item := range paths {
+		for method, op := range item.(map[string]any) {
+			if o, ok := op.(map[string]any); ok && method == strings.ToLower(method) && method != "parameters" {
+				ops[strings.ToUpper(method)+" "+path] = o
+			}
+		}
+	}
+	return ops
+}
+
+func (d oasDocument) operation(t *testing.T, route string) map[string]any {
+	t.Helper()
+	op := d.operations()[route]
+	if op == nil {
+		t.Fatalf("openapi.json has no operation %s", route)
+	}
+	return op
+}
+
+// oasDig walks nested JSON objects by key.
+func oasDig(v any, oasKeys ...string) any {
+	for _, k := range oasKeys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// oasCheckModel compares the schema of a request body with its model.
+func oasCheckModel(t *testing.T, name string, model reflect.Type, schema map[string]any) {
+	t.Helper()
+	if schema == nil {
+		t.Errorf("openapi.json has no schema %s", name)
+		return
+	}
+	props, _ := schema["properties"].(map[string]any)
+	var fields, required []string
+	for i := range model.NumField() {
+		f := model.Field(i)
+		field, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		fields = append(fields, field)
+		prop, _ := props[field].(map[string]any)
+		if prop == nil {
+			t.Errorf("%s: no property %s (%s.%s)", name, field, model.Name(), f.Name)
+			continue
+		}
+		typ, isOptional := oasOptionalOf(f.Type)
+		def, hasDefault := f.Tag.Lookup("default")
+		switch {
+		case isOptional:
+			def, hasDefault = "null", true
+		case !hasDefault:
+			required = append(required, field)
+		}
+		oasCheckProperty(t, name+"."+field, typ, isOptional, def, hasDefault, prop)
+	}
+	if extra := oasMissing(oasKeys(props), fields); len(extra) > 0 {
+		t.Errorf("%s: properties %v are not fields of %s", name, extra, model.Name())
+	}
+	var got []string
+	for _, r := range oasSlice(schema["required"]) {
+		got = append(got, r.(string))
+	}
+	if !oasSameSet(got, required) {
+		t.Errorf("%s: required = %v, want %v", name, got, required)
+	}
+}
+
+// oasCheckQuery compares the query parameters of an operation with its model.
+func oasCheckQuery(t *testing.T, route string, model reflect.Type, op map[string]any) {
+	t.Helper()
+	params := map[string]map[string]any{}
+	for _, p := range oasSlice(op["parameters"]) {
+		if p := p.(map[string]any); p["in"] == "query" {
+			params[p["name"].(string)] = p
+		}
+	}
+	var names []string
+	for i := range model.NumField() {
+		f := model.Field(i)
+		name := f.Tag.Get("query")
+		names = append(names, name)
+		p := params[name]
+		if p == nil {
+			t.Errorf("%s: no query parameter %s", route, name)
+			continue
+		}
+		if p["required"] == true {
+			t.Errorf("%s: query parameter %s is required; every query parameter is optional", route, name)
+		}
+		typ, _ := oasOptionalOf(f.Type)
+		schema, _ := p["schema"].(map[string]any)
+		def, hasDefault := f.Tag.Lookup("default")
+		got := oasStrip(schema)
+		want := oasSchemaOf(typ)
+		if ge, ok := f.Tag.Lookup("ge"); ok {
+			want["minimum"] = oasJSON(ge)
+		}
+		if le, ok := f.Tag.Lookup("le"); ok {
+			want["maximum"] = oasJSON(le)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: query parameter %s (-model +document):\n%s", route, name, diff)
+		}
+		oasCheckDefault(t, route+" ?"+name, def, hasDefault, schema)
+	}
+	if extra := oasMissing(oasKeys(params), names); len(extra) > 0 {
+		t.Errorf("%s: query parameters %v are not fields of %s", route, extra, model.Name())
+	}
+}
+
+// oasCheckProperty compares one property with the type of its field.
+func oasCheckProperty(t *testing.T, name string, typ reflect.Type, nullable bool, def string, hasDefault bool, prop map[string]any) {
+	t.Helper()
+	got, gotNullable := oasUnwrapNullable(oasStrip(prop))
+	if gotNullable != nullable {
+		t.Errorf("%s: nullable = %v, want %v", name, gotNullable, nullable)
+	}
+	if diff := cmp.Diff(oasSchemaOf(typ), got); diff != "" {
+		t.Errorf("%s: type differs (-model +document):\n%s", name, diff)
+	}
+	oasCheckDefault(t, name, def, hasDefault, prop)
+}
+
+func oasCheckDefault(t *testing.T, name, def string, hasDefault bool, schema map[string]any) {
+	t.Helper()
+	got, ok := schema["default"]
+	switch {
+	case hasDefault && !ok:
+		t.Errorf("%s: no default, want %s", name, def)
+	case !hasDefault && ok:
+		t.Errorf("%s: default %v, but the field is required", name, got)
+	case hasDefault && !reflect.DeepEqual(got, oasJSON(def)):
+		t.Errorf("%s: default %v, want %s", name, got, def)
+	}
+}
+
+var (
+	oasRawMessage = reflect.TypeFor[json.RawMessage]()
+	oasTime       = reflect.TypeFor[time.Time]()
+)
+
+// oasSchemaOf returns the schema the oasDocument should give a Go type of a
+// request model (package decode's mapping of Go types to Python ones).
+func oasSchemaOf(typ reflect.Type) map[string]any {
+	if _, ok := reflect.New(typ).Interface().(interface{ EnumValues() []string }); ok {
+		return map[string]any{"$ref": "#/components/schemas/" + typ.Name()}
+	}
+	switch {
+	case typ == oasRawMessage:
+		return map[string]any{"type": "object", "additionalProperties": true}
+	case typ == oasTime:
+		return map[string]any{"type": "string", "format": "date-time"}
+	}
+	switch typ.Kind() {
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int64:
+		return map[string]any{"type": "integer", "format": "int64"}
+	case reflect.Slice:
+		return map[string]any{"type": "array", "items": oasSchemaOf(typ.Elem())}
+	case reflect.Struct:
+		name := typ.Name()
+		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {
+			name = m.ModelName()
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + name}
+	}
+	return map[string]any{"unsupported Go type": typ.String()}
+}
+
+// oasOptionalOf returns T and true for a decode.Optional[T], typ and false
+// otherwise.
+func oasOptionalOf(typ reflect.Type) (reflect.Type, bool) {
+	if typ.Kind() == reflect.Struct && typ.PkgPath() == reflect.TypeFor[decode.Optional[int]]().PkgPath() &&
+		strings.HasPrefix(typ.Name(), "Optional[") {
+		return typ.Field(2).Type, true // Present, Null, Value
+	}
+	return typ, false
+}
+
+// oasUnwrapNullable returns the schema s allows besides null, and whether it
+// allows null: {"type": [T, "null"], ...} or {"anyOf": [S, {"type": "null"}]}.
+func oasUnwrapNullable(s map[string]any) (map[string]any, bool) {
+	if types, ok := s["type"].([]any); ok && len(types) == 2 && types[1] == "null" {
+		out := maps.Clone(s)
+		out["type"] = types[0]
+		return out, true
+	}
+	if alts, ok := s["anyOf"].([]any); ok && len(alts) == 2 && reflect.DeepEqual(alts[1], map[string]any{"type": "null"}) {
+		return oasStrip(alts[0].(map[string]any)), true
+	}
+	return s, false
+}
+
+// oasStrip returns s without the oasKeys that oasDocument rather than constrain.
+func oasStrip(s map[string]any) map[string]any {
+	out := maps.Clone(s)
+	for _, k := range []string{"description", "default", "title", "examples"} {
+		delete(out, k)
+	}
+	return out
+}
+
+func oasJSON(text string) any {
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return "invalid JSON: " + text
+	}
+	return v
+}
+
+func oasSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+func oasKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func oasMissing(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func oasSameSet(a, b []string) bool { return len(oasMissing(a, b)) == 0 && len(oasMissing(b, a)) == 0 }

@@ -1,0 +1,64 @@
+package api
+
+import "net/http"
+
+// routes registers every route of the API. It is the one place to read to
+// know what the service answers, and who may call what.
+func (s *Server) routes() {
+	m := s.mux
+
+	// The three operations of interface.md.
+	m.Handle("GET /manage/admin/connector/status", s.authed(curatorOrAdmin, s.handleConnectorStatus))
+	m.Handle("PUT /admin/tool/custom/{tool_id}", s.authed(curatorOrAdmin, s.handleUpdateTool))
+	m.Handle("PATCH /manage/credential/{credential_id}", s.authed(basicAccess, s.handleUpdateCredential))
+
+	// Connectors.
+	m.Handle("POST /manage/admin/connector", s.authed(curatorOrAdmin, s.handleCreateConnector))
+	m.Handle("GET /manage/connector", s.authed(curatorOrAdmin, s.handleListConnectors))
+	m.Handle("GET /manage/connector/{connector_id}", s.authed(curatorOrAdmin, s.handleGetConnector))
+	m.Handle("PATCH /manage/admin/connector/{connector_id}", s.authed(curatorOrAdmin, s.handleUpdateConnector))
+	m.Handle("DELETE /manage/admin/connector/{connector_id}", s.authed(adminOnly, s.handleDeleteConnector))
+
+	// Credentials.
+	m.Handle("POST /manage/credential", s.authed(basicAccess, s.handleCreateCredential))
+	m.Handle("GET /manage/credential", s.authed(basicAccess, s.handleListCredentials))
+	m.Handle("GET /manage/credential/{credential_id}", s.authed(basicAccess, s.handleGetCredential))
+	m.Handle("DELETE /manage/credential/{credential_id}", s.authed(basicAccess, s.handleDeleteCredential))
+
+	// Connector/credential pairs.
+	m.Handle("PUT /manage/connector/{connector_id}/credential/{credential_id}", s.authed(curatorOrAdmin, s.handleCreateCCPair))
+	m.Handle("DELETE /manage/connector/{connector_id}/credential/{credential_id}", s.authed(curatorOrAdmin, s.handleDeleteCCPair))
+
+	// User groups.
+	m.Handle("POST /manage/admin/user-group", s.authed(adminOnly, s.handleCreateGroup))
+	m.Handle("GET /manage/admin/user-group", s.authed(adminOnly, s.handleListGroups))
+	m.Handle("PATCH /manage/admin/user-group/{group_id}", s.authed(adminOnly, s.handleUpdateGroup))
+	m.Handle("DELETE /manage/admin/user-group/{group_id}", s.authed(adminOnly, s.handleDeleteGroup))
+	m.Handle("POST /manage/admin/user-group/{group_id}/set-curator", s.authed(adminOnly, s.handleSetCurator))
+
+	// API keys and the caller's own account.
+	m.Handle("POST /admin/api-key", s.authed(adminOnly, s.handleCreateAPIKey))
+	m.Handle("GET /admin/api-key", s.authed(adminOnly, s.handleListAPIKeys))
+	m.Handle("DELETE /admin/api-key/{api_key_id}", s.authed(adminOnly, s.handleDeleteAPIKey))
+	m.Handle("POST /admin/api-key/{api_key_id}/regenerate", s.authed(adminOnly, s.handleRegenerateAPIKey))
+	m.Handle("GET /me", s.authed(anyUser, s.handleMe))
+
+	// Tools and their OAuth configurations.
+	m.Handle("POST /admin/tool/custom", s.authed(curatorOrAdmin, s.handleCreateTool))
+	m.Handle("POST /admin/tool/custom/validate", s.authed(curatorOrAdmin, s.handleValidateTool))
+	m.Handle("DELETE /admin/tool/custom/{tool_id}", s.authed(curatorOrAdmin, s.handleDeleteTool))
+	m.Handle("GET /tool", s.authed(basicAccess, s.handleListTools))
+	m.Handle("GET /tool/{tool_id}", s.authed(basicAccess, s.handleGetTool))
+	m.Handle("POST /admin/oauth-config", s.authed(adminOnly, s.handleCreateOAuthConfig))
+	m.Handle("GET /admin/oauth-config", s.authed(adminOnly, s.handleListOAuthConfigs))
+	m.Handle("DELETE /admin/oauth-config/{oauth_config_id}", s.authed(adminOnly, s.handleDeleteOAuthConfig))
+
+	// The audit log.
+	m.Handle("GET /admin/audit-log", s.authed(adminOnly, s.handleAuditLog))
+
+	m.HandleFunc("GET /openapi.json", s.handleOpenAPI) // public: this API's description
+	m.HandleFunc("GET /docs", s.handleDocs)            // public: the description as a page
+
+	// Everything else: 404, or 405 when the path exists for other methods.
+	m.Handle("/", http.HandlerFunc(s.handleNoRoute))
+}

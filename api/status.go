@@ -1,0 +1,188 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+	"github.com/quarryhq/quarry/store"
+)
+
+// handleConnectorStatus serves GET /manage/admin/connector/status (contract
+// section 4.1). The encoded listing is cached per visibility (admin, or the
+// set of groups a curator is a member of) and filter, and served again only
+// while the database's data version, read before the listing, is
+// unchanged: every write that changes the listing bumps it in the same
+// transaction, on whichever replica it runs.
+func (s *Server) handleConnectorStatus(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in statusQuery
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	f := quarry.StatusFilter{Sources: in.Source, AccessTypes: in.AccessType}
+	key := statusKey(c, f)
+	version, err := s.db.DataVersion(r.Context())
+	if err != nil {
+		return err
+	}
+	body, hint := s.status.get(key, version)
+	if body == nil {
+		if body, err = s.encodeStatus(r.Context(), c, f, hint); err != nil {
+			return err
+		}
+		s.status.put(key, version, body)
+	}
+	return writeBody(w, http.StatusOK, body)
+}
+
+// encodeStatus encodes the listing c sees through f into one buffer of
+// about hint bytes. Each connector and each credential is encoded once;
+// the entries that share one copy its encoding from earlier in the buffer.
+func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.StatusFilter, hint int) ([]byte, error) {
+	type span struct{ start, end int }
+	var (
+		buf    = make([]byte, 0, max(hint, 4096))
+		conns  = map[int64]span{}
+		creds  = map[int64]span{}
+		masked []byte
+	)
+	buf = append(buf, '[')
+	err := s.db.EachConnectorStatus(ctx, c, f, func(p *store.StatusRow) error {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, `{"cc_pair_id":`...)
+		buf = strconv.AppendInt(buf, p.ID, 10)
+		buf = append(buf, `,"name":`...)
+		buf = appendString(buf, p.Name)
+		buf = append(buf, `,"connector":`...)
+		if p.Connector != nil {
+			b, err := json.Marshal(p.Connector)
+			if err != nil {
+				return err
+			}
+			conns[p.ConnectorID] = span{len(buf), len(buf) + len(b)}
+			buf = append(buf, b...)
+		} else {
+			sp := conns[p.ConnectorID]
+			buf = append(buf, buf[sp.start:sp.end]...)
+		}
+		buf = append(buf, `,"credential":`...)
+		if k := p.Credential; k != nil {
+			credJSON := k.CredentialJSON
+			if s.cfg.MaskCredentials {
+				var err error
+				if masked, err = quarry.AppendMaskedJSON(masked[:0], k.CredentialJSON); err != nil {
+					return fmt.Errorf("credential %d: %w", k.ID, err)
+				}
+				credJSON = masked
+			}
+			start := len(buf)
+			buf = appendCredential(buf, k, credJSON)
+			creds[p.CredentialID] = span{start, len(buf)}
+		} else {
+			sp := creds[p.CredentialID]
+			buf = append(buf, buf[sp.start:sp.end]...)
+		}
+		buf = append(buf, `,"access_type":`...)
+		buf = appendString(buf, string(p.AccessType))
+		buf = append(buf, `,"groups":`...)
+		buf = appendInts(buf, p.Groups)
+		buf = append(buf, '}')
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, ']'), nil
+}
+
+// statusKey names what a caller sees through a filter: admins see the
+// same; curators see what their group memberships give them.
+func statusKey(c *quarry.Caller, f quarry.StatusFilter) string {
+	var b strings.Builder
+	if c.IsAdmin() {
+		b.WriteString("admin")
+	} else {
+		b.WriteString("groups")
+		for _, id := range c.GroupIDs() {
+			b.WriteByte(',')
+			b.WriteString(strconv.FormatInt(id, 10))
+		}
+	}
+	sources := slices.Clone(f.Sources)
+	slices.Sort(sources)
+	for _, v := range slices.Compact(sources) {
+		b.WriteString("|s=")
+		b.WriteString(string(v))
+	}
+	types := slices.Clone(f.AccessTypes)
+	slices.Sort(types)
+	for _, v := range slices.Compact(types) {
+		b.WriteString("|a=")
+		b.WriteString(string(v))
+	}
+	return b.String()
+}
+
+// statusCacheSize bounds the number of cached listings.
+const statusCacheSize = 32
+
+// statusCache holds encoded status listings with the data version they
+// were read at.
+type statusCache struct {
+	mu       sync.Mutex
+	entries  map[string]statusEntry
+	lastSize int
+}
+
+type statusEntry struct {
+	version int64
+	body    []byte
+}
+
+func newStatusCache() *statusCache { return &statusCache{entries: map[string]statusEntry{}} }
+
+// get returns the listing cached under key if it was read at version, and
+// otherwise the size of the last listing cached under any key, a hint for
+// the size of the next.
+func (c *statusCache) get(key string, version int64) (body []byte, hint int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok && e.version == version {
+		return e.body, 0
+	}
+	return nil, c.lastSize + c.lastSize/16
+}
+
+// put caches a listing read at version, dropping listings of older
+// versions first, and an arbitrary one if the cache is still full.
+func (c *statusCache) put(key string, version int64, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= statusCacheSize {
+		for k, e := range c.entries {
+			if e.version < version {
+				delete(c.entries, k)
+			}
+		}
+	}
+	if len(c.entries) >= statusCacheSize {
+		for k := range c.entries {
+			delete(c.entries, k)
+			break
+		}
+	}
+	if e, ok := c.entries[key]; ok && e.version > version {
+		return // A newer listing is already cached.
+	}
+	c.entries[key] = statusEntry{version, body}
+	c.lastSize = len(body)
+}

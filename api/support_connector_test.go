@@ -1,0 +1,254 @@
+package api_test
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Connectors (contract section 6, decisions.md "Connectors, credentials,
+// pairs").
+
+func TestSupportConnectorCreate(t *testing.T) {
+	c := newFxCast(t)
+	c.connector(c.admin, "docs", "web")
+	for _, tt := range []struct {
+		name   string
+		u      user
+		body   any
+		status int
+		want   string // for 200: empty, the body is {"id":<new>,"credential":null}
+	}{
+		{"admin, no groups", c.admin, fxConnectorBody("admin", "web"), 200, ""},
+		{"admin, any group", c.admin, fxConnectorBody("admin C", "web", "groups", []int64{c.gC}), 200, ""},
+		{"curator, curated group", c.curator, fxConnectorBody("cur A", "web", "groups", []int64{c.gA}), 200, ""},
+		{"curator, public without groups", c.curator, fxConnectorBody("cur public", "web", "access_type", "public"), 200, ""},
+		{"global curator, group it is a member of", c.global, fxConnectorBody("global B", "web", "groups", []int64{c.gB}), 200, ""},
+		{"same name, other source", c.admin, fxConnectorBody("docs", "slack"), 200, ""},
+		{"curator, no groups", c.curator, fxConnectorBody("x", "web"), 400, `{"detail":"Curators must specify 1+ groups"}`},
+		{"curator, private without groups", c.curator, fxConnectorBody("x", "web", "access_type", "private"), 400, `{"detail":"Curators must specify 1+ groups"}`},
+		{"curator, group not curated", c.curator, fxConnectorBody("x", "web", "groups", []int64{c.gB}), 400, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"curator, one group of two not curated", c.curator, fxConnectorBody("x", "web", "groups", []int64{c.gA, c.gC}), 400, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"global curator, group it is not in", c.global, fxConnectorBody("x", "web", "groups", []int64{c.gA}), 400, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"unknown group", c.curator, fxConnectorBody("x", "web", "groups", []int64{9999}), 400, `{"detail":"User group 9999 does not exist"}`},
+		{"unknown group, admin", c.admin, fxConnectorBody("x", "web", "groups", []int64{c.gA, 9999}), 400, `{"detail":"User group 9999 does not exist"}`},
+		{"same name and source", c.admin, fxConnectorBody("docs", "web"), 409, `{"detail":"Connector by this name already exists, duplicate naming not allowed."}`},
+		{"same name and source, curator", c.curator, fxConnectorBody("docs", "web", "groups", []int64{c.gA}), 409, `{"detail":"Connector by this name already exists, duplicate naming not allowed."}`},
+		{"basic", c.basic, fxConnectorBody("x", "web"), 403, fxNotCurator},
+		{"limited", c.limited, fxConnectorBody("x", "web"), 403, fxNotCurator},
+		{"no token", user{}, fxConnectorBody("x", "web"), 401, fxNotAuthed},
+		{"no token, bad body", user{}, `{`, 401, fxNotAuthed},
+		{"basic, bad body", c.basic, `{`, 403, fxNotCurator},
+		{"no body", c.admin, nil, 422, fxMissingBody},
+		{"config not an object", c.admin, fxConnectorBody("x", "web", "connector_specific_config", []int{1}), 422,
+			`{"detail":[{"type":"dict_type","loc":["body","connector_specific_config"],"msg":"Input should be a valid dictionary","input":[1]}]}`},
+		{"bad access type", c.admin, fxConnectorBody("x", "web", "access_type", "shared"), 422,
+			`{"detail":[{"type":"enum","loc":["body","access_type"],"msg":"Input should be 'public', 'private' or 'sync'","input":"shared","ctx":{"expected":"'public', 'private' or 'sync'"}}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := c.do(tt.u, "POST", "/manage/admin/connector", tt.body)
+			if tt.want != "" {
+				r.want(t, tt.status, tt.want)
+				return
+			}
+			var out struct{ ID int64 }
+			r.decode(t, &out)
+			r.want(t, 200, fmt.Sprintf(`{"id":%d,"credential":null}`, out.ID))
+			b := tt.body.(map[string]any)
+			c.do(c.admin, "GET", fmt.Sprintf("/manage/connector/%d", out.ID), nil).
+				want(t, 200, fxConnectorJSON(out.ID, b["name"].(string), b["source"].(string)))
+		})
+	}
+	t.Run("all fields", func(t *testing.T) {
+		body := `{"name":"full","source":"confluence","input_type":"load_state","connector_specific_config":{"wiki_base":"https://w","space":"ENG"},
+			"refresh_freq":3600,"prune_freq":86400,"indexing_start":"2026-01-02T03:04:05.5+01:00","unknown":"ignored"}`
+		var out struct{ ID int64 }
+		c.do(c.admin, "POST", "/manage/admin/connector", body).decode(t, &out)
+		c.do(c.admin, "GET", fmt.Sprintf("/manage/connector/%d", out.ID), nil).want(t, 200, fmt.Sprintf(`{
+			"name":"full","source":"confluence","input_type":"load_state","connector_specific_config":{"wiki_base":"https://w","space":"ENG"},
+			"refresh_freq":3600,"prune_freq":86400,"indexing_start":"2026-01-02T02:04:05.500000Z","id":%d,"credential_ids":[],
+			"time_created":%q,"time_updated":%q}`, out.ID, testNowJSON, testNowJSON))
+	})
+	t.Run("golden 422 bodies", func(t *testing.T) {
+		for _, g := range fxGoldens(t, "connectorInput") {
+			t.Run(g.Name, func(t *testing.T) { c.replay(t, c.admin, "POST", "/manage/admin/connector", g) })
+		}
+	})
+}
+
+func TestSupportConnectorRead(t *testing.T) {
+	c := newFxCast(t)
+	own := c.connector(c.curator, "own", "web", "groups", []int64{c.gA})       // created by the curator
+	hidden := c.connector(c.admin, "hidden", "web")                            // no pair
+	shared := c.connector(c.admin, "shared", "web")                            // a public and a gC pair
+	member := c.connector(c.admin, "member", "web")                            // a private pair shared with gB
+	private := c.connector(c.admin, "private", "web")                          // a private pair shared with gC
+	k1 := c.credential(c.admin, "web", `{"token":"t1"}`, "admin_public", true) // visible to the admin
+	k2 := c.credential(c.admin, "web", `{"token":"t2"}`, "admin_public", true)
+	c.pair(c.admin, shared, k1, "shared public", "public")
+	c.pair(c.admin, shared, k2, "shared C", "private", c.gC)
+	c.pair(c.admin, member, k1, "member B", "private", c.gB)
+	c.pair(c.admin, private, k1, "private C", "private", c.gC)
+
+	t.Run("list", func(t *testing.T) {
+		c.do(c.admin, "GET", "/manage/connector", nil).want(t, 200, "["+
+			fxConnectorJSON(own, "own", "web")+","+
+			fxConnectorJSON(hidden, "hidden", "web")+","+
+			fxConnectorJSON(shared, "shared", "web", k1, k2)+","+
+			fxConnectorJSON(member, "member", "web", k1)+","+
+			fxConnectorJSON(private, "private", "web", k1)+"]")
+		// The curator sees what it created and the connectors of the pairs it
+		// can see, with only the credentials of those pairs.
+		c.do(c.curator, "GET", "/manage/connector", nil).want(t, 200, "["+
+			fxConnectorJSON(own, "own", "web")+","+
+			fxConnectorJSON(shared, "shared", "web", k1)+","+
+			fxConnectorJSON(member, "member", "web", k1)+"]")
+		c.do(c.other, "GET", "/manage/connector", nil).want(t, 200, "["+
+			fxConnectorJSON(shared, "shared", "web", k1)+","+
+			fxConnectorJSON(member, "member", "web", k1)+"]")
+	})
+	for _, tt := range []struct {
+		name   string
+		u      user
+		path   string
+		status int
+		want   string
+	}{
+		{"admin", c.admin, fmt.Sprint("/manage/connector/", shared), 200, fxConnectorJSON(shared, "shared", "web", k1, k2)},
+		{"admin, no pair", c.admin, fmt.Sprint("/manage/connector/", hidden), 200, fxConnectorJSON(hidden, "hidden", "web")},
+		{"curator, own", c.curator, fmt.Sprint("/manage/connector/", own), 200, fxConnectorJSON(own, "own", "web")},
+		{"curator, public pair", c.curator, fmt.Sprint("/manage/connector/", shared), 200, fxConnectorJSON(shared, "shared", "web", k1)},
+		{"global curator, pair of its group", c.global, fmt.Sprint("/manage/connector/", member), 200, fxConnectorJSON(member, "member", "web", k1)},
+		{"curator, no pair", c.curator, fmt.Sprint("/manage/connector/", hidden), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, hidden)},
+		{"curator, pair of another group", c.curator, fmt.Sprint("/manage/connector/", private), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, private)},
+		{"other curator, connector of a curator", c.other, fmt.Sprint("/manage/connector/", own), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, own)},
+		{"unknown", c.admin, "/manage/connector/9999", 404, `{"detail":"Connector 9999 does not exist"}`},
+		{"bad id", c.admin, "/manage/connector/abc", 422, `{"detail":[` + fxIntParsing("connector_id", "abc") + `]}`},
+		{"float id", c.admin, "/manage/connector/1.5", 422, `{"detail":[` + fxIntParsing("connector_id", "1.5") + `]}`},
+		{"id too big", c.admin, "/manage/connector/9999999999999999999", 422,
+			`{"detail":[{"type":"less_than_equal","loc":["path","connector_id"],"msg":"Input should be less than or equal to 9223372036854775807","input":"9999999999999999999","ctx":{"le":9223372036854775807}}]}`},
+		{"basic", c.basic, fmt.Sprint("/manage/connector/", shared), 403, fxNotCurator},
+		{"basic list", c.basic, "/manage/connector", 403, fxNotCurator},
+		{"limited", c.limited, "/manage/connector/abc", 403, fxNotCurator},
+		{"no token", user{}, "/manage/connector/abc", 401, fxNotAuthed},
+		{"no token list", user{}, "/manage/connector", 401, fxNotAuthed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.do(tt.u, "GET", tt.path, nil).want(t, tt.status, tt.want)
+		})
+	}
+}
+
+func TestSupportConnectorUpdate(t *testing.T) {
+	c := newFxCast(t)
+	own := c.connector(c.curator, "own", "web", "groups", []int64{c.gA})
+	c.connector(c.admin, "taken", "web")
+	public := c.connector(c.admin, "public", "web")   // one public pair, no group
+	curated := c.connector(c.admin, "curated", "web") // one pair shared with gA only
+	mixed := c.connector(c.admin, "mixed", "web")     // pairs shared with gA and with gB
+	hidden := c.connector(c.admin, "hidden", "web")
+	k := c.credential(c.admin, "web", `{"token":"t"}`, "admin_public", true)
+	k2 := c.credential(c.admin, "web", `{"token":"t2"}`, "admin_public", true)
+	c.pair(c.admin, public, k, "p", "public")
+	c.pair(c.admin, curated, k, "a", "private", c.gA)
+	c.pair(c.admin, mixed, k, "ma", "private", c.gA)
+	c.pair(c.admin, mixed, k2, "mb", "private", c.gB)
+
+	path := func(id int64) string { return fmt.Sprint("/manage/admin/connector/", id) }
+	changed := func(id int64, name string, n int, credentialIDs ...int64) string {
+		return fmt.Sprintf(`{"name":%q,"source":"web","input_type":"poll","connector_specific_config":%s,
+			"refresh_freq":null,"prune_freq":null,"indexing_start":null,"id":%d,"credential_ids":%s,
+			"time_created":%q,"time_updated":%q}`, name, fxWeb, id, fxJSON(fxIDs(credentialIDs)), testNowJSON, fxLater(n))
+	}
+	for _, tt := range []struct {
+		name   string
+		u      user
+		path   string
+		body   any
+		status int
+		want   string
+	}{
+		{"admin renames", c.admin, path(hidden), fxConnectorBody("hidden 2", "web"), 200, changed(hidden, "hidden 2", 1)},
+		{"admin renames again", c.admin, path(hidden), fxConnectorBody("hidden 3", "web"), 200, changed(hidden, "hidden 3", 2)},
+		{"curator, own connector", c.curator, path(own), fxConnectorBody("own 2", "web", "groups", []int64{c.gA}), 200, changed(own, "own 2", 1)},
+		{"curator, every pair curated", c.curator, path(curated), fxConnectorBody("curated 2", "web", "groups", []int64{c.gA}), 200, changed(curated, "curated 2", 1, k)},
+		{"curator, own connector, public", c.curator, path(own), fxConnectorBody("own 3", "web", "access_type", "public"), 200, changed(own, "own 3", 2)},
+		{"curator, own connector, no groups", c.curator, path(own), fxConnectorBody("own 4", "web"), 400, `{"detail":"Curators must specify 1+ groups"}`},
+		{"curator, own connector, group not curated", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{c.gB}), 400, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"curator, own connector, unknown group", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{9999}), 400, `{"detail":"User group 9999 does not exist"}`},
+		{"curator, public pair only", c.curator, path(public), fxConnectorBody("public 2", "web", "access_type", "public"), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"curator, one pair of a group not curated", c.curator, path(mixed), fxConnectorBody("mixed 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"curator, invisible connector", c.curator, path(hidden), fxConnectorBody("x", "web", "groups", []int64{c.gA}), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, hidden)},
+		{"global curator, pair of its group", c.global, path(mixed), fxConnectorBody("mixed 2", "web", "groups", []int64{c.gB}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"name and source taken", c.admin, path(hidden), fxConnectorBody("taken", "web"), 409, `{"detail":"Connector by this name already exists, duplicate naming not allowed."}`},
+		{"unknown", c.admin, path(9999), fxConnectorBody("x", "web"), 404, `{"detail":"Connector 9999 does not exist"}`},
+		{"bad id", c.admin, "/manage/admin/connector/abc", fxConnectorBody("x", "web"), 422, `{"detail":[` + fxIntParsing("connector_id", "abc") + `]}`},
+		{"bad id and body", c.admin, "/manage/admin/connector/abc", `{"name":"x"}`, 422, `{"detail":[` + fxIntParsing("connector_id", "abc") + `,
+			{"type":"missing","loc":["body","source"],"msg":"Field required","input":{"name":"x"}},
+			{"type":"missing","loc":["body","input_type"],"msg":"Field required","input":{"name":"x"}},
+			{"type":"missing","loc":["body","connector_specific_config"],"msg":"Field required","input":{"name":"x"}}]}`},
+		{"no body", c.admin, path(hidden), nil, 422, fxMissingBody},
+		{"not json", c.admin, path(hidden), `{"name": x}`, 422,
+			`{"detail":[{"type":"json_invalid","loc":["body",9],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting value"}}]}`},
+		{"basic", c.basic, path(hidden), fxConnectorBody("x", "web"), 403, fxNotCurator},
+		{"limited, bad id", c.limited, "/manage/admin/connector/abc", `{`, 403, fxNotCurator},
+		{"no token", user{}, path(hidden), fxConnectorBody("x", "web"), 401, fxNotAuthed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.do(tt.u, "PATCH", tt.path, tt.body).want(t, tt.status, tt.want)
+		})
+	}
+	t.Run("every field", func(t *testing.T) {
+		c.do(c.admin, "PATCH", path(public), `{"name":"public","source":"web","input_type":"event",
+			"connector_specific_config":{"url":"https://example.org"},"refresh_freq":60,"prune_freq":120,"indexing_start":"2026-03-04T00:00:00Z"}`).
+			want(t, 200, fmt.Sprintf(`{"name":"public","source":"web","input_type":"event","connector_specific_config":{"url":"https://example.org"},
+				"refresh_freq":60,"prune_freq":120,"indexing_start":"2026-03-04T00:00:00Z","id":%d,"credential_ids":[%d],
+				"time_created":%q,"time_updated":%q}`, public, k, testNowJSON, fxLater(1)))
+		// Absent optional fields are cleared: the body replaces the connector.
+		c.do(c.admin, "PATCH", path(public), fxConnectorBody("public", "web")).want(t, 200, changed(public, "public", 2, k))
+	})
+	t.Run("golden 422 bodies", func(t *testing.T) {
+		for _, g := range fxGoldens(t, "connectorInput") {
+			t.Run(g.Name, func(t *testing.T) { c.replay(t, c.admin, "PATCH", "", g) })
+		}
+	})
+}
+
+func TestSupportConnectorDelete(t *testing.T) {
+	c := newFxCast(t)
+	used := c.connector(c.admin, "used", "web")
+	free := c.connector(c.curator, "free", "web", "groups", []int64{c.gA})
+	k := c.credential(c.admin, "web", `{"token":"t"}`, "admin_public", true)
+	c.pair(c.admin, used, k, "p", "public")
+	path := func(id int64) string { return fmt.Sprint("/manage/admin/connector/", id) }
+	for _, tt := range []struct {
+		name   string
+		u      user
+		path   string
+		status int
+		want   string
+	}{
+		{"curator, own connector", c.curator, path(free), 403, fxNotAdmin},
+		{"global curator", c.global, path(free), 403, fxNotAdmin},
+		{"basic", c.basic, path(free), 403, fxNotAdmin},
+		{"limited, bad id", c.limited, "/manage/admin/connector/abc", 403, fxNotAdmin},
+		{"no token", user{}, path(free), 401, fxNotAuthed},
+		{"bad id", c.admin, "/manage/admin/connector/abc", 422, `{"detail":[` + fxIntParsing("connector_id", "abc") + `]}`},
+		{"negative id", c.admin, "/manage/admin/connector/-1", 404, `{"detail":"Connector -1 does not exist"}`},
+		{"unknown", c.admin, path(9999), 404, `{"detail":"Connector 9999 does not exist"}`},
+		{"in use", c.admin, path(used), 409, fmt.Sprintf(`{"detail":"Connector %d is still used by 1 cc-pair(s); remove them first"}`, used)},
+		{"unused", c.admin, path(free), 200, fmt.Sprintf(`{"success":true,"message":"Connector deleted successfully","data":%d}`, free)},
+		{"deleted", c.admin, path(free), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, free)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.do(tt.u, "DELETE", tt.path, nil).want(t, tt.status, tt.want)
+		})
+	}
+	t.Run("gone from reads", func(t *testing.T) {
+		c.do(c.admin, "GET", fmt.Sprint("/manage/connector/", free), nil).want(t, 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, free))
+		c.do(c.admin, "GET", "/manage/connector", nil).want(t, 200, "["+fxConnectorJSON(used, "used", "web", k)+"]")
+	})
+	t.Run("after its pair is removed", func(t *testing.T) {
+		c.do(c.admin, "DELETE", fxPairPath(used, k), nil).want(t, 200, fmt.Sprintf(`{"success":true,"message":"Credential %d removed from Connector","data":%d}`, k, used))
+		c.do(c.admin, "DELETE", path(used), nil).want(t, 200, fmt.Sprintf(`{"success":true,"message":"Connector deleted successfully","data":%d}`, used))
+	})
+}

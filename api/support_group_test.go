@@ -1,0 +1,315 @@
+package api_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/quarryhq/quarry"
+)
+
+// User groups and curator flags (contract section 6; decisions.md "Users
+// and keys").
+
+// fxGroupJSON is the expected UserGroup; users are given in email order.
+func fxGroupJSON(id int64, name string, users []string, curatorIDs []string, pairs []int64) string {
+	if users == nil {
+		users = []string{}
+	}
+	if curatorIDs == nil {
+		curatorIDs = []string{}
+	}
+	us := "["
+	for i, u := range users {
+		if i > 0 {
+			us += ","
+		}
+		us += u
+	}
+	return fmt.Sprintf(`{"id":%d,"name":%q,"users":%s],"curator_ids":%s,"cc_pair_ids":%s,"time_created":%q,"time_updated":%q}`,
+		id, name, us, fxJSON(curatorIDs), fxJSON(fxIDs(pairs)), testNowJSON, testNowJSON)
+}
+
+func TestSupportUserGroups(t *testing.T) {
+	e := newEnv(t)
+	f := fx{e}
+	b1, b2 := e.user(quarry.RoleBasic, "b1"), e.user(quarry.RoleBasic, "b2") // b1's email sorts first
+	cur := e.user(quarry.RoleCurator, "cur")
+	limited := e.user(quarry.RoleLimited, "limited")
+	conn := f.connector(e.admin, "c", "web")
+	k := f.credential(e.admin, "web", fxSecret)
+	k2 := f.credential(e.admin, "not_applicable", fxSecret)
+	p1 := f.pair(e.admin, conn, k, "p1", "public")
+	p2 := f.pair(e.admin, conn, k2, "p2", "public")
+	basicJSON := func(u user) string { return fxUserJSON(u, quarry.RoleBasic) }
+
+	var eng, empty int64
+	t.Run("create", func(t *testing.T) {
+		r := e.do(e.admin, "POST", "/manage/admin/user-group",
+			map[string]any{"name": "eng", "user_ids": []string{b2.id, b1.id, b1.id}, "cc_pair_ids": []int64{p2, p1, p2}})
+		var out struct{ ID int64 }
+		r.decode(t, &out)
+		eng = out.ID
+		r.want(t, 200, fxGroupJSON(eng, "eng", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}))
+		r = e.do(e.admin, "POST", "/manage/admin/user-group", `{"name":"empty"}`)
+		r.decode(t, &out)
+		empty = out.ID
+		r.want(t, 200, fxGroupJSON(empty, "empty", nil, nil, nil))
+	})
+	for _, tt := range []struct {
+		name   string
+		u      user
+		body   any
+		status int
+		want   string
+	}{
+		{"duplicate name", e.admin, `{"name":"eng"}`, 409, `{"detail":"User group with name 'eng' already exists. Please choose a different name."}`},
+		{"unknown user", e.admin, `{"name":"x","user_ids":["nope"]}`, 400, `{"detail":"User nope does not exist"}`},
+		{"unknown cc-pair", e.admin, fmt.Sprintf(`{"name":"x","cc_pair_ids":[%d,9999]}`, p1), 400, `{"detail":"CC pair 9999 does not exist"}`},
+		{"curator", cur, `{"name":"x"}`, 403, fxNotAdmin},
+		{"basic", b1, `{"name":"x"}`, 403, fxNotAdmin},
+		{"limited", limited, `{"name":"x"}`, 403, fxNotAdmin},
+		{"no token", user{}, `{"name":"x"}`, 401, fxNotAuthed},
+		{"no body", e.admin, nil, 422, fxMissingBody},
+		{"user_ids null", e.admin, `{"name":"x","user_ids":null}`, 422, `{"detail":[{"type":"list_type","loc":["body","user_ids"],"msg":"Input should be a valid list","input":null}]}`},
+		{"name null", e.admin, `{"name":null}`, 422, `{"detail":[{"type":"string_type","loc":["body","name"],"msg":"Input should be a valid string","input":null}]}`},
+	} {
+		t.Run("create/"+tt.name, func(t *testing.T) {
+			e.do(tt.u, "POST", "/manage/admin/user-group", tt.body).want(t, tt.status, tt.want)
+		})
+	}
+	t.Run("create/golden 422 bodies", func(t *testing.T) {
+		for _, g := range fxGoldens(t, "userGroupCreate") {
+			t.Run(g.Name, func(t *testing.T) { f.replay(t, e.admin, "POST", "", g) })
+		}
+	})
+	t.Run("list", func(t *testing.T) {
+		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
+			fxGroupJSON(eng, "eng", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})+","+
+			fxGroupJSON(empty, "empty", nil, nil, nil)+"]")
+		e.do(cur, "GET", "/manage/admin/user-group", nil).want(t, 403, fxNotAdmin)
+		e.do(user{}, "GET", "/manage/admin/user-group", nil).want(t, 401, fxNotAuthed)
+	})
+
+	path := func(id int64) string { return fmt.Sprint("/manage/admin/user-group/", id) }
+	for _, tt := range []struct {
+		name   string
+		u      user
+		path   string
+		body   any
+		status int
+		want   string
+	}{
+		{"rename", e.admin, path(eng), `{"name":"eng 2"}`, 200,
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})},
+		{"nothing", e.admin, path(eng), `{}`, 200,
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})},
+		{"nulls change nothing", e.admin, path(eng), `{"name":null,"user_ids":null,"cc_pair_ids":null}`, 200,
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})},
+		{"members", e.admin, path(eng), fmt.Sprintf(`{"user_ids":[%q]}`, b1.id), 200,
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p1, p2})},
+		{"cc-pairs", e.admin, path(eng), fmt.Sprintf(`{"cc_pair_ids":[%d]}`, p2), 200,
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})},
+		{"own name", e.admin, path(eng), `{"name":"eng 2"}`, 200,
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})},
+		{"name taken", e.admin, path(eng), `{"name":"empty"}`, 409, `{"detail":"User group with name 'empty' already exists. Please choose a different name."}`},
+		{"unknown user", e.admin, path(eng), `{"user_ids":["nope"]}`, 400, `{"detail":"User nope does not exist"}`},
+		{"unknown cc-pair", e.admin, path(eng), `{"cc_pair_ids":[9999]}`, 400, `{"detail":"CC pair 9999 does not exist"}`},
+		{"unknown group", e.admin, path(9999), `{"name":"x"}`, 404, `{"detail":"User group 9999 does not exist"}`},
+		{"bad id", e.admin, "/manage/admin/user-group/abc", `{"name":"x"}`, 422, `{"detail":[` + fxIntParsing("group_id", "abc") + `]}`},
+		{"no body", e.admin, path(eng), nil, 422, fxMissingBody},
+		{"curator", cur, path(eng), `{}`, 403, fxNotAdmin},
+		{"no token", user{}, path(eng), `{}`, 401, fxNotAuthed},
+	} {
+		t.Run("patch/"+tt.name, func(t *testing.T) {
+			e.do(tt.u, "PATCH", tt.path, tt.body).want(t, tt.status, tt.want)
+		})
+	}
+	t.Run("patch/golden 422 bodies", func(t *testing.T) {
+		for _, g := range fxGoldens(t, "userGroupUpdate") {
+			t.Run(g.Name, func(t *testing.T) { f.replay(t, e.admin, "PATCH", "", g) })
+		}
+	})
+	t.Run("patch/failed changes left nothing behind", func(t *testing.T) {
+		e.do(e.admin, "PATCH", path(eng), fmt.Sprintf(`{"name":"eng 3","user_ids":[%q],"cc_pair_ids":[9999]}`, b2.id)).
+			want(t, 400, `{"detail":"CC pair 9999 does not exist"}`)
+		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})+","+
+			fxGroupJSON(empty, "empty", nil, nil, nil)+"]")
+	})
+
+	for _, tt := range []struct {
+		name   string
+		u      user
+		path   string
+		status int
+		want   string
+	}{
+		{"curator", cur, path(empty), 403, fxNotAdmin},
+		{"no token", user{}, path(empty), 401, fxNotAuthed},
+		{"bad id", e.admin, "/manage/admin/user-group/abc", 422, `{"detail":[` + fxIntParsing("group_id", "abc") + `]}`},
+		{"unknown", e.admin, path(9999), 404, `{"detail":"User group 9999 does not exist"}`},
+		{"delete", e.admin, path(empty), 200, `null`},
+		{"deleted", e.admin, path(empty), 404, fmt.Sprintf(`{"detail":"User group %d does not exist"}`, empty)},
+	} {
+		t.Run("delete/"+tt.name, func(t *testing.T) {
+			e.do(tt.u, "DELETE", tt.path, nil).want(t, tt.status, tt.want)
+		})
+	}
+	t.Run("delete/what is left", func(t *testing.T) {
+		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
+			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})+"]")
+	})
+	t.Run("delete/a group with pairs and credentials", func(t *testing.T) {
+		g := f.group("shared", []user{b1})
+		kg := f.credential(e.admin, "web", fxSecret, "groups", []int64{g}, "admin_public", true)
+		pg := f.pair(e.admin, conn, kg, "pg", "private", g)
+		e.do(e.admin, "DELETE", path(g), nil).want(t, 200, `null`)
+		e.do(e.admin, "GET", fmt.Sprint("/manage/credential/", kg), nil).
+			want(t, 200, fxCred{id: kg, owner: e.admin, source: "web", masked: fxMasked, adminPublic: true}.String())
+		var status []struct {
+			CCPairID int64   `json:"cc_pair_id"`
+			Groups   []int64 `json:"groups"`
+		}
+		e.do(e.admin, "GET", "/manage/admin/connector/status", nil).decode(t, &status)
+		for _, s := range status {
+			if s.CCPairID == pg && len(s.Groups) != 0 {
+				t.Errorf("cc-pair %d still shared with %v", pg, s.Groups)
+			}
+		}
+	})
+}
+
+func TestSupportSetCurator(t *testing.T) {
+	e := newEnv(t)
+	f := fx{e}
+	b1, b2 := e.user(quarry.RoleBasic, "b1"), e.user(quarry.RoleBasic, "b2")
+	outsider := e.user(quarry.RoleBasic, "outsider")
+	admin2 := e.user(quarry.RoleAdmin, "admin2")
+	global := e.user(quarry.RoleGlobalCurator, "global")
+	limited := e.user(quarry.RoleLimited, "limited")
+	cur := e.user(quarry.RoleCurator, "cur")
+	g1 := f.group("one", []user{b1, b2, admin2, global, limited, cur})
+	g2 := f.group("two", []user{b1, b2})
+	path := func(id int64) string { return fmt.Sprintf("/manage/admin/user-group/%d/set-curator", id) }
+	body := func(u user, on bool) string { return fmt.Sprintf(`{"user_id":%q,"is_curator":%t}`, u.id, on) }
+	curatorIDs := func(t *testing.T, id int64) []string {
+		var gs []struct {
+			ID         int64    `json:"id"`
+			CuratorIDs []string `json:"curator_ids"`
+		}
+		e.do(e.admin, "GET", "/manage/admin/user-group", nil).decode(t, &gs)
+		for _, g := range gs {
+			if g.ID == id {
+				return g.CuratorIDs
+			}
+		}
+		t.Fatalf("no group %d", id)
+		return nil
+	}
+	const notCurator = `{"detail":"Access denied. User is not a curator or admin."}`
+
+	t.Run("promotes a basic member", func(t *testing.T) {
+		e.do(b1, "GET", "/manage/connector", nil).want(t, 403, notCurator)
+		e.do(e.admin, "POST", path(g1), body(b1, true)).want(t, 200, `null`)
+		if got := f.role(b1); got != "curator" {
+			t.Errorf("role = %s, want curator", got)
+		}
+		if got := curatorIDs(t, g1); len(got) != 1 || got[0] != b1.id {
+			t.Errorf("curator_ids = %v, want [%s]", got, b1.id)
+		}
+		// The new curator may use the curators' routes, and curates g1.
+		e.do(b1, "GET", "/manage/connector", nil).want(t, 200, `[]`)
+		f.connector(b1, "b1's", "web", "groups", []int64{g1})
+		e.do(b1, "POST", "/manage/admin/connector", fxConnectorBody("x", "web", "groups", []int64{g2})).
+			want(t, 400, `{"detail":"Curators cannot control groups they don't curate"}`)
+	})
+	t.Run("setting it twice", func(t *testing.T) {
+		e.do(e.admin, "POST", path(g1), body(b1, true)).want(t, 200, `null`)
+		e.do(e.admin, "POST", path(g2), body(b1, true)).want(t, 200, `null`)
+		if got := f.role(b1); got != "curator" {
+			t.Errorf("role = %s, want curator", got)
+		}
+	})
+	t.Run("clearing one of two flags keeps the role", func(t *testing.T) {
+		e.do(e.admin, "POST", path(g2), body(b1, false)).want(t, 200, `null`)
+		if got := f.role(b1); got != "curator" {
+			t.Errorf("role = %s, want curator", got)
+		}
+	})
+	t.Run("clearing the last flag demotes", func(t *testing.T) {
+		e.do(e.admin, "POST", path(g1), body(b1, false)).want(t, 200, `null`)
+		if got := f.role(b1); got != "basic" {
+			t.Errorf("role = %s, want basic", got)
+		}
+		if got := curatorIDs(t, g1); len(got) != 0 {
+			t.Errorf("curator_ids = %v, want []", got)
+		}
+		e.do(b1, "GET", "/manage/connector", nil).want(t, 403, notCurator)
+	})
+	t.Run("removing the membership demotes", func(t *testing.T) {
+		e.do(e.admin, "POST", path(g2), body(b2, true)).want(t, 200, `null`)
+		if got := f.role(b2); got != "curator" {
+			t.Fatalf("role = %s, want curator", got)
+		}
+		e.do(e.admin, "PATCH", fmt.Sprint("/manage/admin/user-group/", g2), fmt.Sprintf(`{"user_ids":[%q]}`, b1.id)).decode(t, &struct{}{})
+		if got := f.role(b2); got != "basic" {
+			t.Errorf("role = %s, want basic", got)
+		}
+	})
+	t.Run("deleting the group demotes", func(t *testing.T) {
+		g3 := f.group("three", []user{b2}, b2)
+		if got := f.role(b2); got != "curator" {
+			t.Fatalf("role = %s, want curator", got)
+		}
+		e.do(e.admin, "DELETE", fmt.Sprint("/manage/admin/user-group/", g3), nil).want(t, 200, `null`)
+		if got := f.role(b2); got != "basic" {
+			t.Errorf("role = %s, want basic", got)
+		}
+	})
+	t.Run("a curator's flag", func(t *testing.T) {
+		e.do(e.admin, "POST", path(g1), body(cur, true)).want(t, 200, `null`)
+		if got := f.role(cur); got != "curator" {
+			t.Errorf("role = %s, want curator", got)
+		}
+	})
+	t.Run("a global curator keeps its role", func(t *testing.T) {
+		if got := f.role(global); got != "global_curator" {
+			t.Errorf("role = %s, want global_curator", got)
+		}
+	})
+	for _, tt := range []struct {
+		name   string
+		u      user
+		path   string
+		body   any
+		status int
+		want   string
+	}{
+		{"not a member", e.admin, path(g1), body(outsider, true), 400, fmt.Sprintf(`{"detail":"User %s is not a member of user group %d"}`, outsider.id, g1)},
+		{"not a member, clearing", e.admin, path(g2), body(b2, false), 400, fmt.Sprintf(`{"detail":"User %s is not a member of user group %d"}`, b2.id, g2)},
+		{"admin", e.admin, path(g1), body(admin2, true), 400,
+			fmt.Sprintf(`{"detail":"User %s has the role admin: curator flags apply to basic users and curators"}`, admin2.id)},
+		{"global curator", e.admin, path(g1), body(global, true), 400,
+			fmt.Sprintf(`{"detail":"User %s has the role global_curator: curator flags apply to basic users and curators"}`, global.id)},
+		{"limited", e.admin, path(g1), body(limited, true), 400,
+			fmt.Sprintf(`{"detail":"User %s has the role limited: curator flags apply to basic users and curators"}`, limited.id)},
+		{"unknown user", e.admin, path(g1), `{"user_id":"nope","is_curator":true}`, 400, `{"detail":"User nope does not exist"}`},
+		{"unknown group", e.admin, path(9999), body(b1, true), 404, `{"detail":"User group 9999 does not exist"}`},
+		{"unknown group and user", e.admin, path(9999), `{"user_id":"nope","is_curator":true}`, 404, `{"detail":"User group 9999 does not exist"}`},
+		{"bad id", e.admin, "/manage/admin/user-group/abc/set-curator", body(b1, true), 422, `{"detail":[` + fxIntParsing("group_id", "abc") + `]}`},
+		{"bad id and body", e.admin, "/manage/admin/user-group/abc/set-curator", `{}`, 422, `{"detail":[` + fxIntParsing("group_id", "abc") + `,
+			{"type":"missing","loc":["body","user_id"],"msg":"Field required","input":{}},
+			{"type":"missing","loc":["body","is_curator"],"msg":"Field required","input":{}}]}`},
+		{"curator", cur, path(g1), body(b1, true), 403, fxNotAdmin},
+		{"no token", user{}, path(g1), body(b1, true), 401, fxNotAuthed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e.do(tt.u, "POST", tt.path, tt.body).want(t, tt.status, tt.want)
+		})
+	}
+	t.Run("golden 422 bodies", func(t *testing.T) {
+		for _, g := range fxGoldens(t, "setCurator") {
+			t.Run(g.Name, func(t *testing.T) { f.replay(t, e.admin, "POST", path(g1), g) })
+		}
+	})
+}

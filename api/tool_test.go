@@ -1,0 +1,288 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api"
+)
+
+// pingDefinition is a minimal valid custom tool definition.
+const pingDefinition = `{"openapi": "3.0.0", "info": {"title": "Ping", "description": "Pings", "version": "1"},
+	"servers": [{"url": "https://ping.example.com"}],
+	"paths": {"/ping": {"get": {"summary": "ping", "operationId": "ping", "responses": {"200": {"description": "ok"}}}}}}`
+
+// pongDefinition is another valid definition, in OpenAPI 3.1 with a
+// path-level parameter.
+const pongDefinition = `{"openapi": "3.1.0", "info": {"title": "Pong", "description": "Pongs", "version": "2"},
+	"servers": [{"url": "https://pong.example.com"}],
+	"paths": {"/pong/{id}": {"parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": ["string", "null"]}}],
+		"post": {"description": "pong one", "operationId": "pong.one", "responses": {"200": {"description": "ok"}}}}}}`
+
+// createTool creates a custom tool as u and returns its id.
+func (e *env) createTool(u user, body string) int64 {
+	e.t.Helper()
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	e.do(u, "POST", "/admin/tool/custom", body).decode(e.t, &out)
+	return out.ID
+}
+
+// createOAuthConfig creates an OAuth configuration and returns its id.
+func (e *env) createOAuthConfig(name string) int64 {
+	e.t.Helper()
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	e.do(e.admin, "POST", "/admin/oauth-config", map[string]any{"name": name, "authorization_url": "https://auth.example.com/authorize",
+		"token_url": "https://auth.example.com/token", "client_id": "client-" + name, "client_secret": "client-secret-of-" + name,
+		"scopes": []string{"read"}}).decode(e.t, &out)
+	return out.ID
+}
+
+// storedHeaders returns the headers kept for tool id, in clear.
+func (e *env) storedHeaders(id int64) []quarry.Header {
+	e.t.Helper()
+	t, err := e.db.Tool(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return t.Headers
+}
+
+// toolJSON renders an expected tool record.
+func toolJSON(id int64, name, description, definition, headers string, passthrough bool, owner user, oauthID int64, oauthName string) string {
+	oid, oname := "null", "null"
+	if oauthID != 0 {
+		oid, oname = itoa(oauthID), fmt.Sprintf("%q", oauthName)
+	}
+	return fmt.Sprintf(`{"id": %d, "name": %q, "description": %q, "definition": %s, "display_name": %q,
+		"in_code_tool_id": null, "custom_headers": %s, "passthrough_auth": %t, "mcp_server_id": null,
+		"user_id": %q, "oauth_config_id": %s, "oauth_config_name": %s, "enabled": true, "chat_selectable": true,
+		"agent_creation_selectable": true, "default_enabled": false}`,
+		id, name, description, definition, name, headers, passthrough, owner.id, oid, oname)
+}
+
+func TestUpdateTool(t *testing.T) {
+	e := newEnv(t)
+	oauth := e.createOAuthConfig("okta")
+	oauth2 := e.createOAuthConfig("github")
+	const headers = `[{"key": "X-Api-Key", "value": "a-very-long-api-key-value"}, {"key": "X-Team", "value": "blue"}]`
+	const maskedHeaders = `[{"key": "X-Api-Key", "value": "a-ve...alue"}, {"key": "X-Team", "value": "••••••••••••"}]`
+	newTool := func() int64 {
+		return e.createTool(e.admin, fmt.Sprintf(`{"name": "ping", "description": "Pings things", "definition": %s,
+			"custom_headers": %s, "passthrough_auth": false, "oauth_config_id": %d}`, pingDefinition, headers, oauth))
+	}
+	for _, tt := range []struct {
+		name    string
+		body    string
+		want    func(id int64) string
+		headers []quarry.Header
+	}{
+		{"empty body changes nothing", `{}`,
+			func(id int64) string {
+				return toolJSON(id, "ping", "Pings things", pingDefinition, maskedHeaders, false, e.admin, oauth, "okta")
+			}, nil},
+		{"nulls leave name, definition, headers and passthrough unchanged", `{"name": null, "definition": null, "custom_headers": null, "passthrough_auth": null}`,
+			func(id int64) string {
+				return toolJSON(id, "ping", "Pings things", pingDefinition, maskedHeaders, false, e.admin, oauth, "okta")
+			}, nil},
+		{"null clears description and OAuth config", `{"description": null, "oauth_config_id": null}`,
+			func(id int64) string {
+				return toolJSON(id, "ping", "", pingDefinition, maskedHeaders, false, e.admin, 0, "")
+			}, nil},
+		{"every field", fmt.Sprintf(`{"name": "pong", "description": "", "definition": %s, "custom_headers": [], "passthrough_auth": true, "oauth_config_id": %d}`, pongDefinition, oauth2),
+			func(id int64) string {
+				return toolJSON(id, "pong", "", pongDefinition, `[]`, true, e.admin, oauth2, "github")
+			}, []quarry.Header{}},
+		{"masked header echoes keep the stored values", `{"custom_headers": [{"key": "x-api-key", "value": "a-ve...alue"}, {"key": "X-TEAM", "value": "••••••••••••"}, {"key": "X-New", "value": "new-header-value-long"}]}`,
+			func(id int64) string {
+				return toolJSON(id, "ping", "Pings things", pingDefinition,
+					`[{"key": "x-api-key", "value": "a-ve...alue"}, {"key": "X-TEAM", "value": "••••••••••••"}, {"key": "X-New", "value": "new-...long"}]`,
+					false, e.admin, oauth, "okta")
+			}, []quarry.Header{{Key: "x-api-key", Value: "a-very-long-api-key-value"}, {Key: "X-TEAM", Value: "blue"}, {Key: "X-New", Value: "new-header-value-long"}}},
+		{"new header values are stored", `{"custom_headers": [{"key": "X-Api-Key", "value": "a-ve...alue-22"}]}`,
+			func(id int64) string {
+				return toolJSON(id, "ping", "Pings things", pingDefinition, `[{"key": "X-Api-Key", "value": "a-ve...e-22"}]`, false, e.admin, oauth, "okta")
+			}, []quarry.Header{{Key: "X-Api-Key", Value: "a-ve...alue-22"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			id := newTool()
+			r := e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), tt.body)
+			r.want(t, 200, tt.want(id))
+			if got := r.header.Get("ETag"); got != `"2"` {
+				t.Errorf("ETag = %q, want \"2\"", got)
+			}
+			e.do(e.admin, "GET", "/tool/"+itoa(id), nil).want(t, 200, tt.want(id))
+			want := tt.headers
+			if want == nil {
+				want = []quarry.Header{{Key: "X-Api-Key", Value: "a-very-long-api-key-value"}, {Key: "X-Team", Value: "blue"}}
+			}
+			if diff := cmp.Diff(want, e.storedHeaders(id)); diff != "" {
+				t.Errorf("stored headers mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("masking off shows header values", func(t *testing.T) {
+		e := newEnv(t, func(c *api.Config) { c.MaskCredentials = false })
+		id := e.createTool(e.admin, fmt.Sprintf(`{"name": "ping", "definition": %s, "custom_headers": %s, "passthrough_auth": false}`, pingDefinition, headers))
+		e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"custom_headers": [{"key": "X-Team", "value": "••••••••••••"}]}`).want(t, 200,
+			toolJSON(id, "ping", "", pingDefinition, `[{"key": "X-Team", "value": "••••••••••••"}]`, false, e.admin, 0, ""))
+	})
+}
+
+func TestUpdateToolErrors(t *testing.T) {
+	e := newEnv(t)
+	curator := e.user(quarry.RoleCurator, "curator")
+	other := e.user(quarry.RoleGlobalCurator, "other")
+	adminTool := e.createTool(e.admin, `{"name": "a", "definition": `+pingDefinition+`, "passthrough_auth": false}`)
+	curatorTool := e.createTool(curator, `{"name": "c", "definition": `+pingDefinition+`, "passthrough_auth": false}`)
+	authTool := e.createTool(e.admin, `{"name": "h", "definition": `+pingDefinition+`, "passthrough_auth": false,
+		"custom_headers": [{"key": "authorization", "value": "Bearer a-long-token-value"}]}`)
+	passTool := e.createTool(e.admin, `{"name": "p", "definition": `+pingDefinition+`, "passthrough_auth": true}`)
+	var builtins []struct {
+		ID     int64   `json:"id"`
+		InCode *string `json:"in_code_tool_id"`
+	}
+	e.do(e.admin, "GET", "/tool", nil).decode(t, &builtins)
+	searchTool := builtins[0].ID
+	if builtins[0].InCode == nil || *builtins[0].InCode != "SearchTool" {
+		t.Fatalf("first tool is %+v, want the built-in SearchTool", builtins[0])
+	}
+
+	const (
+		notFound  = `{"detail":"Tool by specified id does not exist"}`
+		builtIn   = `{"detail":"Built-in tools cannot be modified through this endpoint."}`
+		notOwner  = `{"detail":"You can only modify actions that you created."}`
+		noInfo    = "{\"detail\":\"`info` section is required in OpenAPI schema\"}"
+		authClash = `{"detail":"Cannot use passthrough auth with custom authorization headers"}`
+		stale     = `{"detail":"The object has changed since you read it; fetch it again and retry"}`
+	)
+	for _, tt := range []struct {
+		name   string
+		u      user
+		id     int64
+		body   string
+		header []string
+		status int
+		want   string
+	}{
+		{"1. no such tool", e.admin, 999999, `{"definition": {}}`, nil, 404, notFound},
+		{"2. built-in tool, even for an admin", e.admin, searchTool, `{"name": "x"}`, nil, 400, builtIn},
+		{"2. built-in before ownership", curator, searchTool, `{"definition": {}}`, nil, 400, builtIn},
+		{"3. another user's tool", curator, adminTool, `{"definition": {}}`, nil, 403, notOwner},
+		{"3. a global curator is no owner either", other, curatorTool, `{}`, nil, 403, notOwner},
+		{"4. definition {} is validated", e.admin, adminTool, `{"definition": {}, "passthrough_auth": true, "custom_headers": [{"key": "Authorization", "value": "x"}]}`, nil, 400, noInfo},
+		{"4. a bad definition", curator, curatorTool, `{"definition": {"info": {"title": "t", "description": "d"}, "openapi": "2.0", "paths": {}}}`, nil, 400,
+			`{"detail":"OpenAPI version '2.0' is not supported"}`},
+		{"5. passthrough with an Authorization header in the body", e.admin, adminTool,
+			`{"passthrough_auth": true, "custom_headers": [{"key": "AUTHORIZATION", "value": "x"}], "oauth_config_id": 999}`, nil, 400, authClash},
+		{"5. passthrough turned on over a stored Authorization header", e.admin, authTool, `{"passthrough_auth": true}`, nil, 400, authClash},
+		{"5. an Authorization header added to a passthrough tool", e.admin, passTool, `{"custom_headers": [{"key": "Authorization", "value": "x"}]}`, nil, 400, authClash},
+		{"6. unknown OAuth config", e.admin, adminTool, `{"oauth_config_id": 999}`, []string{"If-Match", `"99"`}, 404, `{"detail":"OAuth config with id 999 not found"}`},
+		{"7. stale If-Match", curator, curatorTool, `{"name": "x"}`, []string{"If-Match", `"99"`}, 412, stale},
+		{"the owner curator may edit", curator, curatorTool, `{"name": "mine"}`, []string{"If-Match", `"1"`}, 200, ""},
+		{"an admin may edit a curator's tool", e.admin, curatorTool, `{"description": "by admin"}`, nil, 200, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(tt.u, "PUT", "/admin/tool/custom/"+itoa(tt.id), tt.body, tt.header...)
+			if tt.want == "" {
+				if r.status != tt.status {
+					t.Errorf("status = %d, want %d: %s", r.status, tt.status, r.body)
+				}
+				return
+			}
+			r.want(t, tt.status, tt.want)
+		})
+	}
+	t.Run("failures change nothing", func(t *testing.T) {
+		var got struct {
+			Name            string          `json:"name"`
+			PassthroughAuth bool            `json:"passthrough_auth"`
+			CustomHeaders   []quarry.Header `json:"custom_headers"`
+		}
+		e.do(e.admin, "GET", "/tool/"+itoa(adminTool), nil).decode(t, &got)
+		if got.Name != "a" || got.PassthroughAuth || len(got.CustomHeaders) != 0 {
+			t.Errorf("tool after failed updates: %+v", got)
+		}
+	})
+	t.Run("ownership never changes", func(t *testing.T) {
+		var got struct {
+			UserID string `json:"user_id"`
+		}
+		e.do(e.admin, "GET", "/tool/"+itoa(curatorTool), nil).decode(t, &got)
+		if got.UserID != curator.id {
+			t.Errorf("user_id = %s after an admin's edit, want the owner %s", got.UserID, curator.id)
+		}
+	})
+	t.Run("audit names the changed fields", func(t *testing.T) {
+		var events []struct {
+			Action string   `json:"action"`
+			Fields []string `json:"fields"`
+		}
+		e.do(e.admin, "GET", "/admin/audit-log?resource_type=tool&resource_id="+itoa(curatorTool), nil).decode(t, &events)
+		want := []struct {
+			Action string   `json:"action"`
+			Fields []string `json:"fields"`
+		}{{"tool.update", []string{"description"}}, {"tool.update", []string{"name"}},
+			{"tool.create", []string{"name", "description", "definition", "custom_headers", "passthrough_auth", "oauth_config_id"}}}
+		if diff := cmp.Diff(want, events); diff != "" {
+			t.Errorf("audit mismatch (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestUpdateToolValidation(t *testing.T) {
+	e := newEnv(t)
+	for _, tt := range []struct {
+		name, path, body, want string
+	}{
+		{"path not an integer", "/admin/tool/custom/abc", `{}`,
+			`{"detail":[{"type":"int_parsing","loc":["path","tool_id"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"abc"}]}`},
+		{"every body field wrong", "/admin/tool/custom/x1", `{"name": 1, "description": false, "definition": [], "custom_headers": [{"key": "k"}, "h", {"key": 2, "value": "v"}], "passthrough_auth": "sometimes", "oauth_config_id": 1.5}`,
+			`{"detail":[
+				{"type":"int_parsing","loc":["path","tool_id"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"x1"},
+				{"type":"string_type","loc":["body","name"],"msg":"Input should be a valid string","input":1},
+				{"type":"string_type","loc":["body","description"],"msg":"Input should be a valid string","input":false},
+				{"type":"dict_type","loc":["body","definition"],"msg":"Input should be a valid dictionary","input":[]},
+				{"type":"missing","loc":["body","custom_headers",0,"value"],"msg":"Field required","input":{"key":"k"}},
+				{"type":"model_attributes_type","loc":["body","custom_headers",1],"msg":"Input should be a valid dictionary or object to extract fields from","input":"h"},
+				{"type":"string_type","loc":["body","custom_headers",2,"key"],"msg":"Input should be a valid string","input":2},
+				{"type":"bool_parsing","loc":["body","passthrough_auth"],"msg":"Input should be a valid boolean, unable to interpret input","input":"sometimes"},
+				{"type":"int_from_float","loc":["body","oauth_config_id"],"msg":"Input should be a valid integer, got a number with a fractional part","input":1.5}]}`},
+		{"custom_headers not a list", "/admin/tool/custom/1", `{"custom_headers": {"key": "k", "value": "v"}}`,
+			`{"detail":[{"type":"list_type","loc":["body","custom_headers"],"msg":"Input should be a valid list","input":{"key":"k","value":"v"}}]}`},
+		{"invalid JSON", "/admin/tool/custom/1", `{"name": "x" "description": "y"}`,
+			`{"detail":[{"type":"json_invalid","loc":["body",13],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting ',' delimiter"}}]}`},
+		{"no body", "/admin/tool/custom/1", ``,
+			`{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var body any
+			if tt.body != "" {
+				body = tt.body
+			}
+			e.do(e.admin, "PUT", tt.path, body).want(t, 422, tt.want)
+		})
+	}
+}
+
+// TestToolHeadersNotLogged checks that header values never reach the log.
+func TestToolHeadersNotLogged(t *testing.T) {
+	e := newEnv(t)
+	id := e.createTool(e.admin, `{"name": "a", "definition": `+pingDefinition+`, "passthrough_auth": false,
+		"custom_headers": [{"key": "X-Api-Key", "value": "header-secret-value-1"}]}`)
+	e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"custom_headers": [{"key": "X-Api-Key", "value": "header-secret-value-2"}]}`)
+	e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"custom_headers": [{"key": "Authorization", "value": "header-secret-value-3"}], "passthrough_auth": true}`)
+	for _, s := range []string{"header-secret-value-1", "header-secret-value-2", "header-secret-value-3"} {
+		if strings.Contains(e.log.String(), s) {
+			t.Errorf("the log contains %q", s)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/store"
+)
+
+func runServe(ctx context.Context, env *environment, args []string) error {
+	cfg, _, err := loadConfig("serve", args, env, nil)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, env.stderr)
+	db, err := openDB(ctx, cfg, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	token, err := db.Bootstrap(ctx)
+	if err != nil {
+		return fmt.Errorf("bootstrapping: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String() + cfg.BasePath
+	if token != "" {
+		fmt.Fprintf(env.stdout, `
+This is a new database. An admin API key was created; it is shown only now:
+
+    %s
+
+Try it:
+
+    curl -H "Authorization: Bearer %s" %s/manage/admin/connector/status
+
+`, token, token, base)
+	}
+	srv := &http.Server{
+		Handler: api.NewServer(api.Config{
+			BasePath:        cfg.BasePath,
+			MaskCredentials: cfg.MaskCredentials,
+			MaxBodyBytes:    cfg.MaxBodyBytes,
+			DBTimeout:       cfg.DBTimeout,
+			Version:         version,
+		}, db, log),
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("serving", "url", base, "database", db.Dialect(), "version", version)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining requests in flight", "grace", cfg.ShutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// newLogger returns the structured logger the configuration asks for.
+func newLogger(cfg *Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// openDB opens the configured database and brings its schema up to date.
+func openDB(ctx context.Context, cfg *Config, env *environment) (*store.DB, error) {
+	keys, err := cfg.keyring(func(msg string) { fmt.Fprintln(env.stderr, msg) })
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL, keys, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
