@@ -219,7 +219,10 @@ func TestSupportCredentialDelete(t *testing.T) {
 		{"owner, basic", c.basic, path(basic), 200, deleted(basic)},
 		{"owner, deleted", c.basic, path(basic), 404, hidden(basic)},
 		{"owner, curator", c.curator, path(curA), 200, deleted(curA)},
-		{"admin, another's credential", c.admin, path(basic2), 200, deleted(basic2)},
+		// Admins delete what they may edit: another user's private
+		// credential does not exist for them.
+		{"admin, another's private credential", c.admin, path(basic2), 404, hidden(basic2)},
+		{"owner, after the admin could not", c.basic, path(basic2), 200, deleted(basic2)},
 		{"admin, admin_public", c.admin, path(pub), 200, deleted(pub)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

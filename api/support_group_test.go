@@ -12,6 +12,12 @@ import (
 
 // fxGroupJSON is the expected UserGroup; users are given in email order.
 func fxGroupJSON(id int64, name string, users []string, curatorIDs []string, pairs []int64) string {
+	return fxGroupJSONAt(id, name, users, curatorIDs, pairs, 0)
+}
+
+// fxGroupJSONAt is fxGroupJSON for a group changed n times since its
+// creation: each change moves time_updated on by a microsecond.
+func fxGroupJSONAt(id int64, name string, users []string, curatorIDs []string, pairs []int64, n int) string {
 	if users == nil {
 		users = []string{}
 	}
@@ -26,7 +32,7 @@ func fxGroupJSON(id int64, name string, users []string, curatorIDs []string, pai
 		us += u
 	}
 	return fmt.Sprintf(`{"id":%d,"name":%q,"users":%s],"curator_ids":%s,"cc_pair_ids":%s,"time_created":%q,"time_updated":%q}`,
-		id, name, us, fxJSON(curatorIDs), fxJSON(fxIDs(pairs)), testNowJSON, testNowJSON)
+		id, name, us, fxJSON(curatorIDs), fxJSON(fxIDs(pairs)), testNowJSON, fxLater(n))
 }
 
 func TestSupportUserGroups(t *testing.T) {
@@ -100,17 +106,17 @@ func TestSupportUserGroups(t *testing.T) {
 		want   string
 	}{
 		{"rename", e.admin, path(eng), `{"name":"eng 2"}`, 200,
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}, 1)},
 		{"nothing", e.admin, path(eng), `{}`, 200,
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}, 2)},
 		{"nulls change nothing", e.admin, path(eng), `{"name":null,"user_ids":null,"cc_pair_ids":null}`, 200,
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}, 3)},
 		{"members", e.admin, path(eng), fmt.Sprintf(`{"user_ids":[%q]}`, b1.id), 200,
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p1, p2})},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p1, p2}, 4)},
 		{"cc-pairs", e.admin, path(eng), fmt.Sprintf(`{"cc_pair_ids":[%d]}`, p2), 200,
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 5)},
 		{"own name", e.admin, path(eng), `{"name":"eng 2"}`, 200,
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 6)},
 		{"name taken", e.admin, path(eng), `{"name":"empty"}`, 409, `{"detail":"User group with name 'empty' already exists. Please choose a different name."}`},
 		{"unknown user", e.admin, path(eng), `{"user_ids":["nope"]}`, 400, `{"detail":"User nope does not exist"}`},
 		{"unknown cc-pair", e.admin, path(eng), `{"cc_pair_ids":[9999]}`, 400, `{"detail":"CC pair 9999 does not exist"}`},
@@ -133,7 +139,7 @@ func TestSupportUserGroups(t *testing.T) {
 		e.do(e.admin, "PATCH", path(eng), fmt.Sprintf(`{"name":"eng 3","user_ids":[%q],"cc_pair_ids":[9999]}`, b2.id)).
 			want(t, 400, `{"detail":"CC pair 9999 does not exist"}`)
 		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})+","+
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 6)+","+
 			fxGroupJSON(empty, "empty", nil, nil, nil)+"]")
 	})
 
@@ -157,7 +163,7 @@ func TestSupportUserGroups(t *testing.T) {
 	}
 	t.Run("delete/what is left", func(t *testing.T) {
 		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
-			fxGroupJSON(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2})+"]")
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 6)+"]")
 	})
 	t.Run("delete/a group with pairs and credentials", func(t *testing.T) {
 		g := f.group("shared", []user{b1})

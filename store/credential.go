@@ -323,8 +323,9 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 // errPrecondition answers an If-Match that names a stale version.
 var errPrecondition = quarry.Errorf(quarry.EPRECONDITION, "The object has changed since you read it; fetch it again and retry")
 
-// DeleteCredential deletes credential id, which no cc-pair may use. Its owner
-// and admins may delete it.
+// DeleteCredential deletes credential id, which no cc-pair may use. Its
+// owner may delete it, and so may an admin who may edit it; to anyone else
+// it does not exist.
 func (db *DB) DeleteCredential(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		k, err := db.credential(ctx, tx, id)
@@ -332,7 +333,7 @@ func (db *DB) DeleteCredential(ctx context.Context, c *quarry.Caller, id int64) 
 			return err
 		}
 		own := k.UserID != nil && *k.UserID == c.ID
-		if !c.IsAdmin() && !own {
+		if !own && !(c.IsAdmin() && c.CanEditCredential(&k.Credential)) {
 			return credentialNotFound(id)
 		}
 		var n int

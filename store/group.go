@@ -29,7 +29,7 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 			*in.Name, tx.now.Micros()).Scan(&id); err != nil {
 			return err
 		}
-		if err := tx.setGroupMembers(id, in.UserIDs); err != nil {
+		if err := tx.setGroupMembers(c, id, in.UserIDs); err != nil {
 			return err
 		}
 		if err := tx.setGroupPairs(id, in.CCPairIDs); err != nil {
@@ -62,7 +62,7 @@ func (tx *Tx) checkGroupName(name string, self int64) error {
 
 // setGroupMembers makes userIDs the members of group id, keeping the curator
 // flag of members who stay, and demoting curators who curate nothing after.
-func (tx *Tx) setGroupMembers(id int64, userIDs []string) error {
+func (tx *Tx) setGroupMembers(c *quarry.Caller, id int64, userIDs []string) error {
 	if userIDs == nil {
 		return nil
 	}
@@ -87,7 +87,7 @@ func (tx *Tx) setGroupMembers(id int64, userIDs []string) error {
 		if _, err := tx.exec(`DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, u); err != nil {
 			return err
 		}
-		if err := tx.syncCuratorRole(u); err != nil {
+		if err := tx.syncCuratorRole(c, u); err != nil {
 			return err
 		}
 	}
@@ -248,11 +248,12 @@ func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGr
 func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
-		if _, err := tx.group(id); err != nil {
+		old, err := tx.group(id)
+		if err != nil {
 			return err
 		}
 		var fields []string
-		if in.Name != nil {
+		if in.Name != nil && *in.Name != old.Name {
 			if err := tx.checkGroupName(*in.Name, id); err != nil {
 				return err
 			}
@@ -262,25 +263,32 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 			fields = append(fields, "name")
 		}
 		if in.UserIDs != nil {
-			if err := tx.setGroupMembers(id, in.UserIDs); err != nil {
+			oldIDs := make([]string, len(old.Users))
+			for i, u := range old.Users {
+				oldIDs[i] = u.ID
+			}
+			if !slices.Equal(dedupe(in.UserIDs), dedupe(oldIDs)) {
+				fields = append(fields, "user_ids")
+			}
+			if err := tx.setGroupMembers(c, id, in.UserIDs); err != nil {
 				return err
 			}
-			fields = append(fields, "user_ids")
 		}
 		if in.CCPairIDs != nil {
+			if !slices.Equal(dedupe(in.CCPairIDs), old.CCPairIDs) {
+				fields = append(fields, "cc_pair_ids")
+			}
 			if err := tx.setGroupPairs(id, in.CCPairIDs); err != nil {
 				return err
 			}
-			fields = append(fields, "cc_pair_ids")
 		}
-		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, tx.now.Micros(), id); err != nil {
+		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
 			return err
 		}
 		tx.touch()
 		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
 			return err
 		}
-		var err error
 		g, err = tx.group(id)
 		return err
 	})
@@ -299,7 +307,7 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 			return err
 		}
 		for _, u := range g.CuratorIDs {
-			if err := tx.syncCuratorRole(u); err != nil {
+			if err := tx.syncCuratorRole(c, u); err != nil {
 				return err
 			}
 		}
@@ -337,9 +345,9 @@ func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID
 			return err
 		}
 		if isCurator {
-			_, err = tx.exec(`UPDATE users SET role = 'curator' WHERE id = $1 AND role = 'basic'`, userID)
+			err = tx.promoteToCurator(c, userID)
 		} else {
-			err = tx.syncCuratorRole(userID)
+			err = tx.syncCuratorRole(c, userID)
 		}
 		if err != nil {
 			return err

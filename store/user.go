@@ -111,9 +111,26 @@ func (tx *Tx) userRole(id string) (quarry.Role, error) {
 }
 
 // syncCuratorRole demotes a curator that curates no group any more to basic,
-// as Onyx does when the last curator flag goes.
-func (tx *Tx) syncCuratorRole(userID string) error {
-	_, err := tx.exec(`UPDATE users SET role = 'basic' WHERE id = $1 AND role = 'curator'
+// as Onyx does when the last curator flag goes, and records the change.
+func (tx *Tx) syncCuratorRole(c *quarry.Caller, userID string) error {
+	res, err := tx.exec(`UPDATE users SET role = 'basic' WHERE id = $1 AND role = 'curator'
 		AND NOT EXISTS (SELECT 1 FROM user_group_members WHERE user_id = $1 AND is_curator)`, userID)
-	return err
+	return tx.auditRoleChange(c, userID, res, err)
+}
+
+// promoteToCurator makes a basic user a curator, and records the change.
+func (tx *Tx) promoteToCurator(c *quarry.Caller, userID string) error {
+	res, err := tx.exec(`UPDATE users SET role = 'curator' WHERE id = $1 AND role = 'basic'`, userID)
+	return tx.auditRoleChange(c, userID, res, err)
+}
+
+// auditRoleChange records a role change if the update res changed a row.
+func (tx *Tx) auditRoleChange(c *quarry.Caller, userID string, res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	return tx.audit(c, "user.role_change", "user", userID, []string{"role"})
 }
