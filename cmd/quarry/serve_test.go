@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer that a server may write while a test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// envOf returns a getenv over vars.
+func envOf(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+var tokenRE = regexp.MustCompile(`qry_[A-Za-z0-9_-]{43}`)
+
+// TestServeBootstrapAndShutdown runs `quarry serve` on a new SQLite
+// database as a newcomer would: the admin key it prints opens the status
+// listing, and a cancelled context (SIGTERM) stops it cleanly.
+func TestServeBootstrapAndShutdown(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "data", "quarry.db")
+	var stdout, stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-db", "sqlite:" + db}, envOf(nil), &stdout, &stderr)
+	}()
+	var base string
+	urlRE := regexp.MustCompile(`"url":"(http://[^"]+)"`)
+	for deadline := time.Now().Add(20 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := urlRE.FindStringSubmatch(stderr.String()); m != nil {
+			base = m[1]
+		}
+	}
+	if base == "" {
+		cancel()
+		t.Fatalf("the server did not start: %s", stderr.String())
+	}
+	token := tokenRE.FindString(stdout.String())
+	if token == "" {
+		t.Fatalf("no admin key printed on a new database: %q", stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "curl -H \"Authorization: Bearer "+token+"\" "+base+"/manage/admin/connector/status") {
+		t.Errorf("the banner does not show how to call the status listing: %s", stdout.String())
+	}
+	req, _ := http.NewRequest("GET", base+"/manage/admin/connector/status", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || string(body) != "[]" {
+		t.Errorf("status listing: %d %s", res.StatusCode, body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve returned %v after SIGTERM", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+
+	// A second start on the same database prints no key.
+	stdout = syncBuffer{}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go func() {
+		done <- run(ctx2, []string{"serve", "-addr", "127.0.0.1:0", "-db", "sqlite:" + db}, envOf(nil), &stdout, &stderr)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel2()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if tokenRE.MatchString(stdout.String()) {
+		t.Errorf("a key was printed again on restart: %s", stdout.String())
+	}
+}
+
+func TestCreateAPIKey(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "q.db")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"create-api-key", "-db", db, "-name", "ci", "-role", "admin"}, envOf(nil), &stdout, &stderr); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	last := lines[len(lines)-1]
+	if !tokenRE.MatchString(last) || last != tokenRE.FindString(last) {
+		t.Errorf("last line %q is not the key alone", last)
+	}
+	for _, bad := range [][]string{
+		{"create-api-key", "-db", db, "-role", "owner"},
+		{"create-api-key", "-db", "postgres://127.0.0.1:1/x"}, // no key set: refused before connecting
+	} {
+		if err := run(context.Background(), bad, envOf(nil), io.Discard, io.Discard); err == nil {
+			t.Errorf("run %v succeeded", bad)
+		}
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	env := &environment{getenv: envOf(map[string]string{"QUARRY_ADDR": "0.0.0.0:9000", "QUARRY_LOG_LEVEL": "debug",
+		"QUARRY_MASK_CREDENTIALS": "false"}), stdout: io.Discard, stderr: io.Discard}
+	cfg, _, err := loadConfig("serve", []string{"-addr", "127.0.0.1:7000"}, env, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:7000" {
+		t.Errorf("Addr = %q: the flag should win over the environment", cfg.Addr)
+	}
+	if cfg.LogLevel.String() != "DEBUG" || cfg.MaskCredentials {
+		t.Errorf("LogLevel = %v, MaskCredentials = %v: the environment should win over the defaults", cfg.LogLevel, cfg.MaskCredentials)
+	}
+	if cfg.DatabaseURL != "sqlite:./data/quarry.db" || cfg.MaxBodyBytes != 1<<20 {
+		t.Errorf("defaults not applied: %+v", cfg)
+	}
+	for _, bad := range []map[string]string{{"QUARRY_MAX_BODY_BYTES": "-1"}, {"QUARRY_LOG_FORMAT": "xml"}, {"QUARRY_SHUTDOWN_GRACE": "soon"}} {
+		env.getenv = envOf(bad)
+		if _, _, err := loadConfig("serve", nil, env, nil); err == nil {
+			t.Errorf("loadConfig accepted %v", bad)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, envOf(nil), &out, io.Discard); err != nil || out.String() != "quarry dev\n" {
+		t.Errorf("version: %q, %v", out.String(), err)
+	}
+	if err := run(context.Background(), []string{"frobnicate"}, envOf(nil), io.Discard, io.Discard); err == nil {
+		t.Error("an unknown command succeeded")
+	}
+}
