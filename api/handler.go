@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -84,12 +85,16 @@ func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
 }
 
 // writeJSON writes v as the JSON body of a response with the given status.
+// Like Python's json module, and like the hand-written status listing, it
+// does not escape <, > and & as encoding/json does by default.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return writeBody(w, status, b)
+	return writeBody(w, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
 // writeBody writes an encoded JSON body.
