@@ -81,6 +81,7 @@ func newEnv(t *testing.T, opts ...func(*api.Config)) *env {
 		o(&cfg)
 	}
 	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: storetest.URL(t), keys: storetest.Key(t)}
+	watchSecrets(t, e.log) // logsecrets_test.go
 	e.db = storetest.OpenURL(t, e.url, e.keys)
 	e.db.Now = func() time.Time { return testNow }
 	logger := slog.New(slog.NewJSONHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -167,6 +168,7 @@ func (e *env) do(u user, method, path string, body any, headers ...string) *resp
 	if err != nil {
 		e.t.Errorf("%s %s: reading body: %v", method, path, err)
 	}
+	noteSecrets(e.t, req, body, b) // logsecrets_test.go
 	e.conform(req, body, res, b)
 	return &response{status: res.StatusCode, header: res.Header, body: b}
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // middleware wraps the routes with what every request goes through: a
-// request id, the base path, the body limit, panic recovery and the request
-// log line.
+// request id, the base path, the body limit, panic recovery, the request
+// metrics and the request log line.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -38,11 +38,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 					writeJSON(rec, http.StatusInternalServerError, errorBody{"Internal server error"})
 				}
 			}
+			elapsed, route := time.Since(start), routeOf(r)
+			s.metrics.observe(r.Method, route, rec.status, elapsed)
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 				slog.String("method", r.Method),
-				slog.String("route", routeOf(r)),
+				slog.String("route", route),
 				slog.Int("status", rec.status),
-				slog.Duration("duration", time.Since(start)),
+				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 				slog.Int64("bytes", rec.bytes),
 				slog.String("request_id", id))
 		}()

@@ -41,6 +41,7 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	status  *statusCache
+	metrics *metrics
 }
 
 // NewServer returns a Server that keeps its data in db and logs to log.
@@ -52,7 +53,8 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 		cfg.DBTimeout = 10 * time.Second
 	}
 	cfg.BasePath = strings.TrimRight(cfg.BasePath, "/")
-	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache()}
+	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache(),
+		metrics: newMetrics(cfg.Version, db)}
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -99,6 +100,60 @@ func isConnectionError(err error) bool {
 		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, context.DeadlineExceeded)
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// OutageReason says in a few words why the database is unavailable, for
+// the readiness check: it names the kind of failure, never a host, user or
+// database name, which stay in the log.
+func OutageReason(err error) string {
+	var pe *pgconn.PgError
+	var se *sqlite.Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
+		return "it did not answer in time"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the connection was refused"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was closed"
+	case errors.As(err, &pe):
+		switch {
+		case pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03":
+			return "the server is starting up or shutting down"
+		case pe.Code == "3D000":
+			return "the database does not exist"
+		case strings.HasPrefix(pe.Code, "28"):
+			return "the server refused the credentials"
+		case pe.Code == "53300":
+			return "the server has too many connections"
+		}
+		return "the server answered with error " + pe.Code
+	case errors.As(err, &se):
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return "the database file is locked"
+		case sqlite3.SQLITE_CANTOPEN:
+			return "the database file cannot be opened"
+		case sqlite3.SQLITE_FULL:
+			return "the disk is full"
+		case sqlite3.SQLITE_IOERR:
+			return "the database file cannot be read or written"
+		}
+		return "SQLite answered with error " + strconv.Itoa(se.Code())
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	if errors.As(err, &ce) || errors.As(err, &ne) {
+		return "it cannot be reached"
+	}
+	return "it did not answer the check"
 }
 
 // jsonText returns the JSON text of v, which must be encodable.

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -123,7 +124,7 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys}
 	db.write.statements, db.read.statements = &db.statements, &db.statements
 	if dialect == Postgres {
-		db.write.DB, err = sql.Open("pgx", source)
+		db.write.DB, err = sql.Open("pgx", withConnectTimeout(source))
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -135,7 +136,7 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 		// One writer (SQLite allows one at a time; BEGIN IMMEDIATE takes the
 		// lock up front so that transactions queue instead of failing), and
 		// a pool of read-only readers that WAL lets run beside it.
-		db.write.DB, err = sql.Open("sqlite", sqliteDSN(source, false))
+		db.write.DB, err = sql.Open("sqlite", sqliteDSNBusy(source, false, writerBusyTimeout))
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -158,9 +159,45 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	return db, nil
 }
 
+// connectTimeout bounds a PostgreSQL connection attempt made without a
+// deadline of its own (at start-up, by the CLI); requests bound theirs with
+// their context as well.
+const connectTimeout = 10 * time.Second
+
+// withConnectTimeout adds connect_timeout to a PostgreSQL URL that has none,
+// so that a server that does not answer (a dropped packet, not a refused
+// connection) cannot hang a connection attempt for minutes.
+func withConnectTimeout(source string) string {
+	u, err := url.Parse(source)
+	if err != nil {
+		return source // pgx reports the error.
+	}
+	q := u.Query()
+	if q.Has("connect_timeout") {
+		return source
+	}
+	q.Set("connect_timeout", strconv.Itoa(int(connectTimeout/time.Second)))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// SQLite waits for another process's write lock in SQLite itself (its busy
+// time-out), which a context cannot interrupt. The write pool therefore
+// waits in short slices, and begin retries between them until the
+// request's context or sqliteBusyTimeout runs out.
+const (
+	sqliteBusyTimeout = 10 * time.Second
+	writerBusyTimeout = 100 * time.Millisecond
+)
+
 func sqliteDSN(path string, readOnly bool) string {
+	return sqliteDSNBusy(path, readOnly, sqliteBusyTimeout)
+}
+
+// sqliteDSNBusy is sqliteDSN with the given busy time-out.
+func sqliteDSNBusy(path string, readOnly bool, busy time.Duration) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
@@ -186,9 +223,17 @@ func (db *DB) Close() error {
 	return err
 }
 
-// Ping reports whether the database answers.
+// Ping reports whether the database answers. On PostgreSQL a ping is a
+// round trip to the server; on SQLite, where a pooled connection answers a
+// ping without touching the file, it reads the file's header. It does not
+// count as a statement.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.read.PingContext(ctx); err != nil {
+	err := db.read.PingContext(ctx)
+	if err == nil && db.dialect == SQLite {
+		var v int64
+		err = db.read.DB.QueryRowContext(ctx, `PRAGMA schema_version`).Scan(&v)
+	}
+	if err != nil {
 		return unavailable(err)
 	}
 	return nil
@@ -212,7 +257,7 @@ type Tx struct {
 
 // update runs fn in a write transaction and commits if fn returns nil.
 func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
-	sqlTx, err := db.write.BeginTx(ctx, nil)
+	sqlTx, err := db.begin(ctx)
 	if err != nil {
 		return mapError(err)
 	}
@@ -228,6 +273,25 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 		}
 	}
 	return mapError(sqlTx.Commit())
+}
+
+// begin starts a write transaction. On SQLite, while another process holds
+// the write lock, it tries again every writerBusyTimeout until ctx ends or
+// sqliteBusyTimeout has passed, so that a request waits no longer than its
+// context allows.
+func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
+	deadline := time.Now().Add(sqliteBusyTimeout)
+	for {
+		tx, err := db.write.BeginTx(ctx, nil)
+		if err == nil || db.dialect != SQLite || !isBusy(err) || time.Now().After(deadline) {
+			return tx, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // touch records that the transaction changes what the connector status

@@ -71,6 +71,7 @@ Try it:
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close() // Cut the requests that outlasted the grace period.
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

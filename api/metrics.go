@@ -1,0 +1,124 @@
+package api
+
+import (
+	"database/sql"
+	"net/http"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+// metrics are a Server's Prometheus metrics, on a registry of its own (never
+// the global one), served by GET /metrics. docs/operations.md lists them.
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	handler  http.Handler
+}
+
+// requestLabels label the request metrics: the route pattern (never the raw
+// path, so that the number of series stays bounded), the method and the
+// status.
+var requestLabels = []string{"route", "method", "status"}
+
+func newMetrics(version string, db *store.DB) *metrics {
+	reg := prometheus.NewRegistry()
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarry_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status.",
+		}, requestLabels),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "quarry_http_request_duration_seconds",
+			Help:    "Time from receiving a request to the end of its handler, by route pattern, method and status.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, requestLabels),
+	}
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "quarry_build_info",
+		Help:        "Always 1; its labels name the build's version and Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "go_version": runtime.Version()},
+	})
+	buildInfo.Set(1)
+	reg.MustRegister(
+		m.requests, m.duration, buildInfo,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "quarry_db_statements_total",
+			Help: "SQL statements run by the store.",
+		}, func() float64 { return float64(db.Statements()) }),
+		dbStatsCollector{db},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	return m
+}
+
+// observe records one answered request.
+func (m *metrics) observe(method, route string, status int, d time.Duration) {
+	labels := []string{route, methodLabel(method), strconv.Itoa(status)}
+	m.requests.WithLabelValues(labels...).Inc()
+	m.duration.WithLabelValues(labels...).Observe(d.Seconds())
+}
+
+// methodLabel returns method if it is a standard one and "OTHER" otherwise,
+// so that callers cannot grow the number of series at will.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "OTHER"
+}
+
+// dbStatsCollector reports the connection pool statistics of the store's
+// pools at each scrape: "read" and "write" on SQLite, one "shared" pool on
+// PostgreSQL.
+type dbStatsCollector struct{ db *store.DB }
+
+var (
+	dbPoolLabels      = []string{"pool"}
+	dbMaxOpenDesc     = prometheus.NewDesc("quarry_db_connections_max_open", "Most connections the pool may open.", dbPoolLabels, nil)
+	dbOpenDesc        = prometheus.NewDesc("quarry_db_connections_open", "Connections open, in use or idle.", dbPoolLabels, nil)
+	dbInUseDesc       = prometheus.NewDesc("quarry_db_connections_in_use", "Connections in use.", dbPoolLabels, nil)
+	dbIdleDesc        = prometheus.NewDesc("quarry_db_connections_idle", "Idle connections.", dbPoolLabels, nil)
+	dbWaitCountDesc   = prometheus.NewDesc("quarry_db_connections_wait_total", "Times a caller waited for a free connection.", dbPoolLabels, nil)
+	dbWaitSecondsDesc = prometheus.NewDesc("quarry_db_connections_wait_seconds_total", "Time spent waiting for a free connection.", dbPoolLabels, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c dbStatsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{dbMaxOpenDesc, dbOpenDesc, dbInUseDesc, dbIdleDesc, dbWaitCountDesc, dbWaitSecondsDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c dbStatsCollector) Collect(ch chan<- prometheus.Metric) {
+	read, write := c.db.Stats()
+	pools := map[string]sql.DBStats{"read": read, "write": write}
+	if c.db.Dialect() == store.Postgres {
+		pools = map[string]sql.DBStats{"shared": write}
+	}
+	for pool, s := range pools {
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, pool)
+		}
+		counter := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, pool)
+		}
+		gauge(dbMaxOpenDesc, float64(s.MaxOpenConnections))
+		gauge(dbOpenDesc, float64(s.OpenConnections))
+		gauge(dbInUseDesc, float64(s.InUse))
+		gauge(dbIdleDesc, float64(s.Idle))
+		counter(dbWaitCountDesc, float64(s.WaitCount))
+		counter(dbWaitSecondsDesc, s.WaitDuration.Seconds())
+	}
+}

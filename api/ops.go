@@ -1,0 +1,53 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store"
+)
+
+// The operations routes (contract section 8) are public, for load
+// balancers and monitoring: GET /health, GET /ready and GET /metrics.
+
+// readyTimeout bounds the database check of GET /ready (or DBTimeout, if
+// shorter): a load balancer's probe wants a prompt answer.
+const readyTimeout = 2 * time.Second
+
+// handleHealth serves GET /health: the process is up and serving. It does
+// not touch the database, so that a database outage does not get the
+// process restarted.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"ok"})
+}
+
+// handleReady serves GET /ready: 200 when the database answers a ping
+// within readyTimeout, 503 saying why otherwise (the cause goes to the
+// log).
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	ctx, cancel := context.WithTimeout(r.Context(), min(readyTimeout, s.cfg.DBTimeout))
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		s.log.LogAttrs(r.Context(), slog.LevelWarn, "not ready",
+			slog.String("request_id", quarry.RequestIDFrom(r.Context())), slog.String("error", err.Error()))
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{"The database is unavailable: " + store.OutageReason(err) + "."})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"ready"})
+}
+
+// handleMetrics serves GET /metrics: the server's metrics in the Prometheus
+// text format.
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	s.metrics.handler.ServeHTTP(w, r)
+}
