@@ -1,6 +1,10 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/quarryhq/quarry/web"
+)
 
 // routes registers every route of the API. It is the one place to read to
 // know what the service answers, and who may call what.
@@ -58,6 +62,17 @@ func (s *Server) routes() {
 
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI) // public: this API's description
 	m.HandleFunc("GET /docs", s.handleDocs)            // public: the description as a page
+
+	// Operations (contract section 8), public: liveness, readiness, metrics.
+	m.HandleFunc("GET /health", s.handleHealth)
+	m.HandleFunc("GET /ready", s.handleReady)
+	m.HandleFunc("GET /metrics", s.handleMetrics)
+
+	// The admin page (package web), public; the page sends the caller's key
+	// with each API call it makes.
+	page := web.Handler()
+	m.Handle("GET /{$}", page)
+	m.Handle("GET /assets/", page)
 
 	// Everything else: 404, or 405 when the path exists for other methods.
 	m.Handle("/", http.HandlerFunc(s.handleNoRoute))

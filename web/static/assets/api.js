@@ -1,0 +1,111 @@
+// Calls to Quarry's API with the signed-in key, and the rendering of its
+// error bodies.
+
+const storageKey = 'quarry.apiKey';
+
+/** The key of this tab's session, or null. */
+export function getKey() {
+  return sessionStorage.getItem(storageKey);
+}
+
+export function setKey(key) {
+  sessionStorage.setItem(storageKey, key);
+}
+
+export function clearKey() {
+  sessionStorage.removeItem(storageKey);
+}
+
+/** An answer of the API that is not a 2xx. */
+export class APIError extends Error {
+  constructor(status, detail) {
+    super(typeof detail === 'string' ? detail : `HTTP ${status}`);
+    this.status = status;
+    this.detail = detail; // a string, or FastAPI's list of validation errors (422)
+  }
+}
+
+/**
+ * call sends one request to the API, relative to the page (so that a base
+ * path works), with the key and a JSON content type. It returns
+ * {data, etag}; a non-2xx answer throws APIError. A 401 also fires the
+ * window event "quarry:unauthorized".
+ */
+export async function call(method, path, { body, etag, key } = {}) {
+  const headers = {
+    'Authorization': `Bearer ${key ?? getKey() ?? ''}`,
+    'Content-Type': 'application/json',
+    'Accept': 'application/json',
+  };
+  if (etag) headers['If-Match'] = etag;
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+      credentials: 'omit',
+      redirect: 'error',
+    });
+  } catch (e) {
+    throw new APIError(0, `The server could not be reached (${e.message}).`);
+  }
+  const text = await res.text();
+  let data = null;
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+  }
+  if (!res.ok) {
+    const detail = data && data.detail !== undefined ? data.detail : `${res.status} ${res.statusText}`;
+    if (res.status === 401 && key === undefined) {
+      window.dispatchEvent(new CustomEvent('quarry:unauthorized'));
+    }
+    throw new APIError(res.status, detail);
+  }
+  return { data, etag: res.headers.get('ETag') };
+}
+
+/**
+ * describeLoc renders a FastAPI error location, e.g. ["body",
+ * "credential_json", "port"] as "credential_json › port".
+ */
+function describeLoc(loc) {
+  const parts = (Array.isArray(loc) ? loc : []).map(String);
+  if (parts.length > 1 && (parts[0] === 'body' || parts[0] === 'path' || parts[0] === 'query')) {
+    parts.shift();
+  }
+  return parts.join(' › ') || 'request';
+}
+
+/**
+ * errorNodes returns DOM nodes that show an error readably: the detail
+ * sentence, or for a 422 a list with one line per problem.
+ */
+export function errorNodes(err) {
+  const out = [];
+  const detail = err instanceof APIError ? err.detail : String(err && err.message ? err.message : err);
+  const prefix = err instanceof APIError && err.status ? `${err.status}: ` : '';
+  if (Array.isArray(detail)) {
+    const p = document.createElement('p');
+    p.textContent = `${prefix}The server did not accept the request:`;
+    const ul = document.createElement('ul');
+    for (const d of detail) {
+      const li = document.createElement('li');
+      const code = document.createElement('code');
+      code.textContent = describeLoc(d && d.loc);
+      li.append(code, `: ${d && d.msg ? d.msg : JSON.stringify(d)}`);
+      ul.append(li);
+    }
+    out.push(p, ul);
+  } else {
+    const p = document.createElement('p');
+    p.textContent = prefix + (typeof detail === 'string' ? detail : JSON.stringify(detail));
+    out.push(p);
+  }
+  return out;
+}
