@@ -281,12 +281,14 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 		if u.CuratorPublic != nil {
 			curatorPublic = *u.CuratorPublic
 		}
-		secret := k.secret
+		// The secret is written only when it changes: writing back the
+		// ciphertext that was read could undo a concurrent key rotation.
+		var secret any // NULL: unchanged
 		if slices.Contains(fields, "credential_json") {
 			secret = db.sealCredentialJSON(newJSON)
 		}
-		res, err := tx.exec(`UPDATE credentials SET name = $1, admin_public = $2, curator_public = $3, secret = $4,
-				version = version + 1, updated_at = $5
+		res, err := tx.exec(`UPDATE credentials SET name = $1, admin_public = $2, curator_public = $3,
+				secret = COALESCE($4, secret), version = version + 1, updated_at = $5
 			WHERE id = $6 AND version = $7`,
 			name, adminPublic, curatorPublic, secret, later(tx.now, old.UpdatedAt).Micros(), id, k.Version)
 		if err != nil {

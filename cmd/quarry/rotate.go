@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/quarryhq/quarry/store"
+)
+
+// runRotateEncryptionKey re-encrypts every secret under QUARRY_ENCRYPTION_KEY,
+// reading the old ciphertexts with QUARRY_OLD_ENCRYPTION_KEYS. Servers keep
+// working meanwhile, provided they hold both keys; an interrupted run is
+// continued by running the command again.
+func runRotateEncryptionKey(ctx context.Context, env *environment, args []string) error {
+	cfg, fs, err := loadConfig("rotate-encryption-key", args, env, func(fs *flag.FlagSet) {
+		fs.Int("batch", store.DefaultRotateBatch, "rows re-encrypted per transaction")
+		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
+	}, "db")
+	if err != nil {
+		return err
+	}
+	batch := fs.Lookup("batch").Value.(flag.Getter).Get().(int)
+	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
+	if batch <= 0 {
+		return fmt.Errorf("-batch: %d: must be positive", batch)
+	}
+	db, err := openDB(ctx, cfg, env)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	keys, err := cfg.keyring(func(string) {})
+	if err != nil {
+		return err
+	}
+	total, kinds, err := db.SecretsToRotate(ctx)
+	if err != nil {
+		return err
+	}
+	w := env.stdout
+	if total == 0 {
+		fmt.Fprintf(w, "Every secret is already sealed with the key in QUARRY_ENCRYPTION_KEY (key id %s); nothing to do.\n", keys.PrimaryID())
+		printRotationNext(w, cfg)
+		return nil
+	}
+	fmt.Fprintf(w, "Re-encrypting %d secrets (%s) under key %s, %d per transaction.\n",
+		total, describe(kinds), keys.PrimaryID(), batch)
+	p := newProgress(w, every)
+	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: batch, Progress: p.update})
+	p.finish()
+	if err != nil {
+		var ue *store.UnreadableSecretsError
+		switch {
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			fmt.Fprintf(w, "Interrupted: %s; %d left. Run the command again to continue.\n", res.Summary(), total-res.Rotated-res.Concurrent)
+			return errors.New("interrupted")
+		case errors.As(err, &ue) && ue.Changed:
+			fmt.Fprintf(w, "Stopped: %s, but not every secret.\n", res.Summary())
+		}
+		return err
+	}
+	fmt.Fprintf(w, "Done in %s: %s.\n", res.Elapsed.Round(time.Millisecond), res.Summary())
+	if res.Concurrent > 0 {
+		fmt.Fprintf(w, "%d secrets were rewritten by the server meanwhile; they were left as it wrote them.\n", res.Concurrent)
+	}
+	if res.Remaining > 0 {
+		return fmt.Errorf("%d secrets are still sealed with an old key: a server is probably still sealing with the old key. "+
+			"Give every replica QUARRY_ENCRYPTION_KEY=<new key> and QUARRY_OLD_ENCRYPTION_KEYS=<old key>, restart them, and run this command again", res.Remaining)
+	}
+	fmt.Fprintln(w, "Every secret is now sealed with QUARRY_ENCRYPTION_KEY.")
+	printRotationNext(w, cfg)
+	return nil
+}
+
+// printRotationNext tells the operator what is left to do once every secret
+// is under the new key.
+func printRotationNext(w io.Writer, cfg *Config) {
+	if dialect, path, err := store.ParseURL(cfg.DatabaseURL); err == nil && dialect == store.SQLite && cfg.EncryptionKey != "" {
+		if b, err := os.ReadFile(path + ".key"); err == nil && strings.TrimSpace(string(b)) != strings.TrimSpace(cfg.EncryptionKey) {
+			fmt.Fprintf(w, "The key file %s still holds the old key: write the new key into it (or keep QUARRY_ENCRYPTION_KEY set) before restarting.\n", path+".key")
+		}
+	}
+	if len(cfg.OldEncryptionKeys) > 0 {
+		fmt.Fprintln(w, "Next: remove QUARRY_OLD_ENCRYPTION_KEYS from the environment of every replica and restart them.")
+		fmt.Fprintln(w, "Keep the old key only as long as you keep database backups made before this rotation: they need it.")
+	}
+}
+
+func describe(kinds []store.KindCount) string {
+	var parts []string
+	for _, k := range kinds {
+		if k.Count > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", k.Count, k.Kind))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// progress prints how far a rotation has come: a line rewritten in place on
+// a terminal, plain lines every so often otherwise.
+type progress struct {
+	w         io.Writer
+	terminal  bool
+	every     time.Duration
+	start     time.Time
+	first     time.Time // When the first batch was done,
+	firstDone int       // and how many it did.
+	last      time.Time // When a line was last printed.
+	lastLine  string
+	width     int
+}
+
+func newProgress(w io.Writer, every time.Duration) *progress {
+	p := &progress{w: w, every: every, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.terminal, p.every = true, 100*time.Millisecond
+		}
+	}
+	p.last = p.start
+	return p
+}
+
+// update receives the progress of each batch.
+func (p *progress) update(r store.RotateProgress) {
+	now := time.Now()
+	if now.Sub(p.last) < p.every && r.Done < r.Total {
+		p.lastLine = p.line(r, now)
+		return
+	}
+	p.last = now
+	p.print(p.line(r, now))
+}
+
+func (p *progress) line(r store.RotateProgress, now time.Time) string {
+	if p.firstDone == 0 {
+		// The rate is measured from the first batch on: the checks before
+		// it take their own time.
+		p.first, p.firstDone = now, r.Done
+	}
+	elapsed := now.Sub(p.first).Seconds()
+	done, total := r.Done, max(r.Total, r.Done)
+	s := fmt.Sprintf("%d/%d secrets (%d%%)", done, total, done*100/max(total, 1))
+	if elapsed > 0 && done > p.firstDone {
+		rate := float64(done-p.firstDone) / elapsed
+		left := time.Duration(float64(total-done) / rate * float64(time.Second))
+		s += fmt.Sprintf(", %.0f/s, about %s left", rate, left.Round(time.Second))
+	}
+	return s
+}
+
+func (p *progress) print(s string) {
+	p.lastLine = ""
+	if !p.terminal {
+		fmt.Fprintln(p.w, s)
+		return
+	}
+	pad := ""
+	if n := p.width - len(s); n > 0 {
+		pad = strings.Repeat(" ", n)
+	}
+	p.width = len(s)
+	fmt.Fprint(p.w, "\r"+s+pad)
+}
+
+// finish ends the progress output: on a terminal, the line in place is
+// completed.
+func (p *progress) finish() {
+	if p.lastLine != "" && p.terminal {
+		p.print(p.lastLine)
+	}
+	if p.terminal && p.width > 0 {
+		fmt.Fprintln(p.w)
+	}
+}

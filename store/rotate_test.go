@@ -1,0 +1,311 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// rotationKey returns a fresh raw key.
+func rotationKey(t *testing.T) []byte {
+	t.Helper()
+	k, err := store.ParseKey(store.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func keyring(t *testing.T, primary []byte, older ...[]byte) *store.Keyring {
+	t.Helper()
+	kr, err := store.NewKeyring(primary, older...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
+}
+
+// rotationFixture is a database whose secrets are sealed with oldKey.
+type rotationFixture struct {
+	url            string
+	oldKey, newKey []byte
+	admin          *quarry.Caller
+	secrets        int // Sealed values in all.
+	creds          []*quarry.Credential
+	tools          []*quarry.Tool
+}
+
+// newRotationFixture makes credentials credentials, 3 custom tools with
+// headers and 2 OAuth configs under a first key.
+func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
+	t.Helper()
+	f := &rotationFixture{url: storetest.URL(t), oldKey: rotationKey(t), newKey: rotationKey(t)}
+	db := storetest.OpenURL(t, f.url, keyring(t, f.oldKey))
+	seeded, err := db.Seed(ctx, store.SeedSpec{Credentials: credentials, Connectors: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.admin, err = db.Authenticate(ctx, quarry.HashAPIKey(seeded.AdminToken)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		o, err := db.CreateOAuthConfig(ctx, f.admin, quarry.OAuthConfig{Name: fmt.Sprint("o", i), AuthorizationURL: "https://a.example.com",
+			TokenURL: "https://t.example.com", ClientID: "id", ClientSecret: fmt.Sprint("client-secret-", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			_, err = db.CreateTool(ctx, f.admin, quarry.ToolInput{Name: "oauth", Definition: json.RawMessage(`{}`), OAuthConfigID: &o.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 2 {
+		_, err := db.CreateTool(ctx, f.admin, quarry.ToolInput{Name: fmt.Sprint("t", i), Definition: json.RawMessage(`{}`),
+			Headers: []quarry.Header{{Key: "Authorization", Value: fmt.Sprint("Bearer tool-secret-", i)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.secrets = credentials + 3 + 2
+	f.creds, f.tools = f.read(t, db)
+	return f
+}
+
+// read returns every credential and tool of db, secrets in clear.
+func (f *rotationFixture) read(t *testing.T, db *store.DB) ([]*quarry.Credential, []*quarry.Tool) {
+	t.Helper()
+	creds, err := db.Credentials(ctx, f.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := db.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return creds, tools
+}
+
+// open opens the fixture's database with keys.
+func (f *rotationFixture) open(t *testing.T, primary []byte, older ...[]byte) *store.DB {
+	t.Helper()
+	return storetest.OpenURL(t, f.url, keyring(t, primary, older...))
+}
+
+// checkRotated checks that every secret opens with the new key alone and is
+// unchanged, and that no version or updated_at moved.
+func (f *rotationFixture) checkRotated(t *testing.T) {
+	t.Helper()
+	db := f.open(t, f.newKey)
+	n, _, err := db.SecretsToRotate(ctx)
+	if err != nil || n != 0 {
+		t.Errorf("after rotation, SecretsToRotate = %d, %v; want 0", n, err)
+	}
+	creds, tools := f.read(t, db)
+	if diff := cmp.Diff(f.creds, creds); diff != "" {
+		t.Errorf("credentials changed by the rotation (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(f.tools, tools); diff != "" {
+		t.Errorf("tools changed by the rotation (-before +after):\n%s", diff)
+	}
+}
+
+func TestRotateKeys(t *testing.T) {
+	f := newRotationFixture(t, 120)
+	db := f.open(t, f.newKey, f.oldKey)
+	n, kinds, err := db.SecretsToRotate(ctx)
+	if err != nil || n != f.secrets {
+		t.Fatalf("SecretsToRotate = %d, %v; want %d", n, err, f.secrets)
+	}
+	wantKinds := []store.KindCount{{"credentials", 120}, {"tool header sets", 3}, {"OAuth client secrets", 2}}
+	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	var progress []store.RotateProgress
+	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: 50, Progress: func(p store.RotateProgress) { progress = append(progress, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found != f.secrets || res.Rotated != f.secrets || res.Remaining != 0 || res.Concurrent != 0 {
+		t.Errorf("result %+v; want %d found and rotated, none remaining", res, f.secrets)
+	}
+	if diff := cmp.Diff(wantKinds, res.RotatedKinds); diff != "" {
+		t.Errorf("rotated kinds (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(res.Summary(), "re-encrypted 125 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets)") {
+		t.Errorf("summary %q", res.Summary())
+	}
+	// 50 + 50 + 20 credentials, then 3 tools, then 2 OAuth configs.
+	wantProgress := []store.RotateProgress{{50, 125}, {100, 125}, {120, 125}, {123, 125}, {125, 125}}
+	if diff := cmp.Diff(wantProgress, progress); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	f.checkRotated(t)
+
+	events, err := db.AuditEvents(ctx, quarry.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := events[0]; e.Action != "encryption_key.rotate" || e.ResourceID != res.PrimaryKeyID ||
+		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret"}) {
+		t.Errorf("last audit event %+v; want the rotation", e)
+	}
+
+	again, err := db.RotateKeys(ctx, store.RotateOptions{})
+	if err != nil || again.Found != 0 || again.Rotated != 0 {
+		t.Errorf("second run: %+v, %v; want nothing to do", again, err)
+	}
+}
+
+func TestRotateKeysResumes(t *testing.T) {
+	f := newRotationFixture(t, 90)
+	db := f.open(t, f.newKey, f.oldKey)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := db.RotateKeys(cctx, store.RotateOptions{BatchSize: 40, Progress: func(store.RotateProgress) { cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: err = %v, want context.Canceled", err)
+	}
+	if res.Rotated != 40 {
+		t.Errorf("interrupted run rotated %d, want one batch of 40", res.Rotated)
+	}
+	if n, _, err := db.SecretsToRotate(ctx); err != nil || n != f.secrets-40 {
+		t.Errorf("after interruption, SecretsToRotate = %d, %v; want %d", n, err, f.secrets-40)
+	}
+	// The server, still holding both keys, reads everything meanwhile.
+	creds, tools := f.read(t, db)
+	if !cmp.Equal(f.creds, creds) || !cmp.Equal(f.tools, tools) {
+		t.Error("half-rotated database does not read as before")
+	}
+	res, err = db.RotateKeys(ctx, store.RotateOptions{BatchSize: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Found != f.secrets-40 || res.Rotated != f.secrets-40 || res.Remaining != 0 {
+		t.Errorf("rerun %+v; want the %d left rotated", res, f.secrets-40)
+	}
+	f.checkRotated(t)
+}
+
+func TestRotateKeysWithoutTheOldKey(t *testing.T) {
+	f := newRotationFixture(t, 10)
+	for name, older := range map[string][][]byte{"missing": nil, "wrong": {rotationKey(t)}} {
+		t.Run(name, func(t *testing.T) {
+			db := f.open(t, f.newKey, older...)
+			res, err := db.RotateKeys(ctx, store.RotateOptions{})
+			var ue *store.UnreadableSecretsError
+			if !errors.As(err, &ue) {
+				t.Fatalf("err = %v, want an UnreadableSecretsError", err)
+			}
+			if ue.Count != f.secrets || res.Rotated != 0 {
+				t.Errorf("%d unreadable, %d rotated; want %d, 0", ue.Count, res.Rotated, f.secrets)
+			}
+			msg := err.Error()
+			for _, want := range []string{"15 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets) cannot be opened",
+				"QUARRY_OLD_ENCRYPTION_KEYS", "nothing was changed"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not say %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "secret-") {
+				t.Errorf("error %q shows a secret", msg)
+			}
+		})
+	}
+	// Nothing changed: the old key still opens everything.
+	creds, tools := f.read(t, f.open(t, f.oldKey))
+	if !cmp.Equal(f.creds, creds) || !cmp.Equal(f.tools, tools) {
+		t.Error("a failed rotation changed the database")
+	}
+}
+
+// TestRotateKeysConcurrentWrites rotates while another handle (a server
+// with both keys) keeps changing credentials: no write is lost.
+func TestRotateKeysConcurrentWrites(t *testing.T) {
+	f := newRotationFixture(t, 60)
+	db, server := f.open(t, f.newKey, f.oldKey), f.open(t, f.newKey, f.oldKey)
+	last := make(map[int64]map[string]any)
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := f.creds[(i*3+w)%len(f.creds)]
+				u := quarry.CredentialUpdate{}
+				name := fmt.Sprint("w", w, "-", i)
+				np := &name
+				u.Name = &np
+				var j map[string]any
+				if i%2 == 0 { // Every other update leaves the secret as it is.
+					j = map[string]any{"token": fmt.Sprint("s-", w, "-", i)}
+					u.CredentialJSON = j
+				}
+				if _, err := server.UpdateCredential(ctx, f.admin, k.ID, u, false); err != nil {
+					t.Error(err)
+					return
+				}
+				if j != nil {
+					mu.Lock()
+					last[k.ID] = j
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	var res *store.RotateResult
+	var err error
+	for range 3 { // Sometimes the writers finish the rotation's work first.
+		if res, err = db.RotateKeys(ctx, store.RotateOptions{BatchSize: 7}); err != nil || res.Rotated > 0 {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RotateKeys(ctx, store.RotateOptions{}); err != nil { // Whatever a writer sealed with the old key last.
+		t.Fatal(err)
+	}
+	t.Logf("rotation %+v", res)
+	final := f.open(t, f.newKey)
+	if n, _, err := final.SecretsToRotate(ctx); err != nil || n != 0 {
+		t.Errorf("SecretsToRotate = %d, %v; want 0", n, err)
+	}
+	creds, err := final.Credentials(ctx, f.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range creds {
+		want, ok := last[k.ID]
+		if !ok {
+			continue
+		}
+		got, err := quarry.DecodeObject(k.CredentialJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(want, got) {
+			t.Errorf("credential %d: %v, want the last written %v", k.ID, got, want)
+		}
+	}
+}
