@@ -92,8 +92,8 @@ func loadConfig(name string, args []string, env *environment, extra func(*flag.F
 	}
 	values := map[string]*string{}
 	for _, s := range settings {
-		if s.flag == "" || (len(names) > 0 && !slices.Contains(names, s.flag)) {
-			continue
+		if s.flag == "" || (len(names) > 0 && !slices.Contains(names, s.flag)) || fs.Lookup(s.flag) != nil {
+			continue // A secret, not asked for, or defined by the command itself.
 		}
 		values[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def))
 	}
@@ -108,8 +108,8 @@ func loadConfig(name string, args []string, env *environment, extra func(*flag.F
 		if e := env.getenv(s.env); e != "" {
 			v, from = e, s.env
 		}
-		if given[s.flag] {
-			v, from = *values[s.flag], "-"+s.flag
+		if p := values[s.flag]; p != nil && given[s.flag] {
+			v, from = *p, "-"+s.flag
 		}
 		if err := s.set(c, v); err != nil {
 			return nil, nil, fmt.Errorf("%s: %q: %w", from, v, err)

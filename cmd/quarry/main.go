@@ -1,6 +1,7 @@
 // Command quarry runs the Quarry control plane: the HTTP/JSON API and the
 // admin page (quarry serve), and the commands that look after its database
-// (migrate, create-api-key) and report its version.
+// (migrate, create-api-key, rotate-encryption-key), load it to measure it
+// (bench) and report its version.
 //
 // It is the only package that reads flags and environment variables. Flags
 // override environment variables, which override defaults; run
@@ -54,6 +55,8 @@ func commands() []command {
 		{"serve", "run the HTTP API and the admin page", runServe},
 		{"migrate", "bring the database schema up to date", runMigrate},
 		{"create-api-key", "create an API key and print it on the last line", runCreateAPIKey},
+		{"rotate-encryption-key", "re-encrypt every secret under QUARRY_ENCRYPTION_KEY", runRotateEncryptionKey},
+		{"bench", "load a seeded in-process server (or a running one) and compare it with the HTTP floor", runBench},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// runBenchCommand runs quarry bench through run, with a tiny dataset and a
+// short load unless args say otherwise.
+func runBenchCommand(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	args = append([]string{"bench", "-clients", "2", "-duration", "300ms"}, args...)
+	err = run(context.Background(), args, envOf(nil), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+// checkBenchJSON parses a -json report and checks that it has no error,
+// and, for each of ops, requests, a positive throughput and its ratios to
+// the floor.
+func checkBenchJSON(t *testing.T, stdout string, ops ...string) *benchReport {
+	t.Helper()
+	var r benchReport
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("the report does not parse: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Fatalf("more than one JSON value on stdout:\n%s", stdout)
+	}
+	if r.Errors.Total != 0 || r.FloorErrors.Total != 0 {
+		t.Errorf("errors: %+v, floor errors: %+v", r.Errors, r.FloorErrors)
+	}
+	var got []string
+	for _, res := range r.Results {
+		got = append(got, res.Op)
+		if res.Server.Requests == 0 || res.Server.ThroughputRPS <= 0 || res.Server.LatencyMS.P50 <= 0 ||
+			res.Floor.Requests == 0 || res.Floor.ThroughputRPS <= 0 {
+			t.Errorf("%s: no measurement: %+v", res.Op, res)
+		}
+		if v := res.VsFloor; v.Throughput <= 0 || v.P50 <= 0 || v.P99 <= 0 {
+			t.Errorf("%s: no ratio to the floor: %+v", res.Op, v)
+		}
+		if res.ResponseBytes <= 0 {
+			t.Errorf("%s: response_bytes %d", res.Op, res.ResponseBytes)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(ops)
+	if !slices.Equal(got, ops) {
+		t.Errorf("results for %v, want %v", got, ops)
+	}
+	if r.Machine.CPUs <= 0 || r.Machine.GOMAXPROCS <= 0 || r.Machine.GoVersion == "" {
+		t.Errorf("machine: %+v", r.Machine)
+	}
+	return &r
+}
+
+func TestBenchOps(t *testing.T) {
+	for _, tt := range []struct {
+		op   string
+		args []string
+		want []string
+	}{
+		{"status", nil, []string{"status"}},
+		{"status-cold", nil, []string{"status-cold", "status-cold:write"}},
+		{"patch-credential", nil, []string{"patch-credential"}},
+		{"put-tool", []string{"-tools", "10"}, []string{"put-tool"}},
+		{"mix", []string{"-tools", "10", "-mix", "status=5,patch-credential=3,put-tool=2"}, []string{"status", "patch-credential", "put-tool"}},
+	} {
+		t.Run(tt.op, func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"-pairs", "200", "-op", tt.op, "-json"}, tt.args...)
+			if tt.op == "mix" {
+				// On PostgreSQL too when QUARRY_TEST_POSTGRES_URL is set.
+				args = append(args, "-db", storetest.URL(t))
+			}
+			stdout, stderr, err := runBenchCommand(t, args...)
+			if err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+			}
+			r := checkBenchJSON(t, stdout, tt.want...)
+			if !r.Dataset.Seeded || r.Dataset.Pairs != 200 || r.Dataset.Connectors != 40 || r.Dataset.Credentials != 200 || r.Dataset.Groups != 100 {
+				t.Errorf("dataset: %+v", r.Dataset)
+			}
+			if r.Server.Mode != "in-process" || r.Server.PeakRSSBytes == nil || *r.Server.PeakRSSBytes <= 0 {
+				t.Errorf("server: %+v", r.Server)
+			}
+			if !strings.Contains(stderr, "loading the server") || !strings.Contains(stderr, "loading the floor") {
+				t.Errorf("no progress on stderr:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestBenchText(t *testing.T) {
+	stdout, stderr, err := runBenchCommand(t, "-pairs", "100")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	for _, want := range []string{
+		"seeding: 100% (", "loading the server", "loading the floor", // plain progress lines: stdout is no terminal
+		"quarry bench: status, 2 clients", "dataset   100 pairs over 20 connectors, 100 credentials, 100 groups",
+		"machine   ", "peak RSS  ", "vs floor", "errors       none", "floor errors none",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in the report:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "\r") {
+		t.Errorf("a \\r line off a terminal:\n%q", stdout)
+	}
+}
+
+// TestBenchTarget loads a running server: ids come from its API, peak RSS
+// is unknown, and the credentials it renamed get their names back.
+func TestBenchTarget(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	seeded, err := db.Seed(ctx, store.DefaultSeedSpec(100), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: true}, db, slog.New(slog.DiscardHandler)))
+	defer srv.Close()
+	c := &benchCaller{client: srv.Client(), base: srv.URL, token: seeded.AdminToken}
+	for i := range 3 {
+		body := fmt.Sprintf(`{"name": "t%d", "definition": %s, "custom_headers": [{"key": "X-Api-Key", "value": "a-long-header-secret-%d"}], "passthrough_auth": false}`, i, benchToolDefinition(i), i)
+		if _, err := c.call(ctx, "POST", "/admin/tool/custom", []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := c.call(ctx, "GET", "/manage/credential", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	stdout, stderr, err := runBenchCommand(t, "-target", srv.URL, "-token", seeded.AdminToken, "-op", "mix", "-json")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	r := checkBenchJSON(t, stdout, "status", "patch-credential", "put-tool")
+	if r.Server.Mode != "target" || r.Server.PeakRSSBytes != nil || !strings.Contains(r.Server.PeakRSSNote, "unknown") {
+		t.Errorf("server: %+v", r.Server)
+	}
+	if r.Dataset.Seeded || r.Dataset.Pairs != 100 || r.Dataset.Credentials != 100 || r.Dataset.CustomTools != 3 {
+		t.Errorf("dataset: %+v", r.Dataset)
+	}
+	after, err := c.call(ctx, "GET", "/manage/credential", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same names and, decoded, the same masked secrets (a write that
+	// echoes the secrets may store their keys in another order).
+	decode := func(b []byte) map[int64]string {
+		var ks []benchCredRecord
+		if err := json.Unmarshal(b, &ks); err != nil {
+			t.Fatal(err)
+		}
+		out := map[int64]string{}
+		for _, k := range ks {
+			var secret map[string]any
+			json.Unmarshal(k.CredentialJSON, &secret)
+			out[k.ID] = fmt.Sprint(*k.Name, " ", secret)
+		}
+		return out
+	}
+	if b, a := decode(before), decode(after); !maps.Equal(b, a) {
+		t.Errorf("the target's credentials changed:\nbefore %v\nafter  %v", b, a)
+	}
+}
+
+func TestBenchRefusals(t *testing.T) {
+	used := storetest.URL(t)
+	storetest.OpenURL(t, used, storetest.Key(t)) // migrated: not fresh
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-target", "http://192.0.2.10:8080", "-token", "k"}, "192.0.2.10 is not a loopback address"},
+		{[]string{"-target", "https://quarry.example.com/api", "-token", "k"}, "quarry.example.com is not a loopback address"},
+		{[]string{"-target", "http://127.0.0.1:1"}, "-target needs -token"},
+		{[]string{"-target", "ftp://127.0.0.1/", "-token", "k"}, "not an http:// or https:// URL"},
+		{[]string{"-target", "http://127.0.0.1:1", "-token", "k", "-pairs", "10"}, "does not go with -target"},
+		{[]string{"-token", "k"}, "go with -target"},
+		{[]string{"-db", used}, "bench seeds a"},
+		{[]string{"-clients", "1025"}, "-clients"},
+		{[]string{"-duration", "11m"}, "-duration"},
+		{[]string{"-pairs", "1000001"}, "-pairs"},
+		{[]string{"-op", "delete-everything"}, "-op"},
+		{[]string{"-mix", "status=1"}, "-mix goes with -op mix"},
+		{[]string{"-op", "mix", "-mix", "status-cold=1"}, "-mix"},
+		{[]string{"-op", "mix", "-mix", "status=0"}, "no operation has a weight"},
+	} {
+		_, _, err := runBenchCommand(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("bench %v: error %v, want one with %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestBenchLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "localhost": true, "LOCALHOST.": true,
+		"0.0.0.0": false, "10.0.0.1": false, "192.168.1.2": false, "example.com": false, "localhost.example.com": false, "": false,
+	} {
+		if got := benchIsLoopback(host); got != want {
+			t.Errorf("benchIsLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestBenchHistogram(t *testing.T) {
+	for _, ns := range []int64{0, 1, 127, 128, 129, 1000, 123456, 1e9, 6e10, 1 << 62} {
+		i := benchHistIndex(ns)
+		if i < 0 || i >= histBuckets {
+			t.Fatalf("index %d of %d out of range", i, ns)
+		}
+		if v := benchHistValue(i); float64(v) < float64(ns)*0.98 || float64(v) > float64(ns)*1.02+1 {
+			t.Errorf("bucket of %d is worth %d", ns, v)
+		}
+	}
+	var s benchSeries
+	for i := 1; i <= 1000; i++ {
+		s.record(i%benchShards, time.Duration(i)*time.Microsecond)
+	}
+	sum := s.summary()
+	near := func(got int64, want float64) bool { return float64(got) > want*0.98 && float64(got) < want*1.02 }
+	if sum.n != 1000 || !near(sum.p50, 500e3) || !near(sum.p90, 900e3) || !near(sum.p99, 990e3) || sum.max != 1000e3 {
+		t.Errorf("summary %+v", sum)
+	}
+}
