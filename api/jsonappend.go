@@ -76,6 +76,47 @@ func appendInts(dst []byte, ids []int64) []byte {
 	return append(dst, ']')
 }
 
+// appendConnector appends the ConnectorSnapshot of c, in the key order of
+// quarry.Connector's JSON encoding. Its config is JSON text the store
+// checked on the way in.
+func appendConnector(dst []byte, c *quarry.Connector) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = appendString(dst, c.Name)
+	dst = append(dst, `,"source":`...)
+	dst = appendString(dst, string(c.Source))
+	dst = append(dst, `,"input_type":`...)
+	dst = appendString(dst, string(c.InputType))
+	dst = append(dst, `,"connector_specific_config":`...)
+	dst = append(dst, c.Config...)
+	dst = append(dst, `,"refresh_freq":`...)
+	dst = appendNullableInt(dst, c.RefreshFreq)
+	dst = append(dst, `,"prune_freq":`...)
+	dst = appendNullableInt(dst, c.PruneFreq)
+	dst = append(dst, `,"indexing_start":`...)
+	if c.IndexingStart == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = c.IndexingStart.AppendJSON(dst)
+	}
+	dst = append(dst, `,"id":`...)
+	dst = strconv.AppendInt(dst, c.ID, 10)
+	dst = append(dst, `,"credential_ids":`...)
+	dst = appendInts(dst, c.CredentialIDs)
+	dst = append(dst, `,"time_created":`...)
+	dst = c.CreatedAt.AppendJSON(dst)
+	dst = append(dst, `,"time_updated":`...)
+	dst = c.UpdatedAt.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// appendNullableInt appends n, or null if n is nil.
+func appendNullableInt(dst []byte, n *int64) []byte {
+	if n == nil {
+		return append(dst, "null"...)
+	}
+	return strconv.AppendInt(dst, *n, 10)
+}
+
 // appendCredential appends the CredentialSnapshot of k with credJSON (the
 // masked or clear JSON text of its credential_json) in place of
 // k.CredentialJSON, in the key order of quarry.Credential's JSON encoding.

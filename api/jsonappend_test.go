@@ -35,6 +35,30 @@ func TestAppendCredentialMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+func TestAppendConnectorMatchesEncodingJSON(t *testing.T) {
+	freq, start := int64(600), quarry.TimeFromMicros(1763720130000001)
+	for _, c := range []*quarry.Connector{
+		{Name: "wiki \"main\" <&>", Source: "confluence", InputType: "poll", Config: []byte(`{"a":[1,{"b":null}],"c":"d"}`),
+			RefreshFreq: &freq, IndexingStart: &start, ID: 3, CredentialIDs: []int64{1, 5},
+			CreatedAt: quarry.TimeFromMicros(1763720130123456), UpdatedAt: quarry.TimeFromMicros(1763720131000000)},
+		{Name: "", Source: "web", InputType: "load_state", Config: []byte(`{}`), ID: 1, CredentialIDs: []int64{}},
+	} {
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := appendConnector(nil, c)
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("appendConnector wrote invalid JSON %s: %v", got, err)
+		}
+		json.Unmarshal(want, &w)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("appendConnector mismatch (-encoding/json +got):\n%s", diff)
+		}
+	}
+}
+
 func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "plain", "quote\" back\\slash", "\x00\x1f\x7f", "é日本😀", "\xff\xfe bad", "\u2028\u2029", "<>&"} {
 		f.Add(s)

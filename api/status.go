@@ -2,9 +2,9 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,30 +32,74 @@ func (s *Server) handleConnectorStatus(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	body, hint := s.status.get(key, version)
-	if body == nil {
-		if body, err = s.encodeStatus(r.Context(), c, f, hint); err != nil {
+	l, hint := s.status.get(key, version)
+	if l == nil {
+		if l, err = s.encodeStatus(r.Context(), c, f, hint); err != nil {
 			return err
 		}
-		s.status.put(key, version, body)
+		s.status.put(key, version, l)
 	}
-	return writeBody(w, http.StatusOK, body)
+	l.write(w)
+	return nil
 }
 
-// encodeStatus encodes the listing c sees through f into one buffer of
-// about hint bytes. Each connector and each credential is encoded once;
-// the entries that share one copy its encoding from earlier in the buffer.
-func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.StatusFilter, hint int) ([]byte, error) {
+// listing is an encoded status listing: the entries of the JSON array, in
+// parts that were encoded side by side, each a comma-separated run of
+// entries. write joins them into the array.
+type listing [][]byte
+
+// size returns the length of the array l encodes.
+func (l listing) size() int {
+	n, parts := 2, 0
+	for _, p := range l {
+		if len(p) > 0 {
+			n += len(p)
+			parts++
+		}
+	}
+	return n + max(parts-1, 0)
+}
+
+// write writes l as the body of a 200 response.
+func (l listing) write(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(l.size()))
+	w.WriteHeader(http.StatusOK)
+	sep := []byte("[")
+	for _, p := range l {
+		if len(p) > 0 {
+			w.Write(sep)
+			w.Write(p)
+			sep = []byte(",")
+		}
+	}
+	if string(sep) == "[" {
+		w.Write(sep)
+	}
+	w.Write([]byte("]")) // A failed write means the client left.
+}
+
+// encodeStatus encodes the listing c sees through f, in as many parts as
+// there are processors, each read and encoded on its own, the whole about
+// hint bytes long. Each connector and each credential is encoded once per
+// part; the entries that share one copy its encoding from earlier in the
+// part.
+func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.StatusFilter, hint int) (listing, error) {
 	type span struct{ start, end int }
-	var (
-		buf    = make([]byte, 0, max(hint, 4096))
-		conns  = map[int64]span{}
-		creds  = map[int64]span{}
-		masked []byte
-	)
-	buf = append(buf, '[')
-	err := s.db.EachConnectorStatus(ctx, c, f, func(p *store.StatusRow) error {
-		if len(buf) > 1 {
+	type part struct {
+		buf          []byte
+		conns, creds map[int64]span
+		masked       []byte
+	}
+	parts := make([]part, runtime.GOMAXPROCS(0))
+	for i := range parts {
+		parts[i] = part{buf: make([]byte, 0, max(hint/len(parts), 4096)), conns: map[int64]span{}, creds: map[int64]span{}}
+	}
+	n, err := s.db.EachConnectorStatus(ctx, c, f, len(parts), func(i int, p *store.StatusRow) error {
+		pt := &parts[i]
+		buf := pt.buf
+		if len(buf) > 0 {
 			buf = append(buf, ',')
 		}
 		buf = append(buf, `{"cc_pair_id":`...)
@@ -64,14 +108,11 @@ func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.St
 		buf = appendString(buf, p.Name)
 		buf = append(buf, `,"connector":`...)
 		if p.Connector != nil {
-			b, err := json.Marshal(p.Connector)
-			if err != nil {
-				return err
-			}
-			conns[p.ConnectorID] = span{len(buf), len(buf) + len(b)}
-			buf = append(buf, b...)
+			start := len(buf)
+			buf = appendConnector(buf, p.Connector)
+			pt.conns[p.ConnectorID] = span{start, len(buf)}
 		} else {
-			sp := conns[p.ConnectorID]
+			sp := pt.conns[p.ConnectorID]
 			buf = append(buf, buf[sp.start:sp.end]...)
 		}
 		buf = append(buf, `,"credential":`...)
@@ -79,29 +120,33 @@ func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.St
 			credJSON := k.CredentialJSON
 			if s.cfg.MaskCredentials {
 				var err error
-				if masked, err = quarry.AppendMaskedJSON(masked[:0], k.CredentialJSON); err != nil {
+				if pt.masked, err = quarry.AppendMaskedJSON(pt.masked[:0], k.CredentialJSON); err != nil {
 					return fmt.Errorf("credential %d: %w", k.ID, err)
 				}
-				credJSON = masked
+				credJSON = pt.masked
 			}
 			start := len(buf)
 			buf = appendCredential(buf, k, credJSON)
-			creds[p.CredentialID] = span{start, len(buf)}
+			pt.creds[p.CredentialID] = span{start, len(buf)}
 		} else {
-			sp := creds[p.CredentialID]
+			sp := pt.creds[p.CredentialID]
 			buf = append(buf, buf[sp.start:sp.end]...)
 		}
 		buf = append(buf, `,"access_type":`...)
 		buf = appendString(buf, string(p.AccessType))
 		buf = append(buf, `,"groups":`...)
 		buf = appendInts(buf, p.Groups)
-		buf = append(buf, '}')
+		pt.buf = append(buf, '}')
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return append(buf, ']'), nil
+	l := make(listing, n)
+	for i := range n {
+		l[i] = parts[i].buf
+	}
+	return l, nil
 }
 
 // statusKey names what a caller sees through a filter: admins see the
@@ -145,7 +190,7 @@ type statusCache struct {
 
 type statusEntry struct {
 	version int64
-	body    []byte
+	listing listing
 }
 
 func newStatusCache() *statusCache { return &statusCache{entries: map[string]statusEntry{}} }
@@ -153,18 +198,18 @@ func newStatusCache() *statusCache { return &statusCache{entries: map[string]sta
 // get returns the listing cached under key if it was read at version, and
 // otherwise the size of the last listing cached under any key, a hint for
 // the size of the next.
-func (c *statusCache) get(key string, version int64) (body []byte, hint int) {
+func (c *statusCache) get(key string, version int64) (l listing, hint int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok && e.version == version {
-		return e.body, 0
+		return e.listing, 0
 	}
 	return nil, c.lastSize + c.lastSize/16
 }
 
 // put caches a listing read at version, dropping listings of older
 // versions first, and an arbitrary one if the cache is still full.
-func (c *statusCache) put(key string, version int64, body []byte) {
+func (c *statusCache) put(key string, version int64, l listing) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= statusCacheSize {
@@ -183,6 +228,6 @@ func (c *statusCache) put(key string, version int64, body []byte) {
 	if e, ok := c.entries[key]; ok && e.version > version {
 		return // A newer listing is already cached.
 	}
-	c.entries[key] = statusEntry{version, body}
-	c.lastSize = len(body)
+	c.entries[key] = statusEntry{version, l}
+	c.lastSize = l.size()
 }

@@ -46,10 +46,16 @@ func (r *credentialRow) credential() *sealedCredential {
 
 // meta returns the credential of the row without its secret.
 func (r *credentialRow) meta() *sealedCredential {
-	k := r.k
+	var k sealedCredential
+	r.fill(&k)
+	return &k
+}
+
+// fill sets k to the credential of the row without its secret.
+func (r *credentialRow) fill(k *sealedCredential) {
+	*k = r.k
 	k.CreatedAt, k.UpdatedAt = quarry.TimeFromMicros(r.created), quarry.TimeFromMicros(r.updated)
 	k.Groups = []int64{}
-	return &k
 }
 
 func scanCredential(s interface{ Scan(...any) error }) (*sealedCredential, error) {
