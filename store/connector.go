@@ -125,7 +125,7 @@ func (db *DB) Connectors(ctx context.Context, c *quarry.Caller) ([]*quarry.Conne
 // connectors loads one visible connector (id > 0) or all, in two statements.
 func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id int64) ([]*quarry.Connector, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors c
-		WHERE ($3 = 0 OR c.id = $3) AND `+connectorVisible+` ORDER BY c.id`, c.ID, c.IsAdmin(), id)
+		WHERE c.id BETWEEN $3 AND $4 AND `+connectorVisible+` ORDER BY c.id`, append([]any{c.ID, c.IsAdmin()}, idRange(id)...)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -144,7 +144,8 @@ func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id in
 		return nil, err
 	}
 	rows, err = q.QueryContext(ctx, `SELECT p.connector_id, p.credential_id FROM cc_pairs p
-		WHERE ($3 = 0 OR p.connector_id = $3) AND `+pairVisible+` ORDER BY p.connector_id, p.credential_id`, c.ID, c.IsAdmin(), id)
+		WHERE p.connector_id BETWEEN $3 AND $4 AND `+pairVisible+` ORDER BY p.connector_id, p.credential_id`,
+		append([]any{c.ID, c.IsAdmin()}, idRange(id)...)...)
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -85,7 +85,7 @@ func (db *DB) sealCredentialJSON(m map[string]any) []byte {
 // sealed.
 func (db *DB) credentials(ctx context.Context, q queryer, id int64) ([]*sealedCredential, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+credentialColumns+` FROM credentials k LEFT JOIN users u ON u.id = k.user_id
-		WHERE $1 = 0 OR k.id = $1 ORDER BY k.id`, id)
+		WHERE k.id BETWEEN $1 AND $2 ORDER BY k.id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -103,8 +103,8 @@ func (db *DB) credentials(ctx context.Context, q queryer, id int64) ([]*sealedCr
 	if err := closeRows(rows); err != nil {
 		return nil, err
 	}
-	rows, err = q.QueryContext(ctx, `SELECT credential_id, group_id FROM credential_groups WHERE $1 = 0 OR credential_id = $1
-		ORDER BY credential_id, group_id`, id)
+	rows, err = q.QueryContext(ctx, `SELECT credential_id, group_id FROM credential_groups WHERE credential_id BETWEEN $1 AND $2
+		ORDER BY credential_id, group_id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}

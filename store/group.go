@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"slices"
 
 	"github.com/quarryhq/quarry"
@@ -178,7 +179,7 @@ type queryer interface {
 
 // groups loads one group (id > 0) or all, in three statements.
 func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGroup, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, name, created_at, updated_at FROM user_groups WHERE $1 = 0 OR id = $1 ORDER BY id`, id)
+	rows, err := q.QueryContext(ctx, `SELECT id, name, created_at, updated_at FROM user_groups WHERE id BETWEEN $1 AND $2 ORDER BY id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -201,7 +202,7 @@ func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGr
 	rows, err = q.QueryContext(ctx, `
 		SELECT m.group_id, m.is_curator, u.id, u.email, u.role, u.service_account, u.created_at
 		FROM user_group_members m JOIN users u ON u.id = m.user_id
-		WHERE $1 = 0 OR m.group_id = $1 ORDER BY m.group_id, u.email`, id)
+		WHERE m.group_id BETWEEN $1 AND $2 ORDER BY m.group_id, u.email`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -227,7 +228,7 @@ func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGr
 	if err := closeRows(rows); err != nil {
 		return nil, err
 	}
-	rows, err = q.QueryContext(ctx, `SELECT group_id, cc_pair_id FROM cc_pair_groups WHERE $1 = 0 OR group_id = $1 ORDER BY group_id, cc_pair_id`, id)
+	rows, err = q.QueryContext(ctx, `SELECT group_id, cc_pair_id FROM cc_pair_groups WHERE group_id BETWEEN $1 AND $2 ORDER BY group_id, cc_pair_id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -355,6 +356,16 @@ func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID
 		tx.touch()
 		return tx.audit(c, "user_group.set_curator", "user_group", id, []string{"is_curator"})
 	})
+}
+
+// idRange returns the bounds of a BETWEEN that selects the row with id, or
+// every row for id 0: unlike "$1 = 0 OR id = $1", it lets SQLite use the
+// index.
+func idRange(id int64) []any {
+	if id == 0 {
+		return []any{int64(math.MinInt64), int64(math.MaxInt64)}
+	}
+	return []any{id, id}
 }
 
 // dedupe returns s sorted without duplicates.

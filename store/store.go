@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,28 +48,126 @@ type DB struct {
 	statements atomic.Int64
 }
 
-// pool is a connection pool that counts the statements it runs.
+// pool is a connection pool that counts the statements it runs and, on
+// SQLite, keeps them prepared (pgx keeps its own cache on PostgreSQL).
 type pool struct {
 	*sql.DB
 	statements *atomic.Int64
+	prepared   *stmtCache // nil: statements are not kept
 }
 
 // QueryContext runs a query and counts it.
 func (p pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	p.statements.Add(1)
+	if st, err := p.prepared.get(ctx, p.DB, query); st != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return st.QueryContext(ctx, args...)
+	}
 	return p.DB.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext runs a single-row query and counts it.
 func (p pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	p.statements.Add(1)
+	if st, err := p.prepared.get(ctx, p.DB, query); st != nil && err == nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return p.DB.QueryRowContext(ctx, query, args...)
 }
 
 // ExecContext runs a statement and counts it.
 func (p pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	p.statements.Add(1)
+	if st, err := p.prepared.get(ctx, p.DB, query); st != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return st.ExecContext(ctx, args...)
+	}
 	return p.DB.ExecContext(ctx, query, args...)
+}
+
+// stmtCache keeps prepared statements by their text, so that SQLite parses
+// each once per connection rather than once per use: parsing is a third of
+// the cost of a short transaction. Only short texts are kept, and only so
+// many: the ones built for bulk inserts and long filters are not worth it.
+//
+// A statement met inside a write transaction cannot be prepared there (the
+// transaction holds the write pool's one connection), so it is noted and
+// prepared when the transaction ends.
+type stmtCache struct {
+	mu      sync.Mutex
+	stmts   map[string]*sql.Stmt
+	pending map[string]bool
+}
+
+const (
+	maxPrepared     = 256
+	maxPreparedText = 4096
+)
+
+func newStmtCache() *stmtCache {
+	return &stmtCache{stmts: map[string]*sql.Stmt{}, pending: map[string]bool{}}
+}
+
+// cacheable reports whether query is worth keeping.
+func (c *stmtCache) cacheable(query string) bool {
+	return c != nil && len(query) <= maxPreparedText && len(c.stmts) < maxPrepared
+}
+
+// get returns the prepared statement for query, preparing it on db if need
+// be, or nil if query is not kept (and so must run unprepared).
+func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	if c == nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[query]; ok || !c.cacheable(query) {
+		return st, nil
+	}
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+// lookup returns the prepared statement for query, or nil after noting it
+// for preparePending if it is worth keeping.
+func (c *stmtCache) lookup(query string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.stmts[query]
+	if !ok && c.cacheable(query) {
+		c.pending[query] = true
+	}
+	return st
+}
+
+// preparePending prepares on db the statements noted by lookup. A
+// statement that fails to prepare is simply not kept.
+func (c *stmtCache) preparePending(ctx context.Context, db *sql.DB) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for query := range c.pending {
+		delete(c.pending, query)
+		if _, ok := c.stmts[query]; ok || !c.cacheable(query) {
+			continue
+		}
+		if st, err := db.PrepareContext(ctx, query); err == nil {
+			c.stmts[query] = st
+		}
+	}
 }
 
 // Statements returns the number of SQL statements db has run. Tests use it
@@ -151,6 +250,7 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 		db.read.SetMaxOpenConns(opts.MaxConns)
 		db.read.SetMaxIdleConns(opts.MaxConns)
 		db.read.SetConnMaxIdleTime(0)
+		db.read.prepared, db.write.prepared = newStmtCache(), newStmtCache()
 	}
 	if err := db.write.PingContext(ctx); err != nil {
 		db.Close()
@@ -261,6 +361,9 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	if err != nil {
 		return mapError(err)
 	}
+	// Deferred first, so run last: once the transaction has given back the
+	// write connection.
+	defer db.write.prepared.preparePending(ctx, db.write.DB)
 	tx := &Tx{Tx: sqlTx, db: db, ctx: ctx, now: db.now()}
 	defer sqlTx.Rollback()
 	if err := fn(tx); err != nil {
@@ -301,18 +404,27 @@ func (tx *Tx) touch() { tx.touched = true }
 // ExecContext runs a statement in the transaction and counts it.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	tx.db.statements.Add(1)
+	if st := tx.db.write.prepared.lookup(query); st != nil {
+		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
 	return tx.Tx.ExecContext(ctx, query, args...)
 }
 
 // QueryContext runs a query in the transaction and counts it.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	tx.db.statements.Add(1)
+	if st := tx.db.write.prepared.lookup(query); st != nil {
+		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
 	return tx.Tx.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext runs a single-row query in the transaction and counts it.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	tx.db.statements.Add(1)
+	if st := tx.db.write.prepared.lookup(query); st != nil {
+		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
 	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
 
