@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/tooldef"
 )
 
 // Config configures a Server.
@@ -42,6 +43,7 @@ type Server struct {
 	handler http.Handler
 	status  *statusCache
 	metrics *metrics
+	defs    *tooldef.Cache // Outcomes of custom tool definition validation.
 }
 
 // NewServer returns a Server that keeps its data in db and logs to log.
@@ -54,7 +56,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	}
 	cfg.BasePath = strings.TrimRight(cfg.BasePath, "/")
 	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache(),
-		metrics: newMetrics(cfg.Version, db)}
+		metrics: newMetrics(cfg.Version, db), defs: tooldef.NewCache(64)}
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s

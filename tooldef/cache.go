@@ -1,0 +1,66 @@
+package tooldef
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+)
+
+// Cache remembers the outcome of Validate for the definitions it has seen
+// last, by their SHA-256: clients send the same definition back with most
+// updates, and a full validation of a realistic document costs about a
+// millisecond. Outcomes depend on the document alone, so a remembered one
+// is never stale. Definitions over 256 KiB are not remembered, which bounds
+// a Cache's memory. A Cache is safe for concurrent use.
+type Cache struct {
+	mu      sync.Mutex
+	size    int
+	results map[[sha256.Size]byte]result
+	order   [][sha256.Size]byte // Oldest first; dropped first when full.
+}
+
+// maxCachedDefinition is the size of the largest definition a Cache keeps.
+const maxCachedDefinition = 256 << 10
+
+type result struct {
+	methods []Method
+	err     error
+}
+
+// NewCache returns a Cache that remembers up to size outcomes.
+func NewCache(size int) *Cache {
+	return &Cache{size: max(size, 1), results: map[[sha256.Size]byte]result{}}
+}
+
+// Validate is the package's Validate, remembered. The returned methods are
+// shared between callers and must not be changed.
+func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
+	if len(def) > maxCachedDefinition {
+		return Validate(ctx, def)
+	}
+	key := sha256.Sum256(def)
+	c.mu.Lock()
+	r, ok := c.results[key]
+	c.mu.Unlock()
+	if ok {
+		return r.methods, r.err
+	}
+	methods, err := Validate(ctx, def)
+	if ctx.Err() != nil {
+		return methods, err // Possibly cut short: not an outcome of the document.
+	}
+	for i := range methods { // The specs point into def, which the caller owns.
+		methods[i].Spec = append([]byte(nil), methods[i].Spec...)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.results[key]; !ok {
+		if len(c.order) == c.size {
+			delete(c.results, c.order[0])
+			c.order = c.order[1:]
+		}
+		c.results[key] = result{methods, err}
+		c.order = append(c.order, key)
+	}
+	return methods, err
+}
