@@ -177,57 +177,90 @@ func statusKey(c *quarry.Caller, f quarry.StatusFilter) string {
 	return b.String()
 }
 
-// statusCacheSize bounds the number of cached listings.
-const statusCacheSize = 32
+// statusCacheBytes bounds the bytes of the listings a server caches; the
+// listing of 10,000 pairs is about 10 MB. statusCacheKeys bounds the
+// entries, most of which hold only a size once their listing is dropped.
+const (
+	statusCacheBytes = 64 << 20
+	statusCacheKeys  = 1024
+)
 
 // statusCache holds encoded status listings with the data version they
-// were read at.
+// were read at, and remembers the size of listings it dropped, as a hint
+// for the size of the next under the same key.
 type statusCache struct {
-	mu       sync.Mutex
-	entries  map[string]statusEntry
-	lastSize int
+	mu      sync.Mutex
+	entries map[string]*statusEntry
+	bytes   int // Of the listings held.
 }
 
 type statusEntry struct {
 	version int64
-	listing listing
+	listing listing // nil once dropped
+	size    int
 }
 
-func newStatusCache() *statusCache { return &statusCache{entries: map[string]statusEntry{}} }
+func newStatusCache() *statusCache { return &statusCache{entries: map[string]*statusEntry{}} }
 
-// get returns the listing cached under key if it was read at version, and
-// otherwise the size of the last listing cached under any key, a hint for
-// the size of the next.
+// get returns the listing cached under key if it was read at version.
+// Otherwise it drops the stale listing, if any, and returns a hint for the
+// size of the next: that of the last listing under key, or 0.
 func (c *statusCache) get(key string, version int64) (l listing, hint int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[key]; ok && e.version == version {
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, 0
+	}
+	if e.version == version && e.listing != nil {
 		return e.listing, 0
 	}
-	return nil, c.lastSize + c.lastSize/16
+	c.drop(e)
+	return nil, e.size + e.size/16
 }
 
-// put caches a listing read at version, dropping listings of older
-// versions first, and an arbitrary one if the cache is still full.
+// put caches a listing read at version, unless a newer one is cached
+// under key, dropping other listings, older versions first, until the
+// cache is within its byte budget. A listing larger than the whole budget
+// is not cached.
 func (c *statusCache) put(key string, version int64, l listing) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.entries) >= statusCacheSize {
+	size := l.size()
+	if e, ok := c.entries[key]; ok {
+		if e.version > version && e.listing != nil {
+			return
+		}
+		c.drop(e)
+	}
+	if len(c.entries) >= statusCacheKeys {
 		for k, e := range c.entries {
-			if e.version < version {
+			if e.listing == nil {
 				delete(c.entries, k)
 			}
 		}
 	}
-	if len(c.entries) >= statusCacheSize {
-		for k := range c.entries {
-			delete(c.entries, k)
-			break
+	if size > statusCacheBytes {
+		c.entries[key] = &statusEntry{version: version, size: size}
+		return
+	}
+	for c.bytes+size > statusCacheBytes {
+		var victim *statusEntry
+		for _, e := range c.entries {
+			if e.listing != nil && (victim == nil || e.version < victim.version) {
+				victim = e
+			}
 		}
+		c.drop(victim)
 	}
-	if e, ok := c.entries[key]; ok && e.version > version {
-		return // A newer listing is already cached.
+	c.entries[key] = &statusEntry{version: version, listing: l, size: size}
+	c.bytes += size
+}
+
+// drop forgets the listing of e, keeping its size.
+func (c *statusCache) drop(e *statusEntry) {
+	if e.listing != nil {
+		c.bytes -= e.size
+		e.listing = nil
 	}
-	c.entries[key] = statusEntry{version, l}
-	c.lastSize = l.size()
 }
