@@ -210,56 +210,13 @@ func (m *masker) str() ([]byte, error) {
 	return nil, errMalformed
 }
 
-// skip consumes a value without writing it.
+// skip consumes a value without writing it (it is masked, and the mask
+// thrown away: the walk is the same).
 func (m *masker) skip() error {
 	saved := m.dst
-	err := m.valueRaw()
+	err := m.value()
 	m.dst = saved
 	return err
-}
-
-// valueRaw consumes a value, checking its shape.
-func (m *masker) valueRaw() error {
-	switch m.peek() {
-	case '{', '[':
-		open := m.peek()
-		close := byte('}')
-		if open == '[' {
-			close = ']'
-		}
-		m.pos++
-		for first := true; ; first = false {
-			m.space()
-			if m.peek() == close {
-				m.pos++
-				return nil
-			}
-			if !first {
-				if m.peek() != ',' {
-					return errMalformed
-				}
-				m.pos++
-				m.space()
-			}
-			if open == '{' {
-				if _, err := m.str(); err != nil {
-					return err
-				}
-				if m.space(); m.peek() != ':' {
-					return errMalformed
-				}
-				m.pos++
-				m.space()
-			}
-			if err := m.valueRaw(); err != nil {
-				return err
-			}
-		}
-	case '"':
-		_, err := m.str()
-		return err
-	}
-	return m.value() // scalars
 }
 
 // unquote returns the text of a JSON string literal.
@@ -280,7 +237,7 @@ func unquote(lit []byte) string {
 func appendMaskedString(dst, lit []byte) []byte {
 	inner := lit[1 : len(lit)-1]
 	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		return appendString(dst, MaskString(unquote(lit)))
+		return AppendJSONString(dst, MaskString(unquote(lit)))
 	}
 	if utf8.RuneCount(inner) < 14 {
 		return append(dst, `"`+maskedShort+`"`...)
@@ -300,12 +257,6 @@ func appendMaskedString(dst, lit []byte) []byte {
 	dst = append(dst, "..."...)
 	dst = append(dst, inner[tail:]...)
 	return append(dst, '"')
-}
-
-// appendString appends s as a JSON string literal.
-func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // Marshal of a string cannot fail.
-	return append(dst, b...)
 }
 
 // appendCompact appends the JSON text v without insignificant space.

@@ -2,66 +2,20 @@ package api
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/quarryhq/quarry"
 )
 
 // The listing of connector statuses is long, so its entries are encoded by
-// hand rather than by reflection. statusencode_test.go checks that every
+// hand rather than by reflection. jsonappend_test.go checks that every
 // appender writes what encoding/json would.
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// with encoding/json.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
 
 // appendNullableString appends s, or null if s is nil.
 func appendNullableString(dst []byte, s *string) []byte {
 	if s == nil {
 		return append(dst, "null"...)
 	}
-	return appendString(dst, *s)
+	return quarry.AppendJSONString(dst, *s)
 }
 
 // appendInts appends ids as a JSON array.
@@ -81,11 +35,11 @@ func appendInts(dst []byte, ids []int64) []byte {
 // checked on the way in.
 func appendConnector(dst []byte, c *quarry.Connector) []byte {
 	dst = append(dst, `{"name":`...)
-	dst = appendString(dst, c.Name)
+	dst = quarry.AppendJSONString(dst, c.Name)
 	dst = append(dst, `,"source":`...)
-	dst = appendString(dst, string(c.Source))
+	dst = quarry.AppendJSONString(dst, string(c.Source))
 	dst = append(dst, `,"input_type":`...)
-	dst = appendString(dst, string(c.InputType))
+	dst = quarry.AppendJSONString(dst, string(c.InputType))
 	dst = append(dst, `,"connector_specific_config":`...)
 	dst = append(dst, c.Config...)
 	dst = append(dst, `,"refresh_freq":`...)
@@ -126,7 +80,7 @@ func appendCredential(dst []byte, k *quarry.Credential, credJSON []byte) []byte 
 	dst = append(dst, `,"admin_public":`...)
 	dst = strconv.AppendBool(dst, k.AdminPublic)
 	dst = append(dst, `,"source":`...)
-	dst = appendString(dst, string(k.Source))
+	dst = quarry.AppendJSONString(dst, string(k.Source))
 	dst = append(dst, `,"name":`...)
 	dst = appendNullableString(dst, k.Name)
 	dst = append(dst, `,"curator_public":`...)

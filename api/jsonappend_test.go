@@ -58,22 +58,3 @@ func TestAppendConnectorMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
-
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "quote\" back\\slash", "\x00\x1f\x7f", "é日本😀", "\xff\xfe bad", "\u2028\u2029", "<>&"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("appendString(%q) = %s, not a JSON string: %v", s, got, err)
-		}
-		want, _ := json.Marshal(s)
-		var wantBack string
-		json.Unmarshal(want, &wantBack)
-		if back != wantBack {
-			t.Errorf("appendString(%q) decodes to %q, encoding/json's to %q", s, back, wantBack)
-		}
-	})
-}

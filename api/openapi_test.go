@@ -743,11 +743,15 @@ func TestServedOpenAPI(t *testing.T) {
 }
 
 // TestOpenAPIPythonValidator validates the served document with
-// openapi-spec-validator, the Python reference validator, when installed;
-// CI sets QUARRY_REQUIRE_SPEC_VALIDATOR=1 so that it cannot be skipped
-// there.
+// openapi-spec-validator, the Python reference validator, when installed
+// (in the python3 named by QUARRY_PYTHON, or on the PATH); CI sets
+// QUARRY_REQUIRE_SPEC_VALIDATOR=1 so that it cannot be skipped there.
 func TestOpenAPIPythonValidator(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import openapi_spec_validator").Run(); err != nil {
+	python := os.Getenv("QUARRY_PYTHON")
+	if python == "" {
+		python = "python3"
+	}
+	if err := exec.Command(python, "-c", "import openapi_spec_validator").Run(); err != nil {
 		if os.Getenv("QUARRY_REQUIRE_SPEC_VALIDATOR") != "" {
 			t.Fatal("QUARRY_REQUIRE_SPEC_VALIDATOR is set but python3 cannot import openapi_spec_validator")
 		}
@@ -769,7 +773,7 @@ from openapi_spec_validator import validate
 with open(sys.argv[1]) as f:
     validate(json.load(f))
 `
-	out, err := exec.CommandContext(ctx, "python3", "-c", script, file).CombinedOutput()
+	out, err := exec.CommandContext(ctx, python, "-c", script, file).CombinedOutput()
 	if err != nil {
 		t.Errorf("openapi-spec-validator rejects the served document: %v\n%s", err, out)
 	}

@@ -56,7 +56,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	}
 	cfg.BasePath = strings.TrimRight(cfg.BasePath, "/")
 	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache(),
-		metrics: newMetrics(cfg.Version, db), defs: tooldef.NewCache(64)}
+		metrics: newMetrics(cfg.Version, db), defs: tooldef.NewCache(16 << 20)}
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s

@@ -105,7 +105,7 @@ func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.St
 		buf = append(buf, `{"cc_pair_id":`...)
 		buf = strconv.AppendInt(buf, p.ID, 10)
 		buf = append(buf, `,"name":`...)
-		buf = appendString(buf, p.Name)
+		buf = quarry.AppendJSONString(buf, p.Name)
 		buf = append(buf, `,"connector":`...)
 		if p.Connector != nil {
 			start := len(buf)
@@ -133,7 +133,7 @@ func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.St
 			buf = append(buf, buf[sp.start:sp.end]...)
 		}
 		buf = append(buf, `,"access_type":`...)
-		buf = appendString(buf, string(p.AccessType))
+		buf = quarry.AppendJSONString(buf, string(p.AccessType))
 		buf = append(buf, `,"groups":`...)
 		buf = appendInts(buf, p.Groups)
 		pt.buf = append(buf, '}')

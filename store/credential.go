@@ -235,6 +235,27 @@ func (db *DB) UpdateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 // errRaced reports that the row changed between read and conditional write.
 var errRaced = errors.New("store: concurrent update")
 
+// swapped checks the outcome of a conditional update (a version
+// compare-and-swap): a row left alone means that another writer got there
+// first, which fails the precondition of a conditional request and is a
+// race to retry otherwise.
+func swapped(res sql.Result, err error, conditional bool) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	switch {
+	case err != nil:
+		return err
+	case n == 1:
+		return nil
+	case conditional:
+		return errPrecondition
+	default:
+		return errRaced
+	}
+}
+
 func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate, keepEchoes bool) (*quarry.Credential, error) {
 	var cred *quarry.Credential
 	err := db.update(ctx, func(tx *Tx) error {
@@ -297,17 +318,8 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 				secret = COALESCE($4, secret), version = version + 1, updated_at = $5
 			WHERE id = $6 AND version = $7`,
 			name, adminPublic, curatorPublic, secret, later(tx.now, old.UpdatedAt).Micros(), id, k.Version)
-		if err != nil {
+		if err := swapped(res, err, u.IfMatch != nil); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			if err != nil {
-				return err
-			}
-			if u.IfMatch != nil {
-				return errPrecondition
-			}
-			return errRaced
 		}
 		if u.Groups != nil {
 			if err := tx.setCredentialGroups(id, groups); err != nil {

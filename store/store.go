@@ -118,22 +118,37 @@ func (c *stmtCache) cacheable(query string) bool {
 }
 
 // get returns the prepared statement for query, preparing it on db if need
-// be, or nil if query is not kept (and so must run unprepared).
+// be, or nil if query is not kept (and so must run unprepared). It does not
+// hold the cache's lock while preparing, which needs a connection.
 func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
 	if c == nil {
 		return nil, nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.stmts[query]; ok || !c.cacheable(query) {
+	st, ok := c.stmts[query]
+	keep := c.cacheable(query)
+	c.mu.Unlock()
+	if ok || !keep {
 		return st, nil
 	}
 	st, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
+	return c.keep(query, st), nil
+}
+
+// keep stores st as the statement of query, unless another was stored
+// meanwhile: then st is closed and the other returned.
+func (c *stmtCache) keep(query string, st *sql.Stmt) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if other, ok := c.stmts[query]; ok {
+		st.Close()
+		return other
+	}
 	c.stmts[query] = st
-	return st, nil
+	return st
 }
 
 // lookup returns the prepared statement for query, or nil after noting it
@@ -152,20 +167,25 @@ func (c *stmtCache) lookup(query string) *sql.Stmt {
 }
 
 // preparePending prepares on db the statements noted by lookup. A
-// statement that fails to prepare is simply not kept.
+// statement that fails to prepare is simply not kept. It does not hold the
+// cache's lock while preparing: a transaction that holds the connection may
+// be waiting for the lock.
 func (c *stmtCache) preparePending(ctx context.Context, db *sql.DB) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	var queries []string
 	for query := range c.pending {
 		delete(c.pending, query)
-		if _, ok := c.stmts[query]; ok || !c.cacheable(query) {
-			continue
+		if _, ok := c.stmts[query]; !ok && c.cacheable(query) {
+			queries = append(queries, query)
 		}
+	}
+	c.mu.Unlock()
+	for _, query := range queries {
 		if st, err := db.PrepareContext(ctx, query); err == nil {
-			c.stmts[query] = st
+			c.keep(query, st)
 		}
 	}
 }
@@ -252,7 +272,9 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 		db.read.SetConnMaxIdleTime(0)
 		db.read.prepared, db.write.prepared = newStmtCache(), newStmtCache()
 	}
-	if err := db.write.PingContext(ctx); err != nil {
+	// The write connection sets WAL mode as it opens, which waits for
+	// processes that hold the write lock, migrating for instance.
+	if err := db.whileBusy(ctx, func() error { return db.write.PingContext(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: connecting to %s: %w", dialect, unavailable(err))
 	}
@@ -383,15 +405,27 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 // sqliteBusyTimeout has passed, so that a request waits no longer than its
 // context allows.
 func (db *DB) begin(ctx context.Context) (*sql.Tx, error) {
+	var tx *sql.Tx
+	err := db.whileBusy(ctx, func() (err error) {
+		tx, err = db.write.BeginTx(ctx, nil)
+		return err
+	})
+	return tx, err
+}
+
+// whileBusy runs fn, and on SQLite runs it again while it fails because
+// another process holds the write lock, until ctx ends or
+// sqliteBusyTimeout has passed.
+func (db *DB) whileBusy(ctx context.Context, fn func() error) error {
 	deadline := time.Now().Add(sqliteBusyTimeout)
 	for {
-		tx, err := db.write.BeginTx(ctx, nil)
+		err := fn()
 		if err == nil || db.dialect != SQLite || !isBusy(err) || time.Now().After(deadline) {
-			return tx, err
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -209,17 +209,8 @@ func (db *DB) updateTool(ctx context.Context, c *quarry.Caller, id int64, u quar
 			WHERE id = $8 AND version = $9`,
 			next.Name, next.Description, string(next.Definition), db.sealHeaders(next.Headers), next.PassthroughAuth,
 			next.OAuthConfigID, later(tx.now, old.UpdatedAt).Micros(), id, old.Version)
-		if err != nil {
+		if err := swapped(res, err, u.IfMatch != nil); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			if err != nil {
-				return err
-			}
-			if u.IfMatch != nil {
-				return errPrecondition
-			}
-			return errRaced
 		}
 		if err := tx.audit(c, "tool.update", "tool", id, u.ChangedFields(old, &next)); err != nil {
 			return err

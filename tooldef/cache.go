@@ -10,32 +10,32 @@ import (
 // last, by their SHA-256: clients send the same definition back with most
 // updates, and a full validation of a realistic document costs about a
 // millisecond. Outcomes depend on the document alone, so a remembered one
-// is never stale. Definitions over 256 KiB are not remembered, which bounds
-// a Cache's memory. A Cache is safe for concurrent use.
+// is never stale. A Cache holds at most its budget of definition bytes,
+// forgetting the oldest first, and is safe for concurrent use.
 type Cache struct {
 	mu      sync.Mutex
-	size    int
+	budget  int // Bytes of definitions it may remember.
+	bytes   int
 	results map[[sha256.Size]byte]result
-	order   [][sha256.Size]byte // Oldest first; dropped first when full.
+	order   [][sha256.Size]byte // Oldest first; forgotten first.
 }
-
-// maxCachedDefinition is the size of the largest definition a Cache keeps.
-const maxCachedDefinition = 256 << 10
 
 type result struct {
 	methods []Method
 	err     error
+	size    int
 }
 
-// NewCache returns a Cache that remembers up to size outcomes.
-func NewCache(size int) *Cache {
-	return &Cache{size: max(size, 1), results: map[[sha256.Size]byte]result{}}
+// NewCache returns a Cache that remembers the outcomes of up to budget
+// bytes of definitions.
+func NewCache(budget int) *Cache {
+	return &Cache{budget: budget, results: map[[sha256.Size]byte]result{}}
 }
 
 // Validate is the package's Validate, remembered. The returned methods are
 // shared between callers and must not be changed.
 func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
-	if len(def) > maxCachedDefinition {
+	if len(def) > c.budget {
 		return Validate(ctx, def)
 	}
 	key := sha256.Sum256(def)
@@ -55,12 +55,14 @@ func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.results[key]; !ok {
-		if len(c.order) == c.size {
+		for c.bytes+len(def) > c.budget {
+			c.bytes -= c.results[c.order[0]].size
 			delete(c.results, c.order[0])
 			c.order = c.order[1:]
 		}
-		c.results[key] = result{methods, err}
+		c.results[key] = result{methods, err, len(def)}
 		c.order = append(c.order, key)
+		c.bytes += len(def)
 	}
 	return methods, err
 }

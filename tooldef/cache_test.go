@@ -18,7 +18,7 @@ func TestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	invalid := []byte(`{"info": {"title": "t"}}`)
-	c := tooldef.NewCache(2)
+	c := tooldef.NewCache(2 * len(valid))
 	want, _ := tooldef.Validate(ctx, valid)
 	for range 2 {
 		def := append([]byte(nil), valid...)
@@ -38,9 +38,9 @@ func TestCache(t *testing.T) {
 			t.Errorf("cached error = %v", err)
 		}
 	}
-	// Older outcomes make way for new ones.
+	// Older outcomes make way for new ones, within the budget.
 	for i := range 5 {
-		c.Validate(ctx, []byte(`{"n": `+string(rune('0'+i))+`}`))
+		c.Validate(ctx, append([]byte(`{"n": `+string(rune('0'+i))+`}`), make([]byte, len(valid)/2)...))
 	}
 	if got, err := c.Validate(ctx, valid); err != nil || len(got) != len(want) {
 		t.Errorf("after eviction: %d methods, %v", len(got), err)
@@ -58,7 +58,7 @@ func BenchmarkCacheValidate(b *testing.B) {
 		}
 	})
 	b.Run("cached", func(b *testing.B) {
-		c := tooldef.NewCache(16)
+		c := tooldef.NewCache(1 << 20)
 		for b.Loop() {
 			c.Validate(context.Background(), def)
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/quarryhq/quarry"
 )
 
 // input returns the value of node i as an Error's Input: what FastAPI
@@ -39,7 +41,7 @@ func (t *tape) appendPy(b []byte, i int) []byte {
 	case kindFloat:
 		return appendPyFloat(b, t.float(i))
 	case kindString:
-		return appendJSONString(b, t.str(i))
+		return quarry.AppendJSONString(b, t.str(i))
 	case kindArray:
 		b = append(b, '[')
 		for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j) {
@@ -72,7 +74,7 @@ func (t *tape) appendPyObject(b []byte, i int) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendJSONString(b, key)
+		b = quarry.AppendJSONString(b, key)
 		b = append(b, ':')
 		b = t.appendPy(b, t.lastMember(j, k, int(n.n), key))
 	}
@@ -96,7 +98,7 @@ func (t *tape) appendPyBigObject(b []byte, i int) []byte {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, key)
+		b = quarry.AppendJSONString(b, key)
 		b = append(b, ':')
 		b = t.appendPy(b, last[key])
 	}
@@ -188,38 +190,4 @@ func appendPyFloat(b []byte, f float64) []byte {
 		return append(b, '0')
 	}
 	return append(b, digits[exp+1:]...)
-}
-
-// appendJSONString appends s as a JSON string, escaping only what JSON
-// requires, as json.dumps(ensure_ascii=False) does.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -23,31 +21,13 @@ import (
 // SQLite database of their own, as main would; cancelling run's context is
 // what SIGTERM does in main (signal.NotifyContext).
 
-// opsBuffer collects a command's output while it runs.
-type opsBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *opsBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *opsBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // opsServed is a running "quarry serve".
 type opsServed struct {
 	url, addr, token string
 	stop             context.CancelFunc // SIGTERM
 	done             chan struct{}      // closed when run returns
 	err              error              // what run returned, once done
-	stderr           *opsBuffer
+	stderr           *syncBuffer
 }
 
 // opsServe starts "quarry serve" with the given environment (on top of a fresh
@@ -63,8 +43,8 @@ func opsServe(t *testing.T, vars map[string]string) *opsServed {
 		env[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &opsServed{stop: cancel, done: make(chan struct{}), stderr: &opsBuffer{}}
-	stdout := &opsBuffer{}
+	s := &opsServed{stop: cancel, done: make(chan struct{}), stderr: &syncBuffer{}}
+	stdout := &syncBuffer{}
 	go func() {
 		s.err = run(ctx, []string{"serve"}, func(k string) string { return env[k] }, stdout, s.stderr)
 		close(s.done)
