@@ -1,6 +1,8 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -8,13 +10,18 @@ import (
 	"github.com/quarryhq/quarry/api/decode"
 )
 
-// connectorInput converts the request model to the domain's input.
+// connectorInput converts the request model to the domain's input. The
+// config is kept compact, as every response shows it.
 func (b *connectorInput) input() quarry.ConnectorInput {
+	var config bytes.Buffer
+	if err := json.Compact(&config, b.ConnectorSpecificConfig); err != nil {
+		config.Write(b.ConnectorSpecificConfig) // decode checked it: cannot happen
+	}
 	in := quarry.ConnectorInput{
 		Name:        b.Name,
 		Source:      b.Source,
 		InputType:   b.InputType,
-		Config:      b.ConnectorSpecificConfig,
+		Config:      config.Bytes(),
 		RefreshFreq: value(b.RefreshFreq),
 		PruneFreq:   value(b.PruneFreq),
 		Groups:      b.Groups,

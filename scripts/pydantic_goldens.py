@@ -447,6 +447,25 @@ def corpus():
     case("credentialPatch", "credential_json list", body={"credential_json": ["a"]})
     case("credentialPatch", "admin_public words", body={"admin_public": "Y", "curator_public": "FALSE"})
     case("credentialPatch", "admin_public bad word", body={"admin_public": "yep"})
+    # Every other field of the credential PATCH, its path and its body.
+    for raw_name, raw in [("empty body", b""), ("null body", "null"), ("array body", "[]"),
+                          ("text/plain body", None), ("trailing comma", '{"name": "a",}')]:
+        if raw is None:
+            case("credentialPatch", raw_name, raw='{"name": "x"}', ct="text/plain")
+        else:
+            case("credentialPatch", raw_name, raw=raw)
+    case("credentialPatch", "path float", body={}, path={"credential_id": "1.5"})
+    case("credentialPatch", "path huge", body={}, path={"credential_id": big})
+    case("credentialPatch", "path negative", body={}, path={"credential_id": "-3"})
+    case("credentialPatch", "name not a string", body={"name": 12})
+    case("credentialPatch", "name list", body={"name": ["a"]})
+    case("credentialPatch", "curator_public bad", body={"curator_public": "maybe"})
+    case("credentialPatch", "curator_public object", body={"curator_public": {}})
+    case("credentialPatch", "credential_json string", body={"credential_json": "{}"})
+    case("credentialPatch", "credential_json number", body={"credential_json": 3})
+    case("credentialPatch", "groups huge", body={"groups": [int(big)]})
+    case("credentialPatch", "every field wrong", body={"credential_json": [], "admin_public": "x", "name": False,
+         "curator_public": 2, "groups": [None], "source": "nowhere"}, path={"credential_id": "x"})
     # credentialCreate.
     case("credentialCreate", "valid defaults", body={"credential_json": {}, "admin_public": True, "source": "web"})
     case("credentialCreate", "missing all", body={})
