@@ -283,7 +283,13 @@ func TestUpdateCredentialErrors(t *testing.T) {
 		{"curator names a group it does not curate", curator, curatorOwn, fmt.Sprintf(`{"groups": [%d]}`, member), 403,
 			`{"detail":"Curators cannot control groups they don't curate"}`},
 		{"basic names a group", basic, basicOwn, fmt.Sprintf(`{"groups": [%d]}`, lonely), 403,
-			`{"detail":"Curators cannot control groups they don't curate"}`},
+			`{"detail":"Basic users can only create private credentials"}`},
+		// Sharing again follows the rules of sharing at first (contract 6).
+		{"basic makes its credential curator_public", basic, basicOwn, `{"curator_public": true}`, 400,
+			`{"detail":"Basic users can only create private credentials"}`},
+		{"curator takes every group away from a private credential", curator, inCurated, `{"groups": []}`, 400,
+			`{"detail":"Curators must specify 1+ groups"}`},
+		{"curator makes it public instead", curator, curatorOwn, `{"groups": [], "curator_public": true}`, 200, ""},
 		{"not found wins over a bad source", basic, otherOwn, `{"source": "slack"}`, 404, notFound(otherOwn)},
 		{"bad path id", e.admin, 0, "", 422, ""},
 	} {
@@ -315,7 +321,7 @@ func TestUpdateCredentialErrors(t *testing.T) {
 		e.do(basic, "PATCH", "/manage/credential/"+itoa(basicOwn), `{"credential_json": {"k": "new"}, "source": "slack"}`).want(t, 400,
 			`{"detail":"The source of a credential cannot be changed"}`)
 		e.do(basic, "PATCH", "/manage/credential/"+itoa(basicOwn), fmt.Sprintf(`{"credential_json": {"k": "new"}, "groups": [%d]}`, lonely)).want(t, 403,
-			`{"detail":"Curators cannot control groups they don't curate"}`)
+			`{"detail":"Basic users can only create private credentials"}`)
 		e.wantStored(t, basic, basicOwn, `{"k": "v"}`)
 	})
 }
@@ -453,4 +459,20 @@ func TestUpdateCredentialSecretsNotLogged(t *testing.T) {
 			t.Errorf("the log contains the secret %q", secret)
 		}
 	}
+}
+
+// TestCredentialETagFollowsGroups checks that deleting a group a credential
+// is shared with changes the credential's ETag, since its groups change.
+func TestCredentialETagFollowsGroups(t *testing.T) {
+	e := newEnv(t)
+	g := e.createGroup("g", nil)
+	id := e.createCredential(e.admin, fmt.Sprintf(`{"credential_json": {}, "admin_public": true, "source": "confluence", "groups": [%d]}`, g))
+	before := e.do(e.admin, "GET", "/manage/credential/"+itoa(id), nil).header.Get("ETag")
+	e.do(e.admin, "DELETE", "/manage/admin/user-group/"+itoa(g), nil).want(t, 200, `null`)
+	r := e.do(e.admin, "GET", "/manage/credential/"+itoa(id), nil)
+	if after := r.header.Get("ETag"); after == before {
+		t.Errorf("ETag stayed %s after the credential's group was deleted", after)
+	}
+	e.do(e.admin, "PATCH", "/manage/credential/"+itoa(id), `{"name": "stale"}`, "If-Match", before).want(t, 412,
+		`{"detail":"The object has changed since you read it; fetch it again and retry"}`)
 }

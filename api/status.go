@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -34,7 +35,13 @@ func (s *Server) handleConnectorStatus(w http.ResponseWriter, r *http.Request, c
 	}
 	l, hint := s.status.get(key, version)
 	if l == nil {
-		if l, err = s.encodeStatus(r.Context(), c, f, hint); err != nil {
+		// Read in parts side by side; should a write land meanwhile, read
+		// again in one part, from one snapshot.
+		l, version, err = s.encodeStatus(r.Context(), c, f, runtime.GOMAXPROCS(0), hint)
+		if errors.Is(err, store.ErrListingChanged) {
+			l, version, err = s.encodeStatus(r.Context(), c, f, 1, hint)
+		}
+		if err != nil {
 			return err
 		}
 		s.status.put(key, version, l)
@@ -80,24 +87,24 @@ func (l listing) write(w http.ResponseWriter) {
 	w.Write([]byte("]")) // A failed write means the client left.
 }
 
-// encodeStatus encodes the listing c sees through f, in as many parts as
-// there are processors, each read and encoded on its own, the whole about
-// hint bytes long. Each connector and each credential is encoded once per
-// part; the entries that share one copy its encoding from earlier in the
-// part.
-func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.StatusFilter, hint int) (listing, error) {
+// encodeStatus encodes the listing c sees through f in up to parts parts,
+// each read and encoded on its own, the whole about hint bytes long, and
+// returns it with the data version it is of. Each connector and each
+// credential is encoded once per part; the entries that share one copy its
+// encoding from earlier in the part.
+func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.StatusFilter, parts, hint int) (listing, int64, error) {
 	type span struct{ start, end int }
 	type part struct {
 		buf          []byte
 		conns, creds map[int64]span
 		masked       []byte
 	}
-	parts := make([]part, runtime.GOMAXPROCS(0))
-	for i := range parts {
-		parts[i] = part{buf: make([]byte, 0, max(hint/len(parts), 4096)), conns: map[int64]span{}, creds: map[int64]span{}}
+	bufs := make([]part, parts)
+	for i := range bufs {
+		bufs[i] = part{buf: make([]byte, 0, max(hint/parts, 4096)), conns: map[int64]span{}, creds: map[int64]span{}}
 	}
-	n, err := s.db.EachConnectorStatus(ctx, c, f, len(parts), func(i int, p *store.StatusRow) error {
-		pt := &parts[i]
+	version, n, err := s.db.EachConnectorStatus(ctx, c, f, parts, func(i int, p *store.StatusRow) error {
+		pt := &bufs[i]
 		buf := pt.buf
 		if len(buf) > 0 {
 			buf = append(buf, ',')
@@ -140,13 +147,13 @@ func (s *Server) encodeStatus(ctx context.Context, c *quarry.Caller, f quarry.St
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	l := make(listing, n)
 	for i := range n {
-		l[i] = parts[i].buf
+		l[i] = bufs[i].buf
 	}
-	return l, nil
+	return l, version, nil
 }
 
 // statusKey names what a caller sees through a filter: admins see the

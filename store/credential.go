@@ -269,14 +269,28 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 		if u.Source != nil && *u.Source != k.Source {
 			return quarry.Errorf(quarry.EINVALID, "The source of a credential cannot be changed")
 		}
-		var groups []int64
+		groups := k.Groups
 		if u.Groups != nil {
 			groups = dedupe(*u.Groups)
+			u.Groups = &groups // So that reordering them is no change.
 			if err := tx.checkGroupsExist(groups); err != nil {
 				return err
 			}
 			if !c.CuratesAll(groups) {
+				if c.Role == quarry.RoleBasic {
+					return quarry.Errorf(quarry.EFORBIDDEN, "Basic users can only create private credentials")
+				}
 				return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
+			}
+		}
+		if u.Groups != nil || u.CuratorPublic != nil {
+			// Sharing it again follows the rules of sharing it at first.
+			curatorPublic := k.CuratorPublic
+			if u.CuratorPublic != nil {
+				curatorPublic = *u.CuratorPublic
+			}
+			if err := c.CheckSharing(groups, curatorPublic); err != nil {
+				return err
 			}
 		}
 		if u.IfMatch != nil && !slices.Contains(u.IfMatch, k.Version) {

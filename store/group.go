@@ -77,18 +77,21 @@ func (tx *Tx) setGroupMembers(c *quarry.Caller, id int64, userIDs []string) erro
 			return quarry.Errorf(quarry.EINVALID, "User %s does not exist", u)
 		}
 	}
-	old, err := queryStrings(tx, `SELECT user_id FROM user_group_members WHERE group_id = $1`, id)
+	curated, err := tx.members(id)
 	if err != nil {
 		return err
 	}
-	for _, u := range old {
+	for u, isCurator := range curated {
 		if slices.Contains(userIDs, u) {
 			continue
 		}
 		if _, err := tx.exec(`DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, u); err != nil {
 			return err
 		}
-		if err := tx.syncCuratorRole(c, u); err != nil {
+		if !isCurator {
+			continue
+		}
+		if err := tx.syncCuratorRole(c, u); err != nil { // The member lost a flag.
 			return err
 		}
 	}
@@ -304,6 +307,12 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 		if err != nil {
 			return err
 		}
+		// Its credentials lose a group: their representation, so their
+		// version (ETag), changes.
+		if _, err := tx.exec(`UPDATE credentials SET version = version + 1
+			WHERE id IN (SELECT credential_id FROM credential_groups WHERE group_id = $1)`, id); err != nil {
+			return err
+		}
 		if _, err := tx.exec(`DELETE FROM user_groups WHERE id = $1`, id); err != nil {
 			return err
 		}
@@ -335,19 +344,21 @@ func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID
 		if role != quarry.RoleBasic && role != quarry.RoleCurator {
 			return quarry.Errorf(quarry.EINVALID, "User %s has the role %s: curator flags apply to basic users and curators", userID, role)
 		}
-		res, err := tx.exec(`UPDATE user_group_members SET is_curator = $1 WHERE group_id = $2 AND user_id = $3`, isCurator, id, userID)
+		var was bool
+		err = tx.queryRow(`SELECT is_curator FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, userID).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return quarry.Errorf(quarry.EINVALID, "User %s is not a member of user group %d", userID, id)
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err == nil {
-				err = quarry.Errorf(quarry.EINVALID, "User %s is not a member of user group %d", userID, id)
-			}
+		if _, err := tx.exec(`UPDATE user_group_members SET is_curator = $1 WHERE group_id = $2 AND user_id = $3`, isCurator, id, userID); err != nil {
 			return err
 		}
-		if isCurator {
+		switch {
+		case isCurator:
 			err = tx.promoteToCurator(c, userID)
-		} else {
+		case was:
 			err = tx.syncCuratorRole(c, userID)
 		}
 		if err != nil {
@@ -375,20 +386,23 @@ func dedupe[T int64 | string](s []T) []T {
 	return slices.Compact(s)
 }
 
-// queryStrings runs a query that returns one text column.
-func queryStrings(tx *Tx, query string, args ...any) ([]string, error) {
-	rows, err := tx.query(query, args...)
+// members returns the members of group id, each with its curator flag.
+func (tx *Tx) members(id int64) (map[string]bool, error) {
+	rows, err := tx.query(`SELECT user_id, is_curator FROM user_group_members WHERE group_id = $1`, id)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := map[string]bool{}
 	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
+		var (
+			u         string
+			isCurator bool
+		)
+		if err := rows.Scan(&u, &isCurator); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		out = append(out, s)
+		out[u] = isCurator
 	}
 	return out, closeRows(rows)
 }

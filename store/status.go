@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quarryhq/quarry"
 )
@@ -30,28 +31,95 @@ type StatusRow struct {
 // minPartPairs is the smallest id range worth a part of its own.
 const minPartPairs = 2000
 
+// ErrListingChanged reports that a write committed while the status listing
+// was being read in several parts, which do not share one snapshot of the
+// database. The caller should read it again in one part, which does.
+var ErrListingChanged = errors.New("store: the listing changed while it was read")
+
 // EachConnectorStatus calls fn for every cc-pair c may see through filter f
-// (contract section 4.1), in up to parts consecutive ranges of ids that it
-// reads concurrently, and returns the number of parts it used. Within a
-// part, fn sees rows in ascending id order; calls for different parts may
-// run at the same time, and part i holds lower ids than part i+1.
+// (contract section 4.1), and returns the data version (see DataVersion)
+// the listing is of and the number of parts it used.
 //
-// It runs a fixed number of statements whatever the number of pairs: the
-// range of ids; then, side by side, the connectors of the pairs, their
-// credential ids, the pairs' groups and the credentials' groups; then one
-// streamed query of pairs with their credentials per part.
-func (db *DB) EachConnectorStatus(ctx context.Context, c *quarry.Caller, f quarry.StatusFilter, parts int, fn func(part int, r *StatusRow) error) (int, error) {
+// With parts = 1 it reads in one transaction, so one snapshot, and calls fn
+// in ascending id order. With more, it reads up to that many consecutive
+// ranges of ids concurrently, each on a connection of its own: fn may then
+// be called for different parts at the same time, in ascending id order
+// within a part, part i holding lower ids than part i+1; and if a write
+// committed meanwhile, it returns ErrListingChanged once it has called fn
+// with rows that may not fit together.
+//
+// What c sees depends only on its role and the groups in c.Memberships,
+// never on memberships read meanwhile, so that listings can be cached by
+// those. It runs a fixed number of statements whatever the number of
+// pairs: the data version, the range of ids, the pairs' connectors, the
+// credentials of the connectors' visible pairs, the pairs' groups, the
+// credentials' groups, and the pairs with their credentials (once per
+// part); with several parts, the data version again.
+func (db *DB) EachConnectorStatus(ctx context.Context, c *quarry.Caller, f quarry.StatusFilter, parts int, fn func(part int, r *StatusRow) error) (version int64, n int, err error) {
+	if parts <= 1 {
+		tx, err := db.read.BeginTx(ctx, db.snapshotOptions())
+		if err != nil {
+			return 0, 0, mapError(err)
+		}
+		defer tx.Rollback()
+		return db.eachConnectorStatus(ctx, countedTx{tx, &db.statements}, c, f, 1, fn)
+	}
+	return db.eachConnectorStatus(ctx, db.read, c, f, parts, fn)
+}
+
+// snapshotOptions are the options of a read transaction that sees one
+// snapshot: SQLite's deferred transactions do (WAL), PostgreSQL needs
+// REPEATABLE READ.
+func (db *DB) snapshotOptions() *sql.TxOptions {
+	if db.dialect == Postgres {
+		return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	return nil
+}
+
+// reader runs queries: the read pool, or a read transaction.
+type reader interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// countedTx is a read transaction that counts its statements.
+type countedTx struct {
+	*sql.Tx
+	statements *atomic.Int64
+}
+
+func (t countedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	t.statements.Add(1)
+	return t.Tx.QueryContext(ctx, query, args...)
+}
+
+func (t countedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	t.statements.Add(1)
+	return t.Tx.QueryRowContext(ctx, query, args...)
+}
+
+func (db *DB) eachConnectorStatus(ctx context.Context, q reader, c *quarry.Caller, f quarry.StatusFilter, parts int, fn func(part int, r *StatusRow) error) (int64, int, error) {
 	from, args := statusFrom(c, f, "")
+	visible, visibleArgs := statusFrom(c, quarry.StatusFilter{}, "")
 	withCredentials, _ := statusFrom(c, f, ` JOIN credentials k ON k.id = p.credential_id LEFT JOIN users u ON u.id = k.user_id`)
 
+	var version int64
+	if err := q.QueryRowContext(ctx, `SELECT version FROM data_version WHERE id = 1`).Scan(&version); err != nil {
+		return 0, 0, mapError(err)
+	}
 	var lo, hi sql.NullInt64
-	if err := db.read.QueryRowContext(ctx, `SELECT MIN(p.id), MAX(p.id)`+from, args...).Scan(&lo, &hi); err != nil {
-		return 0, mapError(err)
+	if err := q.QueryRowContext(ctx, `SELECT MIN(p.id), MAX(p.id)`+from, args...).Scan(&lo, &hi); err != nil {
+		return 0, 0, mapError(err)
 	}
 	if !lo.Valid {
-		return 0, nil
+		return version, 0, nil
 	}
 	parts = max(1, min(parts, int((hi.Int64-lo.Int64+1)/minPartPairs)))
+	run := parallel
+	if parts == 1 {
+		run = sequence // One transaction: one connection, one snapshot.
+	}
 
 	var (
 		connectors = map[int64]*quarry.Connector{}
@@ -60,10 +128,12 @@ func (db *DB) EachConnectorStatus(ctx context.Context, c *quarry.Caller, f quarr
 		credGroups = map[int64][]int64{}
 		errs       = make([]error, 4)
 	)
-	parallel(
-		func() { errs[0] = db.statusConnectors(ctx, from, args, connectors) },
+	run(
+		func() { errs[0] = statusConnectors(ctx, q, from, args, connectors) },
 		func() {
-			errs[1] = db.eachInts(ctx, `SELECT p.connector_id, p.credential_id`+from+` ORDER BY p.connector_id, p.credential_id`, args,
+			// credential_ids lists the credentials of every pair of the
+			// connector the caller may see, whatever the filter.
+			errs[1] = eachInts(ctx, q, `SELECT p.connector_id, p.credential_id`+visible+` ORDER BY p.connector_id, p.credential_id`, visibleArgs,
 				func(conn, cred int64) {
 					if ids := credIDs[conn]; len(ids) == 0 || ids[len(ids)-1] != cred {
 						credIDs[conn] = append(ids, cred)
@@ -71,18 +141,18 @@ func (db *DB) EachConnectorStatus(ctx context.Context, c *quarry.Caller, f quarr
 				})
 		},
 		func() {
-			errs[2] = db.eachInts(ctx, `SELECT pg.cc_pair_id, pg.group_id FROM cc_pair_groups pg WHERE pg.cc_pair_id IN (SELECT p.id`+from+`)
+			errs[2] = eachInts(ctx, q, `SELECT pg.cc_pair_id, pg.group_id FROM cc_pair_groups pg WHERE pg.cc_pair_id IN (SELECT p.id`+from+`)
 				ORDER BY pg.cc_pair_id, pg.group_id`, args,
 				func(pair, group int64) { pairGroups[pair] = append(pairGroups[pair], group) })
 		},
 		func() {
-			errs[3] = db.eachInts(ctx, `SELECT cg.credential_id, cg.group_id FROM credential_groups cg WHERE cg.credential_id IN (SELECT p.credential_id`+from+`)
+			errs[3] = eachInts(ctx, q, `SELECT cg.credential_id, cg.group_id FROM credential_groups cg WHERE cg.credential_id IN (SELECT p.credential_id`+from+`)
 				ORDER BY cg.credential_id, cg.group_id`, args,
 				func(cred, group int64) { credGroups[cred] = append(credGroups[cred], group) })
 		},
 	)
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	for id, conn := range connectors {
 		conn.CredentialIDs = credIDs[id]
@@ -91,27 +161,41 @@ func (db *DB) EachConnectorStatus(ctx context.Context, c *quarry.Caller, f quarr
 		}
 	}
 
-	// The parts read disjoint ranges of ids on connections of their own.
+	// The parts read disjoint ranges of ids.
 	span := (hi.Int64 - lo.Int64 + int64(parts)) / int64(parts)
 	errs = make([]error, parts)
 	fns := make([]func(), parts)
 	for i := range parts {
 		first, last := lo.Int64+int64(i)*span, min(hi.Int64, lo.Int64+int64(i+1)*span-1)
 		fns[i] = func() {
-			errs[i] = db.statusPart(ctx, withCredentials, args, first, last, connectors, pairGroups, credGroups,
+			errs[i] = db.statusPart(ctx, q, withCredentials, args, first, last, connectors, pairGroups, credGroups,
 				func(r *StatusRow) error { return fn(i, r) })
 		}
 	}
-	parallel(fns...)
-	return parts, errors.Join(errs...)
+	run(fns...)
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	if parts > 1 {
+		// The parts and the queries before them each saw a snapshot of
+		// their own: they fit together only if no write came between.
+		var after int64
+		if err := q.QueryRowContext(ctx, `SELECT version FROM data_version WHERE id = 1`).Scan(&after); err != nil {
+			return 0, 0, mapError(err)
+		}
+		if after != version {
+			return 0, 0, ErrListingChanged
+		}
+	}
+	return version, parts, nil
 }
 
 // statusPart streams the pairs of from (which joins their credentials, k,
 // and owners, u) with ids first to last to fn.
-func (db *DB) statusPart(ctx context.Context, from string, args []any, first, last int64,
+func (db *DB) statusPart(ctx context.Context, q reader, from string, args []any, first, last int64,
 	connectors map[int64]*quarry.Connector, pairGroups, credGroups map[int64][]int64, fn func(*StatusRow) error) error {
 	n := len(args)
-	rows, err := db.read.QueryContext(ctx, `SELECT p.id, p.name, p.access_type, p.connector_id, `+credentialColumns+from+
+	rows, err := q.QueryContext(ctx, `SELECT p.id, p.name, p.access_type, p.connector_id, `+credentialColumns+from+
 		fmt.Sprintf(` AND p.id BETWEEN $%d AND $%d ORDER BY p.id`, n+1, n+2), append(args[:n:n], first, last)...)
 	if err != nil {
 		return mapError(err)
@@ -139,7 +223,9 @@ func (db *DB) statusPart(ctx context.Context, from string, args []any, first, la
 		row.Connector = nil
 		if !seenConns[row.ConnectorID] {
 			seenConns[row.ConnectorID] = true
-			row.Connector = connectors[row.ConnectorID]
+			if row.Connector = connectors[row.ConnectorID]; row.Connector == nil {
+				return ErrListingChanged // The pair came after its connectors were read.
+			}
 		}
 		row.CredentialID, row.Credential = cred.k.ID, nil
 		if !seenCreds[cred.k.ID] {
@@ -162,8 +248,8 @@ func (db *DB) statusPart(ctx context.Context, from string, args []any, first, la
 }
 
 // statusConnectors loads into conns the connectors of the pairs of from.
-func (db *DB) statusConnectors(ctx context.Context, from string, args []any, conns map[int64]*quarry.Connector) error {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors c
+func statusConnectors(ctx context.Context, q reader, from string, args []any, conns map[int64]*quarry.Connector) error {
+	rows, err := q.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors c
 		WHERE c.id IN (SELECT p.connector_id`+from+`)`, args...)
 	if err != nil {
 		return mapError(err)
@@ -189,9 +275,16 @@ func parallel(fns ...func()) {
 	wg.Wait()
 }
 
+// sequence runs fns one after the other.
+func sequence(fns ...func()) {
+	for _, fn := range fns {
+		fn()
+	}
+}
+
 // eachInts runs a query of two integer columns and calls fn for each row.
-func (db *DB) eachInts(ctx context.Context, query string, args []any, fn func(a, b int64)) error {
-	rows, err := db.read.QueryContext(ctx, query, args...)
+func eachInts(ctx context.Context, q reader, query string, args []any, fn func(a, b int64)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return mapError(err)
 	}
@@ -213,7 +306,7 @@ func (db *DB) ConnectorStatuses(ctx context.Context, c *quarry.Caller, f quarry.
 	out := []quarry.ConnectorStatus{}
 	conns := map[int64]*quarry.Connector{}
 	creds := map[int64]*quarry.Credential{}
-	_, err := db.EachConnectorStatus(ctx, c, f, 1, func(_ int, r *StatusRow) error {
+	_, _, err := db.EachConnectorStatus(ctx, c, f, 1, func(_ int, r *StatusRow) error {
 		if r.Connector != nil {
 			conns[r.ConnectorID] = r.Connector
 		}
@@ -231,26 +324,16 @@ func (db *DB) ConnectorStatuses(ctx context.Context, c *quarry.Caller, f quarry.
 
 // statusFrom returns FROM and WHERE clauses, with their arguments, that
 // select the pairs c may see through filter f (alias p), after joining
-// joins. Connectors are joined (alias c) only to filter on their source,
-// and the visibility test is left out for admins, who see every pair.
+// joins. Connectors are joined (alias c) only to filter on their source.
+// Admins see every pair; others the public and sync pairs and those shared
+// with a group of c.Memberships.
 func statusFrom(c *quarry.Caller, f quarry.StatusFilter, joins string) (string, []any) {
-	var b strings.Builder
-	b.WriteString(" FROM cc_pairs p")
-	if len(f.Sources) > 0 {
-		b.WriteString(" JOIN connectors c ON c.id = p.connector_id")
-	}
-	b.WriteString(joins)
-	b.WriteString(" WHERE TRUE")
-	var args []any
-	if !c.IsAdmin() {
-		b.WriteString(" AND " + pairVisible)
-		args = append(args, c.ID, false)
-	}
-	in := func(column string, values []string) {
-		if len(values) == 0 {
-			return
-		}
-		fmt.Fprintf(&b, " AND %s IN (", column)
+	var (
+		b    strings.Builder
+		args []any
+	)
+	in := func(column string, values []any) {
+		b.WriteString(column + " IN (")
 		for i, v := range values {
 			if i > 0 {
 				b.WriteString(", ")
@@ -260,15 +343,37 @@ func statusFrom(c *quarry.Caller, f quarry.StatusFilter, joins string) (string, 
 		}
 		b.WriteString(")")
 	}
-	in("c.source", stringsOf(f.Sources))
-	in("p.access_type", stringsOf(f.AccessTypes))
+	b.WriteString(" FROM cc_pairs p")
+	if len(f.Sources) > 0 {
+		b.WriteString(" JOIN connectors c ON c.id = p.connector_id")
+	}
+	b.WriteString(joins)
+	b.WriteString(" WHERE TRUE")
+	if !c.IsAdmin() {
+		b.WriteString(" AND (p.access_type IN ('public', 'sync')")
+		if groups := c.GroupIDs(); len(groups) > 0 {
+			b.WriteString(" OR EXISTS (SELECT 1 FROM cc_pair_groups pv WHERE pv.cc_pair_id = p.id AND ")
+			in("pv.group_id", anys(groups))
+			b.WriteString(")")
+		}
+		b.WriteString(")")
+	}
+	if len(f.Sources) > 0 {
+		b.WriteString(" AND ")
+		in("c.source", anys(f.Sources))
+	}
+	if len(f.AccessTypes) > 0 {
+		b.WriteString(" AND ")
+		in("p.access_type", anys(f.AccessTypes))
+	}
 	return b.String(), args
 }
 
-func stringsOf[T ~string](s []T) []string {
-	out := make([]string, len(s))
+// anys returns the elements of s as query arguments.
+func anys[T any](s []T) []any {
+	out := make([]any, len(s))
 	for i, v := range s {
-		out[i] = string(v)
+		out[i] = v
 	}
 	return out
 }

@@ -20,7 +20,7 @@ func BenchmarkEachConnectorStatus(b *testing.B) {
 	admin, _ := db.Authenticate(ctx, quarry.HashAPIKey(seeded.AdminToken))
 	for b.Loop() {
 		var rows atomic.Int64
-		if _, err := db.EachConnectorStatus(ctx, admin, quarry.StatusFilter{}, 2, func(int, *store.StatusRow) error {
+		if _, _, err := db.EachConnectorStatus(ctx, admin, quarry.StatusFilter{}, 2, func(int, *store.StatusRow) error {
 			rows.Add(1)
 			return nil
 		}); err != nil {
