@@ -125,14 +125,22 @@ func (m *masker) value() error {
 	return errMalformed
 }
 
-func (m *masker) object() error {
-	m.pos++ // {
-	m.dst = append(m.dst, '{')
+// object masks the object at pos.
+func (m *masker) object() error { return m.list('{', '}', m.member) }
+
+// array masks the array at pos.
+func (m *masker) array() error { return m.list('[', ']', m.value) }
+
+// list walks the object or array at pos, copying its brackets and commas,
+// and calls each for every member or element.
+func (m *masker) list(open, close byte, each func() error) error {
+	m.pos++
+	m.dst = append(m.dst, open)
 	for first := true; ; first = false {
 		m.space()
-		if m.peek() == '}' {
+		if m.peek() == close {
 			m.pos++
-			m.dst = append(m.dst, '}')
+			m.dst = append(m.dst, close)
 			return nil
 		}
 		if !first {
@@ -143,53 +151,35 @@ func (m *masker) object() error {
 			m.dst = append(m.dst, ',')
 			m.space()
 		}
-		key, err := m.str()
-		if err != nil {
-			return err
-		}
-		m.dst = append(m.dst, key...)
-		if m.space(); m.peek() != ':' {
-			return errMalformed
-		}
-		m.pos++
-		m.dst = append(m.dst, ':')
-		m.space()
-		if unmaskedKeys[unquote(key)] {
-			start := m.pos
-			if err := m.skip(); err != nil {
-				return err
-			}
-			m.dst = appendCompact(m.dst, m.src[start:m.pos])
-			continue
-		}
-		if err := m.value(); err != nil {
+		if err := each(); err != nil {
 			return err
 		}
 	}
 }
 
-func (m *masker) array() error {
-	m.pos++ // [
-	m.dst = append(m.dst, '[')
-	for first := true; ; first = false {
-		m.space()
-		if m.peek() == ']' {
-			m.pos++
-			m.dst = append(m.dst, ']')
-			return nil
-		}
-		if !first {
-			if m.peek() != ',' {
-				return errMalformed
-			}
-			m.pos++
-			m.dst = append(m.dst, ',')
-			m.space()
-		}
-		if err := m.value(); err != nil {
-			return err
-		}
+// member masks the member of an object at pos: its key as it is, and its
+// value masked unless the key is one of unmaskedKeys.
+func (m *masker) member() error {
+	key, err := m.str()
+	if err != nil {
+		return err
 	}
+	m.dst = append(m.dst, key...)
+	if m.space(); m.peek() != ':' {
+		return errMalformed
+	}
+	m.pos++
+	m.dst = append(m.dst, ':')
+	m.space()
+	if !unmaskedKeys[unquote(key)] {
+		return m.value()
+	}
+	start := m.pos
+	if err := m.skip(); err != nil {
+		return err
+	}
+	m.dst = appendCompact(m.dst, m.src[start:m.pos])
+	return nil
 }
 
 // str consumes a string and returns its text, quotes included.
