@@ -71,6 +71,7 @@ type user struct {
 	token string
 	id    string
 	email string
+	name  string // The API key's name, its service account's name.
 }
 
 // newEnv starts a server with the given configuration changes.
@@ -111,7 +112,7 @@ func (e *env) user(role quarry.Role, name string) user {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	u := user{token: token, id: k.UserID}
+	u := user{token: token, id: k.UserID, name: name}
 	var me struct {
 		Email string `json:"email"`
 	}

@@ -35,7 +35,7 @@ func TestSupportAuditLog(t *testing.T) {
 			fields = []string{}
 		}
 		want = append(want, fxAudit{Time: testNowJSON, ActorID: &e.admin.id, ActorEmail: &e.admin.email, APIKeyID: &adminKey,
-			Action: action, ResourceType: resourceType, ResourceID: fmt.Sprint(resourceID), Fields: fields, RequestID: reqID})
+			Action: action, ResourceType: resourceType, ResourceID: fmt.Sprint(resourceID), Fields: fields, RequestID: reqID, SourceIP: fxLoopback})
 		return r
 	}
 	id := func(r *response) int64 { return f.fxOK(r) }
@@ -44,7 +44,7 @@ func TestSupportAuditLog(t *testing.T) {
 	roleChange := func(reqID, userID string) {
 		last := want[len(want)-1]
 		want[len(want)-1] = fxAudit{Time: testNowJSON, ActorID: &e.admin.id, ActorEmail: &e.admin.email, APIKeyID: &adminKey,
-			Action: "user.role_change", ResourceType: "user", ResourceID: userID, Fields: []string{"role"}, RequestID: reqID}
+			Action: "user.role_change", ResourceType: "user", ResourceID: userID, Fields: []string{"role"}, RequestID: reqID, SourceIP: fxLoopback}
 		want = append(want, last)
 	}
 
@@ -204,7 +204,7 @@ func TestSupportAuditLog(t *testing.T) {
 		wantOne := []fxAudit{{Time: testNowJSON, ActorID: &curator.id, ActorEmail: &curator.email, APIKeyID: &ck,
 			Action: "connector.create", ResourceType: "connector", ResourceID: fmt.Sprint(c),
 			Fields:    []string{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start"},
-			RequestID: "by-curator"}}
+			RequestID: "by-curator", SourceIP: fxLoopback}}
 		r = &response{status: 200, body: []byte(fxJSON(got))}
 		r.want(t, 200, newest(t, got, wantOne))
 	})

@@ -490,9 +490,10 @@ func (tx *Tx) audit(c *quarry.Caller, action, resourceType string, resourceID an
 			keyID = &c.APIKeyID
 		}
 	}
-	_, err := tx.exec(`INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		tx.now.Micros(), actor, keyID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields), quarry.RequestIDFrom(tx.ctx))
+	_, err := tx.exec(`INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id, source_ip)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		tx.now.Micros(), actor, keyID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields),
+		quarry.RequestIDFrom(tx.ctx), quarry.ClientIPFrom(tx.ctx))
 	return err
 }
 
