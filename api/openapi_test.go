@@ -632,6 +632,12 @@ func (c *conformance) checkUnrouted(routeErr error, status int, resBody []byte) 
 // bearerPresent checks the bearer security scheme: the request carries
 // a bearer token (the server decides whether it is a good one).
 func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	if in.SecuritySchemeName == "session" {
+		if c, err := in.RequestValidationInput.Request.Cookie("fastapiusersauth"); err != nil || c.Value == "" {
+			return errors.New("no session cookie")
+		}
+		return nil
+	}
 	scheme, token, ok := strings.Cut(in.RequestValidationInput.Request.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
 		return errors.New("no bearer token")

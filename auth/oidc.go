@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -238,6 +240,30 @@ func (p *Provider) Err() error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.lastErr
+}
+
+// Outage says in a few words why the provider's discovery document could
+// not be read yet, or "" once it was: the kind of failure, never a host or
+// an address, for the readiness check.
+func (p *Provider) Outage() string {
+	err := p.Err()
+	if err == nil {
+		return ""
+	}
+	reason := "it did not answer as an OpenID provider"
+	var ne net.Error
+	var de *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "the connection was refused"
+	case errors.As(err, &de):
+		reason = "its name does not resolve"
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		reason = "it did not answer in time"
+	case errors.As(err, &ne):
+		reason = "it cannot be reached"
+	}
+	return "The OpenID provider cannot be reached (" + reason + "); trying again"
 }
 
 // Ready returns a channel closed once the provider's discovery document was

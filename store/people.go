@@ -72,10 +72,10 @@ func (db *DB) Register(ctx context.Context, email string, name *string, password
 // checkRegistration applies p to a person who is not the first.
 func checkRegistration(p *quarry.RegistrationPolicy, key string, invited bool) error {
 	switch {
-	case invited:
-		return nil
 	case p.Mode == quarry.RegistrationClosed:
 		return quarry.Errorf(quarry.EFORBIDDEN, "Registration is closed; sign in with single sign-on or ask an admin")
+	case invited:
+		return nil
 	case p.Mode == quarry.RegistrationInvite:
 		return quarry.Errorf(quarry.EFORBIDDEN, "Registration is by invitation only, and this email has not been invited")
 	case !p.AllowsDomain(key):
