@@ -286,3 +286,39 @@ func TestToolHeadersNotLogged(t *testing.T) {
 		}
 	}
 }
+
+// refChainDefinition returns a definition whose operation returns a schema
+// S0 that is a chain of links references, S0 → S1 → … → S<links>.
+func refChainDefinition(links int) string {
+	var b strings.Builder
+	b.WriteString(`{"openapi": "3.0.3", "info": {"title": "T", "description": "D", "version": "1"}, "servers": [{"url": "https://a"}],
+		"paths": {"/a": {"get": {"operationId": "a", "summary": "S", "responses": {"200": {"description": "OK",
+			"content": {"application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}}}}}}, "components": {"schemas": {`)
+	for i := range links {
+		fmt.Fprintf(&b, `"S%d": {"$ref": "#/components/schemas/S%d"}, `, i, i+1)
+	}
+	fmt.Fprintf(&b, `"S%d": {"type": "string"}}}}`, links)
+	return b.String()
+}
+
+// TestToolDefinitionRefChain checks that a chain of 8,000 references (which
+// kept kin-openapi busy for 40 s) is refused at once, on every route that
+// validates a definition.
+func TestToolDefinitionRefChain(t *testing.T) {
+	e := newEnv(t)
+	curator := e.user(quarry.RoleCurator, "curator")
+	id := e.createTool(curator, `{"name": "c", "definition": `+pingDefinition+`, "passthrough_auth": false}`)
+	def := refChainDefinition(8000)
+	const want = `{"detail":"Invalid OpenAPI document: the reference at '#/paths/~1a/get/responses/200/content/application~1json/schema' leads through more than 64 references"}`
+	for _, tt := range []struct{ method, path, body string }{
+		{"POST", "/admin/tool/custom/validate", `{"definition": ` + def + `}`},
+		{"POST", "/admin/tool/custom", `{"name": "chain", "definition": ` + def + `, "passthrough_auth": false}`},
+		{"PUT", "/admin/tool/custom/" + itoa(id), `{"definition": ` + def + `}`},
+	} {
+		r, took := e.timed(curator, tt.method, tt.path, tt.body)
+		r.want(t, 400, want)
+		t.Logf("%s %s with %d bytes: %v", tt.method, tt.path, len(tt.body), took)
+	}
+	e.do(e.admin, "GET", "/tool/"+itoa(id), nil).want(t, 200,
+		toolJSON(id, "c", "", pingDefinition, `[]`, false, curator, 0, ""))
+}
