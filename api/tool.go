@@ -226,14 +226,18 @@ func (s *Server) handleCreateOAuthConfig(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	b := in.Body
-	o, err := s.db.CreateOAuthConfig(r.Context(), c, quarry.OAuthConfig{
+	cfg := quarry.OAuthConfig{
 		Name:             b.Name,
 		AuthorizationURL: b.AuthorizationURL,
 		TokenURL:         b.TokenURL,
 		ClientID:         b.ClientID,
 		ClientSecret:     b.ClientSecret,
 		Scopes:           b.Scopes.Value,
-	})
+	}
+	if err := cfg.CheckURLs(); err != nil {
+		return err
+	}
+	o, err := s.db.CreateOAuthConfig(r.Context(), c, cfg)
 	if err != nil {
 		return err
 	}
