@@ -20,11 +20,11 @@ func TestValidateTimeBudget(t *testing.T) {
 	}
 	// The cache does not remember an outcome that depends on the time taken.
 	c := NewCache(1 << 20)
-	c.budget = 0
+	c.maxTime = 0
 	if _, err := c.Validate(context.Background(), def); quarry.ErrorMessage(err) != want {
 		t.Errorf("Cache.Validate with no time left: error %v, want %q", err, want)
 	}
-	c.budget = timeBudget
+	c.maxTime = timeBudget
 	if _, err := c.Validate(context.Background(), def); err != nil {
 		t.Errorf("Cache.Validate remembered a timeout: %v", err)
 	}

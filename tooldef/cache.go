@@ -14,12 +14,12 @@ import (
 // is never stale. A Cache holds at most its budget of definition bytes,
 // forgetting the oldest first, and is safe for concurrent use.
 type Cache struct {
-	mu      sync.Mutex
-	budget  time.Duration // Time each validation may take.
-	size    int           // Bytes of definitions it may remember.
-	bytes   int
-	results map[[sha256.Size]byte]result
-	order   [][sha256.Size]byte // Oldest first; forgotten first.
+	mu       sync.Mutex
+	maxTime  time.Duration // Time each validation may take.
+	maxBytes int           // Bytes of definitions it may remember.
+	bytes    int
+	results  map[[sha256.Size]byte]result
+	order    [][sha256.Size]byte // Oldest first; forgotten first.
 }
 
 type result struct {
@@ -28,17 +28,17 @@ type result struct {
 	size    int
 }
 
-// NewCache returns a Cache that remembers the outcomes of up to budget
+// NewCache returns a Cache that remembers the outcomes of up to maxBytes
 // bytes of definitions.
-func NewCache(budget int) *Cache {
-	return &Cache{budget: timeBudget, size: budget, results: map[[sha256.Size]byte]result{}}
+func NewCache(maxBytes int) *Cache {
+	return &Cache{maxTime: timeBudget, maxBytes: maxBytes, results: map[[sha256.Size]byte]result{}}
 }
 
 // Validate is the package's Validate, remembered. The returned methods are
 // shared between callers and must not be changed.
 func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
-	if len(def) > c.size {
-		return validate(ctx, def, c.budget)
+	if len(def) > c.maxBytes {
+		return validate(ctx, def, c.maxTime)
 	}
 	key := sha256.Sum256(def)
 	c.mu.Lock()
@@ -47,7 +47,7 @@ func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
 	if ok {
 		return r.methods, r.err
 	}
-	methods, err := validate(ctx, def, c.budget)
+	methods, err := validate(ctx, def, c.maxTime)
 	if ctx.Err() != nil || err == errTooSlow {
 		return methods, err // Cut short: not an outcome of the document.
 	}
@@ -57,7 +57,7 @@ func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.results[key]; !ok {
-		for c.bytes+len(def) > c.size {
+		for c.bytes+len(def) > c.maxBytes {
 			c.bytes -= c.results[c.order[0]].size
 			delete(c.results, c.order[0])
 			c.order = c.order[1:]
