@@ -70,6 +70,18 @@ func (c *Caller) CuratesAll(ids []int64) bool {
 	return true
 }
 
+// CuratedGroupIDs returns the ids of the groups c is a member of and
+// curates (see Curates), ascending.
+func (c *Caller) CuratedGroupIDs() []int64 {
+	var ids []int64
+	for _, m := range c.Memberships {
+		if c.Curates(m.GroupID) {
+			ids = append(ids, m.GroupID)
+		}
+	}
+	return ids
+}
+
 // GroupIDs returns the ids of the groups c is a member of, ascending.
 func (c *Caller) GroupIDs() []int64 {
 	ids := make([]int64, len(c.Memberships))
