@@ -1,6 +1,9 @@
 package quarry
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Ways a person signs in, as sessions and audit entries record them.
 const (
@@ -34,6 +37,7 @@ type NewSession struct {
 	IP        string
 	UserAgent string
 	IDToken   string // The OpenID provider's ID token, kept sealed as the hint of its end-session endpoint.
+	Replaces  string // The hash of the session token the browser signs in over, if any: that session ends.
 }
 
 // Identity is a person as an OpenID provider vouches for them at sign-in.
@@ -41,7 +45,11 @@ type Identity struct {
 	Issuer  string
 	Subject string
 	Email   string
-	Name    *string
+	// EmailVerified says that the provider said outright that the email is
+	// the person's (email_verified true). Only then is the identity linked
+	// to an account that has the email already.
+	EmailVerified bool
+	Name          *string
 	// Role is the role the sign-in policy gives the person; RoleFromProvider
 	// says whether the provider decides it at every sign-in (a role claim is
 	// set up) or only for a person's first sign-in.
@@ -54,42 +62,26 @@ type Identity struct {
 const (
 	RegistrationOpen   = "open"   // Anyone (with an email of an allowed domain, if any are set).
 	RegistrationInvite = "invite" // Only people an admin invited.
-	RegistrationClosed = "closed" // Nobody: people sign in through the OpenID provider.
+	RegistrationClosed = "closed" // Nobody, not even the first person: people sign in through the OpenID provider.
 )
 
-// RegistrationPolicy says who may register a local account and with which
-// role.
+// RegistrationPolicy says who may register a local account. (Nobody
+// becomes an admin by registering, but the first person of a new database:
+// a local account's email is not proven.)
 type RegistrationPolicy struct {
-	Mode        string   // RegistrationOpen, RegistrationInvite or RegistrationClosed.
-	Domains     []string // If set, the email domains that may register (lower case).
-	AdminEmails []string // Email keys of people who become admins when their account is made.
+	Mode    string   // RegistrationOpen, RegistrationInvite or RegistrationClosed.
+	Domains []string // If set, the email domains accounts may have (lower case).
 }
 
-// IsAdminEmail reports whether the person with email key key becomes an
-// admin when their account is made.
-func (p *RegistrationPolicy) IsAdminEmail(key string) bool {
-	for _, e := range p.AdminEmails {
-		if e == key {
-			return true
-		}
-	}
-	return false
-}
-
-// AllowsDomain reports whether email key key is of an allowed domain.
-func (p *RegistrationPolicy) AllowsDomain(key string) bool {
-	if len(p.Domains) == 0 {
+// AllowsDomain reports whether email key key is of one of domains, or
+// whether domains is empty.
+func AllowsDomain(domains []string, key string) bool {
+	if len(domains) == 0 {
 		return true
 	}
-	at := -1
-	for i := len(key) - 1; i >= 0; i-- {
-		if key[i] == '@' {
-			at = i
-			break
-		}
-	}
-	for _, d := range p.Domains {
-		if key[at+1:] == d {
+	domain := key[strings.LastIndexByte(key, '@')+1:]
+	for _, d := range domains {
+		if domain == d {
 			return true
 		}
 	}

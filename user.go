@@ -3,6 +3,7 @@ package quarry
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // User is an account: a person, or, for each API key, a service account.
@@ -128,9 +129,12 @@ func ParseEmail(s string) (email, key string, err error) {
 	email = strings.TrimSpace(s)
 	local, domain, ok := strings.Cut(email, "@")
 	bad := !ok || local == "" || domain == "" || strings.Contains(domain, "@") ||
-		!strings.Contains(strings.Trim(domain, "."), ".") || len(email) > maxEmailLength ||
+		!strings.Contains(strings.Trim(domain, "."), ".") || len(email) > maxEmailLength || !utf8.ValidString(email) ||
 		strings.IndexFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
 	if bad {
+		if len(s) > 100 {
+			s = s[:100] + "…"
+		}
 		return "", "", Errorf(EINVALID, "%q is not a valid email address", s)
 	}
 	return email, EmailKey(email), nil

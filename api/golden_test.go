@@ -130,6 +130,11 @@ var goldenTargets = map[string]func() any{
 			Body inviteUsers `body:""`
 		}{}
 	},
+	"changePassword": func() any {
+		return &struct {
+			Body changePassword `body:""`
+		}{}
+	},
 	"usersQuery":    func() any { return &usersQuery{} },
 	"sessionsQuery": func() any { return &sessionsQuery{} },
 }

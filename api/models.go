@@ -205,3 +205,9 @@ type inviteUsers struct {
 type sessionsQuery struct {
 	UserEmail decode.Optional[string] `query:"user_email"`
 }
+
+// changePassword is the body of POST /auth/change-password.
+type changePassword struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}

@@ -49,6 +49,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"PATCH /manage/admin/remove-invited-user", "UserEmail", userEmail{}},
 		{"POST /manage/admin/end-user-sessions", "UserEmail", userEmail{}},
 		{"PUT /manage/admin/users", "InviteUsers", inviteUsers{}},
+		{"POST /auth/change-password", "ChangePassword", changePassword{}},
+		{"POST /manage/admin/reset-password", "UserEmail", userEmail{}},
 	}
 	withBody, checked := map[string]bool{}, map[string]bool{}
 	for _, b := range bodies {

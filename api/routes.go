@@ -65,6 +65,7 @@ func (s *Server) routes() {
 	m.Handle("POST /auth/register", s.public(s.handleRegister))
 	m.Handle("POST /auth/login", s.public(s.handleLogin))
 	m.Handle("POST /auth/logout", s.authed(anyUser, s.handleLogout))
+	m.Handle("POST /auth/change-password", s.authed(anyUser, s.handleChangePassword))
 	m.Handle("GET /auth/type", s.public(s.handleAuthType))
 	m.Handle("GET /auth/oidc/login", s.public(s.handleOIDCLogin))
 	m.Handle("GET /auth/oidc/callback", s.public(s.handleOIDCCallback))
@@ -80,6 +81,7 @@ func (s *Server) routes() {
 	m.Handle("GET /manage/admin/sessions", s.authed(adminOnly, s.handleSessions))
 	m.Handle("DELETE /manage/admin/sessions/{session_id}", s.authed(adminOnly, s.handleEndSession))
 	m.Handle("POST /manage/admin/end-user-sessions", s.authed(adminOnly, s.handleEndUserSessions))
+	m.Handle("POST /manage/admin/reset-password", s.authed(adminOnly, s.handleResetPassword))
 
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI) // public: this API's description
 	m.HandleFunc("GET /docs", s.handleDocs)            // public: the description as a page

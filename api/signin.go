@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -24,15 +25,18 @@ import (
 // so that Onyx's clients keep theirs.
 const sessionCookie = "fastapiusersauth"
 
-// stateCookie binds a sign-in at the provider to the browser that started
-// it, so that nobody can finish it in another (login cross-site request
-// forgery).
-const stateCookie = "quarry_oidc_state"
+// stateCookie returns the name of the cookie that binds the sign-in at the
+// provider with state to the browser that started it, so that nobody can
+// finish it in another (login cross-site request forgery). Each sign-in
+// has a cookie of its own, so that two started in two tabs both work.
+func stateCookie(state string) string { return "quarry_oidc_" + quarry.HashToken(state)[:16] }
 
-// The limits of failed sign-ins per window of 15 minutes (store.Throttle).
+// The limits of sign-in attempts per window of 15 minutes (store.Throttle);
+// a successful one is taken back.
 const (
-	accountFailures = 10  // per account (or email tried)
-	addressFailures = 100 // per client address
+	accountAttempts  = 10  // per account (or email tried)
+	addressAttempts  = 100 // per client address
+	registerAttempts = 20  // registrations per client address
 )
 
 // publicFunc is a handler of a route that needs no caller.
@@ -78,7 +82,8 @@ type userRead struct {
 }
 
 // handleRegister serves POST /auth/register: a local account for an email
-// and a password.
+// and a password. Registrations are counted per address, and whether the
+// email may register is known before the password is hashed.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	if !s.cfg.SignIn.LocalAccounts {
 		return errLocalOff
@@ -96,14 +101,25 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	name := value(in.Body.Name)
+	if name != nil && utf8.RuneCountInString(*name) > 256 {
+		return quarry.Errorf(quarry.EINVALID, "The name is longer than 256 characters")
+	}
 	if err := s.policy.Check(in.Body.Password, email); err != nil {
 		return err
 	}
-	hash, err := s.passwords.Hash(r.Context(), in.Body.Password)
+	ctx := r.Context()
+	if err := s.db.CountAttempt(ctx, store.Throttle{Key: store.ThrottleKey("register", s.clientIP(r)), Limit: registerAttempts}); err != nil {
+		return err
+	}
+	if err := s.db.CheckRegistration(ctx, email, &s.cfg.SignIn.Registration); err != nil {
+		return err
+	}
+	hash, err := s.passwords.Hash(ctx, in.Body.Password)
 	if err != nil {
 		return err
 	}
-	u, err := s.db.Register(r.Context(), email, value(in.Body.Name), hash, &s.cfg.SignIn.Registration)
+	u, err := s.db.Register(ctx, email, name, hash, &s.cfg.SignIn.Registration)
 	if err != nil {
 		return err
 	}
@@ -116,8 +132,9 @@ var errBadCredentials = quarry.Errorf(quarry.EINVALID, "Wrong email or password"
 
 // handleLogin serves POST /auth/login: a form with username (the email) and
 // password, as FastAPI-Users takes it; a session cookie (and 204) if they
-// are right. Failures are counted per account and per address; past their
-// limits the answer is 429 until the window ends.
+// are right. Attempts are counted per account and per address before the
+// password is checked (a successful one is taken back); past their limits
+// the answer is 429 until the window ends.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if !s.cfg.SignIn.LocalAccounts {
 		return errLocalOff
@@ -131,11 +148,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, ip := r.Context(), s.clientIP(r)
 	key := quarry.EmailKey(in.Username)
-	throttles := []store.Throttle{
-		{Key: store.ThrottleKey("account", key), Limit: accountFailures},
-		{Key: store.ThrottleKey("address", ip), Limit: addressFailures},
-	}
-	if err := s.db.CheckThrottle(ctx, throttles[0].Key, throttles[1].Key); err != nil {
+	account, address := store.ThrottleKey("account", key), store.ThrottleKey("address", ip)
+	if err := s.db.CountAttempt(ctx, store.Throttle{Key: account, Limit: accountAttempts},
+		store.Throttle{Key: address, Limit: addressAttempts}); err != nil {
 		return err
 	}
 	id, hash, active, err := s.db.PasswordAccount(ctx, key)
@@ -147,13 +162,13 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !ok || !active {
-		if err := s.db.RecordSignInFailure(ctx, id, in.Username, throttles...); err != nil {
+		if err := s.db.RecordSignInFailure(ctx, id, in.Username, quarry.SignInPassword); err != nil {
 			return err
 		}
 		return errBadCredentials
 	}
-	token, err := s.db.OpenSession(ctx, id, quarry.NewSession{Method: quarry.SignInPassword, IP: ip, UserAgent: r.UserAgent()},
-		s.cfg.SignIn.Sessions, throttles[0].Key)
+	token, err := s.db.OpenSession(ctx, id, s.newSession(r, quarry.SignInPassword, ""), s.cfg.SignIn.Sessions,
+		store.Attempt{Clear: []string{account}, TakeBack: []string{address}})
 	if quarry.ErrorCode(err) == quarry.EUNAUTHORIZED {
 		return errBadCredentials // deactivated meanwhile
 	}
@@ -163,6 +178,93 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	s.setSessionCookie(w, r, token)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// newSession describes the session a sign-in opens; it replaces the one
+// the browser's cookie holds, if any.
+func (s *Server) newSession(r *http.Request, method, idToken string) quarry.NewSession {
+	ns := quarry.NewSession{Method: method, IP: s.clientIP(r), UserAgent: r.UserAgent(), IDToken: idToken}
+	if c, err := r.Cookie(sessionCookie); err == nil && quarry.ValidSessionTokenFormat(c.Value) {
+		ns.Replaces = quarry.HashToken(c.Value)
+	}
+	return ns
+}
+
+// handleChangePassword serves POST /auth/change-password: the caller's own
+// password, given the current one (an open browser is not proof enough).
+// The caller's other sessions end.
+func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	if !s.cfg.SignIn.LocalAccounts {
+		return errLocalOff
+	}
+	var in struct {
+		Body changePassword `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if c.ServiceAccount {
+		return quarry.Errorf(quarry.EINVALID, "An API key has no password")
+	}
+	account := store.ThrottleKey("account", quarry.EmailKey(c.Email))
+	if err := s.db.CountAttempt(ctx, store.Throttle{Key: account, Limit: accountAttempts}); err != nil {
+		return err
+	}
+	hash, err := s.db.PasswordOf(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	if hash == "" {
+		return quarry.Errorf(quarry.EINVALID, "Your account has no password: you sign in with single sign-on")
+	}
+	ok, err := s.passwords.Check(ctx, hash, in.Body.CurrentPassword)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return quarry.Errorf(quarry.EINVALID, "The current password is wrong")
+	}
+	if err := s.policy.Check(in.Body.NewPassword, c.Email); err != nil {
+		return err
+	}
+	newHash, err := s.passwords.Hash(ctx, in.Body.NewPassword)
+	if err != nil {
+		return err
+	}
+	if err := s.db.ChangePassword(ctx, c, newHash); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// newPassword is the answer to POST /manage/admin/reset-password.
+type newPassword struct {
+	UserEmail   string `json:"user_email"`
+	NewPassword string `json:"new_password"`
+}
+
+// handleResetPassword serves POST /manage/admin/reset-password: a new,
+// random password for a person, shown once (to give them); their sessions
+// end.
+func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body userEmail `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	password := auth.RandomPassword()
+	hash, err := s.passwords.Hash(r.Context(), password)
+	if err != nil {
+		return err
+	}
+	if err := s.db.ResetPassword(r.Context(), c, in.Body.UserEmail, hash); err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return writeJSON(w, http.StatusOK, newPassword{UserEmail: in.Body.UserEmail, NewPassword: password})
 }
 
 // logoutAnswer is the answer to POST /auth/logout when the browser should
@@ -242,7 +344,7 @@ func (s *Server) handleOIDCLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := s.db.BeginOIDCLogin(r.Context(), l.State, l, safeNext(r.URL.Query().Get("next"))); err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: l.State, Path: s.cookiePath(r) + "/auth/oidc/",
+	http.SetCookie(w, &http.Cookie{Name: stateCookie(l.State), Value: l.State, Path: s.cookiePath(r) + "/auth/oidc/",
 		MaxAge: 600, HttpOnly: true, Secure: s.secureCookie(r), SameSite: http.SameSiteLaxMode})
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, target, http.StatusFound)
@@ -252,7 +354,7 @@ func (s *Server) handleOIDCLogin(w http.ResponseWriter, r *http.Request) error {
 // safeNext returns next if it is a path of this site, and "/" otherwise, so
 // that the sign-in cannot send the browser elsewhere.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n\t") || len(next) > 1024 {
+	if !utf8.ValidString(next) || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n\t") || len(next) > 1024 {
 		return "/"
 	}
 	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" {
@@ -274,18 +376,26 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 		return errNoSSO
 	}
 	ctx, q := r.Context(), r.URL.Query()
+	email := "" // of the person, once known
 	fail := func(code string, cause error) error {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "single sign-on failed", slog.String("request_id", quarry.RequestIDFrom(ctx)),
 			slog.String("reason", code), slog.String("error", cause.Error()))
+		if err := s.db.RecordSignInFailure(ctx, "", email, quarry.SignInOIDC, code); err != nil {
+			return err
+		}
 		http.Redirect(w, r, s.publicBase(r)+"/?signin_error="+code, http.StatusSeeOther)
 		return nil
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	s.clearCookie(w, r, stateCookie)
 	state := q.Get("state")
-	bound, _ := r.Cookie(stateCookie)
-	if state == "" || bound == nil || !constantTimeEqual(bound.Value, state) {
-		return fail("state", errors.New("the state is missing or not this browser's"))
+	if state == "" {
+		return fail("state", errors.New("no state"))
+	}
+	name := stateCookie(state)
+	s.clearCookie(w, r, name)
+	bound, _ := r.Cookie(name)
+	if bound == nil || !constantTimeEqual(bound.Value, state) {
+		return fail("state", errors.New("the state is not this browser's"))
 	}
 	l := &auth.Login{State: state}
 	next, err := s.db.TakeOIDCLogin(ctx, state, l)
@@ -312,12 +422,14 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 	case err != nil:
 		return err
 	}
-	token, _, err := s.db.SignInOIDC(ctx, id, quarry.NewSession{Method: quarry.SignInOIDC, IP: s.clientIP(r),
-		UserAgent: r.UserAgent(), IDToken: idToken}, s.cfg.SignIn.Sessions)
-	if quarry.ErrorCode(err) == quarry.EFORBIDDEN {
+	email = id.Email
+	token, _, err := s.db.SignInOIDC(ctx, id, s.newSession(r, quarry.SignInOIDC, idToken), s.cfg.SignIn.Sessions)
+	switch {
+	case errors.Is(err, store.ErrDeactivated):
 		return fail("inactive", err)
-	}
-	if err != nil {
+	case quarry.ErrorCode(err) == quarry.EFORBIDDEN:
+		return fail("email_taken", err)
+	case err != nil:
 		return err
 	}
 	s.setSessionCookie(w, r, token)
@@ -337,7 +449,7 @@ func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, token 
 // clearCookie tells the browser to forget a cookie.
 func (s *Server) clearCookie(w http.ResponseWriter, r *http.Request, name string) {
 	path := s.cookiePath(r) + "/"
-	if name == stateCookie {
+	if name != sessionCookie {
 		path += "auth/oidc/"
 	}
 	http.SetCookie(w, &http.Cookie{Name: name, Path: path, MaxAge: -1, HttpOnly: true,

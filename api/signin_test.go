@@ -259,6 +259,32 @@ func TestSignInThrottle(t *testing.T) {
 		e.login("nobody@example.com", "guess guess guess").want(t, 400, bad)
 	}
 	e.login("nobody@example.com", "guess guess guess").want(t, 429, `{"detail":"Too many failed sign-ins; try again in 15 minutes"}`)
+	// Attempts made at once are all counted: no more than the limit get a
+	// password checked.
+	e.register("cat@example.com", goodSecret)
+	var wg sync.WaitGroup
+	statuses := make([]int, 40)
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = e.login("cat@example.com", "guess guess guess").status
+		}()
+	}
+	wg.Wait()
+	checked := 0
+	for _, st := range statuses {
+		switch st {
+		case 400:
+			checked++
+		case 429:
+		default:
+			t.Errorf("a sign-in at once answered %d", st)
+		}
+	}
+	if checked != 10 {
+		t.Errorf("%d of 40 sign-ins at once had their password checked, want 10", checked)
+	}
 	// The failures are in the audit log, without the passwords.
 	entries := fx{e}.audit("resource_type=user&limit=1000")
 	failed := 0
@@ -267,8 +293,8 @@ func TestSignInThrottle(t *testing.T) {
 			failed++
 		}
 	}
-	if failed != 20 {
-		t.Errorf("%d sign_in_failed entries, want 20", failed)
+	if failed != 30 {
+		t.Errorf("%d sign_in_failed entries, want 30", failed)
 	}
 }
 
@@ -283,26 +309,35 @@ func TestRegistrationModes(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			e := newEnv(t, func(c *api.Config) {
 				c.SignIn.LocalAccounts = true
-				c.SignIn.Registration = quarry.RegistrationPolicy{Mode: tc.mode, AdminEmails: []string{"boss@example.com"}}
+				c.SignIn.Registration = quarry.RegistrationPolicy{Mode: tc.mode, Domains: []string{"example.com"}}
 			})
+			guest := map[string]any{"email": "guest@example.com", "password": goodSecret}
+			if tc.mode == quarry.RegistrationClosed {
+				// Closed means closed: for the first person, for the invited.
+				e.do(user{}, "POST", "/auth/register", guest).want(t, 403, tc.want)
+				e.do(e.admin, "PUT", "/manage/admin/users", `{"emails": ["guest@example.com"]}`).want(t, 200, `1`)
+				e.do(user{}, "POST", "/auth/register", guest).want(t, 403, tc.want)
+				return
+			}
 			e.register("first@example.com", goodSecret) // the first always may
-			e.do(user{}, "POST", "/auth/register", map[string]any{"email": "guest@example.com", "password": goodSecret}).want(t, 403, tc.want)
+			e.do(user{}, "POST", "/auth/register", guest).want(t, 403, tc.want)
 			e.do(e.admin, "PUT", "/manage/admin/users", `{"emails": ["Guest@example.com", "first@example.com", "boss@example.com"]}`).want(t, 200, `2`)
 			e.do(e.admin, "GET", "/manage/users/invited", nil).want(t, 200, fmt.Sprintf(`[
 				{"email":"boss@example.com","invited_by":%q,"created_at":%q},
 				{"email":"Guest@example.com","invited_by":%q,"created_at":%q}]`, e.admin.email, testNowJSON, e.admin.email, testNowJSON))
-			if tc.mode == quarry.RegistrationClosed {
-				// Closed means closed, invitation or not.
-				e.do(user{}, "POST", "/auth/register", map[string]any{"email": "guest@example.com", "password": goodSecret}).want(t, 403, tc.want)
-				return
-			}
 			e.register("guest@example.com", goodSecret)
+			// Nobody becomes an admin by registering: a local account's email
+			// is not proven.
 			boss := e.register("boss@example.com", goodSecret)
 			e.do(e.admin, "GET", "/manage/users/invited", nil).want(t, 200, `[]`)
 			e.do(e.admin, "GET", "/manage/users/accepted?q=boss", nil).want(t, 200,
-				`{"total_items":1,"items":[`+snapshotJSON(boss, "boss@example.com", "admin", true, nil)+`]}`)
+				`{"total_items":1,"items":[`+snapshotJSON(boss, "boss@example.com", "basic", true, nil)+`]}`)
 			e.do(e.admin, "PATCH", "/manage/admin/remove-invited-user", `{"user_email": "x@example.com"}`).want(t, 404,
 				`{"detail":"No invitation for x@example.com"}`)
+			// Invited or not, an email of another domain is refused.
+			e.do(e.admin, "PUT", "/manage/admin/users", `{"emails": ["out@elsewhere.org"]}`).want(t, 200, `1`)
+			e.do(user{}, "POST", "/auth/register", map[string]any{"email": "out@elsewhere.org", "password": goodSecret}).want(t, 403,
+				`{"detail":"Accounts are for emails of these domains only: example.com"}`)
 		})
 	}
 	t.Run("local accounts off", func(t *testing.T) {
@@ -469,4 +504,76 @@ func TestManagePeople(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestPasswords(t *testing.T) {
+	e := newEnv(t, withLocalAccounts)
+	ada := e.person("ada@example.com")
+	other := e.login("ada@example.com", goodSecret) // a second browser
+	const newSecret = "a long and quiet river"
+	for _, tc := range []struct {
+		body   string
+		status int
+		want   string
+	}{
+		{`{"current_password": "wrong wrong wrong", "new_password": "` + newSecret + `"}`, 400, `{"detail":"The current password is wrong"}`},
+		{`{"current_password": "` + goodSecret + `", "new_password": "short"}`, 400, `{"detail":"The password must be at least 12 characters long"}`},
+		{`{"current_password": "` + goodSecret + `"}`, 422, `{"detail":[{"type":"missing","loc":["body","new_password"],"msg":"Field required",
+			"input":{"current_password":"` + goodSecret + `"}}]}`},
+	} {
+		e.do(ada, "POST", "/auth/change-password", tc.body).want(t, tc.status, tc.want)
+	}
+	r := e.do(ada, "POST", "/auth/change-password", `{"current_password": "`+goodSecret+`", "new_password": "`+newSecret+`"}`)
+	if r.status != 204 {
+		t.Fatalf("change: %d %s", r.status, r.body)
+	}
+	// This session goes on; the other browser's ends; the new password works.
+	e.do(ada, "GET", "/me", nil).decode(t, new(any))
+	e.do(user{cookie: sessionCookie(other).Value}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	e.login("ada@example.com", goodSecret).want(t, 400, `{"detail":"Wrong email or password"}`)
+	if r := e.login("ada@example.com", newSecret); r.status != 204 {
+		t.Errorf("the new password: %d %s", r.status, r.body)
+	}
+	e.do(e.admin, "POST", "/auth/change-password", `{"current_password": "x", "new_password": "y"}`).want(t, 400,
+		`{"detail":"An API key has no password"}`)
+
+	// An admin resets Bob's password: Bob's sessions end, the new one works.
+	bob := e.person("bob@example.com")
+	var reset struct {
+		UserEmail   string `json:"user_email"`
+		NewPassword string `json:"new_password"`
+	}
+	r = e.do(e.admin, "POST", "/manage/admin/reset-password", `{"user_email": "Bob@example.com"}`)
+	r.decode(t, &reset)
+	if len(reset.NewPassword) != 20 || reset.UserEmail != "Bob@example.com" || r.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("reset: %s %v", r.body, r.header)
+	}
+	secretsOf(t).add(reset.NewPassword)
+	e.do(bob, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	if r := e.login("bob@example.com", reset.NewPassword); r.status != 204 {
+		t.Errorf("the reset password: %d %s", r.status, r.body)
+	}
+	e.do(ada, "POST", "/manage/admin/reset-password", `{"user_email": "bob@example.com"}`).decode(t, &reset) // ada is an admin
+	secretsOf(t).add(reset.NewPassword)
+	bob.cookie = sessionCookie(e.login("bob@example.com", reset.NewPassword)).Value
+	e.do(bob, "POST", "/manage/admin/reset-password", `{"user_email": "ada@example.com"}`).want(t, 403, fxNotAdmin)
+	e.do(e.admin, "POST", "/manage/admin/reset-password", fmt.Sprintf(`{"user_email": %q}`, e.admin.email)).want(t, 400,
+		`{"detail":"A service account has no password: regenerate its API key instead"}`)
+}
+
+// TestSignInOverASession: signing in ends the session the browser had, and
+// odd bytes in what a browser sends are stored as text, never refused.
+func TestSignInOverASession(t *testing.T) {
+	e := newEnv(t, withLocalAccounts)
+	ada := e.person("ada@example.com")
+	r := e.login("ada@example.com", goodSecret, "Cookie", "fastapiusersauth="+ada.cookie, "User-Agent", "Mozilla \xe9\xff "+strings.Repeat("é", 300))
+	if r.status != 204 {
+		t.Fatalf("sign-in over a session: %d %s", r.status, r.body)
+	}
+	e.do(ada, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	var ss []quarry.Session
+	e.do(e.admin, "GET", "/manage/admin/sessions", nil).decode(t, &ss)
+	if len(ss) != 1 || !strings.HasPrefix(ss[0].UserAgent, "Mozilla \uFFFD éé") || len(ss[0].UserAgent) > 512 {
+		t.Errorf("sessions %+v", ss)
+	}
 }

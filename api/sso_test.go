@@ -51,8 +51,9 @@ const (
 )
 
 // newSSOEnv starts a server set up for single sign-on at op, which it
-// registers Quarry with; extra changes the OpenID configuration.
-func newSSOEnv(t *testing.T, op *authtest.Provider, extra ...func(*auth.OIDCConfig)) *ssoEnv {
+// registers Quarry with; each option changes the OpenID configuration
+// (func(*auth.OIDCConfig)) or the server's (func(*api.Config)).
+func newSSOEnv(t *testing.T, op *authtest.Provider, options ...any) *ssoEnv {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
@@ -63,14 +64,22 @@ func newSSOEnv(t *testing.T, op *authtest.Provider, extra ...func(*auth.OIDCConf
 		Skew: 30 * time.Second, KeyRefresh: time.Nanosecond,
 		Roles: auth.RolePolicy{AdminEmails: []string{"boss@example.com"}, Claim: "groups",
 			Map: map[string]quarry.Role{"quarry-curators": quarry.RoleGlobalCurator, "quarry-admins": quarry.RoleAdmin}}}
-	for _, x := range extra {
-		x(&cfg)
+	var apiOpts []func(*api.Config)
+	for _, o := range options {
+		switch o := o.(type) {
+		case func(*auth.OIDCConfig):
+			o(&cfg)
+		case func(*api.Config):
+			apiOpts = append(apiOpts, o)
+		default:
+			t.Fatalf("newSSOEnv: option of type %T", o)
+		}
 	}
 	p := auth.NewProvider(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	public, _ := url.Parse(base)
-	e := startEnv(t, srv, storetest.URL(t), func(c *api.Config) {
+	e := startEnv(t, srv, storetest.URL(t), append(apiOpts, func(c *api.Config) {
 		c.SignIn.OIDC, c.SignIn.OIDCName, c.SignIn.PublicURL = p, "Example SSO", public
-	})
+	})...)
 	s := &ssoEnv{env: e, op: op, provider: p, now: testNow}
 	e.db.Now = func() time.Time {
 		s.mu.Lock()
@@ -367,7 +376,7 @@ func TestSingleSignOnRefusals(t *testing.T) {
 		expired.wantRedirect(t, b.get(b.authorize(expired, "u-ok").String()), "?signin_error=token")
 	})
 	t.Run("next is kept on this site", func(t *testing.T) {
-		for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"} {
+		for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)", "/\xe9"} {
 			b := s.newBrowser()
 			cb, err := s.op.Authorize(b.c, s.srv.URL+"/auth/oidc/login?next="+url.QueryEscape(next), "u-ok", "pw-u-ok")
 			if err != nil {
@@ -469,6 +478,11 @@ func TestAccessTokens(t *testing.T) {
 		{"a key the provider never published, its kid", op.SignWith(foreign, op.KeyID(), claims(func(map[string]any) {})), false},
 		{"a key the provider never published, a new kid", op.SignWith(foreign, "made-up", claims(func(map[string]any) {})), false},
 		{"a subject never seen, without an email", op.Sign(claims(func(c map[string]any) { c["sub"] = "u-new"; delete(c, "email") })), false},
+		{"no subject", op.Sign(claims(func(c map[string]any) { c["sub"] = "" })), false},
+		{"issued to another client for this audience", op.Sign(claims(func(c map[string]any) { c["client_id"] = "other-app" })), false},
+		{"issued to another client (azp)", op.Sign(claims(func(c map[string]any) { c["azp"] = "other-app" })), false},
+		{"an ID token (at_hash)", op.Sign(claims(func(c map[string]any) { c["at_hash"] = "x" })), false},
+		{"an ID token (Keycloak's typ)", op.Sign(claims(func(c map[string]any) { c["typ"] = "ID" })), false},
 		{"not a JWT at all", "a.b.c", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -511,4 +525,67 @@ func TestProviderDownAtStart(t *testing.T) {
 	s.addUser("u-ann", "ann@example.com", true)
 	b := s.newBrowser()
 	s.wantRedirect(t, b.get(b.authorize(s, "u-ann").String()), "?view=status")
+}
+
+// TestSingleSignOnLinking: a local account with the person's email is
+// linked only when the provider says the email is verified, and then a
+// stranger who registered that email loses it.
+func TestSingleSignOnLinking(t *testing.T) {
+	s := newSSOEnv(t, authtest.Start(t), withLocalAccounts, func(c *auth.OIDCConfig) { c.Domains = []string{"example.com"} })
+	s.waitReady()
+	s.register("first@example.com", goodSecret) // the first person
+	// A stranger registers Vic's email before Vic ever signs on.
+	stranger := s.person("vic@example.com")
+	s.addUser("u-vic", "vic@example.com", true)
+	b := s.newBrowser()
+	s.wantRedirect(t, b.get(b.authorize(s, "u-vic").String()), "?view=status")
+	var me struct{ ID string }
+	b.get("/me").decodeInto(t, &me)
+	if me.ID != stranger.id {
+		t.Errorf("Vic signed in to account %s, want the one with the email, %s", me.ID, stranger.id)
+	}
+	// The stranger's session and password are gone.
+	s.do(stranger, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	s.login("vic@example.com", goodSecret).want(t, 400, `{"detail":"Wrong email or password"}`)
+	s.do(user{}, "GET", "/manage/users/accepted?q=vic", nil, "Cookie", "fastapiusersauth="+sessionOf(t, b, s)).want(t, 403, fxNotAdmin)
+
+	t.Run("another domain", func(t *testing.T) {
+		s.addUser("u-out", "out@elsewhere.org", true)
+		b := s.newBrowser()
+		s.wantRedirect(t, b.get(b.authorize(s, "u-out").String()), "?signin_error=domain")
+	})
+	t.Run("two sign-ins started in two tabs", func(t *testing.T) {
+		b := s.newBrowser()
+		first := b.authorize(s, "u-vic")
+		second := b.authorize(s, "u-vic")
+		s.wantRedirect(t, b.get(first.String()), "?view=status")
+		s.wantRedirect(t, b.get(second.String()), "?view=status")
+		// Each sign-in ended the session it was made over.
+		if n := len(s.sessionsOf(t, "vic@example.com")); n != 2 {
+			t.Errorf("%d sessions of Vic, want 2 (the first browser's and this one's)", n)
+		}
+	})
+}
+
+// sessionOf returns the session token in b's cookie jar.
+func sessionOf(t *testing.T, b *browser, s *ssoEnv) string {
+	t.Helper()
+	u, _ := url.Parse(s.srv.URL)
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "fastapiusersauth" {
+			return c.Value
+		}
+	}
+	t.Fatal("no session cookie in the browser")
+	return ""
+}
+
+// sessionsOf returns the open sessions of the person with email.
+func (s *ssoEnv) sessionsOf(t *testing.T, email string) []*quarry.Session {
+	t.Helper()
+	ss, err := s.db.Sessions(context.Background(), email, quarry.SessionPolicy{Idle: time.Hour, Absolute: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss
 }

@@ -52,24 +52,53 @@ func (ks *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, erro
 	kid := jws.Signatures[0].Header.KeyID
 	keys, known := ks.lookup(kid)
 	if !known {
-		if keys, err = ks.refresh(ctx, kid); err != nil {
+		fresh, err := ks.refresh(ctx, kid)
+		switch {
+		case err == nil:
+			keys = fresh
+		case len(keys) == 0:
 			return nil, err
 		}
+		// Keys too old to trust without a fetch still do while the provider
+		// cannot be reached.
 	}
-	for _, k := range keys {
-		if payload, err := jws.Verify(&k); err == nil {
-			return payload, nil
+	if payload, ok := verify(jws, keys); ok {
+		return payload, nil
+	}
+	if kid == "" {
+		// A token that names no key may be of a key that came since the
+		// last fetch.
+		if keys, err = ks.refresh(ctx, kid); err == nil {
+			if payload, ok := verify(jws, keys); ok {
+				return payload, nil
+			}
 		}
 	}
 	return nil, errors.New("auth: no key of the provider verifies the signature")
 }
 
+// verify returns the payload of jws if one of keys signed it.
+func verify(jws *jose.JSONWebSignature, keys []jose.JSONWebKey) ([]byte, bool) {
+	for _, k := range keys {
+		if payload, err := jws.Verify(&k); err == nil {
+			return payload, true
+		}
+	}
+	return nil, false
+}
+
+// keysMaxAge is how long fetched keys are trusted without a fetch: a key
+// the provider withdrew stops working within it even if no token names a
+// new key.
+const keysMaxAge = 24 * time.Hour
+
 // lookup returns the cached keys that may have signed a token naming kid
-// (all of them for no kid), and whether kid is known.
+// (all of them for no kid), and whether kid is known and the keys fresh.
 func (ks *keySet) lookup(kid string) ([]jose.JSONWebKey, bool) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
-	return matching(ks.keys, kid)
+	keys, known := matching(ks.keys, kid)
+	return keys, known && time.Since(ks.fetched) <= keysMaxAge
 }
 
 func matching(keys []jose.JSONWebKey, kid string) ([]jose.JSONWebKey, bool) {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -46,6 +48,13 @@ type OIDCConfig struct {
 	KeyRefresh time.Duration
 	// Roles maps the provider's claims to Quarry roles.
 	Roles RolePolicy
+	// Domains, if set, are the email domains (lower case) whose people may
+	// sign in; others are refused.
+	Domains []string
+	// TokenClients are the client ids whose bearer access tokens are
+	// accepted (checked against azp, client_id, cid or appid, whichever the
+	// token has); empty means ClientID.
+	TokenClients []string
 	// HTTPClient talks to the provider; nil means a client with a 10-second
 	// time-out.
 	HTTPClient *http.Client
@@ -59,9 +68,9 @@ func DefaultAlgorithms() []string {
 
 // RolePolicy gives people their roles from what the provider says of them.
 type RolePolicy struct {
-	// AdminEmails are the email keys of the people who are admins: they
-	// become admins when their account is made, and at every sign-in when
-	// the provider decides roles.
+	// AdminEmails are the email keys of the people who are admins, when the
+	// provider says their email is verified: they become admins when their
+	// account is made, and at every sign-in when the provider decides roles.
 	AdminEmails []string
 	// Claim, if set, names the claim whose values decide the role at every
 	// sign-in (for example "groups", or "realm_access.roles" for a nested
@@ -78,15 +87,20 @@ func power(r quarry.Role) int {
 }
 
 // role returns the role for a person with email key key and the given
-// claims, and whether the provider decides it.
-func (p *RolePolicy) role(key string, claims map[string]any) (quarry.Role, bool) {
-	role := quarry.RoleBasic
+// claims, and whether the provider decides it: the most powerful role
+// among the claim's values that the map names, basic if none; admin for an
+// admin email the provider says is verified.
+func (p *RolePolicy) role(key string, verified bool, claims map[string]any) (quarry.Role, bool) {
+	var role quarry.Role
 	for _, v := range claimStrings(claims, p.Claim) {
-		if r, ok := p.Map[v]; ok && power(r) > power(role) {
+		if r, ok := p.Map[v]; ok && (role == "" || power(r) > power(role)) {
 			role = r
 		}
 	}
-	if slices.Contains(p.AdminEmails, key) {
+	if role == "" {
+		role = quarry.RoleBasic
+	}
+	if verified && slices.Contains(p.AdminEmails, key) {
 		role = quarry.RoleAdmin
 	}
 	return role, p.Claim != ""
@@ -157,6 +171,9 @@ func NewProvider(ctx context.Context, cfg OIDCConfig, log *slog.Logger) *Provide
 	}
 	if cfg.KeyRefresh == 0 {
 		cfg.KeyRefresh = 10 * time.Second
+	}
+	if len(cfg.TokenClients) == 0 {
+		cfg.TokenClients = []string{cfg.ClientID}
 	}
 	cfg.Scopes = append([]string{oidc.ScopeOpenID}, slices.DeleteFunc(slices.Clone(cfg.Scopes),
 		func(s string) bool { return s == oidc.ScopeOpenID })...)
@@ -311,7 +328,7 @@ func (p *Provider) AuthCodeURL(l *Login) (string, error) {
 // SignInError is why a sign-in at the provider failed, as a code the admin
 // page shows a message for; its Err is for the log.
 type SignInError struct {
-	Code string // "code", "token", "email", "email_unverified"
+	Code string // "code", "token", "email", "email_unverified", "domain"
 	Err  error
 }
 
@@ -379,27 +396,43 @@ func (p *Provider) Exchange(ctx context.Context, l *Login, code string) (*quarry
 }
 
 // identity returns the person the claims describe, refusing an email the
-// provider says is unverified.
+// provider says is unverified, or of a domain not allowed.
 func (p *Provider) identity(issuer, subject string, claims map[string]any) (*quarry.Identity, error) {
+	if subject == "" {
+		return nil, signInError("token", "the token has no subject")
+	}
 	raw, _ := claims["email"].(string)
 	if raw == "" {
 		return nil, signInError("email", "the provider gave no email for subject %q", subject)
 	}
-	if v, ok := claims["email_verified"]; ok && !truthy(v) {
+	v, said := claims["email_verified"]
+	if said && !truthy(v) {
 		return nil, signInError("email_unverified", "the provider says the email of subject %q is not verified", subject)
 	}
 	email, key, err := quarry.ParseEmail(raw)
 	if err != nil {
 		return nil, signInError("email", "the provider's email for subject %q is not an email address", subject)
 	}
-	id := &quarry.Identity{Issuer: issuer, Subject: subject, Email: email}
+	if !quarry.AllowsDomain(p.cfg.Domains, key) {
+		return nil, signInError("domain", "the email of subject %q is not of an allowed domain", subject)
+	}
+	id := &quarry.Identity{Issuer: issuer, Subject: subject, Email: email, EmailVerified: said && truthy(v)}
 	if name, _ := claims["name"].(string); strings.TrimSpace(name) != "" {
 		n := strings.TrimSpace(name)
+		if len(n) > maxNameBytes {
+			n = n[:maxNameBytes]
+			for !utf8.ValidString(n) {
+				n = n[:len(n)-1]
+			}
+		}
 		id.Name = &n
 	}
-	id.Role, id.RoleFromProvider = p.cfg.Roles.role(key, claims)
+	id.Role, id.RoleFromProvider = p.cfg.Roles.role(key, id.EmailVerified, claims)
 	return id, nil
 }
+
+// maxNameBytes bounds the names Quarry keeps.
+const maxNameBytes = 256
 
 // truthy reads email_verified, which some providers send as a string.
 func truthy(v any) bool {
@@ -447,10 +480,18 @@ func (p *Provider) VerifyAccessToken(ctx context.Context, raw string) (*quarry.I
 		Expiry    *json.Number `json:"exp"`
 		NotBefore *json.Number `json:"nbf"`
 		Nonce     *string      `json:"nonce"`
+		AtHash    *string      `json:"at_hash"`
+		CHash     *string      `json:"c_hash"`
+		Typ       string       `json:"typ"`
+		AZP       string       `json:"azp"`
+		ClientID  string       `json:"client_id"`
+		CID       string       `json:"cid"`
+		AppID     string       `json:"appid"`
 	}
 	if err := t.Claims(&c); err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidToken, err)
 	}
+	client := cmp.Or(c.AZP, c.ClientID, c.CID, c.AppID)
 	now := time.Now()
 	switch {
 	case c.Expiry == nil:
@@ -459,8 +500,11 @@ func (p *Provider) VerifyAccessToken(ctx context.Context, raw string) (*quarry.I
 		return nil, fmt.Errorf("%w: expired", errInvalidToken)
 	case c.NotBefore != nil && !within(*c.NotBefore, func(at time.Time) bool { return !now.Before(at.Add(-p.cfg.Skew)) }):
 		return nil, fmt.Errorf("%w: not valid yet", errInvalidToken)
-	case c.Nonce != nil:
+	case c.Nonce != nil || c.AtHash != nil || c.CHash != nil || strings.EqualFold(c.Typ, "ID"):
+		// Claims only ID tokens have (typ "ID" is Keycloak's).
 		return nil, fmt.Errorf("%w: an ID token, not an access token", errInvalidToken)
+	case client != "" && !slices.Contains(p.cfg.TokenClients, client):
+		return nil, fmt.Errorf("%w: issued to client %q, which is not among the accepted ones", errInvalidToken, client)
 	}
 	claims := map[string]any{}
 	if err := t.Claims(&claims); err != nil {

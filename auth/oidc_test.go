@@ -19,24 +19,29 @@ import (
 
 func TestRolePolicy(t *testing.T) {
 	p := RolePolicy{AdminEmails: []string{"boss@example.com"}, Claim: "realm_access.roles",
-		Map: map[string]quarry.Role{"readers": quarry.RoleBasic, "curators": quarry.RoleCurator, "leads": quarry.RoleGlobalCurator}}
+		Map: map[string]quarry.Role{"readers": quarry.RoleBasic, "curators": quarry.RoleCurator, "leads": quarry.RoleGlobalCurator,
+			"contractors": quarry.RoleLimited}}
 	for _, tc := range []struct {
-		email  string
-		claims map[string]any
-		want   quarry.Role
+		email    string
+		verified bool
+		claims   map[string]any
+		want     quarry.Role
 	}{
-		{"a@example.com", map[string]any{"realm_access": map[string]any{"roles": []any{"readers", "leads", 7}}}, quarry.RoleGlobalCurator},
-		{"a@example.com", map[string]any{"realm_access": map[string]any{"roles": "curators"}}, quarry.RoleCurator},
-		{"a@example.com", map[string]any{"realm_access": "curators"}, quarry.RoleBasic},
-		{"a@example.com", map[string]any{}, quarry.RoleBasic},
-		{"boss@example.com", map[string]any{}, quarry.RoleAdmin},
+		{"a@example.com", true, map[string]any{"realm_access": map[string]any{"roles": []any{"readers", "leads", 7}}}, quarry.RoleGlobalCurator},
+		{"a@example.com", true, map[string]any{"realm_access": map[string]any{"roles": "curators"}}, quarry.RoleCurator},
+		{"a@example.com", true, map[string]any{"realm_access": map[string]any{"roles": []any{"contractors"}}}, quarry.RoleLimited},
+		{"a@example.com", true, map[string]any{"realm_access": "curators"}, quarry.RoleBasic},
+		{"a@example.com", true, map[string]any{}, quarry.RoleBasic},
+		{"boss@example.com", true, map[string]any{}, quarry.RoleAdmin},
+		// An admin email counts only when the provider vouches for it.
+		{"boss@example.com", false, map[string]any{}, quarry.RoleBasic},
 	} {
-		got, fromProvider := p.role(tc.email, tc.claims)
+		got, fromProvider := p.role(tc.email, tc.verified, tc.claims)
 		if got != tc.want || !fromProvider {
-			t.Errorf("role(%s, %v) = %s, %v; want %s, true", tc.email, tc.claims, got, fromProvider, tc.want)
+			t.Errorf("role(%s, %v, %v) = %s, %v; want %s, true", tc.email, tc.verified, tc.claims, got, fromProvider, tc.want)
 		}
 	}
-	if got, from := (&RolePolicy{AdminEmails: []string{"boss@example.com"}}).role("boss@example.com", nil); got != quarry.RoleAdmin || from {
+	if got, from := (&RolePolicy{AdminEmails: []string{"boss@example.com"}}).role("boss@example.com", true, nil); got != quarry.RoleAdmin || from {
 		t.Errorf("without a claim: %s, %v; want admin, not decided by the provider", got, from)
 	}
 }
@@ -94,7 +99,7 @@ func TestKeyFetches(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a token of the new key after the rotation: %v", err)
 	}
-	if want := (&quarry.Identity{Issuer: op.Issuer, Subject: "u", Email: "u@example.com", Role: quarry.RoleBasic}); !cmp.Equal(id, want) {
+	if want := (&quarry.Identity{Issuer: op.Issuer, Subject: "u", Email: "u@example.com", EmailVerified: true, Role: quarry.RoleBasic}); !cmp.Equal(id, want) {
 		t.Errorf("identity %+v, want %+v", id, want)
 	}
 }

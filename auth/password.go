@@ -137,6 +137,14 @@ func parsePHC(s string) (p Argon2Params, salt, key []byte, err error) {
 	return p, salt, key, nil
 }
 
+// RandomPassword returns a new random password: 20 base64url characters
+// (120 bits), which any policy of Quarry's accepts.
+func RandomPassword() string {
+	var b [15]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 var errPasswordTooLong = quarry.Errorf(quarry.EINVALID, "The password is longer than %d bytes", MaxPasswordBytes)
 
 //go:embed common-passwords.txt

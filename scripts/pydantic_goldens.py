@@ -185,6 +185,11 @@ class UserEmail(BaseModel):
     user_email: str
 
 
+class ChangePassword(BaseModel):
+    current_password: str
+    new_password: str
+
+
 class InviteUsers(BaseModel):
     emails: list[str]
 
@@ -229,6 +234,7 @@ ENDPOINTS = {
     "setUserRole": ("PATCH", "/manage/set-user-role", [], None, SetUserRole),
     "userEmail": ("PATCH", "/manage/admin/deactivate-user", [], None, UserEmail),
     "inviteUsers": ("PUT", "/manage/admin/users", [], None, InviteUsers),
+    "changePassword": ("POST", "/auth/change-password", [], None, ChangePassword),
     "usersQuery": ("GET", "/manage/users/accepted", [], UsersQuery, None),
     "sessionsQuery": ("GET", "/manage/admin/sessions", [], SessionsQuery, None),
 }
@@ -705,6 +711,9 @@ def corpus():
     case("userEmail", "valid", body={"user_email": "a@example.com"})
     case("userEmail", "wrong type", body={"user_email": 5})
     case("userEmail", "missing", body={"email": "a@example.com"})
+    case("changePassword", "valid", body={"current_password": "old one", "new_password": "new one"})
+    case("changePassword", "missing new", body={"current_password": "old one"})
+    case("changePassword", "numbers", body={"current_password": 1234, "new_password": None})
     case("inviteUsers", "valid", body={"emails": ["a@example.com", "b@example.com"]})
     case("inviteUsers", "not a list", body={"emails": "a@example.com"})
     case("inviteUsers", "bad items", body={"emails": ["a@example.com", 5, None]})

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -26,8 +27,8 @@ import (
 const settingHasPeople = "has_people"
 
 // Register makes a local account for email with a password hash, if p
-// lets it be made: the first person of a database always may (and becomes
-// an admin); after that, p.Mode decides. It returns the new user.
+// lets it be made: the first person of a new database may (and becomes an
+// admin) unless registration is closed; after that, p.Mode decides.
 func (db *DB) Register(ctx context.Context, email string, name *string, passwordHash string, p *quarry.RegistrationPolicy) (*quarry.User, error) {
 	email, key, err := quarry.ParseEmail(email)
 	if err != nil {
@@ -35,6 +36,9 @@ func (db *DB) Register(ctx context.Context, email string, name *string, password
 	}
 	var u *quarry.User
 	err = db.update(ctx, func(tx *Tx) error {
+		if err := checkRegistration(p, key, false); p.Mode == quarry.RegistrationClosed || !quarry.AllowsDomain(p.Domains, key) {
+			return err
+		}
 		first, err := tx.markHasPeople()
 		if err != nil {
 			return err
@@ -46,9 +50,9 @@ func (db *DB) Register(ctx context.Context, email string, name *string, password
 		if taken > 0 {
 			return errEmailTaken
 		}
-		invited := false
 		if !first {
-			if invited, err = tx.takeInvitation(key); err != nil {
+			invited, err := tx.takeInvitation(key)
+			if err != nil {
 				return err
 			}
 			if err := checkRegistration(p, key, invited); err != nil {
@@ -56,7 +60,7 @@ func (db *DB) Register(ctx context.Context, email string, name *string, password
 			}
 		}
 		role := quarry.RoleBasic
-		if first || p.IsAdminEmail(key) {
+		if first {
 			role = quarry.RoleAdmin
 		}
 		u = &quarry.User{ID: uuid.NewString(), Email: email, Name: name, Role: role, IsActive: true, CreatedAt: tx.now}
@@ -69,19 +73,48 @@ func (db *DB) Register(ctx context.Context, email string, name *string, password
 	return u, err
 }
 
+// CheckRegistration says, without writing, whether email could register
+// under p now (so that no password is hashed in vain); Register decides.
+func (db *DB) CheckRegistration(ctx context.Context, email string, p *quarry.RegistrationPolicy) error {
+	_, key, err := quarry.ParseEmail(email)
+	if err != nil {
+		return err
+	}
+	var people, invited, taken int
+	err = db.read.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM settings WHERE name = $1),
+		(SELECT COUNT(*) FROM invited_users WHERE email_key = $2),
+		(SELECT COUNT(*) FROM users WHERE email_key = $2)`, settingHasPeople, key).Scan(&people, &invited, &taken)
+	if err != nil {
+		return mapError(err)
+	}
+	if taken > 0 {
+		return errEmailTaken
+	}
+	if people == 0 && p.Mode != quarry.RegistrationClosed && quarry.AllowsDomain(p.Domains, key) {
+		return nil // the first person
+	}
+	return checkRegistration(p, key, invited > 0)
+}
+
 // checkRegistration applies p to a person who is not the first.
 func checkRegistration(p *quarry.RegistrationPolicy, key string, invited bool) error {
 	switch {
 	case p.Mode == quarry.RegistrationClosed:
 		return quarry.Errorf(quarry.EFORBIDDEN, "Registration is closed; sign in with single sign-on or ask an admin")
+	case !quarry.AllowsDomain(p.Domains, key):
+		return errDomain(p.Domains)
 	case invited:
 		return nil
 	case p.Mode == quarry.RegistrationInvite:
 		return quarry.Errorf(quarry.EFORBIDDEN, "Registration is by invitation only, and this email has not been invited")
-	case !p.AllowsDomain(key):
-		return quarry.Errorf(quarry.EFORBIDDEN, "Registration is open to emails of these domains only: %s", strings.Join(p.Domains, ", "))
 	}
 	return nil
+}
+
+// errDomain answers an email of a domain accounts may not have.
+func errDomain(domains []string) error {
+	return quarry.Errorf(quarry.EFORBIDDEN, "Accounts are for emails of these domains only: %s", strings.Join(domains, ", "))
 }
 
 // markHasPeople notes that the database has people, and reports whether it
@@ -100,6 +133,9 @@ func (tx *Tx) markHasPeople() (bool, error) {
 // person with email key key, for a sign-in; "" and false for nobody (or a
 // service account, or a person without a password).
 func (db *DB) PasswordAccount(ctx context.Context, key string) (id, hash string, active bool, err error) {
+	if !utf8.ValidString(key) || len(key) > 254 {
+		return "", "", false, nil // no email has it
+	}
 	var h sql.NullString
 	err = db.read.QueryRowContext(ctx, `SELECT id, password_hash, is_active FROM users
 		WHERE email_key = $1 AND NOT service_account`, key).Scan(&id, &h, &active)
@@ -109,12 +145,14 @@ func (db *DB) PasswordAccount(ctx context.Context, key string) (id, hash string,
 	return id, h.String, active, mapError(err)
 }
 
-// Sign-in throttling: failures are counted per key (an account, an
-// address) in windows of throttleWindow; once a key reaches its limit in a
-// window, it is locked until the window ends.
+// Sign-in throttling: attempts are counted per key (an account, an
+// address) in windows of throttleWindow, before the password is checked,
+// so that attempts made at once are counted too; a successful sign-in takes
+// its attempt back. Past its limit in a window, a key is refused until the
+// window ends.
 const throttleWindow = 15 * time.Minute
 
-// ThrottleKey names what failed sign-ins are counted against: an account
+// ThrottleKey names what sign-in attempts are counted against: an account
 // by its email key (hashed: the table holds no emails), or an address.
 func ThrottleKey(kind, value string) string {
 	if kind == "account" {
@@ -124,24 +162,42 @@ func ThrottleKey(kind, value string) string {
 	return kind + ":" + value
 }
 
-// CheckThrottle returns ETOOMANY, saying when to try again, if any of keys
-// is locked.
-func (db *DB) CheckThrottle(ctx context.Context, keys ...string) error {
-	now := db.now().Micros()
-	for _, k := range keys {
-		var until int64
-		err := db.read.QueryRowContext(ctx, `SELECT locked_until FROM sign_in_failures WHERE key = $1`, k).Scan(&until)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
+// Throttle is a key with its limit of attempts per window.
+type Throttle struct {
+	Key   string
+	Limit int
+}
+
+// CountAttempt counts an attempt against each throttle and returns
+// ETOOMANY, saying when to try again, if one of them is past its limit.
+func (db *DB) CountAttempt(ctx context.Context, throttles ...Throttle) error {
+	var refused error
+	err := db.update(ctx, func(tx *Tx) error {
+		refused = nil
+		now := tx.now.Micros()
+		window := throttleWindow.Microseconds()
+		// Counts of windows long over are of no use.
+		if _, err := tx.exec(`DELETE FROM sign_in_failures WHERE window_start <= $1`, now-window); err != nil {
+			return err
 		}
-		if err != nil {
-			return mapError(err)
+		for _, t := range throttles {
+			var n, start int64
+			err := tx.queryRow(`INSERT INTO sign_in_failures (key, failures, window_start) VALUES ($1, 1, $2)
+				ON CONFLICT (key) DO UPDATE SET failures = sign_in_failures.failures + 1
+				RETURNING failures, window_start`, t.Key, now).Scan(&n, &start)
+			if err != nil {
+				return err
+			}
+			if n > int64(t.Limit) && refused == nil {
+				refused = errThrottled(time.Duration(start+window-now) * time.Microsecond)
+			}
 		}
-		if until > now {
-			return errThrottled(time.Duration(until-now) * time.Microsecond)
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	return refused
 }
 
 func errThrottled(wait time.Duration) error {
@@ -154,55 +210,93 @@ func errThrottled(wait time.Duration) error {
 		Message: fmt.Sprintf("Too many failed sign-ins; try again in %d %s", minutes, unit)}
 }
 
-// Throttle is a key with its limit of failures per window.
-type Throttle struct {
-	Key   string
-	Limit int
-}
-
-// RecordSignInFailure counts a failed sign-in against each throttle, and
-// records it in the audit log: for the account of userID, or, when there
-// is none, for the email tried.
-func (db *DB) RecordSignInFailure(ctx context.Context, userID, email string, throttles ...Throttle) error {
+// RecordSignInFailure records a failed sign-in in the audit log: for the
+// account of userID, or, when there is none, for the email tried (if it is
+// one: a password typed in the wrong field is not kept). method and reason
+// name how and why, in the entry's fields.
+func (db *DB) RecordSignInFailure(ctx context.Context, userID, email string, fields ...string) error {
 	return db.update(ctx, func(tx *Tx) error {
-		now := tx.now.Micros()
-		window := throttleWindow.Microseconds()
-		for _, t := range throttles {
-			// A new window starts once the last one is over.
-			if _, err := tx.exec(`INSERT INTO sign_in_failures (key, failures, window_start, locked_until) VALUES ($1, 1, $2, 0)
-				ON CONFLICT (key) DO UPDATE SET
-					failures = CASE WHEN sign_in_failures.window_start <= $2 - $3 THEN 1 ELSE sign_in_failures.failures + 1 END,
-					window_start = CASE WHEN sign_in_failures.window_start <= $2 - $3 THEN $2 ELSE sign_in_failures.window_start END`,
-				t.Key, now, window); err != nil {
-				return err
-			}
-			if _, err := tx.exec(`UPDATE sign_in_failures SET locked_until = window_start + $2
-				WHERE key = $1 AND failures >= $3`, t.Key, window, t.Limit); err != nil {
-				return err
-			}
+		if userID != "" {
+			return tx.auditAs(userID, "user.sign_in_failed", "user", userID, fields)
 		}
-		// Counts of windows long over are of no use.
-		if _, err := tx.exec(`DELETE FROM sign_in_failures WHERE window_start <= $1 AND locked_until <= $2`, now-window, now); err != nil {
-			return err
+		id := ""
+		if _, key, err := quarry.ParseEmail(email); err == nil {
+			id = key
 		}
-		if userID == "" {
-			return tx.auditAs("", "user.sign_in_failed", "user", truncate(quarry.EmailKey(email), 254), nil)
-		}
-		return tx.auditAs(userID, "user.sign_in_failed", "user", userID, nil)
+		return tx.auditAs("", "user.sign_in_failed", "user", id, fields)
 	})
 }
 
+// truncate returns s as valid UTF-8 of at most n bytes, cut between
+// characters.
 func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }
 
+// PasswordOf returns the password hash of user id, "" when it has none.
+func (db *DB) PasswordOf(ctx context.Context, id string) (string, error) {
+	var h sql.NullString
+	err := db.read.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = $1`, id).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", errUserNotFound
+	}
+	return h.String, mapError(err)
+}
+
+// ChangePassword gives c (who proved they know the old one) a new password
+// hash, and ends c's other sessions; the session the change was made with,
+// if any, goes on.
+func (db *DB) ChangePassword(ctx context.Context, c *quarry.Caller, hash string) error {
+	return db.update(ctx, func(tx *Tx) error {
+		if _, err := tx.exec(`UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, tx.now.Micros(), c.ID); err != nil {
+			return err
+		}
+		if _, err := tx.exec(`DELETE FROM sessions WHERE user_id = $1 AND id <> $2`, c.ID, c.SessionID); err != nil {
+			return err
+		}
+		return tx.audit(c, "user.password_change", "user", c.ID, []string{"password"})
+	})
+}
+
+// ResetPassword gives the person with email a new password hash (an
+// admin's act) and ends their sessions.
+func (db *DB) ResetPassword(ctx context.Context, c *quarry.Caller, email, hash string) error {
+	return db.update(ctx, func(tx *Tx) error {
+		u, err := tx.personByEmail(email)
+		if err != nil {
+			return err
+		}
+		if u.ServiceAccount {
+			return quarry.Errorf(quarry.EINVALID, "A service account has no password: regenerate its API key instead")
+		}
+		if _, err := tx.exec(`UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, tx.now.Micros(), u.ID); err != nil {
+			return err
+		}
+		if _, err := tx.exec(`DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
+			return err
+		}
+		return tx.audit(c, "user.password_reset", "user", u.ID, []string{"password"})
+	})
+}
+
+// Attempt says what a successful sign-in does to the throttles its attempt
+// was counted against: the counts of Clear start again, and the attempt is
+// taken back from TakeBack.
+type Attempt struct {
+	Clear    []string
+	TakeBack []string
+}
+
 // OpenSession opens a session for user id, which signed in with a
-// password, and returns its token; it clears the failures counted against
-// the throttle keys of the account.
-func (db *DB) OpenSession(ctx context.Context, userID string, ns quarry.NewSession, p quarry.SessionPolicy, clear ...string) (string, error) {
+// password, and returns its token.
+func (db *DB) OpenSession(ctx context.Context, userID string, ns quarry.NewSession, p quarry.SessionPolicy, a Attempt) (string, error) {
 	var token string
 	err := db.update(ctx, func(tx *Tx) error {
 		var active bool
@@ -212,8 +306,13 @@ func (db *DB) OpenSession(ctx context.Context, userID string, ns quarry.NewSessi
 		if !active {
 			return errNotAuthenticated
 		}
-		for _, k := range clear {
+		for _, k := range a.Clear {
 			if _, err := tx.exec(`DELETE FROM sign_in_failures WHERE key = $1`, k); err != nil {
+				return err
+			}
+		}
+		for _, k := range a.TakeBack {
+			if _, err := tx.exec(`UPDATE sign_in_failures SET failures = failures - 1 WHERE key = $1 AND failures > 0`, k); err != nil {
 				return err
 			}
 		}
@@ -224,11 +323,12 @@ func (db *DB) OpenSession(ctx context.Context, userID string, ns quarry.NewSessi
 	return token, err
 }
 
-// openSession inserts a session for user id, purging sessions that ended,
-// and records the sign-in.
+// openSession inserts a session for user id, purging sessions that ended
+// (and the one the browser signed in over), and records the sign-in.
 func (tx *Tx) openSession(userID string, ns quarry.NewSession, p quarry.SessionPolicy) (string, int64, error) {
 	now := tx.now.Micros()
-	if _, err := tx.exec(`DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2`, now, now-p.Idle.Microseconds()); err != nil {
+	if _, err := tx.exec(`DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2 OR token_hash = $3`,
+		now, now-p.Idle.Microseconds(), ns.Replaces); err != nil {
 		return "", 0, err
 	}
 	token, hash := quarry.NewSessionToken()
@@ -392,8 +492,8 @@ func (db *DB) TakeOIDCLogin(ctx context.Context, state string, secret any) (stri
 }
 
 // SignInOIDC signs in the person the provider vouches for: their account
-// is found by the identity (issuer and subject), or else by the email (and
-// the identity linked to it), or else made, with the role the policy gave;
+// is found by the identity (issuer and subject), or else linked by the
+// email (see identityUser), or else made, with the role the policy gave;
 // when the provider decides roles, the role is brought up to date. A
 // deactivated person is refused. It opens a session and returns its token.
 func (db *DB) SignInOIDC(ctx context.Context, id *quarry.Identity, ns quarry.NewSession, p quarry.SessionPolicy) (string, *quarry.User, error) {
@@ -401,7 +501,7 @@ func (db *DB) SignInOIDC(ctx context.Context, id *quarry.Identity, ns quarry.New
 		token string
 		u     *quarry.User
 	)
-	err := db.update(ctx, func(tx *Tx) error {
+	err := db.retryConflict(ctx, func(tx *Tx) error {
 		var err error
 		if u, err = tx.identityUser(id); err != nil {
 			return err
@@ -410,6 +510,18 @@ func (db *DB) SignInOIDC(ctx context.Context, id *quarry.Identity, ns quarry.New
 		return err
 	})
 	return token, u, err
+}
+
+// retryConflict runs fn in a write transaction, and once more if it
+// failed because another transaction made the same account or identity at
+// the same time (two first sign-ins of one person): the second run finds
+// what the first made.
+func (db *DB) retryConflict(ctx context.Context, fn func(*Tx) error) error {
+	err := db.update(ctx, fn)
+	if errors.Is(err, errEmailTaken) || errors.Is(err, errConflict) {
+		err = db.update(ctx, fn)
+	}
+	return err
 }
 
 // IdentityCaller returns the caller a bearer access token of the provider
@@ -431,13 +543,16 @@ func (db *DB) IdentityCaller(ctx context.Context, id *quarry.Identity) (*quarry.
 		return nil, errNotAuthenticated
 	}
 	if !known || (id.Email != "" && roleOutOfDate(id, role)) {
-		err = db.update(ctx, func(tx *Tx) error {
+		err = db.retryConflict(ctx, func(tx *Tx) error {
 			u, err := tx.identityUser(id)
 			if err == nil {
 				userID = u.ID
 			}
 			return err
 		})
+		if quarry.ErrorCode(err) == quarry.EFORBIDDEN {
+			return nil, errNotAuthenticated // deactivated, or not linkable: the token opens nothing
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -453,7 +568,14 @@ func roleOutOfDate(id *quarry.Identity, role quarry.Role) bool {
 }
 
 // identityUser returns the active account of identity id, making or linking
-// it and bringing its role up to date as SignInOIDC says.
+// it, and bringing its role up to date, as SignInOIDC says.
+//
+// An identity is linked to the account that has its email (a local
+// account, or another provider's identity) only when the provider said the
+// email is verified: otherwise anybody who can set an email at a provider
+// could take over an account. Linking a local account ends its password
+// and its sessions: whoever registered that email locally proved nothing,
+// the provider did.
 func (tx *Tx) identityUser(id *quarry.Identity) (*quarry.User, error) {
 	u := &quarry.User{}
 	err := scanUser(tx.queryRow(`SELECT `+userColumns+` FROM user_identities i JOIN users u ON u.id = i.user_id
@@ -462,10 +584,9 @@ func (tx *Tx) identityUser(id *quarry.Identity) (*quarry.User, error) {
 		if id.Email == "" {
 			return nil, errNotAuthenticated
 		}
-		// The provider vouches for the email: a person with it (who
-		// registered, or was made by another provider) is the same person.
-		err = scanUser(tx.queryRow(`SELECT `+userColumns+` FROM users u WHERE u.email_key = $1 AND NOT u.service_account`,
-			quarry.EmailKey(id.Email)), u)
+		var hasPassword bool
+		err = scanUser(tx.queryRow(`SELECT `+userColumns+`, u.password_hash IS NOT NULL FROM users u
+			WHERE u.email_key = $1 AND NOT u.service_account`, quarry.EmailKey(id.Email)), u, &hasPassword)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if _, err := tx.markHasPeople(); err != nil {
@@ -481,6 +602,22 @@ func (tx *Tx) identityUser(id *quarry.Identity) (*quarry.User, error) {
 			}
 		case err != nil:
 			return nil, err
+		case !id.EmailVerified:
+			return nil, errNotLinkable
+		case hasPassword:
+			if _, err := tx.exec(`UPDATE users SET password_hash = NULL, updated_at = $1 WHERE id = $2`, tx.now.Micros(), u.ID); err != nil {
+				return nil, err
+			}
+			if _, err := tx.exec(`DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
+				return nil, err
+			}
+			if err := tx.auditAs(u.ID, "user.link_identity", "user", u.ID, []string{"identity", "password"}); err != nil {
+				return nil, err
+			}
+		default:
+			if err := tx.auditAs(u.ID, "user.link_identity", "user", u.ID, []string{"identity"}); err != nil {
+				return nil, err
+			}
 		}
 		if _, err := tx.exec(`INSERT INTO user_identities (issuer, subject, user_id, created_at) VALUES ($1, $2, $3, $4)`,
 			id.Issuer, id.Subject, u.ID, tx.now.Micros()); err != nil {
@@ -490,7 +627,7 @@ func (tx *Tx) identityUser(id *quarry.Identity) (*quarry.User, error) {
 		return nil, err
 	}
 	if !u.IsActive {
-		return nil, errDeactivated
+		return nil, ErrDeactivated
 	}
 	if roleOutOfDate(id, u.Role) {
 		if err := tx.changeRole(nil, u, id.Role); err != nil {
@@ -500,10 +637,14 @@ func (tx *Tx) identityUser(id *quarry.Identity) (*quarry.User, error) {
 	return u, nil
 }
 
-// errDeactivated answers a deactivated person who signs in with the
+// errNotLinkable answers a first sign-in with an email that an account has
+// already, when the provider does not say the email is verified.
+var errNotLinkable = quarry.Errorf(quarry.EFORBIDDEN, "An account with this email exists, and the provider does not confirm the email is yours; ask an admin")
+
+// ErrDeactivated answers a deactivated person who signs in with the
 // provider. (A wrong password gets the same answer for a deactivated
 // account as for a wrong password.)
-var errDeactivated = quarry.Errorf(quarry.EFORBIDDEN, "This account is deactivated; ask an admin")
+var ErrDeactivated = quarry.Errorf(quarry.EFORBIDDEN, "This account is deactivated; ask an admin")
 
 // changeRole gives u the role r, as c (nil: the sign-in policy) does:
 // curator flags are cleared when u stops being a curator.
@@ -606,7 +747,7 @@ func peopleFilter(f quarry.UserFilter) (string, []any) {
 	var args []any
 	if q := strings.ToLower(strings.TrimSpace(f.Query)); q != "" {
 		args = append(args, "%"+escapeLike(q)+"%")
-		conds = append(conds, fmt.Sprintf(`(u.email_key LIKE $%d ESCAPE '\' OR lower(coalesce(u.name, '')) LIKE $%d ESCAPE '\')`, len(args), len(args)))
+		conds = append(conds, fmt.Sprintf(`(u.email_key LIKE $%d ESCAPE '\' OR u.name_key LIKE $%d ESCAPE '\')`, len(args), len(args)))
 	}
 	if len(f.Roles) > 0 {
 		var ps []string
@@ -653,6 +794,13 @@ func (tx *Tx) checkLastAdmin(u *quarry.User, what string) error {
 	if u.Role != quarry.RoleAdmin || !u.IsActive {
 		return nil
 	}
+	if tx.db.dialect == Postgres {
+		// Two admins stepping down at once must not both see the other:
+		// one waits for the other's transaction. (SQLite has one writer.)
+		if _, err := tx.exec(`SELECT pg_advisory_xact_lock($1)`, lastAdminLock); err != nil {
+			return err
+		}
+	}
 	var others int
 	err := tx.queryRow(`SELECT COUNT(*) FROM users u WHERE u.role = 'admin' AND u.is_active AND u.id <> $1
 		AND (NOT u.service_account OR EXISTS (SELECT 1 FROM api_keys k WHERE k.user_id = u.id))`, u.ID).Scan(&others)
@@ -664,6 +812,9 @@ func (tx *Tx) checkLastAdmin(u *quarry.User, what string) error {
 	}
 	return nil
 }
+
+// lastAdminLock is the PostgreSQL advisory lock of checkLastAdmin.
+const lastAdminLock = 7243870391
 
 // SetRole gives the person with email the role r (contract: PATCH
 // /manage/set-user-role). Curators are made through group curator flags;

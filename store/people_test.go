@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,17 +66,18 @@ func TestRegister(t *testing.T) {
 	db, _ := openClocked(t)
 	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
 
-	first := register(t, db, " First@Example.com ", &quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed})
+	// Closed means closed, for the first person too.
+	if _, err := db.Register(ctx, "first@example.com", nil, "h", &quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}); code(err) !=
+		"forbidden: Registration is closed; sign in with single sign-on or ask an admin" {
+		t.Errorf("the first person under closed registration: %s", code(err))
+	}
+	first := register(t, db, " First@Example.com ", &quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite})
 	if first.Role != quarry.RoleAdmin || first.Email != "First@Example.com" || !first.IsActive {
 		t.Errorf("first person %+v; want an active admin, email trimmed", first)
 	}
 	second := register(t, db, "second@example.com", open)
 	if second.Role != quarry.RoleBasic {
 		t.Errorf("second person is %s, want basic", second.Role)
-	}
-	boss := register(t, db, "Boss@Example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, AdminEmails: []string{"boss@example.com"}})
-	if boss.Role != quarry.RoleAdmin {
-		t.Errorf("a listed admin email registered as %s", boss.Role)
 	}
 
 	for _, tc := range []struct {
@@ -90,7 +92,8 @@ func TestRegister(t *testing.T) {
 		{"not invited", "new@example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite},
 			"forbidden: Registration is by invitation only, and this email has not been invited"},
 		{"other domain", "new@elsewhere.org", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: []string{"example.com"}},
-			"forbidden: Registration is open to emails of these domains only: example.com"},
+			"forbidden: Accounts are for emails of these domains only: example.com"},
+		{"not an email", "bad\xffbyte@example.com", open, `invalid: "bad\xffbyte@example.com" is not a valid email address`},
 	} {
 		_, err := db.Register(ctx, tc.email, nil, "$argon2id$fake", tc.policy)
 		if got := code(err); got != tc.want {
@@ -126,7 +129,7 @@ func TestRegister(t *testing.T) {
 			registered = append(registered, *e.ActorEmail)
 		}
 	}
-	if want := []string{"invited@example.com", "Boss@Example.com", "second@example.com", "First@Example.com"}; !cmp.Equal(registered, want) {
+	if want := []string{"invited@example.com", "second@example.com", "First@Example.com"}; !cmp.Equal(registered, want) {
 		t.Errorf("user.register entries by %v, want %v", registered, want)
 	}
 }
@@ -168,47 +171,101 @@ func TestThrottle(t *testing.T) {
 	db, clk := openClocked(t)
 	account, addr := store.ThrottleKey("account", "p@example.com"), store.ThrottleKey("address", "192.0.2.1")
 	limits := []store.Throttle{{Key: account, Limit: 3}, {Key: addr, Limit: 5}}
-	for range 2 {
-		if err := db.RecordSignInFailure(ctx, "", "p@example.com", limits...); err != nil {
-			t.Fatal(err)
+	for range 3 {
+		if err := db.CountAttempt(ctx, limits...); err != nil {
+			t.Fatalf("an attempt within the limits: %v", err)
 		}
 	}
-	if err := db.CheckThrottle(ctx, account, addr); err != nil {
-		t.Fatalf("after 2 failures: %v", err)
-	}
 	clk.advance(5 * time.Minute)
-	db.RecordSignInFailure(ctx, "", "p@example.com", limits...)
-	err := db.CheckThrottle(ctx, account, addr)
+	err := db.CountAttempt(ctx, limits...)
 	if got := code(err); got != "too_many: Too many failed sign-ins; try again in 10 minutes" {
-		t.Fatalf("after 3 failures in a window: %s", got)
+		t.Fatalf("the 4th attempt in a window: %s", got)
 	}
 	var qe *quarry.Error
 	if !errors.As(err, &qe) || qe.RetryAfter != 10*time.Minute {
 		t.Errorf("RetryAfter %v, want 10m (the rest of the window)", qe.RetryAfter)
 	}
-	// Another account from the same address is not locked, yet.
-	if err := db.CheckThrottle(ctx, store.ThrottleKey("account", "q@example.com"), addr); err != nil {
+	// Another account from the same address is not refused, yet.
+	if err := db.CountAttempt(ctx, store.Throttle{Key: store.ThrottleKey("account", "q@example.com"), Limit: 3}, limits[1]); err != nil {
 		t.Errorf("another account: %v", err)
 	}
+	// Past the window, counting starts again.
 	clk.advance(10*time.Minute + time.Second)
-	if err := db.CheckThrottle(ctx, account, addr); err != nil {
+	if err := db.CountAttempt(ctx, limits...); err != nil {
 		t.Errorf("after the window: %v", err)
 	}
-	// A new window counts from one again.
-	db.RecordSignInFailure(ctx, "", "p@example.com", limits...)
-	if err := db.CheckThrottle(ctx, account); err != nil {
-		t.Errorf("one failure into a new window: %v", err)
+	// A successful sign-in clears the account's count and takes its
+	// attempt back from the address.
+	u := register(t, db, "p@example.com", &quarry.RegistrationPolicy{})
+	db.CountAttempt(ctx, limits...)
+	db.CountAttempt(ctx, limits...)
+	if _, err := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions,
+		store.Attempt{Clear: []string{account}, TakeBack: []string{addr}}); err != nil {
+		t.Fatal(err)
 	}
-	events, _ := db.AuditEvents(ctx, quarry.AuditFilter{})
-	if len(events) != 4 || events[0].Action != "user.sign_in_failed" || events[0].ResourceID != "p@example.com" || events[0].ActorID != nil {
-		t.Errorf("audit %+v; want 4 sign_in_failed entries for the email, without an actor", events)
+	for range 3 {
+		if err := db.CountAttempt(ctx, limits[0]); err != nil {
+			t.Errorf("the account's count did not start again: %v", err)
+		}
+	}
+	for i := range 3 { // 2 counted (3 made, 1 taken back): 3 more pass, the 4th does not
+		err := db.CountAttempt(ctx, limits[1])
+		if (i < 3) != (err == nil) {
+			t.Errorf("address attempt %d: %v", i, err)
+		}
+	}
+	if err := db.CountAttempt(ctx, limits[1]); err == nil {
+		t.Error("the address was not refused past its limit")
+	}
+	if err := db.RecordSignInFailure(ctx, "", "not an email, maybe a password", "password"); err != nil {
+		t.Fatal(err)
+	}
+	db.RecordSignInFailure(ctx, "", "P@example.com", "password")
+	events, _ := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("user")})
+	var failed []string
+	for _, e := range events {
+		if e.Action == "user.sign_in_failed" {
+			failed = append(failed, e.ResourceID)
+		}
+	}
+	if want := []string{"p@example.com", ""}; !cmp.Equal(failed, want) {
+		t.Errorf("sign_in_failed entries for %q, want %q (what is not an email is not kept)", failed, want)
+	}
+}
+
+// TestThrottleConcurrent: attempts made at once are all counted, so that
+// no more than the limit get through.
+func TestThrottleConcurrent(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	dbs := []*store.DB{storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)}
+	limit := store.Throttle{Key: store.ThrottleKey("account", "p@example.com"), Limit: 10}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	passed := 0
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := dbs[i%2].CountAttempt(ctx, limit)
+			if err == nil {
+				mu.Lock()
+				passed++
+				mu.Unlock()
+			} else if quarry.ErrorCode(err) != quarry.ETOOMANY {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if passed != 10 {
+		t.Errorf("%d of 40 attempts at once got through, want the limit, 10", passed)
 	}
 }
 
 func TestSessions(t *testing.T) {
 	db, clk := openClocked(t)
 	u := register(t, db, "p@example.com", &quarry.RegistrationPolicy{})
-	token, err := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.7", UserAgent: "test"}, testSessions)
+	token, err := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.7", UserAgent: "test"}, testSessions, store.Attempt{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +291,7 @@ func TestSessions(t *testing.T) {
 	}
 
 	// The absolute lifetime ends a session in use.
-	token, _ = db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions)
+	token, _ = db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions, store.Attempt{})
 	for range 25 {
 		clk.advance(59 * time.Minute)
 		db.SessionCaller(ctx, quarry.HashToken(token), testSessions)
@@ -244,10 +301,12 @@ func TestSessions(t *testing.T) {
 	}
 
 	// Sessions an admin lists and ends.
-	t1, _ := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.8"}, testSessions)
-	t2, _ := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.9"}, testSessions)
+	t1, _ := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.8"}, testSessions, store.Attempt{})
+	t2, _ := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.9\xff" + strings.Repeat("é", 40), UserAgent: strings.Repeat("a", 511) + "é\xe9"}, testSessions, store.Attempt{})
 	ss, err := db.Sessions(ctx, "P@example.com", testSessions)
-	if err != nil || len(ss) != 2 || ss[0].IP != "192.0.2.9" || ss[1].IP != "192.0.2.8" || ss[0].UserEmail != "p@example.com" {
+	// Invalid UTF-8 is replaced, and long values are cut between characters.
+	if err != nil || len(ss) != 2 || ss[0].IP != "192.0.2.9\uFFFD"+strings.Repeat("é", 26) || ss[1].IP != "192.0.2.8" ||
+		ss[0].UserAgent != strings.Repeat("a", 511) || ss[0].UserEmail != "p@example.com" {
 		t.Fatalf("Sessions = %+v, %v; want the two open ones, newest first (the ended ones purged)", ss, err)
 	}
 	admin := &quarry.Caller{User: quarry.User{ID: u.ID, Role: quarry.RoleAdmin}}
@@ -273,7 +332,7 @@ func TestDeactivate(t *testing.T) {
 	adminUser := register(t, db, "admin@example.com", &quarry.RegistrationPolicy{})
 	admin := &quarry.Caller{User: *adminUser}
 	p := register(t, db, "p@example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
-	token, _ := db.OpenSession(ctx, p.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions)
+	token, _ := db.OpenSession(ctx, p.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions, store.Attempt{})
 	key, apiToken, err := db.CreateAPIKey(ctx, admin, ptr("script"), quarry.RoleBasic)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +344,7 @@ func TestDeactivate(t *testing.T) {
 	if _, err := db.SessionCaller(ctx, quarry.HashToken(token), testSessions); err == nil {
 		t.Error("a deactivated person's session still works")
 	}
-	if _, err := db.OpenSession(ctx, p.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions); code(err) != "unauthorized: Not authenticated" {
+	if _, err := db.OpenSession(ctx, p.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions, store.Attempt{}); code(err) != "unauthorized: Not authenticated" {
 		t.Errorf("a session for a deactivated person: %s", code(err))
 	}
 	// A service account (an API key's user) is deactivated by its email too.
@@ -346,7 +405,7 @@ func TestOIDCSignIn(t *testing.T) {
 	db, clk := openClocked(t)
 	const iss = "https://idp.example.com"
 	ns := quarry.NewSession{Method: quarry.SignInOIDC, IP: "192.0.2.1", IDToken: "a.b.c"}
-	id := &quarry.Identity{Issuer: iss, Subject: "sub-1", Email: "Pat@Example.com", Name: ptr("Pat"), Role: quarry.RoleBasic}
+	id := &quarry.Identity{Issuer: iss, Subject: "sub-1", Email: "Pat@Example.com", EmailVerified: true, Name: ptr("Pat"), Role: quarry.RoleBasic}
 	token, u, err := db.SignInOIDC(ctx, id, ns, testSessions)
 	if err != nil {
 		t.Fatal(err)
@@ -362,11 +421,27 @@ func TestOIDCSignIn(t *testing.T) {
 	if err != nil || again.ID != u.ID {
 		t.Errorf("second sign-in: %+v, %v; want user %s", again, err, u.ID)
 	}
-	// A local account with the email is linked, not duplicated.
+	// A local account with the email is linked, not duplicated, when the
+	// provider says the email is verified; its password (which proved
+	// nothing) and its sessions end.
 	local := register(t, db, "lee@example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
-	_, linked, err := db.SignInOIDC(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-2", Email: "LEE@example.com", Role: quarry.RoleBasic}, ns, testSessions)
+	squatter, _ := db.OpenSession(ctx, local.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions, store.Attempt{})
+	unverified := &quarry.Identity{Issuer: iss, Subject: "sub-2", Email: "LEE@example.com", Role: quarry.RoleBasic}
+	if _, _, err := db.SignInOIDC(ctx, unverified, ns, testSessions); code(err) !=
+		"forbidden: An account with this email exists, and the provider does not confirm the email is yours; ask an admin" {
+		t.Errorf("linking an unverified email: %s", code(err))
+	}
+	verified := *unverified
+	verified.EmailVerified = true
+	_, linked, err := db.SignInOIDC(ctx, &verified, ns, testSessions)
 	if err != nil || linked.ID != local.ID {
 		t.Errorf("linking by email: %+v, %v; want user %s", linked, err, local.ID)
+	}
+	if id, hash, _, _ := db.PasswordAccount(ctx, "lee@example.com"); id != "" || hash != "" {
+		t.Errorf("the linked account still has a password")
+	}
+	if _, err := db.SessionCaller(ctx, quarry.HashToken(squatter), testSessions); err == nil {
+		t.Error("a session of the local account survived the link")
 	}
 	// The provider decides roles when a role claim is set up.
 	_, promoted, err := db.SignInOIDC(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-1", Email: "Pat@Example.com", Role: quarry.RoleGlobalCurator, RoleFromProvider: true}, ns, testSessions)
@@ -383,7 +458,7 @@ func TestOIDCSignIn(t *testing.T) {
 	if _, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-3"}); code(err) != "unauthorized: Not authenticated" {
 		t.Errorf("unknown subject without an email: %s", code(err))
 	}
-	c3, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-3", Email: "kim@example.com", Role: quarry.RoleBasic})
+	c3, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-3", Email: "kim@example.com", EmailVerified: true, Role: quarry.RoleBasic})
 	if err != nil || c3.Email != "kim@example.com" {
 		t.Errorf("first sign-in by token: %+v, %v", c3, err)
 	}
@@ -395,6 +470,11 @@ func TestOIDCSignIn(t *testing.T) {
 	}
 	if _, _, err := db.SignInOIDC(ctx, id, ns, testSessions); code(err) != "forbidden: This account is deactivated; ask an admin" {
 		t.Errorf("deactivated sign-in: %s", code(err))
+	}
+	// A token that would bring the role up to date opens nothing either.
+	if _, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-1", Email: "pat@example.com", EmailVerified: true,
+		Role: quarry.RoleAdmin, RoleFromProvider: true}); code(err) != "unauthorized: Not authenticated" {
+		t.Errorf("deactivated token with a role: %s", code(err))
 	}
 	if _, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-1"}); code(err) != "unauthorized: Not authenticated" {
 		t.Errorf("deactivated token: %s", code(err))
@@ -471,5 +551,77 @@ func TestPeople(t *testing.T) {
 	ps, _, _ := db.People(ctx, quarry.UserFilter{Query: "admin@", Limit: 1})
 	if want := []quarry.GroupBrief{{ID: g.ID, Name: "G"}}; !cmp.Equal(ps[0].Groups, want) || !ps[0].PasswordConfigured {
 		t.Errorf("admin's groups %+v, password %v", ps[0].Groups, ps[0].PasswordConfigured)
+	}
+}
+
+// TestFirstSignInsAtOnce: the first sign-ins of one person at once (two
+// tabs, a client's parallel requests) all succeed, with one account.
+func TestFirstSignInsAtOnce(t *testing.T) {
+	for round := range 5 {
+		u, keys := storetest.URL(t), storetest.Key(t)
+		dbs := []*store.DB{storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)}
+		id := &quarry.Identity{Issuer: "https://idp.example.com", Subject: "s", Email: "p@example.com", EmailVerified: true, Role: quarry.RoleBasic}
+		var wg sync.WaitGroup
+		users := make([]string, 6)
+		for i := range users {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					_, u, err := dbs[i%2].SignInOIDC(ctx, id, quarry.NewSession{Method: quarry.SignInOIDC}, testSessions)
+					if err != nil {
+						t.Errorf("round %d: sign-in %d: %v", round, i, err)
+						return
+					}
+					users[i] = u.ID
+					return
+				}
+				c, err := dbs[i%2].IdentityCaller(ctx, id)
+				if err != nil {
+					t.Errorf("round %d: token %d: %v", round, i, err)
+					return
+				}
+				users[i] = c.ID
+			}()
+		}
+		wg.Wait()
+		for _, u := range users {
+			if u != users[0] {
+				t.Fatalf("round %d: accounts %v, want one", round, users)
+			}
+		}
+	}
+}
+
+// TestLastAdminAtOnce: two admins stepping down at once cannot both.
+func TestLastAdminAtOnce(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	dbs := []*store.DB{storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)}
+	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
+	a := register(t, dbs[0], "a@example.com", open) // the first: admin
+	b := register(t, dbs[0], "b@example.com", open)
+	ca := &quarry.Caller{User: *a}
+	for round := range 10 {
+		for _, email := range []string{"a@example.com", "b@example.com"} {
+			if err := dbs[0].SetRole(ctx, ca, email, quarry.RoleAdmin); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		for i, email := range []string{"a@example.com", "b@example.com"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dbs[i].SetRole(ctx, &quarry.Caller{User: quarry.User{ID: []string{a.ID, b.ID}[i], Role: quarry.RoleAdmin}}, email, quarry.RoleBasic)
+			}()
+		}
+		wg.Wait()
+		people, _, err := dbs[0].People(ctx, quarry.UserFilter{Roles: []quarry.Role{quarry.RoleAdmin}, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(people) != 1 {
+			t.Fatalf("round %d: %d admins left, want 1", round, len(people))
+		}
 	}
 }

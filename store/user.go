@@ -131,9 +131,13 @@ func (tx *Tx) createUser(name *string, role quarry.Role) (*quarry.User, error) {
 
 // insertUser inserts u, with a password hash if it has one.
 func (tx *Tx) insertUser(u *quarry.User, passwordHash *string) error {
-	_, err := tx.exec(`INSERT INTO users (id, email, email_key, name, role, is_active, service_account, password_hash, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		u.ID, u.Email, quarry.EmailKey(u.Email), u.Name, u.Role, u.IsActive, u.ServiceAccount, passwordHash, u.CreatedAt.Micros())
+	nameKey := ""
+	if u.Name != nil {
+		nameKey = strings.ToLower(*u.Name)
+	}
+	_, err := tx.exec(`INSERT INTO users (id, email, email_key, name, name_key, role, is_active, service_account, password_hash, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+		u.ID, u.Email, quarry.EmailKey(u.Email), u.Name, nameKey, u.Role, u.IsActive, u.ServiceAccount, passwordHash, u.CreatedAt.Micros())
 	if quarry.ErrorCode(mapError(err)) == quarry.ECONFLICT {
 		return errEmailTaken
 	}

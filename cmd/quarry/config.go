@@ -42,7 +42,7 @@ type Config struct {
 	// Signing in.
 	LocalAccounts        bool
 	Registration         string
-	RegistrationDomains  []string
+	EmailDomains         []string
 	AdminEmails          []string
 	PasswordMinLength    int
 	SessionIdle          time.Duration
@@ -56,6 +56,7 @@ type Config struct {
 	OIDCScopes           []string
 	OIDCName             string
 	OIDCAudience         string
+	OIDCTokenClients     []string
 	OIDCRoleClaim        string
 	OIDCRoleMap          map[string]quarry.Role
 	OIDCAlgorithms       []string
@@ -119,9 +120,9 @@ var settings = []setting{
 			c.Registration = v
 			return nil
 		}},
-	{"registration-domains", "QUARRY_REGISTRATION_DOMAINS", "", "comma-separated email domains that open registration is limited to",
-		func(c *Config, v string) error { c.RegistrationDomains = lowerList(v); return nil }},
-	{"admin-emails", "QUARRY_ADMIN_EMAILS", "", "comma-separated emails of people who are admins when their account is made (and at every single sign-on when the provider decides roles)",
+	{"email-domains", "QUARRY_EMAIL_DOMAINS", "", "comma-separated email domains people must have to register or sign on (all when empty)",
+		func(c *Config, v string) error { c.EmailDomains = lowerList(v); return nil }},
+	{"admin-emails", "QUARRY_ADMIN_EMAILS", "", "comma-separated emails of people who are admins when they first sign on (and at every sign-on when the provider decides roles), if the provider says the email is verified",
 		func(c *Config, v string) error { c.AdminEmails = lowerList(v); return nil }},
 	{"password-min-length", "QUARRY_PASSWORD_MIN_LENGTH", "12", "shortest password accepted (at least 8)",
 		func(c *Config, v string) error {
@@ -154,6 +155,8 @@ var settings = []setting{
 		func(c *Config, v string) error { c.OIDCName = v; return nil }},
 	{"oidc-audience", "QUARRY_OIDC_AUDIENCE", "", "audience of the provider's access tokens Quarry accepts as bearer tokens (default: the client id)",
 		func(c *Config, v string) error { c.OIDCAudience = v; return nil }},
+	{"oidc-token-clients", "QUARRY_OIDC_TOKEN_CLIENTS", "", "comma-separated client ids whose access tokens Quarry accepts (default: its own client id)",
+		func(c *Config, v string) error { c.OIDCTokenClients = splitList(v); return nil }},
 	{"oidc-role-claim", "QUARRY_OIDC_ROLE_CLAIM", "", "claim whose values decide roles at every sign-in, e.g. groups or realm_access.roles",
 		func(c *Config, v string) error { c.OIDCRoleClaim = v; return nil }},
 	{"oidc-role-map", "QUARRY_OIDC_ROLE_MAP", "", "comma-separated value=role pairs for the role claim, e.g. quarry-admins=admin,quarry-curators=global_curator",
@@ -316,7 +319,7 @@ func parseRoleMap(v string) (map[string]quarry.Role, error) {
 func (c *Config) signIn(ctx context.Context, log *slog.Logger) (api.SignInConfig, error) {
 	si := api.SignInConfig{
 		LocalAccounts:     c.LocalAccounts,
-		Registration:      quarry.RegistrationPolicy{Mode: c.Registration, Domains: c.RegistrationDomains, AdminEmails: c.AdminEmails},
+		Registration:      quarry.RegistrationPolicy{Mode: c.Registration, Domains: c.EmailDomains},
 		PasswordMinLength: c.PasswordMinLength,
 		Sessions:          quarry.SessionPolicy{Idle: c.SessionIdle, Absolute: c.SessionMaxAge},
 		ClientIPHeader:    c.ClientIPHeader,
@@ -360,6 +363,8 @@ func (c *Config) signIn(ctx context.Context, log *slog.Logger) (api.SignInConfig
 		RedirectURL:  c.PublicURL + "/auth/oidc/callback",
 		Scopes:       c.OIDCScopes,
 		Audience:     c.OIDCAudience,
+		TokenClients: c.OIDCTokenClients,
+		Domains:      c.EmailDomains,
 		Algorithms:   c.OIDCAlgorithms,
 		Skew:         c.OIDCSkew,
 		Roles:        auth.RolePolicy{AdminEmails: c.AdminEmails, Claim: c.OIDCRoleClaim, Map: c.OIDCRoleMap},

@@ -10,9 +10,17 @@ ALTER TABLE users ADD COLUMN password_hash TEXT;
 -- email_key is the email as it is compared: lower-cased, so that email is
 -- unique whatever its case.
 ALTER TABLE users ADD COLUMN email_key TEXT NOT NULL DEFAULT '';
+-- name_key is the name lower-cased (by Quarry, so that both databases fold
+-- the same letters), for searching.
+ALTER TABLE users ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
 ALTER TABLE users ADD COLUMN updated_at INTEGER NOT NULL DEFAULT 0;
-UPDATE users SET email_key = lower(email), updated_at = created_at;
+UPDATE users SET email_key = lower(email), name_key = lower(coalesce(name, '')), updated_at = created_at;
 CREATE UNIQUE INDEX users_by_email_key ON users (email_key);
+
+-- A database that has users already (API keys' service accounts) is not
+-- empty: the first person to register on it after the upgrade is not made
+-- an admin.
+INSERT INTO settings (name, value) SELECT 'has_people', 'before the upgrade' WHERE EXISTS (SELECT 1 FROM users);
 
 -- The address a change (or a sign-in) came from.
 ALTER TABLE audit_events ADD COLUMN source_ip TEXT NOT NULL DEFAULT '';
@@ -54,14 +62,14 @@ CREATE TABLE oidc_logins (
     created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL
 );
+CREATE INDEX oidc_logins_expires ON oidc_logins (expires_at);
 
--- Failed sign-ins counted per account and per address, to slow down
--- password guessing.
+-- Sign-in attempts counted per account and per address (a successful one
+-- is taken back), to slow down password guessing.
 CREATE TABLE sign_in_failures (
     key          TEXT PRIMARY KEY,
     failures     INTEGER NOT NULL,
-    window_start INTEGER NOT NULL,
-    locked_until INTEGER NOT NULL
+    window_start INTEGER NOT NULL
 );
 
 -- People invited to register when registration is by invitation.
@@ -79,8 +87,10 @@ DROP TABLE oidc_logins;
 DROP TABLE sessions;
 DROP TABLE user_identities;
 ALTER TABLE audit_events DROP COLUMN source_ip;
+DELETE FROM settings WHERE name = 'has_people';
 DROP INDEX users_by_email_key;
 ALTER TABLE users DROP COLUMN updated_at;
+ALTER TABLE users DROP COLUMN name_key;
 ALTER TABLE users DROP COLUMN email_key;
 ALTER TABLE users DROP COLUMN password_hash;
 ALTER TABLE users DROP COLUMN is_active;

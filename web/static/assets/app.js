@@ -20,6 +20,8 @@ const signinErrors = {
   token: 'The identity provider\'s answer could not be verified. Try again, or ask an admin to check the set-up.',
   email: 'The identity provider did not give an email address for your account.',
   email_unverified: 'Your email address is not verified at the identity provider.',
+  domain: 'Your email address is not of a domain this server accepts.',
+  email_taken: 'An account with your email exists already, and the identity provider does not confirm the email is yours. Ask an admin.',
   inactive: 'Your account is deactivated. Ask an admin.',
   unavailable: 'The identity provider cannot be reached. Try again shortly, or sign in another way.',
 };
