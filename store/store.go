@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ type DB struct {
 	write      pool   // Every write transaction; one connection on SQLite.
 	read       pool   // Reads; the same pool as write on PostgreSQL.
 	keys       *Keyring
+	migrations fs.FS // The migrations, a directory per dialect.
 	statements atomic.Int64
 }
 
@@ -199,6 +201,10 @@ type Options struct {
 	// MaxConns caps the connections of the read pool (PostgreSQL: of the
 	// only pool). Zero means 16.
 	MaxConns int
+	// Migrations, if not nil, replaces the embedded migrations: a
+	// directory per dialect ("sqlite", "postgres") of goose SQL files.
+	// Tests use it to run a migration that fails.
+	Migrations fs.FS
 }
 
 // ParseURL splits a database URL into its dialect and driver data source:
@@ -240,7 +246,10 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys}
+	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations}
+	if db.migrations == nil {
+		db.migrations = migrations
+	}
 	db.write.statements, db.read.statements = &db.statements, &db.statements
 	if dialect == Postgres {
 		db.write.DB, err = sql.Open("pgx", withConnectTimeout(source))
