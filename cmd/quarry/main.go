@@ -19,10 +19,6 @@ import (
 	"syscall"
 )
 
-// version is the build's version label, set with
-// -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
@@ -86,14 +82,4 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-22s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun \"quarry <command> -h\" for the flags of a command.")
-}
-
-func runVersion(ctx context.Context, env *environment, args []string) error {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	fmt.Fprintln(env.stdout, "quarry", version)
-	return nil
 }
