@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -140,4 +141,153 @@ func syncDir(dir string) error {
 	// Some file systems cannot sync a directory; the data itself is synced.
 	f.Sync()
 	return f.Close()
+}
+
+// ErrInUse is returned by Restore when a store has the database open: a
+// server, or a command such as quarry check.
+var ErrInUse = errors.New("store: the database is in use (stop quarry serve, and any other quarry command on it, first)")
+
+// RestoreOptions configure Restore.
+type RestoreOptions struct {
+	// Replace lets Restore replace an existing database, which is kept
+	// beside it, renamed.
+	Replace bool
+	// Check configures the check of the copy's secrets.
+	Check CheckOptions
+}
+
+// RestoreResult is what Restore found in the backup and did.
+type RestoreResult struct {
+	SchemaVersion int64 // The backup's schema version; the next Migrate brings it up to date.
+	Problems      []string
+	Secrets       *CheckResult
+	Objects       []ObjectCount
+	Replaced      string // Where the database that was replaced went, if one was.
+}
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// Restore puts the SQLite database backup (made by Backup) in the place of
+// the database at path. It copies the backup beside path, checks the copy
+// (sound, every secret opens with keys, a schema this build knows), and
+// only then gives it the name path. An existing database is replaced only
+// with opts.Replace and only if no store has it open (ErrInUse); it is
+// renamed path.replaced-<time>, with its WAL files. The backup itself is
+// not changed. If the check fails, nothing is changed, and the result says
+// what failed.
+func Restore(ctx context.Context, backup, path string, keys *Keyring, opts RestoreOptions) (*RestoreResult, error) {
+	f, err := os.Open(backup)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	head := make([]byte, len(sqliteMagic))
+	_, err = io.ReadFull(f, head)
+	f.Close()
+	if err != nil || string(head) != sqliteMagic {
+		return nil, fmt.Errorf("store: %s is not a SQLite database", backup)
+	}
+	_, err = os.Lstat(path)
+	exists := err == nil
+	if exists && !opts.Replace {
+		return nil, fmt.Errorf("store: %s exists; stop the server and ask to replace it", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	tmp, err := copyTemp(backup, path)
+	if err != nil {
+		return nil, fmt.Errorf("store: copying %s: %w", backup, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(tmp + suffix)
+			}
+		}
+	}()
+	res, err := checkCopy(ctx, tmp, keys, opts.Check)
+	if err != nil {
+		return res, err
+	}
+	if len(res.Problems) > 0 || res.Secrets.Failed > 0 {
+		return res, errors.New("store: the backup failed its check; nothing was changed")
+	}
+	if exists {
+		lock, err := holdExclusive(path)
+		if errors.Is(err, errFileInUse) {
+			return res, ErrInUse
+		}
+		if err != nil {
+			return res, fmt.Errorf("store: %w", err)
+		}
+		defer lock.Close()
+		res.Replaced = path + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+		for _, suffix := range []string{"-wal", "-shm", ""} { // The database last.
+			if err := os.Rename(path+suffix, res.Replaced+suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return res, fmt.Errorf("store: moving the database aside: %w", err)
+			}
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return res, fmt.Errorf("store: %w", err)
+	}
+	done = true
+	return res, syncDir(filepath.Dir(path))
+}
+
+// copyTemp copies the file src to a new 0600 file beside path, synced, and
+// returns its name.
+func copyTemp(src, path string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.restoring")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(out.Name())
+		return "", err
+	}
+	return out.Name(), nil
+}
+
+// checkCopy opens the database file at path and checks it: its schema,
+// its pages and its secrets.
+func checkCopy(ctx context.Context, path string, keys *Keyring, opts CheckOptions) (*RestoreResult, error) {
+	db, err := Open(ctx, "sqlite:"+path, keys, Options{MaxConns: 2})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	res := &RestoreResult{}
+	var latest int64
+	if res.SchemaVersion, latest, err = db.SchemaVersion(ctx); err != nil {
+		return nil, err
+	}
+	if res.SchemaVersion == 0 {
+		return res, errors.New("store: the backup holds no Quarry schema")
+	}
+	if res.SchemaVersion > latest {
+		return res, fmt.Errorf("store: the backup was written by a newer Quarry (schema version %d; this build knows %d)", res.SchemaVersion, latest)
+	}
+	if res.Problems, err = db.IntegrityCheck(ctx); err != nil {
+		return res, err
+	}
+	if res.Objects, err = db.ObjectCounts(ctx); err != nil {
+		return res, err
+	}
+	res.Secrets, err = db.CheckSecrets(ctx, opts)
+	return res, err
 }

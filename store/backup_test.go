@@ -230,3 +230,100 @@ func TestCheckSecrets(t *testing.T) {
 		t.Errorf("with a damaged ciphertext: %s", res.Summary())
 	}
 }
+
+// TestRestore restores a backup to a new place and over a database, which
+// it refuses to replace while a store has it open or when the backup does
+// not open with the keys; then nothing changes.
+func TestRestore(t *testing.T) {
+	dir := t.TempDir()
+	keys := storetest.Key(t)
+	src := storetest.OpenURL(t, "sqlite:"+filepath.Join(dir, "src.db"), keys)
+	admin := adminOf(t, src)
+	for i := range 3 {
+		if err := addSecrets(t, src, admin, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backup := filepath.Join(dir, "backup.db")
+	if err := src.Backup(ctx, backup, store.BackupOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := src.Credentials(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftovers := func() {
+		t.Helper()
+		for _, pattern := range []string{"*.restoring*", "*.partial"} {
+			if m, _ := filepath.Glob(filepath.Join(dir, pattern)); len(m) > 0 {
+				t.Errorf("left behind: %v", m)
+			}
+		}
+	}
+	target := filepath.Join(dir, "restored", "quarry.db")
+
+	res, err := store.Restore(ctx, backup, target, keys, store.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SchemaVersion == 0 || res.Secrets.Opened != 9 || res.Secrets.Failed != 0 || len(res.Problems) > 0 || res.Replaced != "" {
+		t.Errorf("Restore: %+v %s", res, res.Secrets.Summary())
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("restored file: %v %v", fi, err)
+	}
+	db := storetest.OpenURL(t, "sqlite:"+target, keys)
+	got, err := db.Credentials(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("restored credentials differ (-want +got):\n%s", diff)
+	}
+	if err := addSecrets(t, db, admin, 99); err != nil { // Written after the backup: the restore below drops it.
+		t.Fatal(err)
+	}
+
+	if _, err := store.Restore(ctx, backup, target, keys, store.RestoreOptions{}); err == nil {
+		t.Error("Restore replaced a database without being asked to")
+	}
+	if _, err := store.Restore(ctx, backup, target, keys, store.RestoreOptions{Replace: true}); !errors.Is(err, store.ErrInUse) {
+		t.Errorf("Restore over a database in use: %v, want ErrInUse", err)
+	}
+	other := storetest.Key(t)
+	res, err = store.Restore(ctx, backup, target, other, store.RestoreOptions{Replace: true})
+	if err == nil || res == nil || res.Secrets.Failed != 9 {
+		t.Errorf("Restore with another key: %v, %+v", err, res)
+	}
+	if got, err := db.Credentials(ctx, admin); err != nil || len(got) != len(want)+1 {
+		t.Errorf("after the refused restores the database has %d credentials (%v), want %d", len(got), err, len(want)+1)
+	}
+	leftovers()
+
+	db.Close()
+	res, err = store.Restore(ctx, backup, target, keys, store.RestoreOptions{Replace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replaced == "" {
+		t.Fatal("no name for the replaced database")
+	}
+	old := storetest.OpenURL(t, "sqlite:"+res.Replaced, keys)
+	if got, err := old.Credentials(ctx, admin); err != nil || len(got) != len(want)+1 {
+		t.Errorf("the replaced database has %d credentials (%v), want %d", len(got), err, len(want)+1)
+	}
+	db = storetest.OpenURL(t, "sqlite:"+target, keys)
+	if got, err := db.Credentials(ctx, admin); err != nil || !cmp.Equal(got, want) {
+		t.Errorf("the restored database: %d credentials (%v), want the backup's %d", len(got), err, len(want))
+	}
+	leftovers()
+
+	if _, err := store.Restore(ctx, filepath.Join(dir, "restored"), filepath.Join(dir, "x.db"), keys, store.RestoreOptions{}); err == nil {
+		t.Error("Restore took a directory")
+	}
+	notDB := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notDB, []byte("not a database, but long enough to have a header"), 0o600)
+	if _, err := store.Restore(ctx, notDB, filepath.Join(dir, "x.db"), keys, store.RestoreOptions{}); err == nil {
+		t.Error("Restore took a text file")
+	}
+}

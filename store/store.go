@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,8 @@ type DB struct {
 	write      pool   // Every write transaction; one connection on SQLite.
 	read       pool   // Reads; the same pool as write on PostgreSQL.
 	keys       *Keyring
-	migrations fs.FS // The migrations, a directory per dialect.
+	migrations fs.FS    // The migrations, a directory per dialect.
+	held       *os.File // SQLite: the database file, share-locked while open (see Restore).
 	statements atomic.Int64
 }
 
@@ -287,6 +289,15 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 		db.Close()
 		return nil, fmt.Errorf("store: connecting to %s: %w", dialect, unavailable(err))
 	}
+	if dialect == SQLite {
+		if db.held, err = holdShared(source); err != nil {
+			db.Close()
+			if errors.Is(err, errFileInUse) {
+				err = errors.New("quarry restore is replacing it")
+			}
+			return nil, fmt.Errorf("store: opening %s: %w", source, err)
+		}
+	}
 	return db, nil
 }
 
@@ -350,6 +361,9 @@ func (db *DB) Close() error {
 	err := db.write.Close()
 	if db.read.DB != db.write.DB {
 		err = errors.Join(err, db.read.Close())
+	}
+	if db.held != nil {
+		db.held.Close()
 	}
 	return err
 }
