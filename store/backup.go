@@ -50,6 +50,9 @@ func (db *DB) Backup(ctx context.Context, path string, opts BackupOptions) error
 			return fmt.Errorf("store: reading the database size: %w", mapError(err))
 		}
 	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.partial")
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
@@ -143,6 +146,10 @@ func syncDir(dir string) error {
 	return f.Close()
 }
 
+// ErrExists is returned by Restore when the database exists and it was not
+// asked to replace it.
+var ErrExists = errors.New("store: the database exists")
+
 // ErrInUse is returned by Restore when a store has the database open: a
 // server, or a command such as quarry check.
 var ErrInUse = errors.New("store: the database is in use (stop quarry serve, and any other quarry command on it, first)")
@@ -190,7 +197,7 @@ func Restore(ctx context.Context, backup, path string, keys *Keyring, opts Resto
 	_, err = os.Lstat(path)
 	exists := err == nil
 	if exists && !opts.Replace {
-		return nil, fmt.Errorf("store: %s exists; stop the server and ask to replace it", path)
+		return nil, fmt.Errorf("%w: %s", ErrExists, path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)

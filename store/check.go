@@ -43,8 +43,15 @@ type CheckResult struct {
 // Summary renders the counts of r as one sentence.
 func (r *CheckResult) Summary() string {
 	s := fmt.Sprintf("%d secrets open (%s)", r.Opened, describeKinds(r.openedCounts))
+	if r.Opened == 1 {
+		s = fmt.Sprintf("1 secret opens (%s)", describeKinds(r.openedCounts))
+	}
 	if r.Failed > 0 {
-		s += fmt.Sprintf("; %d do not (%s): %s", r.Failed, describeKinds(r.failedCounts), strings.Join(r.FailedRows, ", "))
+		verb := "do not"
+		if r.Failed == 1 {
+			verb = "does not"
+		}
+		s += fmt.Sprintf("; %d %s (%s): %s", r.Failed, verb, describeKinds(r.failedCounts), strings.Join(r.FailedRows, ", "))
 	}
 	return s
 }
@@ -133,20 +140,29 @@ func (db *DB) CheckSecrets(ctx context.Context, opts CheckOptions) (*CheckResult
 type ObjectCount struct {
 	Kind  string // Plural, such as "connectors".
 	Count int
+	one   string // Singular.
+}
+
+// String renders c as "3 connectors" or "1 connector".
+func (c ObjectCount) String() string {
+	if c.Count == 1 {
+		return "1 " + c.one
+	}
+	return fmt.Sprintf("%d %s", c.Count, c.Kind)
 }
 
 // objectTables are the tables ObjectCounts counts, with what it calls
 // their rows.
-var objectTables = []struct{ kind, table string }{
-	{"users", "users"},
-	{"API keys", "api_keys"},
-	{"user groups", "user_groups"},
-	{"connectors", "connectors"},
-	{"credentials", "credentials"},
-	{"cc-pairs", "cc_pairs"},
-	{"OAuth configs", "oauth_configs"},
-	{"tools", "tools"},
-	{"audit entries", "audit_events"},
+var objectTables = []struct{ kind, one, table string }{
+	{"users", "user", "users"},
+	{"API keys", "API key", "api_keys"},
+	{"user groups", "user group", "user_groups"},
+	{"connectors", "connector", "connectors"},
+	{"credentials", "credential", "credentials"},
+	{"cc-pairs", "cc-pair", "cc_pairs"},
+	{"OAuth configs", "OAuth config", "oauth_configs"},
+	{"tools", "tool", "tools"},
+	{"audit entries", "audit entry", "audit_events"},
 }
 
 // ObjectCounts returns the number of stored objects of each kind, to
@@ -158,7 +174,7 @@ func (db *DB) ObjectCounts(ctx context.Context) ([]ObjectCount, error) {
 		if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+t.table).Scan(&n); err != nil {
 			return nil, mapError(err)
 		}
-		out = append(out, ObjectCount{t.kind, n})
+		out = append(out, ObjectCount{Kind: t.kind, Count: n, one: t.one})
 	}
 	return out, nil
 }
