@@ -25,13 +25,23 @@ var migrations, _ = fs.Sub(embedded, "migrations")
 
 // Migrate brings the schema up to date. It holds a lock meanwhile (an
 // advisory lock on PostgreSQL, a lock row on SQLite), so that processes
-// that start together migrate once.
+// that start together migrate once. It refuses a database that a newer
+// build migrated further than this one knows: an older build must not
+// write to a schema it does not know.
 func (db *DB) Migrate(ctx context.Context) error {
 	p, done, err := db.migrator()
 	if err != nil {
 		return err
 	}
 	defer done()
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("store: reading schema version: %w", err)
+	}
+	if sources := p.ListSources(); len(sources) > 0 && current > sources[len(sources)-1].Version {
+		return fmt.Errorf("store: the database was migrated by a newer Quarry (schema version %d; this build knows %d): "+
+			"run that build or a newer one, or restore a backup made before the upgrade", current, sources[len(sources)-1].Version)
+	}
 	if _, err := p.Up(ctx); err != nil {
 		var pe *goose.PartialError
 		if errors.As(err, &pe) {

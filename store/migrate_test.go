@@ -275,3 +275,28 @@ func without(t *testing.T, got []string, table string) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestMigrateRefusesNewerSchema: a build must not serve a database that a
+// newer build migrated (a rolled-back binary, a restore of a newer backup).
+func TestMigrateRefusesNewerSchema(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	db := storetest.OpenURL(t, u, keys)
+	_, latest, err := db.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer, err := store.Open(ctx, u, keys, store.Options{Migrations: withMigrations(t, map[string]string{
+		fmt.Sprintf("%s/%05d_probe_ok.sql", db.Dialect(), latest+1): goodMigration,
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Close()
+	if err := newer.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("store: the database was migrated by a newer Quarry (schema version %d; this build knows %d)", latest+1, latest)
+	if err := db.Migrate(ctx); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Migrate on a newer schema: %v; want %q", err, want)
+	}
+}
