@@ -69,9 +69,15 @@ func (db *DB) Backup(ctx context.Context, path string, opts BackupOptions) error
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	total := (pages - free) * pageSize
-	report := func() {
+	// report reports the size of the copy so far, against the estimate or,
+	// once done, against itself.
+	report := func(done bool) {
 		if fi, err := os.Stat(tmpName); err == nil && opts.Progress != nil {
-			opts.Progress(fi.Size(), max(total, fi.Size()))
+			if done {
+				opts.Progress(fi.Size(), fi.Size())
+			} else {
+				opts.Progress(fi.Size(), max(total, fi.Size()))
+			}
 		}
 	}
 	if opts.Progress != nil {
@@ -89,7 +95,7 @@ func (db *DB) Backup(ctx context.Context, path string, opts BackupOptions) error
 				case <-stop:
 					return
 				case <-t.C:
-					report()
+					report(false)
 				}
 			}
 		}()
@@ -112,7 +118,7 @@ func (db *DB) Backup(ctx context.Context, path string, opts BackupOptions) error
 	if err != nil {
 		return fmt.Errorf("store: copying the database: %w", mapError(err))
 	}
-	report()
+	report(true)
 	if err := syncFile(tmpName); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}

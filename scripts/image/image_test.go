@@ -32,7 +32,7 @@ import (
 // the image's environment. As root, it runs them as a runtime does: in the
 // image's file system (chroot) as the image's user, with /data as the
 // place the database goes. What it cannot show is a real runtime loading
-// the archive (there is none here): README.md says so.
+// the archive (there is none here): docs/operations.md says so.
 func TestImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds a static binary")
