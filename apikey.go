@@ -8,8 +8,12 @@ import (
 	"strings"
 )
 
-// APIKeyPrefix starts every API key.
-const APIKeyPrefix = "qry_"
+// Token prefixes: every bearer token Quarry issues says what it is, so that
+// it can be told apart without a lookup (and found by secret scanners).
+const (
+	APIKeyPrefix       = "qry_" // An API key.
+	SessionTokenPrefix = "qrs_" // A session, usually carried by the session cookie.
+)
 
 // APIKey is a bearer token's record. Only the SHA-256 of the token is
 // stored; the token itself is shown once, when it is created or regenerated.
@@ -23,28 +27,43 @@ type APIKey struct {
 	CreatedAt Time
 }
 
-// NewAPIKey returns a fresh token ("qry_" + 43 base64url characters, 256
+// NewAPIKey returns a fresh API key ("qry_" + 43 base64url characters, 256
 // random bits) and its hash.
-func NewAPIKey() (token, hash string) {
+func NewAPIKey() (token, hash string) { return newToken(APIKeyPrefix) }
+
+// NewSessionToken returns a fresh session token ("qrs_" + 43 base64url
+// characters, 256 random bits) and its hash.
+func NewSessionToken() (token, hash string) { return newToken(SessionTokenPrefix) }
+
+func newToken(prefix string) (token, hash string) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("quarry: crypto/rand failed: " + err.Error()) // rand.Read never fails on supported platforms.
 	}
-	token = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b[:])
-	return token, HashAPIKey(token)
+	token = prefix + base64.RawURLEncoding.EncodeToString(b[:])
+	return token, HashToken(token)
 }
 
-// HashAPIKey returns the hex SHA-256 of a token, the form in which it is
-// stored and looked up.
-func HashAPIKey(token string) string {
+// HashToken returns the hex SHA-256 of a token, the form in which API keys
+// and session tokens are stored and looked up.
+func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
 }
 
+// HashAPIKey returns the hex SHA-256 of an API key.
+func HashAPIKey(token string) string { return HashToken(token) }
+
 // ValidAPIKeyFormat reports whether token has the shape of an API key, so
 // that malformed tokens are refused without a database lookup.
-func ValidAPIKeyFormat(token string) bool {
-	rest, ok := strings.CutPrefix(token, APIKeyPrefix)
+func ValidAPIKeyFormat(token string) bool { return validTokenFormat(token, APIKeyPrefix) }
+
+// ValidSessionTokenFormat reports whether token has the shape of a session
+// token.
+func ValidSessionTokenFormat(token string) bool { return validTokenFormat(token, SessionTokenPrefix) }
+
+func validTokenFormat(token, prefix string) bool {
+	rest, ok := strings.CutPrefix(token, prefix)
 	if !ok || len(rest) != 43 {
 		return false
 	}

@@ -13,6 +13,7 @@ type AuditEvent struct {
 	ResourceID   string   `json:"resource_id"`
 	Fields       []string `json:"fields"`
 	RequestID    string   `json:"request_id"`
+	SourceIP     string   `json:"source_ip"`
 }
 
 // AuditFilter narrows the audit log listing.

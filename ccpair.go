@@ -1,5 +1,7 @@
 package quarry
 
+import "slices"
+
 // CCPair pairs a connector with one of its credentials and shares the result
 // with user groups. A connector may be paired with several credentials, but
 // with each at most once.
@@ -12,6 +14,28 @@ type CCPair struct {
 	Groups       []int64    `json:"groups"`
 	CreatorID    *string    `json:"creator_id"`
 	CreatedAt    Time       `json:"time_created"`
+}
+
+// CanSeePair reports whether c may see cc-pair p: admins see every pair;
+// others the public and sync pairs, and those shared with a group they are
+// a member of. It depends on c's role and c.Memberships only, so that what
+// c sees can be cached by those; store builds the same condition in SQL
+// for listings.
+func (c *Caller) CanSeePair(p *CCPair) bool {
+	return c.IsAdmin() || p.AccessType == AccessPublic || p.AccessType == AccessSync || slices.ContainsFunc(p.Groups, c.MemberOf)
+}
+
+// CanRemovePair reports whether c may remove cc-pair p, which it can see:
+// admins any pair; others the pairs they created and those shared with
+// groups they all curate (at least one).
+func (c *Caller) CanRemovePair(p *CCPair) bool {
+	switch {
+	case c.IsAdmin():
+		return true
+	case p.CreatorID != nil && *p.CreatorID == c.ID:
+		return true
+	}
+	return len(p.Groups) > 0 && c.CuratesAll(p.Groups)
 }
 
 // CCPairInput holds the fields of a cc-pair to create.

@@ -1,6 +1,9 @@
 package quarry
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Connector is an external content system Quarry indexes, such as a
 // Confluence space or a Google Drive. Its credentials are attached through
@@ -21,8 +24,9 @@ type Connector struct {
 }
 
 // ConnectorInput holds the fields of a connector to create, or to replace on
-// update. AccessType and Groups only feed the sharing check (contract
-// section 6); they are not stored on the connector.
+// update. AccessType and Groups pass the sharing check (contract section 6)
+// and are kept: they decide who else sees the connector (see
+// CanSeeConnector), but are not part of its wire shape.
 type ConnectorInput struct {
 	Name          string
 	Source        DocumentSource
@@ -33,4 +37,48 @@ type ConnectorInput struct {
 	IndexingStart *Time
 	AccessType    AccessType
 	Groups        []int64
+}
+
+// ConnectorSharing is what decides who sees a connector: the user who
+// created it, and the access type and groups it was created (or last
+// changed) with.
+type ConnectorSharing struct {
+	CreatorID  *string
+	AccessType AccessType
+	Groups     []int64
+}
+
+// CanSeeConnector reports whether c may see the connector shared as s, and
+// so pair it with a credential: admins see every connector; others those
+// they created, the public and sync ones, those shared with a group they
+// curate, and those with a cc-pair they can see (pairSeen, see CanSeePair).
+// A private connector of another user, shared with no group c curates and
+// in no pair c sees, stays hidden. Like CanSeePair it depends on c's role
+// and c.Memberships only; store builds the same condition in SQL.
+func (c *Caller) CanSeeConnector(s ConnectorSharing, pairSeen bool) bool {
+	switch {
+	case c.IsAdmin(), pairSeen:
+		return true
+	case s.CreatorID != nil && *s.CreatorID == c.ID:
+		return true
+	case s.AccessType == AccessPublic, s.AccessType == AccessSync:
+		return true
+	}
+	return slices.ContainsFunc(s.Groups, c.Curates)
+}
+
+// CanChangeConnector reports whether c may change a connector it can see,
+// shared as s and paired as pairs: admins any connector; others those they
+// created, and those with cc-pairs that are all shared only with groups
+// they curate.
+func (c *Caller) CanChangeConnector(s ConnectorSharing, pairs []*CCPair) bool {
+	switch {
+	case c.IsAdmin():
+		return true
+	case s.CreatorID != nil && *s.CreatorID == c.ID:
+		return true
+	}
+	return len(pairs) > 0 && !slices.ContainsFunc(pairs, func(p *CCPair) bool {
+		return len(p.Groups) == 0 || !c.CuratesAll(p.Groups)
+	})
 }

@@ -3,6 +3,7 @@ package quarry
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. Each kind of failure a caller can act on has one; package api
@@ -15,6 +16,7 @@ const (
 	ECONFLICT     = "conflict"     // The change clashes with existing data (409).
 	EPRECONDITION = "precondition" // If-Match named a version that is no longer current (412).
 	ETOOLARGE     = "too_large"    // The request body is over the size limit (413).
+	ETOOMANY      = "too_many"     // Too many attempts; try again later (429).
 	EUNAVAILABLE  = "unavailable"  // A dependency such as the database is down (503).
 	EINTERNAL     = "internal"     // Anything else; its details are never shown (500).
 )
@@ -24,6 +26,8 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// RetryAfter, for ETOOMANY, says when trying again may succeed.
+	RetryAfter time.Duration
 }
 
 // Error implements the error interface.

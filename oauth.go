@@ -1,5 +1,11 @@
 package quarry
 
+import (
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
 // OAuthConfig describes how custom tools obtain OAuth tokens from an
 // authorization server. Its client secret is encrypted at rest and never
 // returned.
@@ -14,4 +20,53 @@ type OAuthConfig struct {
 	UserID           *string  `json:"user_id"`
 	CreatedAt        Time     `json:"time_created"`
 	UpdatedAt        Time     `json:"time_updated"`
+}
+
+// CheckURLs reports the first of AuthorizationURL and TokenURL that an
+// authorization server could not have: each must be an absolute https URL
+// with a host, and no user name, password or fragment (RFC 6749 section 3);
+// http is allowed for a loopback host only (localhost, 127.0.0.0/8, ::1),
+// as for a provider run locally. The message does not show the URL, which
+// could hold a password.
+func (o *OAuthConfig) CheckURLs() error {
+	for _, f := range []struct{ name, url string }{
+		{"authorization_url", o.AuthorizationURL},
+		{"token_url", o.TokenURL},
+	} {
+		if msg := checkEndpointURL(f.url); msg != "" {
+			return Errorf(EINVALID, "%s %s", f.name, msg)
+		}
+	}
+	return nil
+}
+
+// checkEndpointURL returns why s cannot be an OAuth endpoint, or "".
+func checkEndpointURL(s string) string {
+	const notAbsolute = "must be an absolute https:// URL (http:// only for localhost or a loopback address)"
+	u, err := url.Parse(s)
+	if err != nil || u.Opaque != "" || u.Hostname() == "" {
+		return notAbsolute
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	default:
+		return notAbsolute
+	}
+	if u.User != nil {
+		return "must not contain a user name or password"
+	}
+	if u.Fragment != "" || strings.HasSuffix(s, "#") {
+		return "must not contain a fragment (#…)"
+	}
+	return ""
+}
+
+// isLoopback reports whether host, a URL's host name, names this machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

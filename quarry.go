@@ -65,3 +65,17 @@ func RequestIDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
 }
+
+type clientIPKey struct{}
+
+// NewContextWithClientIP returns a copy of ctx that carries the address of
+// the client a request came from, which audit entries record.
+func NewContextWithClientIP(ctx context.Context, ip string) context.Context {
+	return context.WithValue(ctx, clientIPKey{}, ip)
+}
+
+// ClientIPFrom returns the client address carried by ctx, or "".
+func ClientIPFrom(ctx context.Context) string {
+	ip, _ := ctx.Value(clientIPKey{}).(string)
+	return ip
+}

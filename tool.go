@@ -36,6 +36,52 @@ type Header struct {
 	Value string `json:"value"`
 }
 
+// CheckHeaders reports the first header of hs, in order, whose key is not
+// a valid HTTP field name or whose value is not a valid field value (RFC
+// 9110 sections 5.1 and 5.5): a name is one or more letters, digits and
+// !#$%&'*+-.^_`|~; a value has no control character but tab (so no CR or
+// LF, which would let it add headers or end them). The message never shows
+// a value, which is a secret.
+func CheckHeaders(hs []Header) error {
+	for _, h := range hs {
+		if !validFieldName(h.Key) {
+			return Errorf(EINVALID, "Custom header key %q is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~ only", h.Key)
+		}
+		if !validFieldValue(h.Value) {
+			return Errorf(EINVALID, "The value of custom header %q is not a valid HTTP header value: it must not contain control characters such as CR or LF", h.Key)
+		}
+	}
+	return nil
+}
+
+// validFieldName reports whether s is an RFC 9110 token.
+func validFieldName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validFieldValue reports whether s has no control character but tab.
+// Bytes from 0x80 up (RFC 9110's obs-text, UTF-8 here) are allowed.
+func validFieldValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // ToolInput holds the fields of a custom tool to create.
 type ToolInput struct {
 	Name            string

@@ -46,8 +46,12 @@ func TestAuthentication(t *testing.T) {
 					r = e.do(user{}, req.method, req.path, nilIfEmpty(req.body), "Authorization", tt.header)
 				}
 				r.want(t, http.StatusUnauthorized, unauthorized)
-				if got := r.header.Get("WWW-Authenticate"); got != "Bearer" {
-					t.Errorf("%s %s: WWW-Authenticate = %q, want Bearer", req.method, req.path, got)
+				want := `Bearer error="invalid_token"` // RFC 6750: credentials were sent
+				if tt.header == "" {
+					want = "Bearer"
+				}
+				if got := r.header.Get("WWW-Authenticate"); got != want {
+					t.Errorf("%s %s: WWW-Authenticate = %q, want %q", req.method, req.path, got, want)
 				}
 			}
 		})

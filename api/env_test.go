@@ -68,25 +68,36 @@ func (b *logBuffer) Len() int {
 
 // user is a caller of the test server.
 type user struct {
-	token string
-	id    string
-	email string
+	token  string // An API key (or a session token), sent as a bearer token.
+	cookie string // A session token, sent as the session cookie.
+	id     string
+	email  string
+	name   string // The API key's name, its service account's name.
 }
 
 // newEnv starts a server with the given configuration changes.
 func newEnv(t *testing.T, opts ...func(*api.Config)) *env {
 	t.Helper()
+	return startEnv(t, httptest.NewUnstartedServer(nil), storetest.URL(t), opts...)
+}
+
+// startEnv starts srv, not started yet (so that its address can go into
+// the configuration), as a server of the database at dbURL with the given
+// configuration changes.
+func startEnv(t *testing.T, srv *httptest.Server, dbURL string, opts ...func(*api.Config)) *env {
+	t.Helper()
 	cfg := api.Config{MaskCredentials: true, Version: "test"}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: storetest.URL(t), keys: storetest.Key(t)}
+	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: dbURL, keys: storetest.Key(t), srv: srv}
 	watchSecrets(t, e.log) // logsecrets_test.go
 	e.db = storetest.OpenURL(t, e.url, e.keys)
 	e.db.Now = func() time.Time { return testNow }
 	logger := slog.New(slog.NewJSONHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.srv = httptest.NewServer(api.NewServer(cfg, e.db, logger))
-	t.Cleanup(e.srv.Close)
+	srv.Config.Handler = api.NewServer(cfg, e.db, logger)
+	srv.Start()
+	t.Cleanup(srv.Close)
 	e.admin = e.user(quarry.RoleAdmin, "admin")
 	return e
 }
@@ -111,7 +122,7 @@ func (e *env) user(role quarry.Role, name string) user {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	u := user{token: token, id: k.UserID}
+	u := user{token: token, id: k.UserID, name: name}
 	var me struct {
 		Email string `json:"email"`
 	}
@@ -155,6 +166,9 @@ func (e *env) do(u user, method, path string, body any, headers ...string) *resp
 	if u.token != "" {
 		req.Header.Set("Authorization", "Bearer "+u.token)
 	}
+	if u.cookie != "" {
+		req.AddCookie(&http.Cookie{Name: "fastapiusersauth", Value: u.cookie})
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
@@ -169,6 +183,7 @@ func (e *env) do(u user, method, path string, body any, headers ...string) *resp
 		e.t.Errorf("%s %s: reading body: %v", method, path, err)
 	}
 	noteSecrets(e.t, req, body, b) // logsecrets_test.go
+	noteSetCookies(e.t, res)
 	e.conform(req, body, res, b)
 	return &response{status: res.StatusCode, header: res.Header, body: b}
 }

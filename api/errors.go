@@ -3,7 +3,9 @@ package api
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -19,6 +21,7 @@ var statuses = map[string]int{
 	quarry.ECONFLICT:     http.StatusConflict,
 	quarry.EPRECONDITION: http.StatusPreconditionFailed,
 	quarry.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	quarry.ETOOMANY:      http.StatusTooManyRequests,
 	quarry.EUNAVAILABLE:  http.StatusServiceUnavailable,
 }
 
@@ -48,9 +51,18 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	switch status {
 	case http.StatusUnauthorized:
-		w.Header().Set("WWW-Authenticate", "Bearer")
+		if errors.Is(err, errInvalidToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+		}
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "1")
+	case http.StatusTooManyRequests:
+		var qe *quarry.Error
+		if errors.As(err, &qe) && qe.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(qe.RetryAfter.Seconds()))))
+		}
 	}
 	if status >= 500 {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",

@@ -109,6 +109,29 @@ var goldenTargets = map[string]func() any{
 	},
 	"statusQuery": func() any { return &statusQuery{} },
 	"auditQuery":  func() any { return &auditQuery{} },
+	"register": func() any {
+		return &struct {
+			Body registerRequest `body:""`
+		}{}
+	},
+	"login": func() any { return &loginForm{} },
+	"setUserRole": func() any {
+		return &struct {
+			Body setUserRole `body:""`
+		}{}
+	},
+	"userEmail": func() any {
+		return &struct {
+			Body userEmail `body:""`
+		}{}
+	},
+	"inviteUsers": func() any {
+		return &struct {
+			Body inviteUsers `body:""`
+		}{}
+	},
+	"usersQuery":    func() any { return &usersQuery{} },
+	"sessionsQuery": func() any { return &sessionsQuery{} },
 }
 
 func loadGoldenCases(t testing.TB) []goldenCase {
@@ -245,6 +268,9 @@ func checkDecoded(t *testing.T, want map[string]any, dst any) {
 	if _, ok := v.Type().FieldByName("Body"); !ok && v.Type().NumField() > 0 && hasTag(v.Type().Field(0), "query") {
 		got["query"] = modelValue(v)
 	}
+	if v.Type().NumField() > 0 && hasTag(v.Type().Field(0), "form") {
+		got["form"] = modelValue(v)
+	}
 	if diff := cmp.Diff(normalize(t, want), normalize(t, got)); diff != "" {
 		t.Fatalf("decoded values mismatch (-pydantic +go):\n%s", diff)
 	}
@@ -266,6 +292,9 @@ func modelValue(v reflect.Value) map[string]any {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if name == "" {
 			name = sf.Tag.Get("query")
+		}
+		if name == "" {
+			name = sf.Tag.Get("form")
 		}
 		f := v.Field(i)
 		if strings.HasPrefix(f.Type().Name(), "Optional[") {

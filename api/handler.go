@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
+	"github.com/quarryhq/quarry/auth"
 )
 
 // handlerFunc is an API handler: it writes a response and returns nil, or
@@ -66,22 +68,74 @@ func (s *Server) authed(g gate, h handlerFunc) http.Handler {
 	})
 }
 
-// errNotAuthenticated is the one answer to every missing, malformed,
-// unknown or revoked token, so that none tells more than another.
-var errNotAuthenticated = quarry.Errorf(quarry.EUNAUTHORIZED, "Not authenticated")
+// errNotAuthenticated answers a request that brings no credentials, and
+// errInvalidToken one whose credentials open nothing: a missing, malformed,
+// unknown, revoked or expired token or session, or a token that fails a
+// check. Both say the same, so that no case tells more than another; the
+// second adds error="invalid_token" to WWW-Authenticate (RFC 6750).
+var (
+	errNotAuthenticated = quarry.Errorf(quarry.EUNAUTHORIZED, "Not authenticated")
+	errInvalidToken     = quarry.Errorf(quarry.EUNAUTHORIZED, "Not authenticated")
+)
 
-// authenticate returns the caller named by the request's bearer token.
+// authenticate returns the caller of a request: the Authorization header's
+// bearer token (an API key, a session token, or the OpenID provider's JWT
+// access token) or, without that header, the session cookie. A request
+// that changes something with the cookie must come from this site
+// (cross-site request forgery is refused).
 func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "bearer") || !quarry.ValidAPIKeyFormat(token) {
+	ctx := r.Context()
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, token, ok := strings.Cut(h, " ")
+		token = strings.TrimSpace(token)
+		if !ok || !strings.EqualFold(scheme, "bearer") {
+			return nil, errInvalidToken
+		}
+		switch {
+		case quarry.ValidAPIKeyFormat(token):
+			return s.opened(s.db.Authenticate(ctx, quarry.HashAPIKey(token)))
+		case quarry.ValidSessionTokenFormat(token):
+			return s.opened(s.db.SessionCaller(ctx, quarry.HashToken(token), s.cfg.SignIn.Sessions))
+		case s.cfg.SignIn.OIDC != nil && auth.LooksLikeJWT(token):
+			return s.accessToken(r, token)
+		}
+		return nil, errInvalidToken
+	}
+	cookie, err := r.Cookie(sessionCookie)
+	if err != nil {
 		return nil, errNotAuthenticated
 	}
-	c, err := s.db.Authenticate(r.Context(), quarry.HashAPIKey(token))
+	if err := s.checkOrigin(r); err != nil {
+		return nil, err
+	}
+	if !quarry.ValidSessionTokenFormat(cookie.Value) {
+		return nil, errInvalidToken
+	}
+	return s.opened(s.db.SessionCaller(ctx, quarry.HashToken(cookie.Value), s.cfg.SignIn.Sessions))
+}
+
+// opened turns the store's "opens nothing" into errInvalidToken.
+func (s *Server) opened(c *quarry.Caller, err error) (*quarry.Caller, error) {
 	if quarry.ErrorCode(err) == quarry.EUNAUTHORIZED {
-		return nil, errNotAuthenticated
+		return nil, errInvalidToken
 	}
 	return c, err
+}
+
+// accessToken returns the caller of a JWT access token of the OpenID
+// provider; why a token fails goes to the log, never to the caller.
+func (s *Server) accessToken(r *http.Request, token string) (*quarry.Caller, error) {
+	ctx := r.Context()
+	id, err := s.cfg.SignIn.OIDC.VerifyAccessToken(ctx, token)
+	if quarry.ErrorCode(err) == quarry.EUNAVAILABLE {
+		return nil, err
+	}
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "access token refused",
+			slog.String("request_id", quarry.RequestIDFrom(ctx)), slog.String("error", err.Error()))
+		return nil, errInvalidToken
+	}
+	return s.opened(s.db.IdentityCaller(ctx, id))
 }
 
 // writeJSON writes v as the JSON body of a response with the given status.

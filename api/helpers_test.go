@@ -189,8 +189,8 @@ func (k fxCred) String() string {
 // fxUserJSON is the expected User of u, a service account made by
 // env.user at the fixed clock.
 func fxUserJSON(u user, role quarry.Role) string {
-	return fmt.Sprintf(`{"id":%q,"email":%q,"role":%q,"service_account":true,"created_at":%q}`,
-		u.id, u.email, role, testNowJSON)
+	return fmt.Sprintf(`{"id":%q,"email":%q,"name":%q,"role":%q,"is_active":true,"service_account":true,"created_at":%q}`,
+		u.id, u.email, u.name, role, testNowJSON)
 }
 
 // fxAudit is one entry of the audit log.
@@ -205,7 +205,11 @@ type fxAudit struct {
 	ResourceID   string   `json:"resource_id"`
 	Fields       []string `json:"fields"`
 	RequestID    string   `json:"request_id"`
+	SourceIP     string   `json:"source_ip"`
 }
+
+// fxLoopback is the source_ip of the audit entries of the tests' requests.
+const fxLoopback = "127.0.0.1"
 
 // audit returns the audit log entries that query (e.g.
 // "resource_type=connector") selects.

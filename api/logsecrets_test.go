@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -101,10 +102,17 @@ func noteSecrets(t *testing.T, req *http.Request, body any, resBody []byte) {
 	if _, token, ok := strings.Cut(req.Header.Get("Authorization"), " "); ok {
 		set.add(strings.TrimSpace(token))
 	}
+	if c, err := req.Cookie("fastapiusersauth"); err == nil {
+		set.add(c.Value)
+	}
 	if b, err := requestBytes(body); err == nil {
 		var v any
 		if json.Unmarshal(b, &v) == nil {
 			collectSecrets(v, set)
+		} else if q, err := url.ParseQuery(string(b)); err == nil {
+			for _, p := range q["password"] { // a sign-in form
+				set.add(p)
+			}
 		}
 	}
 	var res struct {
@@ -112,6 +120,13 @@ func noteSecrets(t *testing.T, req *http.Request, body any, resBody []byte) {
 	}
 	if json.Unmarshal(resBody, &res) == nil && quarry.ValidAPIKeyFormat(res.APIKey) {
 		set.add(res.APIKey)
+	}
+}
+
+// noteSetCookies collects the session tokens a response set.
+func noteSetCookies(t *testing.T, res *http.Response) {
+	for _, c := range res.Cookies() {
+		secretsOf(t).add(c.Value)
 	}
 }
 
@@ -137,7 +152,7 @@ func collectSecrets(v any, set *secretSet) {
 						}
 					}
 				}
-			case "client_secret":
+			case "client_secret", "password":
 				allStrings(x, set)
 			default:
 				collectSecrets(x, set)

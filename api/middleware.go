@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"log/slog"
 	"net/http"
@@ -20,11 +22,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		start := time.Now()
 		id := requestID(r.Header.Get("X-Request-ID"))
 		w.Header().Set("X-Request-ID", id)
-		r = r.WithContext(quarry.NewContextWithRequestID(r.Context(), id))
+		ctx := quarry.NewContextWithClientIP(quarry.NewContextWithRequestID(r.Context(), id), s.clientIP(r))
 		if bp := s.cfg.BasePath; bp != "" && (r.URL.Path == bp || strings.HasPrefix(r.URL.Path, bp+"/")) {
 			r.URL.Path = "/" + strings.TrimLeft(strings.TrimPrefix(r.URL.Path, bp), "/")
 			r.URL.RawPath = ""
+			ctx = context.WithValue(ctx, basePathKey{}, true)
 		}
+		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
@@ -50,6 +54,20 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+type basePathKey struct{}
+
+// viaBasePath reports whether r came through the base path.
+func viaBasePath(r *http.Request) bool {
+	b, _ := r.Context().Value(basePathKey{}).(bool)
+	return b
+}
+
+// constantTimeEqual reports whether a and b are equal, in time that does
+// not depend on where they differ.
+func constantTimeEqual(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
 // routeOf returns the pattern of the route that served r, or "unmatched".

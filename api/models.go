@@ -140,3 +140,68 @@ type auditQuery struct {
 	ResourceID   decode.Optional[string] `query:"resource_id"`
 	Limit        int64                   `query:"limit" default:"100" ge:"1" le:"1000"`
 }
+
+// registerRequest is the body of POST /auth/register: FastAPI-Users'
+// UserCreate as Onyx's clients send it (their other fields, is_active,
+// is_superuser, is_verified, role, are ignored: nobody chooses their own).
+type registerRequest struct {
+	Email    string                  `json:"email"`
+	Password string                  `json:"password"`
+	Name     decode.Optional[string] `json:"name"`
+}
+
+// loginForm is the form of POST /auth/login: FastAPI's
+// OAuth2PasswordRequestForm, which FastAPI-Users takes (username is the
+// email).
+type loginForm struct {
+	GrantType    decode.Optional[string] `form:"grant_type" pattern:"^password$"`
+	Username     string                  `form:"username"`
+	Password     string                  `form:"password"`
+	Scope        string                  `form:"scope" default:"\"\""`
+	ClientID     decode.Optional[string] `form:"client_id"`
+	ClientSecret decode.Optional[string] `form:"client_secret"`
+}
+
+// usersQuery holds the query parameters of GET /manage/users/accepted:
+// Onyx's (q, page_num from 0, page_size, roles, is_active), and page (from
+// 1) and status, which Onyx's test client sends.
+type usersQuery struct {
+	Q        decode.Optional[string]     `query:"q"`
+	PageNum  int64                       `query:"page_num" default:"0" ge:"0" le:"1000000"`
+	Page     decode.Optional[int64]      `query:"page" ge:"1" le:"1000000"`
+	PageSize int64                       `query:"page_size" default:"10" ge:"1" le:"1000"`
+	Roles    []quarry.Role               `query:"roles"`
+	IsActive decode.Optional[bool]       `query:"is_active"`
+	Status   decode.Optional[userStatus] `query:"status"`
+}
+
+// userStatus is Onyx's UserStatus.
+type userStatus string
+
+// EnumValues returns the statuses, as Onyx names them.
+func (userStatus) EnumValues() []string { return []string{"live", "invited", "deactivated"} }
+
+// ModelName returns the Python class name pydantic would print.
+func (userStatus) ModelName() string { return "UserStatus" }
+
+// setUserRole is the body of PATCH /manage/set-user-role.
+type setUserRole struct {
+	UserEmail        string      `json:"user_email"`
+	NewRole          quarry.Role `json:"new_role"`
+	ExplicitOverride bool        `json:"explicit_override" default:"false"`
+}
+
+// userEmail is the body of the routes that act on one user by email.
+type userEmail struct {
+	UserEmail string `json:"user_email"`
+}
+
+// inviteUsers is the body of PUT /manage/admin/users.
+type inviteUsers struct {
+	Emails []string `json:"emails"`
+}
+
+// sessionsQuery holds the query parameters of GET /manage/admin/sessions.
+type sessionsQuery struct {
+	UserEmail decode.Optional[string] `query:"user_email"`
+}

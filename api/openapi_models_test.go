@@ -41,12 +41,24 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/user-group/{group_id}/set-curator", "SetCurator", setCurator{}},
 		{"POST /admin/api-key", "APIKeyCreate", apiKeyCreate{}},
 		{"POST /admin/oauth-config", "OAuthConfigCreate", oauthConfigCreate{}},
+		{"POST /auth/register", "RegisterRequest", registerRequest{}},
+		{"POST /auth/login", "LoginForm", loginForm{}},
+		{"PATCH /manage/set-user-role", "SetUserRole", setUserRole{}},
+		{"PATCH /manage/admin/activate-user", "UserEmail", userEmail{}},
+		{"PATCH /manage/admin/deactivate-user", "UserEmail", userEmail{}},
+		{"PATCH /manage/admin/remove-invited-user", "UserEmail", userEmail{}},
+		{"POST /manage/admin/end-user-sessions", "UserEmail", userEmail{}},
+		{"PUT /manage/admin/users", "InviteUsers", inviteUsers{}},
 	}
 	withBody, checked := map[string]bool{}, map[string]bool{}
 	for _, b := range bodies {
 		withBody[b.route] = true
 		op := doc.operation(t, b.route)
-		ref, _ := oasDig(op, "requestBody", "content", "application/json", "schema", "$ref").(string)
+		mediaType := "application/json"
+		if oasIsForm(reflect.TypeOf(b.model)) {
+			mediaType = "application/x-www-form-urlencoded"
+		}
+		ref, _ := oasDig(op, "requestBody", "content", mediaType, "schema", "$ref").(string)
 		if want := "#/components/schemas/" + b.schema; ref != want {
 			t.Errorf("%s: request body is %q, want %q", b.route, ref, want)
 		}
@@ -68,6 +80,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 	for route, model := range map[string]any{
 		"GET /manage/admin/connector/status": statusQuery{},
 		"GET /admin/audit-log":               auditQuery{},
+		"GET /manage/users/accepted":         usersQuery{},
+		"GET /manage/admin/sessions":         sessionsQuery{},
 	} {
 		oasCheckQuery(t, route, reflect.TypeOf(model), doc.operation(t, route))
 	}
@@ -136,6 +150,9 @@ func oasCheckModel(t *testing.T, name string, model reflect.Type, schema map[str
 	for i := range model.NumField() {
 		f := model.Field(i)
 		field, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if form, ok := f.Tag.Lookup("form"); ok {
+			field = form
+		}
 		fields = append(fields, field)
 		prop, _ := props[field].(map[string]any)
 		if prop == nil {
@@ -150,7 +167,11 @@ func oasCheckModel(t *testing.T, name string, model reflect.Type, schema map[str
 		case !hasDefault:
 			required = append(required, field)
 		}
-		oasCheckProperty(t, name+"."+field, typ, isOptional, def, hasDefault, prop)
+		want := oasSchemaOf(typ)
+		if pattern, ok := f.Tag.Lookup("pattern"); ok {
+			want["pattern"] = pattern
+		}
+		oasCheckProperty(t, name+"."+field, want, isOptional, def, hasDefault, prop)
 	}
 	if extra := oasMissing(oasKeys(props), fields); len(extra) > 0 {
 		t.Errorf("%s: properties %v are not fields of %s", name, extra, model.Name())
@@ -207,14 +228,20 @@ func oasCheckQuery(t *testing.T, route string, model reflect.Type, op map[string
 	}
 }
 
-// oasCheckProperty compares one property with the type of its field.
-func oasCheckProperty(t *testing.T, name string, typ reflect.Type, nullable bool, def string, hasDefault bool, prop map[string]any) {
+// oasIsForm reports whether model is a form (its fields are form fields).
+func oasIsForm(model reflect.Type) bool {
+	_, ok := model.Field(0).Tag.Lookup("form")
+	return ok
+}
+
+// oasCheckProperty compares one property with the schema of its field.
+func oasCheckProperty(t *testing.T, name string, want map[string]any, nullable bool, def string, hasDefault bool, prop map[string]any) {
 	t.Helper()
 	got, gotNullable := oasUnwrapNullable(oasStrip(prop))
 	if gotNullable != nullable {
 		t.Errorf("%s: nullable = %v, want %v", name, gotNullable, nullable)
 	}
-	if diff := cmp.Diff(oasSchemaOf(typ), got); diff != "" {
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s: type differs (-model +document):\n%s", name, diff)
 	}
 	oasCheckDefault(t, name, def, hasDefault, prop)
@@ -242,7 +269,11 @@ var (
 // request model (package decode's mapping of Go types to Python ones).
 func oasSchemaOf(typ reflect.Type) map[string]any {
 	if _, ok := reflect.New(typ).Interface().(interface{ EnumValues() []string }); ok {
-		return map[string]any{"$ref": "#/components/schemas/" + typ.Name()}
+		name := typ.Name()
+		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {
+			name = m.ModelName()
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + name}
 	}
 	switch {
 	case typ == oasRawMessage:

@@ -80,8 +80,11 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if s := doc.Components.SecuritySchemes["bearer"]; s == nil || s.Value.Type != "http" || s.Value.Scheme != "bearer" {
 		t.Errorf("components.securitySchemes.bearer is not an http bearer scheme")
 	}
-	if len(doc.Security) != 1 || doc.Security[0]["bearer"] == nil {
-		t.Errorf("security = %v, want the bearer scheme applied to every route", doc.Security)
+	if s := doc.Components.SecuritySchemes["session"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "cookie" || s.Value.Name != "fastapiusersauth" {
+		t.Errorf("components.securitySchemes.session is not the fastapiusersauth cookie")
+	}
+	if len(doc.Security) != 2 || doc.Security[0]["bearer"] == nil || doc.Security[1]["session"] == nil {
+		t.Errorf("security = %v, want the bearer scheme or the session cookie on every route", doc.Security)
 	}
 	interfaceIDs := map[string]string{
 		"GET /manage/admin/connector/status":       "get_connector_status",
@@ -89,7 +92,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		"PATCH /manage/credential/{credential_id}": "update_credential",
 	}
 	public := map[string]bool{"GET /openapi.json": true, "GET /docs": true, "GET /health": true, "GET /ready": true,
-		"GET /metrics": true, "GET /version": true, "GET /": true, "GET /assets/{path}": true}
+		"POST /auth/register": true, "POST /auth/login": true, "GET /auth/type": true, "GET /auth/oidc/login": true,
+		"GET /auth/oidc/callback": true,
+		"GET /metrics":            true, "GET /version": true, "GET /": true, "GET /assets/{path}": true}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	for route, op := range documentOperations(doc) {
 		if want, ok := interfaceIDs[route]; ok && op.OperationID != want {
@@ -627,6 +632,12 @@ func (c *conformance) checkUnrouted(routeErr error, status int, resBody []byte) 
 // bearerPresent checks the bearer security scheme: the request carries
 // a bearer token (the server decides whether it is a good one).
 func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	if in.SecuritySchemeName == "session" {
+		if c, err := in.RequestValidationInput.Request.Cookie("fastapiusersauth"); err != nil || c.Value == "" {
+			return errors.New("no session cookie")
+		}
+		return nil
+	}
 	scheme, token, ok := strings.Cut(in.RequestValidationInput.Request.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
 		return errors.New("no bearer token")

@@ -43,9 +43,17 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, errorBody{"The database is unavailable: " + store.OutageReason(err) + "."})
 		return
 	}
+	// The provider's outage is reported, not failed: API keys, sessions
+	// and local accounts go on working, and every replica depends on the
+	// same provider, so failing would take them all out of service.
+	var sso string
+	if p := s.cfg.SignIn.OIDC; p != nil {
+		sso = p.Outage()
+	}
 	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-	}{"ready"})
+		Status       string `json:"status"`
+		SingleSignOn string `json:"single_sign_on,omitempty"`
+	}{"ready", sso})
 }
 
 // handleMetrics serves GET /metrics: the server's metrics in the Prometheus

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
@@ -267,19 +265,7 @@ func etagPath(path string) string {
 // newEnvAt starts a test server, as newEnv does, on the database at u.
 func newEnvAt(t *testing.T, u string, opts ...func(*api.Config)) *env {
 	t.Helper()
-	cfg := api.Config{MaskCredentials: true, Version: "test"}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: u, keys: storetest.Key(t)}
-	watchSecrets(t, e.log)
-	e.db = storetest.OpenURL(t, e.url, e.keys)
-	e.db.Now = func() time.Time { return testNow }
-	logger := slog.New(slog.NewJSONHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.srv = httptest.NewServer(api.NewServer(cfg, e.db, logger))
-	t.Cleanup(e.srv.Close)
-	e.admin = e.user(quarry.RoleAdmin, "admin")
-	return e
+	return startEnv(t, httptest.NewUnstartedServer(nil), u, opts...)
 }
 
 // timed runs a request and returns its response and how long it took.

@@ -60,6 +60,27 @@ func (s *Server) routes() {
 	// The audit log.
 	m.Handle("GET /admin/audit-log", s.authed(adminOnly, s.handleAuditLog))
 
+	// Signing in (public, but for signing out): local accounts, single
+	// sign-on at the OpenID provider, and how the sign-in screen looks.
+	m.Handle("POST /auth/register", s.public(s.handleRegister))
+	m.Handle("POST /auth/login", s.public(s.handleLogin))
+	m.Handle("POST /auth/logout", s.authed(anyUser, s.handleLogout))
+	m.Handle("GET /auth/type", s.public(s.handleAuthType))
+	m.Handle("GET /auth/oidc/login", s.public(s.handleOIDCLogin))
+	m.Handle("GET /auth/oidc/callback", s.public(s.handleOIDCCallback))
+
+	// People, their invitations and their sessions.
+	m.Handle("GET /manage/users/accepted", s.authed(adminOnly, s.handleAcceptedUsers))
+	m.Handle("PATCH /manage/set-user-role", s.authed(adminOnly, s.handleSetUserRole))
+	m.Handle("PATCH /manage/admin/activate-user", s.authed(adminOnly, s.handleSetActive(true)))
+	m.Handle("PATCH /manage/admin/deactivate-user", s.authed(adminOnly, s.handleSetActive(false)))
+	m.Handle("GET /manage/users/invited", s.authed(adminOnly, s.handleInvitedUsers))
+	m.Handle("PUT /manage/admin/users", s.authed(adminOnly, s.handleInviteUsers))
+	m.Handle("PATCH /manage/admin/remove-invited-user", s.authed(adminOnly, s.handleRemoveInvitation))
+	m.Handle("GET /manage/admin/sessions", s.authed(adminOnly, s.handleSessions))
+	m.Handle("DELETE /manage/admin/sessions/{session_id}", s.authed(adminOnly, s.handleEndSession))
+	m.Handle("POST /manage/admin/end-user-sessions", s.authed(adminOnly, s.handleEndUserSessions))
+
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI) // public: this API's description
 	m.HandleFunc("GET /docs", s.handleDocs)            // public: the description as a page
 
@@ -70,8 +91,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /metrics", s.handleMetrics)
 	m.HandleFunc("GET /version", s.handleVersion)
 
-	// The admin page (package web), public; the page sends the caller's key
-	// with each API call it makes.
+	// The admin page (package web), public; the page's API calls carry the
+	// session cookie (or an API key).
 	page := web.Handler()
 	m.Handle("GET /{$}", page)
 	m.Handle("GET /assets/", page)

@@ -12,12 +12,17 @@ import (
 
 // publicRoutes are the only routes that answer without a valid token.
 var publicRoutes = map[string]bool{
-	"GET /health":       true,
-	"GET /ready":        true,
-	"GET /metrics":      true,
-	"GET /version":      true,
-	"GET /openapi.json": true,
-	"GET /docs":         true,
+	"GET /health":             true,
+	"GET /ready":              true,
+	"GET /metrics":            true,
+	"GET /version":            true,
+	"GET /openapi.json":       true,
+	"GET /docs":               true,
+	"POST /auth/register":     true,
+	"POST /auth/login":        true,
+	"GET /auth/type":          true,
+	"GET /auth/oidc/login":    true,
+	"GET /auth/oidc/callback": true,
 }
 
 // isAdminPage reports whether route serves the admin page (GET / and its
@@ -40,11 +45,15 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 		t.Fatalf("found only %d routes: %q", len(routes), routes)
 	}
 	const unauthorized = `{"detail":"Not authenticated"}`
-	credentials := []struct{ name, header string }{
-		{"no token", ""},
-		{"malformed token", "Bearer not-a-key"},
-		{"unknown token", "Bearer qry_" + strings.Repeat("A", 43)},
-		{"other scheme", "Basic YWRtaW46YWRtaW4="},
+	credentials := []struct{ name, header, cookie string }{
+		{"no token", "", ""},
+		{"malformed token", "Bearer not-a-key", ""},
+		{"unknown token", "Bearer qry_" + strings.Repeat("A", 43), ""},
+		{"unknown session token", "Bearer qrs_" + strings.Repeat("A", 43), ""},
+		{"a JWT without a provider", "Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln", ""},
+		{"other scheme", "Basic YWRtaW46YWRtaW4=", ""},
+		{"unknown session cookie", "", "qrs_" + strings.Repeat("A", 43)},
+		{"malformed session cookie", "", "not-a-session"},
 	}
 	for _, bp := range []string{"", "/api"} {
 		e := newEnv(t, func(c *api.Config) { c.BasePath = bp })
@@ -63,12 +72,15 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 					if c.header != "" {
 						headers = append(headers, "Authorization", c.header)
 					}
+					if c.cookie != "" {
+						headers = append(headers, "Cookie", "fastapiusersauth="+c.cookie)
+					}
 					var body any
 					if method == "POST" || method == "PUT" || method == "PATCH" {
 						body = `{"broken json`
 					}
 					r := e.do(user{}, method, bp+fillPath(path, sample), body, headers...)
-					if c.header == "" && sample == "1" && loggedRoute(t, e, id) != route {
+					if c.name == "no token" && sample == "1" && loggedRoute(t, e, id) != route {
 						t.Errorf("%s %s was not served by route %q", method, bp+fillPath(path, sample), route)
 					}
 					switch {
@@ -78,8 +90,12 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 						if r.status != http.StatusUnauthorized || string(r.body) != unauthorized {
 							t.Errorf("%s%s with %s: %d %s, want 401 %s", bp, route, c.name, r.status, r.body, unauthorized)
 						}
-						if got := r.header.Get("WWW-Authenticate"); got != "Bearer" {
-							t.Errorf("%s%s with %s: WWW-Authenticate %q, want Bearer", bp, route, c.name, got)
+						want := `Bearer error="invalid_token"`
+						if c.name == "no token" {
+							want = "Bearer"
+						}
+						if got := r.header.Get("WWW-Authenticate"); got != want {
+							t.Errorf("%s%s with %s: WWW-Authenticate %q, want %q", bp, route, c.name, got, want)
 						}
 					}
 				}

@@ -8,9 +8,13 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/tooldef"
 )
@@ -38,18 +42,53 @@ type Config struct {
 	Revision     string
 	RevisionTime time.Time
 	Modified     bool
+	// SignIn says how people sign in.
+	SignIn SignInConfig
+}
+
+// SignInConfig says how people sign in: with a local account (email and
+// password), with single sign-on at an OpenID provider, or both. Either way
+// they get a session, carried by a cookie. API keys work whatever it says.
+type SignInConfig struct {
+	// LocalAccounts turns on POST /auth/register and POST /auth/login.
+	LocalAccounts bool
+	// Registration says who may register once the first person has.
+	Registration quarry.RegistrationPolicy
+	// PasswordMinLength is the shortest password accepted; zero means 12.
+	PasswordMinLength int
+	// Argon2 are the password hashing parameters; zero means
+	// auth.DefaultArgon2Params.
+	Argon2 auth.Argon2Params
+	// Sessions say how long sessions last; zeros mean 12 hours idle and 7
+	// days in all.
+	Sessions quarry.SessionPolicy
+	// OIDC is the OpenID provider people sign in with, or nil.
+	OIDC *auth.Provider
+	// OIDCName is the provider's name on the sign-in button.
+	OIDCName string
+	// PublicURL is the URL browsers reach Quarry at (with its base path, if
+	// any); it makes the session cookie Secure when it is https, and gives
+	// the cookie its path. Required with OIDC.
+	PublicURL *url.URL
+	// ClientIPHeader, if set, names the header that holds the client's
+	// address (X-Forwarded-For: its last entry), for a Quarry behind a
+	// proxy; otherwise the connection's address counts.
+	ClientIPHeader string
 }
 
 // Server is the HTTP handler of the API.
 type Server struct {
-	cfg     Config
-	db      *store.DB
-	log     *slog.Logger
-	mux     *http.ServeMux
-	handler http.Handler
-	status  *statusCache
-	metrics *metrics
-	defs    *tooldef.Cache // Outcomes of custom tool definition validation.
+	cfg       Config
+	db        *store.DB
+	log       *slog.Logger
+	mux       *http.ServeMux
+	handler   http.Handler
+	status    *statusCache
+	metrics   *metrics
+	defs      *tooldef.Cache // Outcomes of custom tool definition validation.
+	passwords *auth.Hasher
+	policy    *auth.PasswordPolicy
+	csrf      *http.CrossOriginProtection
 }
 
 // NewServer returns a Server that keeps its data in db and logs to log.
@@ -61,8 +100,29 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 		cfg.DBTimeout = 10 * time.Second
 	}
 	cfg.BasePath = strings.TrimRight(cfg.BasePath, "/")
+	si := &cfg.SignIn
+	if si.PasswordMinLength <= 0 {
+		si.PasswordMinLength = 12
+	}
+	if si.Argon2 == (auth.Argon2Params{}) {
+		si.Argon2 = auth.DefaultArgon2Params()
+	}
+	if si.Sessions.Idle <= 0 {
+		si.Sessions.Idle = 12 * time.Hour
+	}
+	if si.Sessions.Absolute <= 0 {
+		si.Sessions.Absolute = 7 * 24 * time.Hour
+	}
 	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache(),
-		metrics: newMetrics(cfg, db), defs: tooldef.NewCache(16 << 20)}
+		metrics: newMetrics(cfg, db), defs: tooldef.NewCache(16 << 20),
+		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
+		policy:    auth.NewPasswordPolicy(si.PasswordMinLength),
+		csrf:      http.NewCrossOriginProtection()}
+	if u := si.PublicURL; u != nil {
+		// Behind a proxy that rewrites Host, the page's own origin is
+		// still same-origin.
+		s.csrf.AddTrustedOrigin(u.Scheme + "://" + u.Host)
+	}
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s

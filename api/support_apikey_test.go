@@ -45,9 +45,9 @@ func TestSupportAPIKeys(t *testing.T) {
 	f := fx{e}
 	curator := e.user(quarry.RoleCurator, "curator")
 	me := func(token string) *response { return e.do(user{token: token}, "GET", "/me", nil) }
-	meJSON := func(id, label, role string) string {
-		return fmt.Sprintf(`{"id":%q,"email":"api_key__%s@%s.quarry.invalid","role":%q,"service_account":true,"created_at":%q,"groups":[]}`,
-			id, label, id, role, testNowJSON)
+	meJSON := func(id, label string, name any, role string) string {
+		return fmt.Sprintf(`{"id":%q,"email":"api_key__%s@%s.quarry.invalid","name":%s,"role":%q,"is_active":true,"service_account":true,"created_at":%q,"groups":[]}`,
+			id, label, id, fxJSON(name), role, testNowJSON)
 	}
 
 	// create checks a new key's record and that its token works, and
@@ -61,7 +61,7 @@ func TestSupportAPIKeys(t *testing.T) {
 			t.Fatalf("api_key = %v, want qry_ and 43 base64url characters", k.APIKey)
 		}
 		r.want(t, 200, fxKeyJSON(k.ID, *k.APIKey, fxDisplay(*k.APIKey), name, role, k.UserID))
-		me(*k.APIKey).want(t, 200, meJSON(k.UserID, label, role))
+		me(*k.APIKey).want(t, 200, meJSON(k.UserID, label, name, role))
 		return k
 	}
 	var bot, anon, adm fxKey
@@ -98,7 +98,7 @@ func TestSupportAPIKeys(t *testing.T) {
 		}
 		r.want(t, 200, fxKeyJSON(bot.ID, *k.APIKey, fxDisplay(*k.APIKey), "CI bot", "curator", bot.UserID))
 		me(*bot.APIKey).want(t, 401, fxNotAuthed)
-		me(*k.APIKey).want(t, 200, meJSON(bot.UserID, "ci_bot", "curator"))
+		me(*k.APIKey).want(t, 200, meJSON(bot.UserID, "ci_bot", "CI bot", "curator"))
 		var keys []fxKey
 		e.do(e.admin, "GET", "/admin/api-key", nil).decode(t, &keys)
 		for _, l := range keys {

@@ -35,7 +35,7 @@ func TestSupportAuditLog(t *testing.T) {
 			fields = []string{}
 		}
 		want = append(want, fxAudit{Time: testNowJSON, ActorID: &e.admin.id, ActorEmail: &e.admin.email, APIKeyID: &adminKey,
-			Action: action, ResourceType: resourceType, ResourceID: fmt.Sprint(resourceID), Fields: fields, RequestID: reqID})
+			Action: action, ResourceType: resourceType, ResourceID: fmt.Sprint(resourceID), Fields: fields, RequestID: reqID, SourceIP: fxLoopback})
 		return r
 	}
 	id := func(r *response) int64 { return f.fxOK(r) }
@@ -44,13 +44,13 @@ func TestSupportAuditLog(t *testing.T) {
 	roleChange := func(reqID, userID string) {
 		last := want[len(want)-1]
 		want[len(want)-1] = fxAudit{Time: testNowJSON, ActorID: &e.admin.id, ActorEmail: &e.admin.email, APIKeyID: &adminKey,
-			Action: "user.role_change", ResourceType: "user", ResourceID: userID, Fields: []string{"role"}, RequestID: reqID}
+			Action: "user.role_change", ResourceType: "user", ResourceID: userID, Fields: []string{"role"}, RequestID: reqID, SourceIP: fxLoopback}
 		want = append(want, last)
 	}
 
 	const secret2 = "second-secret-value-abcdefghij"
 	conn := id(do("conn-create", step{"POST", "/manage/admin/connector", fxConnectorBody("c", "web")}, "connector.create", "connector", 1,
-		"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start"))
+		"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start", "access_type", "groups"))
 	want[len(want)-1].ResourceID = fmt.Sprint(conn)
 	do("conn-update", step{"PATCH", fmt.Sprint("/manage/admin/connector/", conn), fxConnectorBody("c2", "web", "refresh_freq", 60)},
 		"connector.update", "connector", conn, "name", "refresh_freq")
@@ -203,8 +203,9 @@ func TestSupportAuditLog(t *testing.T) {
 		ck := f.keyID(curator)
 		wantOne := []fxAudit{{Time: testNowJSON, ActorID: &curator.id, ActorEmail: &curator.email, APIKeyID: &ck,
 			Action: "connector.create", ResourceType: "connector", ResourceID: fmt.Sprint(c),
-			Fields:    []string{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start"},
-			RequestID: "by-curator"}}
+			Fields: []string{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start",
+				"access_type", "groups"},
+			RequestID: "by-curator", SourceIP: fxLoopback}}
 		r = &response{status: 200, body: []byte(fxJSON(got))}
 		r.want(t, 200, newest(t, got, wantOne))
 	})

@@ -2,7 +2,11 @@ package api_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/quarryhq/quarry"
 )
 
 // Connector/credential pairs (contract section 6; decisions.md "Pairing").
@@ -13,6 +17,9 @@ func TestSupportCCPairCreate(t *testing.T) {
 	slack := c.connector(c.admin, "slack", "slack")
 	hidden := c.connector(c.admin, "hidden", "web") // never paired: curators cannot see it
 	cur := c.connector(c.curator, "cur", "web", "groups", []int64{c.gA})
+	sharedA := c.connector(c.admin, "shared A", "web", "groups", []int64{c.gA}) // never paired, shared with gA
+	sharedB := c.connector(c.admin, "shared B", "web", "groups", []int64{c.gB}) // never paired, shared with gB
+	public := c.connector(c.admin, "public", "web", "access_type", "public")    // never paired, public
 	kWeb := c.credential(c.admin, "web", fxSecret, "admin_public", true)
 	kNA := c.credential(c.admin, "not_applicable", fxSecret, "admin_public", true)
 	kNA2 := c.credential(c.admin, "not_applicable", fxSecret, "admin_public", true)
@@ -58,6 +65,11 @@ func TestSupportCCPairCreate(t *testing.T) {
 		{"curator, unknown group", c.curator, cur, kCurA, body("private", 9999), 400, `{"detail":"User group 9999 does not exist"}`, 0},
 		{"curator, connector it cannot see", c.curator, hidden, kCurA, body("private", c.gA), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, hidden), 0},
 		{"curator, credential it cannot see", c.curator, cur, kWeb, body("private", c.gA), 404, hiddenCred(kWeb), 0},
+		{"curator, connector shared with a group it is only a member of", c.curator, sharedB, kCurA, body("private", c.gA), 404,
+			fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, sharedB), 0},
+		{"curator, admin's connector shared with a group it curates", c.curator, sharedA, kCurA, body("private", c.gA), 200, "", c.gA},
+		{"curator, admin's public connector", c.curator, public, kCurA, body("private", c.gA), 200, "", c.gA},
+		{"global curator, admin's connector shared with its group", c.global, sharedB, kOtherB, body("private", c.gB), 200, "", c.gB},
 		// slack has a sync pair, which every curator sees.
 		{"curator, source mismatch", c.curator, slack, kCurA, body("private", c.gA), 400,
 			fmt.Sprintf(`{"detail":"Credential %d is for web, but connector %d reads slack"}`, kCurA, slack), 0},
@@ -172,5 +184,76 @@ func TestSupportCCPairDelete(t *testing.T) {
 	t.Run("what is left", func(t *testing.T) {
 		c.do(c.admin, "GET", "/manage/connector", nil).want(t, 200, "["+
 			fxConnectorJSON(d, "d", "web", kWeb)+","+fxConnectorJSON(e, "e", "web")+","+fxConnectorJSON(f, "f", "web")+"]")
+	})
+}
+
+// TestOnyxCuratorFlows follows Onyx's curator tests (v4.6.1,
+// test_cc_pair_permissions and test_whole_curator_flow): an admin creates a
+// private connector and credentials shared with groups, and a curator of
+// one of them pairs that connector, sees the pair, and removes it.
+func TestOnyxCuratorFlows(t *testing.T) {
+	e := newEnv(t)
+	f := fx{e}
+	curator := e.user(quarry.RoleCurator, "curator")
+	g1 := f.group("curated_user_group", []user{curator}, curator)
+	g2 := f.group("uncurated_user_group", []user{curator})
+	if got := f.role(curator); got != "curator" {
+		t.Fatalf("role = %s, want curator", got)
+	}
+	pairsSeen := func(u user) []int64 {
+		t.Helper()
+		var rows []struct {
+			ID int64 `json:"cc_pair_id"`
+		}
+		e.do(u, "GET", "/manage/admin/connector/status", nil).decode(t, &rows)
+		ids := []int64{}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+
+	t.Run("test_cc_pair_permissions", func(t *testing.T) {
+		connector := f.connector(e.admin, "admin_owned_connector", "confluence", "groups", []int64{g1}, "access_type", "private")
+		credential1 := f.credential(e.admin, "confluence", fxSecret, "name", "curator_owned_credential", "groups", []int64{g1}, "curator_public", false)
+		pair := func(name string, cred int64, groups ...int64) *response {
+			return e.do(curator, "PUT", fxPairPath(connector, cred), map[string]any{"name": name, "access_type": "private", "groups": fxIDs(groups)})
+		}
+		// Not for a group it does not curate, nor without a group.
+		pair("invalid_cc_pair_2", credential1, g1, g2).want(t, 400, `{"detail":"Curators cannot control groups they don't curate"}`)
+		pair("invalid_cc_pair_2", credential1).want(t, 400, `{"detail":"Curators must specify 1+ groups"}`)
+		// The connector is the admin's, shared with the group it curates:
+		// it sees it, and may pair it for that group.
+		e.do(curator, "GET", fmt.Sprint("/manage/connector/", connector), nil).want(t, 200, fxConnectorJSON(connector, "admin_owned_connector", "confluence"))
+		r := pair("valid_cc_pair", credential1, g1)
+		var out struct{ Data int64 }
+		r.decode(t, &out)
+		r.want(t, 200, fmt.Sprintf(`{"success":true,"message":"Creating new association between Connector %d and Credential %d","data":%d}`,
+			connector, credential1, out.Data))
+		if got := pairsSeen(curator); !slices.Equal(got, []int64{out.Data}) {
+			t.Errorf("the curator sees cc-pairs %v, want [%d]", got, out.Data)
+		}
+		e.do(curator, "DELETE", fxPairPath(connector, credential1), nil).want(t, 200,
+			fmt.Sprintf(`{"success":true,"message":"Credential %d removed from Connector","data":%d}`, credential1, connector))
+		if got := pairsSeen(curator); len(got) != 0 {
+			t.Errorf("the curator sees cc-pairs %v after removing its pair", got)
+		}
+	})
+
+	t.Run("test_whole_curator_flow", func(t *testing.T) {
+		credential := f.credential(curator, "file", fxSecret, "name", "curator_test_credential", "groups", []int64{g1}, "curator_public", false)
+		connector := f.connector(curator, "curator_test_connector", "file", "groups", []int64{g1}, "access_type", "private")
+		e.do(curator, "PATCH", fmt.Sprint("/manage/admin/connector/", connector),
+			fxConnectorBody("updated_test_connector", "file", "groups", []int64{g1}, "access_type", "private")).want(t, 200,
+			strings.Replace(fxConnectorJSON(connector, "updated_test_connector", "file"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(1), 1))
+		id := f.pair(curator, connector, credential, "curator_test_cc_pair", "private", g1)
+		if got := pairsSeen(e.admin); !slices.Contains(got, id) {
+			t.Errorf("the admin sees cc-pairs %v, want %d among them", got, id)
+		}
+		e.do(curator, "DELETE", fxPairPath(connector, credential), nil).want(t, 200,
+			fmt.Sprintf(`{"success":true,"message":"Credential %d removed from Connector","data":%d}`, credential, connector))
+		if got := pairsSeen(e.admin); slices.Contains(got, id) {
+			t.Errorf("the admin still sees cc-pair %d", id)
+		}
 	})
 }

@@ -2,7 +2,10 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Connectors (contract section 6, decisions.md "Connectors, credentials,
@@ -77,12 +80,15 @@ func TestSupportConnectorCreate(t *testing.T) {
 
 func TestSupportConnectorRead(t *testing.T) {
 	c := newFxCast(t)
-	own := c.connector(c.curator, "own", "web", "groups", []int64{c.gA})       // created by the curator
-	hidden := c.connector(c.admin, "hidden", "web")                            // no pair
-	shared := c.connector(c.admin, "shared", "web")                            // a public and a gC pair
-	member := c.connector(c.admin, "member", "web")                            // a private pair shared with gB
-	private := c.connector(c.admin, "private", "web")                          // a private pair shared with gC
-	k1 := c.credential(c.admin, "web", `{"token":"t1"}`, "admin_public", true) // visible to the admin
+	own := c.connector(c.curator, "own", "web", "groups", []int64{c.gA})        // created by the curator
+	hidden := c.connector(c.admin, "hidden", "web")                             // no pair
+	shared := c.connector(c.admin, "shared", "web")                             // a public and a gC pair
+	member := c.connector(c.admin, "member", "web")                             // a private pair shared with gB
+	private := c.connector(c.admin, "private", "web")                           // a private pair shared with gC
+	sharedA := c.connector(c.admin, "shared A", "web", "groups", []int64{c.gA}) // no pair, shared with gA
+	sharedB := c.connector(c.admin, "shared B", "web", "groups", []int64{c.gB}) // no pair, shared with gB
+	public := c.connector(c.admin, "public", "web", "access_type", "public")    // no pair, public
+	k1 := c.credential(c.admin, "web", `{"token":"t1"}`, "admin_public", true)  // visible to the admin
 	k2 := c.credential(c.admin, "web", `{"token":"t2"}`, "admin_public", true)
 	c.pair(c.admin, shared, k1, "shared public", "public")
 	c.pair(c.admin, shared, k2, "shared C", "private", c.gC)
@@ -95,16 +101,25 @@ func TestSupportConnectorRead(t *testing.T) {
 			fxConnectorJSON(hidden, "hidden", "web")+","+
 			fxConnectorJSON(shared, "shared", "web", k1, k2)+","+
 			fxConnectorJSON(member, "member", "web", k1)+","+
-			fxConnectorJSON(private, "private", "web", k1)+"]")
-		// The curator sees what it created and the connectors of the pairs it
-		// can see, with only the credentials of those pairs.
+			fxConnectorJSON(private, "private", "web", k1)+","+
+			fxConnectorJSON(sharedA, "shared A", "web")+","+
+			fxConnectorJSON(sharedB, "shared B", "web")+","+
+			fxConnectorJSON(public, "public", "web")+"]")
+		// The curator sees what it created, the connectors of the pairs it
+		// can see (with only the credentials of those pairs), the public
+		// connectors and those shared with a group it curates (gA, not gB,
+		// where it is only a member).
 		c.do(c.curator, "GET", "/manage/connector", nil).want(t, 200, "["+
 			fxConnectorJSON(own, "own", "web")+","+
 			fxConnectorJSON(shared, "shared", "web", k1)+","+
-			fxConnectorJSON(member, "member", "web", k1)+"]")
+			fxConnectorJSON(member, "member", "web", k1)+","+
+			fxConnectorJSON(sharedA, "shared A", "web")+","+
+			fxConnectorJSON(public, "public", "web")+"]")
 		c.do(c.other, "GET", "/manage/connector", nil).want(t, 200, "["+
 			fxConnectorJSON(shared, "shared", "web", k1)+","+
-			fxConnectorJSON(member, "member", "web", k1)+"]")
+			fxConnectorJSON(member, "member", "web", k1)+","+
+			fxConnectorJSON(sharedB, "shared B", "web")+","+
+			fxConnectorJSON(public, "public", "web")+"]")
 	})
 	for _, tt := range []struct {
 		name   string
@@ -119,6 +134,11 @@ func TestSupportConnectorRead(t *testing.T) {
 		{"curator, public pair", c.curator, fmt.Sprint("/manage/connector/", shared), 200, fxConnectorJSON(shared, "shared", "web", k1)},
 		{"global curator, pair of its group", c.global, fmt.Sprint("/manage/connector/", member), 200, fxConnectorJSON(member, "member", "web", k1)},
 		{"curator, no pair", c.curator, fmt.Sprint("/manage/connector/", hidden), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, hidden)},
+		{"curator, shared with a group it curates", c.curator, fmt.Sprint("/manage/connector/", sharedA), 200, fxConnectorJSON(sharedA, "shared A", "web")},
+		{"curator, shared with a group it is only a member of", c.curator, fmt.Sprint("/manage/connector/", sharedB), 404,
+			fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, sharedB)},
+		{"global curator, shared with its group", c.global, fmt.Sprint("/manage/connector/", sharedB), 200, fxConnectorJSON(sharedB, "shared B", "web")},
+		{"curator, public, no pair", c.curator, fmt.Sprint("/manage/connector/", public), 200, fxConnectorJSON(public, "public", "web")},
 		{"curator, pair of another group", c.curator, fmt.Sprint("/manage/connector/", private), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, private)},
 		{"other curator, connector of a curator", c.other, fmt.Sprint("/manage/connector/", own), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, own)},
 		{"unknown", c.admin, "/manage/connector/9999", 404, `{"detail":"Connector 9999 does not exist"}`},
@@ -251,4 +271,45 @@ func TestSupportConnectorDelete(t *testing.T) {
 		c.do(c.admin, "DELETE", fxPairPath(used, k), nil).want(t, 200, fmt.Sprintf(`{"success":true,"message":"Credential %d removed from Connector","data":%d}`, k, used))
 		c.do(c.admin, "DELETE", path(used), nil).want(t, 200, fmt.Sprintf(`{"success":true,"message":"Connector deleted successfully","data":%d}`, used))
 	})
+}
+
+// TestSupportConnectorSharing checks that a connector's access type and
+// groups, as created or last changed, decide which curators see it, and
+// that seeing a connector does not let a curator change it.
+func TestSupportConnectorSharing(t *testing.T) {
+	c := newFxCast(t)
+	id := c.connector(c.admin, "x", "web", "groups", []int64{c.gA})
+	path := fmt.Sprint("/manage/connector/", id)
+	adminPath := fmt.Sprint("/manage/admin/connector/", id)
+	notFound := fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, id)
+	updated := func(n int) string {
+		return strings.Replace(fxConnectorJSON(id, "x", "web"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(n), 1)
+	}
+	c.do(c.curator, "GET", path, nil).want(t, 200, fxConnectorJSON(id, "x", "web"))
+	c.do(c.other, "GET", path, nil).want(t, 404, notFound)
+	// Seeing is not changing: the curator neither made it nor curates its pairs.
+	c.do(c.curator, "PATCH", adminPath, fxConnectorBody("x", "web", "groups", []int64{c.gA})).
+		want(t, 403, `{"detail":"Curators cannot control groups they don't curate"}`)
+
+	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "groups", []int64{c.gB})).want(t, 200, updated(1))
+	c.do(c.curator, "GET", path, nil).want(t, 404, notFound)
+	c.do(c.other, "GET", path, nil).want(t, 200, updated(1))
+	c.do(c.global, "GET", path, nil).want(t, 200, updated(1))
+
+	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "access_type", "public")).want(t, 200, updated(2))
+	c.do(c.curator, "GET", path, nil).want(t, 200, updated(2))
+
+	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web")).want(t, 200, updated(3))
+	for _, u := range []user{c.curator, c.other, c.global} {
+		c.do(u, "GET", path, nil).want(t, 404, notFound)
+	}
+	var fields [][]string
+	for _, a := range c.audit(fmt.Sprintf("resource_type=connector&resource_id=%d", id)) {
+		fields = append(fields, a.Fields)
+	}
+	want := [][]string{{"access_type"}, {"access_type", "groups"}, {"groups"},
+		{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start", "access_type", "groups"}}
+	if diff := cmp.Diff(want, fields); diff != "" {
+		t.Errorf("audit fields, newest first (-want +got):\n%s", diff)
+	}
 }

@@ -138,3 +138,45 @@ func TestSupportOAuthConfigs(t *testing.T) {
 		e.do(e.admin, "GET", "/admin/oauth-config", nil).want(t, 200, "["+fxOAuthJSON(nulls, "nulls", nil, e.admin)+"]")
 	})
 }
+
+// TestOAuthConfigURLs checks that the endpoints of an OAuth configuration
+// are absolute https URLs (http only on a loopback host), with no user
+// name, password or fragment; the URL never appears in the message.
+func TestOAuthConfigURLs(t *testing.T) {
+	e := newEnv(t)
+	const notAbsolute = "must be an absolute https:// URL (http:// only for localhost or a loopback address)"
+	for _, tt := range []struct {
+		name, auth, token, want string
+	}{
+		{"not a URL", "not-a-url", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"empty", "", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"relative", "/authorize", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"no host", "https:///authorize", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"http on a public host", "http://idp.example.com/authorize", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"another scheme", "ftp://idp.example.com/authorize", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"javascript", "javascript:alert(1)", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"a space in the host", "https://idp example.com/authorize", "https://idp.example.com/token", "authorization_url " + notAbsolute},
+		{"a user and password", "https://user:hunter2@idp.example.com/authorize", "https://idp.example.com/token", "authorization_url must not contain a user name or password"},
+		{"a fragment", "https://idp.example.com/authorize#x", "https://idp.example.com/token", "authorization_url must not contain a fragment (#…)"},
+		{"an empty fragment", "https://idp.example.com/authorize#", "https://idp.example.com/token", "authorization_url must not contain a fragment (#…)"},
+		{"bad token URL", "https://idp.example.com/authorize", "token", "token_url " + notAbsolute},
+		{"http token URL on a public host", "https://idp.example.com/authorize", "http://10.0.0.1/token", "token_url " + notAbsolute},
+		{"both bad: the first is reported", "x", "y", "authorization_url " + notAbsolute},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(e.admin, "POST", "/admin/oauth-config", fxOAuthBody("bad", "authorization_url", tt.auth, "token_url", tt.token))
+			r.want(t, 400, fmt.Sprintf(`{"detail":%q}`, tt.want))
+			if strings.Contains(string(r.body), "hunter2") {
+				t.Errorf("the password is in the response: %s", r.body)
+			}
+		})
+	}
+	e.do(e.admin, "GET", "/admin/oauth-config", nil).want(t, 200, `[]`)
+	for i, u := range []string{"https://idp.example.com/oauth2/authorize?prompt=consent", "HTTPS://IDP.EXAMPLE.COM:8443/a",
+		"http://localhost:8080/authorize", "http://LOCALHOST/a", "http://127.0.0.1/a", "http://127.1.2.3:9000/a", "http://[::1]:8080/a"} {
+		r := e.do(e.admin, "POST", "/admin/oauth-config", fxOAuthBody(fmt.Sprint("ok", i), "authorization_url", u, "token_url", u))
+		if r.status != 200 {
+			t.Errorf("%s: status %d, want 200: %s", u, r.status, r.body)
+		}
+	}
+}

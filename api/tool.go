@@ -79,8 +79,9 @@ func headersOf(hs []header) []quarry.Header {
 }
 
 // handleUpdateTool serves PUT /admin/tool/custom/{tool_id} (contract
-// section 4.2). Checks 1–4 run here, on the tool as read; the store runs
-// them again, with 5–7, in the transaction that writes.
+// section 4.2). Checks 1–4, and that of the headers sent, run here, on the
+// tool as read; the store runs 1–4 again, with 5–7, in the transaction
+// that writes.
 func (s *Server) handleUpdateTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in struct {
 		ID   int64      `path:"tool_id"`
@@ -112,6 +113,9 @@ func (s *Server) handleUpdateTool(w http.ResponseWriter, r *http.Request, c *qua
 	}
 	if b.CustomHeaders.Set() {
 		hs := headersOf(b.CustomHeaders.Value)
+		if err := quarry.CheckHeaders(hs); err != nil {
+			return err
+		}
 		u.Headers = &hs
 	}
 	t, err = s.db.UpdateTool(r.Context(), c, in.ID, u, s.cfg.MaskCredentials)
@@ -134,11 +138,15 @@ func (s *Server) handleCreateTool(w http.ResponseWriter, r *http.Request, c *qua
 	if _, err := s.defs.Validate(r.Context(), b.Definition); err != nil {
 		return err
 	}
+	headers := headersOf(b.CustomHeaders.Value)
+	if err := quarry.CheckHeaders(headers); err != nil {
+		return err
+	}
 	t, err := s.db.CreateTool(r.Context(), c, quarry.ToolInput{
 		Name:            b.Name,
 		Description:     value(b.Description),
 		Definition:      b.Definition,
-		Headers:         headersOf(b.CustomHeaders.Value),
+		Headers:         headers,
 		PassthroughAuth: b.PassthroughAuth,
 		OAuthConfigID:   value(b.OAuthConfigID),
 	})
@@ -218,14 +226,18 @@ func (s *Server) handleCreateOAuthConfig(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	b := in.Body
-	o, err := s.db.CreateOAuthConfig(r.Context(), c, quarry.OAuthConfig{
+	cfg := quarry.OAuthConfig{
 		Name:             b.Name,
 		AuthorizationURL: b.AuthorizationURL,
 		TokenURL:         b.TokenURL,
 		ClientID:         b.ClientID,
 		ClientSecret:     b.ClientSecret,
 		Scopes:           b.Scopes.Value,
-	})
+	}
+	if err := cfg.CheckURLs(); err != nil {
+		return err
+	}
+	o, err := s.db.CreateOAuthConfig(r.Context(), c, cfg)
 	if err != nil {
 		return err
 	}

@@ -286,3 +286,92 @@ func TestToolHeadersNotLogged(t *testing.T) {
 		}
 	}
 }
+
+// refChainDefinition returns a definition whose operation returns a schema
+// S0 that is a chain of links references, S0 → S1 → … → S<links>.
+func refChainDefinition(links int) string {
+	var b strings.Builder
+	b.WriteString(`{"openapi": "3.0.3", "info": {"title": "T", "description": "D", "version": "1"}, "servers": [{"url": "https://a"}],
+		"paths": {"/a": {"get": {"operationId": "a", "summary": "S", "responses": {"200": {"description": "OK",
+			"content": {"application/json": {"schema": {"$ref": "#/components/schemas/S0"}}}}}}}}, "components": {"schemas": {`)
+	for i := range links {
+		fmt.Fprintf(&b, `"S%d": {"$ref": "#/components/schemas/S%d"}, `, i, i+1)
+	}
+	fmt.Fprintf(&b, `"S%d": {"type": "string"}}}}`, links)
+	return b.String()
+}
+
+// TestToolDefinitionRefChain checks that a chain of 8,000 references (which
+// kept kin-openapi busy for 40 s) is refused at once, on every route that
+// validates a definition.
+func TestToolDefinitionRefChain(t *testing.T) {
+	e := newEnv(t)
+	curator := e.user(quarry.RoleCurator, "curator")
+	id := e.createTool(curator, `{"name": "c", "definition": `+pingDefinition+`, "passthrough_auth": false}`)
+	def := refChainDefinition(8000)
+	const want = `{"detail":"Invalid OpenAPI document: the reference at '#/paths/~1a/get/responses/200/content/application~1json/schema' leads through more than 64 references"}`
+	for _, tt := range []struct{ method, path, body string }{
+		{"POST", "/admin/tool/custom/validate", `{"definition": ` + def + `}`},
+		{"POST", "/admin/tool/custom", `{"name": "chain", "definition": ` + def + `, "passthrough_auth": false}`},
+		{"PUT", "/admin/tool/custom/" + itoa(id), `{"definition": ` + def + `}`},
+	} {
+		r, took := e.timed(curator, tt.method, tt.path, tt.body)
+		r.want(t, 400, want)
+		t.Logf("%s %s with %d bytes: %v", tt.method, tt.path, len(tt.body), took)
+	}
+	e.do(e.admin, "GET", "/tool/"+itoa(id), nil).want(t, 200,
+		toolJSON(id, "c", "", pingDefinition, `[]`, false, curator, 0, ""))
+}
+
+// TestToolHeaderCharacters checks that header keys and values that could
+// not be sent as they are (RFC 9110), CR and LF above all, are refused on
+// creation and on update, and that the message never shows a value.
+func TestToolHeaderCharacters(t *testing.T) {
+	e := newEnv(t)
+	id := e.createTool(e.admin, `{"name": "ping", "definition": `+pingDefinition+`, "passthrough_auth": false,
+		"custom_headers": [{"key": "X-Api-Key", "value": "a-very-long-api-key-value"}]}`)
+	const valueMsg = `The value of custom header %s is not a valid HTTP header value: it must not contain control characters such as CR or LF`
+	const keyMsg = "Custom header key %s is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~ only"
+	for _, tt := range []struct {
+		name, headers, want string
+	}{
+		{"LF in a key", `[{"key": "X-Api\n", "value": "v"}]`, fmt.Sprintf(keyMsg, `\"X-Api\\n\"`)},
+		{"CR LF in a value", `[{"key": "X-Ok", "value": "ok"}, {"key": "X-Api", "value": "v\r\nX-Injected: y"}]`, fmt.Sprintf(valueMsg, `\"X-Api\"`)},
+		{"an empty key", `[{"key": "", "value": "v"}]`, fmt.Sprintf(keyMsg, `\"\"`)},
+		{"a space in a key", `[{"key": "X Api", "value": "v"}]`, fmt.Sprintf(keyMsg, `\"X Api\"`)},
+		{"a colon in a key", `[{"key": "X-Api:", "value": "v"}]`, fmt.Sprintf(keyMsg, `\"X-Api:\"`)},
+		{"a non-ASCII key", `[{"key": "X-Clé", "value": "v"}]`, fmt.Sprintf(keyMsg, `\"X-Clé\"`)},
+		{"NUL in a value", `[{"key": "X-Api", "value": "a\u0000b"}]`, fmt.Sprintf(valueMsg, `\"X-Api\"`)},
+		{"DEL in a value", `[{"key": "X-Api", "value": "a\u007fb"}]`, fmt.Sprintf(valueMsg, `\"X-Api\"`)},
+		{"a lone LF value", `[{"key": "X-Api", "value": "\n"}]`, fmt.Sprintf(valueMsg, `\"X-Api\"`)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := `{"detail":"` + tt.want + `"}`
+			e.do(e.admin, "POST", "/admin/tool/custom", `{"name": "bad", "definition": `+pingDefinition+`,
+				"passthrough_auth": false, "custom_headers": `+tt.headers+`}`).want(t, 400, want)
+			e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"custom_headers": `+tt.headers+`}`).want(t, 400, want)
+		})
+	}
+	// The definition is checked first, then the headers, then passthrough.
+	e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"definition": {}, "custom_headers": [{"key": "X\n", "value": "v"}]}`).
+		want(t, 400, "{\"detail\":\"`info` section is required in OpenAPI schema\"}")
+	e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"passthrough_auth": true, "custom_headers": [{"key": "Authorization\n", "value": "v"}]}`).
+		want(t, 400, `{"detail":"`+fmt.Sprintf(keyMsg, `\"Authorization\\n\"`)+`"}`)
+	if diff := cmp.Diff([]quarry.Header{{Key: "X-Api-Key", Value: "a-very-long-api-key-value"}}, e.storedHeaders(id)); diff != "" {
+		t.Errorf("stored headers changed by refused updates (-want +got):\n%s", diff)
+	}
+	var tools []struct{ Name string }
+	e.do(e.admin, "GET", "/tool", nil).decode(t, &tools)
+	for _, tl := range tools {
+		if tl.Name == "bad" {
+			t.Error("a refused creation made a tool")
+		}
+	}
+	// Every token character, and tabs, spaces and UTF-8 in values, are fine.
+	ok := "[{\"key\": \"!#$%&'*+-.^_`|~09azAZ\", \"value\": \"a\\tb c é ••\"}]"
+	e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"custom_headers": `+ok+`}`).want(t, 200,
+		toolJSON(id, "ping", "", pingDefinition, "[{\"key\": \"!#$%&'*+-.^_`|~09azAZ\", \"value\": \"••••••••••••\"}]", false, e.admin, 0, ""))
+	if got := e.storedHeaders(id); len(got) != 1 || got[0].Value != "a\tb c é ••" {
+		t.Errorf("stored headers = %q", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/auth"
+	"github.com/quarryhq/quarry/auth/authtest"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -40,19 +43,51 @@ const upgradeDefinition = `{"openapi":"3.0.3","info":{"title":"Tickets","descrip
 		"responses":{"200":{"description":"OK"}}}}}}`
 
 // envAt starts a test server on the database at u, migrating it, with
-// masking off so that secrets are compared in clear. Unlike newEnv it
-// writes nothing: the fixture is served as it is.
-func envAt(t *testing.T, u string, keys *store.Keyring) *env {
+// masking off so that secrets are compared in clear, and the given changes
+// to its configuration. Unlike newEnv it writes nothing: the fixture is
+// served as it is.
+func envAt(t *testing.T, u string, keys *store.Keyring, opts ...func(*api.Config)) *env {
+	t.Helper()
+	return envOn(t, httptest.NewUnstartedServer(nil), u, keys, opts...)
+}
+
+// envOn is envAt on a server made but not started.
+func envOn(t *testing.T, srv *httptest.Server, u string, keys *store.Keyring, opts ...func(*api.Config)) *env {
 	t.Helper()
 	cfg := api.Config{MaskCredentials: false, Version: "test"}
-	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: u, keys: keys}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: u, keys: keys, srv: srv}
 	watchSecrets(t, e.log)
 	e.db = storetest.OpenURL(t, u, keys)
 	e.db.Now = func() time.Time { return testNow }
 	logger := slog.New(slog.NewJSONHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e.srv = httptest.NewServer(api.NewServer(cfg, e.db, logger))
-	t.Cleanup(e.srv.Close)
+	srv.Config.Handler = api.NewServer(cfg, e.db, logger)
+	srv.Start()
+	t.Cleanup(srv.Close)
 	return e
+}
+
+// upgradeSSOEnv is envAt with people signing in: local accounts, and single
+// sign-on at op, a real OpenID Provider in process.
+func upgradeSSOEnv(t *testing.T, u string, keys *store.Keyring) *ssoEnv {
+	t.Helper()
+	op := authtest.Start(t)
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	op.AddClient(authtest.Client{ID: ssoClient, Secret: ssoSecret, RedirectURIs: []string{base + "/auth/oidc/callback"},
+		PostLogoutRedirectURIs: []string{base + "/"}})
+	p := auth.NewProvider(t.Context(), auth.OIDCConfig{Issuer: op.Issuer, ClientID: ssoClient, ClientSecret: ssoSecret,
+		RedirectURL: base + "/auth/oidc/callback", Scopes: []string{"email", "profile", authtest.ScopeGroups},
+		Skew: 30 * time.Second, KeyRefresh: time.Nanosecond}, slog.New(slog.DiscardHandler))
+	public, _ := url.Parse(base)
+	e := envOn(t, srv, u, keys, withLocalAccounts, func(c *api.Config) {
+		c.SignIn.OIDC, c.SignIn.OIDCName, c.SignIn.PublicURL = p, "Example SSO", public
+	})
+	s := &ssoEnv{env: e, op: op, provider: p}
+	s.waitReady()
+	return s
 }
 
 // TestUpgrade loads every fixture, migrates it, and asks the API every
@@ -261,7 +296,8 @@ func TestMakeUpgradeFixture(t *testing.T) {
 		if dialect == store.SQLite {
 			u = "sqlite:" + filepath.Join(t.TempDir(), "quarry.db")
 		}
-		e := envAt(t, u, keys)
+		s := upgradeSSOEnv(t, u, keys)
+		e := s.env
 		_, version, err := e.db.SchemaVersion(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -274,7 +310,7 @@ func TestMakeUpgradeFixture(t *testing.T) {
 			}
 		}
 		m := &storetest.Manifest{SchemaVersion: version, Dialect: dialect, Key: key}
-		m.Tokens, m.OAuthClientSecrets = upgradeSeed(e)
+		m.Tokens, m.OAuthClientSecrets = upgradeSeed(s)
 		m.Responses = upgradeReads(e, m.Tokens)
 		res, err := e.db.CheckSecrets(context.Background(), store.CheckOptions{})
 		if err != nil || res.Failed > 0 {
@@ -282,7 +318,9 @@ func TestMakeUpgradeFixture(t *testing.T) {
 		}
 		m.Secrets = map[string]int{}
 		for _, k := range res.OpenedKinds {
-			m.Secrets[k.Kind] = k.Count
+			if k.Count > 0 {
+				m.Secrets[k.Kind] = k.Count
+			}
 		}
 		if dialect == store.SQLite {
 			if err := e.db.Backup(context.Background(), filepath.Join(tmp, "sqlite.db"), store.BackupOptions{}); err != nil {
@@ -314,8 +352,10 @@ func TestMakeUpgradeFixture(t *testing.T) {
 
 // upgradeSeed builds, through the API, a deployment that uses every kind of
 // object and secret, with updates, deletions and a revoked key, and returns
-// its API keys by holder and its OAuth client secrets by config id.
-func upgradeSeed(e *env) (tokens, oauthSecrets map[string]string) {
+// its API keys and session tokens by holder and its OAuth client secrets by
+// config id.
+func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
+	e := s.env
 	t := e.t
 	token, err := e.db.Bootstrap(context.Background())
 	if err != nil || token == "" {
@@ -373,6 +413,8 @@ func upgradeSeed(e *env) (tokens, oauthSecrets map[string]string) {
 		"connector_specific_config": map[string]any{"base_url": "https://old.example.com"}}))
 	drive := id(e.do(curator, "POST", "/manage/admin/connector", map[string]any{"name": "drive", "source": "google_drive", "input_type": "poll",
 		"connector_specific_config": map[string]any{}, "access_type": "private", "groups": []int64{eng}}))
+	id(e.do(curator, "POST", "/manage/admin/connector", map[string]any{"name": "handbook", "source": "web", "input_type": "load_state",
+		"connector_specific_config": map[string]any{"base_url": "https://handbook.example.com"}, "access_type": "public"}))
 
 	wikiCred := id(e.do(admin, "POST", "/manage/credential", map[string]any{"source": "confluence", "admin_public": true, "name": "wiki bot",
 		"credential_json": map[string]any{"confluence_username": "bot@acme.com", "confluence_access_token": "ATATT3x-upgrade-0123456789"}}))
@@ -421,6 +463,33 @@ func upgradeSeed(e *env) (tokens, oauthSecrets map[string]string) {
 	}
 	e.do(admin, "POST", fmt.Sprintf("/admin/api-key/%d/regenerate", keyIDs["rotated"]), nil).decode(t, &rotated)
 	tokens["rotated"] = rotated.Token
+
+	// People (schema 00002): local accounts (the first becomes an admin),
+	// one given another role and then deactivated, an invitation, and a
+	// person who signed in at the OpenID provider (an identity, a session
+	// with a sealed ID token); their sessions' tokens open the API too.
+	signIn := func(email string) string {
+		t.Helper()
+		e.register(email, goodSecret)
+		c := sessionCookie(e.login(email, goodSecret))
+		if c == nil {
+			t.Fatalf("no session for %s", email)
+		}
+		return c.Value
+	}
+	tokens["ann"] = signIn("ann@example.com")
+	tokens["bob"] = signIn("Bob@Example.com")
+	e.do(admin, "PATCH", "/manage/set-user-role", map[string]any{"user_email": "bob@example.com", "new_role": "global_curator"}).want(t, 200, `null`)
+	e.do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": "bob@example.com"}).want(t, 200, `null`)
+	e.do(admin, "PUT", "/manage/admin/users", map[string]any{"emails": []string{"dave@example.com"}}).decode(t, new(any))
+	s.op.AddUser(authtest.User{Subject: "u-carol", Email: "carol@example.com", EmailVerified: true, Name: "Carol Example",
+		Password: "pw-u-carol"})
+	b := e.newBrowser()
+	c := sessionCookie(b.get(b.authorize(s, "u-carol").String()))
+	if c == nil {
+		t.Fatal("no session for carol")
+	}
+	tokens["carol"] = c.Value
 	return tokens, oauthSecrets
 }
 
@@ -448,8 +517,10 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 			ask(as, fmt.Sprintf("%s/%d", item, o.ID))
 		}
 	}
-	for _, as := range []string{"admin", "curator", "global", "basic", "limited", "rotated", "revoked"} {
-		ask(as, "/me")
+	for _, as := range []string{"admin", "curator", "global", "basic", "limited", "rotated", "revoked", "ann", "bob", "carol"} {
+		if tokens[as] != "" {
+			ask(as, "/me")
+		}
 	}
 	ask("admin", "/manage/admin/connector/status")
 	ask("admin", "/manage/admin/connector/status?source=slack&access_type=sync")
@@ -460,6 +531,9 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	each("admin", "/tool", "/tool")
 	ask("admin", "/admin/oauth-config")
 	ask("admin", "/admin/audit-log?limit=1000")
+	ask("admin", "/manage/users/accepted?page_size=1000")
+	ask("admin", "/manage/users/invited")
+	ask("admin", "/manage/admin/sessions")
 	for _, as := range []string{"curator", "global"} {
 		ask(as, "/manage/admin/connector/status")
 		each(as, "/manage/connector", "/manage/connector")
@@ -467,5 +541,6 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	}
 	ask("basic", "/manage/credential")
 	ask("limited", "/manage/credential")
+	ask("carol", "/manage/credential")
 	return out
 }

@@ -158,6 +158,54 @@ class AuditQuery(BaseModel):
     limit: Annotated[int, Field(ge=1, le=1000)] = 100
 
 
+class RegisterRequest(BaseModel):
+    email: str
+    password: str
+    name: Optional[str] = None
+
+
+class LoginForm(BaseModel):
+    """FastAPI's OAuth2PasswordRequestForm: each field is a Form parameter,
+    validated on its own (see handle_form)."""
+    grant_type: Annotated[Optional[str], Field(pattern="^password$")] = None
+    username: str
+    password: str
+    scope: str = ""
+    client_id: Optional[str] = None
+    client_secret: Optional[str] = None
+
+
+class SetUserRole(BaseModel):
+    user_email: str
+    new_role: Role
+    explicit_override: bool = False
+
+
+class UserEmail(BaseModel):
+    user_email: str
+
+
+class InviteUsers(BaseModel):
+    emails: list[str]
+
+
+UserStatus = enum.Enum("UserStatus", {v: v for v in ["live", "invited", "deactivated"]}, type=str)
+
+
+class UsersQuery(BaseModel):
+    q: Optional[str] = None
+    page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
+    page: Optional[Annotated[int, Field(ge=1, le=1000000)]] = None
+    page_size: Annotated[int, Field(ge=1, le=1000)] = 10
+    roles: list[Role] = []
+    is_active: Optional[bool] = None
+    status: Optional[UserStatus] = None
+
+
+class SessionsQuery(BaseModel):
+    user_email: Optional[str] = None
+
+
 # Each endpoint: the Go model name, the method and path, its path
 # parameters, its query model and its body model.
 ENDPOINTS = {
@@ -176,7 +224,17 @@ ENDPOINTS = {
     "oauthConfigCreate": ("POST", "/admin/oauth-config", [], None, OAuthConfigCreate),
     "statusQuery": ("GET", "/manage/admin/connector/status", [], StatusQuery, None),
     "auditQuery": ("GET", "/admin/audit-log", [], AuditQuery, None),
+    "register": ("POST", "/auth/register", [], None, RegisterRequest),
+    "login": ("POST", "/auth/login", [], None, None),
+    "setUserRole": ("PATCH", "/manage/set-user-role", [], None, SetUserRole),
+    "userEmail": ("PATCH", "/manage/admin/deactivate-user", [], None, UserEmail),
+    "inviteUsers": ("PUT", "/manage/admin/users", [], None, InviteUsers),
+    "usersQuery": ("GET", "/manage/users/accepted", [], UsersQuery, None),
+    "sessionsQuery": ("GET", "/manage/admin/sessions", [], SessionsQuery, None),
 }
+
+# Endpoints whose fields are Form parameters, validated one by one.
+FORMS = {"login": LoginForm}
 
 # ---------------------------------------------------------------------------
 # FastAPI's wrapper, reproduced.
@@ -255,8 +313,60 @@ def query_values(model, query):
     return params
 
 
+def form_items(content_type, body):
+    """Starlette's request.form() for a urlencoded body: python-multipart's
+    QuerystringParser (not strict) splits the fields (on "&", or on ";"
+    where no "&" follows, skipping separators before a field), and each
+    name and value is unquote_plus(bytes.decode("latin-1")). A body of
+    another content type is an empty form."""
+    from urllib.parse import unquote_plus
+    if not content_type:
+        return []
+    ctype = content_type.split(";")[0].strip().lower()
+    if ctype != "application/x-www-form-urlencoded":
+        return []
+    data, items, i = body, [], 0
+    while i < len(data):
+        if data[i:i + 1] in (b"&", b";"):
+            i += 1
+            continue
+        sep = data.find(b"&", i)
+        if sep == -1:
+            sep = data.find(b";", i)
+        end = len(data) if sep == -1 else sep
+        name, _, value = data[i:end].partition(b"=")
+        items.append((unquote_plus(name.decode("latin-1")), unquote_plus(value.decode("latin-1"))))
+        i = end + 1
+    return items
+
+
+def handle_form(model, content_type, body):
+    """fastapi/dependencies/utils.py request_body_to_args for Form fields:
+    each field on its own, the last value of a name counting (Starlette's
+    FormData.get), an absent or empty value missing (or its default)."""
+    items = dict(form_items(content_type, body))
+    errors, values = [], {}
+    for name, field in model.model_fields.items():
+        value = items.get(name)
+        if value is None or value == "":
+            if field.is_required():
+                errors.append(missing(("body", name)))
+            continue
+        try:
+            tp = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+            TypeAdapter(tp).validate_python(value)
+            values[name] = value
+        except ValidationError as e:
+            errors += errors_with_loc(e, ("body", name))
+    if errors:
+        return 422, {"detail": json.loads(json.dumps(jsonable(errors), ensure_ascii=False))}, None
+    return 200, {"ok": True}, {"form": model.model_validate(values)}
+
+
 def handle(model_name, path_params, query, content_type, body):
     """Return FastAPI's (status, response body, validated values)."""
+    if model_name in FORMS:
+        return handle_form(FORMS[model_name], content_type, body)
     _, _, path_names, query_model, body_model = ENDPOINTS[model_name]
     value = None
     if body_model is not None:
@@ -557,6 +667,56 @@ def corpus():
     case("auditQuery", "limit spaces", query="limit=+%2050%20")
     case("auditQuery", "empty strings", query="resource_type=&resource_id=")
     case("auditQuery", "unicode values", query="resource_type=%C3%A9t%C3%A9&resource_id=a+b")
+    # register.
+    case("register", "valid", body={"email": "a@example.com", "password": "correct horse battery"})
+    case("register", "onyx client body", body={"email": "a@example.com", "username": "a@example.com",
+                                                "password": "TestPassword123!", "role": "admin", "is_superuser": True})
+    case("register", "missing both", body={})
+    case("register", "wrong types", body={"email": ["a"], "password": 123456789012, "name": 5})
+    case("register", "null body", raw="null")
+    case("register", "form instead of json", raw="email=a%40example.com&password=x",
+         ct="application/x-www-form-urlencoded")
+    # login (a form).
+    F = "application/x-www-form-urlencoded"
+    case("login", "valid", raw="username=a%40example.com&password=correct+horse", ct=F)
+    case("login", "valid with grant type and scope", raw="grant_type=password&username=a&password=b&scope=x+y", ct=F)
+    case("login", "empty body", raw="", ct=F)
+    case("login", "no password", raw="username=a%40example.com", ct=F)
+    case("login", "empty password", raw="username=a%40example.com&password=", ct=F)
+    case("login", "json body", body={"username": "a@example.com", "password": "x"})
+    case("login", "no content type", raw="username=a&password=b", ct=None)
+    case("login", "text/plain", raw="username=a&password=b", ct="text/plain")
+    case("login", "form with charset, any case", raw="username=a&password=b",
+         ct=" Application/X-WWW-Form-URLEncoded; charset=utf-8")
+    case("login", "wrong grant type", raw="grant_type=client_credentials&username=a&password=b", ct=F)
+    case("login", "empty grant type", raw="grant_type=&username=a&password=b", ct=F)
+    case("login", "last value counts", raw="username=first&username=&password=b&password=c", ct=F)
+    case("login", "escapes", raw="username=%C3%A9l%C3%A8ve%2Btag%40example.com&password=p%26ss+word%3D", ct=F)
+    case("login", "latin-1 bytes", raw=b"username=\xe9&password=\xff\xfe", ct=F)
+    case("login", "bad escapes", raw="username=%ZZ%4&password=%C3", ct=F)
+    case("login", "semicolons", raw="username=a;password=b", ct=F)
+    case("login", "semicolon before an ampersand", raw="username=a;x=1&password=b", ct=F)
+    case("login", "separators and no equals", raw="&&;username&password=b;", ct=F)
+    case("login", "extra fields", raw="username=a&password=b&client_id=c&client_secret=d&remember=1", ct=F)
+    # setUserRole, userEmail, inviteUsers.
+    case("setUserRole", "valid", body={"user_email": "a@example.com", "new_role": "global_curator"})
+    case("setUserRole", "bad role", body={"user_email": "a@example.com", "new_role": "owner", "explicit_override": "maybe"})
+    case("setUserRole", "missing", body={"explicit_override": "yes"})
+    case("userEmail", "valid", body={"user_email": "a@example.com"})
+    case("userEmail", "wrong type", body={"user_email": 5})
+    case("userEmail", "missing", body={"email": "a@example.com"})
+    case("inviteUsers", "valid", body={"emails": ["a@example.com", "b@example.com"]})
+    case("inviteUsers", "not a list", body={"emails": "a@example.com"})
+    case("inviteUsers", "bad items", body={"emails": ["a@example.com", 5, None]})
+    # usersQuery, sessionsQuery.
+    case("usersQuery", "no params", query="")
+    case("usersQuery", "all valid", query="q=ann&page_num=2&page_size=50&roles=admin&roles=basic&is_active=true&status=live")
+    case("usersQuery", "onyx client", query="page=1&page_size=10&q=test&roles=basic&status=deactivated")
+    case("usersQuery", "out of bounds", query="page_num=-1&page=0&page_size=1001")
+    case("usersQuery", "bad values", query="page_size=abc&roles=owner&is_active=maybe&status=gone")
+    case("usersQuery", "empty values", query="q=&page=&is_active=&status=")
+    case("sessionsQuery", "valid", query="user_email=a%40example.com")
+    case("sessionsQuery", "none", query="")
 
 
 def write_requests():

@@ -177,15 +177,15 @@ func TestCheckSecrets(t *testing.T) {
 		}
 	}
 	idA := keyring(t, keyA).PrimaryID()
-	kinds := func(n int) []store.KindCount {
-		return []store.KindCount{{Kind: "credentials", Count: n}, {Kind: "tool header sets", Count: n}, {Kind: "OAuth client secrets", Count: n}}
+	kinds := func(n int) map[string]int {
+		return map[string]int{"credentials": n, "tool header sets": n, "OAuth client secrets": n}
 	}
 
 	res, err := db.CheckSecrets(ctx, store.CheckOptions{BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Opened != 9 || res.Failed != 0 || !cmp.Equal(res.OpenedKinds, kinds(3)) ||
+	if res.Opened != 9 || res.Failed != 0 || !cmp.Equal(nonZero(res.OpenedKinds), kinds(3)) ||
 		!cmp.Equal(res.Keys, []store.KeyUse{{KeyID: idA, Count: 9, Configured: true}}) {
 		t.Errorf("with the right key: %+v", res)
 	}
@@ -200,7 +200,7 @@ func TestCheckSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Opened != 0 || res.Failed != 9 || !cmp.Equal(res.FailedKinds, kinds(3)) ||
+	if res.Opened != 0 || res.Failed != 9 || !cmp.Equal(nonZero(res.FailedKinds), kinds(3)) ||
 		!cmp.Equal(res.Keys, []store.KeyUse{{KeyID: idA, Count: 9, Configured: false}}) {
 		t.Errorf("with a wrong key: %+v", res)
 	}
@@ -326,4 +326,15 @@ func TestRestore(t *testing.T) {
 	if _, err := store.Restore(ctx, notDB, filepath.Join(dir, "x.db"), keys, store.RestoreOptions{}); err == nil {
 		t.Error("Restore took a text file")
 	}
+}
+
+// nonZero returns the counts of kinds that are not zero, by kind.
+func nonZero(kinds []store.KindCount) map[string]int {
+	out := map[string]int{}
+	for _, k := range kinds {
+		if k.Count != 0 {
+			out[k.Kind] = k.Count
+		}
+	}
+	return out
 }

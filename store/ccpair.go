@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 
 	"github.com/quarryhq/quarry"
 )
@@ -13,11 +14,15 @@ import (
 func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, in quarry.CCPairInput) (int64, error) {
 	var id int64
 	err := db.update(ctx, func(tx *Tx) error {
-		conns, err := db.connectors(ctx, tx, c, connectorID)
+		source, sharing, err := tx.connectorSharing(connectorID)
 		if err != nil {
 			return err
 		}
-		if len(conns) == 0 {
+		pairs, err := tx.connectorPairs(connectorID)
+		if err != nil {
+			return err
+		}
+		if !c.CanSeeConnector(sharing, slices.ContainsFunc(pairs, c.CanSeePair)) {
 			return connectorNotFound(connectorID)
 		}
 		k, err := db.credential(ctx, tx, credentialID)
@@ -27,8 +32,8 @@ func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 		if !c.CanSeeCredential(&k.Credential) {
 			return credentialNotFound(credentialID)
 		}
-		if k.Source != conns[0].Source && k.Source != "not_applicable" {
-			return quarry.Errorf(quarry.EINVALID, "Credential %d is for %s, but connector %d reads %s", credentialID, k.Source, connectorID, conns[0].Source)
+		if k.Source != source && k.Source != "not_applicable" {
+			return quarry.Errorf(quarry.EINVALID, "Credential %d is for %s, but connector %d reads %s", credentialID, k.Source, connectorID, source)
 		}
 		groups := dedupe(in.Groups)
 		if err := tx.checkGroupsExist(groups); err != nil {
@@ -63,37 +68,25 @@ func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 }
 
 // DeleteCCPair removes the pair of connector connectorID and credential
-// credentialID. Curators may remove the pairs they created and those shared
-// only with groups they curate.
+// credentialID, if c may see it (404) and remove it (403): see
+// quarry.Caller's CanSeePair and CanRemovePair.
 func (db *DB) DeleteCCPair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		var (
-			id         int64
-			accessType quarry.AccessType
-			creator    sql.NullString
-		)
-		err := tx.queryRow(`SELECT p.id, p.access_type, p.creator_id FROM cc_pairs p
-			WHERE p.connector_id = $3 AND p.credential_id = $4 AND `+pairVisible,
-			c.ID, c.IsAdmin(), connectorID, credentialID).Scan(&id, &accessType, &creator)
-		if errors.Is(err, sql.ErrNoRows) {
-			return quarry.Errorf(quarry.ENOTFOUND, "Connector %d does not have Credential %d", connectorID, credentialID)
-		}
+		pairs, err := tx.connectorPairs(connectorID)
 		if err != nil {
 			return err
 		}
-		if !c.IsAdmin() && !(creator.Valid && creator.String == c.ID) {
-			groups, err := queryInts(tx.ctx, tx, `SELECT group_id FROM cc_pair_groups WHERE cc_pair_id = $1`, id)
-			if err != nil {
-				return err
-			}
-			if len(groups) == 0 || !c.CuratesAll(groups) {
-				return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
-			}
+		i := slices.IndexFunc(pairs, func(p *quarry.CCPair) bool { return p.CredentialID == credentialID })
+		if i < 0 || !c.CanSeePair(pairs[i]) {
+			return quarry.Errorf(quarry.ENOTFOUND, "Connector %d does not have Credential %d", connectorID, credentialID)
 		}
-		if _, err := tx.exec(`DELETE FROM cc_pairs WHERE id = $1`, id); err != nil {
+		if !c.CanRemovePair(pairs[i]) {
+			return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
+		}
+		if _, err := tx.exec(`DELETE FROM cc_pairs WHERE id = $1`, pairs[i].ID); err != nil {
 			return err
 		}
 		tx.touch()
-		return tx.audit(c, "cc_pair.delete", "cc_pair", id, nil)
+		return tx.audit(c, "cc_pair.delete", "cc_pair", pairs[i].ID, nil)
 	})
 }

@@ -4,22 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 
 	"github.com/quarryhq/quarry"
 )
-
-// pairVisible is the condition under which the caller may see cc-pair p:
-// admins ($2) see every pair; curators the public and sync pairs and those
-// shared with a group they ($1) are a member of.
-const pairVisible = `($2 OR p.access_type IN ('public', 'sync') OR EXISTS (
-	SELECT 1 FROM cc_pair_groups pg JOIN user_group_members m ON m.group_id = pg.group_id
-	WHERE pg.cc_pair_id = p.id AND m.user_id = $1))`
-
-// connectorVisible is the condition under which the caller may see
-// connector c: admins see all, curators those they created and those with a
-// cc-pair they can see.
-const connectorVisible = `($2 OR c.creator_id = $1 OR EXISTS (
-	SELECT 1 FROM cc_pairs p WHERE p.connector_id = c.id AND ` + pairVisible + `))`
 
 const connectorColumns = `c.id, c.name, c.source, c.input_type, c.config, c.refresh_freq, c.prune_freq,
 	c.indexing_start, c.created_at, c.updated_at`
@@ -69,11 +57,14 @@ func (db *DB) CreateConnector(ctx context.Context, c *quarry.Caller, in quarry.C
 			return err
 		}
 		err := tx.queryRow(`INSERT INTO connectors (name, source, input_type, config, refresh_freq, prune_freq,
-				indexing_start, creator_id, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id`,
+				indexing_start, access_type, creator_id, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING id`,
 			in.Name, in.Source, in.InputType, string(in.Config), in.RefreshFreq, in.PruneFreq,
-			timeMicros(in.IndexingStart), c.ID, tx.now.Micros()).Scan(&id)
+			timeMicros(in.IndexingStart), accessTypeOf(in), c.ID, tx.now.Micros()).Scan(&id)
 		if err != nil {
+			return err
+		}
+		if err := tx.setConnectorGroups(id, in.Groups); err != nil {
 			return err
 		}
 		tx.touch()
@@ -82,7 +73,78 @@ func (db *DB) CreateConnector(ctx context.Context, c *quarry.Caller, in quarry.C
 	return id, err
 }
 
-var connectorFields = []string{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start"}
+var connectorFields = []string{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start",
+	"access_type", "groups"}
+
+// accessTypeOf returns the access type a connector is kept with: private
+// unless the request says otherwise.
+func accessTypeOf(in quarry.ConnectorInput) quarry.AccessType {
+	if in.AccessType == "" {
+		return quarry.AccessPrivate
+	}
+	return in.AccessType
+}
+
+// setConnectorGroups replaces the groups connector id is shared with.
+func (tx *Tx) setConnectorGroups(id int64, groups []int64) error {
+	if _, err := tx.exec(`DELETE FROM connector_groups WHERE connector_id = $1`, id); err != nil {
+		return err
+	}
+	for _, g := range dedupe(groups) {
+		if _, err := tx.exec(`INSERT INTO connector_groups (connector_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// connectorSharing returns who made connector id and how it is shared,
+// with its source, or a not-found error.
+func (tx *Tx) connectorSharing(id int64) (quarry.DocumentSource, quarry.ConnectorSharing, error) {
+	var (
+		source quarry.DocumentSource
+		s      quarry.ConnectorSharing
+	)
+	err := tx.queryRow(`SELECT source, creator_id, access_type FROM connectors WHERE id = $1`, id).Scan(&source, &s.CreatorID, &s.AccessType)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", s, connectorNotFound(id)
+	}
+	if err != nil {
+		return "", s, err
+	}
+	s.Groups, err = queryInts(tx.ctx, tx, `SELECT group_id FROM connector_groups WHERE connector_id = $1 ORDER BY group_id`, id)
+	return source, s, err
+}
+
+// connectorPairs returns the cc-pairs of connector id, with their groups,
+// ascending by id.
+func (tx *Tx) connectorPairs(id int64) ([]*quarry.CCPair, error) {
+	rows, err := tx.query(`SELECT p.id, p.credential_id, p.access_type, p.creator_id, pg.group_id FROM cc_pairs p
+		LEFT JOIN cc_pair_groups pg ON pg.cc_pair_id = p.id WHERE p.connector_id = $1 ORDER BY p.id, pg.group_id`, id)
+	if err != nil {
+		return nil, err
+	}
+	var pairs []*quarry.CCPair
+	for rows.Next() {
+		var (
+			p     quarry.CCPair
+			group sql.NullInt64
+		)
+		if err := rows.Scan(&p.ID, &p.CredentialID, &p.AccessType, &p.CreatorID, &group); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if n := len(pairs); n == 0 || pairs[n-1].ID != p.ID {
+			p.ConnectorID = id
+			pairs = append(pairs, &p)
+		}
+		if group.Valid {
+			last := pairs[len(pairs)-1]
+			last.Groups = append(last.Groups, group.Int64)
+		}
+	}
+	return pairs, closeRows(rows)
+}
 
 // checkConnectorInput applies the sharing rules and the uniqueness of
 // name+source to a connector being created (self 0) or changed.
@@ -124,8 +186,9 @@ func (db *DB) Connectors(ctx context.Context, c *quarry.Caller) ([]*quarry.Conne
 
 // connectors loads one visible connector (id > 0) or all, in two statements.
 func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id int64) ([]*quarry.Connector, error) {
+	args := idRange(id)
 	rows, err := q.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors c
-		WHERE c.id BETWEEN $3 AND $4 AND `+connectorVisible+` ORDER BY c.id`, append([]any{c.ID, c.IsAdmin()}, idRange(id)...)...)
+		WHERE c.id BETWEEN $1 AND $2 AND `+connectorsVisibleTo(c, "c", &args)+` ORDER BY c.id`, args...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -143,9 +206,10 @@ func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id in
 	if err := closeRows(rows); err != nil {
 		return nil, err
 	}
+	args = idRange(id)
 	rows, err = q.QueryContext(ctx, `SELECT p.connector_id, p.credential_id FROM cc_pairs p
-		WHERE p.connector_id BETWEEN $3 AND $4 AND `+pairVisible+` ORDER BY p.connector_id, p.credential_id`,
-		append([]any{c.ID, c.IsAdmin()}, idRange(id)...)...)
+		WHERE p.connector_id BETWEEN $1 AND $2 AND `+pairsVisibleTo(c, "p", &args)+` ORDER BY p.connector_id, p.credential_id`,
+		args...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -162,43 +226,6 @@ func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id in
 	return out, closeRows(rows)
 }
 
-// canChangeConnector reports whether c may change connector id: admins
-// always; curators when they created it, or when it has cc-pairs and every
-// one of them is shared only with groups they curate.
-func (tx *Tx) canChangeConnector(c *quarry.Caller, id int64) (bool, error) {
-	if c.IsAdmin() {
-		return true, nil
-	}
-	var creator sql.NullString
-	if err := tx.queryRow(`SELECT creator_id FROM connectors WHERE id = $1`, id).Scan(&creator); err != nil {
-		return false, err
-	}
-	if creator.Valid && creator.String == c.ID {
-		return true, nil
-	}
-	rows, err := tx.query(`SELECT p.id, pg.group_id FROM cc_pairs p LEFT JOIN cc_pair_groups pg ON pg.cc_pair_id = p.id
-		WHERE p.connector_id = $1`, id)
-	if err != nil {
-		return false, err
-	}
-	n := 0
-	ok := true
-	for rows.Next() {
-		var pid int64
-		var gid sql.NullInt64
-		if err := rows.Scan(&pid, &gid); err != nil {
-			rows.Close()
-			return false, err
-		}
-		n++
-		ok = ok && gid.Valid && c.Curates(gid.Int64)
-	}
-	if err := closeRows(rows); err != nil {
-		return false, err
-	}
-	return n > 0 && ok, nil
-}
-
 // UpdateConnector replaces the fields of connector id.
 func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, in quarry.ConnectorInput) (*quarry.Connector, error) {
 	var conn *quarry.Connector
@@ -210,25 +237,32 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 		if len(old) == 0 {
 			return connectorNotFound(id)
 		}
-		ok, err := tx.canChangeConnector(c, id)
+		_, sharing, err := tx.connectorSharing(id)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		pairs, err := tx.connectorPairs(id)
+		if err != nil {
+			return err
+		}
+		if !c.CanChangeConnector(sharing, pairs) {
 			return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
 		}
 		if err := tx.checkConnectorInput(c, in, id); err != nil {
 			return err
 		}
 		_, err = tx.exec(`UPDATE connectors SET name = $1, source = $2, input_type = $3, config = $4, refresh_freq = $5,
-				prune_freq = $6, indexing_start = $7, updated_at = $8 WHERE id = $9`,
+				prune_freq = $6, indexing_start = $7, access_type = $8, updated_at = $9 WHERE id = $10`,
 			in.Name, in.Source, in.InputType, string(in.Config), in.RefreshFreq, in.PruneFreq,
-			timeMicros(in.IndexingStart), later(tx.now, old[0].UpdatedAt).Micros(), id)
+			timeMicros(in.IndexingStart), accessTypeOf(in), later(tx.now, old[0].UpdatedAt).Micros(), id)
 		if err != nil {
 			return err
 		}
+		if err := tx.setConnectorGroups(id, in.Groups); err != nil {
+			return err
+		}
 		tx.touch()
-		if err := tx.audit(c, "connector.update", "connector", id, changedConnectorFields(old[0], in)); err != nil {
+		if err := tx.audit(c, "connector.update", "connector", id, changedConnectorFields(old[0], sharing, in)); err != nil {
 			return err
 		}
 		cs, err := db.connectors(ctx, tx, c, id)
@@ -241,7 +275,7 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 	return conn, err
 }
 
-func changedConnectorFields(old *quarry.Connector, in quarry.ConnectorInput) []string {
+func changedConnectorFields(old *quarry.Connector, sharing quarry.ConnectorSharing, in quarry.ConnectorInput) []string {
 	var f []string
 	add := func(changed bool, name string) {
 		if changed {
@@ -255,6 +289,8 @@ func changedConnectorFields(old *quarry.Connector, in quarry.ConnectorInput) []s
 	add(!eqPtr(old.RefreshFreq, in.RefreshFreq), "refresh_freq")
 	add(!eqPtr(old.PruneFreq, in.PruneFreq), "prune_freq")
 	add(!eqPtr(timeMicros(old.IndexingStart), timeMicros(in.IndexingStart)), "indexing_start")
+	add(sharing.AccessType != accessTypeOf(in), "access_type")
+	add(!slices.Equal(sharing.Groups, dedupe(in.Groups)), "groups")
 	return f
 }
 

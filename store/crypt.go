@@ -32,6 +32,8 @@ const (
 	purposeCredential  = "credential_json"
 	purposeToolHeaders = "tool_headers"
 	purposeOAuthSecret = "oauth_client_secret"
+	purposeIDToken     = "session_id_token"
+	purposeOIDCLogin   = "oidc_login"
 )
 
 // Keyring encrypts secrets with its primary key and decrypts them with any

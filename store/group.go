@@ -203,7 +203,7 @@ func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGr
 		return nil, err
 	}
 	rows, err = q.QueryContext(ctx, `
-		SELECT m.group_id, m.is_curator, u.id, u.email, u.role, u.service_account, u.created_at
+		SELECT `+userColumns+`, m.group_id, m.is_curator
 		FROM user_group_members m JOIN users u ON u.id = m.user_id
 		WHERE m.group_id BETWEEN $1 AND $2 ORDER BY m.group_id, u.email`, idRange(id)...)
 	if err != nil {
@@ -214,13 +214,11 @@ func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGr
 			gid       int64
 			isCurator bool
 			u         quarry.User
-			created   int64
 		)
-		if err := rows.Scan(&gid, &isCurator, &u.ID, &u.Email, &u.Role, &u.ServiceAccount, &created); err != nil {
+		if err := scanUser(rows, &u, &gid, &isCurator); err != nil {
 			rows.Close()
 			return nil, mapError(err)
 		}
-		u.CreatedAt = quarry.TimeFromMicros(created)
 		if g := byID[gid]; g != nil {
 			g.Users = append(g.Users, u)
 			if isCurator {

@@ -274,8 +274,6 @@ func without(t *testing.T, got []string, table string) []string {
 	return out
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestMigrateRefusesNewerSchema: a build must not serve a database that a
 // newer build migrated (a rolled-back binary, a restore of a newer backup).
 func TestMigrateRefusesNewerSchema(t *testing.T) {

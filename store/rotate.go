@@ -35,6 +35,7 @@ var secretColumns = []secretColumn{
 	{"credential", "credentials", "credential_json", "credentials", "secret", purposeCredential},
 	{"tool header set", "tool header sets", "custom_headers", "tools", "headers", purposeToolHeaders},
 	{"OAuth client secret", "OAuth client secrets", "client_secret", "oauth_configs", "client_secret", purposeOAuthSecret},
+	{"session ID token", "session ID tokens", "id_token", "sessions", "id_token", purposeIDToken},
 }
 
 // KindCount is a number of secrets of one kind.

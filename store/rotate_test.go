@@ -78,7 +78,13 @@ func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
 			t.Fatal(err)
 		}
 	}
-	f.secrets = credentials + 3 + 2
+	// A person signed in with single sign-on: the session keeps the ID
+	// token, sealed.
+	if _, _, err := db.SignInOIDC(ctx, &quarry.Identity{Issuer: "https://idp.example.com", Subject: "s1", Email: "p@example.com", Role: quarry.RoleBasic},
+		quarry.NewSession{Method: quarry.SignInOIDC, IDToken: rotationIDToken}, testSessions); err != nil {
+		t.Fatal(err)
+	}
+	f.secrets = credentials + 3 + 2 + 1
 	f.creds, f.tools = f.read(t, db)
 	return f
 }
@@ -119,7 +125,22 @@ func (f *rotationFixture) checkRotated(t *testing.T) {
 	if diff := cmp.Diff(f.tools, tools); diff != "" {
 		t.Errorf("tools changed by the rotation (-before +after):\n%s", diff)
 	}
+	people, _, err := db.People(ctx, quarry.UserFilter{Limit: 10})
+	if err != nil || len(people) != 1 {
+		t.Fatalf("People = %v, %v", people, err)
+	}
+	sessions, err := db.Sessions(ctx, "", testSessions)
+	if err != nil || len(sessions) != 1 {
+		t.Fatalf("Sessions = %v, %v", sessions, err)
+	}
+	idToken, err := db.CloseSession(ctx, &quarry.Caller{User: people[0].User}, sessions[0].ID)
+	if err != nil || idToken != rotationIDToken {
+		t.Errorf("the session's ID token after the rotation = %q, %v; want %q", idToken, err, rotationIDToken)
+	}
 }
+
+// rotationIDToken is the (unchecked) ID token of the fixture's session.
+const rotationIDToken = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzMSJ9.c2lnbmF0dXJl"
 
 func TestRotateKeys(t *testing.T) {
 	f := newRotationFixture(t, 120)
@@ -128,7 +149,7 @@ func TestRotateKeys(t *testing.T) {
 	if err != nil || n != f.secrets {
 		t.Fatalf("SecretsToRotate = %d, %v; want %d", n, err, f.secrets)
 	}
-	wantKinds := []store.KindCount{{"credentials", 120}, {"tool header sets", 3}, {"OAuth client secrets", 2}}
+	wantKinds := []store.KindCount{{"credentials", 120}, {"tool header sets", 3}, {"OAuth client secrets", 2}, {"session ID tokens", 1}}
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
@@ -143,22 +164,22 @@ func TestRotateKeys(t *testing.T) {
 	if diff := cmp.Diff(wantKinds, res.RotatedKinds); diff != "" {
 		t.Errorf("rotated kinds (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(res.Summary(), "re-encrypted 125 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets)") {
+	if !strings.Contains(res.Summary(), "re-encrypted 126 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token)") {
 		t.Errorf("summary %q", res.Summary())
 	}
-	// 50 + 50 + 20 credentials, then 3 tools, then 2 OAuth configs.
-	wantProgress := []store.RotateProgress{{50, 125}, {100, 125}, {120, 125}, {123, 125}, {125, 125}}
+	// 50 + 50 + 20 credentials, then 3 tools, 2 OAuth configs, 1 session.
+	wantProgress := []store.RotateProgress{{50, 126}, {100, 126}, {120, 126}, {123, 126}, {125, 126}, {126, 126}}
 	if diff := cmp.Diff(wantProgress, progress); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 	f.checkRotated(t)
 
-	events, err := db.AuditEvents(ctx, quarry.AuditFilter{})
+	events, err := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("encryption_key")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e := events[0]; e.Action != "encryption_key.rotate" || e.ResourceID != res.PrimaryKeyID ||
-		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret"}) {
+		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret", "id_token"}) {
 		t.Errorf("last audit event %+v; want the rotation", e)
 	}
 
@@ -212,7 +233,7 @@ func TestRotateKeysWithoutTheOldKey(t *testing.T) {
 				t.Errorf("%d unreadable, %d rotated; want %d, 0", ue.Count, res.Rotated, f.secrets)
 			}
 			msg := err.Error()
-			for _, want := range []string{"15 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets) cannot be opened",
+			for _, want := range []string{"16 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token) cannot be opened",
 				"QUARRY_OLD_ENCRYPTION_KEYS", "nothing was changed"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not say %q", msg, want)

@@ -323,48 +323,25 @@ func (db *DB) ConnectorStatuses(ctx context.Context, c *quarry.Caller, f quarry.
 }
 
 // statusFrom returns FROM and WHERE clauses, with their arguments, that
-// select the pairs c may see through filter f (alias p), after joining
-// joins. Connectors are joined (alias c) only to filter on their source.
-// Admins see every pair; others the public and sync pairs and those shared
-// with a group of c.Memberships.
+// select the pairs c may see (see pairsVisibleTo) through filter f (alias
+// p), after joining joins. Connectors are joined (alias c) only to filter
+// on their source.
 func statusFrom(c *quarry.Caller, f quarry.StatusFilter, joins string) (string, []any) {
 	var (
 		b    strings.Builder
 		args []any
 	)
-	in := func(column string, values []any) {
-		b.WriteString(column + " IN (")
-		for i, v := range values {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			args = append(args, v)
-			fmt.Fprintf(&b, "$%d", len(args))
-		}
-		b.WriteString(")")
-	}
 	b.WriteString(" FROM cc_pairs p")
 	if len(f.Sources) > 0 {
 		b.WriteString(" JOIN connectors c ON c.id = p.connector_id")
 	}
 	b.WriteString(joins)
-	b.WriteString(" WHERE TRUE")
-	if !c.IsAdmin() {
-		b.WriteString(" AND (p.access_type IN ('public', 'sync')")
-		if groups := c.GroupIDs(); len(groups) > 0 {
-			b.WriteString(" OR EXISTS (SELECT 1 FROM cc_pair_groups pv WHERE pv.cc_pair_id = p.id AND ")
-			in("pv.group_id", anys(groups))
-			b.WriteString(")")
-		}
-		b.WriteString(")")
-	}
+	b.WriteString(" WHERE " + pairsVisibleTo(c, "p", &args))
 	if len(f.Sources) > 0 {
-		b.WriteString(" AND ")
-		in("c.source", anys(f.Sources))
+		b.WriteString(" AND " + sqlIn("c.source", anys(f.Sources), &args))
 	}
 	if len(f.AccessTypes) > 0 {
-		b.WriteString(" AND ")
-		in("p.access_type", anys(f.AccessTypes))
+		b.WriteString(" AND " + sqlIn("p.access_type", anys(f.AccessTypes), &args))
 	}
 	return b.String(), args
 }

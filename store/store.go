@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,6 +264,9 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 		db.write.SetConnMaxIdleTime(5 * time.Minute)
 		db.read = db.write
 	} else {
+		if err := createSQLiteFile(source); err != nil {
+			return nil, err
+		}
 		// One writer (SQLite allows one at a time; BEGIN IMMEDIATE takes the
 		// lock up front so that transactions queue instead of failing), and
 		// a pool of read-only readers that WAL lets run beside it.
@@ -299,6 +303,22 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 		}
 	}
 	return db, nil
+}
+
+// createSQLiteFile makes the SQLite database file at path, and the
+// directories leading to it, if they are not there yet, for this user alone
+// (0600 and 0700): the database holds API key hashes, emails and the audit
+// log. SQLite gives the files it makes beside the database (-wal, -shm) the
+// database file's mode. A file that is there already keeps its mode.
+func createSQLiteFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("store: creating the database directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: creating the database file: %w", err)
+	}
+	return f.Close()
 }
 
 // connectTimeout bounds a PostgreSQL connection attempt made without a
@@ -513,9 +533,10 @@ func (tx *Tx) audit(c *quarry.Caller, action, resourceType string, resourceID an
 			keyID = &c.APIKeyID
 		}
 	}
-	_, err := tx.exec(`INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		tx.now.Micros(), actor, keyID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields), quarry.RequestIDFrom(tx.ctx))
+	_, err := tx.exec(`INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id, source_ip)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		tx.now.Micros(), actor, keyID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields),
+		quarry.RequestIDFrom(tx.ctx), quarry.ClientIPFrom(tx.ctx))
 	return err
 }
 

@@ -12,19 +12,66 @@ import (
 	"github.com/quarryhq/quarry"
 )
 
-// errNotAuthenticated answers every token that opens nothing.
+// errNotAuthenticated answers every token or session that opens nothing.
 var errNotAuthenticated = quarry.Errorf(quarry.EUNAUTHORIZED, "Not authenticated")
 
+// userColumns are the columns scanUser reads, of users u.
+const userColumns = `u.id, u.email, u.name, u.role, u.is_active, u.service_account, u.created_at`
+
+// scanUser scans userColumns, then the rest into more.
+func scanUser(s interface{ Scan(...any) error }, u *quarry.User, more ...any) error {
+	var created int64
+	if err := s.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.Role, &u.IsActive, &u.ServiceAccount, &created}, more...)...); err != nil {
+		return err
+	}
+	u.CreatedAt = quarry.TimeFromMicros(created)
+	return nil
+}
+
 // Authenticate returns the caller whose API key hashes to hash, with its
-// group memberships, in one statement.
+// group memberships, in one statement. A deactivated user's keys open
+// nothing.
 func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, error) {
-	rows, err := db.read.QueryContext(ctx, `
-		SELECT k.id, u.id, u.email, u.role, u.service_account, u.created_at, m.group_id, m.is_curator
+	return db.caller(ctx, `
+		SELECT `+userColumns+`, k.id, 0, m.group_id, m.is_curator
 		FROM api_keys k
 		JOIN users u ON u.id = k.user_id
 		LEFT JOIN user_group_members m ON m.user_id = u.id
-		WHERE k.hashed_key = $1
+		WHERE k.hashed_key = $1 AND u.is_active
 		ORDER BY m.group_id`, hash)
+}
+
+// SessionCaller returns the caller whose session token hashes to hash, if
+// the session has neither reached its absolute end nor been idle longer
+// than p allows, and its user is active. It notes the use of the session
+// (at most once a minute, so that reads rarely write).
+func (db *DB) SessionCaller(ctx context.Context, hash string, p quarry.SessionPolicy) (*quarry.Caller, error) {
+	now := db.now().Micros()
+	c, err := db.caller(ctx, `
+		SELECT `+userColumns+`, 0, s.id, m.group_id, m.is_curator
+		FROM sessions s
+		JOIN users u ON u.id = s.user_id
+		LEFT JOIN user_group_members m ON m.user_id = u.id
+		WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.last_seen_at > $3 AND u.is_active
+		ORDER BY m.group_id`, hash, now, now-p.Idle.Microseconds())
+	if err != nil {
+		return nil, err
+	}
+	// Best effort: should the write wait on another (SQLite has one writer
+	// at a time), the request goes on, and the session's idle clock is
+	// moved on by a later one.
+	const touchEvery = 60_000_000 // a minute, in microseconds
+	if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET last_seen_at = $1 WHERE id = $2 AND last_seen_at < $3`,
+		now, c.SessionID, now-touchEvery); err != nil && !isBusy(err) {
+		return nil, mapError(err)
+	}
+	return c, nil
+}
+
+// caller runs a query that returns userColumns, an API key id, a session id
+// and one membership per row, and returns the caller it describes.
+func (db *DB) caller(ctx context.Context, query string, args ...any) (*quarry.Caller, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -33,15 +80,13 @@ func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, er
 	for rows.Next() {
 		var (
 			u         quarry.Caller
-			created   int64
 			groupID   sql.NullInt64
 			isCurator sql.NullBool
 		)
-		if err := rows.Scan(&u.APIKeyID, &u.ID, &u.Email, &u.Role, &u.ServiceAccount, &created, &groupID, &isCurator); err != nil {
+		if err := scanUser(rows, &u.User, &u.APIKeyID, &u.SessionID, &groupID, &isCurator); err != nil {
 			return nil, mapError(err)
 		}
 		if c == nil {
-			u.CreatedAt = quarry.TimeFromMicros(created)
 			c = &u
 		}
 		if groupID.Valid {
@@ -57,6 +102,14 @@ func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, er
 	return c, nil
 }
 
+// userCaller returns user id as a caller, with its memberships.
+func (db *DB) userCaller(ctx context.Context, id string) (*quarry.Caller, error) {
+	return db.caller(ctx, `
+		SELECT `+userColumns+`, 0, 0, m.group_id, m.is_curator
+		FROM users u LEFT JOIN user_group_members m ON m.user_id = u.id
+		WHERE u.id = $1 AND u.is_active ORDER BY m.group_id`, id)
+}
+
 // createUser inserts a service-account user for an API key.
 func (tx *Tx) createUser(name *string, role quarry.Role) (*quarry.User, error) {
 	id := uuid.NewString()
@@ -67,14 +120,29 @@ func (tx *Tx) createUser(name *string, role quarry.Role) (*quarry.User, error) {
 	u := &quarry.User{
 		ID:             id,
 		Email:          fmt.Sprintf("api_key__%s@%s.quarry.invalid", label, id),
+		Name:           name,
 		Role:           role,
+		IsActive:       true,
 		ServiceAccount: true,
 		CreatedAt:      tx.now,
 	}
-	_, err := tx.exec(`INSERT INTO users (id, email, role, service_account, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		u.ID, u.Email, u.Role, u.ServiceAccount, u.CreatedAt.Micros())
-	return u, err
+	return u, tx.insertUser(u, nil)
 }
+
+// insertUser inserts u, with a password hash if it has one.
+func (tx *Tx) insertUser(u *quarry.User, passwordHash *string) error {
+	_, err := tx.exec(`INSERT INTO users (id, email, email_key, name, role, is_active, service_account, password_hash, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		u.ID, u.Email, quarry.EmailKey(u.Email), u.Name, u.Role, u.IsActive, u.ServiceAccount, passwordHash, u.CreatedAt.Micros())
+	if quarry.ErrorCode(mapError(err)) == quarry.ECONFLICT {
+		return errEmailTaken
+	}
+	return err
+}
+
+// errEmailTaken answers a new account whose email another has, in any
+// case. It is a 400, as FastAPI-Users' REGISTER_USER_ALREADY_EXISTS is.
+var errEmailTaken = quarry.Errorf(quarry.EINVALID, "A user with this email already exists")
 
 // emailLocal turns a key name into the local part of an email address.
 func emailLocal(name string) string {
@@ -113,14 +181,14 @@ func (tx *Tx) userRole(id string) (quarry.Role, error) {
 // syncCuratorRole demotes a curator that curates no group any more to basic,
 // as Onyx does when the last curator flag goes, and records the change.
 func (tx *Tx) syncCuratorRole(c *quarry.Caller, userID string) error {
-	res, err := tx.exec(`UPDATE users SET role = 'basic' WHERE id = $1 AND role = 'curator'
-		AND NOT EXISTS (SELECT 1 FROM user_group_members WHERE user_id = $1 AND is_curator)`, userID)
+	res, err := tx.exec(`UPDATE users SET role = 'basic', updated_at = $2 WHERE id = $1 AND role = 'curator'
+		AND NOT EXISTS (SELECT 1 FROM user_group_members WHERE user_id = $1 AND is_curator)`, userID, tx.now.Micros())
 	return tx.auditRoleChange(c, userID, res, err)
 }
 
 // promoteToCurator makes a basic user a curator, and records the change.
 func (tx *Tx) promoteToCurator(c *quarry.Caller, userID string) error {
-	res, err := tx.exec(`UPDATE users SET role = 'curator' WHERE id = $1 AND role = 'basic'`, userID)
+	res, err := tx.exec(`UPDATE users SET role = 'curator', updated_at = $2 WHERE id = $1 AND role = 'basic'`, userID, tx.now.Micros())
 	return tx.auditRoleChange(c, userID, res, err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"sync"
+	"time"
 )
 
 // Cache remembers the outcome of Validate for the definitions it has seen
@@ -13,11 +14,12 @@ import (
 // is never stale. A Cache holds at most its budget of definition bytes,
 // forgetting the oldest first, and is safe for concurrent use.
 type Cache struct {
-	mu      sync.Mutex
-	budget  int // Bytes of definitions it may remember.
-	bytes   int
-	results map[[sha256.Size]byte]result
-	order   [][sha256.Size]byte // Oldest first; forgotten first.
+	mu       sync.Mutex
+	maxTime  time.Duration // Time each validation may take.
+	maxBytes int           // Bytes of definitions it may remember.
+	bytes    int
+	results  map[[sha256.Size]byte]result
+	order    [][sha256.Size]byte // Oldest first; forgotten first.
 }
 
 type result struct {
@@ -26,17 +28,17 @@ type result struct {
 	size    int
 }
 
-// NewCache returns a Cache that remembers the outcomes of up to budget
+// NewCache returns a Cache that remembers the outcomes of up to maxBytes
 // bytes of definitions.
-func NewCache(budget int) *Cache {
-	return &Cache{budget: budget, results: map[[sha256.Size]byte]result{}}
+func NewCache(maxBytes int) *Cache {
+	return &Cache{maxTime: timeBudget, maxBytes: maxBytes, results: map[[sha256.Size]byte]result{}}
 }
 
 // Validate is the package's Validate, remembered. The returned methods are
 // shared between callers and must not be changed.
 func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
-	if len(def) > c.budget {
-		return Validate(ctx, def)
+	if len(def) > c.maxBytes {
+		return validate(ctx, def, c.maxTime)
 	}
 	key := sha256.Sum256(def)
 	c.mu.Lock()
@@ -45,9 +47,9 @@ func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
 	if ok {
 		return r.methods, r.err
 	}
-	methods, err := Validate(ctx, def)
-	if ctx.Err() != nil {
-		return methods, err // Possibly cut short: not an outcome of the document.
+	methods, err := validate(ctx, def, c.maxTime)
+	if ctx.Err() != nil || err == errTooSlow {
+		return methods, err // Cut short: not an outcome of the document.
 	}
 	for i := range methods { // The specs point into def, which the caller owns.
 		methods[i].Spec = append([]byte(nil), methods[i].Spec...)
@@ -55,7 +57,7 @@ func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.results[key]; !ok {
-		for c.bytes+len(def) > c.budget {
+		for c.bytes+len(def) > c.maxBytes {
 			c.bytes -= c.results[c.order[0]].size
 			delete(c.results, c.order[0])
 			c.order = c.order[1:]

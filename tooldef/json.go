@@ -46,6 +46,7 @@ type value struct {
 	elems   []*value        // the elements of an array
 	parent  *value          // the object or array that holds the value
 	name    string          // the key or index of the value in parent
+	weight  int             // the work of walking v (see checkWork)
 }
 
 // A member is one key of a JSON object and its value.
@@ -81,7 +82,7 @@ func (p *parser) value(parent *value, name string, depth int) (*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &value{parent: parent, name: name}
+	v := &value{parent: parent, name: name, weight: 1}
 	switch t := tok.(type) {
 	case json.Delim:
 		if depth >= maxDepth {
@@ -124,6 +125,7 @@ func (p *parser) start() int {
 // object parses the members of an object into v, up to its closing brace.
 func (p *parser) object(v *value, depth int) error {
 	v.kind = kindObject
+	v.weight = objectWeight
 	v.index = make(map[string]int)
 	for p.dec.More() {
 		tok, err := p.dec.Token()
@@ -135,7 +137,9 @@ func (p *parser) object(v *value, depth int) error {
 		if err != nil {
 			return err
 		}
+		v.weight += m.weight
 		if i, dup := v.index[key]; dup {
+			v.weight -= v.members[i].value.weight
 			v.members[i].value = m
 			continue
 		}
@@ -154,6 +158,7 @@ func (p *parser) array(v *value, depth int) error {
 		if err != nil {
 			return err
 		}
+		v.weight += e.weight
 		v.elems = append(v.elems, e)
 	}
 	_, err := p.dec.Token()

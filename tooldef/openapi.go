@@ -19,8 +19,17 @@ import (
 // (checkHollowSchemas). A document that makes kin-openapi panic (it does on
 // some null values, such as "prefixItems": [null] in an encoding's header)
 // is invalid.
+//
+// kin-openapi never looks at ctx; checkWork bounds what it may do, and ctx
+// is looked at before and after each of its two steps.
 func checkDocument(ctx context.Context, doc *value) (err error) {
 	if err := checkHollowSchemas(doc); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkWork(ctx, doc); err != nil {
 		return err
 	}
 	defer func() {
@@ -33,13 +42,16 @@ func checkDocument(ctx context.Context, doc *value) (err error) {
 	loader.IsExternalRefsAllowed = false
 	loader.ReadFromURIFunc = refuseURI
 	t, err := loader.LoadFromData(doc.raw)
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
 	if err == nil {
 		err = t.Validate(ctx, openapi3.DisableExamplesValidation(), openapi3.DisableSchemaDefaultsValidation())
 	}
 	if err != nil {
 		return invalid(fmtInvalidDoc, err)
 	}
-	return nil
+	return ctx.Err()
 }
 
 // refuseURI is an openapi3.ReadFromURIFunc that reads nothing.

@@ -67,12 +67,16 @@
 //   - An empty method key gives "HTTP method is not specified." as in Onyx.
 //   - Rule 11's message is kin-openapi's, prefixed "Invalid OpenAPI
 //     document: ". Examples and default values are not checked against
-//     their schemas. Three messages of rule 11 are this package's own: a
+//     their schemas. Six messages of rule 11 are this package's own: a
 //     schema that contains itself through schemas with no "type" or other
 //     constraint, or that leads to more than 100000 such schemas, is
 //     rejected before kin-openapi sees it, because kin-openapi would crash
-//     or hang on it (see checkHollowSchemas); a document on which
-//     kin-openapi panics gets "the validator failed on this document".
+//     or hang on it (see checkHollowSchemas); so is a reference that leads
+//     through more than 64 references, and a document that would take
+//     kin-openapi more than 2000000 steps (see checkWork); a document on
+//     which kin-openapi panics gets "the validator failed on this
+//     document"; one whose validation takes more than 3 seconds gets
+//     "checking it took longer than 3s".
 package tooldef
 
 import (
@@ -81,6 +85,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/quarryhq/quarry"
 )
@@ -108,7 +113,19 @@ const (
 	msgValidatorFailed = "Invalid OpenAPI document: the validator failed on this document"
 	fmtSchemaCycle     = "Invalid OpenAPI document: schema %s refers back to itself through schemas that have no type or other constraint"
 	fmtSchemaTooHollow = "Invalid OpenAPI document: schema %s leads to more than %d schemas that have no type or other constraint"
+	fmtRefChain        = "Invalid OpenAPI document: the reference at %s leads through more than %d references"
+	fmtTooMuchWork     = "Invalid OpenAPI document: checking it would take more than %d steps, because its parts refer to one another too often"
+	fmtTooSlow         = "Invalid OpenAPI document: checking it took longer than %v"
 )
+
+// timeBudget bounds the time Validate spends on a definition. The work of
+// kin-openapi is bounded up front (see checkWork), so this is a second line
+// of defence, for a server too busy to do even that work in time.
+const timeBudget = 3 * time.Second
+
+// errTooSlow is the error of a definition whose validation ran out of time.
+// It depends on the time it took, not on the definition alone.
+var errTooSlow = invalid(fmtTooSlow, timeBudget)
 
 // Method is one operation of a custom tool definition, as
 // POST /admin/tool/custom/validate lists it.
@@ -133,7 +150,27 @@ type operation struct {
 // JSON object) against rules 1–11 of contract section 5, in order, and
 // returns the methods in document order. A failure is a *quarry.Error with
 // Code quarry.EINVALID and the exact message of the first failing rule.
+//
+// Validate stops when ctx ends, and returns ctx's error. It gives up on a
+// definition it has not finished with after a few seconds, with an error
+// with Code quarry.EINVALID that says so.
 func Validate(ctx context.Context, def []byte) ([]Method, error) {
+	return validate(ctx, def, timeBudget)
+}
+
+// validate is Validate, giving up after budget.
+func validate(ctx context.Context, def []byte, budget time.Duration) ([]Method, error) {
+	bctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	methods, err := validateRules(bctx, def)
+	if err != nil && bctx.Err() != nil && ctx.Err() == nil {
+		return nil, errTooSlow
+	}
+	return methods, err
+}
+
+// validateRules applies the rules in order.
+func validateRules(ctx context.Context, def []byte) ([]Method, error) {
 	doc, err := parse(def)
 	if err != nil {
 		return nil, invalid(fmtInvalidDoc, err)

@@ -89,7 +89,12 @@ const parseBodyMsg = "There was an error parsing the body"
 //
 //	path:"name"   a path parameter, from r.PathValue(name); int64 or string
 //	query:"name"  a query parameter; a slice collects repeated values
+//	form:"name"   a field of a form-encoded body (string or Optional[string])
 //	body:""       the JSON body, a request model struct
+//
+// A string field may also carry a `pattern` tag, a regular expression its
+// value must match (pydantic's pattern constraint, for patterns that mean
+// the same in Go's syntax).
 //
 // It returns nil, an Errors (a 422), or a *quarry.Error: EINVALID when the
 // body is not decodable text, ETOOLARGE when reading it hits an
@@ -104,15 +109,24 @@ func Request(r *http.Request, dst any) error {
 	if err != nil {
 		return err
 	}
-	var body *tape
+	var (
+		body *tape
+		form [][2]string
+	)
 	if p.body != nil {
 		if body, err = readBody(r); err != nil {
+			return err
+		}
+	}
+	if p.form != nil {
+		if form, err = readForm(r); err != nil {
 			return err
 		}
 	}
 	st := &state{loc: make([]any, 0, 8)}
 	p.decodePath(st, r, rv.Elem())
 	p.decodeQuery(st, r, rv.Elem())
+	p.decodeForm(st, form, rv.Elem())
 	p.decodeBody(st, body, rv.Elem())
 	if len(st.errs) > 0 {
 		return st.errs
@@ -159,6 +173,25 @@ func readBody(r *http.Request) (*tape, error) {
 		return nil, nil
 	}
 	return t, nil
+}
+
+// readForm reads a form-encoded body as Starlette does: a body of another
+// content type reads as an empty form (multipart bodies are not read: no
+// Quarry form takes a file). It returns the fields in order, or a
+// *quarry.Error as readBody does.
+func readForm(r *http.Request) ([][2]string, error) {
+	raw, err := readAll(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, quarry.Errorf(quarry.ETOOLARGE, "Request body is larger than %d bytes", mbe.Limit)
+		}
+		return nil, quarry.Errorf(quarry.EINVALID, parseBodyMsg)
+	}
+	if !isFormContentType(r.Header.Get("Content-Type")) {
+		return nil, nil
+	}
+	return parseForm(string(raw)), nil
 }
 
 // readAll reads the body like io.ReadAll, sized by its Content-Length.

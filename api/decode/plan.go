@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,6 +43,7 @@ type typePlan struct {
 	expected string          // typeEnum: "'a', 'b' or 'c'"
 	elem     *typePlan       // typeList
 	model    *modelPlan      // typeModel
+	pattern  *regexp.Regexp  // typeString: the value must match (the pattern tag)
 	rtype    reflect.Type
 }
 
@@ -65,6 +67,7 @@ type modelPlan struct {
 type plan struct {
 	path  []fieldPlan
 	query []fieldPlan
+	form  []fieldPlan
 	body  *fieldPlan
 }
 
@@ -97,6 +100,14 @@ func buildPlan(t reflect.Type) (*plan, error) {
 			err = b.addParam(&p.path, sf, i, name)
 		} else if name, ok := sf.Tag.Lookup("query"); ok {
 			err = b.addParam(&p.query, sf, i, name)
+		} else if name, ok := sf.Tag.Lookup("form"); ok {
+			var fp fieldPlan
+			if fp, err = b.field(sf, i, name); err == nil {
+				if fp.typ.kind != typeString {
+					return nil, fmt.Errorf("decode: %v: form field %s must be a string", t, sf.Name)
+				}
+				p.form = append(p.form, fp)
+			}
 		} else if _, ok := sf.Tag.Lookup("body"); ok {
 			if p.body != nil || sf.Type.Kind() != reflect.Struct {
 				return nil, fmt.Errorf("decode: %v: body field %s must be the only body and a struct", t, sf.Name)
@@ -109,6 +120,9 @@ func buildPlan(t reflect.Type) (*plan, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if p.body != nil && p.form != nil {
+		return nil, fmt.Errorf("decode: %v: a JSON body and form fields", t)
 	}
 	return p, nil
 }
@@ -170,6 +184,16 @@ func (b *builder) field(sf reflect.StructField, i int, name string) (fieldPlan, 
 	}
 	if tp, err = withBounds(tp, sf.Tag); err != nil {
 		return fp, fmt.Errorf("decode: field %s: %w", sf.Name, err)
+	}
+	if pat, ok := sf.Tag.Lookup("pattern"); ok {
+		if tp.kind != typeString {
+			return fp, fmt.Errorf("decode: field %s: pattern on a non-string", sf.Name)
+		}
+		c := *tp
+		if c.pattern, err = regexp.Compile(pat); err != nil {
+			return fp, fmt.Errorf("decode: field %s: %w", sf.Name, err)
+		}
+		tp = &c
 	}
 	fp.typ = tp
 	if d, ok := sf.Tag.Lookup("default"); ok {

@@ -20,6 +20,34 @@ func parseQuery(raw string) [][2]string {
 	return pairs
 }
 
+// parseForm splits a form-encoded body into name/value pairs as Starlette
+// does with python-multipart's query-string parser (not strict): fields
+// are separated by "&", or by ";" where no "&" follows; separators before
+// a field are skipped; a field without "=" has an empty value; names and
+// values are decoded as parseQuery decodes them.
+func parseForm(raw string) [][2]string {
+	var pairs [][2]string
+	i := 0
+	for i < len(raw) {
+		if raw[i] == '&' || raw[i] == ';' {
+			i++
+			continue
+		}
+		sep := strings.IndexByte(raw[i:], '&')
+		if sep < 0 {
+			sep = strings.IndexByte(raw[i:], ';')
+		}
+		end := len(raw)
+		if sep >= 0 {
+			end = i + sep
+		}
+		name, value, _ := strings.Cut(raw[i:end], "=")
+		pairs = append(pairs, [2]string{unquote(name), unquote(value)})
+		i = end + 1
+	}
+	return pairs
+}
+
 // unquote is Python's unquote(s.replace("+", " ")) on text decoded from
 // Latin-1: runs of ASCII have their %XX escapes decoded as UTF-8 (errors
 // replaced); other bytes stand for themselves as Latin-1 characters.

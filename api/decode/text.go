@@ -13,8 +13,25 @@ import (
 // email.message finds the main type "application" and a subtype "json" or
 // ending in "+json".
 func isJSONContentType(ct string) bool {
+	return isContentType(ct, true, func(main, sub string) bool {
+		return main == "application" && (sub == "json" || strings.HasSuffix(sub, "+json"))
+	})
+}
+
+// isFormContentType reports whether a Content-Type is
+// application/x-www-form-urlencoded, as Starlette's parse_options_header
+// reads it: parameters dropped, case and surrounding space ignored.
+func isFormContentType(ct string) bool {
+	return isContentType(ct, false, func(main, sub string) bool {
+		return main == "application" && sub == "x-www-form-urlencoded"
+	})
+}
+
+// isContentType splits a Content-Type into its type and subtype and asks
+// match about them; an empty one is empty as it says.
+func isContentType(ct string, empty bool, match func(main, sub string) bool) bool {
 	if ct == "" {
-		return true
+		return empty
 	}
 	if i := strings.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
@@ -24,7 +41,7 @@ func isJSONContentType(ct string) bool {
 		return false // email.message falls back to text/plain
 	}
 	main, sub, _ := strings.Cut(ct, "/")
-	return main == "application" && (sub == "json" || strings.HasSuffix(sub, "+json"))
+	return match(main, sub)
 }
 
 // pyStripLatin1 is Python's str.strip() on a header value decoded as

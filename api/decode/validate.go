@@ -90,6 +90,33 @@ func listTape(vals []string) *tape {
 	return t
 }
 
+// decodeForm validates the form fields, each on its own as FastAPI does:
+// the last value of a field counts, and an absent or empty one is missing
+// (or takes its default).
+func (p *plan) decodeForm(st *state, pairs [][2]string, v reflect.Value) {
+	for k := range p.form {
+		fp := &p.form[k]
+		st.loc = append(st.loc[:0], "body")
+		val, found := "", false
+		for _, kv := range pairs {
+			if kv[0] == fp.name {
+				val, found = kv[1], true
+			}
+		}
+		dst := v.Field(fp.index)
+		switch {
+		case (!found || val == "") && fp.required:
+			st.push(fp.loc)
+			st.addInput(nil, "missing", msgMissing, nil)
+			st.pop()
+		case !found || val == "":
+			setAbsent(fp, dst)
+		default:
+			st.validateField(fp, stringTape(val), 0, dst)
+		}
+	}
+}
+
 // decodeBody validates the body, if the plan has one: absent (or null) is
 // missing.
 func (p *plan) decodeBody(st *state, t *tape, v reflect.Value) {
@@ -144,7 +171,13 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 			st.add(t, i, "string_type", msgString, nil)
 			return
 		}
-		dst.SetString(t.str(i))
+		s := t.str(i)
+		if tp.pattern != nil && !tp.pattern.MatchString(s) {
+			pat := tp.pattern.String()
+			st.add(t, i, "string_pattern_mismatch", "String should match pattern '"+pat+"'", map[string]any{"pattern": pat})
+			return
+		}
+		dst.SetString(s)
 	case typeBool:
 		st.validateBool(t, i, dst)
 	case typeInt:

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -33,6 +38,28 @@ type Config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	DBTimeout         time.Duration
+
+	// Signing in.
+	LocalAccounts        bool
+	Registration         string
+	RegistrationDomains  []string
+	AdminEmails          []string
+	PasswordMinLength    int
+	SessionIdle          time.Duration
+	SessionMaxAge        time.Duration
+	PublicURL            string
+	ClientIPHeader       string
+	OIDCIssuer           string
+	OIDCClientID         string
+	OIDCClientSecret     string // Environment only, never a flag.
+	OIDCClientSecretFile string
+	OIDCScopes           []string
+	OIDCName             string
+	OIDCAudience         string
+	OIDCRoleClaim        string
+	OIDCRoleMap          map[string]quarry.Role
+	OIDCAlgorithms       []string
+	OIDCSkew             time.Duration
 }
 
 // setting is one configuration value: its flag (empty for secrets, which
@@ -80,6 +107,69 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.IdleTimeout, err = parseDuration(v); return err }},
 	{"db-timeout", "QUARRY_DB_TIMEOUT", "10s", "longest a request waits on the database before 503",
 		func(c *Config, v string) (err error) { c.DBTimeout, err = parseDuration(v); return err }},
+
+	// Signing in.
+	{"local-accounts", "QUARRY_LOCAL_ACCOUNTS", "true", "let people register and sign in with an email and a password",
+		func(c *Config, v string) (err error) { c.LocalAccounts, err = strconv.ParseBool(v); return err }},
+	{"registration", "QUARRY_REGISTRATION", "invite", "who may register once the first person has: open, invite or closed",
+		func(c *Config, v string) error {
+			if v != quarry.RegistrationOpen && v != quarry.RegistrationInvite && v != quarry.RegistrationClosed {
+				return errors.New("want open, invite or closed")
+			}
+			c.Registration = v
+			return nil
+		}},
+	{"registration-domains", "QUARRY_REGISTRATION_DOMAINS", "", "comma-separated email domains that open registration is limited to",
+		func(c *Config, v string) error { c.RegistrationDomains = lowerList(v); return nil }},
+	{"admin-emails", "QUARRY_ADMIN_EMAILS", "", "comma-separated emails of people who are admins when their account is made (and at every single sign-on when the provider decides roles)",
+		func(c *Config, v string) error { c.AdminEmails = lowerList(v); return nil }},
+	{"password-min-length", "QUARRY_PASSWORD_MIN_LENGTH", "12", "shortest password accepted (at least 8)",
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err == nil && (n < 8 || n > 256) {
+				err = errors.New("must be between 8 and 256")
+			}
+			c.PasswordMinLength = n
+			return err
+		}},
+	{"session-idle-timeout", "QUARRY_SESSION_IDLE_TIMEOUT", "12h", "a session unused this long ends",
+		func(c *Config, v string) (err error) { c.SessionIdle, err = parsePositiveDuration(v); return err }},
+	{"session-max-age", "QUARRY_SESSION_MAX_AGE", "168h", "a session ends this long after sign-in, used or not",
+		func(c *Config, v string) (err error) { c.SessionMaxAge, err = parsePositiveDuration(v); return err }},
+	{"public-url", "QUARRY_PUBLIC_URL", "", "the URL browsers reach Quarry at (with its base path), e.g. https://quarry.example.com; required for single sign-on",
+		func(c *Config, v string) error { c.PublicURL = strings.TrimRight(v, "/"); return nil }},
+	{"client-ip-header", "QUARRY_CLIENT_IP_HEADER", "", "header that holds the client's address behind a proxy (e.g. X-Forwarded-For: its last entry counts)",
+		func(c *Config, v string) error { c.ClientIPHeader = v; return nil }},
+	{"oidc-issuer", "QUARRY_OIDC_ISSUER", "", "issuer URL of the OpenID provider for single sign-on (off when empty)",
+		func(c *Config, v string) error { c.OIDCIssuer = v; return nil }},
+	{"oidc-client-id", "QUARRY_OIDC_CLIENT_ID", "", "Quarry's client id at the OpenID provider",
+		func(c *Config, v string) error { c.OIDCClientID = v; return nil }},
+	{"", "QUARRY_OIDC_CLIENT_SECRET", "", "Quarry's client secret at the OpenID provider (or use the file)",
+		func(c *Config, v string) error { c.OIDCClientSecret = v; return nil }},
+	{"oidc-client-secret-file", "QUARRY_OIDC_CLIENT_SECRET_FILE", "", "file holding Quarry's client secret at the OpenID provider",
+		func(c *Config, v string) error { c.OIDCClientSecretFile = v; return nil }},
+	{"oidc-scopes", "QUARRY_OIDC_SCOPES", "openid,email,profile", "comma-separated scopes asked of the provider (add the one that releases the role claim, e.g. groups)",
+		func(c *Config, v string) error { c.OIDCScopes = splitList(v); return nil }},
+	{"oidc-name", "QUARRY_OIDC_NAME", "", "the provider's name on the sign-in button, e.g. Okta",
+		func(c *Config, v string) error { c.OIDCName = v; return nil }},
+	{"oidc-audience", "QUARRY_OIDC_AUDIENCE", "", "audience of the provider's access tokens Quarry accepts as bearer tokens (default: the client id)",
+		func(c *Config, v string) error { c.OIDCAudience = v; return nil }},
+	{"oidc-role-claim", "QUARRY_OIDC_ROLE_CLAIM", "", "claim whose values decide roles at every sign-in, e.g. groups or realm_access.roles",
+		func(c *Config, v string) error { c.OIDCRoleClaim = v; return nil }},
+	{"oidc-role-map", "QUARRY_OIDC_ROLE_MAP", "", "comma-separated value=role pairs for the role claim, e.g. quarry-admins=admin,quarry-curators=global_curator",
+		func(c *Config, v string) (err error) { c.OIDCRoleMap, err = parseRoleMap(v); return err }},
+	{"oidc-algorithms", "QUARRY_OIDC_ALGORITHMS", strings.Join(auth.DefaultAlgorithms(), ","), "signing algorithms accepted on the provider's tokens",
+		func(c *Config, v string) error {
+			c.OIDCAlgorithms = splitList(v)
+			for _, a := range c.OIDCAlgorithms {
+				if !slices.Contains(auth.DefaultAlgorithms(), a) {
+					return fmt.Errorf("%q is not one of %s", a, strings.Join(auth.DefaultAlgorithms(), ", "))
+				}
+			}
+			return nil
+		}},
+	{"oidc-skew", "QUARRY_OIDC_SKEW", "30s", "clock difference tolerated on the expiry and not-before times of access tokens",
+		func(c *Config, v string) (err error) { c.OIDCSkew, err = parseDuration(v); return err }},
 }
 
 // loadConfig parses args with the flags of the named settings (all when
@@ -188,6 +278,93 @@ func parseDuration(v string) (time.Duration, error) {
 		err = errors.New("must not be negative")
 	}
 	return d, err
+}
+
+func parsePositiveDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err == nil && d <= 0 {
+		err = errors.New("must be positive")
+	}
+	return d, err
+}
+
+// lowerList is splitList with each entry lower-cased (emails, domains).
+func lowerList(v string) []string {
+	out := splitList(v)
+	for i := range out {
+		out[i] = strings.ToLower(out[i])
+	}
+	return out
+}
+
+// parseRoleMap reads value=role pairs.
+func parseRoleMap(v string) (map[string]quarry.Role, error) {
+	m := map[string]quarry.Role{}
+	for _, pair := range splitList(v) {
+		value, role, ok := strings.Cut(pair, "=")
+		if !ok || strings.TrimSpace(value) == "" || !quarry.Role(strings.TrimSpace(role)).Valid() {
+			return nil, fmt.Errorf("%q is not value=role with a role of %s", pair, strings.Join(quarry.Role("").EnumValues(), ", "))
+		}
+		m[strings.TrimSpace(value)] = quarry.Role(strings.TrimSpace(role))
+	}
+	return m, nil
+}
+
+// signIn returns the sign-in configuration of the server, with the OpenID
+// provider (discovered in the background until ctx ends) when one is set
+// up.
+func (c *Config) signIn(ctx context.Context, log *slog.Logger) (api.SignInConfig, error) {
+	si := api.SignInConfig{
+		LocalAccounts:     c.LocalAccounts,
+		Registration:      quarry.RegistrationPolicy{Mode: c.Registration, Domains: c.RegistrationDomains, AdminEmails: c.AdminEmails},
+		PasswordMinLength: c.PasswordMinLength,
+		Sessions:          quarry.SessionPolicy{Idle: c.SessionIdle, Absolute: c.SessionMaxAge},
+		ClientIPHeader:    c.ClientIPHeader,
+		OIDCName:          c.OIDCName,
+	}
+	if c.SessionIdle > c.SessionMaxAge {
+		return si, errors.New("QUARRY_SESSION_IDLE_TIMEOUT is longer than QUARRY_SESSION_MAX_AGE")
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return si, fmt.Errorf("QUARRY_PUBLIC_URL: %q is not an http(s) URL like https://quarry.example.com", c.PublicURL)
+		}
+		si.PublicURL = u
+	}
+	if c.OIDCIssuer == "" {
+		return si, nil
+	}
+	secret := c.OIDCClientSecret
+	if c.OIDCClientSecretFile != "" {
+		b, err := os.ReadFile(c.OIDCClientSecretFile)
+		if err != nil {
+			return si, fmt.Errorf("QUARRY_OIDC_CLIENT_SECRET_FILE: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	switch {
+	case c.OIDCClientID == "":
+		return si, errors.New("single sign-on needs QUARRY_OIDC_CLIENT_ID")
+	case secret == "":
+		return si, errors.New("single sign-on needs QUARRY_OIDC_CLIENT_SECRET or QUARRY_OIDC_CLIENT_SECRET_FILE")
+	case si.PublicURL == nil:
+		return si, errors.New("single sign-on needs QUARRY_PUBLIC_URL, for the redirect URI registered at the provider")
+	case c.OIDCRoleClaim != "" && len(c.OIDCRoleMap) == 0:
+		return si, errors.New("QUARRY_OIDC_ROLE_CLAIM needs QUARRY_OIDC_ROLE_MAP")
+	}
+	si.OIDC = auth.NewProvider(ctx, auth.OIDCConfig{
+		Issuer:       c.OIDCIssuer,
+		ClientID:     c.OIDCClientID,
+		ClientSecret: secret,
+		RedirectURL:  c.PublicURL + "/auth/oidc/callback",
+		Scopes:       c.OIDCScopes,
+		Audience:     c.OIDCAudience,
+		Algorithms:   c.OIDCAlgorithms,
+		Skew:         c.OIDCSkew,
+		Roles:        auth.RolePolicy{AdminEmails: c.AdminEmails, Claim: c.OIDCRoleClaim, Map: c.OIDCRoleMap},
+	}, log)
+	return si, nil
 }
 
 func parsePositive(v string) (int64, error) {

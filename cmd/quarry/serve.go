@@ -19,6 +19,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	log := newLogger(cfg, env.stderr)
+	signIn, err := cfg.signIn(ctx, log)
+	if err != nil {
+		return err
+	}
 	db, err := openDB(ctx, cfg, env)
 	if err != nil {
 		return err
@@ -43,8 +47,13 @@ This is a new database. An admin API key was created; it is shown only now:
 Try it:
 
     curl -H "Authorization: Bearer %s" %s/manage/admin/connector/status
-
 `, token, token, base)
+		if cfg.LocalAccounts {
+			fmt.Fprintf(env.stdout, `
+Or open %s/ in a browser and register: the first account becomes an admin.
+`, base)
+		}
+		fmt.Fprintln(env.stdout)
 	}
 	srv := &http.Server{
 		Handler: api.NewServer(build.into(api.Config{
@@ -52,6 +61,7 @@ Try it:
 			MaskCredentials: cfg.MaskCredentials,
 			MaxBodyBytes:    cfg.MaxBodyBytes,
 			DBTimeout:       cfg.DBTimeout,
+			SignIn:          signIn,
 		}), db, log),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,

@@ -1,0 +1,193 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// People, with Onyx's paths and shapes: the listing, roles, activation,
+// invitations, and (Quarry's own) sessions.
+
+// fullUserSnapshot is a person in the people listing: Onyx's
+// FullUserSnapshot, with how they sign in.
+type fullUserSnapshot struct {
+	ID                 string              `json:"id"`
+	Email              string              `json:"email"`
+	Role               quarry.Role         `json:"role"`
+	AccountType        string              `json:"account_type"` // "standard", as Onyx calls people
+	IsActive           bool                `json:"is_active"`
+	PasswordConfigured bool                `json:"password_configured"`
+	PersonalName       *string             `json:"personal_name"`
+	CreatedAt          quarry.Time         `json:"created_at"`
+	UpdatedAt          quarry.Time         `json:"updated_at"`
+	Groups             []quarry.GroupBrief `json:"groups"`
+	IsSCIMSynced       bool                `json:"is_scim_synced"`
+	SSOIssuers         []string            `json:"sso_issuers"` // The OpenID providers the person signed in with.
+}
+
+// paginated is Onyx's PaginatedReturn.
+type paginated[T any] struct {
+	Items      []T `json:"items"`
+	TotalItems int `json:"total_items"`
+}
+
+// handleAcceptedUsers serves GET /manage/users/accepted: the people (not
+// the API keys' service accounts), a page at a time, ascending by email.
+func (s *Server) handleAcceptedUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in usersQuery
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	page := in.PageNum
+	if p := value(in.Page); p != nil {
+		page = *p - 1
+	}
+	f := quarry.UserFilter{Roles: in.Roles, Active: value(in.IsActive), Limit: int(in.PageSize), Offset: int(page * in.PageSize)}
+	if q := value(in.Q); q != nil {
+		f.Query = *q
+	}
+	out := paginated[fullUserSnapshot]{Items: []fullUserSnapshot{}}
+	if st := value(in.Status); st != nil {
+		active := *st == "live"
+		if *st == "invited" || (f.Active != nil && *f.Active != active) {
+			// Invited people have no account yet; and no one is both.
+			return writeJSON(w, http.StatusOK, out)
+		}
+		f.Active = &active
+	}
+	people, total, err := s.db.People(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	for _, p := range people {
+		out.Items = append(out.Items, fullUserSnapshot{ID: p.ID, Email: p.Email, Role: p.Role, AccountType: "standard",
+			IsActive: p.IsActive, PasswordConfigured: p.PasswordConfigured, PersonalName: p.Name, CreatedAt: p.CreatedAt,
+			UpdatedAt: p.UpdatedAt, Groups: p.Groups, SSOIssuers: p.Identities})
+	}
+	out.TotalItems = total
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handleSetUserRole serves PATCH /manage/set-user-role.
+func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body setUserRole `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if err := s.db.SetRole(r.Context(), c, in.Body.UserEmail, in.Body.NewRole); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, nil)
+}
+
+// handleSetActive serves PATCH /manage/admin/activate-user (active) and
+// PATCH /manage/admin/deactivate-user.
+func (s *Server) handleSetActive(active bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+		var in struct {
+			Body userEmail `body:""`
+		}
+		if err := decode.Request(r, &in); err != nil {
+			return err
+		}
+		if err := s.db.SetActive(r.Context(), c, in.Body.UserEmail, active); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, nil)
+	}
+}
+
+// handleInvitedUsers serves GET /manage/users/invited.
+func (s *Server) handleInvitedUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	inv, err := s.db.Invitations(r.Context())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, inv)
+}
+
+// handleInviteUsers serves PUT /manage/admin/users: invitations for the
+// emails (those with an account or an invitation are skipped); it answers
+// how many were invited.
+func (s *Server) handleInviteUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body inviteUsers `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	n, err := s.db.Invite(r.Context(), c, in.Body.Emails)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, n)
+}
+
+// handleRemoveInvitation serves PATCH /manage/admin/remove-invited-user.
+func (s *Server) handleRemoveInvitation(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body userEmail `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if err := s.db.RemoveInvitation(r.Context(), c, in.Body.UserEmail); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, nil)
+}
+
+// handleSessions serves GET /manage/admin/sessions: the sessions that have
+// not ended, of everyone or of one person, newest first.
+func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in sessionsQuery
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	email := ""
+	if e := value(in.UserEmail); e != nil {
+		email = strings.TrimSpace(*e)
+	}
+	ss, err := s.db.Sessions(r.Context(), email, s.cfg.SignIn.Sessions)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, ss)
+}
+
+// handleEndSession serves DELETE /manage/admin/sessions/{session_id}.
+func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID int64 `path:"session_id"`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if err := s.db.EndSession(r.Context(), c, in.ID); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, nil)
+}
+
+// handleEndUserSessions serves POST /manage/admin/end-user-sessions: every
+// session of one person ends; it answers how many did.
+func (s *Server) handleEndUserSessions(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body userEmail `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	n, err := s.db.EndUserSessions(r.Context(), c, in.Body.UserEmail)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, struct {
+		Ended int `json:"ended"`
+	}{n})
+}

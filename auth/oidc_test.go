@@ -1,0 +1,100 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/auth/authtest"
+)
+
+func TestRolePolicy(t *testing.T) {
+	p := RolePolicy{AdminEmails: []string{"boss@example.com"}, Claim: "realm_access.roles",
+		Map: map[string]quarry.Role{"readers": quarry.RoleBasic, "curators": quarry.RoleCurator, "leads": quarry.RoleGlobalCurator}}
+	for _, tc := range []struct {
+		email  string
+		claims map[string]any
+		want   quarry.Role
+	}{
+		{"a@example.com", map[string]any{"realm_access": map[string]any{"roles": []any{"readers", "leads", 7}}}, quarry.RoleGlobalCurator},
+		{"a@example.com", map[string]any{"realm_access": map[string]any{"roles": "curators"}}, quarry.RoleCurator},
+		{"a@example.com", map[string]any{"realm_access": "curators"}, quarry.RoleBasic},
+		{"a@example.com", map[string]any{}, quarry.RoleBasic},
+		{"boss@example.com", map[string]any{}, quarry.RoleAdmin},
+	} {
+		got, fromProvider := p.role(tc.email, tc.claims)
+		if got != tc.want || !fromProvider {
+			t.Errorf("role(%s, %v) = %s, %v; want %s, true", tc.email, tc.claims, got, fromProvider, tc.want)
+		}
+	}
+	if got, from := (&RolePolicy{AdminEmails: []string{"boss@example.com"}}).role("boss@example.com", nil); got != quarry.RoleAdmin || from {
+		t.Errorf("without a claim: %s, %v; want admin, not decided by the provider", got, from)
+	}
+}
+
+// countingTransport counts the requests for the provider's keys.
+type countingTransport struct{ keys atomic.Int64 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/keys" {
+		c.keys.Add(1)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestKeyFetches: tokens naming unknown keys, or with a bad signature, do
+// not make Quarry fetch the provider's keys more than once per KeyRefresh;
+// a rotation is picked up once it has passed.
+func TestKeyFetches(t *testing.T) {
+	op := authtest.Start(t)
+	op.AddClient(authtest.Client{ID: "q", Secret: "s", RedirectURIs: []string{"http://127.0.0.1:1/cb"}})
+	op.AddUser(authtest.User{Subject: "u", Email: "u@example.com", EmailVerified: true, Password: "pw"})
+	tr := &countingTransport{}
+	refresh := 300 * time.Millisecond
+	p := NewProvider(t.Context(), OIDCConfig{Issuer: op.Issuer, ClientID: "q", ClientSecret: "s", KeyRefresh: refresh,
+		HTTPClient: &http.Client{Transport: tr}}, slog.New(slog.DiscardHandler))
+	<-p.Ready()
+	ctx := context.Background()
+	good := op.AccessToken(t, "q", "s", "u", "pw")
+	if _, err := p.VerifyAccessToken(ctx, good); err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := op.Claims("q", "u")
+	for i := range 50 {
+		claims["jti"] = i
+		kid := op.KeyID() // a known key id, a signature it does not verify
+		if i%2 == 1 {
+			kid = fmt.Sprint("made-up-", i)
+		}
+		if _, err := p.VerifyAccessToken(ctx, op.SignWith(foreign, kid, claims)); err == nil {
+			t.Fatal("a token of an unknown key was accepted")
+		}
+	}
+	if n := tr.keys.Load(); n > 2 {
+		t.Errorf("%d fetches of the keys for 50 tokens of an unknown key within %v; want at most 2", n, refresh)
+	}
+	op.RotateKey()
+	op.RetireOldKeys()
+	time.Sleep(refresh)
+	rotated := op.AccessToken(t, "q", "s", "u", "pw")
+	id, err := p.VerifyAccessToken(ctx, rotated)
+	if err != nil {
+		t.Fatalf("a token of the new key after the rotation: %v", err)
+	}
+	if want := (&quarry.Identity{Issuer: op.Issuer, Subject: "u", Email: "u@example.com", Role: quarry.RoleBasic}); !cmp.Equal(id, want) {
+		t.Errorf("identity %+v, want %+v", id, want)
+	}
+}

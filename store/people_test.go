@@ -1,0 +1,475 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// testSessions are the session lifetimes of these tests.
+var testSessions = quarry.SessionPolicy{Idle: time.Hour, Absolute: 24 * time.Hour}
+
+// clock is a settable clock for a test database.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// openClocked opens a test database on a settable clock.
+func openClocked(t *testing.T) (*store.DB, *clock) {
+	t.Helper()
+	db := storetest.Open(t)
+	c := &clock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	db.Now = c.Now
+	return db, c
+}
+
+// code returns the quarry error code and message of err, for comparisons.
+func code(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return quarry.ErrorCode(err) + ": " + quarry.ErrorMessage(err)
+}
+
+func register(t *testing.T, db *store.DB, email string, p *quarry.RegistrationPolicy) *quarry.User {
+	t.Helper()
+	u, err := db.Register(ctx, email, nil, "$argon2id$fake", p)
+	if err != nil {
+		t.Fatalf("Register(%q): %v", email, err)
+	}
+	return u
+}
+
+func TestRegister(t *testing.T) {
+	db, _ := openClocked(t)
+	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
+
+	first := register(t, db, " First@Example.com ", &quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed})
+	if first.Role != quarry.RoleAdmin || first.Email != "First@Example.com" || !first.IsActive {
+		t.Errorf("first person %+v; want an active admin, email trimmed", first)
+	}
+	second := register(t, db, "second@example.com", open)
+	if second.Role != quarry.RoleBasic {
+		t.Errorf("second person is %s, want basic", second.Role)
+	}
+	boss := register(t, db, "Boss@Example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, AdminEmails: []string{"boss@example.com"}})
+	if boss.Role != quarry.RoleAdmin {
+		t.Errorf("a listed admin email registered as %s", boss.Role)
+	}
+
+	for _, tc := range []struct {
+		name, email string
+		policy      *quarry.RegistrationPolicy
+		want        string
+	}{
+		{"email taken in another case", "FIRST@example.COM", open, "invalid: A user with this email already exists"},
+		{"not an email", "first", open, `invalid: "first" is not a valid email address`},
+		{"closed", "new@example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed},
+			"forbidden: Registration is closed; sign in with single sign-on or ask an admin"},
+		{"not invited", "new@example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite},
+			"forbidden: Registration is by invitation only, and this email has not been invited"},
+		{"other domain", "new@elsewhere.org", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: []string{"example.com"}},
+			"forbidden: Registration is open to emails of these domains only: example.com"},
+	} {
+		_, err := db.Register(ctx, tc.email, nil, "$argon2id$fake", tc.policy)
+		if got := code(err); got != tc.want {
+			t.Errorf("%s: %s; want %s", tc.name, got, tc.want)
+		}
+	}
+
+	// An invitation lets one person in once.
+	admin := &quarry.Caller{User: *first}
+	if n, err := db.Invite(ctx, admin, []string{"Invited@Example.com", "second@example.com"}); err != nil || n != 1 {
+		t.Fatalf("Invite = %d, %v; want 1 (the other has an account)", n, err)
+	}
+	inv, err := db.Invitations(ctx)
+	if err != nil || len(inv) != 1 || inv[0].Email != "Invited@Example.com" || *inv[0].InvitedBy != "First@Example.com" {
+		t.Fatalf("Invitations = %+v, %v", inv, err)
+	}
+	invite := &quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite}
+	register(t, db, "invited@example.com", invite)
+	if inv, _ := db.Invitations(ctx); len(inv) != 0 {
+		t.Errorf("the invitation is still there after registering: %+v", inv)
+	}
+	if err := db.RemoveInvitation(ctx, admin, "nobody@example.com"); code(err) != "not_found: No invitation for nobody@example.com" {
+		t.Errorf("RemoveInvitation of none: %s", code(err))
+	}
+
+	events, err := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("user")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var registered []string
+	for _, e := range events {
+		if e.Action == "user.register" {
+			registered = append(registered, *e.ActorEmail)
+		}
+	}
+	if want := []string{"invited@example.com", "Boss@Example.com", "second@example.com", "First@Example.com"}; !cmp.Equal(registered, want) {
+		t.Errorf("user.register entries by %v, want %v", registered, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestFirstPersonOnce registers people at once on two connections: exactly
+// one becomes the admin.
+func TestFirstPersonOnce(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	dbs := []*store.DB{storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)}
+	var wg sync.WaitGroup
+	roles := make([]quarry.Role, 8)
+	for i := range roles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u, err := dbs[i%2].Register(ctx, fmt.Sprintf("p%d@example.com", i), nil, "h", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			roles[i] = u.Role
+		}()
+	}
+	wg.Wait()
+	admins := 0
+	for _, r := range roles {
+		if r == quarry.RoleAdmin {
+			admins++
+		}
+	}
+	if admins != 1 {
+		t.Errorf("roles %v: want exactly one admin", roles)
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	db, clk := openClocked(t)
+	account, addr := store.ThrottleKey("account", "p@example.com"), store.ThrottleKey("address", "192.0.2.1")
+	limits := []store.Throttle{{Key: account, Limit: 3}, {Key: addr, Limit: 5}}
+	for range 2 {
+		if err := db.RecordSignInFailure(ctx, "", "p@example.com", limits...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.CheckThrottle(ctx, account, addr); err != nil {
+		t.Fatalf("after 2 failures: %v", err)
+	}
+	clk.advance(5 * time.Minute)
+	db.RecordSignInFailure(ctx, "", "p@example.com", limits...)
+	err := db.CheckThrottle(ctx, account, addr)
+	if got := code(err); got != "too_many: Too many failed sign-ins; try again in 10 minutes" {
+		t.Fatalf("after 3 failures in a window: %s", got)
+	}
+	var qe *quarry.Error
+	if !errors.As(err, &qe) || qe.RetryAfter != 10*time.Minute {
+		t.Errorf("RetryAfter %v, want 10m (the rest of the window)", qe.RetryAfter)
+	}
+	// Another account from the same address is not locked, yet.
+	if err := db.CheckThrottle(ctx, store.ThrottleKey("account", "q@example.com"), addr); err != nil {
+		t.Errorf("another account: %v", err)
+	}
+	clk.advance(10*time.Minute + time.Second)
+	if err := db.CheckThrottle(ctx, account, addr); err != nil {
+		t.Errorf("after the window: %v", err)
+	}
+	// A new window counts from one again.
+	db.RecordSignInFailure(ctx, "", "p@example.com", limits...)
+	if err := db.CheckThrottle(ctx, account); err != nil {
+		t.Errorf("one failure into a new window: %v", err)
+	}
+	events, _ := db.AuditEvents(ctx, quarry.AuditFilter{})
+	if len(events) != 4 || events[0].Action != "user.sign_in_failed" || events[0].ResourceID != "p@example.com" || events[0].ActorID != nil {
+		t.Errorf("audit %+v; want 4 sign_in_failed entries for the email, without an actor", events)
+	}
+}
+
+func TestSessions(t *testing.T) {
+	db, clk := openClocked(t)
+	u := register(t, db, "p@example.com", &quarry.RegistrationPolicy{})
+	token, err := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.7", UserAgent: "test"}, testSessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := quarry.HashToken(token)
+	if !quarry.ValidSessionTokenFormat(token) {
+		t.Errorf("token %q is not a session token", token)
+	}
+	c, err := db.SessionCaller(ctx, hash, testSessions)
+	if err != nil || c.ID != u.ID || c.SessionID == 0 || c.APIKeyID != 0 {
+		t.Fatalf("SessionCaller = %+v, %v", c, err)
+	}
+	// Used every 50 minutes, it lives on past the idle time-out...
+	for range 3 {
+		clk.advance(50 * time.Minute)
+		if _, err := db.SessionCaller(ctx, hash, testSessions); err != nil {
+			t.Fatalf("a session in use: %v", err)
+		}
+	}
+	// ...but not past an hour of idleness.
+	clk.advance(61 * time.Minute)
+	if _, err := db.SessionCaller(ctx, hash, testSessions); code(err) != "unauthorized: Not authenticated" {
+		t.Errorf("an idle session: %s", code(err))
+	}
+
+	// The absolute lifetime ends a session in use.
+	token, _ = db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions)
+	for range 25 {
+		clk.advance(59 * time.Minute)
+		db.SessionCaller(ctx, quarry.HashToken(token), testSessions)
+	}
+	if _, err := db.SessionCaller(ctx, quarry.HashToken(token), testSessions); code(err) != "unauthorized: Not authenticated" {
+		t.Errorf("a session past its absolute lifetime: %s", code(err))
+	}
+
+	// Sessions an admin lists and ends.
+	t1, _ := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.8"}, testSessions)
+	t2, _ := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword, IP: "192.0.2.9"}, testSessions)
+	ss, err := db.Sessions(ctx, "P@example.com", testSessions)
+	if err != nil || len(ss) != 2 || ss[0].IP != "192.0.2.9" || ss[1].IP != "192.0.2.8" || ss[0].UserEmail != "p@example.com" {
+		t.Fatalf("Sessions = %+v, %v; want the two open ones, newest first (the ended ones purged)", ss, err)
+	}
+	admin := &quarry.Caller{User: quarry.User{ID: u.ID, Role: quarry.RoleAdmin}}
+	if err := db.EndSession(ctx, admin, ss[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SessionCaller(ctx, quarry.HashToken(t2), testSessions); err == nil {
+		t.Error("an ended session still works")
+	}
+	if err := db.EndSession(ctx, admin, ss[0].ID); code(err) != fmt.Sprintf("not_found: Session %d does not exist", ss[0].ID) {
+		t.Errorf("ending it again: %s", code(err))
+	}
+	if n, err := db.EndUserSessions(ctx, admin, u.Email); err != nil || n != 1 {
+		t.Errorf("EndUserSessions = %d, %v; want 1", n, err)
+	}
+	if _, err := db.SessionCaller(ctx, quarry.HashToken(t1), testSessions); err == nil {
+		t.Error("a session ended with all of its user's still works")
+	}
+}
+
+func TestDeactivate(t *testing.T) {
+	db, _ := openClocked(t)
+	adminUser := register(t, db, "admin@example.com", &quarry.RegistrationPolicy{})
+	admin := &quarry.Caller{User: *adminUser}
+	p := register(t, db, "p@example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
+	token, _ := db.OpenSession(ctx, p.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions)
+	key, apiToken, err := db.CreateAPIKey(ctx, admin, ptr("script"), quarry.RoleBasic)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := db.SetActive(ctx, admin, "P@example.com", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SessionCaller(ctx, quarry.HashToken(token), testSessions); err == nil {
+		t.Error("a deactivated person's session still works")
+	}
+	if _, err := db.OpenSession(ctx, p.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions); code(err) != "unauthorized: Not authenticated" {
+		t.Errorf("a session for a deactivated person: %s", code(err))
+	}
+	// A service account (an API key's user) is deactivated by its email too.
+	people, _, _ := db.People(ctx, quarry.UserFilter{Limit: 10})
+	if len(people) != 2 {
+		t.Errorf("People lists %d, want the 2 people (not the key's service account)", len(people))
+	}
+	var keyEmail string
+	c, err := db.Authenticate(ctx, quarry.HashAPIKey(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyEmail = c.Email
+	if c.ID != key.UserID {
+		t.Fatalf("key user %s, want %s", c.ID, key.UserID)
+	}
+	if err := db.SetActive(ctx, admin, keyEmail, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Authenticate(ctx, quarry.HashAPIKey(apiToken)); err == nil {
+		t.Error("a deactivated service account's key still works")
+	}
+	if err := db.SetActive(ctx, admin, keyEmail, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Authenticate(ctx, quarry.HashAPIKey(apiToken)); err != nil {
+		t.Errorf("the key after reactivation: %v", err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"deactivate yourself", db.SetActive(ctx, admin, "admin@example.com", false), "invalid: You cannot deactivate yourself"},
+		{"demote the last admin", db.SetRole(ctx, admin, "admin@example.com", quarry.RoleBasic),
+			"invalid: admin@example.com is the last active admin and cannot be demoted"},
+		{"make a curator", db.SetRole(ctx, admin, "p@example.com", quarry.RoleCurator), "invalid: Curator role must be set via the User Group Menu"},
+		{"a service account's role", db.SetRole(ctx, admin, keyEmail, quarry.RoleAdmin),
+			"invalid: Cannot change the role of a service account user: make a new API key instead"},
+		{"nobody", db.SetRole(ctx, admin, "nobody@example.com", quarry.RoleBasic), "not_found: User not found"},
+	} {
+		if got := code(tc.err); got != tc.want {
+			t.Errorf("%s: %s; want %s", tc.name, got, tc.want)
+		}
+	}
+	// With a second admin (an admin API key counts: it can sign in), the
+	// first may be demoted.
+	if _, _, err := db.CreateAPIKey(ctx, admin, ptr("admin script"), quarry.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetRole(ctx, admin, "admin@example.com", quarry.RoleGlobalCurator); err != nil {
+		t.Errorf("demoting an admin who is not the last: %v", err)
+	}
+}
+
+func TestOIDCSignIn(t *testing.T) {
+	db, clk := openClocked(t)
+	const iss = "https://idp.example.com"
+	ns := quarry.NewSession{Method: quarry.SignInOIDC, IP: "192.0.2.1", IDToken: "a.b.c"}
+	id := &quarry.Identity{Issuer: iss, Subject: "sub-1", Email: "Pat@Example.com", Name: ptr("Pat"), Role: quarry.RoleBasic}
+	token, u, err := db.SignInOIDC(ctx, id, ns, testSessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Email != "Pat@Example.com" || *u.Name != "Pat" || u.Role != quarry.RoleBasic {
+		t.Errorf("new user %+v", u)
+	}
+	if _, err := db.SessionCaller(ctx, quarry.HashToken(token), testSessions); err != nil {
+		t.Errorf("the new session: %v", err)
+	}
+	// The same subject with another email is the same person.
+	_, again, err := db.SignInOIDC(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-1", Email: "pat.new@example.com", Role: quarry.RoleBasic}, ns, testSessions)
+	if err != nil || again.ID != u.ID {
+		t.Errorf("second sign-in: %+v, %v; want user %s", again, err, u.ID)
+	}
+	// A local account with the email is linked, not duplicated.
+	local := register(t, db, "lee@example.com", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
+	_, linked, err := db.SignInOIDC(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-2", Email: "LEE@example.com", Role: quarry.RoleBasic}, ns, testSessions)
+	if err != nil || linked.ID != local.ID {
+		t.Errorf("linking by email: %+v, %v; want user %s", linked, err, local.ID)
+	}
+	// The provider decides roles when a role claim is set up.
+	_, promoted, err := db.SignInOIDC(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-1", Email: "Pat@Example.com", Role: quarry.RoleGlobalCurator, RoleFromProvider: true}, ns, testSessions)
+	if err != nil || promoted.Role != quarry.RoleGlobalCurator {
+		t.Errorf("role from the provider: %+v, %v", promoted, err)
+	}
+	// A bearer token of the provider: the same person, no session.
+	c, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-1"})
+	if err != nil || c.ID != u.ID || c.Role != quarry.RoleGlobalCurator || c.SessionID != 0 {
+		t.Errorf("IdentityCaller = %+v, %v", c, err)
+	}
+	// An unknown subject without an email opens nothing; with one, it is a
+	// first sign-in.
+	if _, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-3"}); code(err) != "unauthorized: Not authenticated" {
+		t.Errorf("unknown subject without an email: %s", code(err))
+	}
+	c3, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-3", Email: "kim@example.com", Role: quarry.RoleBasic})
+	if err != nil || c3.Email != "kim@example.com" {
+		t.Errorf("first sign-in by token: %+v, %v", c3, err)
+	}
+
+	// Deactivated: refused, by either way in.
+	admin := &quarry.Caller{User: quarry.User{ID: "00000000-0000-0000-0000-000000000000", Role: quarry.RoleAdmin}}
+	if err := db.SetActive(ctx, admin, "pat@example.com", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.SignInOIDC(ctx, id, ns, testSessions); code(err) != "forbidden: This account is deactivated; ask an admin" {
+		t.Errorf("deactivated sign-in: %s", code(err))
+	}
+	if _, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: iss, Subject: "sub-1"}); code(err) != "unauthorized: Not authenticated" {
+		t.Errorf("deactivated token: %s", code(err))
+	}
+
+	// A sign-in in progress is taken once, and not after it expired.
+	type secret struct{ Nonce string }
+	if err := db.BeginOIDCLogin(ctx, "state-1", secret{"n1"}, "/next"); err != nil {
+		t.Fatal(err)
+	}
+	var got secret
+	next, err := db.TakeOIDCLogin(ctx, "state-1", &got)
+	if err != nil || next != "/next" || got.Nonce != "n1" {
+		t.Errorf("TakeOIDCLogin = %q, %+v, %v", next, got, err)
+	}
+	if _, err := db.TakeOIDCLogin(ctx, "state-1", &got); code(err) != "invalid: The sign-in is unknown, over or too old; start again" {
+		t.Errorf("replayed state: %s", code(err))
+	}
+	db.BeginOIDCLogin(ctx, "state-2", secret{"n2"}, "/")
+	clk.advance(11 * time.Minute)
+	if _, err := db.TakeOIDCLogin(ctx, "state-2", &got); code(err) != "invalid: The sign-in is unknown, over or too old; start again" {
+		t.Errorf("expired state: %s", code(err))
+	}
+}
+
+func TestPeople(t *testing.T) {
+	db, _ := openClocked(t)
+	adminUser := register(t, db, "admin@example.com", &quarry.RegistrationPolicy{})
+	admin := &quarry.Caller{User: *adminUser}
+	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
+	for i := range 12 {
+		db.Register(ctx, fmt.Sprintf("user%02d@example.com", i), ptr(fmt.Sprintf("User 100%% %d", i)), "h", open)
+	}
+	db.SetActive(ctx, admin, "user03@example.com", false)
+	db.SetRole(ctx, admin, "user04@example.com", quarry.RoleGlobalCurator)
+	db.CreateAPIKey(ctx, admin, ptr("not a person"), quarry.RoleAdmin)
+	g, err := db.CreateGroup(ctx, admin, quarry.UserGroupInput{Name: ptr("G"), UserIDs: []string{adminUser.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	emails := func(f quarry.UserFilter) ([]string, int) {
+		t.Helper()
+		ps, total, err := db.People(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := []string{}
+		for _, p := range ps {
+			out = append(out, p.Email)
+		}
+		return out, total
+	}
+	for _, tc := range []struct {
+		name  string
+		f     quarry.UserFilter
+		want  []string
+		total int
+	}{
+		{"first page", quarry.UserFilter{Limit: 3}, []string{"admin@example.com", "user00@example.com", "user01@example.com"}, 13},
+		{"last page", quarry.UserFilter{Limit: 5, Offset: 10}, []string{"user09@example.com", "user10@example.com", "user11@example.com"}, 13},
+		{"query on the email, any case", quarry.UserFilter{Query: "USER1", Limit: 10}, []string{"user10@example.com", "user11@example.com"}, 2},
+		{"query on the name, % literal", quarry.UserFilter{Query: "100% 7", Limit: 10}, []string{"user07@example.com"}, 1},
+		{"_ is not a wildcard", quarry.UserFilter{Query: "user_1", Limit: 10}, []string{}, 0},
+		{"roles", quarry.UserFilter{Roles: []quarry.Role{quarry.RoleAdmin, quarry.RoleGlobalCurator}, Limit: 10},
+			[]string{"admin@example.com", "user04@example.com"}, 2},
+		{"deactivated", quarry.UserFilter{Active: ptr(false), Limit: 10}, []string{"user03@example.com"}, 1},
+	} {
+		got, total := emails(tc.f)
+		if !cmp.Equal(got, tc.want) || total != tc.total {
+			t.Errorf("%s: %v (total %d); want %v (total %d)", tc.name, got, total, tc.want, tc.total)
+		}
+	}
+	ps, _, _ := db.People(ctx, quarry.UserFilter{Query: "admin@", Limit: 1})
+	if want := []quarry.GroupBrief{{ID: g.ID, Name: "G"}}; !cmp.Equal(ps[0].Groups, want) || !ps[0].PasswordConfigured {
+		t.Errorf("admin's groups %+v, password %v", ps[0].Groups, ps[0].PasswordConfigured)
+	}
+}

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/quarryhq/quarry"
+)
+
+// pairsVisibleTo returns the SQL condition under which caller c sees the
+// cc-pair with alias p (quarry.Caller.CanSeePair), and appends its
+// arguments to args. With connectorsVisibleTo it is the only SQL of
+// visibility: like the rules, it reads the caller's memberships as
+// authenticated, never the user_group_members table.
+func pairsVisibleTo(c *quarry.Caller, p string, args *[]any) string {
+	if c.IsAdmin() {
+		return "TRUE"
+	}
+	cond := p + ".access_type IN ('public', 'sync')"
+	if groups := c.GroupIDs(); len(groups) > 0 {
+		cond += " OR EXISTS (SELECT 1 FROM cc_pair_groups vpg WHERE vpg.cc_pair_id = " + p + ".id AND " +
+			sqlIn("vpg.group_id", anys(groups), args) + ")"
+	}
+	return "(" + cond + ")"
+}
+
+// connectorsVisibleTo returns the SQL condition under which caller c sees
+// the connector with alias conn (quarry.Caller.CanSeeConnector), and
+// appends its arguments to args.
+func connectorsVisibleTo(c *quarry.Caller, conn string, args *[]any) string {
+	if c.IsAdmin() {
+		return "TRUE"
+	}
+	*args = append(*args, c.ID)
+	cond := fmt.Sprintf("%s.creator_id = $%d OR %[1]s.access_type IN ('public', 'sync')", conn, len(*args))
+	if groups := c.CuratedGroupIDs(); len(groups) > 0 {
+		cond += " OR EXISTS (SELECT 1 FROM connector_groups vcg WHERE vcg.connector_id = " + conn + ".id AND " +
+			sqlIn("vcg.group_id", anys(groups), args) + ")"
+	}
+	cond += " OR EXISTS (SELECT 1 FROM cc_pairs vp WHERE vp.connector_id = " + conn + ".id AND " + pairsVisibleTo(c, "vp", args) + ")"
+	return "(" + cond + ")"
+}
+
+// sqlIn returns "column IN ($n, …)" for values, appended to args.
+func sqlIn(column string, values []any, args *[]any) string {
+	var b strings.Builder
+	b.WriteString(column + " IN (")
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		*args = append(*args, v)
+		fmt.Fprintf(&b, "$%d", len(*args))
+	}
+	b.WriteString(")")
+	return b.String()
+}
