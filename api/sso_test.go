@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,11 +28,21 @@ import (
 // (auth/authtest: zitadel's op package), over HTTP, with a browser's
 // cookie jar.
 
-// ssoEnv is a test server whose people sign in at op.
+// ssoEnv is a test server whose people sign in at op, on a clock that
+// advance moves.
 type ssoEnv struct {
 	*env
 	op       *authtest.Provider
 	provider *auth.Provider
+	mu       sync.Mutex
+	now      time.Time
+}
+
+// advance moves the server's clock on by d.
+func (s *ssoEnv) advance(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = s.now.Add(d)
 }
 
 const (
@@ -60,7 +71,13 @@ func newSSOEnv(t *testing.T, op *authtest.Provider, extra ...func(*auth.OIDCConf
 	e := startEnv(t, srv, storetest.URL(t), func(c *api.Config) {
 		c.SignIn.OIDC, c.SignIn.OIDCName, c.SignIn.PublicURL = p, "Example SSO", public
 	})
-	return &ssoEnv{env: e, op: op, provider: p}
+	s := &ssoEnv{env: e, op: op, provider: p, now: testNow}
+	e.db.Now = func() time.Time {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.now
+	}
+	return s
 }
 
 // waitReady waits until the provider's discovery document was read.
@@ -192,6 +209,13 @@ func TestSingleSignOn(t *testing.T) {
 	s.do(ann, "GET", "/manage/admin/connector/status", nil).want(t, 403, fxNotCurator)
 	s.do(ann, "GET", fmt.Sprintf("/manage/credential/%d", cred), nil).decode(t, new(any))
 
+	t.Run("cross-site requests with the session", func(t *testing.T) {
+		body := `{"credential_json": {"k": "cross-site-value-1"}, "admin_public": false, "source": "web"}`
+		b.send("POST", "/manage/credential", body, "Content-Type", "application/json", "Sec-Fetch-Site", "cross-site").
+			want(t, 403, `{"detail":"Cross-origin request refused"}`)
+		b.send("POST", "/manage/credential", body, "Content-Type", "application/json", "Sec-Fetch-Site", "same-origin").
+			decodeInto(t, new(any))
+	})
 	t.Run("replayed callback", func(t *testing.T) {
 		before := len(s.sessions(t))
 		s.wantRedirect(t, b.get(cb.String()), "?signin_error=state")
@@ -226,6 +250,13 @@ func TestSingleSignOn(t *testing.T) {
 		if got := s.people(); len(got) != 1 {
 			t.Errorf("people %v, want Ann once", got)
 		}
+	})
+	t.Run("the session expires", func(t *testing.T) {
+		b := s.newBrowser()
+		s.wantRedirect(t, b.get(b.authorize(s, "u-ann").String()), "?view=status")
+		b.get("/me").decodeInto(t, new(any))
+		s.advance(12*time.Hour + time.Minute) // the default idle time-out
+		b.get("/me").want(t, 401, fxNotAuthed)
 	})
 }
 

@@ -3,8 +3,9 @@
 // The page is plain HTML, CSS and JavaScript modules under static/, with no
 // build step and nothing fetched from the network at run time: GET / serves
 // static/index.html and GET /assets/<name> the files of static/assets/.
-// Both are public; the page itself asks for an API key and sends it with
-// every call it makes to the API.
+// Both are public; the page signs people in itself (single sign-on, an
+// email and a password, or an API key) and its calls to the API carry the
+// session cookie or the key.
 package web
 
 import (

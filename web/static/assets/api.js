@@ -1,5 +1,5 @@
-// Calls to Quarry's API with the signed-in key, and the rendering of its
-// error bodies.
+// Calls to Quarry's API, as the signed-in person (the session cookie) or
+// with an API key, and the rendering of its error bodies.
 
 const storageKey = 'quarry.apiKey';
 
@@ -27,25 +27,26 @@ export class APIError extends Error {
 
 /**
  * call sends one request to the API, relative to the page (so that a base
- * path works), with the key and a JSON content type. It returns
- * {data, etag}; a non-2xx answer throws APIError. A 401 also fires the
- * window event "quarry:unauthorized".
+ * path works): with the API key of this tab if there is one, otherwise
+ * with the session cookie; a body is sent as JSON, or as a form when it is
+ * URLSearchParams. It returns {data, etag}; a non-2xx answer throws
+ * APIError. A 401 also fires the window event "quarry:unauthorized".
  */
 export async function call(method, path, { body, etag, key } = {}) {
-  const headers = {
-    'Authorization': `Bearer ${key ?? getKey() ?? ''}`,
-    'Content-Type': 'application/json',
-    'Accept': 'application/json',
-  };
+  const headers = { 'Accept': 'application/json' };
+  const bearer = key ?? getKey();
+  if (bearer) headers['Authorization'] = `Bearer ${bearer}`;
+  if (body !== undefined && !(body instanceof URLSearchParams)) headers['Content-Type'] = 'application/json';
   if (etag) headers['If-Match'] = etag;
   let res;
   try {
     res = await fetch(path, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined || body instanceof URLSearchParams ? body : JSON.stringify(body),
       cache: 'no-store',
-      credentials: 'omit',
+      // The session cookie goes along; it never leaves this site.
+      credentials: bearer ? 'omit' : 'same-origin',
       redirect: 'error',
     });
   } catch (e) {

@@ -1,6 +1,7 @@
-// Quarry's admin page: signing in with an API key, then one view at a time,
-// chosen by the location's fragment (#status, #credential/7, #tools,
-// #tool/3), so that links, the back button and reloads work.
+// Quarry's admin page: signing in (single sign-on, email and password, or an
+// API key), then one view at a time, chosen by the location's fragment
+// (#status, #credential/7, #tools, #tool/3), so that links, the back button
+// and reloads work.
 
 import { call, getKey, setKey, clearKey } from './api.js';
 import { $, el, showError, clearError } from './ui.js';
@@ -8,7 +9,20 @@ import * as status from './status.js';
 import * as credential from './credential.js';
 import * as tools from './tools.js';
 
-let me = null; // GET /me of the signed-in key
+let me = null; // GET /me of the signed-in person or key
+let ways = null; // GET /auth/type: how people sign in here
+
+// The reasons the single sign-on callback gives (?signin_error=), in words.
+const signinErrors = {
+  state: 'The sign-in could not be finished: it was started in another browser or tab, used already, or took too long. Try again.',
+  provider: 'The sign-in was refused or cancelled at the identity provider.',
+  code: 'The identity provider did not confirm the sign-in. Try again.',
+  token: 'The identity provider\'s answer could not be verified. Try again, or ask an admin to check the set-up.',
+  email: 'The identity provider did not give an email address for your account.',
+  email_unverified: 'Your email address is not verified at the identity provider.',
+  inactive: 'Your account is deactivated. Ask an admin.',
+  unavailable: 'The identity provider cannot be reached. Try again shortly, or sign in another way.',
+};
 
 const views = ['signin', 'status', 'credential', 'tools', 'tool'];
 
@@ -48,16 +62,20 @@ async function route({ focus = true } = {}) {
   }
 }
 
-/** signedIn shows who the key belongs to. */
+/** signedIn shows who is signed in. */
 function signedIn(account) {
   me = account;
-  $('who-text').replaceChildren('Signed in as ', el('strong', { title: account.email }, account.email), ' ',
+  const who = account.name && !account.service_account
+    ? [el('strong', { title: account.email }, account.name), ` (${account.email})`]
+    : [el('strong', { title: account.email }, account.email)];
+  $('who-text').replaceChildren('Signed in as ', ...who, ' ',
     el('span', { class: 'role', 'aria-label': `role ${account.role}` }, account.role));
   $('who').hidden = false;
   $('nav').hidden = false;
 }
 
-function signOut(message) {
+/** signedOut forgets who was signed in and shows the sign-in screen. */
+function signedOut(message) {
   clearKey();
   me = null;
   status.reset();
@@ -65,15 +83,124 @@ function signOut(message) {
   tools.reset();
   $('who').hidden = true;
   $('nav').hidden = true;
-  $('signin-key').value = '';
+  for (const id of ['signin-key', 'login-password', 'register-password']) $(id).value = '';
   const box = $('signin-error');
   if (message) showError(box, new Error(message));
   else clearError(box);
+  showSignInWays();
   showView('signin');
-  $('signin-key').focus();
 }
 
-async function signIn(ev) {
+/**
+ * signOut ends the session (or forgets the key). After a single sign-on,
+ * the browser goes on to the identity provider so that it signs out too.
+ */
+async function signOut() {
+  if (!getKey()) {
+    try {
+      const { data } = await call('POST', 'auth/logout');
+      if (data && data.redirect_url) {
+        clearKey();
+        location.assign(data.redirect_url);
+        return;
+      }
+    } catch (e) {
+      if (e.status !== 401) {
+        showError($('signin-error'), e);
+      }
+    }
+  }
+  signedOut();
+}
+
+/** showSignInWays shows the ways in that this server offers. */
+function showSignInWays() {
+  const sso = ways && ways.oidc;
+  $('signin-sso').hidden = !sso;
+  if (sso) {
+    $('signin-sso-link').textContent = `Sign in with ${sso.display_name || 'single sign-on'}`;
+    // Back to the same view once signed in.
+    $('signin-sso-link').href = `auth/oidc/login?next=${encodeURIComponent('/' + location.hash)}`;
+  }
+  const local = Boolean(ways && ways.local_accounts);
+  $('login-form').hidden = !local;
+  $('register-form').hidden = true;
+  $('register-show').hidden = !local || ways.registration === 'closed';
+  // With no other way in, the API key form is open.
+  $('signin-key-box').open = !sso && !local;
+}
+
+/** withButton disables a form's button while fn runs. */
+async function withButton(button, fn) {
+  button.disabled = true;
+  try {
+    await fn();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** signInWithPassword posts the sign-in form, as FastAPI-Users takes it. */
+async function signInWithPassword(ev) {
+  ev.preventDefault();
+  const box = $('signin-error');
+  clearError(box);
+  const email = $('login-email');
+  const password = $('login-password');
+  await withButton($('login-submit'), async () => {
+    try {
+      await call('POST', 'auth/login', { body: new URLSearchParams({ username: email.value.trim(), password: password.value }) });
+      password.value = '';
+      await afterSignIn();
+    } catch (e) {
+      showError(box, e.status === 422 ? new Error('Enter your email and your password.') : e);
+      password.setAttribute('aria-invalid', 'true');
+      password.focus();
+    }
+  });
+}
+
+/** register makes a local account, then signs in with it. */
+async function register(ev) {
+  ev.preventDefault();
+  const box = $('signin-error');
+  clearError(box);
+  const email = $('register-email');
+  const password = $('register-password');
+  await withButton($('register-submit'), async () => {
+    try {
+      await call('POST', 'auth/register', { body: { email: email.value.trim(), password: password.value } });
+      await call('POST', 'auth/login', { body: new URLSearchParams({ username: email.value.trim(), password: password.value }) });
+      password.value = '';
+      await afterSignIn();
+    } catch (e) {
+      showError(box, e);
+      password.setAttribute('aria-invalid', 'true');
+      password.focus();
+    }
+  });
+}
+
+/** showRegister opens the registration form. */
+function showRegister() {
+  const open = ways && ways.registration === 'open';
+  $('register-hint').textContent = open
+    ? 'Anyone may register. The first account of a new server becomes an admin.'
+    : 'Registration is by invitation: ask an admin to invite your email first. The first account of a new server becomes an admin.';
+  $('register-rules').textContent = `At least ${ways.password_min_length} characters; not a common password, and not your email.`;
+  $('login-form').hidden = true;
+  $('register-form').hidden = false;
+  $('register-email').focus();
+}
+
+function hideRegister() {
+  $('register-form').hidden = true;
+  $('login-form').hidden = false;
+  $('login-email').focus();
+}
+
+/** signInWithKey checks an API key and keeps it in this tab. */
+async function signInWithKey(ev) {
   ev.preventDefault();
   const box = $('signin-error');
   clearError(box);
@@ -85,46 +212,67 @@ async function signIn(ev) {
     input.focus();
     return;
   }
-  const button = ev.submitter || $('signin-form').querySelector('button');
-  button.disabled = true;
-  try {
-    const { data } = await call('GET', 'me', { key });
-    input.removeAttribute('aria-invalid');
-    input.value = '';
-    setKey(key);
-    signedIn(data);
-    await route();
-  } catch (e) {
-    showError(box, e.status === 401 ? new Error('This key was not accepted (401). Check that it is complete and not revoked.') : e);
-    input.setAttribute('aria-invalid', 'true');
-    input.focus();
-  } finally {
-    button.disabled = false;
-  }
+  await withButton(ev.submitter || $('signin-form').querySelector('button'), async () => {
+    try {
+      const { data } = await call('GET', 'me', { key });
+      input.removeAttribute('aria-invalid');
+      input.value = '';
+      setKey(key);
+      signedIn(data);
+      await route();
+    } catch (e) {
+      showError(box, e.status === 401 ? new Error('This key was not accepted (401). Check that it is complete and not revoked.') : e);
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+    }
+  });
+}
+
+/** afterSignIn loads the signed-in person and shows the current view. */
+async function afterSignIn() {
+  const { data } = await call('GET', 'me');
+  signedIn(data);
+  await route();
 }
 
 async function start() {
-  $('signin-form').addEventListener('submit', signIn);
+  $('signin-form').addEventListener('submit', signInWithKey);
+  $('login-form').addEventListener('submit', signInWithPassword);
+  $('register-form').addEventListener('submit', register);
+  $('register-show').addEventListener('click', showRegister);
+  $('register-cancel').addEventListener('click', hideRegister);
   $('sign-out').addEventListener('click', () => signOut());
   window.addEventListener('quarry:unauthorized', () => {
-    if (me) signOut('The server no longer accepts this key (401). Sign in again.');
+    if (me) signedOut('The server no longer accepts your sign-in (401): it ended or was revoked. Sign in again.');
   });
   window.addEventListener('hashchange', () => route());
   status.wire(() => me);
   credential.wire();
   tools.wire();
 
-  if (getKey()) {
-    try {
-      const { data } = await call('GET', 'me');
-      signedIn(data);
-    } catch (e) {
-      if (e.status === 401) {
-        clearKey();
-      } else {
-        // Keep the key: the server may just be restarting.
-        showError($('signin-error'), e);
-      }
+  // Back from the identity provider with a reason why not?
+  const params = new URLSearchParams(location.search);
+  const reason = params.get('signin_error');
+  if (reason !== null) {
+    showError($('signin-error'), new Error(signinErrors[reason] || 'The sign-in did not succeed. Try again.'));
+    history.replaceState(null, '', location.pathname + location.hash);
+  }
+  try {
+    ({ data: ways } = await call('GET', 'auth/type'));
+  } catch (e) {
+    showError($('signin-error'), e);
+  }
+  showSignInWays();
+  // Signed in already: with this tab's key, or with the session cookie.
+  try {
+    const { data } = await call('GET', 'me');
+    signedIn(data);
+  } catch (e) {
+    if (e.status === 401) {
+      clearKey();
+    } else if (getKey()) {
+      // Keep the key: the server may just be restarting.
+      showError($('signin-error'), e);
     }
   }
   await route({ focus: false });
