@@ -3,7 +3,6 @@ package api
 import (
 	"database/sql"
 	"net/http"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -27,7 +26,7 @@ type metrics struct {
 // status.
 var requestLabels = []string{"route", "method", "status"}
 
-func newMetrics(version string, db *store.DB) *metrics {
+func newMetrics(cfg Config, db *store.DB) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -40,10 +39,12 @@ func newMetrics(version string, db *store.DB) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, requestLabels),
 	}
+	b := buildOf(cfg)
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "quarry_build_info",
-		Help:        "Always 1; its labels name the build's version and Go version.",
-		ConstLabels: prometheus.Labels{"version": version, "go_version": runtime.Version()},
+		Name: "quarry_build_info",
+		Help: "Always 1; its labels describe the build: version, VCS revision and its time, whether the tree was modified, Go version.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": deref(b.Revision), "revision_time": deref(b.RevisionTime),
+			"modified": strconv.FormatBool(b.Modified), "go_version": b.GoVersion},
 	})
 	buildInfo.Set(1)
 	reg.MustRegister(

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/quarryhq/quarry"
@@ -11,7 +12,8 @@ import (
 )
 
 // The operations routes (contract section 8) are public, for load
-// balancers and monitoring: GET /health, GET /ready and GET /metrics.
+// balancers and monitoring: GET /health, GET /ready, GET /metrics and
+// GET /version.
 
 // readyTimeout bounds the database check of GET /ready (or DBTimeout, if
 // shorter): a load balancer's probe wants a prompt answer.
@@ -58,4 +60,44 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 // text format.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	s.metrics.handler.ServeHTTP(w, r)
+}
+
+// buildBody is the body of GET /version: what the build says of itself,
+// nothing of the host it runs on.
+type buildBody struct {
+	Version      string  `json:"version"`
+	Revision     *string `json:"revision"`
+	RevisionTime *string `json:"revision_time"`
+	Modified     bool    `json:"modified"`
+	GoVersion    string  `json:"go_version"`
+}
+
+// buildOf describes the build of cfg.
+func buildOf(cfg Config) buildBody {
+	b := buildBody{Version: cfg.Version, Modified: cfg.Modified, GoVersion: runtime.Version()}
+	if b.Version == "" {
+		b.Version = "dev"
+	}
+	if cfg.Revision != "" {
+		b.Revision = &cfg.Revision
+	}
+	if !cfg.RevisionTime.IsZero() {
+		t := cfg.RevisionTime.UTC().Format(time.RFC3339)
+		b.RevisionTime = &t
+	}
+	return b
+}
+
+// handleVersion serves GET /version: the build's version, VCS revision and
+// time, whether its tree was modified, and its Go version.
+func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, buildOf(s.cfg))
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

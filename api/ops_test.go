@@ -98,14 +98,14 @@ func TestMetrics(t *testing.T) {
 
 	const route = `route="GET /manage/credential/{credential_id}"`
 	for series, want := range map[string]float64{
-		`quarry_http_requests_total{method="GET",` + route + `,status="200"}`:                            3,
-		`quarry_http_requests_total{method="GET",` + route + `,status="404"}`:                            1,
-		`quarry_http_requests_total{method="GET",` + route + `,status="401"}`:                            1,
-		`quarry_http_request_duration_seconds_count{method="GET",` + route + `,status="200"}`:            3,
-		`quarry_http_request_duration_seconds_bucket{method="GET",` + route + `,status="200",le="+Inf"}`: 3,
-		`quarry_http_requests_total{method="OTHER",route="/",status="405"}`:                              1,
-		`quarry_http_requests_total{method="GET",route="/",status="404"}`:                                1,
-		`quarry_build_info{go_version="` + runtimeVersion(t, text) + `",version="test"}`:                 1,
+		`quarry_http_requests_total{method="GET",` + route + `,status="200"}`:                                                          3,
+		`quarry_http_requests_total{method="GET",` + route + `,status="404"}`:                                                          1,
+		`quarry_http_requests_total{method="GET",` + route + `,status="401"}`:                                                          1,
+		`quarry_http_request_duration_seconds_count{method="GET",` + route + `,status="200"}`:                                          3,
+		`quarry_http_request_duration_seconds_bucket{method="GET",` + route + `,status="200",le="+Inf"}`:                               3,
+		`quarry_http_requests_total{method="OTHER",route="/",status="405"}`:                                                            1,
+		`quarry_http_requests_total{method="GET",route="/",status="404"}`:                                                              1,
+		`quarry_build_info{go_version="` + runtimeVersion(t, text) + `",modified="false",revision="",revision_time="",version="test"}`: 1,
 	} {
 		if got := sample(text, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)

@@ -86,10 +86,12 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI) // public: this API's description
 	m.HandleFunc("GET /docs", s.handleDocs)            // public: the description as a page
 
-	// Operations (contract section 8), public: liveness, readiness, metrics.
+	// Operations (contract section 8), public: liveness, readiness, metrics,
+	// the build.
 	m.HandleFunc("GET /health", s.handleHealth)
 	m.HandleFunc("GET /ready", s.handleReady)
 	m.HandleFunc("GET /metrics", s.handleMetrics)
+	m.HandleFunc("GET /version", s.handleVersion)
 
 	// The admin page (package web), public; the page's API calls carry the
 	// session cookie (or an API key).

@@ -15,6 +15,7 @@ var publicRoutes = map[string]bool{
 	"GET /health":             true,
 	"GET /ready":              true,
 	"GET /metrics":            true,
+	"GET /version":            true,
 	"GET /openapi.json":       true,
 	"GET /docs":               true,
 	"POST /auth/register":     true,

@@ -33,9 +33,15 @@ type Config struct {
 	// DBTimeout bounds the time a request may spend on the database; past
 	// it the request answers 503. Zero means 10 seconds.
 	DBTimeout time.Duration
-	// Version is the build's version label, reported by /openapi.json and
-	// the metrics.
+	// Version is the build's version label, reported by /openapi.json,
+	// /version and the metrics.
 	Version string
+	// Revision is the VCS commit the build was made from, RevisionTime its
+	// time, and Modified whether the tree had uncommitted changes; reported
+	// by /version and the metrics. Empty (zero) when unknown.
+	Revision     string
+	RevisionTime time.Time
+	Modified     bool
 	// SignIn says how people sign in.
 	SignIn SignInConfig
 }
@@ -108,7 +114,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 		si.Sessions.Absolute = 7 * 24 * time.Hour
 	}
 	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache(),
-		metrics: newMetrics(cfg.Version, db), defs: tooldef.NewCache(16 << 20),
+		metrics: newMetrics(cfg, db), defs: tooldef.NewCache(16 << 20),
 		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
 		policy:    auth.NewPasswordPolicy(si.PasswordMinLength),
 		csrf:      http.NewCrossOriginProtection()}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -13,18 +15,43 @@ import (
 )
 
 //go:embed migrations
-var migrations embed.FS
+var embedded embed.FS
+
+// migrations are the embedded migrations, a directory per dialect. Each
+// runs in a transaction of its own, with the row that records it: a
+// migration that fails leaves the database as it was before it (those before
+// it stay applied). None may say "-- +goose NO TRANSACTION" (a test checks).
+var migrations, _ = fs.Sub(embedded, "migrations")
 
 // Migrate brings the schema up to date. It holds a lock meanwhile (an
 // advisory lock on PostgreSQL, a lock row on SQLite), so that processes
-// that start together migrate once.
+// that start together migrate once. It refuses a database that a newer
+// build migrated further than this one knows: an older build must not
+// write to a schema it does not know.
 func (db *DB) Migrate(ctx context.Context) error {
 	p, done, err := db.migrator()
 	if err != nil {
 		return err
 	}
 	defer done()
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("store: reading schema version: %w", err)
+	}
+	if sources := p.ListSources(); len(sources) > 0 && current > sources[len(sources)-1].Version {
+		return fmt.Errorf("store: the database was migrated by a newer Quarry (schema version %d; this build knows %d): "+
+			"run that build or a newer one, or restore a backup made before the upgrade", current, sources[len(sources)-1].Version)
+	}
 	if _, err := p.Up(ctx); err != nil {
+		var pe *goose.PartialError
+		if errors.As(err, &pe) {
+			applied := ""
+			if n := len(pe.Applied); n > 0 {
+				applied = fmt.Sprintf(" (the %d before it were applied)", n)
+			}
+			return fmt.Errorf("store: migration %s failed and was rolled back%s: %w",
+				path.Base(pe.Failed.Source.Path), applied, pe.Err)
+		}
 		return fmt.Errorf("store: migrating: %w", err)
 	}
 	return nil
@@ -53,7 +80,7 @@ func (db *DB) SchemaVersion(ctx context.Context) (current, latest int64, err err
 // it. On SQLite the provider gets a pool of its own: goose holds one
 // connection while its locker takes another, and the write pool has one.
 func (db *DB) migrator() (*goose.Provider, func(), error) {
-	fsys, err := fs.Sub(migrations, "migrations/"+db.dialect)
+	fsys, err := fs.Sub(db.migrations, db.dialect)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -47,6 +48,8 @@ type DB struct {
 	write      pool   // Every write transaction; one connection on SQLite.
 	read       pool   // Reads; the same pool as write on PostgreSQL.
 	keys       *Keyring
+	migrations fs.FS    // The migrations, a directory per dialect.
+	held       *os.File // SQLite: the database file, share-locked while open (see Restore).
 	statements atomic.Int64
 }
 
@@ -201,6 +204,10 @@ type Options struct {
 	// MaxConns caps the connections of the read pool (PostgreSQL: of the
 	// only pool). Zero means 16.
 	MaxConns int
+	// Migrations, if not nil, replaces the embedded migrations: a
+	// directory per dialect ("sqlite", "postgres") of goose SQL files.
+	// Tests use it to run a migration that fails.
+	Migrations fs.FS
 }
 
 // ParseURL splits a database URL into its dialect and driver data source:
@@ -242,7 +249,10 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys}
+	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations}
+	if db.migrations == nil {
+		db.migrations = migrations
+	}
 	db.write.statements, db.read.statements = &db.statements, &db.statements
 	if dialect == Postgres {
 		db.write.DB, err = sql.Open("pgx", withConnectTimeout(source))
@@ -282,6 +292,15 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if err := db.whileBusy(ctx, func() error { return db.write.PingContext(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: connecting to %s: %w", dialect, unavailable(err))
+	}
+	if dialect == SQLite {
+		if db.held, err = holdShared(source); err != nil {
+			db.Close()
+			if errors.Is(err, errFileInUse) {
+				err = errors.New("quarry restore is replacing it")
+			}
+			return nil, fmt.Errorf("store: opening %s: %w", source, err)
+		}
 	}
 	return db, nil
 }
@@ -362,6 +381,9 @@ func (db *DB) Close() error {
 	err := db.write.Close()
 	if db.read.DB != db.write.DB {
 		err = errors.Join(err, db.read.Close())
+	}
+	if db.held != nil {
+		db.held.Close()
 	}
 	return err
 }

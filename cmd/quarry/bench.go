@@ -354,7 +354,7 @@ func benchStartServer(ctx context.Context, cfg *Config, o *benchOptions, prog *b
 		MaskCredentials: cfg.MaskCredentials,
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		DBTimeout:       cfg.DBTimeout,
-		Version:         version,
+		Version:         currentBuild().version,
 	}, db, log), log)
 	go srv.Serve(ln)
 	cleanups = append(cleanups, func() { benchShutdown(srv) })

@@ -105,7 +105,7 @@ type benchErrorsOut struct {
 
 func benchNewReport(o *benchOptions, mix []benchWeight, sys *benchSystem) *benchReport {
 	r := &benchReport{
-		QuarryVersion:   version,
+		QuarryVersion:   currentBuild().version,
 		Op:              o.op,
 		Clients:         o.clients,
 		DurationSeconds: o.duration.Seconds(),

@@ -1,7 +1,7 @@
 // Command quarry runs the Quarry control plane: the HTTP/JSON API and the
 // admin page (quarry serve), and the commands that look after its database
-// (migrate, create-api-key, rotate-encryption-key), load it to measure it
-// (bench) and report its version.
+// (migrate, create-api-key, rotate-encryption-key, backup, restore, check),
+// load it to measure it (bench) and report its version.
 //
 // It is the only package that reads flags and environment variables. Flags
 // override environment variables, which override defaults; run
@@ -18,10 +18,6 @@ import (
 	"os/signal"
 	"syscall"
 )
-
-// version is the build's version label, set with
-// -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -56,6 +52,9 @@ func commands() []command {
 		{"migrate", "bring the database schema up to date", runMigrate},
 		{"create-api-key", "create an API key and print it on the last line", runCreateAPIKey},
 		{"rotate-encryption-key", "re-encrypt every secret under QUARRY_ENCRYPTION_KEY", runRotateEncryptionKey},
+		{"backup", "copy a SQLite database while it serves (PostgreSQL: says how to use pg_dump)", runBackup},
+		{"restore", "put a SQLite backup in place of the database, after checking it", runRestore},
+		{"check", "open every stored secret with the configured keys and count them, printing no value", runCheck},
 		{"bench", "load a seeded in-process server (or a running one) and compare it with the HTTP floor", runBench},
 		{"version", "print the version", runVersion},
 	}
@@ -86,14 +85,4 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-22s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun \"quarry <command> -h\" for the flags of a command.")
-}
-
-func runVersion(ctx context.Context, env *environment, args []string) error {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	fmt.Fprintln(env.stdout, "quarry", version)
-	return nil
 }

@@ -102,8 +102,9 @@ func describe(kinds []store.KindCount) string {
 	return strings.Join(parts, ", ")
 }
 
-// progress prints how far a rotation has come: a line rewritten in place on
-// a terminal, plain lines every so often otherwise.
+// progress prints how far a long run (a rotation, a check, a backup) has
+// come: a line rewritten in place on a terminal, plain lines every so often
+// otherwise.
 type progress struct {
 	w         io.Writer
 	terminal  bool
@@ -114,6 +115,7 @@ type progress struct {
 	last      time.Time // When a line was last printed.
 	lastLine  string
 	width     int
+	bytes     bool // It counts bytes, not secrets.
 }
 
 func newProgress(w io.Writer, every time.Duration) *progress {
@@ -147,13 +149,23 @@ func (p *progress) line(r store.RotateProgress, now time.Time) string {
 	elapsed := now.Sub(p.first).Seconds()
 	done, total := r.Done, max(r.Total, r.Done)
 	s := fmt.Sprintf("%d/%d secrets (%d%%)", done, total, done*100/max(total, 1))
+	if p.bytes {
+		s = fmt.Sprintf("%s/%s (%d%%)", mib(int64(done)), mib(int64(total)), done*100/max(total, 1))
+	}
 	if elapsed > 0 && done > p.firstDone {
 		rate := float64(done-p.firstDone) / elapsed
 		left := time.Duration(float64(total-done) / rate * float64(time.Second))
-		s += fmt.Sprintf(", %.0f/s, about %s left", rate, left.Round(time.Second))
+		if p.bytes {
+			s += fmt.Sprintf(", %s/s, about %s left", mib(int64(rate)), left.Round(time.Second))
+		} else {
+			s += fmt.Sprintf(", %.0f/s, about %s left", rate, left.Round(time.Second))
+		}
 	}
 	return s
 }
+
+// mib renders a number of bytes in MiB.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func (p *progress) print(s string) {
 	p.lastLine = ""

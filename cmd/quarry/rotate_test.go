@@ -44,9 +44,9 @@ func openWithKeys(t *testing.T, url string, primary string, older ...string) *st
 	return storetest.OpenURL(t, url, kr)
 }
 
-// TestRotateEncryptionKeyCommand follows the README's steps: on SQLite the
-// first key is the generated key file; on PostgreSQL, an environment
-// variable.
+// TestRotateEncryptionKeyCommand follows the runbook's steps
+// (docs/operations.md): on SQLite the first key is the generated key file;
+// on PostgreSQL, an environment variable.
 func TestRotateEncryptionKeyCommand(t *testing.T) {
 	url := storetest.URL(t)
 	dialect, path, _ := store.ParseURL(url)

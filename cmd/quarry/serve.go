@@ -37,6 +37,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	base := "http://" + ln.Addr().String() + cfg.BasePath
+	build := currentBuild()
 	if token != "" {
 		fmt.Fprintf(env.stdout, `
 This is a new database. An admin API key was created; it is shown only now:
@@ -55,21 +56,20 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		fmt.Fprintln(env.stdout)
 	}
 	srv := &http.Server{
-		Handler: api.NewServer(api.Config{
+		Handler: api.NewServer(build.into(api.Config{
 			BasePath:        cfg.BasePath,
 			MaskCredentials: cfg.MaskCredentials,
 			MaxBodyBytes:    cfg.MaxBodyBytes,
 			DBTimeout:       cfg.DBTimeout,
-			Version:         version,
 			SignIn:          signIn,
-		}, db, log),
+		}), db, log),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving", "url", base, "database", db.Dialect(), "version", version)
+	log.Info("serving", "url", base, "database", db.Dialect(), "version", build.version, "revision", build.revision)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

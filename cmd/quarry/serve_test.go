@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -152,8 +153,11 @@ func TestConfigPrecedence(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"version"}, envOf(nil), &out, io.Discard); err != nil || out.String() != "quarry dev\n" {
-		t.Errorf("version: %q, %v", out.String(), err)
+	// A test binary has no version and no VCS information.
+	want := "quarry dev\nrevision unknown (built without VCS information; see docs/operations.md)\n" +
+		"built with " + runtime.Version() + " for " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	if err := run(context.Background(), []string{"version"}, envOf(nil), &out, io.Discard); err != nil || out.String() != want {
+		t.Errorf("version: %q, %v; want %q", out.String(), err, want)
 	}
 	if err := run(context.Background(), []string{"frobnicate"}, envOf(nil), io.Discard, io.Discard); err == nil {
 		t.Error("an unknown command succeeded")

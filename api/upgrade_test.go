@@ -1,0 +1,546 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/auth"
+	"github.com/quarryhq/quarry/auth/authtest"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// Upgrade tests: a database written by an earlier schema version, migrated
+// by this build, serves every object as it did, secrets included. The
+// databases are the fixtures of store/testdata/upgrade (README.md there),
+// one per schema version, made once by TestMakeUpgradeFixture and never
+// again.
+
+var makeUpgradeFixture = flag.Bool("make-upgrade-fixture", false,
+	"record the upgrade fixture of the current schema version in store/testdata/upgrade (needs "+storetest.PostgresEnv+" and pg_dump)")
+
+// upgradeDefinition is the definition of the fixtures' custom tools.
+const upgradeDefinition = `{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},
+	"servers":[{"url":"https://tickets.example.com"}],
+	"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket",
+		"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],
+		"responses":{"200":{"description":"OK"}}}}}}`
+
+// envAt starts a test server on the database at u, migrating it, with
+// masking off so that secrets are compared in clear, and the given changes
+// to its configuration. Unlike newEnv it writes nothing: the fixture is
+// served as it is.
+func envAt(t *testing.T, u string, keys *store.Keyring, opts ...func(*api.Config)) *env {
+	t.Helper()
+	return envOn(t, httptest.NewUnstartedServer(nil), u, keys, opts...)
+}
+
+// envOn is envAt on a server made but not started.
+func envOn(t *testing.T, srv *httptest.Server, u string, keys *store.Keyring, opts ...func(*api.Config)) *env {
+	t.Helper()
+	cfg := api.Config{MaskCredentials: false, Version: "test"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: u, keys: keys, srv: srv}
+	watchSecrets(t, e.log)
+	e.db = storetest.OpenURL(t, u, keys)
+	e.db.Now = func() time.Time { return testNow }
+	logger := slog.New(slog.NewJSONHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv.Config.Handler = api.NewServer(cfg, e.db, logger)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return e
+}
+
+// upgradeSSOEnv is envAt with people signing in: local accounts, and single
+// sign-on at op, a real OpenID Provider in process.
+func upgradeSSOEnv(t *testing.T, u string, keys *store.Keyring) *ssoEnv {
+	t.Helper()
+	op := authtest.Start(t)
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	op.AddClient(authtest.Client{ID: ssoClient, Secret: ssoSecret, RedirectURIs: []string{base + "/auth/oidc/callback"},
+		PostLogoutRedirectURIs: []string{base + "/"}})
+	p := auth.NewProvider(t.Context(), auth.OIDCConfig{Issuer: op.Issuer, ClientID: ssoClient, ClientSecret: ssoSecret,
+		RedirectURL: base + "/auth/oidc/callback", Scopes: []string{"email", "profile", authtest.ScopeGroups},
+		Skew: 30 * time.Second, KeyRefresh: time.Nanosecond}, slog.New(slog.DiscardHandler))
+	public, _ := url.Parse(base)
+	e := envOn(t, srv, u, keys, withLocalAccounts, func(c *api.Config) {
+		c.SignIn.OIDC, c.SignIn.OIDCName, c.SignIn.PublicURL = p, "Example SSO", public
+	})
+	s := &ssoEnv{env: e, op: op, provider: p}
+	s.waitReady()
+	return s
+}
+
+// TestUpgrade loads every fixture, migrates it, and asks the API every
+// question the fixture's manifest recorded: each answer must hold all that
+// the recorded one held (a newer schema may add fields, never lose one),
+// with the same status and ETag; secrets are compared in clear. Then it
+// writes, to show that ids, versions and secrets carry on.
+func TestUpgrade(t *testing.T) {
+	for _, f := range storetest.Fixtures(t) {
+		t.Run(filepath.Base(f.Dir), func(t *testing.T) {
+			u, m := f.Load(t)
+			keys := upgradeKeyring(t, m.Key)
+			e := envAt(t, u, keys)
+			if cur, latest, err := e.db.SchemaVersion(context.Background()); err != nil || cur != latest || cur < m.SchemaVersion {
+				t.Fatalf("schema version %d of %d after migrating a version %d fixture (%v)", cur, latest, m.SchemaVersion, err)
+			}
+			as := func(who string) user { return user{token: m.Tokens[who]} }
+			var connectorIDs []int64
+			for _, r := range m.Responses {
+				got := e.do(as(r.As), r.Method, r.Path, nil)
+				if got.status != r.Status {
+					t.Errorf("%s %s as %s: status %d, want %d: %s", r.Method, r.Path, r.As, got.status, r.Status, got.body)
+					continue
+				}
+				if r.ETag != "" && got.header.Get("ETag") != r.ETag {
+					t.Errorf("%s %s: ETag %q, want %q", r.Method, r.Path, got.header.Get("ETag"), r.ETag)
+				}
+				var want, have any
+				if err := json.Unmarshal(r.Body, &want); err != nil {
+					t.Fatalf("%s %s: recorded body: %v", r.Method, r.Path, err)
+				}
+				if err := json.Unmarshal(got.body, &have); err != nil {
+					t.Fatalf("%s %s: %v: %s", r.Method, r.Path, err, got.body)
+				}
+				for _, d := range holds(have, want, "") {
+					t.Errorf("%s %s as %s: %s", r.Method, r.Path, r.As, d)
+				}
+				if r.As == "admin" && r.Path == "/manage/connector" {
+					var cs []struct{ ID int64 }
+					json.Unmarshal(got.body, &cs)
+					for _, c := range cs {
+						connectorIDs = append(connectorIDs, c.ID)
+					}
+				}
+			}
+			if t.Failed() {
+				return
+			}
+
+			// Secrets: every one opens, as many as were made.
+			res, err := e.db.CheckSecrets(context.Background(), store.CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range res.OpenedKinds {
+				if k.Count != m.Secrets[k.Kind] {
+					t.Errorf("%d %s open, the fixture has %d", k.Count, k.Kind, m.Secrets[k.Kind])
+				}
+			}
+			if res.Failed > 0 {
+				t.Errorf("secrets that do not open: %s", res.Summary())
+			}
+
+			// Writes carry on: new ids follow the old ones, versions go on
+			// from the stored ones, secrets left alone stay as they were.
+			admin := as("admin")
+			var made struct{ ID int64 }
+			e.do(admin, "POST", "/manage/admin/connector", map[string]any{"name": "after the upgrade", "source": "web",
+				"input_type": "poll", "connector_specific_config": map[string]any{"base_url": "https://example.com"}}).decode(t, &made)
+			if len(connectorIDs) == 0 || made.ID <= slices.Max(connectorIDs) {
+				t.Errorf("a new connector got id %d; the fixture's are %v", made.ID, connectorIDs)
+			}
+			var creds []struct {
+				ID             int64           `json:"id"`
+				CredentialJSON json.RawMessage `json:"credential_json"`
+			}
+			e.do(admin, "GET", "/manage/credential", nil).decode(t, &creds)
+			for _, k := range creds {
+				path := fmt.Sprintf("/manage/credential/%d", k.ID)
+				before := e.do(admin, "GET", path, nil)
+				after := e.do(admin, "PATCH", path, map[string]any{"name": "renamed after the upgrade"}, "If-Match", before.header.Get("ETag"))
+				v0, _ := strconv.Atoi(strings.Trim(before.header.Get("ETag"), `"`))
+				v1, _ := strconv.Atoi(strings.Trim(after.header.Get("ETag"), `"`))
+				if after.status != 200 || v0 == 0 || v1 != v0+1 {
+					t.Errorf("PATCH %s: %d, ETag %s after %s", path, after.status, after.header.Get("ETag"), before.header.Get("ETag"))
+					continue
+				}
+				var got struct {
+					CredentialJSON json.RawMessage `json:"credential_json"`
+				}
+				after.decode(t, &got)
+				if !jsonEqual(got.CredentialJSON, k.CredentialJSON) {
+					t.Errorf("PATCH %s changed the secret: %s, was %s", path, got.CredentialJSON, k.CredentialJSON)
+				}
+			}
+		})
+	}
+}
+
+// upgradeKeyring returns the keyring of a fixture's test key.
+func upgradeKeyring(t *testing.T, key string) *store.Keyring {
+	t.Helper()
+	k, err := store.ParseKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := store.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kr
+}
+
+// holds reports where got lacks something of want: objects must have every
+// member of want (and may have more), arrays the same length, other values
+// be equal. at is the JSON pointer of got.
+func holds(got, want any, at string) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: %s, want an object", pointer(at), short(got))}
+		}
+		var out []string
+		keys := make([]string, 0, len(w))
+		for k := range w {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			gv, ok := g[k]
+			if !ok {
+				out = append(out, fmt.Sprintf("%s/%s: missing, want %s", pointer(at), k, short(w[k])))
+				continue
+			}
+			out = append(out, holds(gv, w[k], at+"/"+k)...)
+		}
+		return out
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{fmt.Sprintf("%s: %s, want %s", pointer(at), short(got), short(want))}
+		}
+		var out []string
+		for i := range w {
+			out = append(out, holds(g[i], w[i], fmt.Sprintf("%s/%d", at, i))...)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(got, want) {
+		return []string{fmt.Sprintf("%s: %s, want %s", pointer(at), short(got), short(want))}
+	}
+	return nil
+}
+
+func pointer(at string) string {
+	if at == "" {
+		return "body"
+	}
+	return at
+}
+
+// short renders v as JSON, cut to a readable length.
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// TestMakeUpgradeFixture records the fixture of the current schema version
+// when run with -make-upgrade-fixture (see store/testdata/upgrade/README.md):
+// it builds the same deployment through the API on SQLite and on
+// PostgreSQL, records the answers to every read, and keeps the databases:
+// a copy of the SQLite file and a plain pg_dump.
+func TestMakeUpgradeFixture(t *testing.T) {
+	if !*makeUpgradeFixture {
+		t.Skip("records a new upgrade fixture only with -make-upgrade-fixture")
+	}
+	if os.Getenv(storetest.PostgresEnv) == "" {
+		t.Fatalf("%s must point at a PostgreSQL server: the fixture has a PostgreSQL dump too", storetest.PostgresEnv)
+	}
+	if _, err := exec.LookPath("pg_dump"); err != nil {
+		t.Fatal("pg_dump is needed: ", err)
+	}
+	key := store.NewKey()
+	keys := upgradeKeyring(t, key)
+	if err := os.MkdirAll(storetest.FixtureRoot(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Made aside, and named when complete.
+	tmp, err := os.MkdirTemp(storetest.FixtureRoot(), ".making-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	var dir string
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		u := storetest.URL(t)
+		if dialect == store.SQLite {
+			u = "sqlite:" + filepath.Join(t.TempDir(), "quarry.db")
+		}
+		s := upgradeSSOEnv(t, u, keys)
+		e := s.env
+		_, version, err := e.db.SchemaVersion(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dir == "" {
+			dir = filepath.Join(storetest.FixtureRoot(), fmt.Sprintf("%05d", version))
+			if _, err := os.Stat(dir); err == nil {
+				t.Fatalf("%s exists: a fixture is made once, by the schema version it is named after. "+
+					"Remove it first only if that version was never merged.", dir)
+			}
+		}
+		m := &storetest.Manifest{SchemaVersion: version, Dialect: dialect, Key: key}
+		m.Tokens, m.OAuthClientSecrets = upgradeSeed(s)
+		m.Responses = upgradeReads(e, m.Tokens)
+		res, err := e.db.CheckSecrets(context.Background(), store.CheckOptions{})
+		if err != nil || res.Failed > 0 {
+			t.Fatalf("checking the secrets: %v %v", err, res)
+		}
+		m.Secrets = map[string]int{}
+		for _, k := range res.OpenedKinds {
+			if k.Count > 0 {
+				m.Secrets[k.Kind] = k.Count
+			}
+		}
+		if dialect == store.SQLite {
+			if err := e.db.Backup(context.Background(), filepath.Join(tmp, "sqlite.db"), store.BackupOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			out, err := exec.Command("pg_dump", "--inserts", "--no-owner", "--no-privileges",
+				"--file", filepath.Join(tmp, "postgres.sql"), "--dbname", u).CombinedOutput()
+			if err != nil {
+				t.Fatalf("pg_dump: %v\n%s", err, out)
+			}
+		}
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, dialect+".json"), append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(tmp, "sqlite.db"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s", dir)
+}
+
+// upgradeSeed builds, through the API, a deployment that uses every kind of
+// object and secret, with updates, deletions and a revoked key, and returns
+// its API keys and session tokens by holder and its OAuth client secrets by
+// config id.
+func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
+	e := s.env
+	t := e.t
+	token, err := e.db.Bootstrap(context.Background())
+	if err != nil || token == "" {
+		t.Fatalf("bootstrap: %q %v", token, err)
+	}
+	tokens = map[string]string{"admin": token}
+	admin := user{token: token}
+	id := func(r *response) int64 {
+		t.Helper()
+		var m map[string]any
+		r.decode(t, &m)
+		for _, k := range []string{"id", "data"} {
+			if v, ok := m[k].(float64); ok {
+				return int64(v)
+			}
+		}
+		t.Fatalf("no id in %s", r.body)
+		return 0
+	}
+	userIDs := map[string]string{}
+	keyIDs := map[string]int64{}
+	for _, k := range []struct{ name, role string }{
+		{"curator", "curator"}, {"global", "global_curator"}, {"basic", "basic"}, {"limited", "limited"},
+		{"revoked", "basic"}, {"rotated", "admin"},
+	} {
+		var out struct {
+			ID     int64  `json:"api_key_id"`
+			Token  string `json:"api_key"`
+			UserID string `json:"user_id"`
+		}
+		e.do(admin, "POST", "/admin/api-key", map[string]any{"name": k.name + " key", "role": k.role}).decode(t, &out)
+		tokens[k.name], userIDs[k.name], keyIDs[k.name] = out.Token, out.UserID, out.ID
+	}
+	curator, basic := user{token: tokens["curator"]}, user{token: tokens["basic"]}
+
+	eng := id(e.do(admin, "POST", "/manage/admin/user-group", map[string]any{"name": "engineering",
+		"user_ids": []string{userIDs["curator"], userIDs["global"], userIDs["basic"]}}))
+	sales := id(e.do(admin, "POST", "/manage/admin/user-group", map[string]any{"name": "sales",
+		"user_ids": []string{userIDs["curator"]}}))
+	e.do(admin, "POST", fmt.Sprintf("/manage/admin/user-group/%d/set-curator", eng),
+		map[string]any{"user_id": userIDs["curator"], "is_curator": true}).want(t, 200, `null`)
+
+	oauthSecrets = map[string]string{}
+	oauth := id(e.do(admin, "POST", "/admin/oauth-config", map[string]any{"name": "help desk sso",
+		"authorization_url": "https://sso.example.com/authorize", "token_url": "https://sso.example.com/token",
+		"client_id": "quarry-upgrade", "client_secret": "upgrade-oauth-client-secret-0123456789", "scopes": []string{"tickets.read", "tickets.write"}}))
+	oauthSecrets[fmt.Sprint(oauth)] = "upgrade-oauth-client-secret-0123456789"
+
+	wikiConfig := map[string]any{"wiki_base": "https://acme.atlassian.net/wiki", "space": "ENG", "index_recursively": true}
+	wiki := id(e.do(admin, "POST", "/manage/admin/connector", map[string]any{"name": "wiki", "source": "confluence", "input_type": "poll",
+		"connector_specific_config": wikiConfig, "refresh_freq": 3600, "prune_freq": 86400, "indexing_start": "2026-01-02T03:04:05Z"}))
+	chat := id(e.do(admin, "POST", "/manage/admin/connector", map[string]any{"name": "chat", "source": "slack", "input_type": "poll",
+		"connector_specific_config": map[string]any{"channels": []string{"general", "eng"}}}))
+	gone := id(e.do(admin, "POST", "/manage/admin/connector", map[string]any{"name": "old site", "source": "web", "input_type": "load_state",
+		"connector_specific_config": map[string]any{"base_url": "https://old.example.com"}}))
+	drive := id(e.do(curator, "POST", "/manage/admin/connector", map[string]any{"name": "drive", "source": "google_drive", "input_type": "poll",
+		"connector_specific_config": map[string]any{}, "access_type": "private", "groups": []int64{eng}}))
+	id(e.do(curator, "POST", "/manage/admin/connector", map[string]any{"name": "handbook", "source": "web", "input_type": "load_state",
+		"connector_specific_config": map[string]any{"base_url": "https://handbook.example.com"}, "access_type": "public"}))
+
+	wikiCred := id(e.do(admin, "POST", "/manage/credential", map[string]any{"source": "confluence", "admin_public": true, "name": "wiki bot",
+		"credential_json": map[string]any{"confluence_username": "bot@acme.com", "confluence_access_token": "ATATT3x-upgrade-0123456789"}}))
+	chatCred := id(e.do(admin, "POST", "/manage/credential", map[string]any{"source": "slack", "admin_public": false,
+		"credential_json": map[string]any{"slack_bot_token": "xoxb-upgrade-0123456789",
+			"nested": map[string]any{"n": 42, "ok": true, "list": []any{"a", 1.5, nil}}, "unicode": "ключ-🔑"}}))
+	syncCred := id(e.do(admin, "POST", "/manage/credential", map[string]any{"source": "slack", "admin_public": true, "name": "sync",
+		"credential_json": map[string]any{"slack_bot_token": "xoxb-sync-upgrade-0123456789"}}))
+	driveCred := id(e.do(curator, "POST", "/manage/credential", map[string]any{"source": "google_drive", "admin_public": false,
+		"groups": []int64{eng}, "credential_json": map[string]any{"google_tokens": `{"refresh_token":"1//upgrade-0123456789"}`}}))
+	id(e.do(basic, "POST", "/manage/credential", map[string]any{"source": "confluence", "admin_public": false, "name": "mine",
+		"credential_json": map[string]any{"confluence_access_token": "basic-upgrade-secret-0123456789"}}))
+	goneCred := id(e.do(admin, "POST", "/manage/credential", map[string]any{"source": "web", "admin_public": true,
+		"credential_json": map[string]any{"password": "deleted-upgrade-secret"}}))
+
+	e.do(admin, "PATCH", fmt.Sprintf("/manage/credential/%d", wikiCred), map[string]any{"name": "wiki bot (renamed)", "groups": []int64{sales},
+		"credential_json": map[string]any{"confluence_username": "bot@acme.com", "confluence_access_token": "ATATT3x-upgrade-changed-0123456789",
+			"is_cloud": true}}).decode(t, &map[string]any{})
+
+	pair := func(u user, conn, cred int64, body map[string]any) {
+		t.Helper()
+		id(e.do(u, "PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", conn, cred), body))
+	}
+	pair(admin, wiki, wikiCred, map[string]any{"name": "wiki", "access_type": "public"})
+	pair(admin, chat, chatCred, map[string]any{"name": "chat", "access_type": "private", "groups": []int64{eng, sales}})
+	pair(admin, chat, syncCred, map[string]any{"name": "chat sync", "access_type": "sync"})
+	pair(curator, drive, driveCred, map[string]any{"name": "drive", "access_type": "private", "groups": []int64{eng}})
+
+	tickets := id(e.do(admin, "POST", "/admin/tool/custom", map[string]any{"name": "tickets", "description": "Help desk",
+		"definition": json.RawMessage(upgradeDefinition), "oauth_config_id": oauth, "passthrough_auth": false,
+		"custom_headers": []map[string]string{{"key": "X-Api-Key", "value": "tool-upgrade-secret-0123456789"}, {"key": "X-Tenant", "value": "acme"}}}))
+	id(e.do(curator, "POST", "/admin/tool/custom", map[string]any{"name": "tickets (passthrough)",
+		"definition": json.RawMessage(upgradeDefinition), "passthrough_auth": true,
+		"custom_headers": []map[string]string{{"key": "X-Trace", "value": "curator-upgrade-header-0123"}}}))
+	e.do(admin, "PUT", fmt.Sprintf("/admin/tool/custom/%d", tickets), map[string]any{"description": "Help desk tickets, read and write",
+		"custom_headers": []map[string]string{{"key": "X-Api-Key", "value": "tool-upgrade-secret-changed-0123456789"}, {"key": "X-Tenant", "value": "acme"}}}).
+		decode(t, &map[string]any{})
+
+	e.do(admin, "DELETE", fmt.Sprintf("/manage/admin/connector/%d", gone), nil).decode(t, &map[string]any{})
+	e.do(admin, "DELETE", fmt.Sprintf("/manage/credential/%d", goneCred), nil).decode(t, &map[string]any{})
+	if r := e.do(admin, "DELETE", fmt.Sprintf("/admin/api-key/%d", keyIDs["revoked"]), nil); r.status != 200 {
+		t.Fatalf("revoking a key: %d %s", r.status, r.body)
+	}
+	var rotated struct {
+		Token string `json:"api_key"`
+	}
+	e.do(admin, "POST", fmt.Sprintf("/admin/api-key/%d/regenerate", keyIDs["rotated"]), nil).decode(t, &rotated)
+	tokens["rotated"] = rotated.Token
+
+	// People (schema 00002): local accounts (the first becomes an admin),
+	// one given another role and then deactivated, an invitation, and a
+	// person who signed in at the OpenID provider (an identity, a session
+	// with a sealed ID token); their sessions' tokens open the API too.
+	signIn := func(email string) string {
+		t.Helper()
+		e.register(email, goodSecret)
+		c := sessionCookie(e.login(email, goodSecret))
+		if c == nil {
+			t.Fatalf("no session for %s", email)
+		}
+		return c.Value
+	}
+	tokens["ann"] = signIn("ann@example.com")
+	tokens["bob"] = signIn("Bob@Example.com")
+	e.do(admin, "PATCH", "/manage/set-user-role", map[string]any{"user_email": "bob@example.com", "new_role": "global_curator"}).want(t, 200, `null`)
+	e.do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": "bob@example.com"}).want(t, 200, `null`)
+	e.do(admin, "PUT", "/manage/admin/users", map[string]any{"emails": []string{"dave@example.com"}}).decode(t, new(any))
+	s.op.AddUser(authtest.User{Subject: "u-carol", Email: "carol@example.com", EmailVerified: true, Name: "Carol Example",
+		Password: "pw-u-carol"})
+	b := e.newBrowser()
+	c := sessionCookie(b.get(b.authorize(s, "u-carol").String()))
+	if c == nil {
+		t.Fatal("no session for carol")
+	}
+	tokens["carol"] = c.Value
+	return tokens, oauthSecrets
+}
+
+// upgradeReads asks the API every read question about the deployment, as
+// each holder of a key, and returns the answers.
+func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
+	t := e.t
+	var out []storetest.Response
+	ask := func(as, path string) *response {
+		t.Helper()
+		r := e.do(user{token: tokens[as]}, "GET", path, nil)
+		if r.status == 0 {
+			t.Fatalf("GET %s failed", path)
+		}
+		out = append(out, storetest.Response{As: as, Method: "GET", Path: path, Status: r.status, ETag: r.header.Get("ETag"), Body: r.body})
+		return r
+	}
+	each := func(as, list, item string) {
+		t.Helper()
+		var objs []struct {
+			ID int64 `json:"id"`
+		}
+		ask(as, list).decode(t, &objs)
+		for _, o := range objs {
+			ask(as, fmt.Sprintf("%s/%d", item, o.ID))
+		}
+	}
+	for _, as := range []string{"admin", "curator", "global", "basic", "limited", "rotated", "revoked", "ann", "bob", "carol"} {
+		if tokens[as] != "" {
+			ask(as, "/me")
+		}
+	}
+	ask("admin", "/manage/admin/connector/status")
+	ask("admin", "/manage/admin/connector/status?source=slack&access_type=sync")
+	each("admin", "/manage/connector", "/manage/connector")
+	each("admin", "/manage/credential", "/manage/credential")
+	ask("admin", "/manage/admin/user-group")
+	ask("admin", "/admin/api-key")
+	each("admin", "/tool", "/tool")
+	ask("admin", "/admin/oauth-config")
+	ask("admin", "/admin/audit-log?limit=1000")
+	ask("admin", "/manage/users/accepted?page_size=1000")
+	ask("admin", "/manage/users/invited")
+	ask("admin", "/manage/admin/sessions")
+	for _, as := range []string{"curator", "global"} {
+		ask(as, "/manage/admin/connector/status")
+		each(as, "/manage/connector", "/manage/connector")
+		each(as, "/manage/credential", "/manage/credential")
+	}
+	ask("basic", "/manage/credential")
+	ask("limited", "/manage/credential")
+	ask("carol", "/manage/credential")
+	return out
+}
