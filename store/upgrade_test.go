@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -113,4 +114,26 @@ func TestFailedMigrationOnFixture(t *testing.T) {
 	if err != nil || res.Failed > 0 || res.Opened == 0 {
 		t.Errorf("secrets after the failed migration: %v %v", res, err)
 	}
+}
+
+// TestNoFirstAdminAfterUpgrade: a database that had users before people
+// existed (the 00001 fixture: API keys only) is not new, so the first
+// person to register after the upgrade is a basic user, not an admin.
+func TestNoFirstAdminAfterUpgrade(t *testing.T) {
+	for _, f := range storetest.Fixtures(t) {
+		if filepath.Base(f.Dir) != "00001" {
+			continue
+		}
+		u, m := f.Load(t)
+		db := storetest.OpenURL(t, u, fixtureKeys(t, m))
+		p, err := db.Register(ctx, "stranger@example.com", nil, "h", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Role != quarry.RoleBasic {
+			t.Errorf("the first person to register after the upgrade is %s, want basic", p.Role)
+		}
+		return
+	}
+	t.Fatal("no 00001 fixture")
 }

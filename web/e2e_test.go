@@ -91,7 +91,8 @@ func e2eTools(t *testing.T) (node, npm string) {
 }
 
 // npmCI installs web/e2e's pinned packages unless node_modules already has
-// them (it is kept between runs, and ignored by git).
+// every one at its locked version (it is kept between runs, and ignored by
+// git).
 func npmCI(t *testing.T, npm, dir string) {
 	t.Helper()
 	var lock struct {
@@ -106,14 +107,21 @@ func npmCI(t *testing.T, npm, dir string) {
 	if err := json.Unmarshal(b, &lock); err != nil {
 		t.Fatal(err)
 	}
-	want := lock.Packages["node_modules/playwright-core"].Version
-	var have struct {
-		Version string `json:"version"`
+	installed := true
+	for path, p := range lock.Packages {
+		if path == "" {
+			continue // the project itself
+		}
+		var have struct {
+			Version string `json:"version"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path), "package.json"))
+		if err != nil || json.Unmarshal(b, &have) != nil || have.Version != p.Version {
+			installed = false
+			break
+		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "node_modules", "playwright-core", "package.json")); err == nil {
-		json.Unmarshal(b, &have)
-	}
-	if want != "" && have.Version == want {
+	if installed {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict SfKqODXuj4y1MfP9snBbZbFmNfA6bv6Tx7RnpLIzDerbHIljuRGgUUMUfJW6sWa
+\restrict 0nrKFO0cCj8VSparbCyailqLdEWb2k49Xsscm50Sxo0TB3dhjTOO3QzgUIbtzfz
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -350,8 +350,7 @@ CREATE TABLE public.settings (
 CREATE TABLE public.sign_in_failures (
     key text NOT NULL,
     failures bigint NOT NULL,
-    window_start bigint NOT NULL,
-    locked_until bigint NOT NULL
+    window_start bigint NOT NULL
 );
 
 
@@ -458,6 +457,7 @@ CREATE TABLE public.users (
     is_active boolean DEFAULT true NOT NULL,
     password_hash text,
     email_key text DEFAULT ''::text NOT NULL,
+    name_key text DEFAULT ''::text NOT NULL,
     updated_at bigint DEFAULT 0 NOT NULL
 );
 
@@ -466,12 +466,12 @@ CREATE TABLE public.users (
 -- Data for Name: api_keys; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', '0810910b3b53f3fe0dbda7f95bc26b56e1c6d9a046266efc831757be5d7704df', 'qry_lGHi********O0CE', '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456);
-INSERT INTO public.api_keys VALUES (2, 'curator key', '9250f47a98997a9d44834fb10856c136fe48e8a042aea39259ed418fbba3a90f', 'qry_nlnK********807A', '587cef8d-8e70-4f84-960b-6fa23b5207e2', 1795256130123456);
-INSERT INTO public.api_keys VALUES (3, 'global key', '03af8e7a815135354b98d519ca3698cbc4b713b724d916f56ffbb6d97cd51521', 'qry_K9Y0********0es8', 'ac52cc17-24e9-4cf5-96e7-24003a2e480c', 1795256130123456);
-INSERT INTO public.api_keys VALUES (4, 'basic key', '201446eb9856ff92c0be9cbcf51b8bdf5c191f362b9aee412a08860ef0832668', 'qry_uU1l********yYdU', 'b08cba18-a982-49a8-876b-6621394b2514', 1795256130123456);
-INSERT INTO public.api_keys VALUES (5, 'limited key', '584d65af715528efcee0918e26cd6f62c714b480482f183024712517af28aa68', 'qry_KJhj********YpIQ', 'a0e5f128-ed77-4822-9a4c-9b7a6e5ba900', 1795256130123456);
-INSERT INTO public.api_keys VALUES (7, 'rotated key', 'b10129b16e5a7829e6b780bd0838be71aa85212eeb258235c8bd1fa7a18b692c', 'qry_wyrH********vsg0', '14b22208-e419-4373-956f-948843e4a623', 1795256130123456);
+INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', '966c7102afab5cce4e0ce5a47d86f4366b67068aa544200184be702ff7b76bcc', 'qry_iv4r********b47c', 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456);
+INSERT INTO public.api_keys VALUES (2, 'curator key', '09f19ece493c3ff03c549fff88955f9bd7d3637e2de03f4786a107d6a7e8e5ad', 'qry_xFdC********aCiw', '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 1795256130123456);
+INSERT INTO public.api_keys VALUES (3, 'global key', '2158677db3d26f2e26c38f3fdd315c15062f013deba593cfe5221f2f6247b73e', 'qry_sJD4********9vig', '440a90e8-579e-4d89-bd84-bf22ace7e766', 1795256130123456);
+INSERT INTO public.api_keys VALUES (4, 'basic key', '7f7c8ae5642ea51c53b0d97865c6aa8fc86b924c67fbec9cfdce7d2f0d04e1f9', 'qry_Y4F3********pW7g', 'f81e2e6e-a5e7-47aa-ae73-ba6be318154e', 1795256130123456);
+INSERT INTO public.api_keys VALUES (5, 'limited key', 'ec6e2534d1ff28d40aca98eca0fabd7b62d6eaa8eaaf3894c2f810ddb7ae1af9', 'qry_28kT********ffgo', 'dcf67635-9ea7-4846-a99f-a4f25da9a311', 1795256130123456);
+INSERT INTO public.api_keys VALUES (7, 'rotated key', '16306295eff7b0aa0cf5d264607144f48fc2aabffa4b817a1758d7a3fd61fe7f', 'qry_qO1Y********6qwk', 'c1af0346-f4a8-4444-bc32-d418aee99572', 1795256130123456);
 
 
 --
@@ -479,48 +479,48 @@ INSERT INTO public.api_keys VALUES (7, 'rotated key', 'b10129b16e5a7829e6b780bd0
 --
 
 INSERT INTO public.audit_events VALUES (1, 1795256130123456, NULL, NULL, 'api_key.create', 'api_key', '1', '["name","role"]', '', '');
-INSERT INTO public.audit_events VALUES (2, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.create', 'api_key', '2', '["name","role"]', '6cd2d13cc894a369afb7e6e9d32fc70e', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (3, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.create', 'api_key', '3', '["name","role"]', '604e4bbc3c0e2df98ca9538ab7a7f50d', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (4, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.create', 'api_key', '4', '["name","role"]', '94f7b0c9fc87bb7f85e75fbe8e9a6bbe', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (5, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.create', 'api_key', '5', '["name","role"]', '213ce67d7d503c06c88e4af57bf884c7', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (6, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.create', 'api_key', '6', '["name","role"]', '9402d656616279f795386dd461457969', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (7, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.create', 'api_key', '7', '["name","role"]', '14a4c512353608465e4b5ec5627ce913', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (8, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'user_group.create', 'user_group', '1', '["name","user_ids","cc_pair_ids"]', 'f444d44d983e09488752d9fcd340bbab', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (9, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'user_group.create', 'user_group', '2', '["name","user_ids","cc_pair_ids"]', '8f9f3169c079bf535b654691543a698d', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (10, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'user_group.set_curator', 'user_group', '1', '["is_curator"]', '86e02a868dd93053b4c92b4aad2a4b13', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (11, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', 'e6a3cf899f78161bbee8ea1804b4fc0a', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (12, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '0d519e26cc7bc2f248635d2e8c771fd7', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (13, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'baac3ceb288e2c767cd706368844807a', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (14, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '257447415e34f644324570db7072c2d8', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (15, 1795256130123456, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '5e3ab3001efddbbfcc0fe067eec8c57d', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (16, 1795256130123456, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'c9a74b5ec681e9b413a5c84a97e4a1e3', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (17, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', '8ffd07fc5546c8289c334bb512acbe67', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (18, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', '1bcbade7914ab0c8fa33423cb28930c0', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (19, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', '52c9f28ce8450829e05d57eedfc2a058', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (20, 1795256130123456, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', '9aafa54443ef42c1181f137b919859db', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (21, 1795256130123456, 'b08cba18-a982-49a8-876b-6621394b2514', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', '0c19dce449beb033bf98d98b6d5f52f2', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (22, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', '33de467e6dea8ab047adfd65c02ed9b4', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (23, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', '0ea8f5862cdc09a483a7a5e77e141270', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (24, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', '88d10ade1376ffe1564e3be44955c6db', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (25, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', '7331e77e28397f6cba8091035e251c48', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (26, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', 'a52ce06df80fee14a5a0124ef00db362', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (27, 1795256130123456, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', '8a9242e0301ef116f2df55f20fc59a9b', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (28, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '1808bd4c21f65f196640a926377ba589', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (29, 1795256130123456, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '7b5f600286577cd9d57b537ed756a6c0', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (30, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', 'c0e388a4f734150a24f10ca59fcf41ab', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (31, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'connector.delete', 'connector', '3', '[]', '01350913c680c360da046bca071a8537', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (32, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'credential.delete', 'credential', '6', '[]', '95876ccc52eafd814aef7d868916aa60', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (33, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.delete', 'api_key', '6', '[]', '32f4fe285e9fdd6e12382483c7ea5d06', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (34, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', '16b5f35bf791fdbd8adc1aa10dfc5ea2', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (35, 1795256130123456, '120fcdae-c121-4e0c-abff-a26268610981', NULL, 'user.register', 'user', '120fcdae-c121-4e0c-abff-a26268610981', '["email","role"]', 'c86f64b9eb7514877a5bab1789dcc295', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (36, 1795256130123456, '120fcdae-c121-4e0c-abff-a26268610981', NULL, 'user.sign_in', 'session', '1', '["password"]', '2787d3b0c2678fa2d06ec782b1e9acff', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (37, 1795256130123456, '3960dd04-f7b2-44c5-b606-ffab45963673', NULL, 'user.register', 'user', '3960dd04-f7b2-44c5-b606-ffab45963673', '["email","role"]', '68d8edf84bd062f4eab33e18a13bdc3f', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (38, 1795256130123456, '3960dd04-f7b2-44c5-b606-ffab45963673', NULL, 'user.sign_in', 'session', '2', '["password"]', '02d2f173e129f89cbb968dfcd1022745', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (39, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'user.role_change', 'user', '3960dd04-f7b2-44c5-b606-ffab45963673', '["role"]', '728531734e43376fa719c03d1d5a7a91', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (40, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'user.deactivate', 'user', '3960dd04-f7b2-44c5-b606-ffab45963673', '["is_active"]', 'dac679078732aa2b4e11f472612827a6', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (41, 1795256130123456, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', '43bf778f2b7282119c556e9f6b69be52', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (42, 1795256130123456, '42f164c6-de3c-4a3d-bafd-426ac5cab372', NULL, 'user.create', 'user', '42f164c6-de3c-4a3d-bafd-426ac5cab372', '["email","role"]', 'b9116692e52db7e8729c5402815b652e', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (43, 1795256130123456, '42f164c6-de3c-4a3d-bafd-426ac5cab372', NULL, 'user.sign_in', 'session', '3', '["oidc"]', 'b9116692e52db7e8729c5402815b652e', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (2, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.create', 'api_key', '2', '["name","role"]', 'e7aa2d43a08dfe3dc70b918ab50b571f', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (3, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.create', 'api_key', '3', '["name","role"]', '3a949e1f5e0b918300a37e02838bc969', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (4, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.create', 'api_key', '4', '["name","role"]', 'c1a23509a4c32ef863409c1017e28f17', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (5, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.create', 'api_key', '5', '["name","role"]', '98598bb6315a130b3193c483e9b2b8d4', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (6, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.create', 'api_key', '6', '["name","role"]', '17ff0061cbd87f2caa6aa2938f9e4f91', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (7, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.create', 'api_key', '7', '["name","role"]', '1416816cf51b34e21b4788383440d7bf', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (8, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'user_group.create', 'user_group', '1', '["name","user_ids","cc_pair_ids"]', '60ffcf95d5a62ca46cd745e1f1908d56', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (9, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'user_group.create', 'user_group', '2', '["name","user_ids","cc_pair_ids"]', '4bac22baee7385e14527c6109387e3f3', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (10, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'user_group.set_curator', 'user_group', '1', '["is_curator"]', '456a9a706c5fcab1f6f769e1f4d5f419', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (11, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', '10e23c2af7bc749ea9a02eb85b2d1a7d', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (12, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'e5a1ab2179116bc071b14d6f1f44d6f7', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (13, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '6214968e68e3e33091e12a1f5452ef2e', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (14, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '07abef8278958c8db29ab0c4f817f9b5', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (15, 1795256130123456, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '13fbd5c0d865a9ab00ba16439388a18a', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (16, 1795256130123456, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '1b901c247a468054ddbf1ab9fb34d6f6', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (17, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', 'a9fbcd599a60d76632b624dbee5a924c', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (18, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', 'a032d7ecfd74690bee29855f23e59217', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (19, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', '0797d78e81c039e1575ce31ba59a06f9', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (20, 1795256130123456, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', '2f8a90d3db4701b5d9522f6a91fca18b', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (21, 1795256130123456, 'f81e2e6e-a5e7-47aa-ae73-ba6be318154e', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', '49c795ed6efed75ef2c34c49df8eaaca', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (22, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', '91539f61ae916e3890006ee58d0fb8d2', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (23, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', '8dada0235b381203a668ec12f14aab4b', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (24, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', '4c27557f0f8415357d5dc9351b0f97ad', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (25, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', 'cc065e5fb93d3ce1b4498957f9e481da', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (26, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', 'dd0918ef588fac953e0f5194c2bbfaeb', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (27, 1795256130123456, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', '53b6c81228692b2e3db62a638e3bc2e2', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (28, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '119d1a89052539f439c8af3e7ed7a4b6', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (29, 1795256130123456, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '425f05eedb86b03be5d097107e909b43', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (30, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', '889d546a6aa5cf644bf00bda9fd0a2f8', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (31, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'connector.delete', 'connector', '3', '[]', '90082e0bd4f04a57f3167b60761c852f', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (32, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'credential.delete', 'credential', '6', '[]', 'a9b89f66c71eafdc951adb498c45b6a2', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (33, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.delete', 'api_key', '6', '[]', '02d35b464237aa113137d40697654c2d', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (34, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', '19811c4c4a8a03aa141f2d019bd0f5f8', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (35, 1795256130123456, 'e580771a-bacc-44d2-85c0-28fea8c3d56e', NULL, 'user.register', 'user', 'e580771a-bacc-44d2-85c0-28fea8c3d56e', '["email","role"]', 'd599356c252d93f5e15e0714fd51f0ec', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (36, 1795256130123456, 'e580771a-bacc-44d2-85c0-28fea8c3d56e', NULL, 'user.sign_in', 'session', '1', '["password"]', 'aec69412f9d142013cd571c88b4a65aa', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (37, 1795256130123456, 'dd70db3b-2fe4-46f9-a788-b56bc8b204bf', NULL, 'user.register', 'user', 'dd70db3b-2fe4-46f9-a788-b56bc8b204bf', '["email","role"]', 'ee936d22e3053e11787ba60346fa4c3f', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (38, 1795256130123456, 'dd70db3b-2fe4-46f9-a788-b56bc8b204bf', NULL, 'user.sign_in', 'session', '2', '["password"]', 'd5b7aa2a814234476aca9093b8e53c38', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (39, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'user.role_change', 'user', 'dd70db3b-2fe4-46f9-a788-b56bc8b204bf', '["role"]', '09fe92daff94048d6dfcd73443ac1199', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (40, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'user.deactivate', 'user', 'dd70db3b-2fe4-46f9-a788-b56bc8b204bf', '["is_active"]', '6d6fb72583172199119c2cfeffaef924', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (41, 1795256130123456, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', '5c1fc85fa33cbe602d10a51ebc7762fc', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (42, 1795256130123456, '16f3f08f-ee1f-421e-ae40-08d34186d5ba', NULL, 'user.create', 'user', '16f3f08f-ee1f-421e-ae40-08d34186d5ba', '["email","role"]', '038e3bbc3c007964cd4e9d8765278ab0', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (43, 1795256130123456, '16f3f08f-ee1f-421e-ae40-08d34186d5ba', NULL, 'user.sign_in', 'session', '3', '["oidc"]', '038e3bbc3c007964cd4e9d8765278ab0', '127.0.0.1');
 
 
 --
@@ -536,10 +536,10 @@ INSERT INTO public.cc_pair_groups VALUES (4, 1);
 -- Data for Name: cc_pairs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456);
-INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456);
-INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456);
-INSERT INTO public.cc_pairs VALUES (4, 'drive', 4, 4, 'private', '587cef8d-8e70-4f84-960b-6fa23b5207e2', 1795256130123456);
+INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456);
+INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456);
+INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456);
+INSERT INTO public.cc_pairs VALUES (4, 'drive', 4, 4, 'private', '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 1795256130123456);
 
 
 --
@@ -553,10 +553,10 @@ INSERT INTO public.connector_groups VALUES (4, 1);
 -- Data for Name: connectors; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 1795256130123456, 1795256130123456, 'public');
+INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 1795256130123456, 1795256130123456, 'public');
 
 
 --
@@ -571,11 +571,11 @@ INSERT INTO public.credential_groups VALUES (1, 2);
 -- Data for Name: credentials; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x01dae48b82663cd98e774bec8e9abb3c091ef04c1af231cba1f8ab99ba5098981ddc6e42a3c457c8e9a07c235456a2a9df2744e1c243ef968a46f0b4883fd5354f956f4e196b6e39ab10784ed72fb58d6af89c5dfacf61115ca140bcfa609e1caa6ccd4644cb1120ba8c228990cf8d71676e379f35d2bc462fa1c07b74be1cfff79b66579fc0f281ac47bbd4dc5ca06a311c0683729077f3c604', false, false, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x01dae48b825477fb6ff03ed3a1cd00576d73d6a12f95aa68b3eb82af447c5c165c47ee6219fedaa003171ea885c1a52ba136a76f1f4ff116237c9a780c35f05c2a43fe16300dd26deff9b211051031b4589ddd', true, false, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x01dae48b82cd52a570500ededf05fea225bb5711672bace6e1d7b6fd4198d05c26815f51edab9959ae1d12d42828371435009cdbd1a51735fde4b2e13b00dea88e9130502edfaf87e0a2a8f8010f224c9bd1a02c4a53b9315813480f0f58b77869e1', false, false, '587cef8d-8e70-4f84-960b-6fa23b5207e2', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x01dae48b8282cc27fa9469fae8ddb4a978f14af46c6695af320a98a469952d22d0a9805f8ce9c259737790079fc64ee052218bcbd3dce3ef95c932fb9ddd1b1aea52c474074ebff0fd1a4022129b3756ad80d5fab426e50f12ed29cebfb2', false, false, 'b08cba18-a982-49a8-876b-6621394b2514', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x01dae48b8206bf6a56ba5b186660e2874f1dd9aa8ecb975e642cd53104c27b36103564456a00dd36442647a580e7dde4136922140bab31963c2c96eda50d02c173cdc07376b228906e4aa955e239bd9f140c1db2f6e56eae48159d72a91819c4d53ba5741781d243c3974434d5b76c8a40d14c0b3e8e9202ac26c1a883e1bdbbdb33dcfc94663d143ff5b3557758745d2d2c1209a3c2', true, false, '0af0bb79-b314-49fd-8186-93def758f3ff', 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x01c2d5b9a60534cdd349ca761917da79a47600762f48e7d521d9fc4790b2031932a5cce065d4c9ecd884b2d359acea8472a3bb4d11d7b528422686e9a98900a63124a470bf19859c41691ddc3bf086364bdcbae04981c1e36356eba6cbaa969af212ae5dd940785ef698b2947b57d34bf75e01886baf719c4cb4ad10830765ec9ed62c7a3b6ed5d128c8de06f272e758e5fab7c720ee6e3ee283', false, false, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x01c2d5b9a6a2e5b4ea2f9db9e52d6181dc340f32d6eb1866d408b610c6ad3a3613882fa6bb8d243422ec788f5aba4f4ff75f7901cc353da229598b62e16982a3db12afb60d38cd660581d20977015e5f939992', true, false, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x01c2d5b9a616d642ef29858b7761c436522d3d1db190678925e1d8af7334b68460d70e810e46304164d2e62fb5cdbb823c0cc02c5d66bbc92fadf42e94d0cbc49a5b22f3d22aebb635457042d1e2c63613660e6ac413348ef8bdd160d6a875098d01', false, false, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x01c2d5b9a6d94c9b8b56abb6dd410c2c5959f743c4b90daad242b09abd3394759908d49263c2e64ff3830e6573c4d5a07995cca8432fa2503f73be519af102d36bd329de74f26138790a2bee9e3843cde07d4f5759946ca289b12bdf258d', false, false, 'f81e2e6e-a5e7-47aa-ae73-ba6be318154e', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x01c2d5b9a6a1b40cd840c7b7fcb2089aec486e520943a720dcc55dae63cc9b66fad31bc1ed620faaaa960b12c4f6f9d83a1bcd01768fffd4c333eb2a1970e0ea34bc2ecaec6693c067afea8b1cb1a399a74a902f26ee859e19616a4ceea9c86cb6c04cdbd92824ec0030b9e8f846b9ae387ff523e933c6c6f348ea5f28d0506de6a5f2c1c911d180a861570d73b6d976ef50d033127b', true, false, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 2, 1795256130123456, 1795256130123457);
 
 
 --
@@ -589,24 +589,24 @@ INSERT INTO public.data_version VALUES (1, 33);
 -- Data for Name: goose_db_version; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-24 04:48:08.662333');
-INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-24 04:48:08.697883');
-INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-24 04:48:08.742485');
-INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-24 04:48:08.753679');
+INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-24 05:20:59.765657');
+INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-24 05:20:59.814815');
+INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-24 05:20:59.87106');
+INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-24 05:20:59.888718');
 
 
 --
 -- Data for Name: invited_users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456);
+INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456);
 
 
 --
 -- Data for Name: oauth_configs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x01dae48b829da7c3671078fe8710f8637f656043b7d83f1f14ad68af9aedca2cf2d79591a0e329f608076fa5d34ee5a3282c6a159a1ce7b8bfd35c912d391b0b8cb00c7c6339b0', '["tickets.read","tickets.write"]', '0af0bb79-b314-49fd-8186-93def758f3ff', 1795256130123456, 1795256130123456);
+INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x01c2d5b9a611fa3660207503d07dc6eb4a37c411b2913018ac84d29e4e184726d5eaad0f5e12701f6c5a90a85557f7a1c063b871076a87fa0a2f55a7374872c8dcbe120cdae755', '["tickets.read","tickets.write"]', 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1795256130123456, 1795256130123456);
 
 
 --
@@ -619,8 +619,8 @@ INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.exampl
 -- Data for Name: sessions; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.sessions VALUES (1, '552721447b547e4a398b5c58dac2845751cf2761adca1773f496a036da79f9a6', '120fcdae-c121-4e0c-abff-a26268610981', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
-INSERT INTO public.sessions VALUES (3, '91b3881c09ca7d20904790ba75edec7443130d4f0805d282d09f224fc8c8d761', '42f164c6-de3c-4a3d-bafd-426ac5cab372', 'oidc', '\x01dae48b82a204192793a9ea33d9c9f8b0c1632f91ff257be7def7399c8df09e459b8f17be001bb5e2c502d27b9a7705d0468aeb6dda07d6afc92a366d112dc51564fbde7e4870e4d9314745257484027b572ba43650f40474d499784d401edcd8dec7456856fabe585fa03c4b5fbfc7519ed81fd3b159a7aa61a2945acfb2b81501d7c4c1e0cddd992116346677287226fdc19da4a87884084837bca6b66d4d2663c132e0a55b766b0cf1cc2209890723f62ea511959941a712067636d5b8da0b97d2f15c84b21714a222d083431eef8acb4c4e63f32de1d3eaafce9b88850eb0e4a92c0eae0c0e2d27c68d252773f296bb0e9b88ef728d44370074c3aab72cb0d3d42454c2cf6d93d5bdaea1f319f9569e437fe393811b05ce20aa735715ac1ec773bec306858250e48fca029d90a394878ef45b38ea1fbb87a5614c0569e997b30842ee165ebe26d884aeffd7a7e163d1397324549c8480e6779c9da4f4c257939ded11b9fc9de5604cddffe77f4e8e8939b5d760e8f8920437da824740b8a3bd8e35ad1025ffb091ae9052f5e471aaa34d1efd0829c3c39ba8acdf7e303c0ee992beea7df16eb6f42872ae1b129d497d4004511ea7d706ce214bc40cbf58900404c8fbf7ea1dbc6fe3fd62a72ec0205b42d98963211d78236de10a607ae908a2dd85a6a07274202ca2e9c812619c5cadfa5f7bf778b7a87fb96acbb45dd71a8b49778b66d8b92d3b66d88c05631c179e262ae8ba8fde3a9efd18e4c7fe32aeb89fcc075b4aba4e53caccfa050eaa7cd4acaefb951359bbb95495afd2bd4fb81ebd3d63818f62ebffb17561197891f85f541e45ca23f5f563731070227275df777ee203deca52c72bef1d651fdea355bb7b496f89cfb574dc257c9c9d02c157e85af92d71d70810b63f240fe0013de354591053e10e0a432e36067573c0665c96b15a903a3237fcab9e951541b0c8ddb4c9343778b532826b9c7a7daa6cce6179e452030bb977e66681e4938ce02bb837d387f3e09ec3e6eaf5791a2d6320bfb631e67d46e75e740e2f1b8bc781b868e8715fcd3ed890e5ff3821c9e1dc4ecbfa7efa160e67fba1ffeb158932084047117b53580af499781694e2dfde70b8de9d4111d7b9bf6352a3be95518770d19dc9f7272a2ab5aa77ce7cb701c4dadaaf1aa17249d5787d6292b6a97f0d0806430a5b33bb1e46c1c76cd970a494bd8699d9a908426d735e8d59bfb6eb17f26f8e9a90121ea480f2962bef72e5a3a159c45bf93fb8c54d0e3a96ac59088021688e6dd44504dd0618e95d08464bcec281d1f80d9116ef4e1cb8edf7c5febf87d1d3f49237596c037a6d80', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (1, '67b8c754515b8bc6379b74154595ce4d5fc0b27757a34a1ad3c750e849d7ccad', 'e580771a-bacc-44d2-85c0-28fea8c3d56e', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (3, '914c62dc74519302f901ee0a86cb1bd9c538f372d265f7bc4967eaefccb6f8f3', '16f3f08f-ee1f-421e-ae40-08d34186d5ba', 'oidc', '\x01c2d5b9a6f14801c3f960cae03c4085e30daaef905be2c22d8bfb4e2bb45f361ae3b1a6b0fbc08f11c380bacae8d4d89ab996c707cb9df28451befe03d11157baf99011002ff1b31f76dcd9c3827770590d77060bc1e5127fd9dc217844ffb9f3fd223b9ad2ddda65def8391b08b668ab6965cb6102f12baac1efbf70505b1db6983e6b512bfda20eb7a892d6e034891d972072fa3d2e5993f8bd214822d5a5ec4684f5b0b22ce3c82f958e4b48a999c9516044d755fd9199df3715463ba75444b7f6f653f39d3a39335e0928b463aec03ccc689169dede8068ca0e97d00773b63b5b058856d1a8be8af60d6fa473bb01c16d27de9681e252b2fbb7ccb5b9e5e1ccec12bd579adce76037a05ed038336ddbcd71affeb0c09e2a04205e805798d72a8ca19c442e2f6c992740ce0286b936620c82d140cbb69d577e6e0e8a46206bbd95232b44f2d6f0204ffb21f48a524d989d3b4f263884561c27ecb28da34ecb53510540a070e8abd961fd7cd66ee4d1f26b9ba5defcf647da89aa30752f0d4a709fb433d8184554215a011bf077a197deb71399b50e3a2626517c7b4d7ad821de219f1d3afe66ce1e3d64a18ed48d556d7a6d88df546225bbd1c07d947d6222668263a96d0fd8da08cf2697df230d60bdddd232692baa576ab7474b484d6b266c0c0b0c94a6392d5a76e0cba5a198daac28bd473ee6f0ec04ff0984b5e5e201aabae875f3384889f6c8c04d948e9f2c37bea0b2c355bcd61cdff0665677ab7889f7350f20805075d05a28d7078837dba86c621b438cd50f6aa5a5196d9c313dbf55bacc13e551d791c6a76116849300a47f29a89837afe300a4e32bb01f4bc00f58b2d011a2fc8575de31684d97a96dc567d7bf294787208c0468cdf457a316feab4c0714d41fde7c261f5443dc7fb32ca3a489d3ac34fe8f519e4ca574eb1bbeda2d82c80d36cefebc2e9b32951db45cf750e5efe585a3599bd7baf22f36f1422e025847de81505553458cd51d2b0f37f4e59fadbf3188a7a9280ac342a027c102e71274de7328cd55a775e4622030cdf5c427b6c383844892286f4207a448a94978d34207aeabc362805202c9f7c4bdedfdcf8375203c04cf496c1b0191ffb56f3b9933e9c6a89d4d8ead2ced884dea06a8018103a582b18d9f10d3128133068b9f517ee64a873978884a7e67bb431e1710f44a335fadd311ddea1e7b266137351d169df4621cbed4d5550d5fe4acdf377883b79d3152bd9455c49d06676eaf94647fe188c2c31b16205dfd1c253846173265f0c9d4b6007602d35b704e59ada1f4bc6bab55e1459255915a43312bf90111fb512b6f0072', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
 
 
 --
@@ -635,28 +635,30 @@ INSERT INTO public.settings VALUES ('has_people', '2026-11-21T10:15:30.123456Z')
 -- Data for Name: sign_in_failures; Type: TABLE DATA; Schema: public; Owner: -
 --
 
+INSERT INTO public.sign_in_failures VALUES ('register:127.0.0.1', 2, 1795256130123456);
+INSERT INTO public.sign_in_failures VALUES ('address:127.0.0.1', 0, 1795256130123456);
 
 
 --
 -- Data for Name: tools; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795495688697883, 1795495688697883);
-INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795495688697883, 1795495688697883);
-INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795495688697883, 1795495688697883);
-INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795495688697883, 1795495688697883);
-INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x01dae48b82c55cd6c7585f9e576f55046aa93bb1827ebbb3abbc9fab74ad219c89b085d72eeb35d4c4183917725c96f802eaddc26c660d78c7a33659a015cb8e61a211c1767902b2f6c09f32d3335d9cdc286872e2f01d3382f6', true, NULL, '587cef8d-8e70-4f84-960b-6fa23b5207e2', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x01dae48b82754041baeb5e5c105d21fac53d06467a1d8be8c0252b51f6dd81270442763b0bb36edfd9a5310211914599887e862a9a1570949258499cfcb87cc7fb4c8beb24af6ed6f594a2e7d615f04cf4448783499e8b65316cb8b05c115b6c921c8f8f7a3cdcc8e3a075a3b14cc8e8df98e27ab6b2ecd8dccf6262b3a88d9899c199eec6485ba60f', false, NULL, '0af0bb79-b314-49fd-8186-93def758f3ff', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795497659814815, 1795497659814815);
+INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795497659814815, 1795497659814815);
+INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795497659814815, 1795497659814815);
+INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795497659814815, 1795497659814815);
+INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x01c2d5b9a683c791d6c854c264e62039a1c2321f376cfd4a8d3a034fb9ab64871097a3c01a46923ca21217a698304306cb344825c4c4e4c3599aeb9c940b09ec31d82f84ec8c8511ed0fb24efab8143d7a7ee4114449784e0116', true, NULL, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x01c2d5b9a688fe638a3a78ef51b3da62b35aa2fd7239b3e0b5e9c34701c65e8b27de1791409b86d9bade9ef2ab11a866cc18f6e947c2d9bfb7374c714357ce0f99e5f9eea7ae45d9e2426b7692895a945d33b155e786b98e6b846bb8649933f73fe8075a990bc69cfa4f9af81ae8e2821dd86a7724b7d16dd65f161682d1b86edf393826b7cc792e1c', false, NULL, 'f199cf7b-9b24-431b-b050-e237fa90ad41', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
 
 
 --
 -- Data for Name: user_group_members; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_group_members VALUES (1, 'ac52cc17-24e9-4cf5-96e7-24003a2e480c', false);
-INSERT INTO public.user_group_members VALUES (1, 'b08cba18-a982-49a8-876b-6621394b2514', false);
-INSERT INTO public.user_group_members VALUES (2, '587cef8d-8e70-4f84-960b-6fa23b5207e2', false);
-INSERT INTO public.user_group_members VALUES (1, '587cef8d-8e70-4f84-960b-6fa23b5207e2', true);
+INSERT INTO public.user_group_members VALUES (1, '440a90e8-579e-4d89-bd84-bf22ace7e766', false);
+INSERT INTO public.user_group_members VALUES (1, 'f81e2e6e-a5e7-47aa-ae73-ba6be318154e', false);
+INSERT INTO public.user_group_members VALUES (2, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', false);
+INSERT INTO public.user_group_members VALUES (1, '8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', true);
 
 
 --
@@ -671,23 +673,23 @@ INSERT INTO public.user_groups VALUES (2, 'sales', 1795256130123456, 17952561301
 -- Data for Name: user_identities; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_identities VALUES ('http://127.0.0.1:46109', 'u-carol', '42f164c6-de3c-4a3d-bafd-426ac5cab372', 1795256130123456);
+INSERT INTO public.user_identities VALUES ('http://127.0.0.1:43023', 'u-carol', '16f3f08f-ee1f-421e-ae40-08d34186d5ba', 1795256130123456);
 
 
 --
 -- Data for Name: users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.users VALUES ('0af0bb79-b314-49fd-8186-93def758f3ff', 'api_key__bootstrap_admin@0af0bb79-b314-49fd-8186-93def758f3ff.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@0af0bb79-b314-49fd-8186-93def758f3ff.quarry.invalid', 1795256130123456);
-INSERT INTO public.users VALUES ('587cef8d-8e70-4f84-960b-6fa23b5207e2', 'api_key__curator_key@587cef8d-8e70-4f84-960b-6fa23b5207e2.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@587cef8d-8e70-4f84-960b-6fa23b5207e2.quarry.invalid', 1795256130123456);
-INSERT INTO public.users VALUES ('ac52cc17-24e9-4cf5-96e7-24003a2e480c', 'api_key__global_key@ac52cc17-24e9-4cf5-96e7-24003a2e480c.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@ac52cc17-24e9-4cf5-96e7-24003a2e480c.quarry.invalid', 1795256130123456);
-INSERT INTO public.users VALUES ('b08cba18-a982-49a8-876b-6621394b2514', 'api_key__basic_key@b08cba18-a982-49a8-876b-6621394b2514.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@b08cba18-a982-49a8-876b-6621394b2514.quarry.invalid', 1795256130123456);
-INSERT INTO public.users VALUES ('a0e5f128-ed77-4822-9a4c-9b7a6e5ba900', 'api_key__limited_key@a0e5f128-ed77-4822-9a4c-9b7a6e5ba900.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@a0e5f128-ed77-4822-9a4c-9b7a6e5ba900.quarry.invalid', 1795256130123456);
-INSERT INTO public.users VALUES ('244d810f-cce4-4e62-88c2-af2c8e37d053', 'api_key__revoked_key@244d810f-cce4-4e62-88c2-af2c8e37d053.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@244d810f-cce4-4e62-88c2-af2c8e37d053.quarry.invalid', 1795256130123456);
-INSERT INTO public.users VALUES ('14b22208-e419-4373-956f-948843e4a623', 'api_key__rotated_key@14b22208-e419-4373-956f-948843e4a623.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@14b22208-e419-4373-956f-948843e4a623.quarry.invalid', 1795256130123456);
-INSERT INTO public.users VALUES ('120fcdae-c121-4e0c-abff-a26268610981', 'ann@example.com', 'admin', false, 1795256130123456, NULL, true, '$argon2id$v=19$m=19456,t=2,p=1$ohjd4tJmt/P8msA9fg+sww$pdGq5nHuUZoRk7xoaeWpJtgyxqdF03BqpwgPEmL1wWE', 'ann@example.com', 1795256130123456);
-INSERT INTO public.users VALUES ('3960dd04-f7b2-44c5-b606-ffab45963673', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$5/ZoSYqZs7i6i6Z/Zni3Gg$ajxeyKGPCP9GiOr+lOxbMD60TB2Bn2qhb1a7QXkEnmA', 'bob@example.com', 1795256130123456);
-INSERT INTO public.users VALUES ('42f164c6-de3c-4a3d-bafd-426ac5cab372', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 1795256130123456);
+INSERT INTO public.users VALUES ('f199cf7b-9b24-431b-b050-e237fa90ad41', 'api_key__bootstrap_admin@f199cf7b-9b24-431b-b050-e237fa90ad41.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@f199cf7b-9b24-431b-b050-e237fa90ad41.quarry.invalid', 'bootstrap admin', 1795256130123456);
+INSERT INTO public.users VALUES ('8ad30c7e-dfd8-444e-9d19-747b0fd4fad2', 'api_key__curator_key@8ad30c7e-dfd8-444e-9d19-747b0fd4fad2.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@8ad30c7e-dfd8-444e-9d19-747b0fd4fad2.quarry.invalid', 'curator key', 1795256130123456);
+INSERT INTO public.users VALUES ('440a90e8-579e-4d89-bd84-bf22ace7e766', 'api_key__global_key@440a90e8-579e-4d89-bd84-bf22ace7e766.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@440a90e8-579e-4d89-bd84-bf22ace7e766.quarry.invalid', 'global key', 1795256130123456);
+INSERT INTO public.users VALUES ('f81e2e6e-a5e7-47aa-ae73-ba6be318154e', 'api_key__basic_key@f81e2e6e-a5e7-47aa-ae73-ba6be318154e.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@f81e2e6e-a5e7-47aa-ae73-ba6be318154e.quarry.invalid', 'basic key', 1795256130123456);
+INSERT INTO public.users VALUES ('dcf67635-9ea7-4846-a99f-a4f25da9a311', 'api_key__limited_key@dcf67635-9ea7-4846-a99f-a4f25da9a311.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@dcf67635-9ea7-4846-a99f-a4f25da9a311.quarry.invalid', 'limited key', 1795256130123456);
+INSERT INTO public.users VALUES ('2daa641d-67d0-45bb-a896-f4fa0a5e2551', 'api_key__revoked_key@2daa641d-67d0-45bb-a896-f4fa0a5e2551.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@2daa641d-67d0-45bb-a896-f4fa0a5e2551.quarry.invalid', 'revoked key', 1795256130123456);
+INSERT INTO public.users VALUES ('c1af0346-f4a8-4444-bc32-d418aee99572', 'api_key__rotated_key@c1af0346-f4a8-4444-bc32-d418aee99572.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@c1af0346-f4a8-4444-bc32-d418aee99572.quarry.invalid', 'rotated key', 1795256130123456);
+INSERT INTO public.users VALUES ('e580771a-bacc-44d2-85c0-28fea8c3d56e', 'ann@example.com', 'admin', false, 1795256130123456, NULL, true, '$argon2id$v=19$m=19456,t=2,p=1$wLdyImhFhdAtEbMXp/CWrA$D4YGj5hOXWsMkUABhi76rYndDPJn+62XxeAxOoJw4+4', 'ann@example.com', '', 1795256130123456);
+INSERT INTO public.users VALUES ('dd70db3b-2fe4-46f9-a788-b56bc8b204bf', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$r5vfvnazBUvZB7+o2LjivQ$7SlcQ8ZGYv63msmRZPzhFaUooeGt6iH5bAJTjgDW850', 'bob@example.com', '', 1795256130123456);
+INSERT INTO public.users VALUES ('16f3f08f-ee1f-421e-ae40-08d34186d5ba', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 'carol example', 1795256130123456);
 
 
 --
@@ -1034,6 +1036,13 @@ CREATE INDEX credentials_user ON public.credentials USING btree (user_id);
 
 
 --
+-- Name: oidc_logins_expires; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX oidc_logins_expires ON public.oidc_logins USING btree (expires_at);
+
+
+--
 -- Name: sessions_expires; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1239,5 +1248,5 @@ ALTER TABLE ONLY public.user_identities
 -- PostgreSQL database dump complete
 --
 
-\unrestrict SfKqODXuj4y1MfP9snBbZbFmNfA6bv6Tx7RnpLIzDerbHIljuRGgUUMUfJW6sWa
+\unrestrict 0nrKFO0cCj8VSparbCyailqLdEWb2k49Xsscm50Sxo0TB3dhjTOO3QzgUIbtzfz
 
