@@ -500,3 +500,33 @@ func TestSupportNotIndexing(t *testing.T) {
 		}
 	})
 }
+
+// TestSupportGroupStatements shows that listing user groups, with their
+// pairs' connectors and credentials, costs a fixed number of SQL
+// statements, whatever the number of pairs.
+func TestSupportGroupStatements(t *testing.T) {
+	c := newFxCast(t)
+	conn := c.connector(c.admin, "c", "web")
+	other := c.connector(c.admin, "other", "web")
+	add := func(n int) {
+		for range n {
+			k := c.credential(c.admin, "web", fxSecret, "admin_public", true, "groups", []int64{c.gA})
+			c.pair(c.admin, conn, k, "p", "private", c.gA, c.gB)
+			c.pair(c.admin, other, k, "q", "public", c.gC)
+		}
+	}
+	count := func() int64 {
+		before := c.db.Statements()
+		var groups []struct {
+			CCPairs []any `json:"cc_pairs"`
+		}
+		c.do(c.admin, "GET", "/manage/admin/user-group", nil).decode(t, &groups)
+		return c.db.Statements() - before
+	}
+	add(1)
+	small := count()
+	add(30)
+	if large := count(); small != large {
+		t.Errorf("the group listing ran %d statements with 2 pairs and %d with 62; want the same", small, large)
+	}
+}
