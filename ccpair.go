@@ -6,14 +6,47 @@ import "slices"
 // with user groups. A connector may be paired with several credentials, but
 // with each at most once.
 type CCPair struct {
-	ID           int64      `json:"id"`
-	Name         string     `json:"name"`
-	ConnectorID  int64      `json:"connector_id"`
-	CredentialID int64      `json:"credential_id"`
-	AccessType   AccessType `json:"access_type"`
-	Groups       []int64    `json:"groups"`
-	CreatorID    *string    `json:"creator_id"`
-	CreatedAt    Time       `json:"time_created"`
+	ID           int64        `json:"id"`
+	Name         string       `json:"name"`
+	ConnectorID  int64        `json:"connector_id"`
+	CredentialID int64        `json:"credential_id"`
+	AccessType   AccessType   `json:"access_type"`
+	Status       CCPairStatus `json:"status"`
+	Groups       []int64      `json:"groups"`
+	CreatorID    *string      `json:"creator_id"`
+	CreatedAt    Time         `json:"time_created"`
+	Version      int64        `json:"-"` // Bumped by every change of its name or status; the ETag.
+}
+
+// CCPairInfo is a cc-pair with its connector, its credential (in clear:
+// responses mask it) and its creator's email: what a page about one pair,
+// or a user group's list of pairs, shows.
+type CCPairInfo struct {
+	CCPair
+	Connector    *Connector  // With the credentials of its pairs that the caller can see.
+	Credential   *Credential // Unmasked.
+	CreatorEmail *string
+}
+
+// CCPairUpdate holds the changes of a cc-pair update. A nil field is left
+// unchanged.
+type CCPairUpdate struct {
+	Name    *string
+	Status  *CCPairStatus
+	IfMatch []int64 // If not nil, the versions the caller accepts (If-Match).
+}
+
+// ChangedFields returns the JSON names of the fields u would change on p,
+// in a fixed order, for the audit log.
+func (u *CCPairUpdate) ChangedFields(p *CCPair) []string {
+	var f []string
+	if u.Name != nil && *u.Name != p.Name {
+		f = append(f, "name")
+	}
+	if u.Status != nil && *u.Status != p.Status {
+		f = append(f, "status")
+	}
+	return f
 }
 
 // CanSeePair reports whether c may see cc-pair p: admins see every pair;
@@ -25,10 +58,10 @@ func (c *Caller) CanSeePair(p *CCPair) bool {
 	return c.IsAdmin() || p.AccessType == AccessPublic || p.AccessType == AccessSync || slices.ContainsFunc(p.Groups, c.MemberOf)
 }
 
-// CanRemovePair reports whether c may remove cc-pair p, which it can see:
-// admins any pair; others the pairs they created and those shared with
-// groups they all curate (at least one).
-func (c *Caller) CanRemovePair(p *CCPair) bool {
+// CanChangePair reports whether c may rename, pause, resume or remove
+// cc-pair p, which it can see: admins any pair; others the pairs they
+// created and those shared with groups they all curate (at least one).
+func (c *Caller) CanChangePair(p *CCPair) bool {
 	switch {
 	case c.IsAdmin():
 		return true

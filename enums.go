@@ -92,6 +92,25 @@ func (InputType) EnumValues() []string {
 	return []string{"load_state", "poll", "event", "slim_retrieval"}
 }
 
+// CCPairStatus says whether a cc-pair is in use. The values are those of
+// Onyx's ConnectorCredentialPairStatus that a control plane can reach:
+// ACTIVE and PAUSED, which administrators set. Onyx's other states belong
+// to its indexer: SCHEDULED and INITIAL_INDEXING before a first indexing,
+// INVALID when indexing finds the credential no longer works, and DELETING
+// while a background task removes the pair's documents. Quarry indexes
+// nothing: a pair is deleted at once rather than marked DELETING, and none
+// of those states occurs.
+type CCPairStatus string
+
+// The cc-pair statuses.
+const (
+	CCPairActive CCPairStatus = "ACTIVE" // In use: the default.
+	CCPairPaused CCPairStatus = "PAUSED" // Kept, with its sharing, but not to be indexed.
+)
+
+// EnumValues returns every CCPairStatus.
+func (CCPairStatus) EnumValues() []string { return []string{"ACTIVE", "PAUSED"} }
+
 // Role is the authorization role of a user.
 type Role string
 

@@ -19,6 +19,8 @@ const (
 	ETOOMANY      = "too_many"     // Too many attempts; try again later (429).
 	EUNAVAILABLE  = "unavailable"  // A dependency such as the database is down (503).
 	EINTERNAL     = "internal"     // Anything else; its details are never shown (500).
+
+	ENOTIMPLEMENTED = "not_implemented" // Quarry does not do this, such as indexing (501).
 )
 
 // Error is a failure with a code and a message fit for the caller. Errors of

@@ -8,8 +8,11 @@ type UserGroup struct {
 	Users      []User   `json:"users"`       // Members, ascending by email.
 	CuratorIDs []string `json:"curator_ids"` // Members whose membership has is_curator.
 	CCPairIDs  []int64  `json:"cc_pair_ids"` // Attached cc-pairs, ascending.
-	CreatedAt  Time     `json:"time_created"`
-	UpdatedAt  Time     `json:"time_updated"`
+	// CCPairs are the attached cc-pairs, ascending by id, with their
+	// credentials in clear: responses show them masked.
+	CCPairs   []*CCPairInfo `json:"-"`
+	CreatedAt Time          `json:"time_created"`
+	UpdatedAt Time          `json:"time_updated"`
 }
 
 // Membership is a user's membership of a group.

@@ -114,6 +114,12 @@ func (c *Caller) CanEditTool(t *Tool) bool {
 	return c.IsAdmin() || (c.IsCurator() && t.UserID != nil && *t.UserID == c.ID)
 }
 
+// CanEnableTool reports whether c may enable or disable t: admins any
+// tool, built-ins included; curators the custom tools they own.
+func (c *Caller) CanEnableTool(t *Tool) bool {
+	return c.IsAdmin() || (!t.IsBuiltIn() && c.CanEditTool(t))
+}
+
 // CheckAuth reports the one rule that ties a tool's headers to its
 // authentication: passthrough auth excludes an Authorization header.
 func (t *Tool) CheckAuth() error {

@@ -75,6 +75,30 @@ func (s *Server) handleUpdateCredential(w http.ResponseWriter, r *http.Request, 
 	return s.writeCredential(w, k)
 }
 
+// handleEditCredential serves PUT /manage/admin/credential/{credential_id}:
+// Onyx's way to change a credential's name and credential_json, under the
+// rules of the PATCH (contract section 4.3), masked echoes included.
+func (s *Server) handleEditCredential(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID   int64                `path:"credential_id"`
+		Body credentialDataUpdate `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	obj, err := credentialObject(in.Body.CredentialJSON)
+	if err != nil {
+		return err
+	}
+	name := &in.Body.Name
+	k, err := s.db.UpdateCredential(r.Context(), c, in.ID, quarry.CredentialUpdate{CredentialJSON: obj, Name: &name, IfMatch: ifMatch(r)},
+		s.cfg.MaskCredentials)
+	if err != nil {
+		return err
+	}
+	return s.writeCredential(w, k)
+}
+
 // handleCreateCredential serves POST /manage/credential.
 func (s *Server) handleCreateCredential(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in struct {

@@ -23,6 +23,8 @@ var statuses = map[string]int{
 	quarry.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	quarry.ETOOMANY:      http.StatusTooManyRequests,
 	quarry.EUNAVAILABLE:  http.StatusServiceUnavailable,
+
+	quarry.ENOTIMPLEMENTED: http.StatusNotImplemented,
 }
 
 // errorBody is the body of every error response but 422.
@@ -64,7 +66,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(qe.RetryAfter.Seconds()))))
 		}
 	}
-	if status >= 500 {
+	if status >= 500 && status != http.StatusNotImplemented { // 501 is an answer, not a failure.
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", quarry.RequestIDFrom(r.Context())), slog.String("error", err.Error()))
 	}

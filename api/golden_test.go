@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -137,6 +139,35 @@ var goldenTargets = map[string]func() any{
 	},
 	"usersQuery":    func() any { return &usersQuery{} },
 	"sessionsQuery": func() any { return &sessionsQuery{} },
+	"toolStatusUpdate": func() any {
+		return &struct {
+			Body toolStatusUpdate `body:""`
+		}{}
+	},
+	"credentialDataUpdate": func() any {
+		return &struct {
+			ID   int64                `path:"credential_id"`
+			Body credentialDataUpdate `body:""`
+		}{}
+	},
+	"ccPairStatusUpdate": func() any {
+		return &struct {
+			ID   int64              `path:"cc_pair_id"`
+			Body ccPairStatusUpdate `body:""`
+		}{}
+	},
+	"ccPairRename": func() any { return &ccPairRename{} },
+	"ccPairIdentifier": func() any {
+		return &struct {
+			Body ccPairIdentifier `body:""`
+		}{}
+	},
+	"addUsers": func() any {
+		return &struct {
+			ID   int64    `path:"group_id"`
+			Body addUsers `body:""`
+		}{}
+	},
 }
 
 func loadGoldenCases(t testing.TB) []goldenCase {
@@ -270,7 +301,9 @@ func checkDecoded(t *testing.T, want map[string]any, dst any) {
 			got["body"] = modelValue(v.Field(i))
 		}
 	}
-	if _, ok := v.Type().FieldByName("Body"); !ok && v.Type().NumField() > 0 && hasTag(v.Type().Field(0), "query") {
+	if _, ok := v.Type().FieldByName("Body"); !ok && slices.ContainsFunc(slices.Collect(fields(v.Type())), func(sf reflect.StructField) bool {
+		return hasTag(sf, "query")
+	}) {
 		got["query"] = modelValue(v)
 	}
 	if v.Type().NumField() > 0 && hasTag(v.Type().Field(0), "form") {
@@ -281,6 +314,17 @@ func checkDecoded(t *testing.T, want map[string]any, dst any) {
 	}
 }
 
+// fields yields the fields of struct type t.
+func fields(t reflect.Type) iter.Seq[reflect.StructField] {
+	return func(yield func(reflect.StructField) bool) {
+		for i := 0; i < t.NumField(); i++ {
+			if !yield(t.Field(i)) {
+				return
+			}
+		}
+	}
+}
+
 func hasTag(sf reflect.StructField, key string) bool {
 	_, ok := sf.Tag.Lookup(key)
 	return ok
@@ -288,12 +332,16 @@ func hasTag(sf reflect.StructField, key string) bool {
 
 // modelValue renders a decoded model as scripts/pydantic_goldens.py dumps
 // the pydantic model: its values, and which Optional fields were sent
-// (sorted, as Go declares them in the Python field order).
+// (sorted, as Go declares them in the Python field order). Path parameters
+// beside query parameters are not part of the query model.
 func modelValue(v reflect.Value) map[string]any {
 	values := map[string]any{}
 	set := []string{}
 	for i := 0; i < v.NumField(); i++ {
 		sf := v.Type().Field(i)
+		if hasTag(sf, "path") {
+			continue
+		}
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if name == "" {
 			name = sf.Tag.Get("query")
@@ -367,7 +415,7 @@ func FuzzRequest(f *testing.F) {
 		for _, m := range models {
 			req := httptest.NewRequest("POST", "/", bytes.NewReader(body))
 			req.URL.RawQuery = query
-			for _, p := range []string{"tool_id", "credential_id", "connector_id", "group_id"} {
+			for _, p := range []string{"tool_id", "credential_id", "connector_id", "group_id", "cc_pair_id"} {
 				req.SetPathValue(p, pathValue)
 			}
 			req.Header.Set("Content-Type", contentType)

@@ -1,11 +1,70 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
 )
+
+// userGroupView is a user group as responses show it: Onyx's UserGroup,
+// with Quarry's cc_pair_ids and times. Quarry has no document sets or
+// personas, and changes take effect at once: document_sets and personas
+// are empty, is_up_to_date is true, is_up_for_deletion and is_default
+// false.
+type userGroupView struct {
+	ID              int64              `json:"id"`
+	Name            string             `json:"name"`
+	Users           []userInfo         `json:"users"`
+	CuratorIDs      []string           `json:"curator_ids"`
+	CCPairs         []ccPairDescriptor `json:"cc_pairs"`
+	DocumentSets    []json.RawMessage  `json:"document_sets"`
+	Personas        []json.RawMessage  `json:"personas"`
+	IsUpToDate      bool               `json:"is_up_to_date"`
+	IsUpForDeletion bool               `json:"is_up_for_deletion"`
+	IsDefault       bool               `json:"is_default"`
+	CCPairIDs       []int64            `json:"cc_pair_ids"`
+	CreatedAt       quarry.Time        `json:"time_created"`
+	UpdatedAt       quarry.Time        `json:"time_updated"`
+}
+
+// userInfo is a member of a group: the user, with the fields of Onyx's
+// UserInfo that Quarry has no use for at their neutral values (Quarry has
+// no superusers, verifies no email addresses and keeps no preferences).
+type userInfo struct {
+	quarry.User
+	IsSuperuser bool     `json:"is_superuser"`
+	IsVerified  bool     `json:"is_verified"`
+	Preferences struct{} `json:"preferences"`
+}
+
+// groupView returns what a response shows of g.
+func (s *Server) groupView(g *quarry.UserGroup) (*userGroupView, error) {
+	v := &userGroupView{ID: g.ID, Name: g.Name, Users: make([]userInfo, len(g.Users)), CuratorIDs: g.CuratorIDs,
+		CCPairs: make([]ccPairDescriptor, len(g.CCPairs)), DocumentSets: []json.RawMessage{}, Personas: []json.RawMessage{},
+		IsUpToDate: true, CCPairIDs: g.CCPairIDs, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+	for i, u := range g.Users {
+		v.Users[i] = userInfo{User: u}
+	}
+	for i, p := range g.CCPairs {
+		d, err := s.pairDescriptor(p)
+		if err != nil {
+			return nil, err
+		}
+		v.CCPairs[i] = *d
+	}
+	return v, nil
+}
+
+// writeGroup writes g.
+func (s *Server) writeGroup(w http.ResponseWriter, g *quarry.UserGroup) error {
+	v, err := s.groupView(g)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
 
 // handleCreateGroup serves POST /manage/admin/user-group.
 func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
@@ -23,16 +82,22 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request, c *qu
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, g)
+	return s.writeGroup(w, g)
 }
 
 // handleListGroups serves GET /manage/admin/user-group.
 func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	gs, err := s.db.Groups(r.Context())
+	gs, err := s.db.Groups(r.Context(), c)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, gs)
+	out := make([]*userGroupView, len(gs))
+	for i, g := range gs {
+		if out[i], err = s.groupView(g); err != nil {
+			return err
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // handleUpdateGroup serves PATCH /manage/admin/user-group/{group_id}.
@@ -55,7 +120,23 @@ func (s *Server) handleUpdateGroup(w http.ResponseWriter, r *http.Request, c *qu
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, g)
+	return s.writeGroup(w, g)
+}
+
+// handleAddGroupUsers serves POST /manage/admin/user-group/{group_id}/add-users.
+func (s *Server) handleAddGroupUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID   int64    `path:"group_id"`
+		Body addUsers `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	g, err := s.db.AddGroupMembers(r.Context(), c, in.ID, in.Body.UserIDs)
+	if err != nil {
+		return err
+	}
+	return s.writeGroup(w, g)
 }
 
 // handleDeleteGroup serves DELETE /manage/admin/user-group/{group_id}.

@@ -186,13 +186,6 @@ func (k fxCred) String() string {
 	})
 }
 
-// fxUserJSON is the expected User of u, a service account made by
-// env.user at the fixed clock.
-func fxUserJSON(u user, role quarry.Role) string {
-	return fmt.Sprintf(`{"id":%q,"email":%q,"name":%q,"role":%q,"is_active":true,"service_account":true,"created_at":%q}`,
-		u.id, u.email, u.name, role, testNowJSON)
-}
-
 // fxAudit is one entry of the audit log.
 type fxAudit struct {
 	ID           int64    `json:"id"`

@@ -56,19 +56,36 @@ type toolUpdate struct {
 	OAuthConfigID   decode.Optional[int64]           `json:"oauth_config_id"`
 }
 
-// toolCreate is the body of POST /admin/tool/custom.
+// toolCreate is the body of POST /admin/tool/custom. passthrough_auth,
+// which Onyx requires, defaults to false, so that clients written before
+// Onyx had it keep working.
 type toolCreate struct {
 	Name            string                    `json:"name"`
 	Description     decode.Optional[string]   `json:"description"`
 	Definition      json.RawMessage           `json:"definition"`
 	CustomHeaders   decode.Optional[[]header] `json:"custom_headers"`
-	PassthroughAuth bool                      `json:"passthrough_auth"`
+	PassthroughAuth bool                      `json:"passthrough_auth" default:"false"`
 	OAuthConfigID   decode.Optional[int64]    `json:"oauth_config_id"`
+}
+
+// toolStatusUpdate is the body of PATCH /admin/tool/status: Onyx's
+// ToolStatusUpdateRequest.
+type toolStatusUpdate struct {
+	ToolIDs []int64 `json:"tool_ids"`
+	Enabled bool    `json:"enabled"`
 }
 
 // toolValidate is the body of POST /admin/tool/custom/validate.
 type toolValidate struct {
 	Definition json.RawMessage `json:"definition"`
+}
+
+// credentialDataUpdate is the body of PUT
+// /manage/admin/credential/{credential_id}: Onyx's
+// CredentialDataUpdateRequest, a new name and credential_json.
+type credentialDataUpdate struct {
+	Name           string          `json:"name"`
+	CredentialJSON json.RawMessage `json:"credential_json"`
 }
 
 // connectorInput is the body of POST /manage/admin/connector and of
@@ -92,6 +109,28 @@ type ccPairCreate struct {
 	Groups     []int64           `json:"groups" default:"[]"`
 }
 
+// ccPairStatusUpdate is the body of PUT
+// /manage/admin/cc-pair/{cc_pair_id}/status: Onyx's CCStatusUpdateRequest,
+// with the statuses a control plane can set.
+type ccPairStatusUpdate struct {
+	Status quarry.CCPairStatus `json:"status"`
+}
+
+// ccPairRename holds the parameters of PUT
+// /manage/admin/cc-pair/{cc_pair_id}/name: Onyx takes the new name in the
+// query, not in a body.
+type ccPairRename struct {
+	ID      int64  `path:"cc_pair_id"`
+	NewName string `query:"new_name"`
+}
+
+// ccPairIdentifier is the body of POST /manage/admin/deletion-attempt:
+// Onyx's ConnectorCredentialPairIdentifier.
+type ccPairIdentifier struct {
+	ConnectorID  int64 `json:"connector_id"`
+	CredentialID int64 `json:"credential_id"`
+}
+
 // userGroupCreate is the body of POST /manage/admin/user-group.
 type userGroupCreate struct {
 	Name      string   `json:"name"`
@@ -104,6 +143,12 @@ type userGroupUpdate struct {
 	Name      decode.Optional[string]   `json:"name"`
 	UserIDs   decode.Optional[[]string] `json:"user_ids"`
 	CCPairIDs decode.Optional[[]int64]  `json:"cc_pair_ids"`
+}
+
+// addUsers is the body of POST /manage/admin/user-group/{group_id}/add-users:
+// Onyx's AddUsersToUserGroupRequest.
+type addUsers struct {
+	UserIDs []string `json:"user_ids"`
 }
 
 // setCurator is the body of POST /manage/admin/user-group/{group_id}/set-curator.

@@ -131,6 +131,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		"AccessType":     quarry.AccessType("").EnumValues(),
 		"InputType":      quarry.InputType("").EnumValues(),
 		"Role":           quarry.Role("").EnumValues(),
+		"CCPairStatus":   quarry.CCPairStatus("").EnumValues(),
 	} {
 		var got []string
 		for _, v := range doc.Components.Schemas[name].Value.Enum {

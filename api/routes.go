@@ -28,10 +28,26 @@ func (s *Server) routes() {
 	m.Handle("GET /manage/credential", s.authed(basicAccess, s.handleListCredentials))
 	m.Handle("GET /manage/credential/{credential_id}", s.authed(basicAccess, s.handleGetCredential))
 	m.Handle("DELETE /manage/credential/{credential_id}", s.authed(basicAccess, s.handleDeleteCredential))
+	m.Handle("PUT /manage/admin/credential/{credential_id}", s.authed(basicAccess, s.handleEditCredential))
 
 	// Connector/credential pairs.
 	m.Handle("PUT /manage/connector/{connector_id}/credential/{credential_id}", s.authed(curatorOrAdmin, s.handleCreateCCPair))
 	m.Handle("DELETE /manage/connector/{connector_id}/credential/{credential_id}", s.authed(curatorOrAdmin, s.handleDeleteCCPair))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}", s.authed(curatorOrAdmin, s.handleGetCCPair))
+	m.Handle("PUT /manage/admin/cc-pair/{cc_pair_id}/status", s.authed(curatorOrAdmin, s.handleSetCCPairStatus))
+	m.Handle("PUT /manage/admin/cc-pair/{cc_pair_id}/name", s.authed(curatorOrAdmin, s.handleRenameCCPair))
+	m.Handle("POST /manage/admin/deletion-attempt", s.authed(curatorOrAdmin, s.handleDeletionAttempt))
+
+	// Indexing, which Quarry does not do (api/indexing.go): 501.
+	m.Handle("POST /manage/admin/connector/run-once", s.authed(curatorOrAdmin, notIndexing("run a connector")))
+	m.Handle("POST /manage/admin/connector/indexing-status", s.authed(curatorOrAdmin, notIndexing("report the status of indexing")))
+	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(curatorOrAdmin, notIndexingPair("prune a cc-pair")))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(curatorOrAdmin, notIndexingPair("tell when a cc-pair was last pruned")))
+	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(curatorOrAdmin, notIndexingPair("sync document permissions")))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(curatorOrAdmin, notIndexingPair("tell when document permissions were last synced")))
+	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(curatorOrAdmin, notIndexingPair("sync external groups")))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(curatorOrAdmin, notIndexingPair("tell when external groups were last synced")))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/get-docs-sync-status", s.authed(curatorOrAdmin, notIndexingPair("report the sync status of documents")))
 
 	// User groups.
 	m.Handle("POST /manage/admin/user-group", s.authed(adminOnly, s.handleCreateGroup))
@@ -39,6 +55,7 @@ func (s *Server) routes() {
 	m.Handle("PATCH /manage/admin/user-group/{group_id}", s.authed(adminOnly, s.handleUpdateGroup))
 	m.Handle("DELETE /manage/admin/user-group/{group_id}", s.authed(adminOnly, s.handleDeleteGroup))
 	m.Handle("POST /manage/admin/user-group/{group_id}/set-curator", s.authed(adminOnly, s.handleSetCurator))
+	m.Handle("POST /manage/admin/user-group/{group_id}/add-users", s.authed(adminOnly, s.handleAddGroupUsers))
 
 	// API keys and the caller's own account.
 	m.Handle("POST /admin/api-key", s.authed(adminOnly, s.handleCreateAPIKey))
@@ -51,6 +68,7 @@ func (s *Server) routes() {
 	m.Handle("POST /admin/tool/custom", s.authed(curatorOrAdmin, s.handleCreateTool))
 	m.Handle("POST /admin/tool/custom/validate", s.authed(curatorOrAdmin, s.handleValidateTool))
 	m.Handle("DELETE /admin/tool/custom/{tool_id}", s.authed(curatorOrAdmin, s.handleDeleteTool))
+	m.Handle("PATCH /admin/tool/status", s.authed(curatorOrAdmin, s.handleSetToolsEnabled))
 	m.Handle("GET /tool", s.authed(basicAccess, s.handleListTools))
 	m.Handle("GET /tool/{tool_id}", s.authed(basicAccess, s.handleGetTool))
 	m.Handle("POST /admin/oauth-config", s.authed(adminOnly, s.handleCreateOAuthConfig))

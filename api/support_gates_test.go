@@ -62,6 +62,23 @@ func TestSupportGates(t *testing.T) {
 		{"GET", "/admin/oauth-config", admins, nil, false},
 		{"DELETE", "/admin/oauth-config/abc", admins, []string{"oauth_config_id"}, false},
 		{"GET", "/admin/audit-log", admins, nil, false},
+		// The routes of Onyx's admin clients (support_onyx_test.go).
+		{"PUT", "/manage/admin/credential/abc", notLtd, []string{"credential_id"}, true},
+		{"GET", "/manage/admin/cc-pair/abc", curators, []string{"cc_pair_id"}, false},
+		{"PUT", "/manage/admin/cc-pair/abc/status", curators, []string{"cc_pair_id"}, true},
+		{"PUT", "/manage/admin/cc-pair/abc/name?new_name=x", curators, []string{"cc_pair_id"}, false},
+		{"POST", "/manage/admin/deletion-attempt", curators, nil, true},
+		{"POST", "/manage/admin/user-group/abc/add-users", admins, []string{"group_id"}, true},
+		{"PATCH", "/admin/tool/status", curators, nil, true},
+		{"POST", "/manage/admin/connector/run-once", curators, nil, false},
+		{"POST", "/manage/admin/connector/indexing-status", curators, nil, false},
+		{"POST", "/manage/admin/cc-pair/abc/prune", curators, []string{"cc_pair_id"}, false},
+		{"GET", "/manage/admin/cc-pair/abc/last_pruned", curators, []string{"cc_pair_id"}, false},
+		{"POST", "/manage/admin/cc-pair/abc/sync-permissions", curators, []string{"cc_pair_id"}, false},
+		{"GET", "/manage/admin/cc-pair/abc/sync-permissions", curators, []string{"cc_pair_id"}, false},
+		{"POST", "/manage/admin/cc-pair/abc/sync-groups", curators, []string{"cc_pair_id"}, false},
+		{"GET", "/manage/admin/cc-pair/abc/sync-groups", curators, []string{"cc_pair_id"}, false},
+		{"GET", "/manage/admin/cc-pair/abc/get-docs-sync-status", curators, []string{"cc_pair_id"}, false},
 	} {
 		var body any
 		if rt.body {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/quarryhq/quarry"
@@ -10,29 +11,46 @@ import (
 // User groups and curator flags (contract section 6; decisions.md "Users
 // and keys").
 
-// fxGroupJSON is the expected UserGroup; users are given in email order.
-func fxGroupJSON(id int64, name string, users []string, curatorIDs []string, pairs []int64) string {
+// fxGroupPair is a cc-pair shared with a group: its id, and its expected
+// CCPairDescriptor (see fxPairDescJSON).
+type fxGroupPair struct {
+	id   int64
+	desc string
+}
+
+// fxPairDescJSON is the expected CCPairDescriptor of a pair, as user groups
+// list it, with the expected ConnectorSnapshot and CredentialSnapshot of its
+// connector and credential.
+func fxPairDescJSON(id int64, name string, access quarry.AccessType, connector, credential string) string {
+	return fmt.Sprintf(`{"id":%d,"name":%q,"connector":%s,"credential":%s,"access_type":%q}`, id, name, connector, credential, access)
+}
+
+// fxMemberJSON is the expected member u of a group (Onyx's UserInfo): a
+// service account made by env.user at the fixed clock.
+func fxMemberJSON(u user, role quarry.Role) string {
+	return fmt.Sprintf(`{"id":%q,"email":%q,"name":%q,"role":%q,"is_active":true,"service_account":true,"created_at":%q,
+		"is_superuser":false,"is_verified":false,"preferences":{}}`, u.id, u.email, u.name, role, testNowJSON)
+}
+
+// fxGroupJSON is the expected UserGroup; users are given in email order,
+// pairs in id order.
+func fxGroupJSON(id int64, name string, users []string, curatorIDs []string, pairs []fxGroupPair) string {
 	return fxGroupJSONAt(id, name, users, curatorIDs, pairs, 0)
 }
 
 // fxGroupJSONAt is fxGroupJSON for a group changed n times since its
 // creation: each change moves time_updated on by a microsecond.
-func fxGroupJSONAt(id int64, name string, users []string, curatorIDs []string, pairs []int64, n int) string {
-	if users == nil {
-		users = []string{}
-	}
+func fxGroupJSONAt(id int64, name string, users []string, curatorIDs []string, pairs []fxGroupPair, n int) string {
 	if curatorIDs == nil {
 		curatorIDs = []string{}
 	}
-	us := "["
-	for i, u := range users {
-		if i > 0 {
-			us += ","
-		}
-		us += u
+	ids, descs := []int64{}, []string{}
+	for _, p := range pairs {
+		ids, descs = append(ids, p.id), append(descs, p.desc)
 	}
-	return fmt.Sprintf(`{"id":%d,"name":%q,"users":%s],"curator_ids":%s,"cc_pair_ids":%s,"time_created":%q,"time_updated":%q}`,
-		id, name, us, fxJSON(curatorIDs), fxJSON(fxIDs(pairs)), testNowJSON, fxLater(n))
+	return fmt.Sprintf(`{"id":%d,"name":%q,"users":[%s],"curator_ids":%s,"cc_pairs":[%s],"document_sets":[],"personas":[],
+		"is_up_to_date":true,"is_up_for_deletion":false,"is_default":false,"cc_pair_ids":%s,"time_created":%q,"time_updated":%q}`,
+		id, name, strings.Join(users, ","), fxJSON(curatorIDs), strings.Join(descs, ","), fxJSON(ids), testNowJSON, fxLater(n))
 }
 
 func TestSupportUserGroups(t *testing.T) {
@@ -46,7 +64,11 @@ func TestSupportUserGroups(t *testing.T) {
 	k2 := f.credential(e.admin, "not_applicable", fxSecret)
 	p1 := f.pair(e.admin, conn, k, "p1", "public")
 	p2 := f.pair(e.admin, conn, k2, "p2", "public")
-	basicJSON := func(u user) string { return fxUserJSON(u, quarry.RoleBasic) }
+	basicJSON := func(u user) string { return fxMemberJSON(u, quarry.RoleBasic) }
+	connJSON := fxConnectorJSON(conn, "c", "web", k, k2)
+	gp1 := fxGroupPair{p1, fxPairDescJSON(p1, "p1", "public", connJSON, fxCred{id: k, owner: e.admin, source: "web", masked: fxMasked}.String())}
+	gp2 := fxGroupPair{p2, fxPairDescJSON(p2, "p2", "public", connJSON,
+		fxCred{id: k2, owner: e.admin, source: "not_applicable", masked: fxMasked}.String())}
 
 	var eng, empty int64
 	t.Run("create", func(t *testing.T) {
@@ -55,7 +77,7 @@ func TestSupportUserGroups(t *testing.T) {
 		var out struct{ ID int64 }
 		r.decode(t, &out)
 		eng = out.ID
-		r.want(t, 200, fxGroupJSON(eng, "eng", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}))
+		r.want(t, 200, fxGroupJSON(eng, "eng", []string{basicJSON(b1), basicJSON(b2)}, nil, []fxGroupPair{gp1, gp2}))
 		r = e.do(e.admin, "POST", "/manage/admin/user-group", `{"name":"empty"}`)
 		r.decode(t, &out)
 		empty = out.ID
@@ -90,7 +112,7 @@ func TestSupportUserGroups(t *testing.T) {
 	})
 	t.Run("list", func(t *testing.T) {
 		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
-			fxGroupJSON(eng, "eng", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2})+","+
+			fxGroupJSON(eng, "eng", []string{basicJSON(b1), basicJSON(b2)}, nil, []fxGroupPair{gp1, gp2})+","+
 			fxGroupJSON(empty, "empty", nil, nil, nil)+"]")
 		e.do(cur, "GET", "/manage/admin/user-group", nil).want(t, 403, fxNotAdmin)
 		e.do(user{}, "GET", "/manage/admin/user-group", nil).want(t, 401, fxNotAuthed)
@@ -106,17 +128,17 @@ func TestSupportUserGroups(t *testing.T) {
 		want   string
 	}{
 		{"rename", e.admin, path(eng), `{"name":"eng 2"}`, 200,
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}, 1)},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []fxGroupPair{gp1, gp2}, 1)},
 		{"nothing", e.admin, path(eng), `{}`, 200,
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}, 2)},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []fxGroupPair{gp1, gp2}, 2)},
 		{"nulls change nothing", e.admin, path(eng), `{"name":null,"user_ids":null,"cc_pair_ids":null}`, 200,
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []int64{p1, p2}, 3)},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1), basicJSON(b2)}, nil, []fxGroupPair{gp1, gp2}, 3)},
 		{"members", e.admin, path(eng), fmt.Sprintf(`{"user_ids":[%q]}`, b1.id), 200,
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p1, p2}, 4)},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []fxGroupPair{gp1, gp2}, 4)},
 		{"cc-pairs", e.admin, path(eng), fmt.Sprintf(`{"cc_pair_ids":[%d]}`, p2), 200,
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 5)},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []fxGroupPair{gp2}, 5)},
 		{"own name", e.admin, path(eng), `{"name":"eng 2"}`, 200,
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 6)},
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []fxGroupPair{gp2}, 6)},
 		{"name taken", e.admin, path(eng), `{"name":"empty"}`, 409, `{"detail":"User group with name 'empty' already exists. Please choose a different name."}`},
 		{"unknown user", e.admin, path(eng), `{"user_ids":["nope"]}`, 400, `{"detail":"User nope does not exist"}`},
 		{"unknown cc-pair", e.admin, path(eng), `{"cc_pair_ids":[9999]}`, 400, `{"detail":"CC pair 9999 does not exist"}`},
@@ -139,7 +161,7 @@ func TestSupportUserGroups(t *testing.T) {
 		e.do(e.admin, "PATCH", path(eng), fmt.Sprintf(`{"name":"eng 3","user_ids":[%q],"cc_pair_ids":[9999]}`, b2.id)).
 			want(t, 400, `{"detail":"CC pair 9999 does not exist"}`)
 		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 6)+","+
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []fxGroupPair{gp2}, 6)+","+
 			fxGroupJSON(empty, "empty", nil, nil, nil)+"]")
 	})
 
@@ -163,7 +185,7 @@ func TestSupportUserGroups(t *testing.T) {
 	}
 	t.Run("delete/what is left", func(t *testing.T) {
 		e.do(e.admin, "GET", "/manage/admin/user-group", nil).want(t, 200, "["+
-			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []int64{p2}, 6)+"]")
+			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []fxGroupPair{gp2}, 6)+"]")
 	})
 	t.Run("delete/a group with pairs and credentials", func(t *testing.T) {
 		g := f.group("shared", []user{b1})

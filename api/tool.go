@@ -217,6 +217,28 @@ func (s *Server) handleDeleteTool(w http.ResponseWriter, r *http.Request, c *qua
 	return writeJSON(w, http.StatusOK, nil)
 }
 
+// handleSetToolsEnabled serves PATCH /admin/tool/status: it enables or
+// disables tools, and answers as Onyx does.
+func (s *Server) handleSetToolsEnabled(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body toolStatusUpdate `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if len(in.Body.ToolIDs) == 0 {
+		return quarry.Errorf(quarry.EINVALID, "No tool IDs provided")
+	}
+	ids, err := s.db.SetToolsEnabled(r.Context(), c, in.Body.ToolIDs, in.Body.Enabled)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, struct {
+		UpdatedCount int     `json:"updated_count"`
+		ToolIDs      []int64 `json:"tool_ids"`
+	}{len(ids), ids})
+}
+
 // handleCreateOAuthConfig serves POST /admin/oauth-config.
 func (s *Server) handleCreateOAuthConfig(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in struct {

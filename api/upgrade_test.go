@@ -434,14 +434,17 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 		"credential_json": map[string]any{"confluence_username": "bot@acme.com", "confluence_access_token": "ATATT3x-upgrade-changed-0123456789",
 			"is_cloud": true}}).decode(t, &map[string]any{})
 
-	pair := func(u user, conn, cred int64, body map[string]any) {
+	pair := func(u user, conn, cred int64, body map[string]any) int64 {
 		t.Helper()
-		id(e.do(u, "PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", conn, cred), body))
+		return id(e.do(u, "PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", conn, cred), body))
 	}
 	pair(admin, wiki, wikiCred, map[string]any{"name": "wiki", "access_type": "public"})
-	pair(admin, chat, chatCred, map[string]any{"name": "chat", "access_type": "private", "groups": []int64{eng, sales}})
+	chatPair := pair(admin, chat, chatCred, map[string]any{"name": "chat", "access_type": "private", "groups": []int64{eng, sales}})
 	pair(admin, chat, syncCred, map[string]any{"name": "chat sync", "access_type": "sync"})
-	pair(curator, drive, driveCred, map[string]any{"name": "drive", "access_type": "private", "groups": []int64{eng}})
+	drivePair := pair(curator, drive, driveCred, map[string]any{"name": "drive", "access_type": "private", "groups": []int64{eng}})
+	// cc-pair status and versions (schema 00004): a paused pair, a renamed one.
+	e.do(admin, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/status", chatPair), map[string]any{"status": "PAUSED"}).decode(t, new(any))
+	e.do(curator, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/name?new_name=team%%20drive", drivePair), nil).decode(t, new(any))
 
 	tickets := id(e.do(admin, "POST", "/admin/tool/custom", map[string]any{"name": "tickets", "description": "Help desk",
 		"definition": json.RawMessage(upgradeDefinition), "oauth_config_id": oauth, "passthrough_auth": false,
@@ -522,7 +525,13 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 			ask(as, "/me")
 		}
 	}
-	ask("admin", "/manage/admin/connector/status")
+	var pairs []struct {
+		ID int64 `json:"cc_pair_id"`
+	}
+	ask("admin", "/manage/admin/connector/status").decode(t, &pairs)
+	for _, p := range pairs {
+		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d", p.ID))
+	}
 	ask("admin", "/manage/admin/connector/status?source=slack&access_type=sync")
 	each("admin", "/manage/connector", "/manage/connector")
 	each("admin", "/manage/credential", "/manage/credential")

@@ -51,6 +51,7 @@ DocumentSource = enum.Enum("DocumentSource", {v: v for v in go_enum("DocumentSou
 AccessType = enum.Enum("AccessType", {v: v for v in go_enum("AccessType")}, type=str)
 InputType = enum.Enum("InputType", {v: v for v in go_enum("InputType")}, type=str)
 Role = enum.Enum("Role", {v: v for v in go_enum("Role")}, type=str)
+CCPairStatus = enum.Enum("CCPairStatus", {v: v for v in go_enum("CCPairStatus")}, type=str)
 
 
 class Header(BaseModel):
@@ -90,8 +91,18 @@ class ToolCreate(BaseModel):
     description: Optional[str] = None
     definition: dict[str, Any]
     custom_headers: Optional[list[Header]] = None
-    passthrough_auth: bool
+    passthrough_auth: bool = False
     oauth_config_id: Optional[Int64] = None
+
+
+class ToolStatusUpdate(BaseModel):
+    tool_ids: list[Int64]
+    enabled: bool
+
+
+class CredentialDataUpdate(BaseModel):
+    name: str
+    credential_json: dict[str, Any]
 
 
 class ToolValidate(BaseModel):
@@ -114,6 +125,23 @@ class CCPairCreate(BaseModel):
     name: str
     access_type: AccessType
     groups: list[Int64] = []
+
+
+class CCPairStatusUpdate(BaseModel):
+    status: CCPairStatus
+
+
+class CCPairRename(BaseModel):
+    new_name: str
+
+
+class CCPairIdentifier(BaseModel):
+    connector_id: Int64
+    credential_id: Int64
+
+
+class AddUsers(BaseModel):
+    user_ids: list[str]
 
 
 class UserGroupCreate(BaseModel):
@@ -219,6 +247,14 @@ ENDPOINTS = {
     "toolUpdate": ("PUT", "/admin/tool/custom/{tool_id}", ["tool_id"], None, ToolUpdate),
     "toolCreate": ("POST", "/admin/tool/custom", [], None, ToolCreate),
     "toolValidate": ("POST", "/admin/tool/custom/validate", [], None, ToolValidate),
+    "toolStatusUpdate": ("PATCH", "/admin/tool/status", [], None, ToolStatusUpdate),
+    "credentialDataUpdate": ("PUT", "/manage/admin/credential/{credential_id}", ["credential_id"], None,
+                             CredentialDataUpdate),
+    "ccPairStatusUpdate": ("PUT", "/manage/admin/cc-pair/{cc_pair_id}/status", ["cc_pair_id"], None,
+                           CCPairStatusUpdate),
+    "ccPairRename": ("PUT", "/manage/admin/cc-pair/{cc_pair_id}/name", ["cc_pair_id"], CCPairRename, None),
+    "ccPairIdentifier": ("POST", "/manage/admin/deletion-attempt", [], None, CCPairIdentifier),
+    "addUsers": ("POST", "/manage/admin/user-group/{group_id}/add-users", ["group_id"], None, AddUsers),
     "connectorInput": ("PATCH", "/manage/admin/connector/{connector_id}", ["connector_id"], None, ConnectorInput),
     "ccPairCreate": ("PUT", "/manage/connector/{connector_id}/credential/{credential_id}",
                      ["connector_id", "credential_id"], None, CCPairCreate),
@@ -544,6 +580,12 @@ def corpus():
                                                      "custom_headers": [{"key": "a"}]})
     case("toolCreate", "definition nested raw", raw='{"name":"n","definition":{"z":1,"a":{"y":[1.50,2E3]},"z":2},'
                                                     '"passthrough_auth":false}')
+    case("toolCreate", "no passthrough_auth (older Onyx clients)", body={"name": "n", "definition": {"openapi": "3.1"}})
+    # toolStatusUpdate.
+    case("toolStatusUpdate", "valid", body={"tool_ids": [1, "2"], "enabled": "off"})
+    case("toolStatusUpdate", "missing", body={})
+    case("toolStatusUpdate", "bad", body={"tool_ids": [1, None, "x"], "enabled": "sometimes"})
+    case("toolStatusUpdate", "ids not a list", body={"tool_ids": 3, "enabled": None})
     # toolValidate.
     case("toolValidate", "valid", body={"definition": {"paths": {}}})
     case("toolValidate", "missing", body={"def": {}})
@@ -582,6 +624,12 @@ def corpus():
     case("credentialPatch", "groups huge", body={"groups": [int(big)]})
     case("credentialPatch", "every field wrong", body={"credential_json": [], "admin_public": "x", "name": False,
          "curator_public": 2, "groups": [None], "source": "nowhere"}, path={"credential_id": "x"})
+    # credentialDataUpdate.
+    case("credentialDataUpdate", "valid", body={"name": "n", "credential_json": {"token": "t"}})
+    case("credentialDataUpdate", "missing", body={})
+    case("credentialDataUpdate", "name null", body={"name": None, "credential_json": {}})
+    case("credentialDataUpdate", "bad types", body={"name": 5, "credential_json": "{}"})
+    case("credentialDataUpdate", "bad path and body", body={"credential_json": []}, path={"credential_id": "x"})
     # credentialCreate.
     case("credentialCreate", "valid defaults", body={"credential_json": {}, "admin_public": True, "source": "web"})
     case("credentialCreate", "missing all", body={})
@@ -619,6 +667,27 @@ def corpus():
     case("ccPairCreate", "bad access", body={"name": "p", "access_type": None})
     case("ccPairCreate", "bad access int", body={"name": "p", "access_type": 0})
     case("ccPairCreate", "groups nested", body={"name": "p", "access_type": "public", "groups": [[1]]})
+    # ccPairStatusUpdate, ccPairRename, ccPairIdentifier.
+    case("ccPairStatusUpdate", "valid", body={"status": "PAUSED"})
+    case("ccPairStatusUpdate", "missing", body={})
+    case("ccPairStatusUpdate", "lower case", body={"status": "paused"})
+    case("ccPairStatusUpdate", "onyx's other states", body={"status": "DELETING"})
+    case("ccPairStatusUpdate", "null", body={"status": None})
+    case("ccPairStatusUpdate", "bad path", body={"status": "ACTIVE"}, path={"cc_pair_id": "1.5"})
+    case("ccPairRename", "valid", query="new_name=wiki+2")
+    case("ccPairRename", "missing", query="")
+    case("ccPairRename", "empty", query="new_name=")
+    case("ccPairRename", "last wins", query="new_name=a&new_name=b")
+    case("ccPairRename", "bad path", query="", path={"cc_pair_id": "x"})
+    case("ccPairIdentifier", "valid", body={"connector_id": 1, "credential_id": "2"})
+    case("ccPairIdentifier", "missing", body={"connector_id": 1})
+    case("ccPairIdentifier", "bad", body={"connector_id": 1.5, "credential_id": None})
+    case("ccPairIdentifier", "huge", raw='{"connector_id": %s, "credential_id": -%s}' % (big, big))
+    # addUsers.
+    case("addUsers", "valid", body={"user_ids": ["u1", "u2"]})
+    case("addUsers", "missing", body={})
+    case("addUsers", "bad items", body={"user_ids": ["u", 5, None]})
+    case("addUsers", "not a list", body={"user_ids": "u"}, path={"group_id": "g"})
     # userGroupCreate / userGroupUpdate.
     case("userGroupCreate", "valid defaults", body={"name": "g"})
     case("userGroupCreate", "missing name", body={"user_ids": ["u"]})

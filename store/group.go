@@ -41,7 +41,7 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 			return err
 		}
 		var err error
-		g, err = tx.group(id)
+		g, err = tx.group(c, id)
 		return err
 	})
 	return g, err
@@ -147,14 +147,16 @@ func (tx *Tx) checkGroupsExist(ids []int64) error {
 	return nil
 }
 
-// Groups returns every user group, ascending by id.
-func (db *DB) Groups(ctx context.Context) ([]*quarry.UserGroup, error) {
-	return db.groups(ctx, db.read, 0)
+// Groups returns every user group, ascending by id, with the cc-pairs
+// shared with it that c may see.
+func (db *DB) Groups(ctx context.Context, c *quarry.Caller) ([]*quarry.UserGroup, error) {
+	return db.groups(ctx, db.read, c, 0)
 }
 
-// Group returns user group id.
-func (db *DB) Group(ctx context.Context, id int64) (*quarry.UserGroup, error) {
-	gs, err := db.groups(ctx, db.read, id)
+// Group returns user group id, with the cc-pairs shared with it that c may
+// see.
+func (db *DB) Group(ctx context.Context, c *quarry.Caller, id int64) (*quarry.UserGroup, error) {
+	gs, err := db.groups(ctx, db.read, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +166,10 @@ func (db *DB) Group(ctx context.Context, id int64) (*quarry.UserGroup, error) {
 	return gs[0], nil
 }
 
-func (tx *Tx) group(id int64) (*quarry.UserGroup, error) {
-	gs, err := tx.db.groups(tx.ctx, tx, id)
+// group returns user group id as Group does, or without the details of its
+// cc-pairs (CCPairs nil) if c is nil.
+func (tx *Tx) group(c *quarry.Caller, id int64) (*quarry.UserGroup, error) {
+	gs, err := tx.db.groups(tx.ctx, tx, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -180,8 +184,10 @@ type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// groups loads one group (id > 0) or all, in three statements.
-func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGroup, error) {
+// groups loads one group (id > 0) or all, in three statements, and then,
+// unless c is nil, the details of their cc-pairs that c may see (see
+// ccPairInfos).
+func (db *DB) groups(ctx context.Context, q reader, c *quarry.Caller, id int64) ([]*quarry.UserGroup, error) {
 	rows, err := q.QueryContext(ctx, `SELECT id, name, created_at, updated_at FROM user_groups WHERE id BETWEEN $1 AND $2 ORDER BY id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
@@ -243,14 +249,33 @@ func (db *DB) groups(ctx context.Context, q queryer, id int64) ([]*quarry.UserGr
 			g.CCPairIDs = append(g.CCPairIDs, pid)
 		}
 	}
-	return groups, closeRows(rows)
+	if err := closeRows(rows); err != nil || c == nil || len(groups) == 0 {
+		return groups, err
+	}
+	pairs, err := db.ccPairInfos(ctx, q, c, `p.id IN (SELECT cc_pair_id FROM cc_pair_groups WHERE group_id BETWEEN $1 AND $2)`, idRange(id))
+	if err != nil {
+		return nil, err
+	}
+	byPair := make(map[int64]*quarry.CCPairInfo, len(pairs))
+	for _, p := range pairs {
+		byPair[p.ID] = p
+	}
+	for _, g := range groups {
+		g.CCPairs = []*quarry.CCPairInfo{}
+		for _, pid := range g.CCPairIDs {
+			if p := byPair[pid]; p != nil {
+				g.CCPairs = append(g.CCPairs, p)
+			}
+		}
+	}
+	return groups, nil
 }
 
 // UpdateGroup changes the name, members or cc-pairs of group id.
 func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
-		old, err := tx.group(id)
+		old, err := tx.group(nil, id)
 		if err != nil {
 			return err
 		}
@@ -291,7 +316,40 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
 			return err
 		}
-		g, err = tx.group(id)
+		g, err = tx.group(c, id)
+		return err
+	})
+	return g, err
+}
+
+// AddGroupMembers adds users to group id; members stay as they are, curator
+// flags included. Every user must exist (400).
+func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, userIDs []string) (*quarry.UserGroup, error) {
+	var g *quarry.UserGroup
+	err := db.update(ctx, func(tx *Tx) error {
+		old, err := tx.group(nil, id)
+		if err != nil {
+			return err
+		}
+		members := make([]string, 0, len(old.Users)+len(userIDs))
+		for _, u := range old.Users {
+			members = append(members, u.ID)
+		}
+		if err := tx.setGroupMembers(c, id, append(members, userIDs...)); err != nil {
+			return err
+		}
+		var fields []string
+		if len(dedupe(append(members, userIDs...))) != len(members) {
+			fields = []string{"user_ids"}
+		}
+		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
+			return err
+		}
+		tx.touch()
+		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
+			return err
+		}
+		g, err = tx.group(c, id)
 		return err
 	})
 	return g, err
@@ -301,7 +359,7 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 // with it, and curators who curate nothing after become basic users.
 func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		g, err := tx.group(id)
+		g, err := tx.group(nil, id)
 		if err != nil {
 			return err
 		}
@@ -329,7 +387,7 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 // curator a basic user again.
 func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID string, isCurator bool) error {
 	return db.update(ctx, func(tx *Tx) error {
-		if _, err := tx.group(id); err != nil {
+		if _, err := tx.group(nil, id); err != nil {
 			return err
 		}
 		role, err := tx.userRole(userID)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -236,4 +238,56 @@ func (db *DB) DeleteTool(ctx context.Context, c *quarry.Caller, id int64) error 
 		}
 		return tx.audit(c, "tool.delete", "tool", id, nil)
 	})
+}
+
+// SetToolsEnabled enables or disables the tools ids (built-in or custom)
+// for c and returns their ids, each once, in the order given. Every tool
+// must exist (404, naming the missing ids as Onyx does); admins may change
+// any tool, curators the custom tools they own (403). Each tool that
+// changes gets a new version and an audit entry.
+func (db *DB) SetToolsEnabled(ctx context.Context, c *quarry.Caller, ids []int64, enabled bool) ([]int64, error) {
+	var out []int64
+	err := db.update(ctx, func(tx *Tx) error {
+		seen := map[int64]bool{}
+		var tools []*quarry.Tool
+		var missing []string
+		for _, id := range ids {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			t, err := db.tool(ctx, tx, id)
+			if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+				missing = append(missing, strconv.FormatInt(id, 10))
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			tools = append(tools, t)
+		}
+		if missing != nil {
+			return quarry.Errorf(quarry.ENOTFOUND, "Tools with IDs [%s] not found", strings.Join(missing, ", "))
+		}
+		for _, t := range tools {
+			if !c.CanEnableTool(t) {
+				return quarry.Errorf(quarry.EFORBIDDEN, "You can only modify actions that you created.")
+			}
+		}
+		for _, t := range tools {
+			out = append(out, t.ID)
+			if t.Enabled == enabled {
+				continue
+			}
+			if _, err := tx.exec(`UPDATE tools SET enabled = $1, version = version + 1, updated_at = $2 WHERE id = $3`,
+				enabled, later(tx.now, t.UpdatedAt).Micros(), t.ID); err != nil {
+				return err
+			}
+			if err := tx.audit(c, "tool.update", "tool", t.ID, []string{"enabled"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
 }

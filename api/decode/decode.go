@@ -88,7 +88,8 @@ const parseBodyMsg = "There was an error parsing the body"
 // Request decodes r into dst, a pointer to a struct whose fields are tagged
 //
 //	path:"name"   a path parameter, from r.PathValue(name); int64 or string
-//	query:"name"  a query parameter; a slice collects repeated values
+//	query:"name"  a query parameter; a slice collects repeated values, and
+//	              a plain field without a default is required
 //	form:"name"   a field of a form-encoded body (string or Optional[string])
 //	body:""       the JSON body, a request model struct
 //

@@ -1,9 +1,12 @@
 package decode
 
 import (
+	"encoding/json"
 	"net/http"
 	"reflect"
 	"strconv"
+
+	"github.com/quarryhq/quarry"
 )
 
 // pydantic's messages.
@@ -53,12 +56,15 @@ func (p *plan) decodePath(st *state, r *http.Request, v reflect.Value) {
 }
 
 // decodeQuery validates the query parameters as FastAPI does: a list
-// collects every value, anything else takes the last.
+// collects every value, anything else takes the last. A required
+// parameter that is absent is missing, with the query model's parameters
+// that were sent as input.
 func (p *plan) decodeQuery(st *state, r *http.Request, v reflect.Value) {
 	if len(p.query) == 0 {
 		return
 	}
 	params := parseQuery(r.URL.RawQuery)
+	var input any // the query model's input, rendered once for all missing parameters
 	for k := range p.query {
 		fp := &p.query[k]
 		st.loc = append(st.loc[:0], "query")
@@ -70,6 +76,13 @@ func (p *plan) decodeQuery(st *state, r *http.Request, v reflect.Value) {
 		}
 		dst := v.Field(fp.index)
 		switch {
+		case len(vals) == 0 && fp.required:
+			if input == nil {
+				input = p.queryInput(params)
+			}
+			st.push(fp.loc)
+			st.addInput(input, "missing", msgMissing, nil)
+			st.pop()
 		case len(vals) == 0:
 			setAbsent(fp, dst)
 		case fp.typ.kind == typeList:
@@ -78,6 +91,42 @@ func (p *plan) decodeQuery(st *state, r *http.Request, v reflect.Value) {
 			st.validateField(fp, stringTape(vals[len(vals)-1]), 0, dst)
 		}
 	}
+}
+
+// queryInput renders the parameters of the query model that params holds,
+// as pydantic receives them: an object of their values in the model's
+// order, a list collecting every value and anything else the last one.
+func (p *plan) queryInput(params [][2]string) json.RawMessage {
+	b := []byte{'{'}
+	for k := range p.query {
+		fp := &p.query[k]
+		var vals []string
+		for _, kv := range params {
+			if kv[0] == fp.name {
+				vals = append(vals, kv[1])
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(quarry.AppendJSONString(b, fp.name), ':')
+		if fp.typ.kind != typeList {
+			b = quarry.AppendJSONString(b, vals[len(vals)-1])
+			continue
+		}
+		b = append(b, '[')
+		for i, val := range vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = quarry.AppendJSONString(b, val)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // listTape returns a tape holding an array of the strings vals.

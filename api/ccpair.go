@@ -1,0 +1,141 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// One connector/credential pair at a time, with Onyx's paths and shapes:
+// its page (CCPairFullInfo), its status (pause and resume), its name, and
+// its deletion.
+
+// ccPairDescriptor is a cc-pair as a user group lists it: Onyx's
+// ConnectorCredentialPairDescriptor.
+type ccPairDescriptor struct {
+	ID         int64              `json:"id"`
+	Name       string             `json:"name"`
+	Connector  *quarry.Connector  `json:"connector"`
+	Credential *quarry.Credential `json:"credential"` // Masked.
+	AccessType quarry.AccessType  `json:"access_type"`
+}
+
+// pairDescriptor returns the descriptor of p, its credential masked.
+func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error) {
+	k, err := s.credentialView(p.Credential)
+	if err != nil {
+		return nil, err
+	}
+	return &ccPairDescriptor{ID: p.ID, Name: p.Name, Connector: p.Connector, Credential: k, AccessType: p.AccessType}, nil
+}
+
+// ccPairFullInfo is the answer to GET /manage/admin/cc-pair/{cc_pair_id}:
+// Onyx's CCPairFullInfo, and the pair's groups. Quarry indexes nothing, and
+// says so: no index attempts, no documents, no indexing under way, and
+// null for the times and the speed of indexing, pruning and permission
+// syncing, which never happen.
+type ccPairFullInfo struct {
+	ID                          int64               `json:"id"`
+	Name                        string              `json:"name"`
+	Status                      quarry.CCPairStatus `json:"status"`
+	InRepeatedErrorState        bool                `json:"in_repeated_error_state"`
+	NumDocsIndexed              int                 `json:"num_docs_indexed"`
+	Connector                   *quarry.Connector   `json:"connector"`
+	Credential                  *quarry.Credential  `json:"credential"` // Masked.
+	NumberOfIndexAttempts       int                 `json:"number_of_index_attempts"`
+	LastIndexAttemptStatus      *string             `json:"last_index_attempt_status"`
+	LatestDeletionAttempt       *struct{}           `json:"latest_deletion_attempt"`
+	AccessType                  quarry.AccessType   `json:"access_type"`
+	IsEditableForCurrentUser    bool                `json:"is_editable_for_current_user"`
+	DeletionFailureMessage      *string             `json:"deletion_failure_message"`
+	Indexing                    bool                `json:"indexing"`
+	Creator                     *string             `json:"creator"`
+	CreatorEmail                *string             `json:"creator_email"`
+	LastIndexed                 *quarry.Time        `json:"last_indexed"`
+	LastPruned                  *quarry.Time        `json:"last_pruned"`
+	LastFullPermissionSync      *quarry.Time        `json:"last_full_permission_sync"`
+	OverallIndexingSpeed        *float64            `json:"overall_indexing_speed"`
+	LatestCheckpointDescription *string             `json:"latest_checkpoint_description"`
+	Groups                      []int64             `json:"groups"`
+}
+
+// writeCCPair writes the full information of p for c, with its ETag.
+func (s *Server) writeCCPair(w http.ResponseWriter, c *quarry.Caller, p *quarry.CCPairInfo) error {
+	k, err := s.credentialView(p.Credential)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag(p.Version))
+	return writeJSON(w, http.StatusOK, &ccPairFullInfo{ID: p.ID, Name: p.Name, Status: p.Status, Connector: p.Connector,
+		Credential: k, AccessType: p.AccessType, IsEditableForCurrentUser: c.CanChangePair(&p.CCPair),
+		Creator: p.CreatorID, CreatorEmail: p.CreatorEmail, Groups: p.Groups})
+}
+
+// handleGetCCPair serves GET /manage/admin/cc-pair/{cc_pair_id}.
+func (s *Server) handleGetCCPair(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID int64 `path:"cc_pair_id"`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	p, err := s.db.CCPair(r.Context(), c, in.ID)
+	if err != nil {
+		return err
+	}
+	return s.writeCCPair(w, c, p)
+}
+
+// handleSetCCPairStatus serves PUT /manage/admin/cc-pair/{cc_pair_id}/status:
+// it pauses or resumes a pair, and answers as Onyx does.
+func (s *Server) handleSetCCPairStatus(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID   int64              `path:"cc_pair_id"`
+		Body ccPairStatusUpdate `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	p, err := s.db.UpdateCCPair(r.Context(), c, in.ID, quarry.CCPairUpdate{Status: &in.Body.Status, IfMatch: ifMatch(r)})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag(p.Version))
+	return writeJSON(w, http.StatusOK, struct {
+		Message string `json:"message"`
+	}{strconv.Itoa(http.StatusOK)})
+}
+
+// handleRenameCCPair serves PUT /manage/admin/cc-pair/{cc_pair_id}/name.
+func (s *Server) handleRenameCCPair(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in ccPairRename
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	p, err := s.db.UpdateCCPair(r.Context(), c, in.ID, quarry.CCPairUpdate{Name: &in.NewName, IfMatch: ifMatch(r)})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", etag(p.Version))
+	return writeJSON(w, http.StatusOK, statusResponse{true, "Name updated successfully", in.ID})
+}
+
+// handleDeletionAttempt serves POST /manage/admin/deletion-attempt. Onyx
+// marks the pair DELETING and lets a background task remove its documents,
+// then the pair, then its connector if no other pair uses it; Quarry has no
+// documents, so it does the rest at once (see
+// store.DB.DeleteCCPairCompletely).
+func (s *Server) handleDeletionAttempt(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body ccPairIdentifier `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if err := s.db.DeleteCCPairCompletely(r.Context(), c, in.Body.ConnectorID, in.Body.CredentialID); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, nil)
+}
