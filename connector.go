@@ -69,16 +69,30 @@ func (c *Caller) CanSeeConnector(s ConnectorSharing, pairSeen bool) bool {
 
 // CanChangeConnector reports whether c may change a connector it can see,
 // shared as s and paired as pairs: admins any connector; others those they
-// created, and those with cc-pairs that are all shared only with groups
-// they curate.
+// created, and those of other users that are private, shared with at least
+// one group and only with groups they curate, and whose cc-pairs (at least
+// one) are all shared only with groups they curate. A public or sync
+// connector of another user is never theirs to change, even when every pair
+// of it is theirs: others see it and may pair it too.
 func (c *Caller) CanChangeConnector(s ConnectorSharing, pairs []*CCPair) bool {
 	switch {
 	case c.IsAdmin():
 		return true
 	case s.CreatorID != nil && *s.CreatorID == c.ID:
 		return true
+	case s.AccessType != AccessPrivate, len(s.Groups) == 0, !c.CuratesAll(s.Groups):
+		return false
 	}
 	return len(pairs) > 0 && !slices.ContainsFunc(pairs, func(p *CCPair) bool {
 		return len(p.Groups) == 0 || !c.CuratesAll(p.Groups)
 	})
+}
+
+// CanDeleteConnector reports whether c may delete a connector shared as s
+// once its last cc-pair is gone, as Onyx's deletion attempt does: admins
+// and the user who created it. Curators who may change a connector of
+// another user (CanChangeConnector) may remove its pairs, not the
+// connector.
+func (c *Caller) CanDeleteConnector(s ConnectorSharing) bool {
+	return c.IsAdmin() || (s.CreatorID != nil && *s.CreatorID == c.ID)
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,14 +163,16 @@ func TestSupportConnectorUpdate(t *testing.T) {
 	c := newFxCast(t)
 	own := c.connector(c.curator, "own", "web", "groups", []int64{c.gA})
 	c.connector(c.admin, "taken", "web")
-	public := c.connector(c.admin, "public", "web")   // one public pair, no group
-	curated := c.connector(c.admin, "curated", "web") // one pair shared with gA only
-	mixed := c.connector(c.admin, "mixed", "web")     // pairs shared with gA and with gB
+	public := c.connector(c.admin, "public", "web")                            // one public pair, no group
+	curated := c.connector(c.admin, "curated", "web", "groups", []int64{c.gA}) // shared with gA, one pair shared with gA only
+	private := c.connector(c.admin, "private", "web")                          // no group, one pair shared with gA only
+	mixed := c.connector(c.admin, "mixed", "web", "groups", []int64{c.gA})     // shared with gA, pairs shared with gA and with gB
 	hidden := c.connector(c.admin, "hidden", "web")
 	k := c.credential(c.admin, "web", `{"token":"t"}`, "admin_public", true)
 	k2 := c.credential(c.admin, "web", `{"token":"t2"}`, "admin_public", true)
 	c.pair(c.admin, public, k, "p", "public")
 	c.pair(c.admin, curated, k, "a", "private", c.gA)
+	c.pair(c.admin, private, k, "pa", "private", c.gA)
 	c.pair(c.admin, mixed, k, "ma", "private", c.gA)
 	c.pair(c.admin, mixed, k2, "mb", "private", c.gB)
 
@@ -195,6 +198,7 @@ func TestSupportConnectorUpdate(t *testing.T) {
 		{"curator, own connector, no groups", c.curator, path(own), fxConnectorBody("own 4", "web"), 400, `{"detail":"Curators must specify 1+ groups"}`},
 		{"curator, own connector, group not curated", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{c.gB}), 400, `{"detail":"Curators cannot control groups they don't curate"}`},
 		{"curator, own connector, unknown group", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{9999}), 400, `{"detail":"User group 9999 does not exist"}`},
+		{"curator, an admin's connector shared with no group", c.curator, path(private), fxConnectorBody("private 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
 		{"curator, public pair only", c.curator, path(public), fxConnectorBody("public 2", "web", "access_type", "public"), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
 		{"curator, one pair of a group not curated", c.curator, path(mixed), fxConnectorBody("mixed 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
 		{"curator, invisible connector", c.curator, path(hidden), fxConnectorBody("x", "web", "groups", []int64{c.gA}), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, hidden)},
@@ -311,5 +315,34 @@ func TestSupportConnectorSharing(t *testing.T) {
 		{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start", "access_type", "groups"}}
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("audit fields, newest first (-want +got):\n%s", diff)
+	}
+}
+
+// TestSupportConnectorNotTakenOver checks that a curator who pairs a
+// connector another user made public (issue 17 lets it) neither changes
+// the connector nor deletes it, even once its pair is the connector's only
+// one: the connector is everyone's to see and pair.
+func TestSupportConnectorNotTakenOver(t *testing.T) {
+	c := newFxCast(t)
+	public := c.connector(c.admin, "public", "web", "access_type", "public")
+	k := c.credential(c.curator, "web", fxSecret, "groups", []int64{c.gA})
+	c.pair(c.curator, public, k, "mine", "private", c.gA)
+	adminPath := fmt.Sprint("/manage/admin/connector/", public)
+	before := fxConnectorJSON(public, "public", "web")
+
+	c.do(c.curator, "PATCH", adminPath, fxConnectorBody("renamed by curator", "web", "access_type", "private", "groups", []int64{c.gA})).
+		want(t, 403, `{"detail":"Curators cannot control groups they don't curate"}`)
+	c.do(c.other, "GET", fmt.Sprint("/manage/connector/", public), nil).want(t, 200, before)
+
+	// The deletion attempt removes the curator's pair; the connector stays.
+	c.do(c.curator, "POST", "/manage/admin/deletion-attempt", map[string]any{"connector_id": public, "credential_id": k}).want(t, 200, `null`)
+	c.do(c.admin, "GET", fmt.Sprint("/manage/connector/", public), nil).want(t, 200, before)
+	c.do(c.other, "GET", fmt.Sprint("/manage/connector/", public), nil).want(t, 200, before)
+	var actions []string
+	for _, a := range c.audit(fmt.Sprintf("resource_type=connector&resource_id=%d", public)) {
+		actions = append(actions, a.Action)
+	}
+	if want := []string{"connector.create"}; !slices.Equal(actions, want) {
+		t.Errorf("audit entries of the connector %v, want %v", actions, want)
 	}
 }

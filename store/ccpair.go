@@ -83,9 +83,9 @@ func (db *DB) DeleteCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 // background task has removed the pair's documents, which Quarry does not
 // have: the pair of connector connectorID and credential credentialID is
 // removed under the rules of DeleteCCPair, and its connector with it if it
-// was the connector's last pair and c may change the connector
-// (quarry.Caller.CanChangeConnector). A connector c may not change stays,
-// without pairs.
+// was the connector's last pair and c may delete the connector
+// (quarry.Caller.CanDeleteConnector: admins and its creator). Any other
+// connector stays, without pairs.
 func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		pairs, err := tx.removePair(c, connectorID, credentialID, quarry.Errorf(quarry.ENOTFOUND,
@@ -97,7 +97,7 @@ func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, conn
 		if err != nil {
 			return err
 		}
-		if !c.CanChangeConnector(sharing, pairs) {
+		if !c.CanDeleteConnector(sharing) {
 			return nil
 		}
 		if _, err := tx.exec(`DELETE FROM connectors WHERE id = $1`, connectorID); err != nil {
