@@ -21,12 +21,21 @@ type Connector struct {
 	CredentialIDs []int64         `json:"credential_ids"` // Of its cc-pairs the caller can see, ascending.
 	CreatedAt     Time            `json:"time_created"`
 	UpdatedAt     Time            `json:"time_updated"`
+
+	// AccessType and Groups (ascending) are how the connector is shared.
+	// Onyx's ConnectorSnapshot has no such fields, so they are not part
+	// of this encoding: the connector routes add them to their answers,
+	// the status listing and the snapshots inside other objects do not.
+	// They are only filled where they are shown.
+	AccessType AccessType `json:"-"`
+	Groups     []int64    `json:"-"`
 }
 
 // ConnectorInput holds the fields of a connector to create, or to replace on
 // update. AccessType and Groups pass the sharing check (contract section 6)
 // and are kept: they decide who else sees the connector (see
-// CanSeeConnector), but are not part of its wire shape.
+// CanSeeConnector). Left out, they mean private and no group for a new
+// connector, and no change for an update (see Sharing).
 type ConnectorInput struct {
 	Name          string
 	Source        DocumentSource
@@ -35,8 +44,23 @@ type ConnectorInput struct {
 	RefreshFreq   *int64
 	PruneFreq     *int64
 	IndexingStart *Time
-	AccessType    AccessType
-	Groups        []int64
+	AccessType    AccessType // Empty if left out.
+	Groups        *[]int64   // Nil if left out.
+}
+
+// Sharing returns how a connector shared as old is shared once in is
+// applied to it: with in's access type and groups, and old's where in
+// leaves them out. A new connector is shared as
+// ConnectorSharing{AccessType: AccessPrivate} before.
+func (in *ConnectorInput) Sharing(old ConnectorSharing) ConnectorSharing {
+	s := old
+	if in.AccessType != "" {
+		s.AccessType = in.AccessType
+	}
+	if in.Groups != nil {
+		s.Groups = *in.Groups
+	}
+	return s
 }
 
 // ConnectorSharing is what decides who sees a connector: the user who

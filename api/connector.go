@@ -24,7 +24,9 @@ func (b *connectorInput) input() quarry.ConnectorInput {
 		Config:      config.Bytes(),
 		RefreshFreq: value(b.RefreshFreq),
 		PruneFreq:   value(b.PruneFreq),
-		Groups:      b.Groups,
+	}
+	if b.Groups.Set() {
+		in.Groups = &b.Groups.Value
 	}
 	if b.IndexingStart.Set() {
 		t := quarry.Time{Time: b.IndexingStart.Value.UTC()}
@@ -34,6 +36,20 @@ func (b *connectorInput) input() quarry.ConnectorInput {
 		in.AccessType = b.AccessType.Value
 	}
 	return in
+}
+
+// connectorView is a connector as the connector routes answer it: Onyx's
+// ConnectorSnapshot, and how the connector is shared, so that a client
+// that sends back what it read keeps the sharing. The status listing and
+// the snapshots inside other objects stay Onyx's.
+type connectorView struct {
+	*quarry.Connector
+	AccessType quarry.AccessType `json:"access_type"`
+	Groups     []int64           `json:"groups"`
+}
+
+func viewConnector(c *quarry.Connector) connectorView {
+	return connectorView{c, c.AccessType, c.Groups}
 }
 
 // handleCreateConnector serves POST /manage/admin/connector.
@@ -60,7 +76,11 @@ func (s *Server) handleListConnectors(w http.ResponseWriter, r *http.Request, c 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, cs)
+	out := make([]connectorView, len(cs))
+	for i, conn := range cs {
+		out[i] = viewConnector(conn)
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // handleGetConnector serves GET /manage/connector/{connector_id}.
@@ -75,7 +95,7 @@ func (s *Server) handleGetConnector(w http.ResponseWriter, r *http.Request, c *q
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, conn)
+	return writeJSON(w, http.StatusOK, viewConnector(conn))
 }
 
 // handleUpdateConnector serves PATCH /manage/admin/connector/{connector_id}.
@@ -91,7 +111,7 @@ func (s *Server) handleUpdateConnector(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, conn)
+	return writeJSON(w, http.StatusOK, viewConnector(conn))
 }
 
 // handleDeleteConnector serves DELETE /manage/admin/connector/{connector_id}.

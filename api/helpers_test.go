@@ -164,6 +164,14 @@ func fxConnectorJSON(id int64, name, source string, credentialIDs ...int64) stri
 		name, source, fxWeb, id, fxJSON(fxIDs(credentialIDs)), testNowJSON, testNowJSON)
 }
 
+// fxShared returns the JSON of a connector as the connector routes answer
+// it: snapshot (a ConnectorSnapshot, see fxConnectorJSON) with how the
+// connector is shared.
+func fxShared(snapshot string, access quarry.AccessType, groups ...int64) string {
+	return strings.TrimSuffix(strings.TrimSpace(snapshot), "}") +
+		fmt.Sprintf(`,"access_type":%q,"groups":%s}`, access, fxJSON(fxIDs(groups)))
+}
+
 // fxCred describes the expected CredentialSnapshot of a credential.
 type fxCred struct {
 	id            int64

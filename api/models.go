@@ -99,7 +99,7 @@ type connectorInput struct {
 	PruneFreq               decode.Optional[int64]             `json:"prune_freq"`
 	IndexingStart           decode.Optional[time.Time]         `json:"indexing_start"`
 	AccessType              decode.Optional[quarry.AccessType] `json:"access_type"`
-	Groups                  []int64                            `json:"groups" default:"[]"`
+	Groups                  decode.Optional[[]int64]           `json:"groups"`
 }
 
 // ccPairCreate is the body of PUT /manage/connector/{connector_id}/credential/{credential_id}.

@@ -183,7 +183,8 @@ func TestSupportCCPairDelete(t *testing.T) {
 	})
 	t.Run("what is left", func(t *testing.T) {
 		c.do(c.admin, "GET", "/manage/connector", nil).want(t, 200, "["+
-			fxConnectorJSON(d, "d", "web", kWeb)+","+fxConnectorJSON(e, "e", "web")+","+fxConnectorJSON(f, "f", "web")+"]")
+			fxShared(fxConnectorJSON(d, "d", "web", kWeb), "private")+","+fxShared(fxConnectorJSON(e, "e", "web"), "private")+","+
+			fxShared(fxConnectorJSON(f, "f", "web"), "public")+"]")
 	})
 }
 
@@ -224,7 +225,8 @@ func TestOnyxCuratorFlows(t *testing.T) {
 		pair("invalid_cc_pair_2", credential1).want(t, 400, `{"detail":"Curators must specify 1+ groups"}`)
 		// The connector is the admin's, shared with the group it curates:
 		// it sees it, and may pair it for that group.
-		e.do(curator, "GET", fmt.Sprint("/manage/connector/", connector), nil).want(t, 200, fxConnectorJSON(connector, "admin_owned_connector", "confluence"))
+		e.do(curator, "GET", fmt.Sprint("/manage/connector/", connector), nil).want(t, 200,
+			fxShared(fxConnectorJSON(connector, "admin_owned_connector", "confluence"), "private", g1))
 		r := pair("valid_cc_pair", credential1, g1)
 		var out struct{ Data int64 }
 		r.decode(t, &out)
@@ -245,7 +247,8 @@ func TestOnyxCuratorFlows(t *testing.T) {
 		connector := f.connector(curator, "curator_test_connector", "file", "groups", []int64{g1}, "access_type", "private")
 		e.do(curator, "PATCH", fmt.Sprint("/manage/admin/connector/", connector),
 			fxConnectorBody("updated_test_connector", "file", "groups", []int64{g1}, "access_type", "private")).want(t, 200,
-			strings.Replace(fxConnectorJSON(connector, "updated_test_connector", "file"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(1), 1))
+			fxShared(strings.Replace(fxConnectorJSON(connector, "updated_test_connector", "file"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(1), 1),
+				"private", g1))
 		id := f.pair(curator, connector, credential, "curator_test_cc_pair", "private", g1)
 		if got := pairsSeen(e.admin); !slices.Contains(got, id) {
 			t.Errorf("the admin sees cc-pairs %v, want %d among them", got, id)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
 )
 
 // Connectors (contract section 6, decisions.md "Connectors, credentials,
@@ -58,8 +60,13 @@ func TestSupportConnectorCreate(t *testing.T) {
 			r.decode(t, &out)
 			r.want(t, 200, fmt.Sprintf(`{"id":%d,"credential":null}`, out.ID))
 			b := tt.body.(map[string]any)
+			access, _ := b["access_type"].(string)
+			if access == "" {
+				access = "private"
+			}
+			groups, _ := b["groups"].([]int64)
 			c.do(c.admin, "GET", fmt.Sprintf("/manage/connector/%d", out.ID), nil).
-				want(t, 200, fxConnectorJSON(out.ID, b["name"].(string), b["source"].(string)))
+				want(t, 200, fxShared(fxConnectorJSON(out.ID, b["name"].(string), b["source"].(string)), quarry.AccessType(access), groups...))
 		})
 	}
 	t.Run("all fields", func(t *testing.T) {
@@ -70,7 +77,7 @@ func TestSupportConnectorCreate(t *testing.T) {
 		c.do(c.admin, "GET", fmt.Sprintf("/manage/connector/%d", out.ID), nil).want(t, 200, fmt.Sprintf(`{
 			"name":"full","source":"confluence","input_type":"load_state","connector_specific_config":{"wiki_base":"https://w","space":"ENG"},
 			"refresh_freq":3600,"prune_freq":86400,"indexing_start":"2026-01-02T02:04:05.500000Z","id":%d,"credential_ids":[],
-			"time_created":%q,"time_updated":%q}`, out.ID, testNowJSON, testNowJSON))
+			"time_created":%q,"time_updated":%q,"access_type":"private","groups":[]}`, out.ID, testNowJSON, testNowJSON))
 	})
 	t.Run("golden 422 bodies", func(t *testing.T) {
 		for _, g := range fxGoldens(t, "connectorInput") {
@@ -95,32 +102,45 @@ func TestSupportConnectorRead(t *testing.T) {
 	c.pair(c.admin, shared, k2, "shared C", "private", c.gC)
 	c.pair(c.admin, member, k1, "member B", "private", c.gB)
 	c.pair(c.admin, private, k1, "private C", "private", c.gC)
+	// view is the connector's JSON, as the connector routes answer it.
+	view := func(id int64, name, source string, credentialIDs ...int64) string {
+		snapshot := fxConnectorJSON(id, name, source, credentialIDs...)
+		switch id {
+		case own, sharedA:
+			return fxShared(snapshot, "private", c.gA)
+		case sharedB:
+			return fxShared(snapshot, "private", c.gB)
+		case public:
+			return fxShared(snapshot, "public")
+		}
+		return fxShared(snapshot, "private")
+	}
 
 	t.Run("list", func(t *testing.T) {
 		c.do(c.admin, "GET", "/manage/connector", nil).want(t, 200, "["+
-			fxConnectorJSON(own, "own", "web")+","+
-			fxConnectorJSON(hidden, "hidden", "web")+","+
-			fxConnectorJSON(shared, "shared", "web", k1, k2)+","+
-			fxConnectorJSON(member, "member", "web", k1)+","+
-			fxConnectorJSON(private, "private", "web", k1)+","+
-			fxConnectorJSON(sharedA, "shared A", "web")+","+
-			fxConnectorJSON(sharedB, "shared B", "web")+","+
-			fxConnectorJSON(public, "public", "web")+"]")
+			view(own, "own", "web")+","+
+			view(hidden, "hidden", "web")+","+
+			view(shared, "shared", "web", k1, k2)+","+
+			view(member, "member", "web", k1)+","+
+			view(private, "private", "web", k1)+","+
+			view(sharedA, "shared A", "web")+","+
+			view(sharedB, "shared B", "web")+","+
+			view(public, "public", "web")+"]")
 		// The curator sees what it created, the connectors of the pairs it
 		// can see (with only the credentials of those pairs), the public
 		// connectors and those shared with a group it curates (gA, not gB,
 		// where it is only a member).
 		c.do(c.curator, "GET", "/manage/connector", nil).want(t, 200, "["+
-			fxConnectorJSON(own, "own", "web")+","+
-			fxConnectorJSON(shared, "shared", "web", k1)+","+
-			fxConnectorJSON(member, "member", "web", k1)+","+
-			fxConnectorJSON(sharedA, "shared A", "web")+","+
-			fxConnectorJSON(public, "public", "web")+"]")
+			view(own, "own", "web")+","+
+			view(shared, "shared", "web", k1)+","+
+			view(member, "member", "web", k1)+","+
+			view(sharedA, "shared A", "web")+","+
+			view(public, "public", "web")+"]")
 		c.do(c.other, "GET", "/manage/connector", nil).want(t, 200, "["+
-			fxConnectorJSON(shared, "shared", "web", k1)+","+
-			fxConnectorJSON(member, "member", "web", k1)+","+
-			fxConnectorJSON(sharedB, "shared B", "web")+","+
-			fxConnectorJSON(public, "public", "web")+"]")
+			view(shared, "shared", "web", k1)+","+
+			view(member, "member", "web", k1)+","+
+			view(sharedB, "shared B", "web")+","+
+			view(public, "public", "web")+"]")
 	})
 	for _, tt := range []struct {
 		name   string
@@ -129,17 +149,17 @@ func TestSupportConnectorRead(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"admin", c.admin, fmt.Sprint("/manage/connector/", shared), 200, fxConnectorJSON(shared, "shared", "web", k1, k2)},
-		{"admin, no pair", c.admin, fmt.Sprint("/manage/connector/", hidden), 200, fxConnectorJSON(hidden, "hidden", "web")},
-		{"curator, own", c.curator, fmt.Sprint("/manage/connector/", own), 200, fxConnectorJSON(own, "own", "web")},
-		{"curator, public pair", c.curator, fmt.Sprint("/manage/connector/", shared), 200, fxConnectorJSON(shared, "shared", "web", k1)},
-		{"global curator, pair of its group", c.global, fmt.Sprint("/manage/connector/", member), 200, fxConnectorJSON(member, "member", "web", k1)},
+		{"admin", c.admin, fmt.Sprint("/manage/connector/", shared), 200, view(shared, "shared", "web", k1, k2)},
+		{"admin, no pair", c.admin, fmt.Sprint("/manage/connector/", hidden), 200, view(hidden, "hidden", "web")},
+		{"curator, own", c.curator, fmt.Sprint("/manage/connector/", own), 200, view(own, "own", "web")},
+		{"curator, public pair", c.curator, fmt.Sprint("/manage/connector/", shared), 200, view(shared, "shared", "web", k1)},
+		{"global curator, pair of its group", c.global, fmt.Sprint("/manage/connector/", member), 200, view(member, "member", "web", k1)},
 		{"curator, no pair", c.curator, fmt.Sprint("/manage/connector/", hidden), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, hidden)},
-		{"curator, shared with a group it curates", c.curator, fmt.Sprint("/manage/connector/", sharedA), 200, fxConnectorJSON(sharedA, "shared A", "web")},
+		{"curator, shared with a group it curates", c.curator, fmt.Sprint("/manage/connector/", sharedA), 200, view(sharedA, "shared A", "web")},
 		{"curator, shared with a group it is only a member of", c.curator, fmt.Sprint("/manage/connector/", sharedB), 404,
 			fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, sharedB)},
-		{"global curator, shared with its group", c.global, fmt.Sprint("/manage/connector/", sharedB), 200, fxConnectorJSON(sharedB, "shared B", "web")},
-		{"curator, public, no pair", c.curator, fmt.Sprint("/manage/connector/", public), 200, fxConnectorJSON(public, "public", "web")},
+		{"global curator, shared with its group", c.global, fmt.Sprint("/manage/connector/", sharedB), 200, view(sharedB, "shared B", "web")},
+		{"curator, public, no pair", c.curator, fmt.Sprint("/manage/connector/", public), 200, view(public, "public", "web")},
 		{"curator, pair of another group", c.curator, fmt.Sprint("/manage/connector/", private), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, private)},
 		{"other curator, connector of a curator", c.other, fmt.Sprint("/manage/connector/", own), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, own)},
 		{"unknown", c.admin, "/manage/connector/9999", 404, `{"detail":"Connector 9999 does not exist"}`},
@@ -190,12 +210,13 @@ func TestSupportConnectorUpdate(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"admin renames", c.admin, path(hidden), fxConnectorBody("hidden 2", "web"), 200, changed(hidden, "hidden 2", 1)},
-		{"admin renames again", c.admin, path(hidden), fxConnectorBody("hidden 3", "web"), 200, changed(hidden, "hidden 3", 2)},
-		{"curator, own connector", c.curator, path(own), fxConnectorBody("own 2", "web", "groups", []int64{c.gA}), 200, changed(own, "own 2", 1)},
-		{"curator, every pair curated", c.curator, path(curated), fxConnectorBody("curated 2", "web", "groups", []int64{c.gA}), 200, changed(curated, "curated 2", 1, k)},
-		{"curator, own connector, public", c.curator, path(own), fxConnectorBody("own 3", "web", "access_type", "public"), 200, changed(own, "own 3", 2)},
-		{"curator, own connector, no groups", c.curator, path(own), fxConnectorBody("own 4", "web"), 400, `{"detail":"Curators must specify 1+ groups"}`},
+		{"admin renames", c.admin, path(hidden), fxConnectorBody("hidden 2", "web"), 200, fxShared(changed(hidden, "hidden 2", 1), "private")},
+		{"admin renames again", c.admin, path(hidden), fxConnectorBody("hidden 3", "web"), 200, fxShared(changed(hidden, "hidden 3", 2), "private")},
+		{"curator, own connector", c.curator, path(own), fxConnectorBody("own 2", "web", "groups", []int64{c.gA}), 200, fxShared(changed(own, "own 2", 1), "private", c.gA)},
+		{"curator, every pair curated", c.curator, path(curated), fxConnectorBody("curated 2", "web", "groups", []int64{c.gA}), 200, fxShared(changed(curated, "curated 2", 1, k), "private", c.gA)},
+		{"curator, own connector, public, groups left out", c.curator, path(own), fxConnectorBody("own 3", "web", "access_type", "public"), 200,
+			fxShared(changed(own, "own 3", 2), "public", c.gA)},
+		{"curator, own connector, no groups", c.curator, path(own), fxConnectorBody("own 4", "web", "access_type", "private", "groups", []int64{}), 400, `{"detail":"Curators must specify 1+ groups"}`},
 		{"curator, own connector, group not curated", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{c.gB}), 400, `{"detail":"Curators cannot control groups they don't curate"}`},
 		{"curator, own connector, unknown group", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{9999}), 400, `{"detail":"User group 9999 does not exist"}`},
 		{"curator, an admin's connector shared with no group", c.curator, path(private), fxConnectorBody("private 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
@@ -226,9 +247,10 @@ func TestSupportConnectorUpdate(t *testing.T) {
 			"connector_specific_config":{"url":"https://example.org"},"refresh_freq":60,"prune_freq":120,"indexing_start":"2026-03-04T00:00:00Z"}`).
 			want(t, 200, fmt.Sprintf(`{"name":"public","source":"web","input_type":"event","connector_specific_config":{"url":"https://example.org"},
 				"refresh_freq":60,"prune_freq":120,"indexing_start":"2026-03-04T00:00:00Z","id":%d,"credential_ids":[%d],
-				"time_created":%q,"time_updated":%q}`, public, k, testNowJSON, fxLater(1)))
-		// Absent optional fields are cleared: the body replaces the connector.
-		c.do(c.admin, "PATCH", path(public), fxConnectorBody("public", "web")).want(t, 200, changed(public, "public", 2, k))
+				"time_created":%q,"time_updated":%q,"access_type":"private","groups":[]}`, public, k, testNowJSON, fxLater(1)))
+		// Absent optional fields are cleared: the body replaces the
+		// connector, but for its sharing.
+		c.do(c.admin, "PATCH", path(public), fxConnectorBody("public", "web")).want(t, 200, fxShared(changed(public, "public", 2, k), "private"))
 	})
 	t.Run("golden 422 bodies", func(t *testing.T) {
 		for _, g := range fxGoldens(t, "connectorInput") {
@@ -269,7 +291,7 @@ func TestSupportConnectorDelete(t *testing.T) {
 	}
 	t.Run("gone from reads", func(t *testing.T) {
 		c.do(c.admin, "GET", fmt.Sprint("/manage/connector/", free), nil).want(t, 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, free))
-		c.do(c.admin, "GET", "/manage/connector", nil).want(t, 200, "["+fxConnectorJSON(used, "used", "web", k)+"]")
+		c.do(c.admin, "GET", "/manage/connector", nil).want(t, 200, "["+fxShared(fxConnectorJSON(used, "used", "web", k), "private")+"]")
 	})
 	t.Run("after its pair is removed", func(t *testing.T) {
 		c.do(c.admin, "DELETE", fxPairPath(used, k), nil).want(t, 200, fmt.Sprintf(`{"success":true,"message":"Credential %d removed from Connector","data":%d}`, k, used))
@@ -286,24 +308,27 @@ func TestSupportConnectorSharing(t *testing.T) {
 	path := fmt.Sprint("/manage/connector/", id)
 	adminPath := fmt.Sprint("/manage/admin/connector/", id)
 	notFound := fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, id)
-	updated := func(n int) string {
-		return strings.Replace(fxConnectorJSON(id, "x", "web"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(n), 1)
+	updated := func(n int, access quarry.AccessType, groups ...int64) string {
+		return fxShared(strings.Replace(fxConnectorJSON(id, "x", "web"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(n), 1),
+			access, groups...)
 	}
-	c.do(c.curator, "GET", path, nil).want(t, 200, fxConnectorJSON(id, "x", "web"))
+	c.do(c.curator, "GET", path, nil).want(t, 200, fxShared(fxConnectorJSON(id, "x", "web"), "private", c.gA))
 	c.do(c.other, "GET", path, nil).want(t, 404, notFound)
 	// Seeing is not changing: the curator neither made it nor curates its pairs.
 	c.do(c.curator, "PATCH", adminPath, fxConnectorBody("x", "web", "groups", []int64{c.gA})).
 		want(t, 403, `{"detail":"Curators cannot control groups they don't curate"}`)
 
-	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "groups", []int64{c.gB})).want(t, 200, updated(1))
+	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "groups", []int64{c.gB})).want(t, 200, updated(1, "private", c.gB))
 	c.do(c.curator, "GET", path, nil).want(t, 404, notFound)
-	c.do(c.other, "GET", path, nil).want(t, 200, updated(1))
-	c.do(c.global, "GET", path, nil).want(t, 200, updated(1))
+	c.do(c.other, "GET", path, nil).want(t, 200, updated(1, "private", c.gB))
+	c.do(c.global, "GET", path, nil).want(t, 200, updated(1, "private", c.gB))
 
-	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "access_type", "public")).want(t, 200, updated(2))
-	c.do(c.curator, "GET", path, nil).want(t, 200, updated(2))
+	// What a PATCH leaves out of the sharing stays as it was.
+	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "access_type", "public")).want(t, 200, updated(2, "public", c.gB))
+	c.do(c.curator, "GET", path, nil).want(t, 200, updated(2, "public", c.gB))
+	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "access_type", nil, "groups", nil)).want(t, 200, updated(3, "public", c.gB))
 
-	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web")).want(t, 200, updated(3))
+	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "access_type", "private", "groups", []int64{})).want(t, 200, updated(4, "private"))
 	for _, u := range []user{c.curator, c.other, c.global} {
 		c.do(u, "GET", path, nil).want(t, 404, notFound)
 	}
@@ -311,7 +336,7 @@ func TestSupportConnectorSharing(t *testing.T) {
 	for _, a := range c.audit(fmt.Sprintf("resource_type=connector&resource_id=%d", id)) {
 		fields = append(fields, a.Fields)
 	}
-	want := [][]string{{"access_type"}, {"access_type", "groups"}, {"groups"},
+	want := [][]string{{"access_type", "groups"}, {}, {"access_type"}, {"groups"},
 		{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start", "access_type", "groups"}}
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("audit fields, newest first (-want +got):\n%s", diff)
@@ -328,7 +353,7 @@ func TestSupportConnectorNotTakenOver(t *testing.T) {
 	k := c.credential(c.curator, "web", fxSecret, "groups", []int64{c.gA})
 	c.pair(c.curator, public, k, "mine", "private", c.gA)
 	adminPath := fmt.Sprint("/manage/admin/connector/", public)
-	before := fxConnectorJSON(public, "public", "web")
+	before := fxShared(fxConnectorJSON(public, "public", "web"), "public")
 
 	c.do(c.curator, "PATCH", adminPath, fxConnectorBody("renamed by curator", "web", "access_type", "private", "groups", []int64{c.gA})).
 		want(t, 403, `{"detail":"Curators cannot control groups they don't curate"}`)
@@ -344,5 +369,37 @@ func TestSupportConnectorNotTakenOver(t *testing.T) {
 	}
 	if want := []string{"connector.create"}; !slices.Equal(actions, want) {
 		t.Errorf("audit entries of the connector %v, want %v", actions, want)
+	}
+}
+
+// TestSupportConnectorReadEditWrite checks that a client that changes one
+// field of a connector keeps its sharing, whether it sends back what it
+// read (which shows the sharing) or a body without the sharing, as Onyx's
+// clients do.
+func TestSupportConnectorReadEditWrite(t *testing.T) {
+	c := newFxCast(t)
+	public := c.connector(c.admin, "public", "web", "access_type", "public")
+	shared := c.connector(c.admin, "shared", "web", "groups", []int64{c.gA, c.gB})
+	for i, id := range []int64{public, shared} {
+		var got map[string]any
+		c.do(c.admin, "GET", fmt.Sprint("/manage/connector/", id), nil).decode(t, &got)
+		got["refresh_freq"] = 3600
+		c.do(c.admin, "PATCH", fmt.Sprint("/manage/admin/connector/", id), got).decode(t, &struct{}{})
+		c.do(c.admin, "PATCH", fmt.Sprint("/manage/admin/connector/", id), fxConnectorBody(fmt.Sprint("renamed ", i), "web")).decode(t, &struct{}{})
+	}
+	c.do(c.curator, "GET", fmt.Sprint("/manage/connector/", public), nil).want(t, 200,
+		fxShared(strings.Replace(fxConnectorJSON(public, "renamed 0", "web"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(2), 1), "public"))
+	c.do(c.other, "GET", fmt.Sprint("/manage/connector/", shared), nil).want(t, 200,
+		fxShared(strings.Replace(fxConnectorJSON(shared, "renamed 1", "web"), `"time_updated":"`+testNowJSON, `"time_updated":"`+fxLater(2), 1), "private", c.gA, c.gB))
+	for _, id := range []int64{public, shared} {
+		var fields [][]string
+		for _, a := range c.audit(fmt.Sprintf("resource_type=connector&resource_id=%d", id)) {
+			if a.Action == "connector.update" {
+				fields = append(fields, a.Fields)
+			}
+		}
+		if want := [][]string{{"name", "refresh_freq"}, {"refresh_freq"}}; !cmp.Equal(want, fields) {
+			t.Errorf("connector %d: update entries with fields %v, want %v", id, fields, want)
+		}
 	}
 }

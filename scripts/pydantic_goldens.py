@@ -118,7 +118,7 @@ class ConnectorInput(BaseModel):
     prune_freq: Optional[Int64] = None
     indexing_start: Optional[datetime] = None
     access_type: Optional[AccessType] = None
-    groups: list[Int64] = []
+    groups: Optional[list[Int64]] = None
 
 
 class CCPairCreate(BaseModel):
@@ -647,6 +647,8 @@ def corpus():
     case("connectorInput", "freqs as strings", body=dict(good_conn, refresh_freq="3600", prune_freq="86400.000"))
     case("connectorInput", "freqs bad", body=dict(good_conn, refresh_freq="1h", prune_freq=1.25))
     case("connectorInput", "groups list_type", body=dict(good_conn, groups=5))
+    case("connectorInput", "groups null", body=dict(good_conn, groups=None))
+    case("connectorInput", "groups with null", body=dict(good_conn, groups=[1, None]))
     case("connectorInput", "access types", body=dict(good_conn, access_type="sync"))
     for i, start in enumerate([
             "2024-01-02T03:04:05Z", "2024-01-02T03:04:05+02:00", "2024-01-02", "2024-01-02 03:04",

@@ -53,18 +53,19 @@ func scanConnector(s interface{ Scan(...any) error }) (*quarry.Connector, error)
 func (db *DB) CreateConnector(ctx context.Context, c *quarry.Caller, in quarry.ConnectorInput) (int64, error) {
 	var id int64
 	err := db.update(ctx, func(tx *Tx) error {
-		if err := tx.checkConnectorInput(c, in, 0); err != nil {
+		sharing := in.Sharing(quarry.ConnectorSharing{AccessType: quarry.AccessPrivate})
+		if err := tx.checkConnectorInput(c, in, sharing, 0); err != nil {
 			return err
 		}
 		err := tx.queryRow(`INSERT INTO connectors (name, source, input_type, config, refresh_freq, prune_freq,
 				indexing_start, access_type, creator_id, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING id`,
 			in.Name, in.Source, in.InputType, string(in.Config), in.RefreshFreq, in.PruneFreq,
-			timeMicros(in.IndexingStart), accessTypeOf(in), c.ID, tx.now.Micros()).Scan(&id)
+			timeMicros(in.IndexingStart), sharing.AccessType, c.ID, tx.now.Micros()).Scan(&id)
 		if err != nil {
 			return err
 		}
-		if err := tx.setConnectorGroups(id, in.Groups); err != nil {
+		if err := tx.setConnectorGroups(id, sharing.Groups); err != nil {
 			return err
 		}
 		tx.touch()
@@ -75,15 +76,6 @@ func (db *DB) CreateConnector(ctx context.Context, c *quarry.Caller, in quarry.C
 
 var connectorFields = []string{"name", "source", "input_type", "connector_specific_config", "refresh_freq", "prune_freq", "indexing_start",
 	"access_type", "groups"}
-
-// accessTypeOf returns the access type a connector is kept with: private
-// unless the request says otherwise.
-func accessTypeOf(in quarry.ConnectorInput) quarry.AccessType {
-	if in.AccessType == "" {
-		return quarry.AccessPrivate
-	}
-	return in.AccessType
-}
 
 // setConnectorGroups replaces the groups connector id is shared with.
 func (tx *Tx) setConnectorGroups(id int64, groups []int64) error {
@@ -146,13 +138,14 @@ func (tx *Tx) connectorPairs(id int64) ([]*quarry.CCPair, error) {
 	return pairs, closeRows(rows)
 }
 
-// checkConnectorInput applies the sharing rules and the uniqueness of
-// name+source to a connector being created (self 0) or changed.
-func (tx *Tx) checkConnectorInput(c *quarry.Caller, in quarry.ConnectorInput, self int64) error {
-	if err := tx.checkGroupsExist(in.Groups); err != nil {
+// checkConnectorInput applies the sharing rules to sharing, how a connector
+// being created (self 0) or changed would be shared, and the uniqueness of
+// name+source to in.
+func (tx *Tx) checkConnectorInput(c *quarry.Caller, in quarry.ConnectorInput, sharing quarry.ConnectorSharing, self int64) error {
+	if err := tx.checkGroupsExist(sharing.Groups); err != nil {
 		return err
 	}
-	if err := c.CheckSharing(in.Groups, in.AccessType == quarry.AccessPublic); err != nil {
+	if err := c.CheckSharing(sharing.Groups, sharing.AccessType == quarry.AccessPublic); err != nil {
 		return err
 	}
 	var other int64
@@ -184,10 +177,12 @@ func (db *DB) Connectors(ctx context.Context, c *quarry.Caller) ([]*quarry.Conne
 	return db.connectors(ctx, db.read, c, 0)
 }
 
-// connectors loads one visible connector (id > 0) or all, in two statements.
-func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id int64) ([]*quarry.Connector, error) {
+// connectors loads one visible connector (id > 0) or all, with the
+// credentials of the pairs c sees and the connectors' sharing, in three
+// statements.
+func (db *DB) connectors(ctx context.Context, q reader, c *quarry.Caller, id int64) ([]*quarry.Connector, error) {
 	args := idRange(id)
-	rows, err := q.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors c
+	rows, err := q.QueryContext(ctx, `SELECT `+connectorColumns+`, c.access_type FROM connectors c
 		WHERE c.id BETWEEN $1 AND $2 AND `+connectorsVisibleTo(c, "c", &args)+` ORDER BY c.id`, args...)
 	if err != nil {
 		return nil, mapError(err)
@@ -195,11 +190,16 @@ func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id in
 	out := []*quarry.Connector{}
 	byID := map[int64]*quarry.Connector{}
 	for rows.Next() {
-		conn, err := scanConnector(rows)
-		if err != nil {
+		var (
+			r      connectorRow
+			access quarry.AccessType
+		)
+		if err := rows.Scan(append(r.dest(), &access)...); err != nil {
 			rows.Close()
 			return nil, mapError(err)
 		}
+		conn := r.connector()
+		conn.AccessType, conn.Groups = access, []int64{}
 		out = append(out, conn)
 		byID[conn.ID] = conn
 	}
@@ -207,23 +207,22 @@ func (db *DB) connectors(ctx context.Context, q queryer, c *quarry.Caller, id in
 		return nil, err
 	}
 	args = idRange(id)
-	rows, err = q.QueryContext(ctx, `SELECT p.connector_id, p.credential_id FROM cc_pairs p
+	err = eachInts(ctx, q, `SELECT p.connector_id, p.credential_id FROM cc_pairs p
 		WHERE p.connector_id BETWEEN $1 AND $2 AND `+pairsVisibleTo(c, "p", &args)+` ORDER BY p.connector_id, p.credential_id`,
-		args...)
+		args, func(conn, cred int64) {
+			if c := byID[conn]; c != nil {
+				c.CredentialIDs = append(c.CredentialIDs, cred)
+			}
+		})
 	if err != nil {
-		return nil, mapError(err)
+		return nil, err
 	}
-	for rows.Next() {
-		var cid, kid int64
-		if err := rows.Scan(&cid, &kid); err != nil {
-			rows.Close()
-			return nil, mapError(err)
+	return out, eachInts(ctx, q, `SELECT cg.connector_id, cg.group_id FROM connector_groups cg
+		WHERE cg.connector_id BETWEEN $1 AND $2 ORDER BY cg.connector_id, cg.group_id`, idRange(id), func(conn, group int64) {
+		if c := byID[conn]; c != nil {
+			c.Groups = append(c.Groups, group)
 		}
-		if conn := byID[cid]; conn != nil {
-			conn.CredentialIDs = append(conn.CredentialIDs, kid)
-		}
-	}
-	return out, closeRows(rows)
+	})
 }
 
 // UpdateConnector replaces the fields of connector id.
@@ -248,21 +247,24 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 		if !c.CanChangeConnector(sharing, pairs) {
 			return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
 		}
-		if err := tx.checkConnectorInput(c, in, id); err != nil {
+		next := in.Sharing(sharing)
+		if err := tx.checkConnectorInput(c, in, next, id); err != nil {
 			return err
 		}
 		_, err = tx.exec(`UPDATE connectors SET name = $1, source = $2, input_type = $3, config = $4, refresh_freq = $5,
 				prune_freq = $6, indexing_start = $7, access_type = $8, updated_at = $9 WHERE id = $10`,
 			in.Name, in.Source, in.InputType, string(in.Config), in.RefreshFreq, in.PruneFreq,
-			timeMicros(in.IndexingStart), accessTypeOf(in), later(tx.now, old[0].UpdatedAt).Micros(), id)
+			timeMicros(in.IndexingStart), next.AccessType, later(tx.now, old[0].UpdatedAt).Micros(), id)
 		if err != nil {
 			return err
 		}
-		if err := tx.setConnectorGroups(id, in.Groups); err != nil {
-			return err
+		if in.Groups != nil {
+			if err := tx.setConnectorGroups(id, next.Groups); err != nil {
+				return err
+			}
 		}
 		tx.touch()
-		if err := tx.audit(c, "connector.update", "connector", id, changedConnectorFields(old[0], sharing, in)); err != nil {
+		if err := tx.audit(c, "connector.update", "connector", id, changedConnectorFields(old[0], sharing, in, next)); err != nil {
 			return err
 		}
 		cs, err := db.connectors(ctx, tx, c, id)
@@ -275,7 +277,9 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 	return conn, err
 }
 
-func changedConnectorFields(old *quarry.Connector, sharing quarry.ConnectorSharing, in quarry.ConnectorInput) []string {
+// changedConnectorFields returns the JSON names of the fields that in, to
+// be shared as next, changes on old, shared as sharing.
+func changedConnectorFields(old *quarry.Connector, sharing quarry.ConnectorSharing, in quarry.ConnectorInput, next quarry.ConnectorSharing) []string {
 	var f []string
 	add := func(changed bool, name string) {
 		if changed {
@@ -289,8 +293,8 @@ func changedConnectorFields(old *quarry.Connector, sharing quarry.ConnectorShari
 	add(!eqPtr(old.RefreshFreq, in.RefreshFreq), "refresh_freq")
 	add(!eqPtr(old.PruneFreq, in.PruneFreq), "prune_freq")
 	add(!eqPtr(timeMicros(old.IndexingStart), timeMicros(in.IndexingStart)), "indexing_start")
-	add(sharing.AccessType != accessTypeOf(in), "access_type")
-	add(!slices.Equal(sharing.Groups, dedupe(in.Groups)), "groups")
+	add(sharing.AccessType != next.AccessType, "access_type")
+	add(!slices.Equal(sharing.Groups, dedupe(next.Groups)), "groups")
 	return f
 }
 

@@ -81,7 +81,7 @@ func TestVisibilityAgreesWithCaller(t *testing.T) {
 		t.Helper()
 		n++
 		id, err := db.CreateConnector(ctx, by, quarry.ConnectorInput{Name: fmt.Sprint("c", n), Source: "web", InputType: "poll",
-			Config: json.RawMessage(`{}`), AccessType: access, Groups: groups})
+			Config: json.RawMessage(`{}`), AccessType: access, Groups: &groups})
 		if err != nil {
 			t.Fatal(err)
 		}
