@@ -38,8 +38,9 @@ func api(n int) []byte {
 }
 
 // BenchmarkValidate shows the time Validate takes on definitions of
-// growing size: usual ones, which are valid, and chains of references,
-// which are not.
+// growing size: usual ones, which are valid, chains of references, which
+// are not, and large schemas referred to by many through $defs, valid up
+// to where kin-openapi would take too long.
 func BenchmarkValidate(b *testing.B) {
 	for _, n := range []int{100, 200, 400, 800} {
 		def := api(n)
@@ -56,6 +57,15 @@ func BenchmarkValidate(b *testing.B) {
 	for _, n := range []int{1000, 2000, 4000, 8000} {
 		def := RefChain(n, `{"type": "string"}`)
 		b.Run(fmt.Sprintf("ref-chain=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(def)))
+			for b.Loop() {
+				tooldef.Validate(context.Background(), def)
+			}
+		})
+	}
+	for _, n := range []int{100, 200, 500, 2000} {
+		def := DefsFanOut(n, 4*n)
+		b.Run(fmt.Sprintf("defs-fan-out=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(def)))
 			for b.Loop() {
 				tooldef.Validate(context.Background(), def)

@@ -118,20 +118,13 @@ func subschemas(doc, v *value) []*value {
 		}
 	}
 	for _, m := range v.members {
-		switch {
-		case m.key == "$ref":
+		if m.key == "$ref" {
 			budget := maxRefHops
 			add(target(doc, v, &budget))
-		case isSingleSubschema(m.key):
-			add(m.value)
-		case isSubschemaList(m.key):
-			for _, e := range m.value.array() {
-				add(e)
-			}
-		case isSubschemaMap(m.key):
-			for _, p := range m.value.object() {
-				add(p.value)
-			}
+			continue
+		}
+		for _, s := range appendSubschemas(nil, m, true) {
+			add(s)
 		}
 	}
 	return subs
@@ -153,42 +146,7 @@ func isPlainRef(v *value) bool {
 	if r := v.get("$ref"); r == nil || r.kind != kindString {
 		return false
 	}
-	for _, m := range v.members {
-		if isSingleSubschema(m.key) || isSubschemaList(m.key) || isSubschemaMap(m.key) {
-			return false
-		}
-	}
-	return true
-}
-
-// isSingleSubschema reports whether the schema keyword key holds a schema.
-func isSingleSubschema(key string) bool {
-	switch key {
-	case "not", "items", "additionalProperties", "contains", "propertyNames",
-		"unevaluatedItems", "unevaluatedProperties", "if", "then", "else", "contentSchema":
-		return true
-	}
-	return false
-}
-
-// isSubschemaList reports whether the schema keyword key holds a list of
-// schemas.
-func isSubschemaList(key string) bool {
-	switch key {
-	case "prefixItems", "oneOf", "anyOf", "allOf":
-		return true
-	}
-	return false
-}
-
-// isSubschemaMap reports whether the schema keyword key holds an object
-// whose values are schemas.
-func isSubschemaMap(key string) bool {
-	switch key {
-	case "properties", "patternProperties", "dependentSchemas":
-		return true
-	}
-	return false
+	return !hasSubschemaKeyword(v)
 }
 
 // isSolid reports whether the schema v has a keyword that makes

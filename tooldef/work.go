@@ -245,16 +245,7 @@ func (w *workCounter) reach(s *value) error {
 			stack = append(stack, t)
 		}
 		for _, m := range v.members { // A reference's siblings are a schema in 3.1.
-			switch {
-			case isSingleSubschema(m.key):
-				stack = append(stack, m.value)
-			case isSubschemaList(m.key):
-				stack = append(stack, m.value.array()...)
-			case isSubschemaMap(m.key):
-				for _, p := range m.value.object() {
-					stack = append(stack, p.value)
-				}
-			}
+			stack = appendSubschemas(stack, m, false)
 		}
 	}
 	return nil
