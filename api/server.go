@@ -114,7 +114,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 		si.Sessions.Absolute = 7 * 24 * time.Hour
 	}
 	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache(),
-		metrics: newMetrics(cfg, db), defs: tooldef.NewCache(16 << 20),
+		metrics: newMetrics(cfg, db), defs: tooldef.NewCache(16<<20, runtime.GOMAXPROCS(0)/2),
 		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
 		policy:    auth.NewPasswordPolicy(si.PasswordMinLength),
 		csrf:      http.NewCrossOriginProtection()}

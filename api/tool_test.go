@@ -323,6 +323,62 @@ func TestToolDefinitionRefChain(t *testing.T) {
 		toolJSON(id, "c", "", pingDefinition, `[]`, false, curator, 0, ""))
 }
 
+// defsFanOutDefinition returns an OpenAPI 3.1 definition whose schema H
+// holds, in its $defs, a reference to a schema of m properties, and k
+// schemas that are references to H.
+func defsFanOutDefinition(k, m int) string {
+	var b strings.Builder
+	b.WriteString(`{"openapi": "3.1.0", "info": {"title": "T", "description": "D", "version": "1"}, "servers": [{"url": "https://a"}],
+		"paths": {"/a": {"get": {"operationId": "a", "summary": "S", "responses": {"200": {"description": "OK"}}}}},
+		"components": {"schemas": {"H": {"type": "object", "$defs": {"x": {"$ref": "#/components/schemas/Big"}}},
+			"Big": {"type": "object", "properties": {`)
+	for i := range m {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `"p%d": {"type": "string"}`, i)
+	}
+	b.WriteString(`}}`)
+	for i := range k {
+		fmt.Fprintf(&b, `, "C%d": {"$ref": "#/components/schemas/H"}`, i)
+	}
+	b.WriteString(`}}}`)
+	return b.String()
+}
+
+// TestToolDefinitionDefsFanOut checks that 2,000 references to a schema
+// whose $defs lead to 8,000 properties (296 KB, which kept kin-openapi
+// busy for 22.7 s) are refused at once, on every route that validates a
+// definition.
+func TestToolDefinitionDefsFanOut(t *testing.T) {
+	e := newEnv(t)
+	curator := e.user(quarry.RoleCurator, "curator")
+	id := e.createTool(curator, `{"name": "c", "definition": `+pingDefinition+`, "passthrough_auth": false}`)
+	def := defsFanOutDefinition(2000, 8000)
+	const want = `{"detail":"Invalid OpenAPI document: checking it would take more than 2000000 steps, because its parts refer to one another too often"}`
+	for _, tt := range []struct{ method, path, body string }{
+		{"POST", "/admin/tool/custom/validate", `{"definition": ` + def + `}`},
+		{"POST", "/admin/tool/custom", `{"name": "defs", "definition": ` + def + `, "passthrough_auth": false}`},
+		{"PUT", "/admin/tool/custom/" + itoa(id), `{"definition": ` + def + `}`},
+	} {
+		r, took := e.timed(curator, tt.method, tt.path, tt.body)
+		r.want(t, 400, want)
+		t.Logf("%s %s with %d bytes: %v", tt.method, tt.path, len(tt.body), took)
+	}
+	e.do(e.admin, "GET", "/tool/"+itoa(id), nil).want(t, 200,
+		toolJSON(id, "c", "", pingDefinition, `[]`, false, curator, 0, ""))
+	// Smaller, it is valid.
+	var out struct {
+		Methods []struct {
+			Name string `json:"name"`
+		} `json:"methods"`
+	}
+	e.do(curator, "POST", "/admin/tool/custom/validate", `{"definition": `+defsFanOutDefinition(100, 1000)+`}`).decode(t, &out)
+	if len(out.Methods) != 1 || out.Methods[0].Name != "a" {
+		t.Errorf("methods %+v, want one named a", out.Methods)
+	}
+}
+
 // TestToolHeaderCharacters checks that header keys and values that could
 // not be sent as they are (RFC 9110), CR and LF above all, are refused on
 // creation and on update, and that the message never shows a value.

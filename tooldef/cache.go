@@ -4,7 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"sync"
-	"time"
+
+	"github.com/quarryhq/quarry"
 )
 
 // Cache remembers the outcome of Validate for the definitions it has seen
@@ -13,10 +14,15 @@ import (
 // millisecond. Outcomes depend on the document alone, so a remembered one
 // is never stale. A Cache holds at most its budget of definition bytes,
 // forgetting the oldest first, and is safe for concurrent use.
+//
+// A Cache also bounds the validations that run at once: a definition it
+// has not seen waits up to 2 seconds for one of its slots, and fails with
+// Code quarry.EUNAVAILABLE if none frees up. A validation whose caller has
+// gone keeps its slot until kin-openapi is done with it.
 type Cache struct {
 	mu       sync.Mutex
-	maxTime  time.Duration // Time each validation may take.
-	maxBytes int           // Bytes of definitions it may remember.
+	run      runner
+	maxBytes int // Bytes of definitions it may remember.
 	bytes    int
 	results  map[[sha256.Size]byte]result
 	order    [][sha256.Size]byte // Oldest first; forgotten first.
@@ -29,16 +35,22 @@ type result struct {
 }
 
 // NewCache returns a Cache that remembers the outcomes of up to maxBytes
-// bytes of definitions.
-func NewCache(maxBytes int) *Cache {
-	return &Cache{maxTime: timeBudget, maxBytes: maxBytes, results: map[[sha256.Size]byte]result{}}
+// bytes of definitions, and validates at most concurrent definitions at
+// once (at least one).
+func NewCache(maxBytes, concurrent int) *Cache {
+	return &Cache{
+		run:      runner{budget: timeBudget, slots: make(chan struct{}, max(concurrent, 1)), wait: slotWait},
+		maxBytes: maxBytes,
+		results:  map[[sha256.Size]byte]result{},
+	}
 }
 
-// Validate is the package's Validate, remembered. The returned methods are
-// shared between callers and must not be changed.
+// Validate is the package's Validate, remembered, and bounded as the Cache
+// says. The returned methods are shared between callers and must not be
+// changed.
 func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
 	if len(def) > c.maxBytes {
-		return validate(ctx, def, c.maxTime)
+		return c.run.validate(ctx, def)
 	}
 	key := sha256.Sum256(def)
 	c.mu.Lock()
@@ -47,8 +59,8 @@ func (c *Cache) Validate(ctx context.Context, def []byte) ([]Method, error) {
 	if ok {
 		return r.methods, r.err
 	}
-	methods, err := validate(ctx, def, c.maxTime)
-	if ctx.Err() != nil || err == errTooSlow {
+	methods, err := c.run.validate(ctx, def)
+	if ctx.Err() != nil || err == errTooSlow || err == errBusy || quarry.ErrorCode(err) == quarry.EINTERNAL {
 		return methods, err // Cut short: not an outcome of the document.
 	}
 	for i := range methods { // The specs point into def, which the caller owns.

@@ -18,7 +18,7 @@ func TestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	invalid := []byte(`{"info": {"title": "t"}}`)
-	c := tooldef.NewCache(2 * len(valid))
+	c := tooldef.NewCache(2*len(valid), 1)
 	want, _ := tooldef.Validate(ctx, valid)
 	for range 2 {
 		def := append([]byte(nil), valid...)
@@ -58,7 +58,7 @@ func BenchmarkCacheValidate(b *testing.B) {
 		}
 	})
 	b.Run("cached", func(b *testing.B) {
-		c := tooldef.NewCache(1 << 20)
+		c := tooldef.NewCache(1<<20, 1)
 		for b.Loop() {
 			c.Validate(context.Background(), def)
 		}

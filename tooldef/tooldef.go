@@ -83,6 +83,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -116,6 +118,7 @@ const (
 	fmtRefChain        = "Invalid OpenAPI document: the reference at %s leads through more than %d references"
 	fmtTooMuchWork     = "Invalid OpenAPI document: checking it would take more than %d steps, because its parts refer to one another too often"
 	fmtTooSlow         = "Invalid OpenAPI document: checking it took longer than %v"
+	msgBusy            = "Too many custom tool definitions are being checked at once; try again in a moment"
 )
 
 // timeBudget bounds the time Validate spends on a definition. The work of
@@ -123,9 +126,15 @@ const (
 // of defence, for a server too busy to do even that work in time.
 const timeBudget = 3 * time.Second
 
+// slotWait bounds the time a Cache's validation waits for a slot.
+const slotWait = 2 * time.Second
+
 // errTooSlow is the error of a definition whose validation ran out of time.
 // It depends on the time it took, not on the definition alone.
 var errTooSlow = invalid(fmtTooSlow, timeBudget)
+
+// errBusy is the error of a validation that found no slot in time.
+var errBusy = quarry.Errorf(quarry.EUNAVAILABLE, msgBusy)
 
 // Method is one operation of a custom tool definition, as
 // POST /admin/tool/custom/validate lists it.
@@ -151,22 +160,68 @@ type operation struct {
 // returns the methods in document order. A failure is a *quarry.Error with
 // Code quarry.EINVALID and the exact message of the first failing rule.
 //
-// Validate stops when ctx ends, and returns ctx's error. It gives up on a
+// Validate returns when ctx ends, with ctx's error, and gives up on a
 // definition it has not finished with after a few seconds, with an error
-// with Code quarry.EINVALID that says so.
+// with Code quarry.EINVALID that says so. Either way, kin-openapi's step
+// (rule 11), which cannot be interrupted, may go on in the background until
+// it ends: checkWork bounds it to about a second.
 func Validate(ctx context.Context, def []byte) ([]Method, error) {
-	return validate(ctx, def, timeBudget)
+	return runner{budget: timeBudget}.validate(ctx, def)
 }
 
-// validate is Validate, giving up after budget.
-func validate(ctx context.Context, def []byte, budget time.Duration) ([]Method, error) {
-	bctx, cancel := context.WithTimeout(ctx, budget)
+// A runner runs validations, each within budget, and at most cap(slots)
+// at once if slots is not nil: a validation waits up to wait for a slot,
+// and holds it until its work, not its caller, is done.
+type runner struct {
+	budget time.Duration
+	slots  chan struct{}
+	wait   time.Duration
+}
+
+// validate is Validate, run by r. It fails with errBusy if it finds no slot
+// in time.
+func (r runner) validate(ctx context.Context, def []byte) ([]Method, error) {
+	if r.slots != nil {
+		t := time.NewTimer(r.wait)
+		defer t.Stop()
+		select {
+		case r.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+			return nil, errBusy
+		}
+	}
+	bctx, cancel := context.WithTimeout(ctx, r.budget)
 	defer cancel()
-	methods, err := validateRules(bctx, def)
-	if err != nil && bctx.Err() != nil && ctx.Err() == nil {
+	def = bytes.Clone(def) // The work may outlive the call, and the caller owns def.
+	type outcome struct {
+		methods []Method
+		err     error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: fmt.Errorf("tooldef: panic: %v\n%s", p, debug.Stack())}
+			}
+			if r.slots != nil {
+				<-r.slots
+			}
+		}()
+		methods, err := validateRules(bctx, def)
+		done <- outcome{methods, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-bctx.Done():
+		o.err = bctx.Err()
+	}
+	if o.err != nil && bctx.Err() != nil && ctx.Err() == nil {
 		return nil, errTooSlow
 	}
-	return methods, err
+	return o.methods, o.err
 }
 
 // validateRules applies the rules in order.

@@ -154,7 +154,7 @@ func TestValidateStopsWithContext(t *testing.T) {
 	if _, err := tooldef.Validate(ctx, def); !errors.Is(err, context.Canceled) {
 		t.Errorf("Validate with an ended context: error %v, want %v", err, context.Canceled)
 	}
-	c := tooldef.NewCache(1 << 20)
+	c := tooldef.NewCache(1<<20, 1)
 	if _, err := c.Validate(ctx, def); !errors.Is(err, context.Canceled) {
 		t.Errorf("Cache.Validate with an ended context: error %v, want %v", err, context.Canceled)
 	}
