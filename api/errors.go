@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"math"
@@ -37,10 +38,23 @@ type validationBody struct {
 	Detail decode.Errors `json:"detail"`
 }
 
+// statusClientClosed is the status of a request whose client went away
+// before it was answered (nginx's 499): nobody sees it, but the request
+// line and the metrics do, and tell it from a failure.
+const statusClientClosed = 499
+
 // writeError writes the response for err: validation errors as FastAPI's
 // 422, quarry errors with their code's status and message, anything else
-// as a 500 whose cause goes to the log only.
+// as a 500 whose cause goes to the log only. A request cut short because
+// its client went away is not a failure: it is logged as such and gets
+// statusClientClosed.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "client went away",
+			slog.String("request_id", quarry.RequestIDFrom(r.Context())))
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	var verrs decode.Errors
 	if errors.As(err, &verrs) {
 		writeJSON(w, http.StatusUnprocessableEntity, validationBody{verrs})
