@@ -41,17 +41,82 @@ QUARRY_OLD_ENCRYPTION_KEYS): keep the keys with the dump, apart from it.
 docs/operations.md has the whole runbook.
 `
 
-// withoutPassword returns the URL u without its password, for commands to
-// print.
+// withoutPassword returns the database URL u as commands may print it,
+// with no secret in it. A SQLite URL is shown as its path. A PostgreSQL URL
+// loses the password of its user information and the query parameters that
+// may hold a secret (libpq's password, sslpassword and sslkey, and any
+// whose name mentions a password, secret, token or key); one that does not
+// parse is shown as its scheme, host and database name only, since where a
+// secret sits in it cannot be known.
 func withoutPassword(u string) string {
+	dialect, path, err := store.ParseURL(u)
+	if err == nil && dialect == store.SQLite {
+		return path
+	}
 	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
+	if err != nil {
+		return roughURL(u)
 	}
-	if _, has := p.User.Password(); has {
-		p.User = url.User(p.User.Username())
+	if p.User != nil {
+		if _, has := p.User.Password(); has {
+			p.User = url.User(p.User.Username())
+		}
 	}
+	if p.RawQuery != "" {
+		q, err := url.ParseQuery(p.RawQuery)
+		if err != nil {
+			q = nil // Its parameters cannot be told apart: none is shown.
+		}
+		for name := range q {
+			if secretParameter(name) {
+				q.Del(name)
+			}
+		}
+		p.RawQuery = q.Encode()
+	}
+	p.Fragment, p.RawFragment = "", ""
 	return p.String()
+}
+
+// secretParameter reports whether the query parameter name of a database
+// URL may hold a secret.
+func secretParameter(name string) bool {
+	name = strings.ToLower(name)
+	for _, s := range []string{"pass", "secret", "token", "key"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// roughURL returns scheme://host/database for u, a PostgreSQL URL that
+// does not parse: what follows the last '@' (user information, which may
+// hold a password, comes before it), cut at the first '/', '?' or '#'. A
+// host or database name with characters they do not have is shown as "…",
+// as it may be part of a password or a query.
+func roughURL(u string) string {
+	scheme, rest, _ := strings.Cut(u, "://")
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	host, db := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host, db = rest[:i], ""
+		if rest[i] == '/' {
+			db = rest[i+1:]
+			if j := strings.IndexAny(db, "?#"); j >= 0 {
+				db = db[:j]
+			}
+		}
+	}
+	if strings.Trim(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[],") != "" {
+		host = "…"
+	}
+	if strings.Trim(db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != "" {
+		db = "…"
+	}
+	return scheme + "://" + host + "/" + db
 }
 
 // storedKeyring returns the configured keyring without ever making a key:

@@ -253,6 +253,38 @@ func TestBackupPostgresSaysSo(t *testing.T) {
 	}
 }
 
+// TestWithoutPassword checks that the database URLs the commands print
+// hold no secret, wherever the URL put one, and that a URL that does not
+// parse is shown as its scheme, host and database name only.
+func TestWithoutPassword(t *testing.T) {
+	const secret = "s3cr3t"
+	for _, tt := range []struct{ url, want string }{
+		{"postgres://quarry:" + secret + "@db.example.com:5432/quarry", "postgres://quarry@db.example.com:5432/quarry"},
+		{"postgres://quarry@db/quarry?sslmode=verify-full&password=" + secret, "postgres://quarry@db/quarry?sslmode=verify-full"},
+		{"postgresql://db/quarry?sslpassword=" + secret + "&sslkey=/etc/" + secret + ".key&sslcert=/etc/c.crt&application_name=quarry",
+			"postgresql://db/quarry?application_name=quarry&sslcert=%2Fetc%2Fc.crt"},
+		{"postgres://db/quarry?PassWord=" + secret + "&x_token=" + secret + "&client_secret=" + secret, "postgres://db/quarry"},
+		{"postgres://db/quarry?a=%zz&password=" + secret, "postgres://db/quarry"}, // The query does not parse.
+		{"postgres://db/quarry#" + secret, "postgres://db/quarry"},
+		// URLs that do not parse.
+		{"postgres://quarry:" + secret + "%zz@db.example.com:5432/quarry?password=" + secret, "postgres://db.example.com:5432/quarry"},
+		{"postgres://quarry:a/b#" + secret + "@db:5432/quarry", "postgres://db:5432/quarry"},
+		{"postgres://quarry:" + secret + "@db:port/qu%zzarry", "postgres://db:port/…"},
+		{"postgres://db:x%zz/quarry?user=a@" + secret + "&password=" + secret, "postgres://…/"},
+		// SQLite: the path.
+		{"sqlite:data/quarry.db?_pragma=x", "data/quarry.db"},
+		{"data/quarry.db", "data/quarry.db"},
+	} {
+		got := withoutPassword(tt.url)
+		if got != tt.want {
+			t.Errorf("withoutPassword(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+		if strings.Contains(got, secret) {
+			t.Errorf("withoutPassword(%q) = %q shows the secret", tt.url, got)
+		}
+	}
+}
+
 // TestPostgresDumpRestore follows docs/operations.md on PostgreSQL: pg_dump
 // while a server's store is open, pg_restore into a new database, then
 // quarry check with the same key, which finds the same objects and opens
