@@ -57,23 +57,36 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// SchemaVersion returns the version of the newest applied migration and of
-// the newest embedded one.
+// SchemaVersion returns the version of the newest applied migration, 0 for
+// a database without Quarry's schema, and of the newest embedded one. It
+// only reads: goose's own way of reading the version creates its table
+// (and, on SQLite, the migration lock) in a database that has none.
 func (db *DB) SchemaVersion(ctx context.Context) (current, latest int64, err error) {
-	p, done, err := db.migrator()
+	entries, err := fs.ReadDir(db.migrations, db.dialect)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("store: listing migrations: %w", err)
 	}
-	defer done()
-	current, err = p.GetDBVersion(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("store: reading schema version: %w", err)
+	for _, e := range entries {
+		if v, err := goose.NumericComponent(e.Name()); err == nil {
+			latest = max(latest, v)
+		}
 	}
-	sources := p.ListSources()
-	if n := len(sources); n > 0 {
-		latest = sources[n-1].Version
+	exists := `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version')`
+	if db.dialect == Postgres {
+		exists = `SELECT to_regclass('goose_db_version') IS NOT NULL`
 	}
-	return current, latest, nil
+	var has bool
+	if err := db.read.QueryRowContext(ctx, exists).Scan(&has); err != nil {
+		return 0, 0, fmt.Errorf("store: reading schema version: %w", mapError(err))
+	}
+	if !has {
+		return 0, latest, nil
+	}
+	var v sql.NullInt64
+	if err := db.read.QueryRowContext(ctx, `SELECT MAX(version_id) FROM goose_db_version`).Scan(&v); err != nil {
+		return 0, 0, fmt.Errorf("store: reading schema version: %w", mapError(err))
+	}
+	return v.Int64, latest, nil
 }
 
 // migrator returns a goose provider for db and a function that releases

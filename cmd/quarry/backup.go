@@ -450,7 +450,7 @@ func runCheck(ctx context.Context, env *environment, args []string) error {
 	schema := fmt.Sprintf("schema version %d, this build's", current)
 	switch {
 	case current == 0:
-		return fmt.Errorf("%s holds no Quarry schema", withoutPassword(cfg.DatabaseURL))
+		return fmt.Errorf("%s is not a Quarry database: it has no Quarry schema", withoutPassword(cfg.DatabaseURL))
 	case current < latest:
 		schema = fmt.Sprintf("schema version %d; this build migrates it to %d when it starts", current, latest)
 	case current > latest:

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,6 +252,51 @@ func TestBackupPostgresSaysSo(t *testing.T) {
 		if strings.Contains(stderr, "pg-password-1234") {
 			t.Errorf("%s prints the password", args[0])
 		}
+	}
+}
+
+// TestCheckChangesNothing checks that quarry check on a database that is
+// not Quarry's says so and leaves it as it was: it makes no table (goose
+// would make its version table, and on SQLite its migration lock).
+func TestCheckChangesNothing(t *testing.T) {
+	u := storetest.URL(t)
+	dialect, path, err := store.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, source, tables := "pgx", u, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`
+	if dialect == store.SQLite {
+		driver, source, tables = "sqlite", path, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1`
+	}
+	raw, err := sql.Open(driver, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`CREATE TABLE other (id INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = rotateRun(t, map[string]string{"QUARRY_DATABASE_URL": u, "QUARRY_ENCRYPTION_KEY": store.NewKey()}, "check")
+	if err == nil || !strings.Contains(err.Error(), "is not a Quarry database: it has no Quarry schema") {
+		t.Errorf("check of a database that is not Quarry's: %v", err)
+	}
+	var got []string
+	rows, err := raw.Query(tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, name)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"other"}; !slices.Equal(got, want) {
+		t.Errorf("tables after check: %v, want %v", got, want)
 	}
 }
 
