@@ -176,6 +176,10 @@ type RestoreResult struct {
 	Secrets       *CheckResult
 	Objects       []ObjectCount
 	Replaced      string // Where the database that was replaced went, if one was.
+	// Stale is where WAL files found at the path without their database
+	// went (with their suffixes, -wal and -shm), if there were any: SQLite
+	// would have applied them to the restored database.
+	Stale string
 }
 
 // sqliteMagic starts every SQLite database file.
@@ -184,11 +188,13 @@ const sqliteMagic = "SQLite format 3\x00"
 // Restore puts the SQLite database backup (made by Backup) in the place of
 // the database at path. It copies the backup beside path, checks the copy
 // (sound, every secret opens with keys, a schema this build knows), and
-// only then gives it the name path. An existing database is replaced only
-// with opts.Replace and only if no store has it open (ErrInUse); it is
-// renamed path.replaced-<time>, with its WAL files. The backup itself is
-// not changed. If the check fails, nothing is changed, and the result says
-// what failed.
+// only then gives it the name path, with a link, which fails rather than
+// replace a database made at path meanwhile (ErrExists). An existing
+// database is replaced only with opts.Replace and only if no store has it
+// open (ErrInUse); it is renamed path.replaced-<time>, with its WAL files.
+// WAL files at path without a database are renamed path.stale-<time>-wal
+// and -shm. The backup itself is not changed. If the check fails, nothing
+// is changed, and the result says what failed.
 func Restore(ctx context.Context, backup, path string, keys *Keyring, opts RestoreOptions) (*RestoreResult, error) {
 	f, err := os.Open(backup)
 	if err != nil {
@@ -227,6 +233,7 @@ func Restore(ctx context.Context, backup, path string, keys *Keyring, opts Resto
 	if len(res.Problems) > 0 || res.Secrets.Failed > 0 {
 		return res, errors.New("store: the backup failed its check; nothing was changed")
 	}
+	stamp := time.Now().UTC().Format("20060102T150405Z")
 	if exists {
 		lock, err := holdExclusive(path)
 		if errors.Is(err, errFileInUse) {
@@ -236,17 +243,35 @@ func Restore(ctx context.Context, backup, path string, keys *Keyring, opts Resto
 			return res, fmt.Errorf("store: %w", err)
 		}
 		defer lock.Close()
-		res.Replaced = path + ".replaced-" + time.Now().UTC().Format("20060102T150405Z")
+		res.Replaced = path + ".replaced-" + stamp
 		for _, suffix := range []string{"-wal", "-shm", ""} { // The database last.
 			if err := os.Rename(path+suffix, res.Replaced+suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return res, fmt.Errorf("store: moving the database aside: %w", err)
 			}
 		}
+	} else {
+		for _, suffix := range []string{"-wal", "-shm"} {
+			if _, err := os.Lstat(path + suffix); err != nil {
+				continue
+			}
+			res.Stale = path + ".stale-" + stamp
+			if err := os.Rename(path+suffix, res.Stale+suffix); err != nil {
+				return res, fmt.Errorf("store: moving stale WAL files aside: %w", err)
+			}
+		}
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	// A link, unlike a rename, fails if path was made meanwhile.
+	if err := os.Link(tmp, path); errors.Is(err, os.ErrExist) {
+		moved := ""
+		if res.Replaced != "" {
+			moved = "; the database that was there is " + res.Replaced
+		}
+		return res, fmt.Errorf("%w: %s was made while restoring, and the backup was not put in its place%s", ErrExists, path, moved)
+	} else if err != nil {
 		return res, fmt.Errorf("store: %w", err)
 	}
 	done = true
+	os.Remove(tmp)
 	return res, syncDir(filepath.Dir(path))
 }
 

@@ -318,6 +318,35 @@ func TestRestore(t *testing.T) {
 	}
 	leftovers()
 
+	// WAL files without their database are moved aside, not applied to
+	// the restored one.
+	stale := filepath.Join(dir, "stale", "quarry.db")
+	os.MkdirAll(filepath.Dir(stale), 0o700)
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.WriteFile(stale+suffix, []byte("stale"+suffix), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err = store.Restore(ctx, backup, stale, keys, store.RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stale == "" || res.Replaced != "" {
+		t.Errorf("Restore over stale WAL files: Stale %q, Replaced %q", res.Stale, res.Replaced)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if b, err := os.ReadFile(res.Stale + suffix); err != nil || string(b) != "stale"+suffix {
+			t.Errorf("%s: %q, %v", res.Stale+suffix, b, err)
+		}
+	}
+	db = storetest.OpenURL(t, "sqlite:"+stale, keys)
+	if got, err := db.Credentials(ctx, admin); err != nil || !cmp.Equal(got, want) {
+		t.Errorf("the database restored beside stale WAL files: %d credentials (%v), want the backup's %d", len(got), err, len(want))
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "stale", "*.restoring*")); len(m) > 0 {
+		t.Errorf("left behind: %v", m)
+	}
+
 	if _, err := store.Restore(ctx, filepath.Join(dir, "restored"), filepath.Join(dir, "x.db"), keys, store.RestoreOptions{}); err == nil {
 		t.Error("Restore took a directory")
 	}

@@ -356,7 +356,7 @@ func runRestore(ctx context.Context, env *environment, args []string) error {
 	if errors.Is(err, store.ErrInUse) {
 		return fmt.Errorf("%s is in use: stop quarry serve (and any other quarry command on it) first; nothing was changed", path)
 	}
-	if errors.Is(err, store.ErrExists) {
+	if errors.Is(err, store.ErrExists) && (res == nil || res.Replaced == "") {
 		return fmt.Errorf("%s exists: stop quarry serve, then run again with -force to replace it (it is kept, renamed)", path)
 	}
 	if err != nil {
@@ -364,6 +364,9 @@ func runRestore(ctx context.Context, env *environment, args []string) error {
 	}
 	if res.Replaced != "" {
 		fmt.Fprintf(w, "Moved the database that was there to %s.\n", res.Replaced)
+	}
+	if res.Stale != "" {
+		fmt.Fprintf(w, "Moved WAL files left there without their database to %s-wal and -shm.\n", res.Stale)
 	}
 	fmt.Fprintf(w, "Restored %s to %s.\n", from, path)
 	if keyFrom == from+".key" {
