@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -45,8 +46,22 @@ func TestSQLiteFileModes(t *testing.T) {
 	if err := os.Chmod(path, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	storetest.OpenURL(t, "sqlite:"+path, keys)
+	db = storetest.OpenURL(t, "sqlite:"+path, keys)
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
 		t.Errorf("reopened database: %v, %v; want mode 0640 kept", fi.Mode(), err)
+	}
+	// Which OpenToOthers reports, with the -wal and -shm files SQLite
+	// made with the database's mode, for quarry serve to warn about.
+	all := []string{path, path + "-wal", path + "-shm"}
+	if got, err := db.OpenToOthers(); err != nil || !slices.Equal(got, all) {
+		t.Errorf("OpenToOthers = %v, %v; want %v", got, err, all)
+	}
+	for _, name := range all {
+		if err := os.Chmod(name, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := db.OpenToOthers(); err != nil || len(got) != 0 {
+		t.Errorf("OpenToOthers of 0600 files = %v, %v; want none", got, err)
 	}
 }

@@ -376,6 +376,31 @@ func sqliteDSNBusy(path string, readOnly bool, busy time.Duration) string {
 // Dialect returns SQLite or Postgres.
 func (db *DB) Dialect() string { return db.dialect }
 
+// OpenToOthers returns the files of a SQLite database (the database, and
+// its -wal and -shm files) that users other than their owner may read or
+// write: new ones are made 0600, but those made by Quarry before it did so
+// are 0644 under the usual umask, and keep their mode. It returns nil on
+// PostgreSQL.
+func (db *DB) OpenToOthers() ([]string, error) {
+	if db.dialect != SQLite {
+		return nil, nil
+	}
+	var loose []string
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		fi, err := os.Stat(db.source + suffix)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			loose = append(loose, db.source+suffix)
+		}
+	}
+	return loose, nil
+}
+
 // Close closes the database.
 func (db *DB) Close() error {
 	err := db.write.Close()

@@ -28,6 +28,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer db.Close()
+	if files, err := db.OpenToOthers(); err != nil {
+		return err
+	} else if len(files) > 0 {
+		log.Warn("the database files can be read by other local users: they hold API key hashes, emails and the audit log; run chmod 600 on them",
+			"files", files)
+	}
 	token, err := db.Bootstrap(ctx)
 	if err != nil {
 		return fmt.Errorf("bootstrapping: %w", err)

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -161,5 +165,51 @@ func TestVersion(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"frobnicate"}, envOf(nil), io.Discard, io.Discard); err == nil {
 		t.Error("an unknown command succeeded")
+	}
+}
+
+// TestServeWarnsOfOpenFiles starts `quarry serve` on a database whose files
+// other users may read, as an earlier Quarry made them: it serves, and
+// says so in a warning.
+func TestServeWarnsOfOpenFiles(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "quarry.db")
+	if err := run(context.Background(), []string{"create-api-key", "-db", "sqlite:" + db, "-name", "ci", "-role", "admin"}, envOf(nil), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{db, db + "-wal", db + "-shm"} {
+		if err := os.Chmod(name, 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-db", "sqlite:" + db}, envOf(nil), &stdout, &stderr)
+	}()
+	for !strings.Contains(stderr.String(), `"msg":"serving"`) {
+		select {
+		case err := <-done:
+			t.Fatalf("serve stopped: %v: %s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var warned bool
+	for line := range strings.Lines(stderr.String()) {
+		var e struct {
+			Level string   `json:"level"`
+			Msg   string   `json:"msg"`
+			Files []string `json:"files"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Level == "WARN" && strings.Contains(e.Msg, "chmod 600") {
+			warned = slices.Contains(e.Files, db)
+		}
+	}
+	if !warned {
+		t.Errorf("no warning naming %s:\n%s", db, stderr.String())
 	}
 }
