@@ -131,7 +131,9 @@ func (tx *Tx) removePair(c *quarry.Caller, connectorID, credentialID int64, notF
 
 // UpdateCCPair renames, pauses or resumes cc-pair id for c, who must see it
 // (404) and may change it (403, see quarry.Caller.CanChangePair). The check
-// of u.IfMatch and the write are one conditional statement.
+// of u.IfMatch and the write are one conditional statement. An update that
+// changes nothing (pausing a paused pair) writes nothing: the version stays
+// and no audit entry is made.
 func (db *DB) UpdateCCPair(ctx context.Context, c *quarry.Caller, id int64, u quarry.CCPairUpdate) (*quarry.CCPairInfo, error) {
 	for range maxUpdateAttempts {
 		p, err := db.updateCCPair(ctx, c, id, u)
@@ -158,6 +160,11 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 		if u.IfMatch != nil && !slices.Contains(u.IfMatch, old.Version) {
 			return errPrecondition
 		}
+		fields := u.ChangedFields(old)
+		if len(fields) == 0 { // Pausing a paused pair, say: nothing to do, nor to record.
+			p, err = db.ccPair(ctx, tx, c, id)
+			return err
+		}
 		name, status := old.Name, old.Status
 		if u.Name != nil {
 			name = *u.Name
@@ -171,7 +178,7 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 			return err
 		}
 		tx.touch()
-		if err := tx.audit(c, "cc_pair.update", "cc_pair", id, u.ChangedFields(old)); err != nil {
+		if err := tx.audit(c, "cc_pair.update", "cc_pair", id, fields); err != nil {
 			return err
 		}
 		p, err = db.ccPair(ctx, tx, c, id)
