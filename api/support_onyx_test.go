@@ -465,6 +465,15 @@ func TestSupportToolStatus(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a PUT keeps a disabled tool disabled", func(t *testing.T) {
+		// Contract 4.2 says enabled is true: it predates the toggle
+		// (docs/decisions.md).
+		var out struct{ Enabled bool }
+		e.do(cur, "PUT", fmt.Sprint("/admin/tool/custom/", curators), map[string]any{"description": "d"}).decode(t, &out)
+		if on, _ := enabled(t, curators); out.Enabled || on {
+			t.Errorf("after a PUT: enabled %t in the answer, %t stored; want false", out.Enabled, on)
+		}
+	})
 	t.Run("golden 422 bodies", func(t *testing.T) {
 		for _, g := range fxGoldens(t, "toolStatusUpdate") {
 			t.Run(g.Name, func(t *testing.T) { f.replay(t, e.admin, "PATCH", "", g) })
