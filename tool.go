@@ -37,8 +37,9 @@ type Header struct {
 }
 
 // CheckHeaders reports the first header of hs, in order, whose key is not
-// a valid HTTP field name or whose value is not a valid field value (RFC
-// 9110 sections 5.1 and 5.5): a name is one or more letters, digits and
+// a valid HTTP field name, names a header the HTTP client sets itself for
+// each call, or whose value is not a valid field value (RFC 9110 sections
+// 5.1 and 5.5): a name is one or more letters, digits and
 // !#$%&'*+-.^_`|~; a value has no control character but tab (so no CR or
 // LF, which would let it add headers or end them). The message never shows
 // a value, which is a secret.
@@ -47,11 +48,28 @@ func CheckHeaders(hs []Header) error {
 		if !validFieldName(h.Key) {
 			return Errorf(EINVALID, "Custom header key %q is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~ only", h.Key)
 		}
+		if clientHeader(h.Key) {
+			return Errorf(EINVALID, "Custom header %q cannot be set: the HTTP client sets it for each call, as it describes the connection or how the message is framed", h.Key)
+		}
 		if !validFieldValue(h.Value) {
 			return Errorf(EINVALID, "The value of custom header %q is not a valid HTTP header value: it must not contain control characters such as CR or LF", h.Key)
 		}
 	}
 	return nil
+}
+
+// clientHeader reports whether the header named key (in any case) is one
+// the HTTP client sets for each call: the hop-by-hop headers, which
+// describe one connection (RFC 9110 section 7.6.1), and those that frame
+// the message or name its host. Sent by a tool, they would break its calls
+// or smuggle a second request into them.
+func clientHeader(key string) bool {
+	switch strings.ToLower(key) {
+	case "host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer",
+		"keep-alive", "proxy-connection":
+		return true
+	}
+	return false
 }
 
 // validFieldName reports whether s is an RFC 9110 token.

@@ -380,14 +380,16 @@ func TestToolDefinitionDefsFanOut(t *testing.T) {
 }
 
 // TestToolHeaderCharacters checks that header keys and values that could
-// not be sent as they are (RFC 9110), CR and LF above all, are refused on
-// creation and on update, and that the message never shows a value.
+// not be sent as they are (RFC 9110), CR and LF above all, and the headers
+// the HTTP client sets itself (hop-by-hop and framing headers), are refused
+// on creation and on update, and that the message never shows a value.
 func TestToolHeaderCharacters(t *testing.T) {
 	e := newEnv(t)
 	id := e.createTool(e.admin, `{"name": "ping", "definition": `+pingDefinition+`, "passthrough_auth": false,
 		"custom_headers": [{"key": "X-Api-Key", "value": "a-very-long-api-key-value"}]}`)
 	const valueMsg = `The value of custom header %s is not a valid HTTP header value: it must not contain control characters such as CR or LF`
 	const keyMsg = "Custom header key %s is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~ only"
+	const clientMsg = "Custom header %s cannot be set: the HTTP client sets it for each call, as it describes the connection or how the message is framed"
 	for _, tt := range []struct {
 		name, headers, want string
 	}{
@@ -400,6 +402,16 @@ func TestToolHeaderCharacters(t *testing.T) {
 		{"NUL in a value", `[{"key": "X-Api", "value": "a\u0000b"}]`, fmt.Sprintf(valueMsg, `\"X-Api\"`)},
 		{"DEL in a value", `[{"key": "X-Api", "value": "a\u007fb"}]`, fmt.Sprintf(valueMsg, `\"X-Api\"`)},
 		{"a lone LF value", `[{"key": "X-Api", "value": "\n"}]`, fmt.Sprintf(valueMsg, `\"X-Api\"`)},
+		{"Host", `[{"key": "X-Ok", "value": "ok"}, {"key": "Host", "value": "other.example.com"}]`, fmt.Sprintf(clientMsg, `\"Host\"`)},
+		{"Content-Length, in lower case", `[{"key": "content-length", "value": "0"}]`, fmt.Sprintf(clientMsg, `\"content-length\"`)},
+		{"Transfer-Encoding", `[{"key": "Transfer-Encoding", "value": "chunked"}]`, fmt.Sprintf(clientMsg, `\"Transfer-Encoding\"`)},
+		{"Connection", `[{"key": "CONNECTION", "value": "close"}]`, fmt.Sprintf(clientMsg, `\"CONNECTION\"`)},
+		{"Upgrade", `[{"key": "Upgrade", "value": "websocket"}]`, fmt.Sprintf(clientMsg, `\"Upgrade\"`)},
+		{"TE", `[{"key": "TE", "value": "trailers"}]`, fmt.Sprintf(clientMsg, `\"TE\"`)},
+		{"Trailer", `[{"key": "Trailer", "value": "X"}]`, fmt.Sprintf(clientMsg, `\"Trailer\"`)},
+		{"Keep-Alive", `[{"key": "Keep-Alive", "value": "timeout=5"}]`, fmt.Sprintf(clientMsg, `\"Keep-Alive\"`)},
+		{"Proxy-Connection", `[{"key": "Proxy-Connection", "value": "keep-alive"}]`, fmt.Sprintf(clientMsg, `\"Proxy-Connection\"`)},
+		{"a client header with a bad value", `[{"key": "Host", "value": "a\r\nb"}]`, fmt.Sprintf(clientMsg, `\"Host\"`)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			want := `{"detail":"` + tt.want + `"}`
