@@ -201,16 +201,17 @@ func (r runner) validate(ctx context.Context, def []byte) ([]Method, error) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		defer func() {
+		var o outcome
+		defer func() { // The slot is free before the outcome is known.
 			if p := recover(); p != nil {
-				done <- outcome{err: fmt.Errorf("tooldef: panic: %v\n%s", p, debug.Stack())}
+				o = outcome{err: fmt.Errorf("tooldef: panic: %v\n%s", p, debug.Stack())}
 			}
 			if r.slots != nil {
 				<-r.slots
 			}
+			done <- o
 		}()
-		methods, err := validateRules(bctx, def)
-		done <- outcome{methods, err}
+		o.methods, o.err = validateRules(bctx, def)
 	}()
 	var o outcome
 	select {
