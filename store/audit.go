@@ -10,7 +10,7 @@ import (
 )
 
 // auditWhere is the condition of f, on audit_events a joined with the
-// actor u, with its arguments as $1…$8 (an unset filter is '' or a bound
+// actor u, with its arguments as $1…$8 (an unset filter is ” or a bound
 // that keeps every row).
 const auditWhere = `
 		WHERE ($1 = '' OR a.resource_type = $1) AND ($2 = '' OR a.resource_id = $2)
