@@ -123,16 +123,24 @@ async function load() {
   const run = async () => {
     const t0 = performance.now();
     try {
-      // Group names are for admins only; others see group ids.
+      // Group names are for admins only; others see group ids. The group
+      // listing holds every pair of every group, so it can be slower than
+      // the status listing: the table does not wait for it, and shows the
+      // names when they come.
       const groups = isAdmin() ? call('GET', 'manage/admin/user-group').catch(() => null) : Promise.resolve(null);
       const { data } = await call('GET', 'manage/admin/connector/status');
       const t1 = performance.now();
       const rows = data.map(index);
       rows.sort((a, b) => a.id - b.id);
-      const g = await groups;
-      state.groupNames = new Map((g && Array.isArray(g.data) ? g.data : []).map((x) => [x.id, x.name]));
       for (const r of rows) r.groupText = groupText(r.groups);
       state.rows = rows;
+      groups.then((g) => {
+        if (state.rows !== rows || !g || !Array.isArray(g.data)) return;
+        state.groupNames = new Map(g.data.map((x) => [x.id, x.name]));
+        for (const r of rows) r.groupText = groupText(r.groups);
+        if (state.view.sort === 'groups') state.sorted = null;
+        if (!$('view-status').hidden) applyFilters({ keepPage: true });
+      });
       state.sorted = null;
       state.stale = false;
       fillSources();
