@@ -93,7 +93,7 @@ function signedIn(account) {
   const who = account.name && !account.service_account
     ? [el('strong', { title: account.email }, account.name), ` (${account.email})`]
     : [el('strong', { title: account.email }, account.email)];
-  $('who-text').replaceChildren('Signed in as ', ...who, ' ',
+  $('who-text').replaceChildren(el('span', { class: 'who-label' }, 'Signed in as '), ...who, ' ',
     el('span', { class: 'role', 'aria-label': `role ${account.role}` }, account.role));
   $('who').hidden = false;
   for (const a of document.querySelectorAll('#nav a')) a.hidden = !a.dataset.roles.split(' ').includes(role());

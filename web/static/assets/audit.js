@@ -101,13 +101,15 @@ async function load() {
 function row(e) {
   const view = views[e.resource_type];
   const resource = `${e.resource_type} #${e.resource_id}`;
-  return el('tr', {},
-    el('td', { class: 'nowrap' }, el('time', { dateTime: e.time }, fmtTime(e.time))),
-    el('td', {}, e.actor_email ?? el('span', { class: 'muted' }, 'the server'), e.api_key_id ? el('span', { class: 'muted small' }, ` (key #${e.api_key_id})`) : null),
-    el('td', {}, el('code', {}, e.action)),
-    el('td', {}, view && e.resource_id ? el('a', { href: href(view, e.resource_id) }, resource) : resource),
-    el('td', {}, e.fields.length ? e.fields.join(', ') : el('span', { class: 'muted' }, '—')),
-    el('td', {}, e.source_ip || el('span', { class: 'muted' }, '—')));
+  // Each cell names its column, for the narrow layout (a card per entry).
+  const cell = (label, ...c) => el('td', { 'data-label': label, role: 'cell' }, ...c);
+  return el('tr', { role: 'row' },
+    cell('When', el('time', { dateTime: e.time }, fmtTime(e.time))),
+    cell('Who', e.actor_email ?? el('span', { class: 'muted' }, 'the server'), e.api_key_id ? el('span', { class: 'muted small' }, ` (key #${e.api_key_id})`) : null),
+    cell('Action', el('code', {}, e.action)),
+    cell('Resource', view && e.resource_id ? el('a', { href: href(view, e.resource_id) }, resource) : resource),
+    cell('Fields changed', e.fields.length ? e.fields.join(', ') : el('span', { class: 'muted' }, '—')),
+    cell('From', e.source_ip || el('span', { class: 'muted' }, '—')));
 }
 
 function filter(ev) {
