@@ -279,6 +279,8 @@ function render() {
   const empty = $('status-empty');
   const of = state.rows ? state.rows.length : 0;
   empty.hidden = slice.length > 0;
+  // With no pair at all, the empty table, its pager and counts say nothing.
+  for (const sel of ['#view-status .table-wrap', '#view-status .pager', '#status-counts']) document.querySelector(sel).hidden = of === 0;
   if (slice.length === 0 && of === 0) {
     empty.replaceChildren(el('p', {}, curatesOrAdmin() && isAdmin()
       ? 'No cc-pairs yet. A cc-pair shares a connector, with a credential, with people.'
