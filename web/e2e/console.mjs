@@ -216,6 +216,7 @@ try {
   await ada.locator('#credential-meta', { hasText: 'owner ada@example.com' }).waitFor();
   const credID = idFromURL(ada, 'credential');
   check(await ada.getByLabel('confluence_access_token', { exact: true }).inputValue() === 'ATAT...cret', 'the token is shown masked');
+  await view(ada, 'credential');
   await ada.goto(`${url}#credential/new`);
   await ada.locator('#credential-form:not([hidden])').waitFor();
   await ada.locator('#credential-name').fill('handbook reader');
@@ -223,6 +224,12 @@ try {
   await ada.getByRole('button', { name: 'Create credential' }).click();
   await ada.waitForURL(/#credential\/\d+$/);
   const handbookCred = idFromURL(ada, 'credential');
+  await ada.getByRole('link', { name: 'Credentials', exact: true }).click();
+  await ada.locator('#credentials-rows', { hasText: 'handbook reader' }).waitFor();
+  await view(ada, 'credentials');
+  await ada.getByRole('link', { name: 'Connectors', exact: true }).click();
+  await ada.locator('#connectors-rows', { hasText: 'Handbook' }).waitFor();
+  await view(ada, 'connectors');
 
   // 4. Pairs: the wiki with its credential; paused, resumed.
   step = 'pair';
