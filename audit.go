@@ -16,9 +16,21 @@ type AuditEvent struct {
 	SourceIP     string   `json:"source_ip"`
 }
 
-// AuditFilter narrows the audit log listing.
+// AuditFilter narrows the audit log listing and picks one page of it.
 type AuditFilter struct {
 	ResourceType *string
 	ResourceID   *string
-	Limit        int
+	// Actor is the user who made the change: its id, or its email in any
+	// case.
+	Actor  *string
+	Action *string
+	// Since and Until bound the time of the entries: Since included, Until
+	// excluded.
+	Since *Time
+	Until *Time
+	// BeforeID keeps only the entries older than the one with this id, so
+	// that pages stay put while new entries are written.
+	BeforeID *int64
+	Offset   int
+	Limit    int
 }

@@ -181,9 +181,15 @@ type statusQuery struct {
 
 // auditQuery holds the query parameters of GET /admin/audit-log.
 type auditQuery struct {
-	ResourceType decode.Optional[string] `query:"resource_type"`
-	ResourceID   decode.Optional[string] `query:"resource_id"`
-	Limit        int64                   `query:"limit" default:"100" ge:"1" le:"1000"`
+	ResourceType decode.Optional[string]    `query:"resource_type"`
+	ResourceID   decode.Optional[string]    `query:"resource_id"`
+	Actor        decode.Optional[string]    `query:"actor"`
+	Action       decode.Optional[string]    `query:"action"`
+	Since        decode.Optional[time.Time] `query:"since"`
+	Until        decode.Optional[time.Time] `query:"until"`
+	BeforeID     decode.Optional[int64]     `query:"before_id" ge:"1"`
+	Offset       int64                      `query:"offset" default:"0" ge:"0" le:"1000000"`
+	Limit        int64                      `query:"limit" default:"100" ge:"1" le:"1000"`
 }
 
 // registerRequest is the body of POST /auth/register: FastAPI-Users'

@@ -2,8 +2,10 @@ package api_test
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry"
 )
@@ -176,6 +178,65 @@ func TestSupportAuditLog(t *testing.T) {
 					return
 				}
 				r.want(t, 200, newest(t, got, tt.want))
+			})
+		}
+	})
+	t.Run("actor, action, time and pages", func(t *testing.T) {
+		// The admin's changes, newest first, as the log has them.
+		all := f.audit("limit=1000&actor=" + e.admin.id)
+		if len(all) != len(want) {
+			t.Fatalf("%d entries by the admin's id, want %d", len(all), len(want))
+		}
+		ids := func(es []fxAudit) []int64 {
+			out := []int64{}
+			for _, x := range es {
+				out = append(out, x.ID)
+			}
+			return out
+		}
+		of := func(es []fxAudit, keep func(fxAudit) bool) []int64 {
+			out := []int64{}
+			for _, x := range es {
+				if keep(x) {
+					out = append(out, x.ID)
+				}
+			}
+			return out
+		}
+		total := len(f.audit("limit=1000"))
+		just := testNow.Add(time.Microsecond).Format(time.RFC3339Nano)
+		upper := strings.ToUpper(e.admin.email)
+		for _, tt := range []struct {
+			query string
+			want  []int64
+			total int
+		}{
+			{"actor=" + url.QueryEscape(upper), ids(all), len(all)},
+			{"actor=" + member.id, []int64{}, 0},
+			{"actor=nobody%40example.com", []int64{}, 0},
+			{"action=credential.update", of(all, func(x fxAudit) bool { return x.Action == "credential.update" }), 1},
+			{"action=user.role_change&actor=" + e.admin.id, of(all, func(x fxAudit) bool { return x.Action == "user.role_change" }), 2},
+			{"since=" + url.QueryEscape(testNowJSON) + "&limit=1000&actor=" + e.admin.id, ids(all), len(all)},
+			{"since=" + url.QueryEscape(just), []int64{}, 0},
+			{"until=" + url.QueryEscape(testNowJSON), []int64{}, 0},
+			{"until=" + url.QueryEscape(just) + "&limit=1000&actor=" + e.admin.id, ids(all), len(all)},
+			{"actor=" + e.admin.id + "&limit=3", ids(all[:3]), len(all)},
+			{"actor=" + e.admin.id + "&limit=3&offset=3", ids(all[3:6]), len(all)},
+			{"actor=" + e.admin.id + "&offset=1000", []int64{}, len(all)},
+			{fmt.Sprintf("actor=%s&before_id=%d&limit=2", e.admin.id, all[4].ID), ids(all[5:7]), len(all) - 5},
+			{fmt.Sprintf("actor=%s&before_id=%d&limit=2&offset=2", e.admin.id, all[4].ID), ids(all[7:9]), len(all) - 5},
+			{"limit=1", nil, total},
+		} {
+			t.Run(tt.query, func(t *testing.T) {
+				r := e.do(e.admin, "GET", "/admin/audit-log?"+tt.query, nil)
+				var got []fxAudit
+				r.decode(t, &got)
+				if tt.want != nil && fmt.Sprint(ids(got)) != fmt.Sprint(tt.want) {
+					t.Errorf("ids %v, want %v", ids(got), tt.want)
+				}
+				if n := r.header.Get("X-Total-Count"); n != fmt.Sprint(tt.total) {
+					t.Errorf("X-Total-Count %q, want %d", n, tt.total)
+				}
 			})
 		}
 	})

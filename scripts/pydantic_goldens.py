@@ -183,6 +183,12 @@ class StatusQuery(BaseModel):
 class AuditQuery(BaseModel):
     resource_type: Optional[str] = None
     resource_id: Optional[str] = None
+    actor: Optional[str] = None
+    action: Optional[str] = None
+    since: Optional[datetime] = None
+    until: Optional[datetime] = None
+    before_id: Optional[Annotated[Int64, Field(ge=1)]] = None
+    offset: Annotated[int, Field(ge=0, le=1000000)] = 0
     limit: Annotated[int, Field(ge=1, le=1000)] = 100
 
 
@@ -744,6 +750,18 @@ def corpus():
     case("auditQuery", "limit spaces", query="limit=+%2050%20")
     case("auditQuery", "empty strings", query="resource_type=&resource_id=")
     case("auditQuery", "unicode values", query="resource_type=%C3%A9t%C3%A9&resource_id=a+b")
+    case("auditQuery", "every filter", query="actor=Ann%40Example.com&action=credential.update&since=2026-01-02T03:04:05Z&until=2026-01-03&before_id=40&offset=20&limit=20")
+    case("auditQuery", "since not a time", query="since=yesterday")
+    case("auditQuery", "until empty", query="until=")
+    case("auditQuery", "since without zone", query="since=2026-01-02T03:04:05")
+    case("auditQuery", "since unix seconds", query="since=1767225600")
+    case("auditQuery", "before_id zero", query="before_id=0")
+    case("auditQuery", "before_id abc", query="before_id=abc")
+    case("auditQuery", "before_id huge", query="before_id=" + big)
+    case("auditQuery", "offset negative", query="offset=-1")
+    case("auditQuery", "offset too big", query="offset=1000001")
+    case("auditQuery", "offset float", query="offset=1.5")
+    case("auditQuery", "actor and action empty", query="actor=&action=")
     # register.
     case("register", "valid", body={"email": "a@example.com", "password": "correct horse battery"})
     case("register", "onyx client body", body={"email": "a@example.com", "username": "a@example.com",

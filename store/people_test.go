@@ -119,7 +119,7 @@ func TestRegister(t *testing.T) {
 		t.Errorf("RemoveInvitation of none: %s", code(err))
 	}
 
-	events, err := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("user")})
+	events, _, err := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("user")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestThrottle(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.RecordSignInFailure(ctx, "", "P@example.com", "password")
-	events, _ := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("user")})
+	events, _, _ := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("user")})
 	var failed []string
 	for _, e := range events {
 		if e.Action == "user.sign_in_failed" {

@@ -174,7 +174,7 @@ func TestRotateKeys(t *testing.T) {
 	}
 	f.checkRotated(t)
 
-	events, err := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("encryption_key")})
+	events, _, err := db.AuditEvents(ctx, quarry.AuditFilter{ResourceType: ptr("encryption_key")})
 	if err != nil {
 		t.Fatal(err)
 	}

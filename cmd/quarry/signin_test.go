@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -52,25 +51,13 @@ func TestServeSignInSettings(t *testing.T) {
 	}
 }
 
-// freeAddr returns a loopback address nobody listens on, for a server whose
-// public URL must be known before it starts.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestServeSingleSignOn runs "quarry serve" set up by environment variables
 // (the client secret in a file) for a real OpenID Provider, and signs a
 // person in through the provider's login form; with the defaults, the
 // first local account is an admin and registration is by invitation.
 func TestServeSingleSignOn(t *testing.T) {
 	op := authtest.Start(t)
-	addr := freeAddr(t)
+	addr := procAddr(t) // free now, for a server whose public URL must be known before it starts
 	base := "http://" + addr
 	op.AddClient(authtest.Client{ID: "quarry", Secret: "s3cret-of-quarry", RedirectURIs: []string{base + "/auth/oidc/callback"}})
 	op.AddUser(authtest.User{Subject: "u1", Email: "lead@example.com", EmailVerified: true, Password: "pw", Groups: []string{"ops"}})

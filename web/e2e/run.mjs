@@ -76,21 +76,22 @@ await page.addInitScript(() => {
 });
 
 const text = (sel) => page.locator(sel).innerText();
+const filters = page.locator('#status-filters');
 const longTasks = async () => page.evaluate(() => window.__longTasks.splice(0));
 
 try {
   // 1. Sign in: a wrong key first, then the right one.
   step = 'sign in';
   await page.goto(url);
-  await page.getByLabel('API key').waitFor();
-  await page.getByLabel('API key').fill('qry_not-a-real-key');
+  await page.getByLabel('API key', { exact: true }).waitFor();
+  await page.getByLabel('API key', { exact: true }).fill('qry_not-a-real-key');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.locator('#signin-error', { hasText: 'not accepted' }).waitFor();
   check(await page.evaluate(() => sessionStorage.length === 0), 'a refused key is not kept');
   await shot(page, '01-signin-refused');
 
   const t0 = Date.now();
-  await page.getByLabel('API key').fill(token);
+  await page.getByLabel('API key', { exact: true }).fill(token);
   await page.keyboard.press('Enter');
   await page.locator('#who', { hasText: 'admin' }).waitFor();
   // 2. The status table, loaded and drawn.
@@ -129,8 +130,8 @@ try {
   const t2 = Date.now();
   await page.keyboard.type('e2e-p', { delay: 25 }); // a search per pause, as a person types
   await page.locator('#status-summary', { hasText: /of \d+ matching/ }).waitFor();
-  await page.getByLabel('Source', { exact: true }).selectOption('confluence');
-  await page.getByLabel('Access type', { exact: true }).selectOption('private');
+  await filters.getByLabel('Source', { exact: true }).selectOption('confluence');
+  await filters.getByLabel('Access type', { exact: true }).selectOption('private');
   await page.locator('#status-summary', { hasText: 'Showing 1–1 of 1 matching' }).waitFor();
   measures.typeAndFilterMs = Date.now() - t2;
   const timing2 = await page.locator('#status-timing').evaluate((e) => ({ ...e.dataset }));
@@ -138,16 +139,16 @@ try {
   measures.lastRenderMs = Number(timing2.renderMs);
   measures.interactionLongTasksMs = await longTasks();
   // A filter over all rows that matches many: the worst case of a keystroke.
-  await page.getByLabel('Source', { exact: true }).selectOption('');
-  await page.getByLabel('Access type', { exact: true }).selectOption('');
+  await filters.getByLabel('Source', { exact: true }).selectOption('');
+  await filters.getByLabel('Access type', { exact: true }).selectOption('');
   await search.fill('a');
   await page.locator('#status-summary', { hasText: /Showing 1–100 of/ }).waitFor();
   const timing3 = await page.locator('#status-timing').evaluate((e) => ({ ...e.dataset }));
   measures.broadFilterMs = Number(timing3.filterMs);
   measures.broadRenderMs = Number(timing3.renderMs);
   await search.fill('e2e-pair');
-  await page.getByLabel('Source', { exact: true }).selectOption('confluence');
-  await page.getByLabel('Access type', { exact: true }).selectOption('private');
+  await filters.getByLabel('Source', { exact: true }).selectOption('confluence');
+  await filters.getByLabel('Access type', { exact: true }).selectOption('private');
   await page.locator('#status-summary', { hasText: 'Showing 1–1 of 1 matching' }).waitFor();
   const row = page.locator('#status-rows tr');
   check((await row.innerText()).includes('e2e-connector'), 'the row shows the connector');
@@ -254,11 +255,11 @@ try {
   // 6. Sign out forgets the key.
   step = 'sign out';
   await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.getByLabel('API key').waitFor();
+  await page.getByLabel('API key', { exact: true }).waitFor();
   check(await page.evaluate(() => sessionStorage.length === 0), 'key forgotten');
   check(await page.locator('#status-rows tr').count() === 0, 'table emptied');
   await page.reload();
-  await page.getByLabel('API key').waitFor();
+  await page.getByLabel('API key', { exact: true }).waitFor();
   await shot(page, '12-signed-out');
 
   check(consoleErrors.length === 0, `no errors in the page: ${consoleErrors.join(' | ')}`);

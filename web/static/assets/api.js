@@ -29,7 +29,7 @@ export class APIError extends Error {
  * call sends one request to the API, relative to the page (so that a base
  * path works): with the API key of this tab if there is one, otherwise
  * with the session cookie; a body is sent as JSON, or as a form when it is
- * URLSearchParams. It returns {data, etag}; a non-2xx answer throws
+ * URLSearchParams. It returns {data, etag, headers}; a non-2xx answer throws
  * APIError. A 401 also fires the window event "quarry:unauthorized".
  */
 export async function call(method, path, { body, etag, key } = {}) {
@@ -68,7 +68,7 @@ export async function call(method, path, { body, etag, key } = {}) {
     }
     throw new APIError(res.status, detail);
   }
-  return { data, etag: res.headers.get('ETag') };
+  return { data, etag: res.headers.get('ETag'), headers: res.headers };
 }
 
 /**

@@ -1,15 +1,23 @@
 // Quarry's admin page: signing in (single sign-on, email and password, or an
 // API key), then one view at a time, chosen by the location's fragment
-// (#status, #credential/7, #tools, #tool/3), so that links, the back button
-// and reloads work.
+// (#status?…, #connector/5, #credential/7, #pair/12, #group/3, #tool/3,
+// #audit?…; see route.js), so that links, the back button and reloads work.
 
 import { call, getKey, setKey, clearKey } from './api.js';
 import { $, el, showError, clearError } from './ui.js';
+import { session, role, homeView } from './session.js';
+import { current } from './route.js';
 import * as status from './status.js';
+import * as connectors from './connectors.js';
 import * as credential from './credential.js';
+import * as pairs from './pairs.js';
+import * as groups from './groups.js';
+import * as people from './people.js';
+import * as keys from './keys.js';
+import * as account from './account.js';
 import * as tools from './tools.js';
+import * as audit from './audit.js';
 
-let me = null; // GET /me of the signed-in person or key
 let ways = null; // GET /auth/type: how people sign in here
 
 // The reasons the single sign-on callback gives (?signin_error=), in words.
@@ -26,14 +34,33 @@ const signinErrors = {
   unavailable: 'The identity provider cannot be reached. Try again shortly, or sign in another way.',
 };
 
-const views = ['signin', 'status', 'credential', 'tools', 'tool'];
+/**
+ * routes maps a fragment's view (and whether it has an id) to the section
+ * shown, the nav entry it belongs to, and what fills it.
+ */
+const routes = {
+  status: { section: 'status', open: (r) => status.show(r.params) },
+  connectors: { section: 'connectors', open: () => connectors.list() },
+  connector: { section: 'connector', nav: 'connectors', open: (r) => connectors.open(r.id === 'new' ? 'new' : Number(r.id)) },
+  credentials: { section: 'credentials', open: () => credential.list() },
+  credential: { section: 'credential', nav: 'credentials', open: (r) => credential.open(r.id === 'new' ? 'new' : Number(r.id)) },
+  pair: { section: (r) => (r.id === 'new' ? 'pair-new' : 'pair'), nav: 'status',
+    open: (r) => (r.id === 'new' ? pairs.openNew(r.params) : pairs.open(Number(r.id))) },
+  groups: { section: 'groups', open: () => groups.list() },
+  group: { section: 'group', nav: 'groups', open: (r) => groups.open(Number(r.id)) },
+  people: { section: 'people', open: (r) => people.show(r.params) },
+  'api-keys': { section: 'api-keys', open: () => keys.list() },
+  account: { section: 'account', open: () => account.show() },
+  tools: { section: 'tools', open: () => tools.list() },
+  tool: { section: 'tool', nav: 'tools', open: (r) => tools.open(r.id === 'new' ? 'new' : Number(r.id)) },
+  audit: { section: 'audit', open: (r) => audit.show(r.params) },
+};
 
 /** showView shows one section, marks the nav and moves focus to its title. */
-function showView(name, { focus = true } = {}) {
-  for (const v of views) $(`view-${v}`).hidden = v !== name;
-  const section = name === 'credential' ? 'status' : name === 'tool' ? 'tools' : name;
+function showView(name, nav, { focus = true } = {}) {
+  for (const v of document.querySelectorAll('main > .view')) v.hidden = v.id !== `view-${name}`;
   for (const a of document.querySelectorAll('#nav a')) {
-    if (a.dataset.view === section) a.setAttribute('aria-current', 'page');
+    if (a.dataset.view === nav) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   const title = $(`view-${name}`).querySelector('h1');
@@ -43,46 +70,42 @@ function showView(name, { focus = true } = {}) {
 
 /** route shows the view of the current fragment. */
 async function route({ focus = true } = {}) {
-  if (!me) {
-    showView('signin', { focus });
+  if (!session.me) {
+    showView('signin', '', { focus });
     return;
   }
-  const hash = location.hash.replace(/^#/, '');
-  let m;
-  if ((m = /^credential\/(\d+)$/.exec(hash))) {
-    showView('credential', { focus });
-    await credential.open(Number(m[1]));
-  } else if ((m = /^tool\/(\d+)$/.exec(hash))) {
-    showView('tool', { focus });
-    await tools.open(Number(m[1]));
-  } else if (hash === 'tools') {
-    showView('tools', { focus });
-    await tools.list();
-  } else {
-    showView('status', { focus });
-    await status.show(me);
-  }
+  const r = current();
+  const needsID = ['connector', 'credential', 'pair', 'group', 'tool'].includes(r.view);
+  const ok = routes[r.view] && (!needsID || r.id === 'new' || /^\d+$/.test(r.id));
+  const target = ok ? r : { view: homeView(), id: '', params: new URLSearchParams() };
+  const spec = routes[target.view];
+  const section = typeof spec.section === 'function' ? spec.section(target) : spec.section;
+  showView(section, spec.nav || target.view, { focus });
+  await spec.open(target);
+  // The title may have changed while the view loaded.
+  document.title = `${$(`view-${section}`).querySelector('h1').textContent} · Quarry admin`;
 }
 
-/** signedIn shows who is signed in. */
+/** signedIn shows who is signed in, and the sections their role may use. */
 function signedIn(account) {
-  me = account;
+  session.me = account;
+  session.withKey = Boolean(getKey());
   const who = account.name && !account.service_account
     ? [el('strong', { title: account.email }, account.name), ` (${account.email})`]
     : [el('strong', { title: account.email }, account.email)];
-  $('who-text').replaceChildren('Signed in as ', ...who, ' ',
+  $('who-text').replaceChildren(el('span', { class: 'who-label' }, 'Signed in as '), ...who, ' ',
     el('span', { class: 'role', 'aria-label': `role ${account.role}` }, account.role));
   $('who').hidden = false;
+  for (const a of document.querySelectorAll('#nav a')) a.hidden = !a.dataset.roles.split(' ').includes(role());
   $('nav').hidden = false;
 }
 
 /** signedOut forgets who was signed in and shows the sign-in screen. */
 function signedOut(message) {
   clearKey();
-  me = null;
-  status.reset();
-  credential.reset();
-  tools.reset();
+  session.me = null;
+  session.withKey = false;
+  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, audit]) m.reset();
   $('who').hidden = true;
   $('nav').hidden = true;
   for (const id of ['signin-key', 'login-password', 'register-password']) $(id).value = '';
@@ -245,12 +268,10 @@ async function start() {
   $('register-cancel').addEventListener('click', hideRegister);
   $('sign-out').addEventListener('click', () => signOut());
   window.addEventListener('quarry:unauthorized', () => {
-    if (me) signedOut('The server no longer accepts your sign-in (401): it ended or was revoked. Sign in again.');
+    if (session.me) signedOut('The server no longer accepts your sign-in (401): it ended or was revoked. Sign in again.');
   });
   window.addEventListener('hashchange', () => route());
-  status.wire(() => me);
-  credential.wire();
-  tools.wire();
+  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, audit]) m.wire();
 
   // Back from the identity provider with a reason why not?
   const params = new URLSearchParams(location.search);

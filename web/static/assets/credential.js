@@ -1,14 +1,52 @@
-// The credential editor: GET /manage/credential/{id} (keeping its ETag),
-// the masked credential_json shown as one field per key, and
-// PATCH /manage/credential/{id} with If-Match. Values the user did not
-// touch are sent back exactly as they came, masked: the server recognises
-// a mask of the stored value and keeps the secret.
+// Credentials: the list (GET /manage/credential), a new one (POST
+// /manage/credential, owned by whoever makes it), and the editor: GET
+// /manage/credential/{id} (keeping its ETag), the masked credential_json
+// shown as one field per key, and PATCH /manage/credential/{id} with
+// If-Match. Values the user did not touch are sent back exactly as they
+// came, masked: the server recognises a mask of the stored value and keeps
+// the secret. Deleting answers 409 while cc-pairs use it; they are listed.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, fmtTime, isMasked, uid } from './ui.js';
-import { markStale } from './status.js';
+import { $, el, showError, clearError, writeError, busy, confirmAction, fmtTime, isMasked, uid, loadingRow, emptyRow,
+  groupPicker, plural } from './ui.js';
+import { kvEditor } from './kv.js';
+import { sourceName, sourceOptions } from './sources.js';
+import { groupChoices, role, isAdmin } from './session.js';
+import * as status from './status.js';
+import { go, href } from './route.js';
 
-const state = { id: null, etag: null, cred: null, fields: [] };
+const { markStale } = status;
+
+const state = { id: null, etag: null, cred: null, fields: [], groups: null, values: null };
+
+/** list shows the credentials the person can see. */
+export async function list() {
+  const box = $('credentials-error');
+  clearError(box);
+  const tbody = $('credentials-rows');
+  tbody.replaceChildren(loadingRow(7, 'Loading credentials…'));
+  try {
+    const { data } = await call('GET', 'manage/credential');
+    const rows = [...data].sort((a, b) => a.id - b.id);
+    tbody.replaceChildren(...rows.map((k) => {
+      const label = k.name || `Credential #${k.id}`;
+      const sharing = [k.admin_public ? 'admin public' : null, k.curator_public ? 'curator public' : null].filter(Boolean);
+      return el('tr', {},
+        el('td', { class: 'num' }, String(k.id)),
+        el('td', {}, el('a', { href: href('credential', k.id), 'aria-label': `Edit credential ${label}` }, label)),
+        el('td', {}, el('span', { class: 'badge' }, sourceName(k.source))),
+        el('td', {}, k.user_email ?? el('span', { class: 'muted' }, 'none')),
+        el('td', {}, sharing.length ? sharing.join(', ') : el('span', { class: 'muted' }, 'private')),
+        el('td', {}, k.groups && k.groups.length ? k.groups.map((g) => `#${g}`).join(', ') : el('span', { class: 'muted' }, 'none')),
+        el('td', {}, fmtTime(k.time_updated)),
+      );
+    }));
+    if (rows.length === 0) tbody.replaceChildren(emptyRow(7, 'No credentials yet.', el('a', { href: '#credential/new' }, 'Create the first one.')));
+  } catch (e) {
+    tbody.replaceChildren();
+    showError(box, e);
+  }
+}
 
 /** kindOf is how a value is edited. */
 function kindOf(v) {
@@ -91,7 +129,22 @@ function valueOf(f) {
   }
 }
 
-function fill(cred, etag) {
+/** sharingControls shows the group picker to those who may name groups (not basic users). */
+async function sharingControls(selected) {
+  const box = $('credential-groups');
+  box.hidden = role() === 'basic';
+  state.groups = null;
+  if (box.hidden) return;
+  let groups = [];
+  try {
+    groups = await groupChoices();
+  } catch {
+    groups = [];
+  }
+  state.groups = groupPicker(box, groups, selected);
+}
+
+async function fill(cred, etag) {
   state.cred = cred;
   state.etag = etag;
   $('credential-title').textContent = `Credential #${cred.id}${cred.name ? `: ${cred.name}` : ''}`;
@@ -101,10 +154,54 @@ function fill(cred, etag) {
   $('credential-name').value = cred.name ?? '';
   $('credential-admin-public').checked = !!cred.admin_public;
   $('credential-curator-public').checked = !!cred.curator_public;
+  $('credential-source-field').hidden = true;
   const json = cred.credential_json && typeof cred.credential_json === 'object' ? cred.credential_json : {};
+  state.values = null;
   state.fields = Object.entries(json).map(([k, v]) => fieldRow(k, v));
   $('credential-fields').replaceChildren(...state.fields.map((f) => f.row));
+  $('credential-add').hidden = false;
+  $('masked-hint').hidden = false;
+  $('credential-save').textContent = 'Save credential';
+  $('credential-reload').hidden = false;
+  $('credential-delete').hidden = false;
+  await sharingControls(cred.groups || []);
   $('credential-form').hidden = false;
+}
+
+/** fillNew shows the form of a new credential. */
+async function fillNew() {
+  state.cred = null;
+  state.etag = null;
+  $('credential-title').textContent = 'New credential';
+  $('credential-meta').textContent = 'It will be yours: you own it, and it is shared as you choose below.';
+  $('credential-name').value = '';
+  $('credential-admin-public').checked = isAdmin();
+  $('credential-curator-public').checked = false;
+  $('credential-source-field').hidden = false;
+  $('credential-source').value = 'web';
+  state.fields = [];
+  state.values = kvEditor($('credential-fields'), {}, { name: 'value' });
+  $('credential-add').hidden = true;
+  $('masked-hint').hidden = true;
+  $('credential-save').textContent = 'Create credential';
+  $('credential-reload').hidden = true;
+  $('credential-delete').hidden = true;
+  $('credential-pairs-box').hidden = true;
+  await sharingControls([]);
+  $('credential-form').hidden = false;
+}
+
+/** showPairs lists the cc-pairs that use credential id (for those who see the status listing). */
+async function showPairs(id) {
+  $('credential-pairs-box').hidden = true;
+  if (role() === 'basic') return;
+  try {
+    const rows = (await status.pairs()).filter((r) => r.credID === id);
+    status.pairLinks($('credential-pairs'), rows, 'No cc-pair uses this credential.');
+    $('credential-pairs-box').hidden = false;
+  } catch {
+    // The listing is the status view's to explain.
+  }
 }
 
 /** open shows credential id, fetched afresh. */
@@ -114,6 +211,10 @@ export async function open(id, { keepMessage = false } = {}) {
   clearError(errBox);
   if (!keepMessage) $('credential-saved').textContent = '';
   $('credential-form').hidden = true;
+  if (id === 'new') {
+    await fillNew();
+    return;
+  }
   $('credential-title').textContent = `Credential #${id}`;
   $('credential-meta').textContent = 'Loading…';
   const view = $('view-credential');
@@ -121,7 +222,8 @@ export async function open(id, { keepMessage = false } = {}) {
   try {
     const { data, etag } = await call('GET', `manage/credential/${encodeURIComponent(id)}`);
     if (state.id !== id) return; // another one was opened meanwhile
-    fill(data, etag);
+    await fill(data, etag);
+    await showPairs(data.id);
   } catch (e) {
     $('credential-meta').textContent = '';
     showError(errBox, e);
@@ -130,11 +232,8 @@ export async function open(id, { keepMessage = false } = {}) {
   }
 }
 
-async function save(ev) {
-  ev.preventDefault();
-  const errBox = $('credential-error');
-  clearError(errBox);
-  $('credential-saved').textContent = '';
+/** readFields reads the edited values back, marking the ones to fix. */
+function readFields() {
   const json = {};
   let bad = null;
   for (const f of state.fields) {
@@ -155,8 +254,22 @@ async function save(ev) {
     }
   }
   if (bad) {
-    showError(errBox, new Error('Some values need fixing before saving.'));
     bad.focus();
+    throw new Error('Some values need fixing before saving.');
+  }
+  return json;
+}
+
+async function save(ev) {
+  ev.preventDefault();
+  const errBox = $('credential-error');
+  clearError(errBox);
+  $('credential-saved').textContent = '';
+  let json;
+  try {
+    json = state.values ? state.values.get() : readFields();
+  } catch (e) {
+    showError(errBox, e);
     return;
   }
   const name = $('credential-name').value.trim();
@@ -166,31 +279,56 @@ async function save(ev) {
     curator_public: $('credential-curator-public').checked,
     credential_json: json,
   };
+  if (state.groups) body.groups = state.groups();
   const button = $('credential-save');
-  button.disabled = true;
-  try {
-    const { data, etag } = await call('PATCH', `manage/credential/${encodeURIComponent(state.id)}`, { body, etag: state.etag });
-    fill(data, etag);
-    markStale();
-    $('credential-saved').textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
-  } catch (e) {
-    if (e.status === 412) {
-      const reload = el('button', { type: 'button', class: 'secondary' }, 'Reload the current version');
-      reload.addEventListener('click', () => open(state.id).then(() => $('credential-name').focus()));
-      showError(errBox, new Error('Someone else changed this credential since you opened it, so it was not saved. ' +
-        'Reload it to see the current values (your unsaved changes here will be lost), then make your change again.'), reload);
-      reload.focus();
-    } else {
-      showError(errBox, e);
-      errBox.scrollIntoView({ block: 'nearest' });
+  await busy(button, async () => {
+    try {
+      if (state.id === 'new') {
+        body.source = $('credential-source').value;
+        const { data } = await call('POST', 'manage/credential', { body });
+        markStale();
+        go(href('credential', data.id));
+        return;
+      }
+      const { data, etag } = await call('PATCH', `manage/credential/${encodeURIComponent(state.id)}`, { body, etag: state.etag });
+      await fill(data, etag);
+      markStale();
+      $('credential-saved').textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
+    } catch (e) {
+      writeError(errBox, e, { what: 'this credential', reload: () => open(state.id).then(() => $('credential-name').focus()) });
     }
-  } finally {
-    button.disabled = false;
-  }
+  });
+}
+
+async function remove() {
+  const cred = state.cred;
+  const label = cred && (cred.name ? `"${cred.name}" (#${cred.id})` : `#${cred.id}`);
+  if (!cred || !(await confirmAction(`Delete the credential ${label}? Its secrets are gone for good.`))) return;
+  const box = $('credential-error');
+  clearError(box);
+  await busy($('credential-delete'), async () => {
+    try {
+      await call('DELETE', `manage/credential/${encodeURIComponent(cred.id)}`);
+      markStale();
+      go('#credentials');
+    } catch (e) {
+      if (e.status === 409) {
+        const rows = (await status.pairs().catch(() => [])).filter((r) => r.credID === cred.id);
+        const list = el('ul', { class: 'links' });
+        status.pairLinks(list, rows, 'None that you can see.');
+        showError(box, e, el('p', {}, `These cc-pairs use it (${plural(rows.length, 'pair')}); delete them first:`), list);
+      } else {
+        showError(box, e);
+      }
+      box.scrollIntoView({ block: 'nearest' });
+    }
+  });
 }
 
 /** wire connects the controls, once. */
 export function wire() {
+  $('credential-source').replaceChildren(...sourceOptions(el));
+  $('credential-delete').addEventListener('click', remove);
   $('credential-form').addEventListener('submit', save);
   $('credential-reload').addEventListener('click', () => open(state.id));
   $('credential-add').addEventListener('click', () => {
@@ -203,7 +341,8 @@ export function wire() {
 
 /** reset forgets the open credential (sign-out). */
 export function reset() {
-  Object.assign(state, { id: null, etag: null, cred: null, fields: [] });
+  Object.assign(state, { id: null, etag: null, cred: null, fields: [], groups: null, values: null });
   $('credential-fields').replaceChildren();
   $('credential-form').hidden = true;
+  $('credentials-rows').replaceChildren();
 }

@@ -1,17 +1,40 @@
-// Tools: the list (GET /tool) and the editor of one custom tool
-// (GET /tool/{id}, PUT /admin/tool/custom/{id} with If-Match). Built-in
-// tools are shown read-only. Header values come masked and are sent back
-// as they are unless changed: the server keeps the stored value of a mask.
+// Tools: the list (GET /tool), a new custom tool (POST
+// /admin/tool/custom), the editor of one (GET /tool/{id}, PUT
+// /admin/tool/custom/{id} with If-Match), deleting it, and the OAuth
+// configurations tools may use (admins). Built-in tools are shown
+// read-only. Header values come masked and are sent back as they are
+// unless changed: the server keeps the stored value of a mask.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, isMasked, uid } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, confirmAction, isMasked, uid, emptyRow } from './ui.js';
+import { isAdmin, curatesOrAdmin } from './session.js';
+import { go, href } from './route.js';
 
 const passthroughConflict = 'Cannot use passthrough auth with custom authorization headers';
 
-const state = { id: null, etag: null, tool: null, definitionText: '', headers: [] };
+const state = { id: null, etag: null, tool: null, definitionText: '', headers: [], oauth: null };
 
-/** list shows every tool. */
+/** A definition to start a new tool from. */
+const starter = {
+  openapi: '3.0.3',
+  info: { title: 'My API', description: 'What the API does, for the assistant.', version: '1.0.0' },
+  servers: [{ url: 'https://api.example.com' }],
+  paths: {
+    '/items/{id}': {
+      get: {
+        operationId: 'get_item', summary: 'Get an item',
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { 200: { description: 'The item' } },
+      },
+    },
+  },
+};
+
+/** list shows every tool, and the OAuth configurations to admins. */
 export async function list() {
+  for (const a of document.querySelectorAll('#view-tools [data-needs="tools"]')) a.hidden = !curatesOrAdmin();
+  $('oauth-box').hidden = !isAdmin();
+  if (isAdmin()) oauthList();
   const errBox = $('tools-error');
   clearError(errBox);
   const tbody = $('tools-rows');
@@ -82,20 +105,84 @@ function fill(tool, etag) {
   state.headers = (tool.custom_headers || []).map(headerRow);
   $('tool-headers').replaceChildren(...state.headers.map((r) => r.el));
   $('tool-passthrough').checked = !!tool.passthrough_auth;
-  $('tool-oauth').textContent = tool.oauth_config_id ? `OAuth configuration: ${tool.oauth_config_name ?? ''} (#${tool.oauth_config_id}), unchanged by this page.` : '';
-  $('tool-fieldset').disabled = builtIn;
-  $('tool-buttons').hidden = builtIn;
+  fillOAuth(tool.oauth_config_id ?? null, tool.oauth_config_name ?? null);
+  const readOnly = builtIn || !curatesOrAdmin();
+  $('tool-fieldset').disabled = readOnly;
+  $('tool-buttons').hidden = readOnly;
+  $('tool-save').textContent = 'Save tool';
+  $('tool-reload').hidden = false;
+  $('tool-delete').hidden = false;
   $('tool-methods').replaceChildren();
   $('tool-form').hidden = false;
 }
 
-/** open shows tool id, fetched afresh. */
+/**
+ * fillOAuth offers the OAuth configurations (admins may list them; others
+ * see the tool's own, and keep it).
+ */
+function fillOAuth(id, name) {
+  const select = $('tool-oauth-select');
+  const configs = state.oauth || [];
+  const options = [el('option', { value: '' }, 'None')];
+  for (const c of configs) options.push(el('option', { value: String(c.id) }, `${c.name} (#${c.id})`));
+  if (id !== null && !configs.some((c) => c.id === id)) options.push(el('option', { value: String(id) }, `${name ?? 'OAuth configuration'} (#${id})`));
+  select.replaceChildren(...options);
+  select.value = id === null ? '' : String(id);
+  select.disabled = !isAdmin();
+  state.oauthID = id;
+  $('tool-oauth').textContent = isAdmin()
+    ? 'With one, the tool calls its API with each person\'s own token from that provider.'
+    : 'Only admins can list OAuth configurations: this page keeps the tool\'s own.';
+}
+
+/** loadOAuth reads the OAuth configurations, for admins. */
+async function loadOAuth() {
+  state.oauth = null;
+  if (!isAdmin()) return;
+  try {
+    state.oauth = (await call('GET', 'admin/oauth-config')).data;
+  } catch {
+    state.oauth = null;
+  }
+}
+
+/** fillNew shows the form of a new custom tool. */
+function fillNew() {
+  state.tool = null;
+  state.etag = null;
+  $('tool-title').textContent = 'New custom tool';
+  $('tool-meta').textContent = 'Its definition is an OpenAPI 3 document with exactly one server URL; every operation needs an operationId and a summary.';
+  $('tool-name').value = '';
+  $('tool-description').value = '';
+  state.definitionText = '';
+  $('tool-definition').value = JSON.stringify(starter, null, 2);
+  $('tool-definition').removeAttribute('aria-invalid');
+  $('tool-definition-error').replaceChildren();
+  state.headers = [];
+  $('tool-headers').replaceChildren();
+  $('tool-passthrough').checked = false;
+  fillOAuth(null, null);
+  $('tool-fieldset').disabled = false;
+  $('tool-buttons').hidden = false;
+  $('tool-save').textContent = 'Create tool';
+  $('tool-reload').hidden = true;
+  $('tool-delete').hidden = true;
+  $('tool-methods').replaceChildren();
+  $('tool-form').hidden = false;
+}
+
+/** open shows tool id, fetched afresh, or the form of a new one ("new"). */
 export async function open(id) {
   state.id = id;
   const errBox = $('tool-error');
   clearError(errBox);
   $('tool-saved').textContent = '';
   $('tool-form').hidden = true;
+  await loadOAuth();
+  if (id === 'new') {
+    fillNew();
+    return;
+  }
   $('tool-title').textContent = `Tool #${id}`;
   $('tool-meta').textContent = 'Loading…';
   const view = $('view-tool');
@@ -142,6 +229,7 @@ async function save(ev) {
   clearError(errBox);
   $('tool-saved').textContent = '';
   $('tool-methods').replaceChildren();
+  const isNew = state.id === 'new';
   const body = {
     name: $('tool-name').value,
     description: $('tool-description').value === '' ? null : $('tool-description').value,
@@ -150,38 +238,105 @@ async function save(ev) {
       .filter((h) => h.key !== '' || h.value !== ''),
     passthrough_auth: $('tool-passthrough').checked,
   };
+  // The OAuth configuration is sent only when it was changed (an absent
+  // field is left as it is).
+  const oauth = $('tool-oauth-select').value === '' ? null : Number($('tool-oauth-select').value);
+  if (oauth !== state.oauthID || (isNew && oauth !== null)) body.oauth_config_id = oauth;
   // The definition is sent only when it was changed, so that other edits
   // do not depend on it.
   const defText = $('tool-definition').value;
   $('tool-definition-error').replaceChildren();
   $('tool-definition').removeAttribute('aria-invalid');
-  if (defText !== state.definitionText) {
+  if (isNew || defText !== state.definitionText) {
     const d = definition();
     if (d === undefined) return;
     body.definition = d;
   }
-  const button = $('tool-save');
-  button.disabled = true;
-  try {
-    const { data, etag } = await call('PUT', `admin/tool/custom/${encodeURIComponent(state.id)}`, { body, etag: state.etag });
-    fill(data, etag);
-    $('tool-saved').textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
-  } catch (e) {
-    if (e.status === 412) {
-      const reload = el('button', { type: 'button', class: 'secondary' }, 'Reload the current version');
-      reload.addEventListener('click', () => open(state.id).then(() => $('tool-name').focus()));
-      showError(errBox, new Error('Someone else changed this tool since you opened it, so it was not saved. ' +
-        'Reload it to see the current version (your unsaved changes here will be lost), then make your change again.'), reload);
-      reload.focus();
-    } else if (e.status === 400 && body.definition !== undefined && e.detail !== passthroughConflict) {
-      showError(errBox, new Error('The tool was not saved: the server did not accept the definition (see below).'));
-      definitionError(e);
-    } else {
-      showError(errBox, e);
+  await busy($('tool-save'), async () => {
+    try {
+      if (isNew) {
+        const { data } = await call('POST', 'admin/tool/custom', { body });
+        go(href('tool', data.id));
+        return;
+      }
+      const { data, etag } = await call('PUT', `admin/tool/custom/${encodeURIComponent(state.id)}`, { body, etag: state.etag });
+      fill(data, etag);
+      $('tool-saved').textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
+    } catch (e) {
+      if (e.status === 400 && body.definition !== undefined && e.detail !== passthroughConflict && !/header/i.test(String(e.detail)) &&
+          !/OAuth/.test(String(e.detail))) {
+        showError(errBox, new Error(`The tool was not saved: the server did not accept the definition (see below).`));
+        definitionError(e);
+      } else {
+        writeError(errBox, e, { what: 'this tool', reload: () => open(state.id).then(() => $('tool-name').focus()) });
+      }
     }
-  } finally {
-    button.disabled = false;
+  });
+}
+
+async function remove() {
+  const t = state.tool;
+  if (!t || !(await confirmAction(`Delete the custom tool "${t.name}" (#${t.id})? The assistant can no longer call it.`))) return;
+  const box = $('tool-error');
+  clearError(box);
+  await busy($('tool-delete'), async () => {
+    try {
+      await call('DELETE', `admin/tool/custom/${encodeURIComponent(t.id)}`);
+      go('#tools');
+    } catch (e) {
+      writeError(box, e);
+    }
+  });
+}
+
+/** oauthList shows the OAuth configurations (admins). */
+async function oauthList() {
+  const box = $('oauth-error');
+  clearError(box);
+  const tbody = $('oauth-rows');
+  try {
+    const { data } = await call('GET', 'admin/oauth-config');
+    tbody.replaceChildren(...data.map((c) => {
+      const del = el('button', { type: 'button', class: 'danger', 'aria-label': `Delete the OAuth configuration ${c.name}` }, 'Delete');
+      del.addEventListener('click', async () => {
+        if (!(await confirmAction(`Delete the OAuth configuration "${c.name}" (#${c.id})?`))) return;
+        clearError(box);
+        try {
+          await call('DELETE', `admin/oauth-config/${c.id}`);
+          await oauthList();
+        } catch (e) {
+          writeError(box, e);
+        }
+      });
+      return el('tr', {}, el('td', { class: 'num' }, String(c.id)), el('td', {}, c.name), el('td', {}, el('code', {}, c.client_id)),
+        el('td', { class: 'wrap' }, c.token_url), el('td', {}, c.scopes.join(' ')), el('td', {}, del));
+    }));
+    if (data.length === 0) tbody.replaceChildren(emptyRow(6, 'No OAuth configurations.'));
+  } catch (e) {
+    tbody.replaceChildren();
+    showError(box, e);
   }
+}
+
+async function oauthCreate(ev) {
+  ev.preventDefault();
+  const box = $('oauth-error');
+  clearError(box);
+  const v = (id) => $(id).value.trim();
+  await busy($('oauth-create'), async () => {
+    try {
+      await call('POST', 'admin/oauth-config', {
+        body: {
+          name: v('oauth-name'), authorization_url: v('oauth-auth-url'), token_url: v('oauth-token-url'),
+          client_id: v('oauth-client-id'), client_secret: $('oauth-secret').value, scopes: v('oauth-scopes').split(/\s+/).filter(Boolean),
+        },
+      });
+      for (const id of ['oauth-name', 'oauth-auth-url', 'oauth-token-url', 'oauth-client-id', 'oauth-secret', 'oauth-scopes']) $(id).value = '';
+      await oauthList();
+    } catch (e) {
+      writeError(box, e);
+    }
+  });
 }
 
 async function validate() {
@@ -204,6 +359,8 @@ async function validate() {
 /** wire connects the controls, once. */
 export function wire() {
   $('tool-form').addEventListener('submit', save);
+  $('tool-delete').addEventListener('click', remove);
+  $('oauth-form').addEventListener('submit', oauthCreate);
   $('tool-reload').addEventListener('click', () => open(state.id));
   $('tool-validate').addEventListener('click', validate);
   $('tool-add-header').addEventListener('click', () => {
@@ -216,7 +373,8 @@ export function wire() {
 
 /** reset forgets the open tool (sign-out). */
 export function reset() {
-  Object.assign(state, { id: null, etag: null, tool: null, definitionText: '', headers: [] });
+  Object.assign(state, { id: null, etag: null, tool: null, definitionText: '', headers: [], oauth: null });
+  $('oauth-rows').replaceChildren();
   $('tool-headers').replaceChildren();
   $('tool-form').hidden = true;
   $('tools-rows').replaceChildren();

@@ -1,0 +1,105 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// TestConsoleInChromium tells the admin console's story in headless
+// Chromium (web/e2e/console.mjs), from an empty database: the first person
+// registers and is the admin; the admin creates a connector, a credential
+// and a pair, a group, invites a person and makes them the group's
+// curator; the curator signs in and sees only that group's pairs; the
+// admin manages API keys, tools, people, and reads the story in the audit
+// log. Every view is checked with axe-core and shot at 1280 and 390 px.
+// Then the store is asked what the page did.
+func TestConsoleInChromium(t *testing.T) {
+	node, npm := e2eTools(t)
+	e2eDir, err := filepath.Abs("e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCI(t, npm, e2eDir)
+
+	db := storetest.OpenURL(t, "sqlite:"+filepath.Join(t.TempDir(), "quarry.db"), storetest.Key(t))
+	srv := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: true, Version: "e2e", SignIn: api.SignInConfig{
+		LocalAccounts: true, Registration: quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite},
+	}}, db, slog.New(slog.DiscardHandler)))
+	t.Cleanup(srv.Close)
+
+	shots := os.Getenv("QUARRY_E2E_SHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(e2eDir, "console.mjs"), srv.URL, shots)
+	cmd.Dir = e2eDir
+	cmd.Env = append(os.Environ(), "QUARRY_CHROMIUM="+chromiumPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	t.Logf("console.mjs took %v; screenshots in %s", time.Since(start).Round(time.Millisecond), shots)
+	for line := range strings.Lines(stdout.String()) {
+		t.Log(strings.TrimSpace(line))
+	}
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) || ctx.Err() != nil {
+			t.Fatalf("console.mjs: %v\n%s", err, stderr.String())
+		}
+		t.Fatal(err)
+	}
+
+	// The people, as the store has them.
+	people, _, err := db.People(context.Background(), quarry.UserFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range people {
+		got = append(got, fmt.Sprintf("%s %s %v", p.Email, p.Role, p.IsActive))
+	}
+	want := []string{"ada@example.com admin true", "cy@example.com curator true"}
+	if !slices.Equal(got, want) {
+		t.Errorf("people after the story:\n got %v\nwant %v", got, want)
+	}
+	// The story, as the audit log has it: the admin's changes, oldest first.
+	actor := "ADA@example.com"
+	events, total, err := db.AuditEvents(context.Background(), quarry.AuditFilter{Actor: &actor, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for i := len(events) - 1; i >= 0; i-- {
+		actions = append(actions, events[i].Action)
+	}
+	if int(total) != len(events) {
+		t.Errorf("total %d, %d events", total, len(events))
+	}
+	story := []string{"user.register", "connector.create", "credential.create", "cc_pair.create", "cc_pair.update",
+		"user_group.create", "user.invite", "user_group.update", "user_group.set_curator", "api_key.create", "tool.create"}
+	for _, a := range story {
+		if !slices.Contains(actions, a) {
+			t.Errorf("the audit log has no %s by the admin: %v", a, actions)
+		}
+	}
+}

@@ -1,0 +1,219 @@
+// User groups (admins): the list and a new one (POST
+// /manage/admin/user-group), and one group: renamed or given other pairs
+// (PATCH, an absent field unchanged), deleted, members added (POST
+// …/add-users) or removed, curator flags set (POST …/set-curator).
+
+import { call } from './api.js';
+import { $, el, showError, clearError, writeError, busy, said, confirmAction, loadingRow, emptyRow } from './ui.js';
+import * as status from './status.js';
+import { go, href } from './route.js';
+
+const state = { id: null, group: null };
+
+/** list shows every group. */
+export async function list() {
+  const box = $('groups-error');
+  clearError(box);
+  const tbody = $('groups-rows');
+  tbody.replaceChildren(loadingRow(5, 'Loading groups…'));
+  try {
+    const { data } = await call('GET', 'manage/admin/user-group');
+    tbody.replaceChildren(...data.map((g) => {
+      const curators = g.users.filter((u) => g.curator_ids.includes(u.id)).map((u) => u.email);
+      return el('tr', {},
+        el('td', { class: 'num' }, String(g.id)),
+        el('td', {}, el('a', { href: href('group', g.id) }, g.name)),
+        el('td', { class: 'num' }, String(g.users.length)),
+        el('td', {}, curators.length ? curators.join(', ') : el('span', { class: 'muted' }, 'none')),
+        el('td', { class: 'num' }, String(g.cc_pair_ids.length)),
+      );
+    }));
+    if (data.length === 0) tbody.replaceChildren(emptyRow(5, 'No groups yet: name the first one above.'));
+  } catch (e) {
+    tbody.replaceChildren();
+    showError(box, e);
+  }
+}
+
+async function create(ev) {
+  ev.preventDefault();
+  const box = $('groups-error');
+  clearError(box);
+  await busy($('group-create'), async () => {
+    try {
+      const { data } = await call('POST', 'manage/admin/user-group', { body: { name: $('group-new-name').value.trim(), user_ids: [], cc_pair_ids: [] } });
+      $('group-new-name').value = '';
+      go(href('group', data.id));
+    } catch (e) {
+      writeError(box, e);
+    }
+  });
+}
+
+/** candidates returns the accounts that may join: people, and API keys' service accounts. */
+async function candidates() {
+  const [people, keys] = await Promise.all([
+    call('GET', 'manage/users/accepted?page_size=1000'),
+    call('GET', 'admin/api-key').catch(() => ({ data: [] })),
+  ]);
+  return [
+    ...people.data.items.filter((p) => p.is_active).map((p) => ({ id: p.id, label: `${p.email} (${p.role})` })),
+    ...keys.data.map((k) => ({ id: k.user_id, label: `API key ${k.api_key_name || k.api_key_display} (${k.api_key_role})` })),
+  ];
+}
+
+function fill(g, accounts) {
+  state.group = g;
+  $('group-title').textContent = `User group #${g.id}: ${g.name}`;
+  $('group-name').value = g.name;
+  const members = $('group-members');
+  members.replaceChildren(...g.users.map((u) => {
+    const flag = el('input', { type: 'checkbox', checked: g.curator_ids.includes(u.id), 'aria-label': `${u.email} curates ${g.name}` });
+    flag.addEventListener('change', () => setCurator(u, flag));
+    const remove = el('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${u.email} from the group` }, 'Remove');
+    remove.addEventListener('click', () => patch({ user_ids: g.users.filter((x) => x.id !== u.id).map((x) => x.id) }, `${u.email} left the group.`));
+    return el('tr', {},
+      el('td', {}, u.email),
+      el('td', {}, el('span', { class: 'badge' }, u.role)),
+      el('td', {}, flag),
+      el('td', {}, remove));
+  }));
+  if (g.users.length === 0) members.replaceChildren(emptyRow(4, 'No members yet: add one below.'));
+  const add = $('group-add-user');
+  const outside = accounts.filter((a) => !g.users.some((u) => u.id === a.id));
+  add.replaceChildren(...(outside.length ? outside.map((a) => el('option', { value: a.id }, a.label)) : [el('option', { value: '' }, 'Everyone is a member')]));
+  const pairs = $('group-pairs');
+  pairs.replaceChildren(...g.cc_pairs.map((p) => {
+    const remove = el('button', { type: 'button', class: 'danger small-button', 'aria-label': `Stop sharing cc-pair ${p.name} with the group` }, 'Stop sharing');
+    remove.addEventListener('click', () => patch({ cc_pair_ids: g.cc_pair_ids.filter((x) => x !== p.id) }, `cc-pair #${p.id} is no longer shared with the group.`));
+    return el('li', {}, el('a', { href: href('pair', p.id) }, p.name || `cc-pair #${p.id}`),
+      ` (#${p.id}) · ${p.connector.name} with ${p.credential.name || `credential #${p.credential.id}`} `, remove);
+  }));
+  if (g.cc_pairs.length === 0) pairs.replaceChildren(el('li', { class: 'muted' }, 'No cc-pairs are shared with this group.'));
+  $('group-body').hidden = false;
+}
+
+/** open shows group id. */
+export async function open(id) {
+  state.id = id;
+  const box = $('group-error');
+  clearError(box);
+  $('group-saved').textContent = '';
+  $('group-body').hidden = true;
+  $('group-title').textContent = `User group #${id}`;
+  await load();
+}
+
+async function load() {
+  const id = state.id;
+  const view = $('view-group');
+  view.setAttribute('aria-busy', 'true');
+  try {
+    const [{ data }, accounts] = await Promise.all([call('GET', 'manage/admin/user-group'), candidates()]);
+    if (state.id !== id) return;
+    const g = data.find((x) => String(x.id) === String(id));
+    if (!g) throw new Error(`User group ${id} does not exist.`);
+    fill(g, accounts);
+  } catch (e) {
+    showError($('group-error'), e);
+  } finally {
+    if (state.id === id) view.setAttribute('aria-busy', 'false');
+  }
+}
+
+/** patch changes the group, then shows it afresh with message. */
+async function patch(body, message) {
+  const box = $('group-error');
+  clearError(box);
+  $('group-saved').textContent = '';
+  try {
+    await call('PATCH', `manage/admin/user-group/${state.group.id}`, { body });
+    status.markStale();
+    await load();
+    said($('group-saved'), message);
+  } catch (e) {
+    writeError(box, e);
+  }
+}
+
+async function setCurator(u, box) {
+  const err = $('group-error');
+  clearError(err);
+  $('group-saved').textContent = '';
+  try {
+    await call('POST', `manage/admin/user-group/${state.group.id}/set-curator`, { body: { user_id: u.id, is_curator: box.checked } });
+    status.markStale();
+    await load();
+    said($('group-saved'), `${u.email} ${box.checked ? 'now curates' : 'no longer curates'} the group.`);
+  } catch (e) {
+    box.checked = !box.checked;
+    writeError(err, e);
+  }
+}
+
+async function addMember(ev) {
+  ev.preventDefault();
+  const id = $('group-add-user').value;
+  if (!id) return;
+  const label = $('group-add-user').selectedOptions[0].textContent;
+  const box = $('group-error');
+  clearError(box);
+  await busy($('group-add'), async () => {
+    try {
+      await call('POST', `manage/admin/user-group/${state.group.id}/add-users`, { body: { user_ids: [id] } });
+      status.markStale();
+      await load();
+      said($('group-saved'), `${label} joined the group.`);
+      $('group-add-user').focus();
+    } catch (e) {
+      writeError(box, e);
+    }
+  });
+}
+
+async function addPair(ev) {
+  ev.preventDefault();
+  const input = $('group-add-pair');
+  const n = Number(input.value);
+  if (!Number.isInteger(n) || n < 1) {
+    showError($('group-error'), new Error('Enter the id of a cc-pair (see Connector status).'));
+    input.focus();
+    return;
+  }
+  await patch({ cc_pair_ids: [...new Set([...state.group.cc_pair_ids, n])] }, `cc-pair #${n} is shared with the group.`);
+  input.value = '';
+}
+
+async function rename(ev) {
+  ev.preventDefault();
+  await patch({ name: $('group-name').value.trim() }, 'Renamed.');
+}
+
+async function remove() {
+  const g = state.group;
+  if (!(await confirmAction(`Delete the group "${g.name}" (#${g.id})? Its members lose what it shared with them; curators who curated only it become basic users.`))) return;
+  const box = $('group-error');
+  clearError(box);
+  try {
+    await call('DELETE', `manage/admin/user-group/${g.id}`);
+    status.markStale();
+    go('#groups');
+  } catch (e) {
+    writeError(box, e);
+  }
+}
+
+/** wire connects the controls, once. */
+export function wire() {
+  $('group-new-form').addEventListener('submit', create);
+  $('group-rename-form').addEventListener('submit', rename);
+  $('group-delete').addEventListener('click', remove);
+  $('group-add-form').addEventListener('submit', addMember);
+  $('group-add-pair-form').addEventListener('submit', addPair);
+}
+
+export function reset() {
+  Object.assign(state, { id: null, group: null });
+  $('group-body').hidden = true;
+  $('groups-rows').replaceChildren();
+}

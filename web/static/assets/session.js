@@ -1,0 +1,39 @@
+// Who is signed in, and what that lets them do here. The page hides what a
+// role may not do, but the server decides: every refusal it sends is shown.
+
+import { call } from './api.js';
+
+export const session = {
+  me: null, // GET /me
+  withKey: false, // signed in with an API key (no session, no password)
+};
+
+const curators = ['global_curator', 'curator'];
+
+/** role returns the signed-in person's role, or ''. */
+export const role = () => (session.me ? session.me.role : '');
+export const isAdmin = () => role() === 'admin';
+/** curatesOrAdmin: admins and curators create connectors, pairs and tools. */
+export const curatesOrAdmin = () => isAdmin() || curators.includes(role());
+/** canUseCredentials: every role but limited. */
+export const canUseCredentials = () => curatesOrAdmin() || role() === 'basic';
+
+/** homeView is where a person lands: what their role may see first. */
+export function homeView() {
+  if (curatesOrAdmin()) return 'status';
+  if (role() === 'basic') return 'credentials';
+  return 'account';
+}
+
+/**
+ * groupChoices returns the groups the person may share with, as {id,
+ * name}: every group for an admin (with names), otherwise the groups of
+ * /me (ids only: the group listing is for admins).
+ */
+export async function groupChoices() {
+  if (isAdmin()) {
+    const { data } = await call('GET', 'manage/admin/user-group');
+    return data.map((g) => ({ id: g.id, name: g.name })).sort((a, b) => a.id - b.id);
+  }
+  return (session.me.groups || []).map((id) => ({ id, name: null }));
+}
