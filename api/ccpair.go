@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -113,6 +114,9 @@ func (s *Server) handleRenameCCPair(w http.ResponseWriter, r *http.Request, c *q
 	var in ccPairRename
 	if err := decode.Request(r, &in); err != nil {
 		return err
+	}
+	if strings.TrimSpace(in.NewName) == "" {
+		return quarry.Errorf(quarry.EINVALID, "A cc-pair needs a name")
 	}
 	p, err := s.db.UpdateCCPair(r.Context(), c, in.ID, quarry.CCPairUpdate{Name: &in.NewName, IfMatch: ifMatch(r)})
 	if err != nil {

@@ -175,6 +175,7 @@ func TestSupportCCPairStatusAndName(t *testing.T) {
 		{"name: missing", c.admin, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/name", p), nil, 422,
 			`{"detail":[{"type":"missing","loc":["query","new_name"],"msg":"Field required","input":{}}]}`},
 		{"name: basic", c.basic, "PUT", name(p, "x"), nil, 403, fxNotCurator},
+		{"name: empty", c.admin, "PUT", name(p, " "), nil, 400, `{"detail":"A cc-pair needs a name"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c.do(tt.u, tt.method, tt.path, tt.body).want(t, tt.status, tt.want)
