@@ -34,6 +34,15 @@ func appendInts(dst []byte, ids []int64) []byte {
 // quarry.Connector's JSON encoding. Its config is JSON text the store
 // checked on the way in.
 func appendConnector(dst []byte, c *quarry.Connector) []byte {
+	dst = appendConnectorHead(dst, c)
+	dst = appendInts(dst, c.CredentialIDs)
+	return appendConnectorTail(dst, c)
+}
+
+// appendConnectorHead appends the ConnectorSnapshot of c up to the value of
+// its credential_ids, which differs from caller to caller in the status
+// listing.
+func appendConnectorHead(dst []byte, c *quarry.Connector) []byte {
 	dst = append(dst, `{"name":`...)
 	dst = quarry.AppendJSONString(dst, c.Name)
 	dst = append(dst, `,"source":`...)
@@ -54,8 +63,12 @@ func appendConnector(dst []byte, c *quarry.Connector) []byte {
 	}
 	dst = append(dst, `,"id":`...)
 	dst = strconv.AppendInt(dst, c.ID, 10)
-	dst = append(dst, `,"credential_ids":`...)
-	dst = appendInts(dst, c.CredentialIDs)
+	return append(dst, `,"credential_ids":`...)
+}
+
+// appendConnectorTail appends the ConnectorSnapshot of c after the value
+// of its credential_ids.
+func appendConnectorTail(dst []byte, c *quarry.Connector) []byte {
 	dst = append(dst, `,"time_created":`...)
 	dst = c.CreatedAt.AppendJSON(dst)
 	dst = append(dst, `,"time_updated":`...)

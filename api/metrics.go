@@ -26,7 +26,7 @@ type metrics struct {
 // status.
 var requestLabels = []string{"route", "method", "status"}
 
-func newMetrics(cfg Config, db *store.DB) *metrics {
+func newMetrics(cfg Config, db *store.DB, status *statusCache) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -54,6 +54,16 @@ func newMetrics(cfg Config, db *store.DB) *metrics {
 			Help: "SQL statements run by the store.",
 		}, func() float64 { return float64(db.Statements()) }),
 		dbStatsCollector{db},
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "quarry_status_listing_reads_total",
+			Help:        "Reads of the connector status listing from the database: of the whole listing, or of what the change log says changed.",
+			ConstLabels: prometheus.Labels{"read": "whole"},
+		}, func() float64 { return float64(status.wholeReads.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "quarry_status_listing_reads_total",
+			Help:        "Reads of the connector status listing from the database: of the whole listing, or of what the change log says changed.",
+			ConstLabels: prometheus.Labels{"read": "changes"},
+		}, func() float64 { return float64(status.changeReads.Load()) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

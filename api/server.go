@@ -113,8 +113,9 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	if si.Sessions.Absolute <= 0 {
 		si.Sessions.Absolute = 7 * 24 * time.Hour
 	}
-	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: newStatusCache(),
-		metrics: newMetrics(cfg, db), defs: tooldef.NewCache(16<<20, runtime.GOMAXPROCS(0)/2),
+	status := newStatusCache(db, cfg.MaskCredentials)
+	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: status,
+		metrics: newMetrics(cfg, db, status), defs: tooldef.NewCache(16<<20, runtime.GOMAXPROCS(0)/2),
 		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
 		policy:    auth.NewPasswordPolicy(si.PasswordMinLength),
 		csrf:      http.NewCrossOriginProtection()}

@@ -62,7 +62,7 @@ func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 				return err
 			}
 		}
-		tx.touch()
+		tx.changed(ChangePair, id)
 		return tx.audit(c, "cc_pair.create", "cc_pair", id, []string{"name", "access_type", "groups"})
 	})
 	return id, err
@@ -125,7 +125,10 @@ func (tx *Tx) removePair(c *quarry.Caller, connectorID, credentialID int64, notF
 	if _, err := tx.exec(`DELETE FROM cc_pairs WHERE id = $1`, pairs[i].ID); err != nil {
 		return nil, err
 	}
-	tx.touch()
+	// Its connector and credential may leave the listing with it.
+	tx.changed(ChangePair, pairs[i].ID)
+	tx.changed(ChangeConnector, connectorID)
+	tx.changed(ChangeCredential, credentialID)
 	return pairs, tx.audit(c, "cc_pair.delete", "cc_pair", pairs[i].ID, nil)
 }
 
@@ -177,7 +180,7 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 		if err := swapped(res, err, u.IfMatch != nil); err != nil {
 			return err
 		}
-		tx.touch()
+		tx.changed(ChangePair, id)
 		if err := tx.audit(c, "cc_pair.update", "cc_pair", id, fields); err != nil {
 			return err
 		}

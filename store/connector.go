@@ -68,7 +68,6 @@ func (db *DB) CreateConnector(ctx context.Context, c *quarry.Caller, in quarry.C
 		if err := tx.setConnectorGroups(id, sharing.Groups); err != nil {
 			return err
 		}
-		tx.touch()
 		return tx.audit(c, "connector.create", "connector", id, connectorFields)
 	})
 	return id, err
@@ -263,7 +262,7 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 				return err
 			}
 		}
-		tx.touch()
+		tx.changed(ChangeConnector, id)
 		if err := tx.audit(c, "connector.update", "connector", id, changedConnectorFields(old[0], sharing, in, next)); err != nil {
 			return err
 		}
@@ -314,7 +313,6 @@ func (db *DB) DeleteConnector(ctx context.Context, c *quarry.Caller, id int64) e
 		if _, err := tx.exec(`DELETE FROM connectors WHERE id = $1`, id); err != nil {
 			return err
 		}
-		tx.touch()
 		return tx.audit(c, "connector.delete", "connector", id, nil)
 	})
 }

@@ -186,7 +186,6 @@ func (db *DB) CreateCredential(ctx context.Context, c *quarry.Caller, in quarry.
 		if err := tx.setCredentialGroups(id, groups); err != nil {
 			return err
 		}
-		tx.touch()
 		if err := tx.audit(c, "credential.create", "credential", id, []string{"credential_json", "admin_public", "source", "name", "curator_public", "groups"}); err != nil {
 			return err
 		}
@@ -340,7 +339,7 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 				return err
 			}
 		}
-		tx.touch()
+		tx.changed(ChangeCredential, id)
 		if err := tx.audit(c, "credential.update", "credential", id, fields); err != nil {
 			return err
 		}
@@ -380,7 +379,6 @@ func (db *DB) DeleteCredential(ctx context.Context, c *quarry.Caller, id int64) 
 		if _, err := tx.exec(`DELETE FROM credentials WHERE id = $1`, id); err != nil {
 			return err
 		}
-		tx.touch()
 		return tx.audit(c, "credential.delete", "credential", id, nil)
 	})
 }

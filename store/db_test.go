@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 
@@ -169,74 +168,6 @@ func TestUpdateCredentialReplicas(t *testing.T) {
 	}
 	if final.Version != base.Version+writers {
 		t.Errorf("version went from %d to %d after %d updates; an update was lost", base.Version, final.Version, writers)
-	}
-}
-
-// TestStatusVisibilityFromCaller checks that a curator's listing depends on
-// the memberships it was authenticated with, not on memberships committed
-// meanwhile: the listing is cached by the former.
-func TestStatusVisibilityFromCaller(t *testing.T) {
-	db := storetest.Open(t)
-	_, token, _ := db.CreateAPIKey(ctx, nil, nil, quarry.RoleAdmin)
-	admin, _ := db.Authenticate(ctx, quarry.HashAPIKey(token))
-	_, token, _ = db.CreateAPIKey(ctx, nil, nil, quarry.RoleGlobalCurator)
-	curator, _ := db.Authenticate(ctx, quarry.HashAPIKey(token))
-	name := "g"
-	g, err := db.CreateGroup(ctx, admin, quarry.UserGroupInput{Name: &name, UserIDs: []string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, _ := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "c", Source: "web", InputType: "poll", Config: []byte(`{}`)})
-	cred, _ := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{}})
-	if _, err := db.CreateCCPair(ctx, admin, conn, cred.ID, quarry.CCPairInput{Name: "p", AccessType: quarry.AccessPrivate, Groups: []int64{g.ID}}); err != nil {
-		t.Fatal(err)
-	}
-	count := func(c *quarry.Caller) int {
-		list, err := db.ConnectorStatuses(ctx, c, quarry.StatusFilter{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(list)
-	}
-	if n := count(curator); n != 0 {
-		t.Errorf("a curator of no group sees %d pairs, want 0", n)
-	}
-	asMember := *curator
-	asMember.Memberships = []quarry.Membership{{GroupID: g.ID}}
-	if n := count(&asMember); n != 1 {
-		t.Errorf("a caller authenticated as a member of the pair's group sees %d pairs, want 1", n)
-	}
-}
-
-// TestStatusPartsDetectWrites checks that a listing read in parts, which
-// do not share a snapshot, reports a write that committed meanwhile.
-func TestStatusPartsDetectWrites(t *testing.T) {
-	db := storetest.Open(t)
-	seeded, err := db.Seed(ctx, store.DefaultSeedSpec(4500), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, _ := db.Authenticate(ctx, quarry.HashAPIKey(seeded.AdminToken))
-	var once sync.Once
-	_, parts, err := db.EachConnectorStatus(ctx, admin, quarry.StatusFilter{}, 2, func(int, *store.StatusRow) error {
-		once.Do(func() {
-			name := "changed meanwhile"
-			np := &name
-			if _, err := db.UpdateCredential(ctx, admin, 1, quarry.CredentialUpdate{Name: &np}, true); err != nil {
-				t.Error(err)
-			}
-		})
-		return nil
-	})
-	if !errors.Is(err, store.ErrListingChanged) {
-		t.Errorf("a write during a listing in %d parts: err = %v, want ErrListingChanged", parts, err)
-	}
-	version, parts, err := db.EachConnectorStatus(ctx, admin, quarry.StatusFilter{}, 2, func(int, *store.StatusRow) error { return nil })
-	if err != nil || parts != 2 {
-		t.Errorf("a quiet listing: %d parts, %v", parts, err)
-	}
-	if now, _ := db.DataVersion(ctx); now != version {
-		t.Errorf("the listing says it is of version %d, the database is at %d", version, now)
 	}
 }
 

@@ -12,3 +12,15 @@ func (db *DB) OAuthClientSecret(ctx context.Context, id int64) (string, error) {
 	pt, err := db.keys.open(purposeOAuthSecret, ct)
 	return string(pt), err
 }
+
+// ExecForTest runs a statement outside the store's rules, as a test that
+// stands for an older build or an operator does.
+func (db *DB) ExecForTest(ctx context.Context, query string, args ...any) error {
+	_, err := db.write.DB.ExecContext(ctx, query, args...)
+	return err
+}
+
+// QueryRowForTest scans the one row of a query into dest.
+func (db *DB) QueryRowForTest(ctx context.Context, query string, dest ...any) error {
+	return db.read.DB.QueryRowContext(ctx, query).Scan(dest...)
+}

@@ -36,7 +36,7 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 		if err := tx.setGroupPairs(id, in.CCPairIDs); err != nil {
 			return err
 		}
-		tx.touch()
+		tx.changed(ChangePair, in.CCPairIDs...)
 		if err := tx.audit(c, "user_group.create", "user_group", id, []string{"name", "user_ids", "cc_pair_ids"}); err != nil {
 			return err
 		}
@@ -312,7 +312,10 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
 			return err
 		}
-		tx.touch()
+		if in.CCPairIDs != nil {
+			tx.changed(ChangePair, old.CCPairIDs...)
+			tx.changed(ChangePair, in.CCPairIDs...)
+		}
 		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
 			return err
 		}
@@ -345,7 +348,6 @@ func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, u
 		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
 			return err
 		}
-		tx.touch()
 		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
 			return err
 		}
@@ -365,10 +367,18 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 		}
 		// Its credentials lose a group: their representation, so their
 		// version (ETag), changes.
+		var creds []int64
+		err = eachInts(tx.ctx, tx, `SELECT credential_id, group_id FROM credential_groups WHERE group_id = $1`, []any{id},
+			func(cred, _ int64) { creds = append(creds, cred) })
+		if err != nil {
+			return err
+		}
 		if _, err := tx.exec(`UPDATE credentials SET version = version + 1
 			WHERE id IN (SELECT credential_id FROM credential_groups WHERE group_id = $1)`, id); err != nil {
 			return err
 		}
+		tx.changed(ChangeCredential, creds...)
+		tx.changed(ChangePair, g.CCPairIDs...)
 		if _, err := tx.exec(`DELETE FROM user_groups WHERE id = $1`, id); err != nil {
 			return err
 		}
@@ -377,7 +387,6 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 				return err
 			}
 		}
-		tx.touch()
 		return tx.audit(c, "user_group.delete", "user_group", id, nil)
 	})
 }
@@ -420,7 +429,6 @@ func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID
 		if err != nil {
 			return err
 		}
-		tx.touch()
 		return tx.audit(c, "user_group.set_curator", "user_group", id, []string{"is_curator"})
 	})
 }

@@ -175,7 +175,7 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 				}
 			}
 		}
-		tx.touch()
+		tx.changed(ChangeAll)
 		return tx.audit(nil, "seed", "database", 0, []string{"user_groups", "connectors", "credentials", "cc_pairs"})
 	})
 	if err != nil {

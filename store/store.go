@@ -442,7 +442,7 @@ type Tx struct {
 	db      *DB
 	ctx     context.Context
 	now     quarry.Time
-	touched bool
+	changes []listingChange // What the transaction changes in the status listing.
 }
 
 // update runs fn in a write transaction and commits if fn returns nil.
@@ -459,9 +459,9 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
 		return mapError(err)
 	}
-	if tx.touched {
+	if len(tx.changes) > 0 {
 		// Last, so that the row lock on PostgreSQL is held briefly.
-		if _, err := tx.ExecContext(ctx, `UPDATE data_version SET version = version + 1 WHERE id = 1`); err != nil {
+		if err := tx.logChanges(); err != nil {
 			return mapError(err)
 		}
 	}
@@ -498,10 +498,6 @@ func (db *DB) whileBusy(ctx context.Context, fn func() error) error {
 		}
 	}
 }
-
-// touch records that the transaction changes what the connector status
-// listing shows.
-func (tx *Tx) touch() { tx.touched = true }
 
 // ExecContext runs a statement in the transaction and counts it.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -571,4 +567,30 @@ func (db *DB) DataVersion(ctx context.Context) (int64, error) {
 	var v int64
 	err := db.read.QueryRowContext(ctx, `SELECT version FROM data_version WHERE id = 1`).Scan(&v)
 	return v, mapError(err)
+}
+
+// eachInts runs a query of two integer columns and calls fn for each row.
+func eachInts(ctx context.Context, q reader, query string, args []any, fn func(a, b int64)) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return mapError(err)
+	}
+	for rows.Next() {
+		var a, b int64
+		if err := rows.Scan(&a, &b); err != nil {
+			rows.Close()
+			return mapError(err)
+		}
+		fn(a, b)
+	}
+	return closeRows(rows)
+}
+
+// anys returns the elements of s as query arguments.
+func anys[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
 }

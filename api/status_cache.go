@@ -1,0 +1,344 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store"
+)
+
+// statusCache is the server's copy of the connector status listing, as an
+// admin sees it, kept encoded in parts: one per pair, pointing at one part
+// per connector and one per credential, so that each is encoded once
+// however many pairs share it. Requests write the entries they may see
+// from the latest view (statusView); when the database has moved on, one
+// refresh at a time re-reads only what the change log
+// (store.ReadListing) says changed since the view, and publishes a new
+// view that shares every unchanged part with the old one. See
+// docs/decisions.md, "The status listing's cache".
+type statusCache struct {
+	db   *store.DB
+	mask bool // Whether credential_json is masked (Config.MaskCredentials).
+
+	view atomic.Pointer[statusView] // nil until the first refresh
+
+	mu       sync.Mutex
+	inflight *statusRefresh // The refresh running, if any.
+
+	// Owned by the refresh that runs: the latest part of each connector
+	// and credential of the listing; and whether the last refresh failed,
+	// leaving them out of step with the view.
+	conns  map[int64]*connPart
+	creds  map[int64]*credPart
+	broken bool
+
+	// Refreshes done: of the whole listing, and of what changed.
+	wholeReads, changeReads atomic.Int64
+}
+
+// statusRefreshTimeout bounds a refresh. It runs on its own, not bound to
+// the request that started it, so that a client that leaves or a short
+// request timeout does not stop a long first read (a million pairs take
+// tens of seconds) that later requests wait for.
+const statusRefreshTimeout = 10 * time.Minute
+
+// statusRefresh is a refresh that requests wait for.
+type statusRefresh struct {
+	done chan struct{}
+	err  error
+}
+
+// statusView is the listing at one data version: its pairs in ascending id
+// order. A view, and every part it points to, is never changed once
+// published, so requests read it without locks; only the curators'
+// credential_ids, worked out on demand, are added under mu.
+type statusView struct {
+	version int64
+	pairs   []*pairPart
+
+	mu      sync.Mutex
+	visible map[string]map[int64][]byte // By visibilityKey: connector id → credential_ids.
+}
+
+// pairPart is one entry of the listing: its connector's part goes between
+// head and the credential's part, and tail ends it.
+type pairPart struct {
+	id     int64
+	head   []byte // {"cc_pair_id":…,"name":…,"connector":
+	conn   *connPart
+	cred   *credPart
+	tail   []byte // ,"access_type":…,"groups":[…]}
+	access quarry.AccessType
+	groups []int64
+}
+
+// visibleTo reports whether c may see the pair (quarry.Caller.CanSeePair).
+func (p *pairPart) visibleTo(c *quarry.Caller) bool {
+	return c.CanSeePair(&quarry.CCPair{AccessType: p.access, Groups: p.groups})
+}
+
+// connPart is a connector of the listing: its encoding but for the value of
+// credential_ids, which differs from caller to caller, and that value as
+// an admin sees it.
+type connPart struct {
+	id         int64
+	source     quarry.DocumentSource
+	head, tail []byte
+	ids        []byte // The admin's credential_ids.
+}
+
+// credPart is a credential of the listing, encoded with its key:
+// ,"credential":{…}
+type credPart struct {
+	id  int64
+	enc []byte
+}
+
+func newStatusCache(db *store.DB, mask bool) *statusCache {
+	return &statusCache{db: db, mask: mask}
+}
+
+// at returns a view of the listing at data version version or later,
+// refreshing it first if needed. A request that stops waiting leaves the
+// refresh running for the next.
+func (c *statusCache) at(ctx context.Context, version int64) (*statusView, error) {
+	for {
+		if v := c.view.Load(); v != nil && v.version >= version {
+			return v, nil
+		}
+		c.mu.Lock()
+		r := c.inflight
+		if r == nil {
+			r = &statusRefresh{done: make(chan struct{})}
+			c.inflight = r
+			go c.run(r)
+		}
+		c.mu.Unlock()
+		select {
+		case <-r.done:
+			if r.err != nil {
+				return nil, r.err
+			}
+			// The refresh may have read a version older than this
+			// request's: then another follows.
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// run refreshes the view and reports to those waiting for r.
+func (c *statusCache) run(r *statusRefresh) {
+	ctx, cancel := context.WithTimeout(context.Background(), statusRefreshTimeout)
+	defer cancel()
+	v, err := c.refresh(ctx)
+	if err == nil {
+		c.view.Store(v)
+	}
+	c.mu.Lock()
+	c.inflight = nil
+	c.mu.Unlock()
+	r.err = err
+	close(r.done)
+}
+
+// errListingTorn reports a pair whose connector or credential the cache
+// does not hold: it cannot happen with a change log that is whole, and
+// makes the next refresh read the whole listing.
+var errListingTorn = errors.New("api: the status listing's parts do not fit together")
+
+// refresh reads what changed since the view (everything, if there is none
+// or the last refresh failed) and returns the new view. Should the parts
+// not fit together, it reads everything again.
+func (c *statusCache) refresh(ctx context.Context) (*statusView, error) {
+	v, err := c.read(ctx)
+	if errors.Is(err, errListingTorn) {
+		v, err = c.read(ctx) // c.broken: the whole listing.
+	}
+	return v, err
+}
+
+// read is refresh, once.
+func (c *statusCache) read(ctx context.Context) (*statusView, error) {
+	old := c.view.Load()
+	var since int64
+	if old != nil && !c.broken {
+		since = old.version
+	} else {
+		old = nil
+	}
+	c.broken = true // Until this refresh succeeds.
+	var (
+		whole   bool
+		pairs   []*pairPart             // Reading the whole listing: its pairs.
+		changed = map[int64]*pairPart{} // Reading changes: changed pairs, nil if gone.
+		dirty   = map[int64]bool{}      // Connectors whose credential_ids may change.
+	)
+	version, err := c.db.ReadListing(ctx, since, func(ch *store.ListingChange) error {
+		switch ch.Kind {
+		case store.ChangeAll:
+			whole = true
+			c.conns, c.creds = map[int64]*connPart{}, map[int64]*credPart{}
+		case store.ChangeConnector:
+			dirty[ch.ID] = true
+			if ch.Connector == nil {
+				delete(c.conns, ch.ID)
+			} else {
+				c.conns[ch.ID] = newConnPart(ch.Connector)
+			}
+		case store.ChangeCredential:
+			if ch.Credential == nil {
+				delete(c.creds, ch.ID)
+				return nil
+			}
+			k, err := c.newCredPart(ch.Credential)
+			if err != nil {
+				return err
+			}
+			c.creds[ch.ID] = k
+		case store.ChangePair:
+			if ch.Pair == nil {
+				changed[ch.ID] = nil
+				return nil
+			}
+			p, err := c.newPairPart(ch.Pair)
+			if err != nil {
+				return err
+			}
+			if whole {
+				pairs = append(pairs, p)
+			} else {
+				changed[ch.ID] = p
+				dirty[p.conn.id] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case whole:
+		c.wholeReads.Add(1)
+	case version == since:
+		c.broken = false
+		return old, nil
+	default:
+		c.changeReads.Add(1)
+		pairs = merge(old.pairs, changed, dirty)
+	}
+	if err := c.fit(pairs, dirty, whole); err != nil {
+		return nil, err
+	}
+	c.broken = false
+	return &statusView{version: version, pairs: pairs}, nil
+}
+
+// merge returns the pairs of old with changed applied (ascending id),
+// marking the connectors of the pairs that change or go as dirty.
+func merge(old []*pairPart, changed map[int64]*pairPart, dirty map[int64]bool) []*pairPart {
+	ids := slices.Sorted(maps.Keys(changed))
+	out := make([]*pairPart, 0, len(old)+len(ids))
+	i := 0
+	for _, p := range old {
+		for ; i < len(ids) && ids[i] < p.id; i++ {
+			if q := changed[ids[i]]; q != nil {
+				out = append(out, q)
+			}
+		}
+		if i < len(ids) && ids[i] == p.id {
+			dirty[p.conn.id] = true
+			if q := changed[ids[i]]; q != nil {
+				out = append(out, q)
+			}
+			i++
+			continue
+		}
+		out = append(out, p)
+	}
+	for ; i < len(ids); i++ {
+		if q := changed[ids[i]]; q != nil {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// fit works out the credential_ids of the dirty connectors (of all, if
+// whole), then points every pair at the latest part of its connector and
+// credential, copying the pairs that change.
+func (c *statusCache) fit(pairs []*pairPart, dirty map[int64]bool, whole bool) error {
+	ids := map[int64][]int64{}
+	for _, p := range pairs {
+		if whole || dirty[p.conn.id] {
+			ids[p.conn.id] = append(ids[p.conn.id], p.cred.id)
+		}
+	}
+	for id, creds := range ids {
+		conn := c.conns[id]
+		if conn == nil {
+			return fmt.Errorf("%w: connector %d", errListingTorn, id)
+		}
+		slices.Sort(creds)
+		next := *conn
+		next.ids = appendInts(nil, slices.Compact(creds))
+		c.conns[id] = &next
+	}
+	for i, p := range pairs {
+		conn, cred := c.conns[p.conn.id], c.creds[p.cred.id]
+		if conn == nil || cred == nil {
+			return fmt.Errorf("%w: pair %d", errListingTorn, p.id)
+		}
+		if conn != p.conn || cred != p.cred {
+			next := *p
+			next.conn, next.cred = conn, cred
+			pairs[i] = &next
+		}
+	}
+	return nil
+}
+
+func newConnPart(conn *quarry.Connector) *connPart {
+	return &connPart{id: conn.ID, source: conn.Source, head: appendConnectorHead(nil, conn),
+		tail: appendConnectorTail(nil, conn), ids: []byte("[]")}
+}
+
+// newCredPart encodes k, masked unless the server is set not to mask.
+func (c *statusCache) newCredPart(k *quarry.Credential) (*credPart, error) {
+	credJSON := k.CredentialJSON
+	if c.mask {
+		var err error
+		if credJSON, err = quarry.AppendMaskedJSON(nil, k.CredentialJSON); err != nil {
+			return nil, fmt.Errorf("credential %d: %w", k.ID, err)
+		}
+	}
+	enc := append([]byte(`,"credential":`), appendCredential(nil, k, credJSON)...)
+	return &credPart{id: k.ID, enc: slices.Clip(enc)}, nil
+}
+
+// newPairPart encodes p, pointing at the parts of its connector and
+// credential, which the cache must hold.
+func (c *statusCache) newPairPart(p *store.ListingPair) (*pairPart, error) {
+	conn, cred := c.conns[p.ConnectorID], c.creds[p.CredentialID]
+	if conn == nil || cred == nil {
+		return nil, fmt.Errorf("%w: pair %d", errListingTorn, p.ID)
+	}
+	head := append([]byte(`{"cc_pair_id":`), strconv.AppendInt(nil, p.ID, 10)...)
+	head = append(head, `,"name":`...)
+	head = quarry.AppendJSONString(head, p.Name)
+	head = append(head, `,"connector":`...)
+	tail := append([]byte(`,"access_type":`), quarry.AppendJSONString(nil, string(p.AccessType))...)
+	tail = append(tail, `,"groups":`...)
+	tail = appendInts(tail, p.Groups)
+	tail = append(tail, '}')
+	return &pairPart{id: p.ID, head: slices.Clip(head), conn: conn, cred: cred, tail: slices.Clip(tail),
+		access: p.AccessType, groups: slices.Clone(p.Groups)}, nil
+}
