@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +24,11 @@ import (
 // it with SIGKILL at a random moment, restarts it and checks that every
 // acknowledged write is there, whole, with its audit entry (contract section
 // 7), five times on SQLite and, with QUARRY_TEST_POSTGRES_URL, on
-// PostgreSQL.
+// PostgreSQL. The writes include cc-pairs and connectors, so that the
+// status listing (contract section 4.1) shows what they change: a reader
+// checks, while the writes run, that each listing is whole and shows every
+// write acknowledged before it was asked for; after each restart, the
+// listing must show every acknowledged write, as the single-object GETs do.
 func TestCrashSafety(t *testing.T) {
 	quarryBinary(t)
 	t.Run("sqlite", func(t *testing.T) {
@@ -144,13 +150,27 @@ func (tl *crashTool) check() (w, s int, err error) {
 	return w, s, nil
 }
 
-// crashObject is a credential or a tool that one worker writes.
+// crashObject is a credential, a tool or a connector that one worker
+// writes. A credential has, once created, a cc-pair with its worker's
+// connector, whose name the worker writes too.
 type crashObject struct {
-	kind    string // "credential" or "tool"
+	kind    string // "credential", "tool" or "connector"
 	id      int64
 	acked   int   // The write last acknowledged,
-	version int64 // and the version it answered.
+	version int64 // and the version it answered (-1 for a connector, which has none).
 	sent    []int // Writes sent since, not acknowledged: any of them may have committed.
+
+	pair        crashPair // Of a credential.
+	pairCreated int       // A create of the pair sent and not acknowledged, or 0.
+}
+
+// crashPair is the cc-pair of a credential, like crashObject: id is 0
+// until it is created.
+type crashPair struct {
+	id      int64
+	acked   int
+	version int64
+	sent    []int
 }
 
 // ack is an acknowledged write, whose audit entry must exist.
@@ -165,6 +185,7 @@ type crashWorker struct {
 	rng     *rand.Rand
 	creds   []*crashObject
 	tool    *crashObject
+	conn    *crashObject
 	creates []int // Creates sent and not acknowledged.
 	acks    []ack
 	errs    []string // 5xx answers other than 503.
@@ -180,6 +201,10 @@ type crashHarness struct {
 	groups  []int64
 	workers []*crashWorker
 	unacked int // Writes found committed whose answers the kill lost.
+
+	board    *ackBoard      // What was acknowledged, for the listing reader.
+	seen     map[objKey]int // The latest write of each object a listing showed.
+	listings int            // Listings the reader checked in the round.
 }
 
 func crashTest(t *testing.T, url string, vars map[string]string) {
@@ -187,7 +212,7 @@ func crashTest(t *testing.T, url string, vars map[string]string) {
 	vars["QUARRY_DATABASE_URL"] = url
 	vars["QUARRY_MASK_CREDENTIALS"] = "false" // So that the test reads secrets back.
 	vars["QUARRY_LOG_LEVEL"] = "warn"
-	h := &crashHarness{t: t, url: url, vars: vars}
+	h := &crashHarness{t: t, url: url, vars: vars, board: newAckBoard(), seen: map[objKey]int{}}
 	h.c = newProcClient(procAPIKey(t, vars))
 	h.srv = startServe(t, vars)
 	for i := range 3 {
@@ -200,8 +225,16 @@ func crashTest(t *testing.T, url string, vars map[string]string) {
 	for w := range crashWorkers {
 		cw := &crashWorker{w: w, rng: rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))}
 		h.workers = append(h.workers, cw)
+		cw.seq++
+		var conn struct {
+			ID int64 `json:"id"`
+		}
+		h.c.must(t, h.srv.base, "POST", "/manage/admin/connector", connectorBody(w, cw.seq), &conn, "X-Request-ID", crashRequestID(w, cw.seq))
+		cw.conn = &crashObject{kind: "connector", id: conn.ID, acked: cw.seq, version: -1}
+		cw.acks = append(cw.acks, ack{crashRequestID(w, cw.seq), "connector.create", strconv.FormatInt(conn.ID, 10)})
+		h.board.set(objKey{"connector", conn.ID}, cw.seq)
 		for range 2 {
-			if cw.create(h, nil); len(cw.creates) > 0 {
+			if cw.create(h, nil); len(cw.creates) > 0 || cw.creds[len(cw.creds)-1].pair.id == 0 {
 				t.Fatalf("worker %d: creating a credential failed", w)
 			}
 		}
@@ -227,6 +260,11 @@ func crashTest(t *testing.T, url string, vars map[string]string) {
 				cw.load(h, &killed)
 			}()
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.readListings(&killed)
+		}()
 		time.Sleep(time.Duration(150+rng.IntN(900)) * time.Millisecond)
 		killed.Store(true)
 		h.srv.kill()
@@ -240,9 +278,9 @@ func crashTest(t *testing.T, url string, vars map[string]string) {
 			t.Logf("round %d: server log:\n%s", round+1, h.srv.stderr.String())
 			return
 		}
-		t.Logf("round %d: %d writes acknowledged before SIGKILL, all present after restart; %d unacknowledged ones committed",
-			round+1, n, h.unacked)
-		h.unacked = 0
+		t.Logf("round %d: %d writes acknowledged before SIGKILL, all present after restart; %d unacknowledged ones committed; %d listings read meanwhile, all whole and fresh",
+			round+1, n, h.unacked, h.listings)
+		h.unacked, h.listings = 0, 0
 	}
 	t.Logf("%d rounds, %d writes acknowledged, %d credentials, in %s", crashRounds, total, h.credentials(), time.Since(start).Round(time.Millisecond))
 }
@@ -267,8 +305,14 @@ func (h *crashHarness) credentials() int {
 func (cw *crashWorker) load(h *crashHarness, killed *atomic.Bool) {
 	for !killed.Load() {
 		switch r := cw.rng.IntN(100); {
-		case r < 60:
+		case r < 45:
 			cw.patch(h, cw.creds[cw.rng.IntN(len(cw.creds))], killed)
+		case r < 60:
+			if o := cw.creds[cw.rng.IntN(len(cw.creds))]; o.pair.id != 0 {
+				cw.rename(h, o, killed)
+			}
+		case r < 68:
+			cw.patchConnector(h, killed)
 		case r < 85:
 			cw.put(h, killed)
 		default:
@@ -313,6 +357,77 @@ func (cw *crashWorker) patch(h *crashHarness, o *crashObject, killed *atomic.Boo
 	}
 	o.acked, o.version, o.sent = s, r.version(), nil
 	cw.acks = append(cw.acks, ack{crashRequestID(cw.w, s), "credential.update", strconv.FormatInt(o.id, 10)})
+	if o.pair.id != 0 {
+		h.board.set(objKey{"credential", o.id}, s)
+	}
+}
+
+// rename renames the cc-pair of credential o.
+func (cw *crashWorker) rename(h *crashHarness, o *crashObject, killed *atomic.Bool) {
+	cw.seq++
+	s := cw.seq
+	p := &o.pair
+	p.sent = append(p.sent, s)
+	path := fmt.Sprintf("/manage/admin/cc-pair/%d/name?new_name=%s", p.id, url.QueryEscape(pairName(o.id, cw.w, s)))
+	r, ok := cw.send(h, killed, "PUT", path, nil, s)
+	if !ok {
+		return
+	}
+	p.acked, p.version, p.sent = s, r.version(), nil
+	cw.acks = append(cw.acks, ack{crashRequestID(cw.w, s), "cc_pair.update", strconv.FormatInt(p.id, 10)})
+	h.board.set(objKey{"cc_pair", p.id}, s)
+}
+
+// patchConnector rewrites the worker's connector: its name and its
+// connector_specific_config.
+func (cw *crashWorker) patchConnector(h *crashHarness, killed *atomic.Bool) {
+	cw.seq++
+	s := cw.seq
+	o := cw.conn
+	o.sent = append(o.sent, s)
+	if _, ok := cw.send(h, killed, "PATCH", fmt.Sprint("/manage/admin/connector/", o.id), connectorBody(cw.w, s), s); !ok {
+		return
+	}
+	o.acked, o.sent = s, nil
+	cw.acks = append(cw.acks, ack{crashRequestID(cw.w, s), "connector.update", strconv.FormatInt(o.id, 10)})
+	h.board.set(objKey{"connector", o.id}, s)
+}
+
+// createPair pairs credential o with the worker's connector.
+func (cw *crashWorker) createPair(h *crashHarness, o *crashObject, killed *atomic.Bool) {
+	cw.seq++
+	s := cw.seq
+	o.pairCreated = s
+	path := fmt.Sprintf("/manage/connector/%d/credential/%d", cw.conn.id, o.id)
+	r, ok := cw.send(h, killed, "PUT", path, map[string]any{"name": pairName(o.id, cw.w, s), "access_type": "public"}, s)
+	if !ok {
+		return
+	}
+	var res struct {
+		Data int64 `json:"data"`
+	}
+	if err := json.Unmarshal(r.body, &res); err != nil || res.Data == 0 {
+		h.t.Errorf("PUT %s: %s: %v", path, r.body, err)
+		return
+	}
+	var info struct {
+		Name string `json:"name"`
+	}
+	// The ETag of the new pair: the create does not answer one.
+	g, err := h.c.do(h.srv.base, "GET", fmt.Sprint("/manage/admin/cc-pair/", res.Data), nil)
+	if err != nil || g.status != 200 {
+		if killed == nil || !killed.Load() {
+			h.t.Errorf("GET cc-pair %d: %v %v", res.Data, err, g)
+		}
+		g = &procReply{header: http.Header{"Etag": {`"-2"`}}} // Unknown: verify checks the name only.
+	} else if err := json.Unmarshal(g.body, &info); err != nil || info.Name != pairName(o.id, cw.w, s) {
+		h.t.Errorf("cc-pair %d just created as %q reads %s: %v", res.Data, pairName(o.id, cw.w, s), g.body, err)
+	}
+	o.pair = crashPair{id: res.Data, acked: s, version: g.version()}
+	o.pairCreated = 0
+	cw.acks = append(cw.acks, ack{crashRequestID(cw.w, s), "cc_pair.create", strconv.FormatInt(res.Data, 10)})
+	h.board.set(objKey{"cc_pair", o.pair.id}, s)
+	h.board.set(objKey{"credential", o.id}, o.acked)
 }
 
 func (cw *crashWorker) put(h *crashHarness, killed *atomic.Bool) {
@@ -342,8 +457,48 @@ func (cw *crashWorker) create(h *crashHarness, killed *atomic.Bool) {
 		return
 	}
 	cw.creates = slices.DeleteFunc(cw.creates, func(x int) bool { return x == s })
-	cw.creds = append(cw.creds, &crashObject{kind: "credential", id: k.ID, acked: s, version: r.version()})
+	o := &crashObject{kind: "credential", id: k.ID, acked: s, version: r.version()}
+	cw.creds = append(cw.creds, o)
 	cw.acks = append(cw.acks, ack{crashRequestID(cw.w, s), "credential.create", strconv.FormatInt(k.ID, 10)})
+	cw.createPair(h, o, killed)
+}
+
+// readListings reads the status listing until the server is killed, and
+// checks each: whole (checkListing), showing every write acknowledged
+// before it was asked for, and no write older than one an earlier listing
+// showed. It stops at the first listing that fails.
+func (h *crashHarness) readListings(killed *atomic.Bool) {
+	for !killed.Load() {
+		min := h.board.snapshot()
+		for k, s := range h.seen {
+			min[k] = max(min[k], s)
+		}
+		r, err := h.c.do(h.srv.base, "GET", statusPath, nil)
+		if err != nil || r.status != 200 {
+			if !killed.Load() {
+				h.t.Errorf("GET %s: %v %v", statusPath, err, r)
+			}
+			return
+		}
+		v, errs := checkListing(r.body, h.groups)
+		if len(errs) == 0 {
+			errs = v.atLeast(min)
+		}
+		if len(errs) > 0 {
+			for i, err := range errs {
+				if i == 10 {
+					h.t.Errorf("listing %d: ... %d more", h.listings+1, len(errs)-i)
+					break
+				}
+				h.t.Errorf("listing %d read during the writes: %v", h.listings+1, err)
+			}
+			return
+		}
+		h.listings++
+		for k, s := range v.seq {
+			h.seen[k] = max(h.seen[k], s)
+		}
+	}
 }
 
 // verify checks the restarted server against what was acknowledged, then
@@ -395,13 +550,41 @@ func (h *crashHarness) verify() {
 	for _, tl := range tools {
 		toolByID[tl.ID] = tl
 	}
+	// The status listing of the new process: whole, and showing no write
+	// older than one a listing of the old process showed.
+	listed := h.c.must(t, base, "GET", statusPath, nil, nil)
+	v, errs := checkListing(listed.body, h.groups)
+	if len(errs) == 0 {
+		errs = v.atLeast(h.seen)
+	}
+	for i, err := range errs {
+		if i == 10 {
+			t.Errorf("listing after the restart: ... %d more", len(errs)-i)
+			break
+		}
+		t.Errorf("listing after the restart: %v", err)
+	}
+	if len(errs) > 0 {
+		return
+	}
+	single := map[objKey][]byte{} // What the single-object GETs answered.
 	for _, cw := range h.workers {
 		cw.creates = nil // Those not shown by now were not committed.
-		for _, o := range append(slices.Clone(cw.creds), cw.tool) {
+		for _, o := range append(slices.Clone(cw.creds), cw.tool, cw.conn) {
 			var s int
 			var err error
 			path := fmt.Sprint("/manage/credential/", o.id)
-			if o.kind == "tool" {
+			if o.kind == "connector" {
+				path = fmt.Sprint("/manage/connector/", o.id)
+				var conn listingConnector
+				r := h.c.must(t, base, "GET", path, nil, &conn)
+				marker, _ := conn.Config["marker"].(string)
+				var ok bool
+				if _, s, ok = parseCrashName(marker); !ok || conn.Name != "conn-"+marker {
+					t.Errorf("connector %d is not one write's: %s", o.id, r.body)
+					continue
+				}
+			} else if o.kind == "tool" {
 				path = fmt.Sprint("/tool/", o.id)
 				tl := toolByID[o.id]
 				if tl == nil {
@@ -421,20 +604,77 @@ func (h *crashHarness) verify() {
 				continue // Reported above.
 			}
 			r := h.c.must(t, base, "GET", path, nil, nil)
-			switch {
-			case s == o.acked:
-				if r.version() != o.version {
-					t.Errorf("%s %d: version %d, want the acknowledged %d", o.kind, o.id, r.version(), o.version)
-				}
-			case slices.Contains(o.sent, s) && s > o.acked:
-				h.unacked++
-				if r.version() <= o.version {
-					t.Errorf("%s %d: version %d after an unacknowledged write, want more than %d", o.kind, o.id, r.version(), o.version)
-				}
-			default:
-				t.Errorf("%s %d shows write %d; acknowledged %d, sent since %v", o.kind, o.id, s, o.acked, o.sent)
-			}
+			single[objKey{o.kind, o.id}] = r.body
+			h.compare(o.kind, o.id, s, o.acked, o.sent, o.version, r.version())
 			o.acked, o.version, o.sent = s, r.version(), nil
+		}
+		// The pairs, in the listing and one by one.
+		for _, o := range cw.creds {
+			p := &o.pair
+			if p.id == 0 && o.pairCreated != 0 {
+				// A create whose answer the kill lost may have committed.
+				for _, e := range v.entries {
+					if e.cred.ID == o.id {
+						p.id, p.acked, p.version = e.CCPairID, o.pairCreated, -2
+						h.unacked++
+					}
+				}
+			}
+			o.pairCreated = 0
+			if p.id == 0 {
+				continue
+			}
+			e := v.byPair[p.id]
+			if e == nil {
+				t.Errorf("cc-pair %d of credential %d is missing from the listing after the restart", p.id, o.id)
+				continue
+			}
+			var full struct {
+				Name       string          `json:"name"`
+				AccessType string          `json:"access_type"`
+				Groups     []int64         `json:"groups"`
+				Connector  json.RawMessage `json:"connector"`
+				Credential json.RawMessage `json:"credential"`
+			}
+			r := h.c.must(t, base, "GET", fmt.Sprint("/manage/admin/cc-pair/", p.id), nil, &full)
+			what := fmt.Sprint("cc-pair ", p.id)
+			if p.version == -2 { // Adopted above, or created just before the kill.
+				if s := v.seq[objKey{"cc_pair", p.id}]; s != p.acked {
+					t.Errorf("%s: created by write %d, whose answer was lost, but shows write %d", what, p.acked, s)
+				}
+			} else {
+				h.compare("cc_pair", p.id, v.seq[objKey{"cc_pair", p.id}], p.acked, p.sent, p.version, r.version())
+			}
+			p.acked, p.version, p.sent = v.seq[objKey{"cc_pair", p.id}], r.version(), nil
+			if *e.Name != full.Name || e.AccessType != full.AccessType || !slices.Equal(e.Groups, full.Groups) {
+				t.Errorf("%s: the listing shows name %q, access_type %q, groups %v; its own GET %q, %q, %v",
+					what, *e.Name, e.AccessType, e.Groups, full.Name, full.AccessType, full.Groups)
+			}
+			for _, err := range []error{
+				sameFields(what+"'s credential (vs the pair's GET)", e.Credential, full.Credential),
+				sameFields(what+"'s connector (vs the pair's GET)", e.Connector, full.Connector),
+				sameFields(what+"'s credential (vs the credential's GET)", e.Credential, single[objKey{"credential", o.id}]),
+				sameFields(what+"'s connector (vs the connector's GET)", e.Connector, single[objKey{"connector", cw.conn.id}]),
+			} {
+				if err != nil {
+					t.Error(err)
+				}
+			}
+			if e.conn.ID != cw.conn.id {
+				t.Errorf("%s: connector %d, want %d", what, e.conn.ID, cw.conn.id)
+			}
+		}
+	}
+	// The listing shows the test's pairs and nothing else.
+	pairs := map[int64]bool{}
+	for _, cw := range h.workers {
+		for _, o := range cw.creds {
+			pairs[o.pair.id] = true
+		}
+	}
+	for _, e := range v.entries {
+		if !pairs[e.CCPairID] {
+			t.Errorf("the listing after the restart shows cc-pair %d (%q), which the test does not know", e.CCPairID, *e.Name)
 		}
 	}
 	// Every acknowledged write has its audit entry.
@@ -448,6 +688,42 @@ func (h *crashHarness) verify() {
 				}
 			}
 		}
+	}
+	// Pair the credentials whose pair the kill prevented, and tell the
+	// next round's reader what the objects show now.
+	for _, cw := range h.workers {
+		h.board.set(objKey{"connector", cw.conn.id}, cw.conn.acked)
+		for _, o := range cw.creds {
+			if o.pair.id == 0 {
+				if cw.createPair(h, o, nil); o.pair.id == 0 {
+					t.Fatalf("credential %d: creating its cc-pair failed", o.id)
+				}
+			}
+			h.board.set(objKey{"credential", o.id}, o.acked)
+			h.board.set(objKey{"cc_pair", o.pair.id}, o.pair.acked)
+		}
+	}
+}
+
+// compare checks that object id of kind shows write s after a restart:
+// the acknowledged one, with the version it answered, or one sent after
+// it whose answer the kill lost, with a later version. A version of -1
+// means the object has none.
+func (h *crashHarness) compare(kind string, id int64, s, acked int, sent []int, version, now int64) {
+	t := h.t
+	t.Helper()
+	switch {
+	case s == acked:
+		if now != version {
+			t.Errorf("%s %d: version %d, want the acknowledged %d", kind, id, now, version)
+		}
+	case slices.Contains(sent, s) && s > acked:
+		h.unacked++
+		if version >= 0 && now <= version {
+			t.Errorf("%s %d: version %d after an unacknowledged write, want more than %d", kind, id, now, version)
+		}
+	default:
+		t.Errorf("%s %d shows write %d; acknowledged %d, sent since %v", kind, id, s, acked, sent)
 	}
 }
 
