@@ -28,7 +28,7 @@ func TestConnectorStatusIncremental(t *testing.T) {
 	admin, curator := user{token: seeded.AdminToken}, user{token: seeded.CuratorToken}
 	warm := e.replica()
 	type entry struct {
-		ID        int64  `json:"cc_pair_id"`
+		ID        int64 `json:"cc_pair_id"`
 		Connector struct {
 			ID     int64  `json:"id"`
 			Source string `json:"source"`
