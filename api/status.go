@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -33,6 +34,19 @@ func (s *Server) handleConnectorStatus(w http.ResponseWriter, r *http.Request, c
 	}
 	v.write(w, c, quarry.StatusFilter{Sources: in.Source, AccessTypes: in.AccessType})
 	return nil
+}
+
+// LoadStatus brings the server's copy of the connector status listing up
+// to the database's current data version, as the listing's first request
+// would: quarry serve calls it at start, so that no request waits for the
+// whole listing to be read.
+func (s *Server) LoadStatus(ctx context.Context) error {
+	version, err := s.db.DataVersion(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.status.at(ctx, version)
+	return err
 }
 
 // statusWriters are the buffers the listing is written through: its

@@ -72,10 +72,11 @@ func (s *statusBench) invalidate(b *testing.B) {
 
 // BenchmarkConnectorStatus measures GET /manage/admin/connector/status as
 // an admin over a seeded dataset (-pairs, default 10,000): cold (every
-// request after a write), warm (no write in between, so the cached
-// encoding), and the floor: the same bytes served from memory by the same
-// HTTP stack. It reports the response size and the bytes allocated per
-// request relative to it.
+// request after a write, so the cache is brought up to date from the
+// change log), warm (no write in between), whole (a new server's first
+// listing, read whole), and the floor: the same bytes served from memory
+// by the same HTTP stack. It reports the response size, the heap the cache
+// holds and the bytes allocated per cold request relative to it.
 func BenchmarkConnectorStatus(b *testing.B) {
 	s := newStatusBench(b)
 	url := s.srv.URL + "/manage/admin/connector/status"
@@ -107,6 +108,41 @@ func BenchmarkConnectorStatus(b *testing.B) {
 		for b.Loop() {
 			s.get(b, floor.URL)
 		}
+		reportSize(b, size)
+	})
+	b.Run(fmt.Sprintf("pairs=%d/whole", *benchPairs), func(b *testing.B) {
+		// A new server's first listing: read whole from the database.
+		for b.Loop() {
+			b.StopTimer()
+			srv := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: true}, s.db, slog.New(slog.DiscardHandler)))
+			b.StartTimer()
+			s.get(b, srv.URL+"/manage/admin/connector/status")
+			b.StopTimer()
+			srv.Close()
+			b.StartTimer()
+		}
+		reportSize(b, size)
+	})
+	b.Run(fmt.Sprintf("pairs=%d/cache-memory", *benchPairs), func(b *testing.B) {
+		// The heap a server holds once it has served the listing: its
+		// cache, over the size of the listing.
+		var worst uint64
+		for b.Loop() {
+			b.StopTimer()
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			srv := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: true}, s.db, slog.New(slog.DiscardHandler)))
+			b.StartTimer()
+			s.get(b, srv.URL+"/manage/admin/connector/status")
+			b.StopTimer()
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			worst = max(worst, after.HeapAlloc-min(after.HeapAlloc, before.HeapAlloc))
+			srv.Close()
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(worst)/float64(size), "cache/response")
 		reportSize(b, size)
 	})
 	b.Run(fmt.Sprintf("pairs=%d/cold-memory", *benchPairs), func(b *testing.B) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/store"
@@ -61,14 +62,24 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		}
 		fmt.Fprintln(env.stdout)
 	}
+	handler := api.NewServer(build.into(api.Config{
+		BasePath:        cfg.BasePath,
+		MaskCredentials: cfg.MaskCredentials,
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		DBTimeout:       cfg.DBTimeout,
+		SignIn:          signIn,
+	}), db, log)
+	go func() {
+		// Read the status listing now rather than at its first request.
+		start := time.Now()
+		if err := handler.LoadStatus(ctx); err != nil {
+			log.Warn("the status listing was not read at start; its first request will read it", "err", err)
+			return
+		}
+		log.Info("status listing read", "duration", time.Since(start).Round(time.Millisecond))
+	}()
 	srv := &http.Server{
-		Handler: api.NewServer(build.into(api.Config{
-			BasePath:        cfg.BasePath,
-			MaskCredentials: cfg.MaskCredentials,
-			MaxBodyBytes:    cfg.MaxBodyBytes,
-			DBTimeout:       cfg.DBTimeout,
-			SignIn:          signIn,
-		}), db, log),
+		Handler:           handler,
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		WriteTimeout:      cfg.WriteTimeout,
