@@ -62,7 +62,10 @@ func (v *statusView) write(w http.ResponseWriter, c *quarry.Caller, f quarry.Sta
 	size, n := 2, 0
 	for _, p := range v.pairs {
 		if match(p) {
-			size += len(p.head) + len(p.conn.head) + len(ids(p.conn)) + len(p.conn.tail) + len(p.cred.enc) + len(p.tail)
+			size += len(p.enc) + len(p.conn.enc) + len(p.cred.enc)
+			if ids != nil {
+				size += len(ids(p.conn)) - (p.conn.idsEnd - p.conn.idsAt)
+			}
 			n++
 		}
 	}
@@ -88,12 +91,16 @@ func (v *statusView) write(w http.ResponseWriter, c *quarry.Caller, f quarry.Sta
 			bw.WriteByte(',')
 		}
 		first = false
-		bw.Write(p.head)
-		bw.Write(p.conn.head)
-		bw.Write(ids(p.conn))
-		bw.Write(p.conn.tail)
+		bw.Write(p.enc[:p.split])
+		if ids == nil {
+			bw.Write(p.conn.enc)
+		} else {
+			bw.Write(p.conn.enc[:p.conn.idsAt])
+			bw.Write(ids(p.conn))
+			bw.Write(p.conn.enc[p.conn.idsEnd:])
+		}
 		bw.Write(p.cred.enc)
-		bw.Write(p.tail)
+		bw.Write(p.enc[p.split:])
 	}
 	bw.WriteByte(']')
 	bw.Flush() // A failed write means the client left.
@@ -115,12 +122,12 @@ const maxVisibilities = 64
 
 // credentialIDs returns, for each connector, the encoded credential_ids c
 // sees: the credentials of the connector's pairs that c may see, whatever
-// the filter. Admins see them all, as the connector parts hold them;
-// curators see those of the pairs their memberships show them, worked out
-// once per view and visibility.
+// the filter. Admins see them all, as the connector parts hold them: for
+// them it returns nil. Curators see those of the pairs their memberships
+// show them, worked out once per view and visibility.
 func (v *statusView) credentialIDs(c *quarry.Caller) func(*connPart) []byte {
 	if c.IsAdmin() {
-		return func(conn *connPart) []byte { return conn.ids }
+		return nil
 	}
 	key := visibilityKey(c)
 	v.mu.Lock()

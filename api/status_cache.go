@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,14 +69,14 @@ type statusView struct {
 	visible map[string]map[int64][]byte // By visibilityKey: connector id → credential_ids.
 }
 
-// pairPart is one entry of the listing: its connector's part goes between
-// head and the credential's part, and tail ends it.
+// pairPart is one entry of the listing: enc[:split] goes before its
+// connector's part, then the credential's part, then enc[split:].
 type pairPart struct {
 	id     int64
-	head   []byte // {"cc_pair_id":…,"name":…,"connector":
+	enc    []byte // {"cc_pair_id":…,"name":…,"connector": and ,"access_type":…,"groups":[…]}
+	split  int
 	conn   *connPart
 	cred   *credPart
-	tail   []byte // ,"access_type":…,"groups":[…]}
 	access quarry.AccessType
 	groups []int64
 }
@@ -85,14 +86,14 @@ func (p *pairPart) visibleTo(c *quarry.Caller) bool {
 	return c.CanSeePair(&quarry.CCPair{AccessType: p.access, Groups: p.groups})
 }
 
-// connPart is a connector of the listing: its encoding but for the value of
-// credential_ids, which differs from caller to caller, and that value as
-// an admin sees it.
+// connPart is a connector of the listing, encoded as an admin sees it;
+// enc[idsAt:idsEnd] is the value of credential_ids, which differs from
+// caller to caller.
 type connPart struct {
-	id         int64
-	source     quarry.DocumentSource
-	head, tail []byte
-	ids        []byte // The admin's credential_ids.
+	id            int64
+	source        quarry.DocumentSource
+	enc           []byte
+	idsAt, idsEnd int
 }
 
 // credPart is a credential of the listing, encoded with its key:
@@ -130,7 +131,7 @@ func (c *statusCache) at(ctx context.Context, version int64) (*statusView, error
 			// The refresh may have read a version older than this
 			// request's: then another follows.
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, errListingSlow
 		}
 	}
 }
@@ -149,6 +150,11 @@ func (c *statusCache) run(r *statusRefresh) {
 	r.err = err
 	close(r.done)
 }
+
+// errListingSlow answers a request whose time on the database ran out
+// while it waited for the listing to be read: the read goes on, for the
+// requests after it.
+var errListingSlow = quarry.Errorf(quarry.EUNAVAILABLE, "The status listing is still being read from the database; try again shortly")
 
 // errListingTorn reports a pair whose connector or credential the cache
 // does not hold: it cannot happen with a change log that is whole, and
@@ -180,7 +186,7 @@ func (c *statusCache) read(ctx context.Context) (*statusView, error) {
 		whole   bool
 		pairs   []*pairPart             // Reading the whole listing: its pairs.
 		changed = map[int64]*pairPart{} // Reading changes: changed pairs, nil if gone.
-		dirty   = map[int64]bool{}      // Connectors whose credential_ids may change.
+		users   []int64                 // Reading changes: pairs whose connector or credential changed.
 	)
 	version, err := c.db.ReadListing(ctx, since, func(ch *store.ListingChange) error {
 		switch ch.Kind {
@@ -188,12 +194,12 @@ func (c *statusCache) read(ctx context.Context) (*statusView, error) {
 			whole = true
 			c.conns, c.creds = map[int64]*connPart{}, map[int64]*credPart{}
 		case store.ChangeConnector:
-			dirty[ch.ID] = true
 			if ch.Connector == nil {
 				delete(c.conns, ch.ID)
-			} else {
-				c.conns[ch.ID] = newConnPart(ch.Connector)
+				return nil
 			}
+			c.conns[ch.ID] = newConnPart(ch.Connector)
+			users = append(users, ch.Pairs...)
 		case store.ChangeCredential:
 			if ch.Credential == nil {
 				delete(c.creds, ch.ID)
@@ -204,6 +210,7 @@ func (c *statusCache) read(ctx context.Context) (*statusView, error) {
 				return err
 			}
 			c.creds[ch.ID] = k
+			users = append(users, ch.Pairs...)
 		case store.ChangePair:
 			if ch.Pair == nil {
 				changed[ch.ID] = nil
@@ -217,7 +224,6 @@ func (c *statusCache) read(ctx context.Context) (*statusView, error) {
 				pairs = append(pairs, p)
 			} else {
 				changed[ch.ID] = p
-				dirty[p.conn.id] = true
 			}
 		}
 		return nil
@@ -228,74 +234,57 @@ func (c *statusCache) read(ctx context.Context) (*statusView, error) {
 	switch {
 	case whole:
 		c.wholeReads.Add(1)
+		c.setCredentialIDs(pairs)
 	case version == since:
 		c.broken = false
 		return old, nil
 	default:
 		c.changeReads.Add(1)
-		pairs = merge(old.pairs, changed, dirty)
-	}
-	if err := c.fit(pairs, dirty, whole); err != nil {
-		return nil, err
+		if pairs, err = c.apply(old.pairs, changed, users); err != nil {
+			return nil, err
+		}
 	}
 	c.broken = false
 	return &statusView{version: version, pairs: pairs}, nil
 }
 
-// merge returns the pairs of old with changed applied (ascending id),
-// marking the connectors of the pairs that change or go as dirty.
-func merge(old []*pairPart, changed map[int64]*pairPart, dirty map[int64]bool) []*pairPart {
-	ids := slices.Sorted(maps.Keys(changed))
-	out := make([]*pairPart, 0, len(old)+len(ids))
-	i := 0
-	for _, p := range old {
-		for ; i < len(ids) && ids[i] < p.id; i++ {
-			if q := changed[ids[i]]; q != nil {
-				out = append(out, q)
+// apply returns the pairs of old with the changed ones in their place
+// (ascending id), and the pairs named in users pointed at the latest parts
+// of their connector and credential. old is left as it is: only the
+// pairs that change are copied.
+func (c *statusCache) apply(old []*pairPart, changed map[int64]*pairPart, users []int64) ([]*pairPart, error) {
+	var pairs []*pairPart
+	if len(changed) == 0 {
+		pairs = slices.Clone(old)
+	} else {
+		ids := slices.Sorted(maps.Keys(changed))
+		pairs = make([]*pairPart, 0, len(old)+len(ids))
+		i := 0
+		for _, p := range old {
+			for ; i < len(ids) && ids[i] <= p.id; i++ {
+				if q := changed[ids[i]]; q != nil {
+					pairs = append(pairs, q)
+				}
+			}
+			if _, ok := changed[p.id]; !ok {
+				pairs = append(pairs, p)
 			}
 		}
-		if i < len(ids) && ids[i] == p.id {
-			dirty[p.conn.id] = true
+		for ; i < len(ids); i++ {
 			if q := changed[ids[i]]; q != nil {
-				out = append(out, q)
+				pairs = append(pairs, q)
 			}
-			i++
-			continue
-		}
-		out = append(out, p)
-	}
-	for ; i < len(ids); i++ {
-		if q := changed[ids[i]]; q != nil {
-			out = append(out, q)
 		}
 	}
-	return out
-}
-
-// fit works out the credential_ids of the dirty connectors (of all, if
-// whole), then points every pair at the latest part of its connector and
-// credential, copying the pairs that change.
-func (c *statusCache) fit(pairs []*pairPart, dirty map[int64]bool, whole bool) error {
-	ids := map[int64][]int64{}
-	for _, p := range pairs {
-		if whole || dirty[p.conn.id] {
-			ids[p.conn.id] = append(ids[p.conn.id], p.cred.id)
+	for _, id := range users {
+		i, ok := slices.BinarySearchFunc(pairs, id, func(p *pairPart, id int64) int { return cmp.Compare(p.id, id) })
+		if !ok {
+			return nil, fmt.Errorf("%w: pair %d", errListingTorn, id)
 		}
-	}
-	for id, creds := range ids {
-		conn := c.conns[id]
-		if conn == nil {
-			return fmt.Errorf("%w: connector %d", errListingTorn, id)
-		}
-		slices.Sort(creds)
-		next := *conn
-		next.ids = appendInts(nil, slices.Compact(creds))
-		c.conns[id] = &next
-	}
-	for i, p := range pairs {
+		p := pairs[i]
 		conn, cred := c.conns[p.conn.id], c.creds[p.cred.id]
 		if conn == nil || cred == nil {
-			return fmt.Errorf("%w: pair %d", errListingTorn, p.id)
+			return nil, fmt.Errorf("%w: pair %d", errListingTorn, id)
 		}
 		if conn != p.conn || cred != p.cred {
 			next := *p
@@ -303,12 +292,39 @@ func (c *statusCache) fit(pairs []*pairPart, dirty map[int64]bool, whole bool) e
 			pairs[i] = &next
 		}
 	}
-	return nil
+	return pairs, nil
 }
 
+// setCredentialIDs encodes the admin's credential_ids into the part of
+// every connector of pairs, which a whole read has just made and no view
+// shows yet.
+func (c *statusCache) setCredentialIDs(pairs []*pairPart) {
+	ids := map[*connPart][]int64{}
+	for _, p := range pairs {
+		ids[p.conn] = append(ids[p.conn], p.cred.id)
+	}
+	for conn, creds := range ids {
+		slices.Sort(creds)
+		conn.setIDs(slices.Compact(creds))
+	}
+}
+
+// newConnPart encodes conn, with its CredentialIDs.
 func newConnPart(conn *quarry.Connector) *connPart {
-	return &connPart{id: conn.ID, source: conn.Source, head: appendConnectorHead(nil, conn),
-		tail: appendConnectorTail(nil, conn), ids: []byte("[]")}
+	part := &connPart{id: conn.ID, source: conn.Source}
+	part.enc = appendConnectorHead(nil, conn)
+	part.idsAt = len(part.enc)
+	part.enc = appendInts(part.enc, conn.CredentialIDs)
+	part.idsEnd = len(part.enc)
+	part.enc = slices.Clip(appendConnectorTail(part.enc, conn))
+	return part
+}
+
+// setIDs replaces the credential_ids of a part no view shows yet.
+func (conn *connPart) setIDs(ids []int64) {
+	enc := slices.Concat(conn.enc[:conn.idsAt], appendInts(nil, ids), conn.enc[conn.idsEnd:])
+	conn.idsEnd = len(enc) - (len(conn.enc) - conn.idsEnd)
+	conn.enc = enc
 }
 
 // newCredPart encodes k, masked unless the server is set not to mask.
@@ -331,14 +347,16 @@ func (c *statusCache) newPairPart(p *store.ListingPair) (*pairPart, error) {
 	if conn == nil || cred == nil {
 		return nil, fmt.Errorf("%w: pair %d", errListingTorn, p.ID)
 	}
-	head := append([]byte(`{"cc_pair_id":`), strconv.AppendInt(nil, p.ID, 10)...)
-	head = append(head, `,"name":`...)
-	head = quarry.AppendJSONString(head, p.Name)
-	head = append(head, `,"connector":`...)
-	tail := append([]byte(`,"access_type":`), quarry.AppendJSONString(nil, string(p.AccessType))...)
-	tail = append(tail, `,"groups":`...)
-	tail = appendInts(tail, p.Groups)
-	tail = append(tail, '}')
-	return &pairPart{id: p.ID, head: slices.Clip(head), conn: conn, cred: cred, tail: slices.Clip(tail),
+	enc := append([]byte(`{"cc_pair_id":`), strconv.AppendInt(nil, p.ID, 10)...)
+	enc = append(enc, `,"name":`...)
+	enc = quarry.AppendJSONString(enc, p.Name)
+	enc = append(enc, `,"connector":`...)
+	split := len(enc)
+	enc = append(enc, `,"access_type":`...)
+	enc = quarry.AppendJSONString(enc, string(p.AccessType))
+	enc = append(enc, `,"groups":`...)
+	enc = appendInts(enc, p.Groups)
+	enc = append(enc, '}')
+	return &pairPart{id: p.ID, enc: slices.Clip(enc), split: split, conn: conn, cred: cred,
 		access: p.AccessType, groups: slices.Clone(p.Groups)}, nil
 }

@@ -103,10 +103,10 @@ func TestStatusCache(t *testing.T) {
 		t.Errorf("an admin sees %+v; want both pairs, secrets masked", got)
 	}
 
-	// The part of the second pair's credential lost (it cannot be, with a
-	// whole log), then a change to the first's: the refresh reads the
+	// The connector's part lost (it cannot be, with a whole log), then a
+	// change to a credential of one of its pairs: the refresh reads the
 	// whole listing again.
-	delete(c.creds, 2)
+	delete(c.conns, conn)
 	newName := &name
 	if _, err := db.UpdateCredential(ctx, admin, 1, quarry.CredentialUpdate{Name: &newName}, true); err != nil {
 		t.Fatal(err)

@@ -81,6 +81,7 @@ func TestConnectorStatusIncremental(t *testing.T) {
 		return ids
 	}
 	var groups []int64 // Made by the test.
+	olderPairs := 0
 	ok := func(r *response, what string) {
 		t.Helper()
 		if r.status/100 != 2 {
@@ -89,7 +90,7 @@ func TestConnectorStatusIncremental(t *testing.T) {
 	}
 	for step := range 40 {
 		var what string
-		switch op := rng.IntN(9); op {
+		switch op := rng.IntN(10); op {
 		case 0:
 			p := pick()
 			what = fmt.Sprintf("credential %d changed", p.Credential.ID)
@@ -137,6 +138,19 @@ func TestConnectorStatusIncremental(t *testing.T) {
 			}
 			what = fmt.Sprintf("group %d's pairs changed", g)
 			ok(e.do(admin, "PATCH", fmt.Sprintf("/manage/admin/user-group/%d", g), map[string]any{"cc_pair_ids": somePairs()}), what)
+		case 9:
+			// Two new credentials paired with a connector in the
+			// reverse order: its credential_ids are no longer in the
+			// order of its pairs.
+			p := pick()
+			body := fmt.Sprintf(`{"credential_json": {"token": "x"}, "admin_public": true, "source": %q}`, p.Connector.Source)
+			older, newer := e.createCredential(admin, body), e.createCredential(admin, body)
+			what = fmt.Sprintf("pairs of connector %d and credentials %d then %d", p.Connector.ID, newer, older)
+			for _, k := range []int64{newer, older} {
+				ok(e.do(admin, "PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", p.Connector.ID, k),
+					map[string]any{"name": fmt.Sprintf("rev-%d", step), "access_type": "public", "groups": []int64{}}), what)
+			}
+			olderPairs++
 		case 8:
 			if len(groups) == 0 {
 				continue
@@ -149,6 +163,9 @@ func TestConnectorStatusIncremental(t *testing.T) {
 		check(fmt.Sprintf("step %d, %s", step, what))
 	}
 
+	if olderPairs == 0 {
+		t.Error("no pair of an older credential was made")
+	}
 	metrics := string(warm.do(user{}, "GET", "/metrics", nil).body)
 	reads := func(kind string) int {
 		m := regexp.MustCompile(`quarry_status_listing_reads_total\{read="` + kind + `"\} (\d+)`).FindStringSubmatch(metrics)

@@ -197,9 +197,10 @@ func TestConnectorStatusStatements(t *testing.T) {
 	}
 	large := count()
 	// Authentication and the data version; then, in one snapshot, the
-	// data version, the change log and the changed credential.
-	if small != large || small != 5 {
-		t.Errorf("the listing after a write ran %d statements for 6 pairs and %d for 46; want 5 for both", small, large)
+	// data version, the change log, the pairs that use the changed
+	// credential and the credential.
+	if small != large || small != 6 {
+		t.Errorf("the listing after a write ran %d statements for 6 pairs and %d for 46; want 6 for both", small, large)
 	}
 	cached := e.db.Statements()
 	e.do(e.admin, "GET", "/manage/admin/connector/status", nil).decode(t, &[]any{})

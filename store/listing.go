@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,10 @@ type ListingChange struct {
 	Connector  *quarry.Connector
 	Credential *quarry.Credential // Unmasked, with its groups.
 	Pair       *ListingPair
+	// Pairs, for a connector or credential read as a change (not in a
+	// whole listing), are the pairs that use it, ascending; such a
+	// connector comes with its CredentialIDs (as an admin sees them).
+	Pairs []int64
 }
 
 // ListingPair is a cc-pair as the status listing shows it.
@@ -249,11 +254,14 @@ func (db *DB) readWholeListing(ctx context.Context, q reader, fn func(*ListingCh
 // readListingChanges passes on the objects that changes name: the pairs
 // are read first, so that the connectors and credentials they use now are
 // passed on too (a new pair may use ones that were not in the listing).
+// Each connector and credential comes with the pairs that use it, and each
+// connector with its credential_ids; those no pair uses are gone from the
+// listing, whether or not they still exist.
 func (db *DB) readListingChanges(ctx context.Context, q reader, changes map[string][]int64, fn func(*ListingChange) error) error {
 	var pairs []ListingPair
 	seen := map[int64]bool{}
 	conns, creds := changes[ChangeConnector], changes[ChangeCredential]
-	err := inChunks(changes[ChangePair], func(cond string, args []any) error {
+	err := inChunks(changes[ChangePair], "p.id", func(cond string, args []any) error {
 		return db.eachListingPair(ctx, q, cond, args, func(c *ListingChange) error {
 			p := *c.Pair
 			p.Groups = slices.Clone(p.Groups)
@@ -263,37 +271,52 @@ func (db *DB) readListingChanges(ctx context.Context, q reader, changes map[stri
 			creds = append(creds, p.CredentialID)
 			return nil
 		})
-	}, "p.id")
-	if err != nil {
-		return err
-	}
-	// Connectors and credentials that no pair uses are gone from the
-	// listing, whether or not they still exist.
-	used := func(table, column, alias string) string {
-		return `EXISTS (SELECT 1 FROM ` + table + ` u WHERE u.` + column + ` = ` + alias + `.id)`
-	}
-	err = passOn(conns, ChangeConnector, fn, func(ids []int64, found func(int64)) error {
-		return inChunks(ids, func(cond string, args []any) error {
-			return db.eachListingConnector(ctx, q, cond+` AND `+used("cc_pairs", "connector_id", "c"), args, func(c *ListingChange) error {
-				found(c.ID)
-				return fn(c)
-			})
-		}, "c.id")
 	})
 	if err != nil {
 		return err
 	}
-	err = passOn(creds, ChangeCredential, fn, func(ids []int64, found func(int64)) error {
-		return inChunks(ids, func(cond string, args []any) error {
-			return db.eachListingCredential(ctx, q, cond+` AND `+used("cc_pairs", "credential_id", "k"), args, func(c *ListingChange) error {
-				found(c.ID)
-				return fn(c)
-			})
-		}, "k.id")
+
+	slices.Sort(conns)
+	conns = slices.Compact(conns)
+	slices.Sort(creds)
+	creds = slices.Compact(creds)
+	users, err := pairsUsing(ctx, q, "connector_id", conns)
+	if err != nil {
+		return err
+	}
+	err = inChunks(slices.Sorted(maps.Keys(users)), "c.id", func(cond string, args []any) error {
+		return db.eachListingConnector(ctx, q, cond, args, func(c *ListingChange) error {
+			u := users[c.ID]
+			c.Pairs = u.pairs
+			slices.Sort(u.creds)
+			c.Connector.CredentialIDs = slices.Compact(u.creds)
+			return fn(c)
+		})
 	})
 	if err != nil {
 		return err
 	}
+	if err := passOnGone(ChangeConnector, conns, users, fn); err != nil {
+		return err
+	}
+
+	users, err = pairsUsing(ctx, q, "credential_id", creds)
+	if err != nil {
+		return err
+	}
+	err = inChunks(slices.Sorted(maps.Keys(users)), "k.id", func(cond string, args []any) error {
+		return db.eachListingCredential(ctx, q, cond, args, func(c *ListingChange) error {
+			c.Pairs = users[c.ID].pairs
+			return fn(c)
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if err := passOnGone(ChangeCredential, creds, users, fn); err != nil {
+		return err
+	}
+
 	for i := range pairs {
 		if err := fn(&ListingChange{Kind: ChangePair, ID: pairs[i].ID, Pair: &pairs[i]}); err != nil {
 			return err
@@ -309,17 +332,42 @@ func (db *DB) readListingChanges(ctx context.Context, q reader, changes map[stri
 	return nil
 }
 
-// passOn reads the objects of kind with ids through read, which calls
-// found for each it passes on, then passes on the rest as gone.
-func passOn(ids []int64, kind string, fn func(*ListingChange) error, read func(ids []int64, found func(int64)) error) error {
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	found := map[int64]bool{}
-	if err := read(ids, func(id int64) { found[id] = true }); err != nil {
-		return err
-	}
+// pairUsers are the pairs that use a connector or credential, ascending,
+// and their credentials.
+type pairUsers struct{ pairs, creds []int64 }
+
+// pairsUsing returns the pairs whose column (connector_id or
+// credential_id) is one of ids, by id; ids no pair uses are left out.
+func pairsUsing(ctx context.Context, q reader, column string, ids []int64) (map[int64]*pairUsers, error) {
+	users := map[int64]*pairUsers{}
+	err := inChunks(ids, "p."+column, func(cond string, args []any) error {
+		rows, err := q.QueryContext(ctx, `SELECT p.`+column+`, p.id, p.credential_id FROM cc_pairs p WHERE `+cond+` ORDER BY p.id`, args...)
+		if err != nil {
+			return mapError(err)
+		}
+		for rows.Next() {
+			var id, pair, cred int64
+			if err := rows.Scan(&id, &pair, &cred); err != nil {
+				rows.Close()
+				return mapError(err)
+			}
+			u := users[id]
+			if u == nil {
+				u = &pairUsers{}
+				users[id] = u
+			}
+			u.pairs, u.creds = append(u.pairs, pair), append(u.creds, cred)
+		}
+		return closeRows(rows)
+	})
+	return users, err
+}
+
+// passOnGone passes on, as gone, the objects of kind with ids that no pair
+// uses.
+func passOnGone(kind string, ids []int64, users map[int64]*pairUsers, fn func(*ListingChange) error) error {
 	for _, id := range ids {
-		if !found[id] {
+		if users[id] == nil {
 			if err := fn(&ListingChange{Kind: kind, ID: id}); err != nil {
 				return err
 			}
@@ -330,7 +378,7 @@ func passOn(ids []int64, kind string, fn func(*ListingChange) error, read func(i
 
 // inChunks calls fn with the condition "column IN (…)" and its arguments
 // for ids, a few hundred at a time.
-func inChunks(ids []int64, fn func(cond string, args []any) error, column string) error {
+func inChunks(ids []int64, column string, fn func(cond string, args []any) error) error {
 	for chunk := range slices.Chunk(ids, 500) {
 		var args []any
 		if err := fn(sqlIn(column, anys(chunk), &args), args); err != nil {
