@@ -278,7 +278,7 @@ type benchSystem struct {
 	spec      store.SeedSpec
 	seedTime  time.Duration
 	loadTime  time.Duration // Of the server's first, whole read of the status listing.
-	tools     int // Custom tools that put-tool updates.
+	tools     int           // Custom tools that put-tool updates.
 	close     func()
 }
 
