@@ -59,17 +59,22 @@ var statusWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 
 func (v *statusView) write(w http.ResponseWriter, c *quarry.Caller, f quarry.StatusFilter) {
 	ids := v.credentialIDs(c)
 	match := matcher(c, f)
-	size, n := 2, 0
-	for _, p := range v.pairs {
-		if match(p) {
-			size += len(p.enc) + len(p.conn.enc) + len(p.cred.enc)
-			if ids != nil {
-				size += len(ids(p.conn)) - (p.conn.idsEnd - p.conn.idsAt)
+	whole := ids == nil && len(f.Sources) == 0 && len(f.AccessTypes) == 0
+	size := v.size
+	if !whole {
+		n := 0
+		size = 2
+		for _, p := range v.pairs {
+			if match(p) {
+				size += p.size()
+				if ids != nil {
+					size += len(ids(p.conn)) - (p.conn.idsEnd - p.conn.idsAt)
+				}
+				n++
 			}
-			n++
 		}
+		size += max(n-1, 0)
 	}
-	size += max(n-1, 0)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(size))
@@ -84,7 +89,7 @@ func (v *statusView) write(w http.ResponseWriter, c *quarry.Caller, f quarry.Sta
 	bw.WriteByte('[')
 	first := true
 	for _, p := range v.pairs {
-		if !match(p) {
+		if !whole && !match(p) {
 			continue
 		}
 		if !first {
@@ -93,13 +98,13 @@ func (v *statusView) write(w http.ResponseWriter, c *quarry.Caller, f quarry.Sta
 		first = false
 		bw.Write(p.enc[:p.split])
 		if ids == nil {
-			bw.Write(p.conn.enc)
+			bw.Write(p.connEnc)
 		} else {
 			bw.Write(p.conn.enc[:p.conn.idsAt])
 			bw.Write(ids(p.conn))
 			bw.Write(p.conn.enc[p.conn.idsEnd:])
 		}
-		bw.Write(p.cred.enc)
+		bw.Write(p.credEnc)
 		bw.Write(p.enc[p.split:])
 	}
 	bw.WriteByte(']')

@@ -64,6 +64,7 @@ type statusRefresh struct {
 type statusView struct {
 	version int64
 	pairs   []*pairPart
+	size    int // Of the whole listing, as an admin sees it unfiltered.
 
 	mu      sync.Mutex
 	visible map[string]map[int64][]byte // By visibilityKey: connector id → credential_ids.
@@ -79,6 +80,22 @@ type pairPart struct {
 	cred   *credPart
 	access quarry.AccessType
 	groups []int64
+	// The encodings of conn and cred, as an admin sees them: copied here
+	// so that an admin's listing reads one object per pair.
+	connEnc, credEnc []byte
+}
+
+// size returns the length of the pair's entry as an admin sees it.
+func (p *pairPart) size() int { return len(p.enc) + len(p.connEnc) + len(p.credEnc) }
+
+// point returns p pointing at conn and cred: p itself if it already does.
+func (p *pairPart) point(conn *connPart, cred *credPart) *pairPart {
+	if p.conn == conn && p.cred == cred {
+		return p
+	}
+	next := *p
+	next.conn, next.cred, next.connEnc, next.credEnc = conn, cred, conn.enc, cred.enc
+	return &next
 }
 
 // visibleTo reports whether c may see the pair (quarry.Caller.CanSeePair).
@@ -231,28 +248,31 @@ func (c *statusCache) read(ctx context.Context) (*statusView, error) {
 	if err != nil {
 		return nil, err
 	}
+	var size int
 	switch {
 	case whole:
 		c.wholeReads.Add(1)
-		c.setCredentialIDs(pairs)
+		size = c.setCredentialIDs(pairs)
 	case version == since:
 		c.broken = false
 		return old, nil
 	default:
 		c.changeReads.Add(1)
-		if pairs, err = c.apply(old.pairs, changed, users); err != nil {
+		if pairs, size, err = c.apply(old, changed, users); err != nil {
 			return nil, err
 		}
 	}
 	c.broken = false
-	return &statusView{version: version, pairs: pairs}, nil
+	return &statusView{version: version, pairs: pairs, size: size}, nil
 }
 
-// apply returns the pairs of old with the changed ones in their place
-// (ascending id), and the pairs named in users pointed at the latest parts
-// of their connector and credential. old is left as it is: only the
-// pairs that change are copied.
-func (c *statusCache) apply(old []*pairPart, changed map[int64]*pairPart, users []int64) ([]*pairPart, error) {
+// apply returns the pairs of the view old with the changed ones in their
+// place (ascending id), and the pairs named in users pointed at the latest
+// parts of their connector and credential; and the admin's listing's
+// size. old is left as it is: only the pairs that change are copied.
+func (c *statusCache) apply(view *statusView, changed map[int64]*pairPart, users []int64) ([]*pairPart, int, error) {
+	old := view.pairs
+	entries := view.size - 2 - max(len(old)-1, 0) // Of the entries alone.
 	var pairs []*pairPart
 	if len(changed) == 0 {
 		pairs = slices.Clone(old)
@@ -268,6 +288,8 @@ func (c *statusCache) apply(old []*pairPart, changed map[int64]*pairPart, users 
 			}
 			if _, ok := changed[p.id]; !ok {
 				pairs = append(pairs, p)
+			} else {
+				entries -= p.size()
 			}
 		}
 		for ; i < len(ids); i++ {
@@ -275,30 +297,33 @@ func (c *statusCache) apply(old []*pairPart, changed map[int64]*pairPart, users 
 				pairs = append(pairs, q)
 			}
 		}
+		for _, q := range changed {
+			if q != nil {
+				entries += q.size()
+			}
+		}
 	}
 	for _, id := range users {
 		i, ok := slices.BinarySearchFunc(pairs, id, func(p *pairPart, id int64) int { return cmp.Compare(p.id, id) })
 		if !ok {
-			return nil, fmt.Errorf("%w: pair %d", errListingTorn, id)
+			return nil, 0, fmt.Errorf("%w: pair %d", errListingTorn, id)
 		}
 		p := pairs[i]
 		conn, cred := c.conns[p.conn.id], c.creds[p.cred.id]
 		if conn == nil || cred == nil {
-			return nil, fmt.Errorf("%w: pair %d", errListingTorn, id)
+			return nil, 0, fmt.Errorf("%w: pair %d", errListingTorn, id)
 		}
-		if conn != p.conn || cred != p.cred {
-			next := *p
-			next.conn, next.cred = conn, cred
-			pairs[i] = &next
-		}
+		next := p.point(conn, cred)
+		entries += next.size() - p.size()
+		pairs[i] = next
 	}
-	return pairs, nil
+	return pairs, 2 + entries + max(len(pairs)-1, 0), nil
 }
 
 // setCredentialIDs encodes the admin's credential_ids into the part of
 // every connector of pairs, which a whole read has just made and no view
-// shows yet.
-func (c *statusCache) setCredentialIDs(pairs []*pairPart) {
+// shows yet, and returns the size of the admin's listing.
+func (c *statusCache) setCredentialIDs(pairs []*pairPart) int {
 	ids := map[*connPart][]int64{}
 	for _, p := range pairs {
 		ids[p.conn] = append(ids[p.conn], p.cred.id)
@@ -307,6 +332,12 @@ func (c *statusCache) setCredentialIDs(pairs []*pairPart) {
 		slices.Sort(creds)
 		conn.setIDs(slices.Compact(creds))
 	}
+	size := 2 + max(len(pairs)-1, 0)
+	for _, p := range pairs {
+		p.connEnc = p.conn.enc
+		size += p.size()
+	}
+	return size
 }
 
 // newConnPart encodes conn, with its CredentialIDs.
@@ -358,5 +389,5 @@ func (c *statusCache) newPairPart(p *store.ListingPair) (*pairPart, error) {
 	enc = appendInts(enc, p.Groups)
 	enc = append(enc, '}')
 	return &pairPart{id: p.ID, enc: slices.Clip(enc), split: split, conn: conn, cred: cred,
-		access: p.AccessType, groups: slices.Clone(p.Groups)}, nil
+		access: p.AccessType, groups: slices.Clone(p.Groups), connEnc: conn.enc, credEnc: cred.enc}, nil
 }
