@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/onyxtest"
 )
 
 // The routes that Onyx's admin clients call besides the contract's (see
-// onyx_test.go for the replay of their call sequences), in detail: one
+// package onyxtest for the replay of their call sequences), in detail: one
 // cc-pair's page, its status and name, its deletion, members added to a
 // group, a credential's name and secrets, tools enabled and disabled, and
 // the routes of indexing, which Quarry does not do.
@@ -497,7 +498,7 @@ func TestSupportNotIndexing(t *testing.T) {
 	} {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
 			for _, u := range []user{c.admin, c.global, c.curator} {
-				c.do(u, rt.method, rt.path, nil).want(t, 501, onyxNotIndexing(rt.what))
+				c.do(u, rt.method, rt.path, nil).want(t, 501, onyxtest.NotIndexing(rt.what))
 			}
 			c.do(c.basic, rt.method, rt.path, nil).want(t, 403, fxNotCurator)
 			c.do(user{}, rt.method, rt.path, nil).want(t, 401, fxNotAuthed)
