@@ -4,7 +4,7 @@
 // are written) live in the location (#audit?actor=…&page=…&anchor=…).
 
 import { call } from './api.js';
-import { $, el, showError, clearError, loadingRow, emptyRow, fmtInt, fmtTime } from './ui.js';
+import { $, el, showError, clearError, loadingRow, emptyRow, fmtInt, fmtTime, keepFocus } from './ui.js';
 import { setParams, href } from './route.js';
 
 const pageSize = 50;
@@ -127,7 +127,7 @@ function filter(ev) {
 function page(n) {
   state.page = n;
   record(true);
-  load();
+  return load();
 }
 
 /** wire connects the controls, once. */
@@ -140,8 +140,14 @@ export function wire() {
     $('audit-filters').requestSubmit();
   });
   $('audit-newest').addEventListener('click', () => { state.anchor = ''; page(0); });
-  $('audit-newer').addEventListener('click', () => page(state.page - 1));
-  $('audit-older').addEventListener('click', () => page(state.page + 1));
+  $('audit-newer').addEventListener('click', async () => {
+    await page(state.page - 1);
+    keepFocus($('audit-newer'), $('audit-older'));
+  });
+  $('audit-older').addEventListener('click', async () => {
+    await page(state.page + 1);
+    keepFocus($('audit-older'), $('audit-newer'));
+  });
 }
 
 export function reset() {

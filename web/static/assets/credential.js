@@ -280,6 +280,11 @@ async function save(ev) {
     credential_json: json,
   };
   if (state.groups) body.groups = state.groups();
+  // Saving draws the values afresh: the focus goes back to the value it
+  // was on (Enter in a field saves), or to the button.
+  const at = state.fields.find((f) => f.input === document.activeElement || f.keyInput === document.activeElement);
+  const focusKey = at && (at.kind === 'new' ? at.keyInput.value.trim() : at.key);
+  let saved = false;
   const button = $('credential-save');
   await busy(button, async () => {
     try {
@@ -294,10 +299,16 @@ async function save(ev) {
       await fill(data, etag);
       markStale();
       $('credential-saved').textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
+      saved = true;
     } catch (e) {
       writeError(errBox, e, { what: 'this credential', reload: () => open(state.id).then(() => $('credential-name').focus()) });
     }
   });
+  if (saved) {
+    const again = focusKey && state.fields.find((f) => f.key === focusKey);
+    if (again) again.input.focus();
+    else if (!document.activeElement || document.activeElement === document.body) button.focus();
+  }
 }
 
 async function remove() {

@@ -68,7 +68,8 @@ function fill(g, accounts) {
   $('group-name').value = g.name;
   const members = $('group-members');
   members.replaceChildren(...g.users.map((u) => {
-    const flag = el('input', { type: 'checkbox', checked: g.curator_ids.includes(u.id), 'aria-label': `${u.email} curates ${g.name}` });
+    const flag = el('input', { type: 'checkbox', checked: g.curator_ids.includes(u.id), 'aria-label': `${u.email} curates ${g.name}`,
+      'data-user': u.id });
     flag.addEventListener('change', () => setCurator(u, flag));
     const remove = el('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${u.email} from the group` }, 'Remove');
     remove.addEventListener('click', () => patch({ user_ids: g.users.filter((x) => x.id !== u.id).map((x) => x.id) }, `${u.email} left the group.`));
@@ -131,6 +132,9 @@ async function patch(body, message) {
     status.markStale();
     await load();
     said($('group-saved'), message);
+    // A button pressed in a list drawn afresh (Remove, Stop sharing) is
+    // gone: the focus goes to the group's title rather than the page's body.
+    if (!document.activeElement || document.activeElement === document.body) $('group-title').focus();
   } catch (e) {
     writeError(box, e);
   }
@@ -145,6 +149,9 @@ async function setCurator(u, box) {
     status.markStale();
     await load();
     said($('group-saved'), `${u.email} ${box.checked ? 'now curates' : 'no longer curates'} the group.`);
+    // The members are drawn afresh: the focus goes back to the flag.
+    const flag = $('group-members').querySelector(`input[data-user="${CSS.escape(String(u.id))}"]`);
+    if (flag && (!document.activeElement || document.activeElement === document.body)) flag.focus();
   } catch (e) {
     box.checked = !box.checked;
     writeError(err, e);

@@ -78,6 +78,8 @@ async function remove(k, name, button) {
       await call('DELETE', `admin/api-key/${k.api_key_id}`);
       $('keys-secret').hidden = true;
       await list();
+      // Its row, and the button pressed, are gone.
+      $('keys-title').focus();
     } catch (e) {
       writeError(box, e);
     }

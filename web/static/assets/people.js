@@ -4,7 +4,7 @@
 // signed-in session.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, said, confirmAction, loadingRow, emptyRow, fmtInt, fmtTime, secretBox } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, said, confirmAction, loadingRow, emptyRow, fmtInt, fmtTime, secretBox, keepFocus } from './ui.js';
 import { session } from './session.js';
 import { setParams } from './route.js';
 
@@ -27,6 +27,23 @@ export async function show(params) {
 
 function record(push = true) {
   setParams('people', { q: state.q, status: state.status, page: state.page ? state.page + 1 : '' }, { push });
+}
+
+/**
+ * refocus puts the focus, lost when the lists are drawn afresh, on the new
+ * control with the first of labels that is there (a person's role, or the
+ * button that took the place of the one pressed), as it was before.
+ */
+function refocus(...labels) {
+  if (document.activeElement && document.activeElement !== document.body) return;
+  const controls = [...$('people-rows').querySelectorAll('[aria-label]')];
+  for (const label of labels) {
+    const c = controls.find((e) => e.getAttribute('aria-label') === label && !e.hidden);
+    if (c) {
+      c.focus();
+      return;
+    }
+  }
 }
 
 /** done says what happened, and shows the lists afresh. */
@@ -95,6 +112,7 @@ async function setRole(p, select) {
   try {
     await call('PATCH', 'manage/set-user-role', { body: { user_email: p.email, new_role: select.value } });
     await done(`${p.email} is now ${select.value}.`);
+    refocus(`Role of ${p.email}`);
   } catch (e) {
     select.value = p.role;
     writeError($('people-error'), e);
@@ -109,6 +127,7 @@ async function setActive(p, button) {
     try {
       await call('PATCH', path, { body: { user_email: p.email } });
       await done(`${p.email} is ${p.is_active ? 'deactivated' : 'active again'}.`);
+      refocus(`${p.is_active ? 'Activate' : 'Deactivate'} ${p.email}`);
     } catch (e) {
       writeError($('people-error'), e);
     }
@@ -137,6 +156,7 @@ async function endSessions(p, button) {
       const { data } = await call('POST', 'manage/admin/end-user-sessions', { body: { user_email: p.email } });
       const n = data && typeof data.ended === 'number' ? data.ended : null;
       await done(n === null ? `${p.email}'s sessions ended.` : `${p.email}: ${n} session${n === 1 ? '' : 's'} ended.`);
+      refocus(`End sessions of ${p.email}`);
     } catch (e) {
       writeError($('people-error'), e);
     }
@@ -229,8 +249,18 @@ export function wire() {
     people();
   });
   $('people-status').addEventListener('change', () => $('people-filters').requestSubmit());
-  $('people-prev').addEventListener('click', () => { state.page -= 1; record(); people(); });
-  $('people-next').addEventListener('click', () => { state.page += 1; record(); people(); });
+  $('people-prev').addEventListener('click', async () => {
+    state.page -= 1;
+    record();
+    await people();
+    keepFocus($('people-prev'), $('people-next'));
+  });
+  $('people-next').addEventListener('click', async () => {
+    state.page += 1;
+    record();
+    await people();
+    keepFocus($('people-next'), $('people-prev'));
+  });
   $('invite-form').addEventListener('submit', invite);
 }
 

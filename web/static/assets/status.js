@@ -5,7 +5,7 @@
 // (#status?q=…&source=…&access=…&sort=…&dir=…&page=…).
 
 import { call } from './api.js';
-import { $, el, fmtInt, showError, clearError } from './ui.js';
+import { $, el, fmtInt, showError, clearError, keepFocus } from './ui.js';
 import { setParams, href } from './route.js';
 import { sourceName } from './sources.js';
 import { isAdmin, curatesOrAdmin } from './session.js';
@@ -375,10 +375,15 @@ export function wire() {
     fillSources();
     applyFilters({ keepPage: true });
   });
-  $('status-first').addEventListener('click', () => goTo(0));
-  $('status-prev').addEventListener('click', () => goTo(state.view.page - 1));
-  $('status-next').addEventListener('click', () => goTo(state.view.page + 1));
-  $('status-last').addEventListener('click', () => goTo(Math.ceil(state.matches.length / pageSize) - 1));
+  // On the first or last page, the focus goes from the buttons that are
+  // then disabled to those that are not.
+  $('status-first').addEventListener('click', () => { goTo(0); keepFocus($('status-first'), $('status-next')); });
+  $('status-prev').addEventListener('click', () => { goTo(state.view.page - 1); keepFocus($('status-prev'), $('status-next')); });
+  $('status-next').addEventListener('click', () => { goTo(state.view.page + 1); keepFocus($('status-next'), $('status-prev')); });
+  $('status-last').addEventListener('click', () => {
+    goTo(Math.ceil(state.matches.length / pageSize) - 1);
+    keepFocus($('status-last'), $('status-prev'));
+  });
 }
 
 /** pairLinks renders pairs as a list of links to their views. */

@@ -51,13 +51,20 @@ export function writeError(box, err, { what = 'it', reload } = {}) {
   box.scrollIntoView({ block: 'nearest' });
 }
 
-/** busy disables button while fn runs. */
+/**
+ * busy disables button while fn runs. A focused button that is disabled
+ * loses the focus to the page's body, where Enter and Space do nothing: it
+ * gets it back, unless fn moved it elsewhere.
+ */
 export async function busy(button, fn) {
+  const focused = document.activeElement === button;
   button.disabled = true;
   try {
     return await fn();
   } finally {
     button.disabled = false;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (focused && lost && button.isConnected && button.offsetParent !== null) button.focus();
   }
 }
 
@@ -113,6 +120,10 @@ export function secretBox(container, title, value, note) {
   close.addEventListener('click', () => {
     container.hidden = true;
     container.replaceChildren();
+    // The button is gone with the box: the focus goes to the view's title
+    // (not the page's body), from where Tab goes on through the view.
+    const title = container.closest('.view')?.querySelector('h1');
+    if (title) title.focus();
   });
   container.replaceChildren(
     el('h2', {}, title),
@@ -123,6 +134,16 @@ export function secretBox(container, title, value, note) {
   );
   container.hidden = false;
   copy.focus();
+}
+
+/**
+ * keepFocus keeps the focus in a group of buttons (a pager) when the one
+ * pressed can no longer be pressed (the last page reached): a disabled
+ * button loses the focus to the page's body. It goes to other instead.
+ */
+export function keepFocus(pressed, other) {
+  const lost = document.activeElement === pressed || document.activeElement === document.body || !document.activeElement;
+  if (pressed.disabled && lost && !other.disabled) other.focus();
 }
 
 /** fmtInt renders 10000 as "10,000". */
