@@ -84,14 +84,3 @@ type StatusFilter struct {
 	Sources     []DocumentSource
 	AccessTypes []AccessType
 }
-
-// ConnectorStatus is one entry of the connector status listing: a cc-pair
-// with its connector and its credential.
-type ConnectorStatus struct {
-	CCPairID   int64       `json:"cc_pair_id"`
-	Name       string      `json:"name"`
-	Connector  *Connector  `json:"connector"`
-	Credential *Credential `json:"credential"`
-	AccessType AccessType  `json:"access_type"`
-	Groups     []int64     `json:"groups"`
-}
