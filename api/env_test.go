@@ -13,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/api/onyxtest"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -191,28 +190,16 @@ func (e *env) do(u user, method, path string, body any, headers ...string) *resp
 // want asserts the status and the whole JSON body of a response.
 func (r *response) want(t *testing.T, status int, body string) {
 	t.Helper()
-	if r.status != status {
-		t.Errorf("status = %d, want %d; body: %s", r.status, status, r.body)
-	}
-	var got, want any
-	if err := json.Unmarshal(r.body, &got); err != nil {
-		t.Fatalf("response is not JSON: %v: %s", err, r.body)
-	}
-	if err := json.Unmarshal([]byte(body), &want); err != nil {
-		t.Fatalf("bad expected JSON: %v: %s", err, body)
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("body mismatch (-want +got):\n%s\ngot: %s", diff, r.body)
-	}
+	r.shared().Want(t, status, body)
 }
 
 // decode decodes the JSON body of a 2xx response into v.
 func (r *response) decode(t *testing.T, v any) {
 	t.Helper()
-	if r.status/100 != 2 {
-		t.Fatalf("status = %d: %s", r.status, r.body)
-	}
-	if err := json.Unmarshal(r.body, v); err != nil {
-		t.Fatalf("decoding %s: %v", r.body, err)
-	}
+	r.shared().Decode(t, v)
+}
+
+// shared returns r as the test helpers shared with cmd/quarry see it.
+func (r *response) shared() *onyxtest.Response {
+	return &onyxtest.Response{Status: r.status, Header: r.header, Body: r.body}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/store/storetest"
@@ -102,6 +103,25 @@ func TestStatusCache(t *testing.T) {
 	if got := list(v, admin); len(got) != 2 || got[0].Credential.CredentialJSON["token"] == "secret" {
 		t.Errorf("an admin sees %+v; want both pairs, secrets masked", got)
 	}
+
+	// A request whose time runs out while a refresh is under way answers
+	// 503, and leaves the refresh be.
+	stuck := &statusRefresh{done: make(chan struct{})}
+	c.mu.Lock()
+	c.inflight = stuck
+	c.mu.Unlock()
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	_, err = c.at(short, v.version+1)
+	cancel()
+	if quarry.ErrorCode(err) != quarry.EUNAVAILABLE {
+		t.Errorf("waiting past the request's time: %v, want an unavailable error (503)", err)
+	}
+	c.mu.Lock()
+	if c.inflight != stuck {
+		t.Error("a request that stopped waiting ended the refresh")
+	}
+	c.inflight = nil
+	c.mu.Unlock()
 
 	// The connector's part lost (it cannot be, with a whole log), then a
 	// change to a credential of one of its pairs: the refresh reads the

@@ -126,8 +126,8 @@ const pingDefinition = `{"openapi": "3.0.0", "info": {"title": "Ping", "descript
 	"servers": [{"url": "https://ping.example.com"}],
 	"paths": {"/ping": {"get": {"summary": "ping", "operationId": "ping", "responses": {"200": {"description": "ok"}}}}}}`
 
-// want asserts the status and the whole JSON body of a response.
-func (r *Response) want(t *testing.T, status int, body string) {
+// Want asserts the status and the whole JSON body of a response.
+func (r *Response) Want(t *testing.T, status int, body string) {
 	t.Helper()
 	if r.Status != status {
 		t.Errorf("status = %d, want %d; body: %s", r.Status, status, r.Body)
@@ -144,8 +144,8 @@ func (r *Response) want(t *testing.T, status int, body string) {
 	}
 }
 
-// decode decodes the JSON body of a 2xx response into v.
-func (r *Response) decode(t *testing.T, v any) {
+// Decode decodes the JSON body of a 2xx response into v.
+func (r *Response) Decode(t *testing.T, v any) {
 	t.Helper()
 	if r.Status/100 != 2 {
 		t.Fatalf("status = %d: %s", r.Status, r.Body)
@@ -219,6 +219,6 @@ type auditEntry struct {
 func (tg Target) audit(t *testing.T, query string) []auditEntry {
 	t.Helper()
 	var out []auditEntry
-	tg.Do(tg.Admin, "GET", "/admin/audit-log?"+query, nil).decode(t, &out)
+	tg.Do(tg.Admin, "GET", "/admin/audit-log?"+query, nil).Decode(t, &out)
 	return out
 }

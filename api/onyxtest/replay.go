@@ -47,17 +47,17 @@ func Run(t *testing.T, tg Target) {
 		// verify_role. (Onyx, like Quarry, refuses curator here: that role
 		// comes with a group's curator flag.)
 		cur := onyxUser(t, "test_curator@test.com")
-		tg.Do(admin, "PATCH", "/manage/set-user-role", map[string]any{"user_email": cur.Email, "new_role": "global_curator"}).want(t, 200, `null`)
+		tg.Do(admin, "PATCH", "/manage/set-user-role", map[string]any{"user_email": cur.Email, "new_role": "global_curator"}).Want(t, 200, `null`)
 		if m := me(t, cur); m.Role != "global_curator" {
 			t.Fatalf("verify_role after set_role: %+v", m)
 		}
 		// create_test_users(status=deactivated): set_status, then
 		// verify_role and verify_status raise HTTPError.
 		gone := onyxUser(t, "test_gone@test.com")
-		tg.Do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": gone.Email}).want(t, 200, `null`)
-		tg.Do(gone, "GET", "/me", nil).want(t, 401, notAuthed)
-		tg.Do(admin, "PATCH", "/manage/admin/activate-user", map[string]any{"user_email": gone.Email}).want(t, 200, `null`)
-		tg.Do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": gone.Email}).want(t, 200, `null`)
+		tg.Do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": gone.Email}).Want(t, 200, `null`)
+		tg.Do(gone, "GET", "/me", nil).Want(t, 401, notAuthed)
+		tg.Do(admin, "PATCH", "/manage/admin/activate-user", map[string]any{"user_email": gone.Email}).Want(t, 200, `null`)
+		tg.Do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": gone.Email}).Want(t, 200, `null`)
 		// get_user_page: the manager asserts a full page.
 		page := onyxParse[onyxPaginatedUsers](t, tg.Do(admin, "GET",
 			"/manage/users/accepted?"+url.Values{"page": {"1"}, "page_size": {"2"}, "q": {"test_"}, "roles": {"basic", "global_curator"},
@@ -91,12 +91,12 @@ func Run(t *testing.T, tg Target) {
 			t.Fatalf("verify: %+v", keys)
 		}
 		// delete, then verify(verify_deleted=True).
-		tg.Do(admin, "DELETE", fmt.Sprint("/admin/api-key/", k.APIKeyID), nil).want(t, 200, `null`)
+		tg.Do(admin, "DELETE", fmt.Sprint("/admin/api-key/", k.APIKeyID), nil).Want(t, 200, `null`)
 		keys = onyxParse[[]onyxAPIKey](t, tg.Do(admin, "GET", "/admin/api-key", nil), 200)
 		if slices.ContainsFunc(keys, func(x onyxAPIKey) bool { return x.APIKeyID == k.APIKeyID }) {
 			t.Fatalf("verify_deleted: key %d still listed", k.APIKeyID)
 		}
-		tg.Do(User{Token: *k.APIKey}, "GET", "/me", nil).want(t, 401, notAuthed)
+		tg.Do(User{Token: *k.APIKey}, "GET", "/me", nil).Want(t, 401, notAuthed)
 	})
 
 	// The objects that CCPairManager.create_from_scratch makes, as the
@@ -133,7 +133,7 @@ func Run(t *testing.T, tg Target) {
 			map[string]any{"name": "test-connector-2", "source": "file", "input_type": "load_state", "connector_specific_config": fileConfig,
 				"access_type": "public", "groups": []int64{}}), 200).ID
 		onyxParse[onyxStatusResponse](t, tg.Do(admin, "DELETE", fmt.Sprint("/manage/admin/connector/", other), nil), 200)
-		tg.Do(admin, "GET", fmt.Sprint("/manage/connector/", other), nil).want(t, 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, other))
+		tg.Do(admin, "GET", fmt.Sprint("/manage/connector/", other), nil).Want(t, 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, other))
 	})
 
 	t.Run("CredentialManager", func(t *testing.T) {
@@ -212,13 +212,13 @@ func Run(t *testing.T, tg Target) {
 		// pause_cc_pair, unpause_cc_pair: raise_for_status; a paused pair
 		// stays in the status listing.
 		tg.Do(admin, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/status", pairID), map[string]any{"status": "PAUSED"}).
-			want(t, 200, `{"message":"200"}`)
+			Want(t, 200, `{"message":"200"}`)
 		if info := onyxParse[onyxCCPairFullInfo](t, tg.Do(admin, "GET", fmt.Sprint("/manage/admin/cc-pair/", pairID), nil), 200); info.Status != "PAUSED" {
 			t.Fatalf("after pause_cc_pair: status %s", info.Status)
 		}
 		verify(t)
 		tg.Do(admin, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/status", pairID), map[string]any{"status": "ACTIVE"}).
-			want(t, 200, `{"message":"200"}`)
+			Want(t, 200, `{"message":"200"}`)
 		if info := onyxParse[onyxCCPairFullInfo](t, tg.Do(admin, "GET", fmt.Sprint("/manage/admin/cc-pair/", pairID), nil), 200); info.Status != "ACTIVE" {
 			t.Fatalf("after unpause_cc_pair: status %s", info.Status)
 		}
@@ -242,7 +242,7 @@ func Run(t *testing.T, tg Target) {
 			{"GET", p + "/sync-groups", nil, "tell when external groups were last synced"},
 			{"GET", p + "/get-docs-sync-status", nil, "report the sync status of documents"},
 		} {
-			tg.Do(admin, c.method, c.path, c.body).want(t, 501, NotIndexing(c.what))
+			tg.Do(admin, c.method, c.path, c.body).Want(t, 501, NotIndexing(c.what))
 		}
 	})
 
@@ -294,20 +294,20 @@ func Run(t *testing.T, tg Target) {
 		// delete: ConnectorCredentialPairIdentifier(...).model_dump(), then
 		// verify(verify_deleted=True) through the status listing.
 		tg.Do(admin, "POST", "/manage/admin/deletion-attempt", map[string]any{"connector_id": connID, "credential_id": credID}).
-			want(t, 200, `null`)
+			Want(t, 200, `null`)
 		if slices.ContainsFunc(statuses(t), func(s onyxConnectorStatus) bool { return s.CCPairID == pairID }) {
 			t.Fatalf("verify_deleted: cc-pair %d still listed", pairID)
 		}
 		// As Onyx's deletion task does, the connector went with its last
 		// pair; the credential stays, and the group lost the pair.
-		tg.Do(admin, "GET", fmt.Sprint("/manage/connector/", connID), nil).want(t, 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, connID))
+		tg.Do(admin, "GET", fmt.Sprint("/manage/connector/", connID), nil).Want(t, 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, connID))
 		onyxParse[onyxCredentialSnapshot](t, tg.Do(admin, "GET", fmt.Sprint("/manage/credential/", credID), nil), 200)
 		all := onyxParse[[]onyxUserGroup](t, tg.Do(admin, "GET", "/manage/admin/user-group", nil), 200)
 		if i := slices.IndexFunc(all, func(x onyxUserGroup) bool { return x.ID == groupID }); i < 0 || len(all[i].CCPairs) != 0 {
 			t.Fatalf("the group after the deletion: %+v", all)
 		}
 		tg.Do(admin, "POST", "/manage/admin/deletion-attempt", map[string]any{"connector_id": connID, "credential_id": credID}).
-			want(t, 404, fmt.Sprintf(`{"detail":"Connector with ID '%d' and credential ID '%d' does not exist. Has it already been deleted?"}`, connID, credID))
+			Want(t, 404, fmt.Sprintf(`{"detail":"Connector with ID '%d' and credential ID '%d' does not exist. Has it already been deleted?"}`, connID, credID))
 		// CredentialManager.delete, now that no pair uses it.
 		onyxParse[onyxStatusResponse](t, tg.Do(admin, "DELETE", fmt.Sprint("/manage/credential/", credID), nil), 200)
 	})
@@ -315,7 +315,7 @@ func Run(t *testing.T, tg Target) {
 	t.Run("UserGroupManager.delete", func(t *testing.T) {
 		// delete, then wait_for_deletion_completion and
 		// verify(verify_deleted=True): gone at once.
-		tg.Do(admin, "DELETE", fmt.Sprint("/manage/admin/user-group/", groupID), nil).want(t, 200, `null`)
+		tg.Do(admin, "DELETE", fmt.Sprint("/manage/admin/user-group/", groupID), nil).Want(t, 200, `null`)
 		all := onyxParse[[]onyxUserGroup](t, tg.Do(admin, "GET", "/manage/admin/user-group", nil), 200)
 		if slices.ContainsFunc(all, func(x onyxUserGroup) bool { return x.ID == groupID }) {
 			t.Fatalf("verify_deleted: group %d still listed", groupID)
@@ -329,7 +329,7 @@ func Run(t *testing.T, tg Target) {
 		}
 		// create: validate, then create without passthrough_auth (the
 		// manager sends none).
-		tg.Do(admin, "POST", "/admin/tool/custom/validate", map[string]any{"definition": def}).decode(t, &struct{}{})
+		tg.Do(admin, "POST", "/admin/tool/custom/validate", map[string]any{"definition": def}).Decode(t, &struct{}{})
 		tool := onyxParse[onyxToolSnapshot](t, tg.Do(admin, "POST", "/admin/tool/custom", map[string]any{"name": "test-tool",
 			"description": "Description for test-tool", "definition": def,
 			"custom_headers": []map[string]string{{"key": "X-Api-Key", "value": "tool-secret-0123456789"}}}), 200)
@@ -370,7 +370,7 @@ func Run(t *testing.T, tg Target) {
 			map[string]any{"tool_ids": []int64{search.ID}, "enabled": true}), 200)
 		// delete: response.ok.
 		r := tg.Do(admin, "DELETE", fmt.Sprint("/admin/tool/custom/", tool.ID), nil)
-		r.want(t, 200, `null`)
+		r.Want(t, 200, `null`)
 		tools = onyxParse[[]onyxToolSnapshot](t, tg.Do(admin, "GET", "/tool", nil), 200)
 		if slices.ContainsFunc(tools, func(x onyxToolSnapshot) bool { return x.ID == tool.ID }) {
 			t.Fatalf("tool %d still listed after delete", tool.ID)
