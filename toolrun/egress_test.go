@@ -197,7 +197,7 @@ func TestRefusalRanges(t *testing.T) {
 	for _, s := range specials {
 		first := s.prefix.Masked().Addr()
 		last := first
-		for range (first.BitLen() - s.prefix.Bits()) {
+		for range first.BitLen() - s.prefix.Bits() {
 			last = last.Next()
 			if !s.prefix.Contains(last) {
 				last = last.Prev()
