@@ -13,9 +13,13 @@ type OAuthToken struct {
 	TokenType    string `json:"token_type,omitempty"`
 	RefreshToken string `json:"refresh_token,omitempty"`
 	Scope        string `json:"scope,omitempty"`
-	// Expiry is when the access token stops working, as the server said
-	// (expires_in); the zero Time when it said nothing.
+	// Expiry is when the access token stops working; the zero Time when
+	// the server said nothing.
 	Expiry time.Time `json:"-"`
+	// ExpiresIn is the lifetime the server gave the access token
+	// (expires_in), from which the store computes Expiry with its own
+	// clock when it keeps the token; 0 when it said nothing.
+	ExpiresIn time.Duration `json:"-"`
 }
 
 // RefreshMargin is how long before its expiry an access token is

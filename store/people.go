@@ -342,6 +342,9 @@ func (tx *Tx) openSession(userID string, ns quarry.NewSession, p quarry.SessionP
 	if err != nil {
 		return "", 0, err
 	}
+	if err := tx.keepSSOToken(tx.ctx, id, ns.SSOToken); err != nil { // store/tooltoken.go
+		return "", 0, err
+	}
 	return token, id, tx.auditAs(userID, "user.sign_in", "session", id, []string{ns.Method})
 }
 
@@ -859,6 +862,9 @@ func (db *DB) SetActive(ctx context.Context, c *quarry.Caller, email string, act
 				return err
 			}
 			if _, err := tx.exec(`DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
+				return err
+			}
+			if err := tx.dropToolTokens(tx.ctx, u.ID); err != nil { // store/tooltoken.go
 				return err
 			}
 			action = "user.deactivate"
