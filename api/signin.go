@@ -412,7 +412,7 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 	if code == "" {
 		return fail("code", errors.New("no code"))
 	}
-	id, idToken, err := p.Exchange(ctx, l, code)
+	id, tokens, err := p.Exchange(ctx, l, code)
 	var se *auth.SignInError
 	switch {
 	case errors.As(err, &se):
@@ -423,7 +423,9 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	email = id.Email
-	token, _, err := s.db.SignInOIDC(ctx, id, s.newSession(r, quarry.SignInOIDC, idToken), s.cfg.SignIn.Sessions)
+	ns := s.newSession(r, quarry.SignInOIDC, tokens.IDToken)
+	ns.SSOToken = &tokens.Token // kept sealed for passthrough tools (api/toolrun.go)
+	token, _, err := s.db.SignInOIDC(ctx, id, ns, s.cfg.SignIn.Sessions)
 	switch {
 	case errors.Is(err, store.ErrDeactivated):
 		return fail("inactive", err)
