@@ -142,10 +142,11 @@ func OfflineAccessParams(authorizationURL string, params map[string]string) map[
 // OAuthConnection is a connection of a person to an OAuth configuration
 // in progress, between POST /oauth-config/initiate and the callback.
 type OAuthConnection struct {
-	UserID        string
-	OAuthConfigID int64
-	Verifier      string // The PKCE code verifier: a secret until the code is exchanged.
-	ReturnPath    string
+	UserID        string `json:"-"`
+	OAuthConfigID int64  `json:"-"`
+	Verifier      string `json:"verifier"`     // The PKCE code verifier: a secret until the code is exchanged.
+	RedirectURI   string `json:"redirect_uri"` // Where the authorization server sends the browser back; the exchange names it again.
+	ReturnPath    string `json:"-"`
 }
 
 // OAuthConnectionTTL is how long a connection may take: its state is good

@@ -54,10 +54,11 @@ func (t *OAuthToken) Step(now time.Time) TokenStep {
 	return TokenReconnect
 }
 
-// Expired reports whether t's access token has expired at now (without the
-// margin), as a person's list of connections shows it.
+// Expired reports whether t's access token has expired at now, or will
+// within RefreshMargin, as a person's list of connections shows it (Onyx's
+// is_token_expired).
 func (t *OAuthToken) Expired(now time.Time) bool {
-	return !t.Expiry.IsZero() && !now.Before(t.Expiry)
+	return !t.Expiry.IsZero() && !now.Add(RefreshMargin).Before(t.Expiry)
 }
 
 // Refreshed returns the token to keep after a refresh of t answered next:

@@ -184,11 +184,11 @@ func CheckReturnPath(p string) error {
 }
 
 // OAuthTokenStatus is what a person sees of one of their OAuth
-// connections: Onyx's OAuthTokenStatus.
+// connections: Onyx's OAuthTokenStatus (GET /user-oauth-token/status),
+// with the configuration's name.
 type OAuthTokenStatus struct {
 	OAuthConfigID   int64  `json:"oauth_config_id"`
+	ExpiresAt       *int64 `json:"expires_at"` // Unix seconds; nil when the server said nothing.
+	IsExpired       bool   `json:"is_expired"` // Expired, or expiring within RefreshMargin (a run refreshes it if it can).
 	OAuthConfigName string `json:"oauth_config_name"`
-	HasToken        bool   `json:"has_token"`
-	ExpiresAt       *int64 `json:"expires_at"` // Unix seconds; nil when the provider said nothing.
-	IsExpired       bool   `json:"is_expired"`
 }

@@ -44,9 +44,12 @@ type publicFunc func(w http.ResponseWriter, r *http.Request) error
 
 // public adapts a handler of a public route as authed does, without the
 // caller.
-func (s *Server) public(h publicFunc) http.Handler {
+func (s *Server) public(h publicFunc) http.Handler { return s.publicFor(s.cfg.DBTimeout, h) }
+
+// publicFor is public for a route whose requests may take up to d.
+func (s *Server) publicFor(d time.Duration, h publicFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DBTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		r = r.WithContext(ctx)
 		if err := h(w, r); err != nil {

@@ -93,7 +93,8 @@ func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
 	if err := db.SaveOAuthToken(ctx, f.admin, configs[0].ID, rotationToolToken); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.BeginOAuthConnection(ctx, f.admin, configs[1].ID, rotationState, rotationVerifier, "/"); err != nil {
+	if err := db.BeginOAuthConnection(ctx, f.admin, rotationState, &quarry.OAuthConnection{OAuthConfigID: configs[1].ID,
+		Verifier: rotationVerifier, RedirectURI: "https://q.example.com/oauth-config/callback", ReturnPath: "/"}); err != nil {
 		t.Fatal(err)
 	}
 	f.secrets = credentials + 3 + 2 + 1 + 3

@@ -251,16 +251,15 @@ func (tx *Tx) dropToolTokens(ctx context.Context, userID string) error {
 // in progress: unknown, used already, or too old.
 var errConnectionState = quarry.Errorf(quarry.EINVALID, "The OAuth connection is unknown, over or too old; start again")
 
-// BeginOAuthConnection keeps what the callback of a connection of c to
-// OAuth configuration cfgID needs, under the hash of its state, for
-// quarry.OAuthConnectionTTL; the PKCE verifier is sealed. It answers 404
-// for an unknown configuration.
-func (db *DB) BeginOAuthConnection(ctx context.Context, c *quarry.Caller, cfgID int64, state, verifier, returnPath string) error {
+// BeginOAuthConnection keeps connection k of c in progress under the hash
+// of its state, for quarry.OAuthConnectionTTL; its PKCE verifier and
+// redirect URI are sealed. It answers 404 for an unknown configuration.
+func (db *DB) BeginOAuthConnection(ctx context.Context, c *quarry.Caller, state string, k *quarry.OAuthConnection) error {
 	return db.update(ctx, func(tx *Tx) error {
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM oauth_configs WHERE id = $1`, cfgID).Scan(&one)
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM oauth_configs WHERE id = $1`, k.OAuthConfigID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return oauthConfigNotFound(cfgID)
+			return oauthConfigNotFound(k.OAuthConfigID)
 		}
 		if err != nil {
 			return err
@@ -270,8 +269,8 @@ func (db *DB) BeginOAuthConnection(ctx context.Context, c *quarry.Caller, cfgID 
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO oauth_states (state_hash, user_id, oauth_config_id, secret, return_path, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, quarry.HashToken(state), c.ID, cfgID,
-			db.keys.seal(purposeOAuthState, []byte(verifier)), returnPath, now, now+quarry.OAuthConnectionTTL.Microseconds())
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, quarry.HashToken(state), c.ID, k.OAuthConfigID,
+			db.keys.seal(purposeOAuthState, []byte(jsonText(k))), k.ReturnPath, now, now+quarry.OAuthConnectionTTL.Microseconds())
 		return err
 	})
 }
@@ -282,13 +281,16 @@ func (db *DB) BeginOAuthConnection(ctx context.Context, c *quarry.Caller, cfgID 
 func (db *DB) TakeOAuthConnection(ctx context.Context, state string) (*quarry.OAuthConnection, error) {
 	var (
 		k       quarry.OAuthConnection
+		userID  string
+		cfgID   int64
+		ret     string
 		sealed  []byte
 		expires int64
 	)
 	err := db.update(ctx, func(tx *Tx) error {
 		err := tx.QueryRowContext(ctx, `DELETE FROM oauth_states WHERE state_hash = $1
 			RETURNING user_id, oauth_config_id, secret, return_path, expires_at`, quarry.HashToken(state)).
-			Scan(&k.UserID, &k.OAuthConfigID, &sealed, &k.ReturnPath, &expires)
+			Scan(&userID, &cfgID, &sealed, &ret, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errConnectionState
 		}
@@ -301,10 +303,10 @@ func (db *DB) TakeOAuthConnection(ctx context.Context, state string) (*quarry.OA
 		return nil, errConnectionState
 	}
 	pt, err := db.keys.open(purposeOAuthState, sealed)
-	if err != nil {
+	if err != nil || json.Unmarshal(pt, &k) != nil {
 		return nil, errConnectionState // sealed with a key this server does not have
 	}
-	k.Verifier = string(pt)
+	k.UserID, k.OAuthConfigID, k.ReturnPath = userID, cfgID, ret
 	return &k, nil
 }
 
@@ -349,32 +351,30 @@ func (db *DB) DeleteOAuthToken(ctx context.Context, c *quarry.Caller, cfgID int6
 	})
 }
 
-// OAuthTokenStatuses returns, for every OAuth configuration, whether
-// person userID has a token for it and when it expires, ascending by
-// configuration id.
+// OAuthTokenStatuses returns the OAuth connections of person userID: the
+// configurations they have a token for, ascending by id, with when it
+// expires.
 func (db *DB) OAuthTokenStatuses(ctx context.Context, userID string) ([]quarry.OAuthTokenStatus, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT o.id, o.name, t.id, t.expires_at FROM oauth_configs o
-		LEFT JOIN oauth_tokens t ON t.oauth_config_id = o.id AND t.user_id = $1 ORDER BY o.id`, userID)
+	rows, err := db.read.QueryContext(ctx, `SELECT o.id, o.name, t.expires_at FROM oauth_tokens t
+		JOIN oauth_configs o ON o.id = t.oauth_config_id WHERE t.user_id = $1 ORDER BY o.id`, userID)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	out := []quarry.OAuthTokenStatus{}
-	now := db.now()
+	now := db.now().Time
 	for rows.Next() {
 		var (
 			s       quarry.OAuthTokenStatus
-			tokenID sql.NullInt64
 			expires sql.NullInt64
 		)
-		if err := rows.Scan(&s.OAuthConfigID, &s.OAuthConfigName, &tokenID, &expires); err != nil {
+		if err := rows.Scan(&s.OAuthConfigID, &s.OAuthConfigName, &expires); err != nil {
 			rows.Close()
 			return nil, mapError(err)
 		}
-		s.HasToken = tokenID.Valid
 		if expires.Valid {
+			tok := quarry.OAuthToken{Expiry: time.UnixMicro(expires.Int64)}
 			at := expires.Int64 / 1e6
-			s.ExpiresAt = &at
-			s.IsExpired = expires.Int64 <= now.Micros()
+			s.ExpiresAt, s.IsExpired = &at, tok.Expired(now)
 		}
 		out = append(out, s)
 	}

@@ -112,10 +112,10 @@ func TestToolTokens(t *testing.T) {
 	f.connect(t, "access-0", "refresh-0", time.Hour)
 	statuses, err := f.db.OAuthTokenStatuses(ctx, f.person.ID)
 	exp := f.clock.Now().Add(time.Hour).Unix()
-	if err != nil || !cmp.Equal(statuses, []quarry.OAuthTokenStatus{{OAuthConfigID: f.cfg.ID, OAuthConfigName: "acme", HasToken: true, ExpiresAt: &exp}}) {
+	if err != nil || !cmp.Equal(statuses, []quarry.OAuthTokenStatus{{OAuthConfigID: f.cfg.ID, OAuthConfigName: "acme", ExpiresAt: &exp}}) {
 		t.Errorf("statuses %+v, %v", statuses, err)
 	}
-	if others, _ := f.db.OAuthTokenStatuses(ctx, f.admin.ID); len(others) != 1 || others[0].HasToken {
+	if others, _ := f.db.OAuthTokenStatuses(ctx, f.admin.ID); len(others) != 0 {
 		t.Errorf("the admin's statuses %+v", others)
 	}
 
@@ -170,7 +170,7 @@ func TestToolTokens(t *testing.T) {
 		if quarry.ErrorCode(err) != quarry.ECONFLICT {
 			t.Fatalf("err %v, want ConnectFirst", err)
 		}
-		if statuses, _ := f.db.OAuthTokenStatuses(ctx, f.person.ID); statuses[0].HasToken {
+		if statuses, _ := f.db.OAuthTokenStatuses(ctx, f.person.ID); len(statuses) != 0 {
 			t.Errorf("the revoked token is still kept: %+v", statuses)
 		}
 	})
@@ -181,7 +181,7 @@ func TestToolTokens(t *testing.T) {
 			t.Fatalf("err %v, want ConnectFirst", err)
 		}
 		statuses, _ := f.db.OAuthTokenStatuses(ctx, f.person.ID)
-		if !statuses[0].HasToken || !statuses[0].IsExpired {
+		if len(statuses) != 1 || !statuses[0].IsExpired {
 			t.Errorf("statuses %+v, want the token kept and expired", statuses)
 		}
 	})
@@ -250,7 +250,7 @@ func TestTokensGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(s) > 0 && s[0].HasToken
+		return len(s) > 0
 	}
 	f.connect(t, "a", "r", time.Hour)
 	if err := f.db.SetActive(ctx, f.admin, f.person.Email, false); err != nil {
@@ -304,7 +304,9 @@ func TestTokensGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noRefresh := func(context.Context, quarry.OAuthToken) (quarry.OAuthToken, error) { return quarry.OAuthToken{}, errors.New("no") }
+	noRefresh := func(context.Context, quarry.OAuthToken) (quarry.OAuthToken, error) {
+		return quarry.OAuthToken{}, errors.New("no")
+	}
 	if tok, err := f.db.SessionToken(ctx, c.SessionID, noRefresh); err != nil || tok.AccessToken != "sso-a" {
 		t.Fatalf("session token %+v, %v", tok, err)
 	}
@@ -320,20 +322,22 @@ func TestTokensGo(t *testing.T) {
 // once, for five minutes, for a configuration that exists.
 func TestOAuthConnections(t *testing.T) {
 	f := newTokenFixture(t)
-	if err := f.db.BeginOAuthConnection(ctx, f.person, 9999, "s0", "v0", "/"); quarry.ErrorCode(err) != quarry.ENOTFOUND {
+	if err := f.db.BeginOAuthConnection(ctx, f.person, "s0", &quarry.OAuthConnection{OAuthConfigID: 9999}); quarry.ErrorCode(err) != quarry.ENOTFOUND {
 		t.Errorf("unknown config: %v", err)
 	}
-	if err := f.db.BeginOAuthConnection(ctx, f.person, f.cfg.ID, "s1", "v1", "/#tools"); err != nil {
+	want := &quarry.OAuthConnection{UserID: f.person.ID, OAuthConfigID: f.cfg.ID, Verifier: "v1",
+		RedirectURI: "https://quarry.example.com/oauth-config/callback", ReturnPath: "/#tools"}
+	if err := f.db.BeginOAuthConnection(ctx, f.person, "s1", want); err != nil {
 		t.Fatal(err)
 	}
 	k, err := f.db.TakeOAuthConnection(ctx, "s1")
-	if err != nil || !cmp.Equal(k, &quarry.OAuthConnection{UserID: f.person.ID, OAuthConfigID: f.cfg.ID, Verifier: "v1", ReturnPath: "/#tools"}) {
+	if err != nil || !cmp.Equal(k, want) {
 		t.Errorf("connection %+v, %v", k, err)
 	}
 	if _, err := f.db.TakeOAuthConnection(ctx, "s1"); quarry.ErrorCode(err) != quarry.EINVALID {
 		t.Errorf("second take: %v", err)
 	}
-	if err := f.db.BeginOAuthConnection(ctx, f.person, f.cfg.ID, "s2", "v2", "/"); err != nil {
+	if err := f.db.BeginOAuthConnection(ctx, f.person, "s2", &quarry.OAuthConnection{OAuthConfigID: f.cfg.ID, Verifier: "v2", ReturnPath: "/"}); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.advance(quarry.OAuthConnectionTTL)

@@ -22,6 +22,7 @@ import (
 type Definition struct {
 	ops   map[string]*Operation
 	names []string // Sorted.
+	host  string   // The server's host, without its port.
 }
 
 // Operation is one operation of a definition, ready to bind arguments to.
@@ -79,6 +80,9 @@ func Compile(ctx context.Context, def []byte) (d *Definition, err error) {
 		opts = append(opts, openapi3.EnableJSONSchema2020())
 	}
 	d = &Definition{ops: map[string]*Operation{}}
+	if u, err := url.Parse(server); err == nil {
+		d.host = u.Hostname()
+	}
 	if doc.Paths == nil {
 		return d, nil
 	}
@@ -189,6 +193,10 @@ func (d *Definition) Operation(method string) (*Operation, error) {
 	return nil, quarry.Errorf(quarry.EINVALID, "Unknown method %q: this tool's methods are %s",
 		method, strings.Join(d.names, ", "))
 }
+
+// Host returns the host of the definition's server, without its port:
+// every call of its operations goes there (or to where it redirects).
+func (d *Definition) Host() string { return d.host }
 
 // Methods returns the method names, sorted.
 func (d *Definition) Methods() []string { return slices.Clone(d.names) }

@@ -381,6 +381,19 @@ func scrubValue(v any, secrets []string, changed *bool) any {
 	return v
 }
 
+// Explain turns the error of another call made with Client to host (a
+// token endpoint) into what the caller sees, as Do does: ctx's error when
+// the caller went away, 403 for the guard's refusals, 504 past the
+// time-out, 502 for the rest. nil, *quarry.Error and errors that wrap
+// quarry.ErrTokenRevoked are returned as they are.
+func (r *Runner) Explain(ctx context.Context, host string, err error) error {
+	var qe *quarry.Error
+	if err == nil || errors.As(err, &qe) || errors.Is(err, quarry.ErrTokenRevoked) {
+		return err
+	}
+	return r.failure(ctx, ctx, host, err)
+}
+
 // refused turns a RefusedError into the 403 the caller sees.
 func refused(err error) error {
 	var re *RefusedError
