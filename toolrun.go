@@ -106,12 +106,13 @@ const (
 	RunUnreachable = "unreachable"  // No connection could be made, or it broke.
 	RunInvalid     = "invalid"      // The arguments did not fit the operation (no call was made).
 	RunNoToken     = "no_token"     // The caller has no token to send (no call was made).
+	RunDisabled    = "disabled"     // The tool is disabled (no call was made).
 	RunError       = "error"        // Anything else.
 )
 
 // RunOutcomes lists every outcome, for the metrics.
 func RunOutcomes() []string {
-	return []string{RunOK, RunUpstream4xx, RunUpstream5xx, RunRefused, RunTimeout, RunUnreachable, RunInvalid, RunNoToken, RunError}
+	return []string{RunOK, RunUpstream4xx, RunUpstream5xx, RunRefused, RunTimeout, RunUnreachable, RunInvalid, RunNoToken, RunDisabled, RunError}
 }
 
 // RunOutcome returns the outcome of a run that answered status (0 when no

@@ -54,14 +54,17 @@ func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry
 		return err
 	}
 	rec := &quarry.ToolRunRecord{ToolID: t.ID, Method: in.Body.Method}
-	res, err := s.runTool(ctx, r, c, t, in.Body, rec)
+	res, outcome, err := s.runTool(ctx, r, c, t, in.Body, rec)
 	rec.Duration = time.Since(start)
 	if res != nil {
 		rec.Status = res.Status
 	}
-	rec.Outcome = quarry.RunOutcome(rec.Status, err)
+	rec.Outcome = outcome
+	if rec.Outcome == "" {
+		rec.Outcome = quarry.RunOutcome(rec.Status, err)
+	}
 	s.metrics.observeRun(rec.Outcome, rec.Duration)
-	if err != nil && rec.Outcome != quarry.RunInvalid {
+	if err != nil && rec.Outcome != quarry.RunInvalid && rec.Outcome != quarry.RunDisabled {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "tool run failed", slog.String("request_id", quarry.RequestIDFrom(ctx)),
 			slog.Int64("tool_id", t.ID), slog.String("method", rec.Method), slog.String("host", rec.Host),
 			slog.String("outcome", rec.Outcome), slog.String("error", quarry.ErrorMessage(err)))
@@ -89,34 +92,52 @@ func nonEmpty(s string) *string {
 }
 
 // runTool does the work of handleRunTool after the tool is read, noting
-// in rec the host it calls.
-func (s *Server) runTool(ctx context.Context, r *http.Request, c *quarry.Caller, t *quarry.Tool, in toolRun, rec *quarry.ToolRunRecord) (*quarry.ToolRunResult, error) {
+// in rec the host it calls. It returns the outcome of a run it refused
+// before calling (see quarry.RunOutcomes), or "" to let the answer or the
+// call's error decide.
+func (s *Server) runTool(ctx context.Context, r *http.Request, c *quarry.Caller, t *quarry.Tool, in toolRun, rec *quarry.ToolRunRecord) (*quarry.ToolRunResult, string, error) {
+	if t.Definition != nil {
+		if d, err := s.runner.Definition(ctx, t.Definition); err == nil {
+			rec.Host = d.Host()
+		}
+	}
 	if err := c.CheckToolRun(t); err != nil {
-		return nil, err
+		if quarry.ErrorCode(err) == quarry.ECONFLICT {
+			return nil, quarry.RunDisabled, err
+		}
+		return nil, quarry.RunInvalid, err
 	}
 	if _, err := s.defs.Validate(ctx, t.Definition); err != nil {
 		if quarry.ErrorCode(err) == quarry.EINVALID {
-			return nil, quarry.Errorf(quarry.ECONFLICT, "Tool %d's definition does not pass validation any more (%s); fix it with PUT /admin/tool/custom/%d",
+			return nil, quarry.RunInvalid, quarry.Errorf(quarry.ECONFLICT,
+				"Tool %d's definition does not pass validation any more (%s); fix it with PUT /admin/tool/custom/%d",
 				t.ID, quarry.ErrorMessage(err), t.ID)
 		}
-		return nil, err
+		return nil, quarry.RunError, err
 	}
 	args, err := toolrun.DecodeArgs(in.Args)
 	if err != nil {
-		return nil, err
-	}
-	if d, err := s.runner.Definition(ctx, t.Definition); err == nil {
-		rec.Host = d.Host()
+		return nil, quarry.RunInvalid, err
 	}
 	call, err := s.runner.Prepare(ctx, t.Definition, in.Method, args)
-	if err != nil {
-		return nil, err
+	switch quarry.ErrorCode(err) {
+	case "":
+	case quarry.EFORBIDDEN:
+		return nil, quarry.RunRefused, err
+	case quarry.EINVALID:
+		return nil, quarry.RunInvalid, err
+	default:
+		return nil, quarry.RunError, err
 	}
 	bearer, err := s.runBearer(ctx, r, c, t)
-	if err != nil {
-		return nil, err
+	if quarry.ErrorCode(err) == quarry.ECONFLICT {
+		return nil, quarry.RunNoToken, err
 	}
-	return s.runner.Do(ctx, call, t.Headers, bearer)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := s.runner.Do(ctx, call, t.Headers, bearer)
+	return res, "", err
 }
 
 // runBearer returns the token a run of t sends as "Authorization: Bearer",

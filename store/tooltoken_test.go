@@ -213,10 +213,12 @@ func TestOneRefreshAtATime(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([]string, 16)
 	errs := make([]error, len(got))
+	start := make(chan struct{})
 	for i := range got {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			<-start
 			tok, err := replicas[i%2].ToolToken(ctx, f.person.ID, f.cfg, r.refresh)
 			errs[i] = err
 			if err == nil {
@@ -224,6 +226,7 @@ func TestOneRefreshAtATime(t *testing.T) {
 			}
 		}()
 	}
+	close(start)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
@@ -343,5 +346,52 @@ func TestOAuthConnections(t *testing.T) {
 	f.clock.advance(quarry.OAuthConnectionTTL)
 	if _, err := f.db.TakeOAuthConnection(ctx, "s2"); quarry.ErrorCode(err) != quarry.EINVALID {
 		t.Errorf("expired: %v", err)
+	}
+}
+
+// TestRefreshLease checks the lease step by step: while one replica
+// refreshes a token, another that needs it waits for the new token instead
+// of refreshing it too.
+func TestRefreshLease(t *testing.T) {
+	f := newTokenFixture(t)
+	f.connect(t, "access-0", "refresh-0", time.Minute)
+	other := f.open(t)
+	inside, release := make(chan struct{}), make(chan struct{})
+	first := func(ctx context.Context, old quarry.OAuthToken) (quarry.OAuthToken, error) {
+		close(inside)
+		<-release
+		return rotating(1, old)
+	}
+	done := make(chan error, 1)
+	go func() {
+		tok, err := f.db.ToolToken(ctx, f.person.ID, f.cfg, first)
+		if err == nil && tok.AccessToken != "access-1" {
+			err = fmt.Errorf("first got %q", tok.AccessToken)
+		}
+		done <- err
+	}()
+	<-inside // The first replica holds the lease and is at the token endpoint.
+	second := make(chan *quarry.OAuthToken, 1)
+	go func() {
+		tok, err := other.ToolToken(ctx, f.person.ID, f.cfg, func(context.Context, quarry.OAuthToken) (quarry.OAuthToken, error) {
+			t.Error("the second replica refreshed the token too")
+			return quarry.OAuthToken{}, errors.New("no")
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- tok
+	}()
+	select {
+	case tok := <-second:
+		t.Fatalf("the second replica did not wait for the refresh: %+v", tok)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if tok := <-second; tok == nil || tok.AccessToken != "access-1" {
+		t.Errorf("the second replica got %+v, want the refreshed token", tok)
 	}
 }
