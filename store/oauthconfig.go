@@ -135,7 +135,7 @@ func (db *DB) UpdateOAuthConfig(ctx context.Context, c *quarry.Caller, id int64,
 				fields = append(fields, "tokens")
 			}
 		}
-		if err := tx.audit(c, "oauth_config.update", "oauth_config", id, fields); err != nil {
+		if err := tx.audit(ctx, c, "oauth_config.update", "oauth_config", id, fields); err != nil {
 			return err
 		}
 		out, err = db.oauthConfig(ctx, tx, id)

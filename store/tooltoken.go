@@ -330,7 +330,7 @@ func (db *DB) SaveOAuthToken(ctx context.Context, c *quarry.Caller, cfgID int64,
 		if err != nil {
 			return err
 		}
-		return tx.audit(c, "oauth_token.connect", "oauth_config", cfgID, []string{"token"})
+		return tx.audit(ctx, c, "oauth_token.connect", "oauth_config", cfgID, []string{"token"})
 	})
 }
 
@@ -347,7 +347,7 @@ func (db *DB) DeleteOAuthToken(ctx context.Context, c *quarry.Caller, cfgID int6
 		} else if n == 0 {
 			return quarry.Errorf(quarry.ENOTFOUND, "OAuth token for user %s and config %d does not exist", c.ID, cfgID)
 		}
-		return tx.audit(c, "oauth_token.disconnect", "oauth_config", cfgID, []string{"token"})
+		return tx.audit(ctx, c, "oauth_token.disconnect", "oauth_config", cfgID, []string{"token"})
 	})
 }
 
