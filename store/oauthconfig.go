@@ -49,7 +49,7 @@ func (db *DB) scanOAuthConfig(s interface{ Scan(...any) error }) (*quarry.OAuthC
 
 // oauthConfigs returns the OAuth configurations, or the one with id when id
 // is not 0, ascending by id, with their client secrets in clear.
-func (db *DB) oauthConfigs(ctx context.Context, q queryer, id int64) ([]*quarry.OAuthConfig, error) {
+func (db *DB) oauthConfigs(ctx context.Context, q querier, id int64) ([]*quarry.OAuthConfig, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+oauthConfigColumns+` FROM oauth_configs o
 		WHERE $1 = 0 OR o.id = $1 ORDER BY o.id`, id)
 	if err != nil {
@@ -73,7 +73,7 @@ func (db *DB) OAuthConfig(ctx context.Context, id int64) (*quarry.OAuthConfig, e
 	return db.oauthConfig(ctx, db.read, id)
 }
 
-func (db *DB) oauthConfig(ctx context.Context, q queryer, id int64) (*quarry.OAuthConfig, error) {
+func (db *DB) oauthConfig(ctx context.Context, q querier, id int64) (*quarry.OAuthConfig, error) {
 	os, err := db.oauthConfigs(ctx, q, id)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -393,5 +394,46 @@ func TestRefreshLease(t *testing.T) {
 	}
 	if tok := <-second; tok == nil || tok.AccessToken != "access-1" {
 		t.Errorf("the second replica got %+v, want the refreshed token", tok)
+	}
+}
+
+// TestRecordToolRunsAtOnce records runs from many goroutines on two handles
+// (their entries are written together): each is in the audit log once,
+// with its own details.
+func TestRecordToolRunsAtOnce(t *testing.T) {
+	f := newTokenFixture(t)
+	dbs := []*store.DB{f.db, f.open(t)}
+	var wg sync.WaitGroup
+	errs := make([]error, 60)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = dbs[i%2].RecordToolRun(ctx, f.person, &quarry.ToolRunRecord{ToolID: int64(1000 + i), Method: fmt.Sprint("m", i),
+				Host: "api.example.com", Status: 200, Outcome: quarry.RunOK, Duration: time.Duration(i) * time.Millisecond})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	events, total, err := f.db.AuditEvents(ctx, quarry.AuditFilter{Action: ptr("tool.run"), Limit: 1000})
+	if err != nil || total != 60 {
+		t.Fatalf("%d entries, %v", total, err)
+	}
+	seen := map[string]bool{}
+	for _, e := range events {
+		var d struct {
+			Method     string  `json:"method"`
+			DurationMS float64 `json:"duration_ms"`
+		}
+		if err := json.Unmarshal(e.Details, &d); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprint(1000 + int(d.DurationMS))
+		if e.ResourceID != want || d.Method != fmt.Sprint("m", int(d.DurationMS)) || e.ActorID == nil || *e.ActorID != f.person.ID || seen[e.ResourceID] {
+			t.Errorf("entry %+v %s", e, e.Details)
+		}
+		seen[e.ResourceID] = true
 	}
 }

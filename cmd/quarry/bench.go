@@ -49,7 +49,7 @@ const (
 	opMix             = "mix"
 )
 
-var benchOps = []string{opStatus, opStatusCold, opPatchCredential, opPutTool, opMix}
+var benchOps = []string{opStatus, opStatusCold, opPatchCredential, opPutTool, opToolRun, opMix}
 
 // benchDefaultMix is the weighted mix of -op mix.
 const benchDefaultMix = "status=70,patch-credential=20,put-tool=10"
@@ -163,6 +163,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	if w.runs != nil { // tool-run's floor: the same calls, made directly to the upstream.
+		stopFloor()
+		floorBase, stopFloor = w.runs.upstream, func() {}
+	}
 	floor, err := w.load(ctx, "floor", floorBase, &o, prog)
 	stopFloor()
 	if err != nil {
@@ -206,6 +210,9 @@ func (o *benchOptions) check(given map[string]bool) ([]benchWeight, error) {
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.tools, benchMaxTools)
 	case given["mix"] && o.op != opMix:
 		return nil, errors.New("-mix goes with -op mix")
+	}
+	if o.target != "" && o.op == opToolRun {
+		return nil, fmt.Errorf("-op %s needs the in-process server, which opens the egress guard to bench's own upstream; it does not go with -target", opToolRun)
 	}
 	if o.target != "" {
 		for _, f := range []string{"pairs", "db", "tools"} {
@@ -277,8 +284,9 @@ type benchSystem struct {
 	database  string // what the report says of the database
 	spec      store.SeedSpec
 	seedTime  time.Duration
-	loadTime  time.Duration // Of the server's first, whole read of the status listing.
-	tools     int           // Custom tools that put-tool updates.
+	loadTime  time.Duration  // Of the server's first, whole read of the status listing.
+	tools     int            // Custom tools that put-tool updates.
+	upstream  *benchUpstream // The tool's server of tool-run (bench_toolrun.go); nil for the other operations.
 	close     func()
 }
 
@@ -350,13 +358,21 @@ func benchStartServer(ctx context.Context, cfg *Config, o *benchOptions, prog *b
 		return sys, err
 	}
 	log := newLogger(cfg, io.Discard) // The request log is formatted as in serve, then dropped.
-	handler := api.NewServer(api.Config{
+	ac := api.Config{
 		BasePath:        cfg.BasePath,
 		MaskCredentials: cfg.MaskCredentials,
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		DBTimeout:       cfg.DBTimeout,
 		Version:         currentBuild().version,
-	}, db, log)
+	}
+	if o.op == opToolRun {
+		if sys.upstream, err = benchStartUpstream(cfg); err != nil {
+			return sys, err
+		}
+		cleanups = append(cleanups, sys.upstream.stop)
+		ac.ToolEgress = sys.upstream.egress()
+	}
+	handler := api.NewServer(ac, db, log)
 	// As serve does at start: the listing is read whole once, timed apart.
 	prog.line("reading the status listing")
 	start = time.Now()

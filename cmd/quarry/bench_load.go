@@ -24,10 +24,11 @@ const (
 	seriesColdWrite
 	seriesPatch
 	seriesPut
+	seriesToolRun
 	nSeries
 )
 
-var seriesNames = [nSeries]string{"status", "status-cold", "status-cold:write", "patch-credential", "put-tool"}
+var seriesNames = [nSeries]string{"status", "status-cold", "status-cold:write", "patch-credential", "put-tool", "tool-run"}
 
 // seriesUsed returns the series the mix records.
 func (w *benchWork) seriesUsed() []int {
@@ -42,6 +43,8 @@ func (w *benchWork) seriesUsed() []int {
 			out = append(out, seriesPatch)
 		case opPutTool:
 			out = append(out, seriesPut)
+		case opToolRun:
+			out = append(out, seriesToolRun)
 		}
 	}
 	return out
@@ -161,13 +164,15 @@ func (c *benchClient) step(measure bool) {
 	case opPutTool:
 		t := w.tools[c.rng.IntN(len(w.tools))]
 		c.do(seriesPut, "PUT", benchToolPath+benchItoa(t.id), t.body, measure)
+	case opToolRun:
+		c.stepToolRun(measure)
 	}
 }
 
-// do makes one request and records its latency, from sending it to
-// reading the last byte of the answer, or its failure. It reports whether
-// the answer was a 2xx.
-func (c *benchClient) do(series int, method, path string, body []byte, measure bool) bool {
+// do makes one request, with the headers of name, value pairs, and
+// records its latency, from sending it to reading the last byte of the
+// answer, or its failure. It reports whether the answer was a 2xx.
+func (c *benchClient) do(series int, method, path string, body []byte, measure bool, headers ...string) bool {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -180,6 +185,9 @@ func (c *benchClient) do(series int, method, path string, body []byte, measure b
 	req.Header.Set("Authorization", "Bearer "+c.w.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	start := time.Now()
 	res, err := c.http.Do(req)

@@ -76,6 +76,10 @@ type benchResult struct {
 	// VsFloor divides the server's numbers by the floor's: throughput
 	// below 1 and latencies above 1 are what Quarry adds to HTTP.
 	VsFloor benchRatios `json:"vs_floor"`
+	// OverheadMS, for tool-run (whose floor is the same call made
+	// directly to the upstream), subtracts the floor's latencies from the
+	// server's: what a run adds to the call.
+	OverheadMS *benchLatency `json:"overhead_ms,omitempty"`
 }
 
 type benchNumbers struct {
@@ -198,7 +202,7 @@ func benchCPUModel() string {
 // addResults fills the results and errors from the two phases.
 func (r *benchReport) addResults(w *benchWork, server, floor *benchPhase) {
 	r.Dataset.StatusBytes = len(w.status)
-	sizes := [nSeries]int{len(w.status), len(w.status), len(w.patchResponse), len(w.patchResponse), len(w.putResponse)}
+	sizes := [nSeries]int{len(w.status), len(w.status), len(w.patchResponse), len(w.patchResponse), len(w.putResponse), len(w.runResponse)}
 	for _, s := range w.seriesUsed() {
 		res := benchResult{Op: seriesNames[s], ResponseBytes: sizes[s],
 			Server: benchNumbersOf(server, s), Floor: benchNumbersOf(floor, s)}
@@ -215,6 +219,11 @@ func (r *benchReport) addResults(w *benchWork, server, floor *benchPhase) {
 			P90:        ratio(sv.LatencyMS.P90, fl.LatencyMS.P90),
 			P99:        ratio(sv.LatencyMS.P99, fl.LatencyMS.P99),
 			Max:        ratio(sv.LatencyMS.Max, fl.LatencyMS.Max),
+		}
+		if s == seriesToolRun { // The floor is the direct call: the difference is the run's overhead.
+			res.OverheadMS = &benchLatency{Mean: benchRound(sv.LatencyMS.Mean - fl.LatencyMS.Mean),
+				P50: benchRound(sv.LatencyMS.P50 - fl.LatencyMS.P50), P90: benchRound(sv.LatencyMS.P90 - fl.LatencyMS.P90),
+				P99: benchRound(sv.LatencyMS.P99 - fl.LatencyMS.P99), Max: benchRound(sv.LatencyMS.Max - fl.LatencyMS.Max)}
 		}
 		r.Results = append(r.Results, res)
 	}
@@ -307,18 +316,31 @@ func (r *benchReport) writeText(w io.Writer) {
 			label string
 			benchNumbers
 			size string
-		}{{res.Op, res.Server, strconv.Itoa(res.ResponseBytes)}, {"  floor", res.Floor, ""}} {
+		}{{res.Op, res.Server, strconv.Itoa(res.ResponseBytes)}, {"  " + floorName(res.Op), res.Floor, ""}} {
 			l := n.LatencyMS
 			fmt.Fprintf(w, row, n.label, strconv.FormatUint(n.Requests, 10), benchNum(n.ThroughputRPS),
 				benchMS(l.Mean), benchMS(l.P50), benchMS(l.P90), benchMS(l.P99), benchMS(l.Max), n.size)
 		}
 		v := res.VsFloor
-		fmt.Fprintf(w, row, "  vs floor", "", benchNum(v.Throughput)+"×", "",
+		fmt.Fprintf(w, row, "  vs "+floorName(res.Op), "", benchNum(v.Throughput)+"×", "",
 			benchNum(v.P50)+"×", benchNum(v.P90)+"×", benchNum(v.P99)+"×", benchNum(v.Max)+"×", "")
+		if o := res.OverheadMS; o != nil {
+			fmt.Fprintf(w, row, "  overhead", "", "", "+"+benchMS(o.Mean), "+"+benchMS(o.P50), "+"+benchMS(o.P90),
+				"+"+benchMS(o.P99), "", "")
+		}
 	}
 	fmt.Fprintln(w)
 	benchWriteErrors(w, "errors", r.Errors)
 	benchWriteErrors(w, "floor errors", r.FloorErrors)
+}
+
+// floorName is what the floor of op is called: tool-run's is the direct
+// call to the tool's upstream.
+func floorName(op string) string {
+	if op == opToolRun {
+		return "direct"
+	}
+	return "floor"
 }
 
 func benchWriteErrors(w io.Writer, label string, e benchErrorsOut) {

@@ -44,6 +44,10 @@ type benchWork struct {
 	status []byte // The status listing, as fetched before the load.
 	// Sample responses of the writes, for the floor.
 	patchResponse, putResponse []byte
+	// runs are tool-run's requests, runResponse the answer of one
+	// (bench_toolrun.go).
+	runs        *benchToolRuns
+	runResponse []byte
 	// coldMu makes each status-cold write and the GET after it one step,
 	// so that no other GET can cache the listing in between.
 	coldMu sync.Mutex
@@ -105,6 +109,11 @@ func benchPrepare(ctx context.Context, sys *benchSystem, o *benchOptions, mix []
 			return nil, err
 		}
 		if w.putResponse, err = c.call(ctx, "PUT", benchToolPath+benchItoa(w.tools[0].id), w.tools[0].body); err != nil {
+			return nil, err
+		}
+	}
+	if w.uses(opToolRun) {
+		if err := w.prepareToolRuns(ctx, c, sys); err != nil {
 			return nil, err
 		}
 	}
