@@ -367,18 +367,23 @@ func (l SignInLimits) CheckSignIn(pair, account, address AttemptCount, now time.
 // address (RegistrationKey) are too many at now.
 func (l SignInLimits) CheckRegistration(count AttemptCount, now time.Time) error {
 	if count.N > l.Registrations {
-		return l.tooMany(count, now)
+		return l.refuse("Too many registrations from this address", count, now)
 	}
 	return nil
 }
 
-// tooMany is the refusal of an attempt counted as c, until its window ends.
+// tooMany is the refusal of a sign-in counted as c, until its window ends.
 func (l SignInLimits) tooMany(c AttemptCount, now time.Time) error {
+	return l.refuse("Too many failed sign-ins", c, now)
+}
+
+// refuse is ETOOMANY with what, saying when c's window ends.
+func (l SignInLimits) refuse(what string, c AttemptCount, now time.Time) error {
 	wait := c.Start.Add(l.Window).Sub(now)
 	minutes := int((wait + time.Minute - 1) / time.Minute)
 	unit := "minutes"
 	if minutes == 1 {
 		unit = "minute"
 	}
-	return &Error{Code: ETOOMANY, RetryAfter: wait, Message: fmt.Sprintf("Too many failed sign-ins; try again in %d %s", minutes, unit)}
+	return &Error{Code: ETOOMANY, RetryAfter: wait, Message: fmt.Sprintf("%s; try again in %d %s", what, minutes, unit)}
 }

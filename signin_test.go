@@ -262,7 +262,7 @@ func TestSignInLimits(t *testing.T) {
 	if err := l.CheckRegistration(at(20), start); err != nil {
 		t.Errorf("20 registrations: %v", err)
 	}
-	if got := errText(l.CheckRegistration(at(21), start)); got != "too_many: Too many failed sign-ins; try again in 15 minutes" {
+	if got := errText(l.CheckRegistration(at(21), start)); got != "too_many: Too many registrations from this address; try again in 15 minutes" {
 		t.Errorf("21 registrations: %q", got)
 	}
 	d := quarry.DefaultSignInLimits()
