@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/progress"
 )
 
 // Key rotation re-encrypts every stored secret under the keyring's primary
@@ -79,14 +81,11 @@ type RotateOptions struct {
 	// BatchSize is the number of rows per transaction; zero means
 	// DefaultRotateBatch.
 	BatchSize int
-	// Progress, if not nil, is called after each committed batch.
-	Progress func(RotateProgress)
-}
-
-// RotateProgress is how far a rotation has come.
-type RotateProgress struct {
-	Done  int // Secrets handled: re-encrypted, or rewritten meanwhile by a concurrent write.
-	Total int // Secrets found under another key than the primary one.
+	// Progress, if not nil, is called after each committed batch with the
+	// secrets handled so far (re-encrypted, or rewritten meanwhile by a
+	// concurrent write) of those found under another key than the primary
+	// one.
+	Progress func(progress.Count)
 }
 
 // RotateResult is what RotateKeys did.
@@ -312,7 +311,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 				)
 				err := db.update(ctx, func(tx *Tx) error {
 					ids, olds, nRotated, nRaced, failed = nil, nil, 0, 0, nil
-					rows, err := tx.query(`SELECT id, `+col.column+` FROM `+col.table+`
+					rows, err := tx.QueryContext(ctx, `SELECT id, `+col.column+` FROM `+col.table+`
 						WHERE id > $1 AND `+col.notPrimary("$2")+` ORDER BY id LIMIT $3`, after, primary, batch)
 					if err != nil {
 						return err
@@ -335,7 +334,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 							failed = append(failed, fmt.Sprintf("%s %d", col.kind, id))
 							continue
 						}
-						r, err := tx.exec(`UPDATE `+col.table+` SET `+col.column+` = $1 WHERE id = $2 AND `+col.column+` = $3`,
+						r, err := tx.ExecContext(ctx, `UPDATE `+col.table+` SET `+col.column+` = $1 WHERE id = $2 AND `+col.column+` = $3`,
 							db.keys.seal(col.purpose, pt), id, olds[i])
 						if err != nil {
 							return err
@@ -372,7 +371,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 				done += len(ids)
 				total = max(total, done)
 				if opts.Progress != nil {
-					opts.Progress(RotateProgress{Done: done, Total: total})
+					opts.Progress(progress.Count{Done: int64(done), Total: int64(total)})
 				}
 				if len(ids) < batch {
 					break

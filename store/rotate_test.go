@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/progress"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -153,8 +154,8 @@ func TestRotateKeys(t *testing.T) {
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
-	var progress []store.RotateProgress
-	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: 50, Progress: func(p store.RotateProgress) { progress = append(progress, p) }})
+	var counts []progress.Count
+	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: 50, Progress: func(c progress.Count) { counts = append(counts, c) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +169,9 @@ func TestRotateKeys(t *testing.T) {
 		t.Errorf("summary %q", res.Summary())
 	}
 	// 50 + 50 + 20 credentials, then 3 tools, 2 OAuth configs, 1 session.
-	wantProgress := []store.RotateProgress{{50, 126}, {100, 126}, {120, 126}, {123, 126}, {125, 126}, {126, 126}}
-	if diff := cmp.Diff(wantProgress, progress); diff != "" {
+	wantProgress := []progress.Count{{Done: 50, Total: 126}, {Done: 100, Total: 126}, {Done: 120, Total: 126},
+		{Done: 123, Total: 126}, {Done: 125, Total: 126}, {Done: 126, Total: 126}}
+	if diff := cmp.Diff(wantProgress, counts); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 	f.checkRotated(t)
@@ -194,7 +196,7 @@ func TestRotateKeysResumes(t *testing.T) {
 	db := f.open(t, f.newKey, f.oldKey)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res, err := db.RotateKeys(cctx, store.RotateOptions{BatchSize: 40, Progress: func(store.RotateProgress) { cancel() }})
+	res, err := db.RotateKeys(cctx, store.RotateOptions{BatchSize: 40, Progress: func(progress.Count) { cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: err = %v, want context.Canceled", err)
 	}

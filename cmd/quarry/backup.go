@@ -197,11 +197,10 @@ func runBackup(ctx context.Context, env *environment, args []string) error {
 
 	w := env.stdout
 	fmt.Fprintf(w, "Copying %s to %s from one snapshot; the server may keep running.\n", path, out)
-	p := newProgress(w, every)
+	p := newMeter(w, every)
 	p.bytes = true
 	start := time.Now()
-	err = db.Backup(ctx, out, store.BackupOptions{ProgressEvery: p.every,
-		Progress: func(done, total int64) { p.update(store.RotateProgress{Done: int(done), Total: int(total)}) }})
+	err = db.Backup(ctx, out, store.BackupOptions{ProgressEvery: p.every, Progress: p.update})
 	p.finish()
 	if err != nil {
 		return err
@@ -346,7 +345,7 @@ func runRestore(ctx context.Context, env *environment, args []string) error {
 	}
 	w := env.stdout
 	fmt.Fprintf(w, "Checking %s with the key from %s (id %s).\n", from, keyFrom, keys.PrimaryID())
-	p := newProgress(w, every)
+	p := newMeter(w, every)
 	res, err := store.Restore(ctx, from, path, keys, store.RestoreOptions{Replace: force, Check: store.CheckOptions{Progress: p.update}})
 	p.finish()
 	if res != nil && res.Secrets != nil {
@@ -480,7 +479,7 @@ func runCheck(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "Objects: %s.\n", describeObjects(objects))
-	p := newProgress(w, every)
+	p := newMeter(w, every)
 	res, err := db.CheckSecrets(ctx, store.CheckOptions{BatchSize: batch, Progress: p.update})
 	p.finish()
 	if err != nil {
