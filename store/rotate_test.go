@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/bench"
 	"github.com/quarryhq/quarry/internal/progress"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
@@ -52,7 +53,7 @@ func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
 	t.Helper()
 	f := &rotationFixture{url: storetest.URL(t), oldKey: rotationKey(t), newKey: rotationKey(t)}
 	db := storetest.OpenURL(t, f.url, keyring(t, f.oldKey))
-	seeded, err := db.Seed(ctx, store.SeedSpec{Credentials: credentials, Connectors: 1}, nil)
+	seeded, err := bench.Seed(ctx, db, bench.SeedSpec{Credentials: credentials, Connectors: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
