@@ -47,7 +47,7 @@ func (db *DB) Import(ctx context.Context, fill func(*Importer) error) error {
 			return nil
 		}
 		tx.changed(ChangeAll)
-		return tx.audit(nil, "database.import", "database", 0, fields)
+		return tx.audit(ctx, nil, "database.import", "database", 0, fields)
 	})
 }
 
@@ -96,7 +96,7 @@ type Importer struct {
 // APIKey makes an API key and its service-account user, as CreateAPIKey
 // does, and returns it with its token, which is shown only now.
 func (im *Importer) APIKey(name *string, role quarry.Role) (*quarry.APIKey, string, error) {
-	return im.tx.createAPIKey(nil, name, role)
+	return im.tx.createAPIKey(im.ctx, nil, name, role)
 }
 
 // Group adds the user group g: its id and name, its members (Users, by

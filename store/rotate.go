@@ -263,7 +263,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 				}
 			}
 			aerr := db.update(actx, func(tx *Tx) error {
-				return tx.audit(nil, "encryption_key.rotate", "encryption_key", res.PrimaryKeyID, fields)
+				return tx.audit(actx, nil, "encryption_key.rotate", "encryption_key", res.PrimaryKeyID, fields)
 			})
 			if err == nil && aerr != nil {
 				err = fmt.Errorf("recording the rotation in the audit log: %w", aerr)

@@ -204,6 +204,11 @@ func TestRotateKeysResumes(t *testing.T) {
 	if res.Rotated != 40 {
 		t.Errorf("interrupted run rotated %d, want one batch of 40", res.Rotated)
 	}
+	// What it did is in the audit log, though its context was cancelled.
+	action := "encryption_key.rotate"
+	if events, _, err := db.AuditEvents(ctx, quarry.AuditFilter{Action: &action, Limit: 10}); err != nil || len(events) != 1 {
+		t.Errorf("audit entries of the interrupted run: %d, %v; want 1", len(events), err)
+	}
 	if n, _, err := db.SecretsToRotate(ctx); err != nil || n != f.secrets-40 {
 		t.Errorf("after interruption, SecretsToRotate = %d, %v; want %d", n, err, f.secrets-40)
 	}
@@ -283,7 +288,7 @@ func TestRotateKeysConcurrentWrites(t *testing.T) {
 					j = map[string]any{"token": fmt.Sprint("s-", w, "-", i)}
 					u.CredentialJSON = j
 				}
-				if _, err := server.UpdateCredential(ctx, f.admin, k.ID, u, false); err != nil {
+				if _, err := server.UpdateCredential(ctx, f.admin, k.ID, u); err != nil {
 					t.Error(err)
 					return
 				}
