@@ -122,34 +122,16 @@ func (im *Importer) Connector(c *quarry.Connector, creatorID *string) error {
 	if access == "" {
 		access = quarry.AccessPrivate // As the schema's default.
 	}
-	err := im.add(importConnectors, c.ID, c.Name, c.Source, c.InputType, string(c.Config), c.RefreshFreq, c.PruneFreq,
-		timeMicros(c.IndexingStart), access, creatorID, now, now)
-	if err != nil {
-		return err
-	}
-	for _, g := range c.Groups {
-		if err := im.add(importConnectorGroups, c.ID, g); err != nil {
-			return err
-		}
-	}
-	return nil
+	return im.addShared(importConnectors, importConnectorGroups, c.ID, c.Groups, c.ID, c.Name, c.Source, c.InputType,
+		string(c.Config), c.RefreshFreq, c.PruneFreq, timeMicros(c.IndexingStart), access, creatorID, now, now)
 }
 
 // Credential adds the credential k: its CredentialJSON (in clear; it is
 // sealed), its owner (UserID) and the groups it is shared with.
 func (im *Importer) Credential(k *quarry.Credential) error {
 	now := im.tx.now.Micros()
-	err := im.add(importCredentials, k.ID, k.Name, k.Source, im.tx.db.keys.seal(purposeCredential, k.CredentialJSON),
-		k.AdminPublic, k.CuratorPublic, k.UserID, now, now)
-	if err != nil {
-		return err
-	}
-	for _, g := range k.Groups {
-		if err := im.add(importCredentialGroups, k.ID, g); err != nil {
-			return err
-		}
-	}
-	return nil
+	return im.addShared(importCredentials, importCredentialGroups, k.ID, k.Groups, k.ID, k.Name, k.Source,
+		im.tx.db.keys.seal(purposeCredential, k.CredentialJSON), k.AdminPublic, k.CuratorPublic, k.UserID, now, now)
 }
 
 // Pair adds the cc-pair p of a connector and a credential added before,
@@ -159,12 +141,18 @@ func (im *Importer) Pair(p *quarry.CCPair) error {
 	if status == "" {
 		status = quarry.CCPairActive // As the schema's default.
 	}
-	err := im.add(importPairs, p.ID, p.Name, p.ConnectorID, p.CredentialID, p.AccessType, status, p.CreatorID, im.tx.now.Micros())
-	if err != nil {
+	return im.addShared(importPairs, importPairGroups, p.ID, p.Groups, p.ID, p.Name, p.ConnectorID, p.CredentialID,
+		p.AccessType, status, p.CreatorID, im.tx.now.Micros())
+}
+
+// addShared keeps row, of the object id of table t, and a row of table
+// shares for each of the groups it is shared with.
+func (im *Importer) addShared(t, shares int, id int64, groups []int64, row ...any) error {
+	if err := im.add(t, row...); err != nil {
 		return err
 	}
-	for _, g := range p.Groups {
-		if err := im.add(importPairGroups, p.ID, g); err != nil {
+	for _, g := range groups {
+		if err := im.add(shares, id, g); err != nil {
 			return err
 		}
 	}

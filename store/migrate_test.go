@@ -95,40 +95,12 @@ func schemaOf(t *testing.T, db *sql.DB, dialect string) []string {
 			UNION ALL SELECT 'index ' || indexname || ': ' || indexdef FROM pg_indexes WHERE schemaname = 'public'
 			ORDER BY 1`
 	}
-	var out, tables []string
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	out := queryStrings(t, db, q)
 	q = `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`
 	if dialect == store.Postgres {
 		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1`
 	}
-	rows, err = db.QueryContext(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, s)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	for _, table := range tables {
+	for _, table := range queryStrings(t, db, q) {
 		if table == "goose_db_version" {
 			continue // SchemaVersion reads it.
 		}

@@ -161,17 +161,17 @@ func existingSQLite(url string) (string, error) {
 }
 
 func runBackup(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("backup", args, env, func(fs *flag.FlagSet) {
-		fs.String("o", "", "the file to write the copy to; it must not exist")
-		fs.Bool("with-key", false, "also write the encryption key to <copy>.key (mode 0600)")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
+	var out string
+	var withKey bool
+	var long longRun
+	cfg, _, err := loadConfig("backup", args, env, func(fs *flag.FlagSet) {
+		fs.StringVar(&out, "o", "", "the file to write the copy to; it must not exist")
+		fs.BoolVar(&withKey, "with-key", false, "also write the encryption key to <copy>.key (mode 0600)")
+		long.flags(fs, "")
 	}, "db")
 	if err != nil {
 		return err
 	}
-	out := fs.Lookup("o").Value.String()
-	withKey := fs.Lookup("with-key").Value.(flag.Getter).Get().(bool)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
 	if dialect, _, err := store.ParseURL(cfg.DatabaseURL); err != nil {
 		return err
 	} else if dialect == store.Postgres {
@@ -197,7 +197,7 @@ func runBackup(ctx context.Context, env *environment, args []string) error {
 
 	w := env.stdout
 	fmt.Fprintf(w, "Copying %s to %s from one snapshot; the server may keep running.\n", path, out)
-	p := newMeter(w, every)
+	p := long.meter(w)
 	p.bytes = true
 	start := time.Now()
 	err = db.Backup(ctx, out, store.BackupOptions{ProgressEvery: p.every, Progress: p.update})
@@ -314,17 +314,17 @@ func describeObjects(counts []store.ObjectCount) string {
 }
 
 func runRestore(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("restore", args, env, func(fs *flag.FlagSet) {
-		fs.String("from", "", "the backup to restore, made by quarry backup")
-		fs.Bool("force", false, "replace the database if there is one (it is kept, renamed <db>.replaced-<time>)")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
+	var from string
+	var force bool
+	var long longRun
+	cfg, _, err := loadConfig("restore", args, env, func(fs *flag.FlagSet) {
+		fs.StringVar(&from, "from", "", "the backup to restore, made by quarry backup")
+		fs.BoolVar(&force, "force", false, "replace the database if there is one (it is kept, renamed <db>.replaced-<time>)")
+		long.flags(fs, "")
 	}, "db")
 	if err != nil {
 		return err
 	}
-	from := fs.Lookup("from").Value.String()
-	force := fs.Lookup("force").Value.(flag.Getter).Get().(bool)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
 	dialect, path, err := store.ParseURL(cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -345,7 +345,7 @@ func runRestore(ctx context.Context, env *environment, args []string) error {
 	}
 	w := env.stdout
 	fmt.Fprintf(w, "Checking %s with the key from %s (id %s).\n", from, keyFrom, keys.PrimaryID())
-	p := newMeter(w, every)
+	p := long.meter(w)
 	res, err := store.Restore(ctx, from, path, keys, store.RestoreOptions{Replace: force, Check: store.CheckOptions{Progress: p.update}})
 	p.finish()
 	if res != nil && res.Secrets != nil {
@@ -413,17 +413,13 @@ func installKey(w io.Writer, from, to, replaced string) error {
 }
 
 func runCheck(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("check", args, env, func(fs *flag.FlagSet) {
-		fs.Int("batch", store.DefaultRotateBatch, "rows read per query")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
-	}, "db")
+	var long longRun
+	cfg, _, err := loadConfig("check", args, env, func(fs *flag.FlagSet) { long.flags(fs, "rows read per query") }, "db")
 	if err != nil {
 		return err
 	}
-	batch := fs.Lookup("batch").Value.(flag.Getter).Get().(int)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
-	if batch <= 0 {
-		return fmt.Errorf("-batch: %d: must be positive", batch)
+	if err := long.checkBatch(); err != nil {
+		return err
 	}
 	path, err := existingSQLite(cfg.DatabaseURL)
 	if err != nil {
@@ -479,8 +475,8 @@ func runCheck(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "Objects: %s.\n", describeObjects(objects))
-	p := newMeter(w, every)
-	res, err := db.CheckSecrets(ctx, store.CheckOptions{BatchSize: batch, Progress: p.update})
+	p := long.meter(w)
+	res, err := db.CheckSecrets(ctx, store.CheckOptions{BatchSize: long.batch, Progress: p.update})
 	p.finish()
 	if err != nil {
 		return err

@@ -1,12 +1,42 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/quarryhq/quarry/internal/progress"
+	"github.com/quarryhq/quarry/store"
 )
+
+// longRun holds the flags of the commands that run long (backup, restore,
+// check, rotate-encryption-key): how often they print progress off a
+// terminal, and, for those that read in batches, the rows per batch.
+type longRun struct {
+	every time.Duration
+	batch int
+}
+
+// flags defines -progress-every on fs and, if batchUsage is not empty,
+// -batch.
+func (r *longRun) flags(fs *flag.FlagSet, batchUsage string) {
+	if batchUsage != "" {
+		fs.IntVar(&r.batch, "batch", store.DefaultRotateBatch, batchUsage)
+	}
+	fs.DurationVar(&r.every, "progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
+}
+
+// checkBatch refuses a -batch that is not positive.
+func (r *longRun) checkBatch() error {
+	if r.batch <= 0 {
+		return fmt.Errorf("-batch: %d: must be positive", r.batch)
+	}
+	return nil
+}
+
+// meter returns a meter that prints to w as often as -progress-every says.
+func (r *longRun) meter(w io.Writer) *meter { return newMeter(w, r.every) }
 
 // meter prints how far a long run (a rotation, a check, a backup) has
 // come, with its rate and the time left: a line rewritten in place on a

@@ -18,17 +18,13 @@ import (
 // working meanwhile, provided they hold both keys; an interrupted run is
 // continued by running the command again.
 func runRotateEncryptionKey(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("rotate-encryption-key", args, env, func(fs *flag.FlagSet) {
-		fs.Int("batch", store.DefaultRotateBatch, "rows re-encrypted per transaction")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
-	}, "db")
+	var long longRun
+	cfg, _, err := loadConfig("rotate-encryption-key", args, env, func(fs *flag.FlagSet) { long.flags(fs, "rows re-encrypted per transaction") }, "db")
 	if err != nil {
 		return err
 	}
-	batch := fs.Lookup("batch").Value.(flag.Getter).Get().(int)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
-	if batch <= 0 {
-		return fmt.Errorf("-batch: %d: must be positive", batch)
+	if err := long.checkBatch(); err != nil {
+		return err
 	}
 	db, err := openDB(ctx, cfg, env)
 	if err != nil {
@@ -50,9 +46,9 @@ func runRotateEncryptionKey(ctx context.Context, env *environment, args []string
 		return nil
 	}
 	fmt.Fprintf(w, "Re-encrypting %d secrets (%s) under key %s, %d per transaction.\n",
-		total, describe(kinds), keys.PrimaryID(), batch)
-	p := newMeter(w, every)
-	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: batch, Progress: p.update})
+		total, describe(kinds), keys.PrimaryID(), long.batch)
+	p := long.meter(w)
+	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: long.batch, Progress: p.update})
 	p.finish()
 	if err != nil {
 		var ue *store.UnreadableSecretsError
