@@ -18,21 +18,24 @@ type longRun struct {
 	batch int
 }
 
-// flags defines -progress-every on fs and, if batchUsage is not empty,
-// -batch.
-func (r *longRun) flags(fs *flag.FlagSet, batchUsage string) {
-	if batchUsage != "" {
-		fs.IntVar(&r.batch, "batch", store.DefaultRotateBatch, batchUsage)
+// loadLongRun parses the flags of the long run name: -db, -progress-every,
+// -batch if batchUsage is not empty (which must be positive), and those
+// define adds (if not nil).
+func loadLongRun(name string, args []string, env *environment, batchUsage string, define func(*flag.FlagSet)) (*Config, *longRun, error) {
+	r := &longRun{}
+	cfg, _, err := loadConfig(name, args, env, func(fs *flag.FlagSet) {
+		if define != nil {
+			define(fs)
+		}
+		if batchUsage != "" {
+			fs.IntVar(&r.batch, "batch", store.DefaultRotateBatch, batchUsage)
+		}
+		fs.DurationVar(&r.every, "progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
+	}, "db")
+	if err == nil && batchUsage != "" && r.batch <= 0 {
+		err = fmt.Errorf("-batch: %d: must be positive", r.batch)
 	}
-	fs.DurationVar(&r.every, "progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
-}
-
-// checkBatch refuses a -batch that is not positive.
-func (r *longRun) checkBatch() error {
-	if r.batch <= 0 {
-		return fmt.Errorf("-batch: %d: must be positive", r.batch)
-	}
-	return nil
+	return cfg, r, err
 }
 
 // meter returns a meter that prints to w as often as -progress-every says.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,12 +17,8 @@ import (
 // working meanwhile, provided they hold both keys; an interrupted run is
 // continued by running the command again.
 func runRotateEncryptionKey(ctx context.Context, env *environment, args []string) error {
-	var long longRun
-	cfg, _, err := loadConfig("rotate-encryption-key", args, env, func(fs *flag.FlagSet) { long.flags(fs, "rows re-encrypted per transaction") }, "db")
+	cfg, long, err := loadLongRun("rotate-encryption-key", args, env, "rows re-encrypted per transaction", nil)
 	if err != nil {
-		return err
-	}
-	if err := long.checkBatch(); err != nil {
 		return err
 	}
 	db, err := openDB(ctx, cfg, env)
