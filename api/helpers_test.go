@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/onyxtest"
 )
 
 // Helpers of the supporting-API tests (support_*_test.go): fixtures made
@@ -194,20 +195,9 @@ func (k fxCred) String() string {
 	})
 }
 
-// fxAudit is one entry of the audit log.
-type fxAudit struct {
-	ID           int64    `json:"id"`
-	Time         string   `json:"time"`
-	ActorID      *string  `json:"actor_user_id"`
-	ActorEmail   *string  `json:"actor_email"`
-	APIKeyID     *int64   `json:"api_key_id"`
-	Action       string   `json:"action"`
-	ResourceType string   `json:"resource_type"`
-	ResourceID   string   `json:"resource_id"`
-	Fields       []string `json:"fields"`
-	RequestID    string   `json:"request_id"`
-	SourceIP     string   `json:"source_ip"`
-}
+// fxAudit is one entry of the audit log: onyxtest's, which the replay of
+// Onyx's managers reads too.
+type fxAudit = onyxtest.AuditEntry
 
 // fxLoopback is the source_ip of the audit entries of the tests' requests.
 const fxLoopback = "127.0.0.1"
@@ -219,6 +209,17 @@ func (f fx) audit(query string) []fxAudit {
 	var out []fxAudit
 	f.do(f.admin, "GET", "/admin/audit-log?"+query, nil).decode(f.t, &out)
 	return out
+}
+
+// fxCount returns how many of entries are of action.
+func fxCount(entries []fxAudit, action string) int {
+	n := 0
+	for _, a := range entries {
+		if a.Action == action {
+			n++
+		}
+	}
+	return n
 }
 
 // fxGolden is one request of api/testdata/goldens/requests_<model>.json

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/syncbuf"
 )
 
 // Secrets never appear in logs (contract section 7). Every test server
@@ -62,7 +63,7 @@ func secretsOf(t *testing.T) *secretSet {
 // watchSecrets fails t, when it ends, if log holds a secret that t sent.
 // It is registered before the test's servers are, so that it runs after
 // they have stopped and written their last lines.
-func watchSecrets(t *testing.T, log *logBuffer) {
+func watchSecrets(t *testing.T, log *syncbuf.Buffer) {
 	set := secretsOf(t)
 	t.Cleanup(func() {
 		secretSets.Delete(t)
@@ -121,6 +122,16 @@ func noteSecrets(t *testing.T, req *http.Request, body any, resBody []byte) {
 	if json.Unmarshal(resBody, &res) == nil && quarry.ValidAPIKeyFormat(res.APIKey) {
 		set.add(res.APIKey)
 	}
+	var links []struct {
+		Token string `json:"token"`
+	}
+	if json.Unmarshal(resBody, &links) == nil {
+		for _, l := range links {
+			if strings.HasPrefix(l.Token, quarry.InvitationTokenPrefix) {
+				set.add(l.Token)
+			}
+		}
+	}
 }
 
 // noteSetCookies collects the session tokens a response set.
@@ -152,7 +163,7 @@ func collectSecrets(v any, set *secretSet) {
 						}
 					}
 				}
-			case "client_secret", "password":
+			case "client_secret", "password", "invitation_token", "token":
 				allStrings(x, set)
 			default:
 				collectSecrets(x, set)

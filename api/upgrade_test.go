@@ -23,6 +23,7 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/auth/authtest"
+	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -59,7 +60,7 @@ func envOn(t *testing.T, srv *httptest.Server, u string, keys *store.Keyring, op
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: u, keys: keys, srv: srv}
+	e := &env{t: t, cfg: cfg, log: &syncbuf.Buffer{}, url: u, keys: keys, srv: srv}
 	watchSecrets(t, e.log)
 	e.db = storetest.OpenURL(t, u, keys)
 	e.db.Now = func() time.Time { return testNow }
@@ -489,6 +490,8 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "PATCH", "/manage/set-user-role", map[string]any{"user_email": "bob@example.com", "new_role": "global_curator"}).want(t, 200, `null`)
 	e.do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": "bob@example.com"}).want(t, 200, `null`)
 	e.do(admin, "PUT", "/manage/admin/users", map[string]any{"emails": []string{"dave@example.com"}}).decode(t, new(any))
+	// Since 00006: an invitation with a link (whose token stays unknown).
+	e.do(admin, "POST", "/manage/admin/invitations", map[string]any{"emails": []string{"erin@example.com"}}).decode(t, new(any))
 	s.op.AddUser(authtest.User{Subject: "u-carol", Email: "carol@example.com", EmailVerified: true, Name: "Carol Example",
 		Password: "pw-u-carol"})
 	b := e.newBrowser()

@@ -43,6 +43,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.PublicURL == "" && !isLoopback(ln.Addr()) {
+		log.Warn("QUARRY_PUBLIC_URL is not set and Quarry listens beyond this machine: behind an https proxy, set it to the https URL people use, "+
+			"so that session cookies are always Secure (without it they are Secure only when the proxy sends X-Forwarded-Proto: https)",
+			"addr", ln.Addr().String())
+	}
 	base := "http://" + ln.Addr().String() + cfg.BasePath
 	build := currentBuild()
 	if token != "" {
@@ -83,14 +88,7 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		}
 		log.Info("status listing read", "duration", time.Since(start).Round(time.Millisecond))
 	}()
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := cfg.httpServer(handler, log)
 	log.Info("serving", "url", base, "database", db.Dialect(), "version", build.version, "revision", build.revision)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -111,6 +109,20 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// httpServer returns the http.Server that serves h with the configured
+// time-outs, logging its own errors to log as warnings. quarry bench builds
+// its in-process server and its floor with it too.
+func (c *Config) httpServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: c.ReadHeaderTimeout,
+		ReadTimeout:       c.ReadTimeout,
+		WriteTimeout:      c.WriteTimeout,
+		IdleTimeout:       c.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // newLogger returns the structured logger the configuration asks for.
@@ -137,4 +149,11 @@ func openDB(ctx context.Context, cfg *Config, env *environment) (*store.DB, erro
 		return nil, err
 	}
 	return db, nil
+}
+
+// isLoopback reports whether a is a loopback address, that only this
+// machine reaches.
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict OSdkFUSCPr5kPmdjRX9B0k7ZQtrPe54yMdeuf2GbJK1bFcrFaXv0dqQiesmeSOz
+\restrict uFJBxKnyvJ48ZAhSr3bHcbcpNVbtNSb9kufylZfpsf57mmy5KzetB95yuDcevHL
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -255,7 +255,9 @@ CREATE TABLE public.invited_users (
     email_key text NOT NULL,
     email text NOT NULL,
     invited_by text,
-    created_at bigint NOT NULL
+    created_at bigint NOT NULL,
+    token_hash text,
+    expires_at bigint
 );
 
 
@@ -566,7 +568,8 @@ CREATE TABLE public.users (
     password_hash text,
     email_key text DEFAULT ''::text NOT NULL,
     name_key text DEFAULT ''::text NOT NULL,
-    updated_at bigint DEFAULT 0 NOT NULL
+    updated_at bigint DEFAULT 0 NOT NULL,
+    email_skeleton text
 );
 
 
@@ -574,12 +577,12 @@ CREATE TABLE public.users (
 -- Data for Name: api_keys; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', '7cad4c2cae4a637f6d23563caa1ad19770f4c106acb142f21481b198d81b4042', 'qry_Fx5C********4qg4', 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456);
-INSERT INTO public.api_keys VALUES (2, 'curator key', 'f6961d934de0e532151296ce14c197cfd005d3052738627ea5b3eb3b1caea21b', 'qry_Ywem********U3lY', 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 1795256130123456);
-INSERT INTO public.api_keys VALUES (3, 'global key', '858d989c16c9de556d5488696a3daaa57a2cebe69c253ef95010f7cfbf586fa5', 'qry_UZPb********M7BA', 'f7a17e0b-67b5-46c5-a1a3-22015d2ef8d4', 1795256130123456);
-INSERT INTO public.api_keys VALUES (4, 'basic key', '19fddfe8ea4adc213b27f2bb89e5fc33d2bc1df230d858cdafc0eda2f6361526', 'qry_vhxR********3ckk', '6be84151-2f0d-42f9-a06a-ae0d4bb251a2', 1795256130123456);
-INSERT INTO public.api_keys VALUES (5, 'limited key', '7873e353313f48e0c52a8ec3cc288f5a7f73c3eea1cf43d8e996c14d63b612ab', 'qry_-Hx7********VHOE', '2c22073a-9b59-4096-ac88-5c1a97cded83', 1795256130123456);
-INSERT INTO public.api_keys VALUES (7, 'rotated key', 'efed919e7052b00e5cd6fa74b33b25c84d4c8b29cf5e64840ad87c7f13bbbd31', 'qry_K4jM********b5ro', '15cd6d0a-879e-4812-aef5-4377980df4a4', 1795256130123456);
+INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', 'd161922f86e6c3da2dce08fe31f596e4871b9c2ef0cf128a4436abbe5d849ba4', 'qry_z6_G********EgzM', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456);
+INSERT INTO public.api_keys VALUES (2, 'curator key', 'e95793ea03f58f6c7870822a5c8027842a832301f619776987c94b1d199aa664', 'qry_x8DD********DsQU', '1065ff63-0eb7-4782-87db-d1b155024f51', 1795256130123456);
+INSERT INTO public.api_keys VALUES (3, 'global key', '8c95db8a0d5a924d7e4f6544f5329d9dc444c4a6950ff233eb0d3a26352f4e26', 'qry_Tbax********WEcA', '5c111d51-3be3-4292-bbda-941d5a4c641b', 1795256130123456);
+INSERT INTO public.api_keys VALUES (4, 'basic key', '267171eb0d3cfd92bf2a07732505f0479afd725f8b7f1f6cdec1ea3c66e3d1c8', 'qry_Vrz4********qWsQ', '3571cecd-38a8-4fa9-9f8f-c2ad09a93869', 1795256130123456);
+INSERT INTO public.api_keys VALUES (5, 'limited key', '406d0a4bae6e4ab0fe277ee905dc2f8d0e8da5ffe5bdf98d76b3454897d694f6', 'qry_R7E6********wzkI', 'ad5f7c3b-cdfe-4b3d-a38a-a692a1ca1867', 1795256130123456);
+INSERT INTO public.api_keys VALUES (7, 'rotated key', '43a0876d43b7293041ef9a531c886c8ff075aa7e28f2ed6893304f3f995f50cb', 'qry_VjZR********dUFw', 'c5d62428-836f-42d1-b3d5-e815fe851280', 1795256130123456);
 
 
 --
@@ -587,55 +590,56 @@ INSERT INTO public.api_keys VALUES (7, 'rotated key', 'efed919e7052b00e5cd6fa74b
 --
 
 INSERT INTO public.audit_events VALUES (1, 1795256130123456, NULL, NULL, 'api_key.create', 'api_key', '1', '["name","role"]', '', '', NULL);
-INSERT INTO public.audit_events VALUES (2, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.create', 'api_key', '2', '["name","role"]', 'bde0c79e98580c4166170e60c074919d', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (3, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.create', 'api_key', '3', '["name","role"]', '896ee7c4fa57e51e50af929a9dc935c9', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (4, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.create', 'api_key', '4', '["name","role"]', '69df2b758502f6056de27b96fec66b8d', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (5, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.create', 'api_key', '5', '["name","role"]', 'f9b1be28b4751895275b18299d615f2b', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (6, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.create', 'api_key', '6', '["name","role"]', '734aaf4aca0c350da11e4021eb0b4b1e', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (7, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.create', 'api_key', '7', '["name","role"]', '1dbb7d05cbd8c43df5c037d90b335e07', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (8, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'user_group.create', 'user_group', '1', '["name","user_ids","cc_pair_ids"]', '6fce91b5938c97fe61f4e23ad1d0c131', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (9, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'user_group.create', 'user_group', '2', '["name","user_ids","cc_pair_ids"]', 'cebe29bb40e3e8f67411b02932066113', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (10, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'user_group.set_curator', 'user_group', '1', '["is_curator"]', '4882aba8bc6357a57be12aaced4491b4', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (11, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', '7a1b1f345df3ffc964b7fcd7e9b62070', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (12, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '588859a62531547e9fd187fa6c996442', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (13, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '62ad4c095233a434d23040a603369d9b', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (14, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'c24bc2cd2ba63c153130123b24ded923', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (15, 1795256130123456, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '8e0a04fdc0c663e94972ea15997a57d1', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (16, 1795256130123456, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '38b1ad21865bcce056d71e10f412a6ec', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (17, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', '563a469ce8f3501f5a03c7a61890c6bd', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (18, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', 'ac630b630158bea54f2cecd4fed6b2dd', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (19, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', 'e816fbe02fa6de7ae8fd79e734c209ab', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (20, 1795256130123456, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', '6fcc001bbc6626727e1f1969279cecbc', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (21, 1795256130123456, '6be84151-2f0d-42f9-a06a-ae0d4bb251a2', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', 'cdaf539a4dc853adc3505884b2954532', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (22, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', '249d680b8c18335f41f608bd42a9897d', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (23, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', 'df85efc7a3f3692fc845fd321f14fb50', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (24, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', '02c018dfcb5e220e1d3db07b6653e960', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (25, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', 'daf59383028fc9772c2905a78211df0a', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (26, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', 'ac330c82c8ab4277e7c029356aa2e146', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (27, 1795256130123456, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', '8a176721a31eacd2a07956e63d927ba7', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (28, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'cc_pair.update', 'cc_pair', '2', '["status"]', '2e3352970fb361161f02565047ed71c3', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (29, 1795256130123456, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 2, 'cc_pair.update', 'cc_pair', '4', '["name"]', '8e36429d5aeadf9e86b34792c8a55429', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (30, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'd97138e66cf1ee267c69cb9e8dbda6ab', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (31, 1795256130123456, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'c5ab6f5eee9ce878b6acc68b57683297', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (32, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', 'f735f8f3315ee6572c19bc17b6099895', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (33, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'connector.delete', 'connector', '3', '[]', 'aea4babd31af7b0a734d82517d6d8b32', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (34, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'credential.delete', 'credential', '6', '[]', '01fe592e9b434b983aaf135feacb0f37', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (35, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.delete', 'api_key', '6', '[]', '34a976f3df62adb4beb468caf7bad0eb', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (36, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', '26d62a1b70cf73a11ec5e92136f3503c', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (37, 1795256130123456, 'ab407298-0aea-4a3a-9cee-793e32bccf43', NULL, 'user.register', 'user', 'ab407298-0aea-4a3a-9cee-793e32bccf43', '["email","role"]', 'f6a4772fa419a655e0f1286eec376511', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (38, 1795256130123456, 'ab407298-0aea-4a3a-9cee-793e32bccf43', NULL, 'user.sign_in', 'session', '1', '["password"]', '601c70da3023ac8d5d0ce2454071c0ae', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (39, 1795256130123456, 'f53eae95-8ce7-446d-8d61-1d57d04dffc1', NULL, 'user.register', 'user', 'f53eae95-8ce7-446d-8d61-1d57d04dffc1', '["email","role"]', 'cdde4353e4c07ab08582f8c6f5f7ac8f', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (40, 1795256130123456, 'f53eae95-8ce7-446d-8d61-1d57d04dffc1', NULL, 'user.sign_in', 'session', '2', '["password"]', 'ce4ccc398810f49ca77b77082cbce3d1', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (41, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'user.role_change', 'user', 'f53eae95-8ce7-446d-8d61-1d57d04dffc1', '["role"]', 'e13bb591ef4e59890e5320116fa7bece', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (42, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'user.deactivate', 'user', 'f53eae95-8ce7-446d-8d61-1d57d04dffc1', '["is_active"]', '461bc99d52f1cbc62bbdc036f0b63bd5', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (43, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', 'd28360e00cc5392d20ddcebc0152c159', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (44, 1795256130123456, '7919cda4-e955-41dd-9f3e-05d1e9a3a877', NULL, 'user.create', 'user', '7919cda4-e955-41dd-9f3e-05d1e9a3a877', '["email","role"]', '1dc00c8b96f8fd438c384d86b5e1e957', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (45, 1795256130123456, '7919cda4-e955-41dd-9f3e-05d1e9a3a877', NULL, 'user.sign_in', 'session', '3', '["oidc"]', '1dc00c8b96f8fd438c384d86b5e1e957', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (46, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'oauth_config.create', 'oauth_config', '2', '["name","authorization_url","token_url","client_id","client_secret","scopes","additional_params"]', '8da22d7cc5925a35dde2195df8fd91a9', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (47, 1795256130123456, '7919cda4-e955-41dd-9f3e-05d1e9a3a877', NULL, 'oauth_token.connect', 'oauth_config', '2', '["token"]', '86bd8c802d30d72207c98bcca6c9992e', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (48, 1795256130123456, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 'tool.create', 'tool', '7', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '88ac7a3f6c13b2a4dfa2a069a1b451fa', '127.0.0.1', NULL);
-INSERT INTO public.audit_events VALUES (49, 1795256130123456, '7919cda4-e955-41dd-9f3e-05d1e9a3a877', NULL, 'tool.run', 'tool', '7', '[]', '54faa8f95464cc1cfb7b5d704aa7acce', '127.0.0.1', '{"duration_ms":2.113,"host":"127.0.0.1","method":"get_ticket","outcome":"ok","status":200}');
-INSERT INTO public.audit_events VALUES (50, 1795256130123456, '7919cda4-e955-41dd-9f3e-05d1e9a3a877', NULL, 'tool.run', 'tool', '5', '[]', 'df0aff31a7c99fb93c6c5922d69a7748', '127.0.0.1', '{"duration_ms":0.494,"host":"tickets.example.com","method":"get_ticket","outcome":"invalid","status":null}');
+INSERT INTO public.audit_events VALUES (2, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.create', 'api_key', '2', '["name","role"]', '7a7a46be21b421b0ca14ea8c78780eb0', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (3, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.create', 'api_key', '3', '["name","role"]', 'e1ae2c517d70a630bb7efa72a17973fd', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (4, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.create', 'api_key', '4', '["name","role"]', '79d1ff1b8ac8942a9b4934a74873e53c', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (5, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.create', 'api_key', '5', '["name","role"]', '153989e8ea9084327bdde68f8cefeed9', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (6, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.create', 'api_key', '6', '["name","role"]', '802f2f38b19e578313f750b650b15f37', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (7, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.create', 'api_key', '7', '["name","role"]', 'c275f0eb91355a9d0eee602636c67a6e', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (8, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'user_group.create', 'user_group', '1', '["name","user_ids","cc_pair_ids"]', 'e450c76c171e44efd17828b32e9abb3f', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (9, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'user_group.create', 'user_group', '2', '["name","user_ids","cc_pair_ids"]', 'c916345d2ec0c9e5d47c924a2233b074', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (10, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'user_group.set_curator', 'user_group', '1', '["is_curator"]', '980ca2cf54d250eb93e3a6ec5e62699e', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (11, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', '26111a24ba455a39b2cbd8f7fdc2b285', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (12, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '605519b22a1570062554222ec4d20a66', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (13, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '21ba7c12fec7c625f41643833c4f9c48', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (14, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '62a1071e433b9eb70f731780f44c8559', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (15, 1795256130123456, '1065ff63-0eb7-4782-87db-d1b155024f51', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '1c8aad871161d23db62a778d7e2af945', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (16, 1795256130123456, '1065ff63-0eb7-4782-87db-d1b155024f51', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'b8c54318a8b89a4eb69143107b934e6d', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (17, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', '6dd9849a3dbb6703a8fbbbc42d4f7d00', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (18, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', '098c8bb1b6bd3f6a6f1ba4c9c9883151', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (19, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', '9238ec1b17609b076827f82b88cd1b40', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (20, 1795256130123456, '1065ff63-0eb7-4782-87db-d1b155024f51', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', 'b215327fdf38d9351dcaa42735b96641', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (21, 1795256130123456, '3571cecd-38a8-4fa9-9f8f-c2ad09a93869', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', '737987f0bb2a8d8788f5300ec740775e', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (22, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', '4d9d963b4d53991db0493d740e5dffbc', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (23, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', '0985592317e7c44370c64c7e05436435', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (24, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', '85ff93042240ee7498e2c10dcf604c13', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (25, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', 'a29cf10727f61b5ce54700df998623bd', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (26, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', '94a05c62d1f02baf42a648ea7c928e9f', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (27, 1795256130123456, '1065ff63-0eb7-4782-87db-d1b155024f51', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', 'd206d3e93cb102296e41908961db0828', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (28, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'cc_pair.update', 'cc_pair', '2', '["status"]', '70337d2c66a821223220231ad9274156', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (29, 1795256130123456, '1065ff63-0eb7-4782-87db-d1b155024f51', 2, 'cc_pair.update', 'cc_pair', '4', '["name"]', '4fa7979309a7ff3680f5be8fe0cf8425', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (30, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'bb473f3dd3f40ad54f8668855ac9d851', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (31, 1795256130123456, '1065ff63-0eb7-4782-87db-d1b155024f51', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'fb26508071896327d3b74cd05eee3292', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (32, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', 'de1629f83fbc51cbe7fa3bc0a13c9ba2', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (33, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'connector.delete', 'connector', '3', '[]', '01a96acff28cad4b236f9cbf561b1ed6', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (34, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'credential.delete', 'credential', '6', '[]', 'caecb978d88d0bfba63e25c1fbeb03dd', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (35, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.delete', 'api_key', '6', '[]', '4eb22d6814f14a5fae997df50909b222', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (36, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', 'a782cb0e9e5d3791a23b49db62ecf7cb', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (37, 1795256130123456, '68145ebc-e4fd-4461-bab4-64d88fb5c8dd', NULL, 'user.register', 'user', '68145ebc-e4fd-4461-bab4-64d88fb5c8dd', '["email","role"]', '4461d80bf6819f43934af5a582487313', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (38, 1795256130123456, '68145ebc-e4fd-4461-bab4-64d88fb5c8dd', NULL, 'user.sign_in', 'session', '1', '["password"]', '7b8af3a2655e9f9522025a409fff60e2', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (39, 1795256130123456, '39d23512-ff52-4d37-bd94-c8342bb7285a', NULL, 'user.register', 'user', '39d23512-ff52-4d37-bd94-c8342bb7285a', '["email","role"]', 'efafb6af5e1caeef8129769b30f9e2e5', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (40, 1795256130123456, '39d23512-ff52-4d37-bd94-c8342bb7285a', NULL, 'user.sign_in', 'session', '2', '["password"]', '73ffaeb66ab041fe46f26f14b7f53559', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (41, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'user.role_change', 'user', '39d23512-ff52-4d37-bd94-c8342bb7285a', '["role"]', '9f2f3d7886cfca48d1a2c4640e017b06', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (42, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'user.deactivate', 'user', '39d23512-ff52-4d37-bd94-c8342bb7285a', '["is_active"]', '08cdf8f921e83bee11085d7d7145ba42', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (43, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', '20a768bf6dedc13b5740ad43d77906f8', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (44, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'user.invite', 'invitation', 'erin@example.com', '["link"]', '0f6f1d652afd9fd230d9aaef1c2920fa', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (45, 1795256130123456, 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', NULL, 'user.create', 'user', 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', '["email","role"]', '2bd1026a7694f052839d6c06bc36ba08', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (46, 1795256130123456, 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', NULL, 'user.sign_in', 'session', '3', '["oidc"]', '2bd1026a7694f052839d6c06bc36ba08', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (47, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'oauth_config.create', 'oauth_config', '2', '["name","authorization_url","token_url","client_id","client_secret","scopes","additional_params"]', 'd311e3e62e8d26c17d78225df4de30f6', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (48, 1795256130123456, 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', NULL, 'oauth_token.connect', 'oauth_config', '2', '["token"]', '74c9ba4c7011aa9f1e09d3461ef2da22', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (49, 1795256130123456, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 'tool.create', 'tool', '7', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '724d3ac3abd9a37c8683f3928ad7596e', '127.0.0.1', NULL);
+INSERT INTO public.audit_events VALUES (50, 1795256130123456, 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', NULL, 'tool.run', 'tool', '7', '[]', '7e7fac167d5348ad5d7e7732ffd45949', '127.0.0.1', '{"duration_ms":2.752,"host":"127.0.0.1","method":"get_ticket","outcome":"ok","status":200}');
+INSERT INTO public.audit_events VALUES (51, 1795256130123456, 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', NULL, 'tool.run', 'tool', '5', '[]', '66d62e7f8834a2667038392aaee6fb07', '127.0.0.1', '{"duration_ms":0.761,"host":"tickets.example.com","method":"get_ticket","outcome":"invalid","status":null}');
 
 
 --
@@ -651,10 +655,10 @@ INSERT INTO public.cc_pair_groups VALUES (4, 1);
 -- Data for Name: cc_pairs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456, 'ACTIVE', 1);
-INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456, 'ACTIVE', 1);
-INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456, 'PAUSED', 2);
-INSERT INTO public.cc_pairs VALUES (4, 'team drive', 4, 4, 'private', 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 1795256130123456, 'ACTIVE', 2);
+INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, 'ACTIVE', 1);
+INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, 'ACTIVE', 1);
+INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, 'PAUSED', 2);
+INSERT INTO public.cc_pairs VALUES (4, 'team drive', 4, 4, 'private', '1065ff63-0eb7-4782-87db-d1b155024f51', 1795256130123456, 'ACTIVE', 2);
 
 
 --
@@ -668,10 +672,10 @@ INSERT INTO public.connector_groups VALUES (4, 1);
 -- Data for Name: connectors; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 1795256130123456, 1795256130123456, 'public');
+INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, '1065ff63-0eb7-4782-87db-d1b155024f51', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, '1065ff63-0eb7-4782-87db-d1b155024f51', 1795256130123456, 1795256130123456, 'public');
 
 
 --
@@ -686,11 +690,11 @@ INSERT INTO public.credential_groups VALUES (1, 2);
 -- Data for Name: credentials; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x0196e38afc564f95c938635dfea7746a43d95ca279d0bf9d8dae46d6ff3188c0761f5845e5af5d85b373ec36ee9bf660f4b0bfd78dd8a2a23fd674e1afda69a6d76b39e12e69ff1a9f1c7634835f3a7514f85990435f82c22e0e523a7c416179f449cfd5cfd37d20ec248cb10284292e374ffa2cb9da780d75f0d6fcf5366df9ed413ca84081315872518f385036ef74e1135d15d36d712399ad', false, false, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x0196e38afcae01e73585fea18d310739a4974cde3ab094d2277093e7606ffd620fdc6c96bfd476e76998af2d9c30c5cf562d418b6e28891b6f2410a81d4f27d2c8b625a29f3d14346d2f2de8aef08e633025ce', true, false, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x0196e38afc7fbb8b37effcbf3a8e5cee2b1625804f6450b89691e541e4ddb14fda5509842cea218fd968f6310ad421c44fea828b4aaf3fb62fe689f2de78381842a3df9b9c0c201aef9f948ab9e7774716cf99d88040ad1451eca33ea5de8bb3d64b', false, false, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x0196e38afc2d2d2ab5ce69dd3311f2a1a6f704d2e036397ce60a37983d39379358e61fcc36b923617769972bf0bffddb6ffb84e6c57c72a21880b1bb2b91ee6effbdca722fe719b0574a51a295df9ce63bfc63aef93a20e6495c843c306e', false, false, '6be84151-2f0d-42f9-a06a-ae0d4bb251a2', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x0196e38afcfb32e4ebc987a29728e4c20702f1245e7982d8910589d2c6fc56fa2cdbc7712a8a63203d6c519d2a42cdb9e65f72ccbd5123d0702cea850247dbc84446fed83e18facd43c33c623099a4db3c6de21574258941a36336452cb17ece9f0f31e168689cb537b84ad193265a9581f578639e3c68ae7274ee3c871c8a00028a53ebdfea53867274a193bd666838486841e510ca', true, false, 'aea370ca-0e61-4a7a-b55b-350258c524da', 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x013a8e6d540ec9496af2cb9b0403bb471646132e6d91043151c6b67ea91f1f4e8a144c94bade951edf9685d9954ba4d8ed7f6172f3f1433855cee85dc6c4bb8dd3d71ec3d08ad6c47483842c878581b73032a00a1504dc2c89b7f73ece0e1985902070e7b12a855c8c01ca4ebde52cdb5e14d75df48c06055d9fda81b85c1dca407fbd833ee3afccaee6a374e3c04062f1185bf684bdf99a7612', false, false, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x013a8e6d547b2ec7f9372d57975ea0ed7ea7d1b237d3ee848ae9447a819c96df331d8888a25fc6c9e9dd1f74317e1a62c297b299f1006c45fdd95f13b6212534257c27d6e0e29f92e1e34469ce7cf965d4afab', true, false, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x013a8e6d54cfd164408949d06be80bce307352de9748c2421d141d1272cb8a89fbc05fc2a4398b4e167fe049a7ab9f8d77974e785257b3f3e1e14e4ae29d4e0de3b94305f768909aba2c501a603e158d5c36cd752b123ede47dfdd5b9b3d81b67f25', false, false, '1065ff63-0eb7-4782-87db-d1b155024f51', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x013a8e6d54a8e0ce1d98380cbc0ed2258c6872c8d94ae7dc7d7308082cc06cde7d73344e72214c0e69956bd01c5b989df973b15ed3c7179067bbc1e665bb3b97cf0b901a98dd09d8a7a236ca0ef09beafbc98f5d686dfa0ed8fa2c68b951', false, false, '3571cecd-38a8-4fa9-9f8f-c2ad09a93869', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x013a8e6d549a72adb2862f0d726a922c6f53ece24c1ad3b3c1702d57cb40abea20ba1a727a6a33ba164bfc04e50a4a42499559feca09cc7359bfc1e8c4967c3a1d5b9a9eff65f617520072d895e4df944720726284a2880c04f6e6c581bba7eb8ce0434463813a9f06c5cfd24c3c27382f2ee02521375199ea96a2c8f9c86af8e5e3cb5258b272a58b73836e489c453f2a78236b9e8d', true, false, '233b5a34-d951-4e33-8a23-449aae9aff7f', 2, 1795256130123456, 1795256130123457);
 
 
 --
@@ -704,20 +708,22 @@ INSERT INTO public.data_version VALUES (1, 7);
 -- Data for Name: goose_db_version; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-26 01:19:35.584471');
-INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-26 01:19:35.610449');
-INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-26 01:19:35.817701');
-INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-26 01:19:35.886386');
-INSERT INTO public.goose_db_version VALUES (5, 4, true, '2026-11-26 01:19:35.897127');
-INSERT INTO public.goose_db_version VALUES (6, 5, true, '2026-11-26 01:19:35.898569');
-INSERT INTO public.goose_db_version VALUES (7, 7, true, '2026-11-26 01:19:35.908529');
+INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-26 01:43:52.058218');
+INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-26 01:43:52.091219');
+INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-26 01:43:52.295328');
+INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-26 01:43:52.340419');
+INSERT INTO public.goose_db_version VALUES (5, 4, true, '2026-11-26 01:43:52.347737');
+INSERT INTO public.goose_db_version VALUES (6, 5, true, '2026-11-26 01:43:52.349373');
+INSERT INTO public.goose_db_version VALUES (7, 6, true, '2026-11-26 01:43:52.357587');
+INSERT INTO public.goose_db_version VALUES (8, 7, true, '2026-11-26 01:43:52.364031');
 
 
 --
 -- Data for Name: invited_users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456);
+INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, NULL, NULL);
+INSERT INTO public.invited_users VALUES ('erin@example.com', 'erin@example.com', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, '908bf6fa9faece7b734ff196f80c700332c5500b0b97cccccbfa0c6cf174e76a', 1795860930123456);
 
 
 --
@@ -737,22 +743,22 @@ INSERT INTO public.listing_changes VALUES (7, 'pair', 4);
 -- Data for Name: oauth_configs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x0196e38afc427f1641a47f3b6e3905c83efe9edd872933a108d57c9e9134536772daf790f1b3e9809adbdd5bd5b1a47c80e90fe661ddf11d8ad5358e1571cd27bd9224f16fe95d', '["tickets.read","tickets.write"]', 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456, 1795256130123456, NULL);
-INSERT INTO public.oauth_configs VALUES (2, 'calendar', 'http://127.0.0.1:33759/authorize', 'http://127.0.0.1:33759/oauth/token', 'tools-upgrade', '\x0196e38afc106bee7c5117459318cdfd7f5a3d6f4506fc706343b4be3a8df32c0eb4b4a1ac0d6fa9e8480013d0ccd6ba66543ac606ab3a973cfdfc6b3e96ac45cb2fd7344ee35d', '["openid","offline_access"]', 'aea370ca-0e61-4a7a-b55b-350258c524da', 1795256130123456, 1795256130123456, '{"prompt":"login"}');
+INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x013a8e6d540de7344df3321bc757dc0fe9c008158e93fd2326d9eb9a3715f75495762b61ec764a9b0145d34a522a59b91ae55690ee43aaaf9ccf644b827eea7b1f05105d165dbf', '["tickets.read","tickets.write"]', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, 1795256130123456, NULL);
+INSERT INTO public.oauth_configs VALUES (2, 'calendar', 'http://127.0.0.1:33147/authorize', 'http://127.0.0.1:33147/oauth/token', 'tools-upgrade', '\x013a8e6d54e2dab32267a3f5b3862117f193a79b854d16383adc106ac5c8ac7bbba5ff2e14389cc23e479107487fd8721fec68c1602fa4dcb09314d9038289a7fec71a27744189', '["openid","offline_access"]', '233b5a34-d951-4e33-8a23-449aae9aff7f', 1795256130123456, 1795256130123456, '{"prompt":"login"}');
 
 
 --
 -- Data for Name: oauth_states; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_states VALUES (2, 'e8287729e2335d18c8096b9600605383f7c57ee48c634be2994ce6aa75c6eb70', '7919cda4-e955-41dd-9f3e-05d1e9a3a877', 2, '\x0196e38afce13e4c6260ef6838eb290ca418faa438ed5d10a48b3b82377f88f3512fd8c58757ba767620def8250a1ba71c08efaf67497cb6c4dbafa87f13eede80ae74b0010fc075a18850b2fe7be8c3a57123fab959e6bba10d05109a9410a61db7d22d3770aba3b8573ebd380679864f9dc96dc9b25eecf77aff89d4ac5f503d20d8ac54590801460e70a25853a828ca3f9726e6fe1f4d52', '/#account', 1795256130123456, 1795256430123456);
+INSERT INTO public.oauth_states VALUES (2, '2e94487566b47ebb319cfc62a11a79b9bd4f6d3bb2db31cc55b67bec83418b4d', 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', 2, '\x013a8e6d546f1240de2512d0e538c0eab1991e493a4a6480fe2eae5371f7faf64cf645134ae4af0d14ee2fb69f9349bf83fe6c7df415242a827279370469172c2de1dfb56deacc63e07ea5280ccc05e75ae6a1d8f64c444b0bdfaa2be10767ff9d264503b8bf270c03120a73b49e2104ad606b206f416af810a0bae0ceac42d107d23c362a4ceea6e2616bd9295eb46423bd5fa23d2347df58', '/#account', 1795256130123456, 1795256430123456);
 
 
 --
 -- Data for Name: oauth_tokens; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_tokens VALUES (1, 2, '7919cda4-e955-41dd-9f3e-05d1e9a3a877', '\x0196e38afc8e339c1220f3b9674c707dd54288466b7a110fc99d2e0c19bf0438e0713b8a954707bcefef994523e62cfc7b9b23ea55912d5acf1c435695bef4677c69938fc443fd322a4f20ee8a338307b0898a2051d1875e4b181dc4c3ab9b08a517aed5748f7a633260a81ac71981b09c53bb8fbe7872232928bcbd9424dd4d6deb30a3e9e1e12a53dd7072f0a2e26e8d55667b3d3257e5ff38ca9150c3f1ace8a8485084ca4094498b5a18c99e843bcbb0a2ce8e1e92c1d9f906980a486a203a76766d2d50fd4c3b196a18c50a66f54505fb4ec712345c07f0b9a7166c61f45bcfcda57419153d9f6aded0f936144552b8c4430842ee2bd2a9c87382cf8acedbc2bc2fe0b8e91013785ded823ed6ac857a6c4239f25f7b9d27d63f3f5f45b88d58d4ba41ff7988569d99f17be6e117da1aaf5402e8dc59298e351cd7643c8cbdb6c2ec6fcf6646f245a3c0d453ede634dfed6fd45f12ba7ef6214bbf92a3b73e17a1566357bf868ba7a535d7a2540e0b18b8e511d46ef290596768fbf1b7051ef31fc28d2c979da3a910f2ee6b0ab7f5808f6a43eed58bea8939cb78b47b0c34545d7ec0e2cbca1c1b7b68f7085ca1af1f350205780669408b8ba21c2705a6250f7e56eb8b555cff236572785eef5c1a75de36df3d7ef82aeb7b9e260565c90ab24fd91e64b43521620387834076a1241e513a54053fa87c107e507cafea4a530907468bba64a8214d8694c0f76ffd8b730b14e7a912f4c58a977075e3af9837abf260a17d81e203edf759382598ec1919cfdfaafd3b122f95f69945a7401eb27c0aa2b58153f75506d26292eb689f1ea679d6018cac7c78bf465ec6b6e6984e04ec8bdcc5c2f61d87680343576064539f95fef18615bad7e429e7889e789bee391dc50fb52aecff7334bb67c304d6221af070f44b61f67a2ca37c0c679ff50b8bf2210a1b1f9c156bdde3b9c619a25e6b41c5eab11a7e84c9c5fba7655f6a7e602b76cca31c7239d32de5b150916f7c880cde3b70552237c6cc8a62a1d8a712ab7ca1ac7af9de755ffc140ce62281c9dbc5eda6591b84c95adb64c4bf258dd8ba135cf3b8a96cd3e77f1ebd582d0bb7ba944b3a111104a114ca4b860b15f66f7f08ceb0a45e08043e566d08825217f4dd1430ed5259375de016dcfa15a77d7f2d12e3a8eab89bcd3ac2944b65d75d956ad47adf2f1c43a26e081759a0cce250a758ca0eabaf6e35', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
+INSERT INTO public.oauth_tokens VALUES (1, 2, 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', '\x013a8e6d54c1a8bdc9659ac3b3ad98c06d43ccbc8a72d7cfa3932edf939cfb62cdfcc966c551a27785586edf1377aa9d6a09045e98150cccb7a711044657ea397e8e206fb4cfbd922cc581842aa59bd0858d3ca9a362636370b79cca9217461c6519db7c7547d43b4c53b98680f9036ecf5e2123c0b8f8742e0cc94053a087b795a4dce7711b869c379cf5c768a9dbc88364be307d39257a58c444f2ec47d1630f52eb30f151edc6e9a42ade7d4c15281c3f71e807a7473cfdc4cd0f064aa2c70d028b1e585ff108b5c48b673e339e6371925fea96dbbb8be7d286e060b47c0382f254ca0e25acc8e2d04d3becb004fb5548715e194c716b86b8564701e20a2df0e01ef24f88529abd0561fc20b82ac177e45cebbc6bb61c8cf7948543713c249b16d020f57fe503396492a2a30b5b86488d6752108b93511666597e8d8fb2090f7194e5134c079f4712da343f3cd9f8a30e18e79c9da178cb1ce9aa5c9716cf50848b407c78f52b21535b747fe98feeb3fa0675fd3e2322e92a32b649a260c18f8982b2dfbec0366db09d9c13252fec38b050edd8847dc82f5fe2c5061c44304761165e71cac152dc2c69b13b78f8b12ab5a2ce1b5c104ca73988a56261bfa84ded3b4eec72999cccf7a037d9919ce1f65e5f83c124b66663d942563c42389dccb20b22330c247a130939652d42842d6cea20dc31a8ea709905113da866c9451ec8baf508c7fb0f6cf558671c8ac6ad2065b19693aa59b84afea74aaf6c38d1baecf9191f883eebf938b911a99d4ab0793f5615bb836789cff694be835c68cd3f395fbe303366032e2bccb562277c8e2d40170fd6823b883aee804da42a9d325f6e6bc8a7a187f6cbd3ccff1b8e2af073c35075a6f2ebe7f52440bdb28fb7c06eb47c15c2416354e1045efdd6f332e16819fa568755d7b41d1bf485fa0ce0e3ce330d0babdcecd367985e311cccd3c1a418b64ea4396b8ccc74d230aabf2d2b41f924fcada0b9cc682f2969237f61084e8609b77cfe938d95a0fa6f92ba6077cc4c192ab9c8ee3cbb802c6b6d9180bcacbc737add3420a37d9ec5bcb2f58e4584775724dc3c9d83d40bd34b5b4a03bc9a54d2c0f17a877d7637c6c4346c2a8a342f0c1ea577898dc239d94bd26bb3d913e6ddee8327aac2dd6f92c65608c8c98cd047889d3b0ed396ca241b4929460e6f94ed667f178e86a548e7ae2a97dd298770d89a18d808d284', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
 
 
 --
@@ -765,8 +771,8 @@ INSERT INTO public.oauth_tokens VALUES (1, 2, '7919cda4-e955-41dd-9f3e-05d1e9a3a
 -- Data for Name: sessions; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.sessions VALUES (1, 'f9bf17c4fdd70c2a896a924d6f00888d9aaa9c044ea3ab0efc4a696c6fe29d60', 'ab407298-0aea-4a3a-9cee-793e32bccf43', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
-INSERT INTO public.sessions VALUES (3, '0a7471b04fdabe621e04440c401bb667711c01204ce23e7963e3de2ac2688354', '7919cda4-e955-41dd-9f3e-05d1e9a3a877', 'oidc', '\x0196e38afc2f66aef1ae260c541df6a97907501c96ef644bc650e258915dc817e6275fcbc110ad794a0a33e2450cb514135ff129cc67985b8a2431bd82d66b737d578d26ed7cb2b4536222e0006e2dd93e7573ffeb6608773e65e99c9a7de832a55cd682a8877baca56327978f10706c96ee046a9466e9456870ad93aab69e772446f27f0f3081d0591eee6bf85cdf90d76b3e33e602b0e12367e432fb1027428c3b0b8280bca0b8e5d0cf2beb78d4defdccd2711cf183bf67aa18d4826ea0ff461052325fe288387fb21542258a892a4b8c7af372e93a2801b25014cee1f06a724dd9814fb3cda0cb9238ad96b3d3daae7a0590f3deb256855931ccc9f8f2c11f2d3deafcc2c850ab1fe1463ce6b17c793c76935661d47aa14983e8f6180ec321a0537d7bffd68333b28bc7d985f38274ebc2daa21673cc3059a96c4f14dd7729a279107bb89ee8a5f7544e8d4d404bfadae1c324b050d1ef1b3a009b3cebd7aa7518906205a7cda456a58e73639e2713301fe8cc6db7a7c243a6129556ff94d5ae0cb25fd31d01c16c99cabd6f46248d44a012e7966adec923bc6e01751005abfea31cec6c839c40c87a05356b418fdb402efa575c953f192190982a295e3c1f13d0dfda64a9537e71b28b0054b562cbded41e3cc80287f22a7fddde6358cbf9a39f4ca8c3b5b7fd1cf5765e9d2d6ca1128b65f847860eb3f7acf1a43c97c89a4d7c9119b2a869e6a73588e761d31f5a88e1f4534291abca530e916859187c73985c2a23e0350193688d68b7b8b919c737bb3b2f3d7190dd69a7d7ff099b9067248d81ec614b3517eecb3fb4f9a5025432b05f1bf71e221f99ff91699551b21189b9a412d3723501d346e98b6df16465ebf16ad86ace2f195a357c5308c71556c194dde5fdf223078d43c45403dd528ecc985834d627cd29a5e6e6b65daeeb0b05c5f99d733136ce9474262d28a145c780c061eb7ba0b9b5bdfd890a9090c9a764052de8a52ccf139058baec1e5bf76cee3bc979e9e8795b91a11661054e88937d0e76e6cb65b4026de3efa45eb4516713683e7b59d63185a5985fbef6a0f012e2d3fa251ed6f824aa3f61a8ebcc0110a466b510bf29b6ffec668c92f700bb12bfabbfedbc3d6f8dd97e503a05474dc873454743782fea71a52887e35478bcfb9b671847bd0a1c1359ecda1fa339aaacc89c320c3a9fb4c5ccf78f636371b2f7efaf567044dfa50a0be2a1a4795b5ab529a0062a543f66a8f09b85820391d4dec1f011875add8cf8affdce245cff38b74f9088300a9528f4045000c253f1bfae2d0970069e55efba6a9fd16e893097a9db40352616c139ed82', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (1, '67f749d7e2814c53556ff80c39cb279d4cf350dcc618d8d8188db8667d3b5dcf', '68145ebc-e4fd-4461-bab4-64d88fb5c8dd', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (3, '96c48937bcfa14b2ffcd626564a41c2a7210de6ac2d33a5dcd90fe89dfb50632', 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', 'oidc', '\x013a8e6d54163237fa9926269f00967f9ee467e2246ab3c519a7c6b2d2f5d76a5b02fec5f84bb726f62a49ff3425a9f2064dc7a3472c6893b4dbcd96fc47b95d62efdcea8500f461193c87003203ed338e00a11b2e951ec2c1749a149832544b9d0233f8d4f7479306540ac6f78085cbcdcf1142ac29850cca29876434e8d3f4d53aae484250f76dd1c4f1d9b104b3ac612603ae1b0779a66b1296257a537c289fb8662dfbc85f6de3bab47a8624cfcd2e6b456402209c3d4826e4cac23cf664463eb69698b9c766a1e644e8479358b35e77f494e3642ded7b5b203ecf699156b892ff975cafedcd9c9d57b7b7d43a012627a0a387472768383ae1c95df36a0664ec2dab5d158fe28a4624f0ee587dceebfb9fafda8149322c18b65c7f68ca6f850d1b38ea21cb68cb25d251c30240a3ed204985e251491a2089694438d7a23320d55a3e1f2e6b58170394f8b430b4c95f9d2b85aca0cab7c2094701bd4d1fbc08778994c43d6e81e1afaa4a8ad561be85d594ff2b94037d697e906234e07336b4817a99501d140e8e8ce7d612a46a8a673d7ac6de016811ea361881863507afec7e474b32d641388daf093a8333c3b4465eaa55c1e459024799554854c0161c20027e16c93ae2e12100932d1d747cb0b49cedd2ff3ddf5ac463f1014ecc2271e1cfed69088c2dd796ae4ab7aeb1d59f053d5fde9e9f59ce414d5074ada5db3f36c4adb9b0cf2714005c205243f07bd46b74d12d5dcfce77932191c7e095921f25fbcdce45aadfcc20d01522ff25f6f4f7b5b1a5e204ee57e6c6c5ade18c512f73dd3214a181354b0bd5a18998dbbec23decfa53665d99f16e727afe5dae34b2720d17e9b7bffe3b3a39a517a804f553dfc431c0a90d67509b919bd38f39f756cdb3f75fc9e843e6817d8dab5229fedfa1040f8f354cf4ee6f6b05478da3d839f05732ef3be4889c3a429484fca3c8815bb42e90c35ee85d8f0918552f419044fc71019e2905a1c004576a08d912afa85d3870474b0c724be0c4140c3a6af2316d3f7d7afdc1489d364b7b9e5a3ba08d09fdb2c350ed4613e892d1fdec86fab30a074bda52cb21539d4cab4157b0e5ae4e05ea228a73dbf88c5e61967b0bc238f994133e1fd087e3bd2898da4747a45fe4d1f0f7e9b195c3638ec534d1e5a5bc334cacf17cf096bf7783b1cda3154c4beb1a37f9453585e45d633cb21017a0b9c2759968cebc102d4cc3161588304bec2fc84a8e8a30ebe1435522286588953c0f155fe459a8986855daf4ae5698ef5defa7b17e4f025f7df088d1c48ce5d7cd2edfe88786f8241569576b716ed22a436646e7000c5b3c228b76', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
 
 
 --
@@ -781,7 +787,9 @@ INSERT INTO public.settings VALUES ('has_people', '2026-11-21T10:15:30.123456Z')
 -- Data for Name: sign_in_failures; Type: TABLE DATA; Schema: public; Owner: -
 --
 
+INSERT INTO public.sign_in_failures VALUES ('account:71d4f55f72fa128dfb468a1a3901507c', 0, 1795256130123456);
 INSERT INTO public.sign_in_failures VALUES ('register:127.0.0.1', 2, 1795256130123456);
+INSERT INTO public.sign_in_failures VALUES ('account:5ff860bf1190596c7188ab851db691f0', 0, 1795256130123456);
 INSERT INTO public.sign_in_failures VALUES ('address:127.0.0.1', 0, 1795256130123456);
 
 
@@ -789,30 +797,30 @@ INSERT INTO public.sign_in_failures VALUES ('address:127.0.0.1', 0, 179525613012
 -- Data for Name: sso_tokens; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.sso_tokens VALUES (1, 3, '\x0196e38afc07fe2497fa0953ef33a219457ce1bbc3e116fc94ea4562d62c743b105f8f72a61ff8504462fc60990f9b642f755822eedddd758be0f300dbed55112e1aca3dca24d532ab7da1da7719c5ce4e351cf1cbe0344d250a6d704367372d5143813e9ab61363ef9c8a357c20de2743664c6115dd584e25123ded26e4da555f1d72b65cf56c3baa989538653a33b56eadb5f89641b293acc4c6a24a05418a58ecddb8d1528531f59651b22a94a4277a7ceda5322cc929e9f65aec550e4672f32b207663bcc3e7bae7457709e9c811282ce61927d5a2a81292cf0ba85550bd16c9ae992a429efa19991d5770dcfe07b652d3d8bfbe86390f870af1685a3b4652b72884be1117dfbf0941a972d9d245afe7bfb00f7f59b92271379233e29d9d94a37874da2abf8057c23395d569f96880a06b0346f531755fa314a2770c9acc10039d2f2f56818bd11d696f18e6326350ce7012f328d504771217d1d359a06b890e2f61e14aa29716be62ed7172e9254e9293a67539872141b6a1dfbd4832639b537d2bbd50dafd025149ca0f686272d15bd29c513068b8a2c81582c0dbdd5e0e6c5077485af4e3c52595e6c3c2ac6508f7e970f6f9fadf2bacc934a18b906959a889c43658618dcdcf69cd6b131aba9393de354fb42bfd877c815cc6f379e28575a7daaab6fa03d811e4c9f575f58925d0121ae33df180430aa3f967519a6c6b162276b13b430069f7d12e3054c9161a32f56bce4830c50dea350e96886eb897f7c34ae6828a94ca11b09bd37eff664e2c42ec4ba36b31554e516f1ac41738f08b919dd89db9fe4a3f5697d3030cae9d10a57c05b7da124015445d2fc1f9990fc2ed297410e21326017744cdc1b9c85d802af86aeae78ba6dcc773b63ee420c4244b390bc2cc1030da6bde668eb0bed3c3e773ee6519678b62b110efa055aa7c27a241c53c1b7ca2d3e5be499f742a164f3d19102330991a5e644366e648652a0e05a892385f6d52b9246361d08a81b9ba199862c8f127adba65f8b903ad160178b179ec31fbe0bfab84e6e72ff5675dfc71aa405b7ebe896d464413932e28cddf7a3541a3531cdc4fc4bc12caaa0937499edee0aa8b735fed753896d083a61610e6df18514267e23c7cd7292dbaf4ee7fe3ad7e569f362fc87c999d6b3f903e275d27beb0d294c1494af3ab44057af56b10563685551d7e316b044d99afd8ab33b817615a9989c67ad4e852f4b722e03e071147d3ace43bf138ea7fcf37a15dcd3c9292cf7b18c152cf2accb932dea921e461bf4d5f4c947d4bd8278e2ec1', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
+INSERT INTO public.sso_tokens VALUES (1, 3, '\x013a8e6d54e45128d446f1148aaa4fb873f616e179cfd1e9b103eaa609675ccfc8a191ed72d9866a427a0bd71ccac0c63d08d5eeaf4b2d9e445fc566d36c9ae128a6b6f9f9c247fc413eacfebee5344aa08053bb12f94945aa2f22bb4ed515ac9a3d26fbf27f60a9270a5fe6f93a3b97feabe9a2d5dc1440093d86108a2e7be5dfffb9604d4e1799c8e3f7f5ec631550a244c9929712d17de2041453c2f6f64b5bde825fc2622a5cf98ae6f6161033feac6f8dee021db040bbd1740df0d7b4a1c9b8f95f78945d169283cd3994110648d5f877d96bf4bbc3b96fac15cf19a66e902ddfe5c4208b7187b0d07e61c65951f36f723ace7aa432e434ce0b80126f0f98e47b86167bccc326bba585d90fc52617274ab680f3da73c5aa8517b55f996069e3d92eded6c78d5399873e1b10acc47c85c97f6b8c20a7f8f4861a6c72d58ecce7089b52173a8272d6fc166a400892b5d4f50430c038963790dba112a27416ae0bb5fa34ffa2710911231b07375e16394b6ddf8437a55af62761b3d8bc45d1ba34f2cb6661a50b0761f4f31ad6a24f6951f9a67f9adb8080cf780afd4ca95f690cac8f6eb76f923abd7a4942d7eabf7a7426cced8790aac35a0094d6f7779a75b430a08bba27ed369ff6aa00996c70b29d61867431626e911bcad532a70e0590babc439eaabe566352756772b34f925bf96d9d850c5c47f235b18b797a6898f647e62d8de363f24d473d1ceb9daa61fef8d1594e6b69d8168f8fffb86d978612c116eb3b32f7509efacfc450d9ec139c8ee14dbe7e1f4fb3b2a7f1253b00c33a272ae3aa653cdb0b5f63f8b5cdfbb16ae62b74481d8150f04acc95c66ecca7d0f18850b0b39af4cd9abe7bde441464ebf943af79a003531ba22dfd3a77260e5137379a3c9f64925579270acf23d4b726c0601cd7d05a901c4116624ba2f7db18ac5fa4bfd41f236e935131b0bf1a998df25d1d0e44f3d6ce1b454ddd6a07509b9fc776b38b23616cdb314b11acc5f7dae5685960a268d3679ad8b2e1a920456faecfd9c4224175651c80db6008751fc4d12509bc157afdc7cfe9917d22cf8d1500c523981c97397b3e46f2f944cbadd49bb84eb15c760af74672718e4556480cbe210092800cb2e558c452149552c15e4ea40c1745f86907cc9990dd007f21ea023cb4cb0c9bbadc3e9a6ca2efa5d9f3d4ff00b4c0696fd649dc51b86fd6063977c5c63be18b5bb7efac5bcab1e7ace690741b9dc003c71b480aad0c875ad9b9061dc3a0447b83e2d8baa6be694098e0daba57a2cbf397d77f95278e57f209', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
 
 
 --
 -- Data for Name: tools; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795655975610449, 1795655975610449);
-INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795655975610449, 1795655975610449);
-INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795655975610449, 1795655975610449);
-INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795655975610449, 1795655975610449);
-INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x0196e38afcb379d0ceab3b966213446e8cc899f7e1dee4487d48d3964a64b29e7e73f4a7bcc26b419c571e0939deabbe2b01648b28c0d55278057435b570d4dad6896c409739502a2effed86d38c4abff1e98ddcd8e64d096124', true, NULL, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x0196e38afcc2273e0d1d84bb15e0803f503b44c3933d21dcb1b6ab8026da940d4772cc16303a21c461b3b9a2ac6f941213fa19cd6067ba6cc173f891331b0e893b8c00703216cb055b4eab1874abbfe891589bdc57387e244aeef614b5f12c9bd9ffe99b94112ea974dd6b05fabaed5d64635db4546c5caaa1a97534fee1782da50a59c75aea6172d8', false, NULL, 'aea370ca-0e61-4a7a-b55b-350258c524da', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
-INSERT INTO public.tools VALUES (7, 'local tickets', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"http://127.0.0.1:34887"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x0196e38afcd8a5311065491242deb89e06c7ae624277e7b7d5027bd3d3bdcb947d4a36', false, NULL, 'aea370ca-0e61-4a7a-b55b-350258c524da', 2, true, true, true, false, 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795657432091219, 1795657432091219);
+INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795657432091219, 1795657432091219);
+INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795657432091219, 1795657432091219);
+INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795657432091219, 1795657432091219);
+INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x013a8e6d54df603783577109ac1f4e0e8cf3eedfb3453b09b9acab2cc2ff8d4372a94239a8f70c26a179789263948e24e7f23dd02e232ef8b51ce97ca5b560afdd3a348976b9e732678f3e85a4167169a21f025900078f1e0f53', true, NULL, '1065ff63-0eb7-4782-87db-d1b155024f51', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x013a8e6d54b1db098b72f46f1d1761c5defd31908b9bcb32dfc5b0b78f24e7c90b23087851477fc674c18ba95c210534c771b681afe53b51d31665669c522e03386b5e3fd5f27715cbec179aa5579cb63b51897b8e5685de72aa94cb7ce45ea27864987897bf79916dd66fbb2548ef887a97f3c6f9e0f2bc6c5b701533f6a203874c394ddbb2bdc864', false, NULL, '233b5a34-d951-4e33-8a23-449aae9aff7f', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.tools VALUES (7, 'local tickets', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"http://127.0.0.1:32979"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x013a8e6d5461e84d8c994abc1d224259c25264d7d0f303ede085682d2fd777d0991dbc', false, NULL, '233b5a34-d951-4e33-8a23-449aae9aff7f', 2, true, true, true, false, 1, 1795256130123456, 1795256130123456);
 
 
 --
 -- Data for Name: user_group_members; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_group_members VALUES (1, '6be84151-2f0d-42f9-a06a-ae0d4bb251a2', false);
-INSERT INTO public.user_group_members VALUES (1, 'f7a17e0b-67b5-46c5-a1a3-22015d2ef8d4', false);
-INSERT INTO public.user_group_members VALUES (2, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', false);
-INSERT INTO public.user_group_members VALUES (1, 'c3150014-44c6-4d48-8eb9-7226e4bc7c04', true);
+INSERT INTO public.user_group_members VALUES (1, '3571cecd-38a8-4fa9-9f8f-c2ad09a93869', false);
+INSERT INTO public.user_group_members VALUES (1, '5c111d51-3be3-4292-bbda-941d5a4c641b', false);
+INSERT INTO public.user_group_members VALUES (2, '1065ff63-0eb7-4782-87db-d1b155024f51', false);
+INSERT INTO public.user_group_members VALUES (1, '1065ff63-0eb7-4782-87db-d1b155024f51', true);
 
 
 --
@@ -827,23 +835,23 @@ INSERT INTO public.user_groups VALUES (2, 'sales', 1795256130123456, 17952561301
 -- Data for Name: user_identities; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_identities VALUES ('http://127.0.0.1:33759', 'u-carol', '7919cda4-e955-41dd-9f3e-05d1e9a3a877', 1795256130123456);
+INSERT INTO public.user_identities VALUES ('http://127.0.0.1:33147', 'u-carol', 'ee12f8d3-7efa-40d4-af24-cdfb10a94aab', 1795256130123456);
 
 
 --
 -- Data for Name: users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.users VALUES ('aea370ca-0e61-4a7a-b55b-350258c524da', 'api_key__bootstrap_admin@aea370ca-0e61-4a7a-b55b-350258c524da.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@aea370ca-0e61-4a7a-b55b-350258c524da.quarry.invalid', 'bootstrap admin', 1795256130123456);
-INSERT INTO public.users VALUES ('c3150014-44c6-4d48-8eb9-7226e4bc7c04', 'api_key__curator_key@c3150014-44c6-4d48-8eb9-7226e4bc7c04.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@c3150014-44c6-4d48-8eb9-7226e4bc7c04.quarry.invalid', 'curator key', 1795256130123456);
-INSERT INTO public.users VALUES ('f7a17e0b-67b5-46c5-a1a3-22015d2ef8d4', 'api_key__global_key@f7a17e0b-67b5-46c5-a1a3-22015d2ef8d4.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@f7a17e0b-67b5-46c5-a1a3-22015d2ef8d4.quarry.invalid', 'global key', 1795256130123456);
-INSERT INTO public.users VALUES ('6be84151-2f0d-42f9-a06a-ae0d4bb251a2', 'api_key__basic_key@6be84151-2f0d-42f9-a06a-ae0d4bb251a2.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@6be84151-2f0d-42f9-a06a-ae0d4bb251a2.quarry.invalid', 'basic key', 1795256130123456);
-INSERT INTO public.users VALUES ('2c22073a-9b59-4096-ac88-5c1a97cded83', 'api_key__limited_key@2c22073a-9b59-4096-ac88-5c1a97cded83.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@2c22073a-9b59-4096-ac88-5c1a97cded83.quarry.invalid', 'limited key', 1795256130123456);
-INSERT INTO public.users VALUES ('c0aeedcf-a28a-4f54-a03b-a590976ab37f', 'api_key__revoked_key@c0aeedcf-a28a-4f54-a03b-a590976ab37f.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@c0aeedcf-a28a-4f54-a03b-a590976ab37f.quarry.invalid', 'revoked key', 1795256130123456);
-INSERT INTO public.users VALUES ('15cd6d0a-879e-4812-aef5-4377980df4a4', 'api_key__rotated_key@15cd6d0a-879e-4812-aef5-4377980df4a4.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@15cd6d0a-879e-4812-aef5-4377980df4a4.quarry.invalid', 'rotated key', 1795256130123456);
-INSERT INTO public.users VALUES ('ab407298-0aea-4a3a-9cee-793e32bccf43', 'ann@example.com', 'admin', false, 1795256130123456, NULL, true, '$argon2id$v=19$m=19456,t=2,p=1$6lV+vAvYm2TvB+e8QTNxag$CViWUwy2PW58gnua7s6ZmXOEqYdxn2tcb80Zq0ryJ0s', 'ann@example.com', '', 1795256130123456);
-INSERT INTO public.users VALUES ('f53eae95-8ce7-446d-8d61-1d57d04dffc1', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$GJLWwBIOIz0N2LxqCY0X2A$tSH2WIzD7PFzlDPTeNYrphLgGI5yeUJTrNSXbqalPyQ', 'bob@example.com', '', 1795256130123456);
-INSERT INTO public.users VALUES ('7919cda4-e955-41dd-9f3e-05d1e9a3a877', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 'carol example', 1795256130123456);
+INSERT INTO public.users VALUES ('233b5a34-d951-4e33-8a23-449aae9aff7f', 'api_key__bootstrap_admin@233b5a34-d951-4e33-8a23-449aae9aff7f.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@233b5a34-d951-4e33-8a23-449aae9aff7f.quarry.invalid', 'bootstrap admin', 1795256130123456, 'api_key__bootstrap_adrnin@233b5a34-d95l-4e33-8a23-449aae9aff7f.quarry.invalid');
+INSERT INTO public.users VALUES ('1065ff63-0eb7-4782-87db-d1b155024f51', 'api_key__curator_key@1065ff63-0eb7-4782-87db-d1b155024f51.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@1065ff63-0eb7-4782-87db-d1b155024f51.quarry.invalid', 'curator key', 1795256130123456, 'api_key__curator_key@lO65ff63-Oeb7-4782-87db-dlbl55O24f5l.quarry.invalid');
+INSERT INTO public.users VALUES ('5c111d51-3be3-4292-bbda-941d5a4c641b', 'api_key__global_key@5c111d51-3be3-4292-bbda-941d5a4c641b.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@5c111d51-3be3-4292-bbda-941d5a4c641b.quarry.invalid', 'global key', 1795256130123456, 'api_key__global_key@5cllld5l-3be3-4292-bbda-94ld5a4c64lb.quarry.invalid');
+INSERT INTO public.users VALUES ('3571cecd-38a8-4fa9-9f8f-c2ad09a93869', 'api_key__basic_key@3571cecd-38a8-4fa9-9f8f-c2ad09a93869.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@3571cecd-38a8-4fa9-9f8f-c2ad09a93869.quarry.invalid', 'basic key', 1795256130123456, 'api_key__basic_key@357lcecd-38a8-4fa9-9f8f-c2adO9a93869.quarry.invalid');
+INSERT INTO public.users VALUES ('ad5f7c3b-cdfe-4b3d-a38a-a692a1ca1867', 'api_key__limited_key@ad5f7c3b-cdfe-4b3d-a38a-a692a1ca1867.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@ad5f7c3b-cdfe-4b3d-a38a-a692a1ca1867.quarry.invalid', 'limited key', 1795256130123456, 'api_key__lirnited_key@ad5f7c3b-cdfe-4b3d-a38a-a692alcal867.quarry.invalid');
+INSERT INTO public.users VALUES ('3068abbe-1859-49c0-90ca-c18056cb4471', 'api_key__revoked_key@3068abbe-1859-49c0-90ca-c18056cb4471.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@3068abbe-1859-49c0-90ca-c18056cb4471.quarry.invalid', 'revoked key', 1795256130123456, 'api_key__revoked_key@3O68abbe-l859-49cO-9Oca-cl8O56cb447l.quarry.invalid');
+INSERT INTO public.users VALUES ('c5d62428-836f-42d1-b3d5-e815fe851280', 'api_key__rotated_key@c5d62428-836f-42d1-b3d5-e815fe851280.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@c5d62428-836f-42d1-b3d5-e815fe851280.quarry.invalid', 'rotated key', 1795256130123456, 'api_key__rotated_key@c5d62428-836f-42dl-b3d5-e8l5fe85l28O.quarry.invalid');
+INSERT INTO public.users VALUES ('68145ebc-e4fd-4461-bab4-64d88fb5c8dd', 'ann@example.com', 'admin', false, 1795256130123456, NULL, true, '$argon2id$v=19$m=19456,t=2,p=1$3MkaKEFVwnQmNybUH+AEaw$V+EOv4wG51PIoNpO2KiNYpihxmp2hKZTl6CB2O+Cqjc', 'ann@example.com', '', 1795256130123456, 'ann@exarnple.corn');
+INSERT INTO public.users VALUES ('39d23512-ff52-4d37-bd94-c8342bb7285a', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$4NuQZoTyalIUrkQXkq+2/w$WfLn29qt9oXpDL4LwAqXNj68eXO/CH21IYqTNX5auuo', 'bob@example.com', '', 1795256130123456, 'bob@exarnple.corn');
+INSERT INTO public.users VALUES ('ee12f8d3-7efa-40d4-af24-cdfb10a94aab', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 'carol example', 1795256130123456, 'carol@exarnple.corn');
 
 
 --
@@ -857,7 +865,7 @@ SELECT pg_catalog.setval('public.api_keys_id_seq', 7, true);
 -- Name: audit_events_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.audit_events_id_seq', 50, true);
+SELECT pg_catalog.setval('public.audit_events_id_seq', 51, true);
 
 
 --
@@ -885,7 +893,7 @@ SELECT pg_catalog.setval('public.credentials_id_seq', 6, true);
 -- Name: goose_db_version_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.goose_db_version_id_seq', 7, true);
+SELECT pg_catalog.setval('public.goose_db_version_id_seq', 8, true);
 
 
 --
@@ -1267,6 +1275,13 @@ CREATE INDEX credentials_user ON public.credentials USING btree (user_id);
 
 
 --
+-- Name: invited_users_by_token; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX invited_users_by_token ON public.invited_users USING btree (token_hash);
+
+
+--
 -- Name: oauth_states_expires; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -1327,6 +1342,13 @@ CREATE INDEX user_identities_user ON public.user_identities USING btree (user_id
 --
 
 CREATE UNIQUE INDEX users_by_email_key ON public.users USING btree (email_key);
+
+
+--
+-- Name: users_by_email_skeleton; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX users_by_email_skeleton ON public.users USING btree (email_skeleton);
 
 
 --
@@ -1533,5 +1555,5 @@ ALTER TABLE ONLY public.user_identities
 -- PostgreSQL database dump complete
 --
 
-\unrestrict OSdkFUSCPr5kPmdjRX9B0k7ZQtrPe54yMdeuf2GbJK1bFcrFaXv0dqQiesmeSOz
+\unrestrict uFJBxKnyvJ48ZAhSr3bHcbcpNVbtNSb9kufylZfpsf57mmy5KzetB95yuDcevHL
 
