@@ -18,7 +18,8 @@ type Tool struct {
 	Headers                 []Header // Values are secrets: encrypted at rest, masked in responses.
 	PassthroughAuth         bool
 	MCPServerID             *int64
-	UserID                  *string // The owner; nil for built-ins.
+	MCPInputSchema          json.RawMessage // The input schema an MCP server gave the tool; nil for other tools.
+	UserID                  *string         // The owner; nil for built-ins. A tool of an MCP server is its server's owner's.
 	OAuthConfigID           *int64
 	OAuthConfigName         *string
 	Enabled                 bool
@@ -225,11 +226,16 @@ func MaskHeaders(hs []Header) []Header {
 }
 
 // CheckToolEdit reports why c may not change or delete t, if it may not:
-// built-in tools are never changed through the API (400), and only admins
-// and their owners change custom tools (403).
+// built-in tools are never changed through the API (400), nor are the
+// tools of MCP servers, which follow their server's listing (400); only
+// admins and their owners change custom tools (403).
 func (c *Caller) CheckToolEdit(t *Tool) error {
 	if t.IsBuiltIn() {
 		return Errorf(EINVALID, "Built-in tools cannot be modified through this endpoint.")
+	}
+	if t.MCPServerID != nil {
+		return Errorf(EINVALID, "Tools of MCP servers cannot be modified through this endpoint: they follow their server's tool list "+
+			"(GET /admin/mcp/server/%d/tools lists them again; POST /admin/mcp/servers/update or PATCH /admin/tool/status enables them).", *t.MCPServerID)
 	}
 	if !c.CanEditTool(t) {
 		return ErrNotYourTool

@@ -37,6 +37,10 @@ const (
 	purposeToolToken   = "oauth_token"       // A person's token for a tool's OAuth configuration.
 	purposeSSOToken    = "session_sso_token" // A session's single sign-on access and refresh tokens.
 	purposeOAuthState  = "oauth_state"       // The PKCE verifier of an OAuth connection in progress.
+	purposeMCPConfig   = "mcp_config"        // An MCP server's secrets: API token, header template, admin values, OAuth client.
+	purposeMCPCreds    = "mcp_credentials"   // A person's values for an MCP server's header template.
+	purposeMCPToken    = "mcp_token"         // An OAuth token for an MCP server: a person's, or the shared one.
+	purposeMCPState    = "mcp_oauth_state"   // The PKCE verifier of an OAuth connection to an MCP server in progress.
 )
 
 // Keyring encrypts secrets with its primary key and decrypts them with any

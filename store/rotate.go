@@ -41,6 +41,10 @@ var secretColumns = []secretColumn{
 	{"tool OAuth token", "tool OAuth tokens", "oauth_token", "oauth_tokens", "token", purposeToolToken},
 	{"single sign-on token", "single sign-on tokens", "sso_token", "sso_tokens", "token", purposeSSOToken},
 	{"OAuth connection in progress", "OAuth connections in progress", "oauth_state", "oauth_states", "secret", purposeOAuthState},
+	{"MCP server secret set", "MCP server secret sets", "mcp_config", "mcp_servers", "config", purposeMCPConfig},
+	{"MCP credential set", "MCP credential sets", "mcp_credentials", "mcp_user_credentials", "credentials", purposeMCPCreds},
+	{"MCP OAuth token", "MCP OAuth tokens", "mcp_token", "mcp_tokens", "token", purposeMCPToken},
+	{"MCP OAuth connection in progress", "MCP OAuth connections in progress", "mcp_oauth_state", "mcp_oauth_states", "secret", purposeMCPState},
 }
 
 // KindCount is a number of secrets of one kind.

@@ -13,7 +13,7 @@ import (
 )
 
 const toolColumns = `t.id, t.name, t.description, t.definition, t.display_name, t.in_code_tool_id, t.headers,
-	t.passthrough_auth, t.mcp_server_id, t.user_id, t.oauth_config_id, o.name, t.enabled, t.chat_selectable,
+	t.passthrough_auth, t.mcp_server_id, t.mcp_input_schema, t.user_id, t.oauth_config_id, o.name, t.enabled, t.chat_selectable,
 	t.agent_creation_selectable, t.default_enabled, t.version, t.created_at, t.updated_at`
 
 const toolFrom = ` FROM tools t LEFT JOIN oauth_configs o ON o.id = t.oauth_config_id`
@@ -29,17 +29,21 @@ func (db *DB) scanTool(s interface{ Scan(...any) error }) (*quarry.Tool, error) 
 	var (
 		t                quarry.Tool
 		definition       sql.NullString
+		inputSchema      sql.NullString
 		headers          []byte
 		created, updated int64
 	)
 	err := s.Scan(&t.ID, &t.Name, &t.Description, &definition, &t.DisplayName, &t.InCodeToolID, &headers,
-		&t.PassthroughAuth, &t.MCPServerID, &t.UserID, &t.OAuthConfigID, &t.OAuthConfigName, &t.Enabled,
+		&t.PassthroughAuth, &t.MCPServerID, &inputSchema, &t.UserID, &t.OAuthConfigID, &t.OAuthConfigName, &t.Enabled,
 		&t.ChatSelectable, &t.AgentCreationSelectable, &t.DefaultEnabled, &t.Version, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
 	if definition.Valid {
 		t.Definition = json.RawMessage(definition.String)
+	}
+	if inputSchema.Valid {
+		t.MCPInputSchema = json.RawMessage(inputSchema.String)
 	}
 	t.Headers = []quarry.Header{}
 	if headers != nil {
