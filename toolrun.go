@@ -107,12 +107,13 @@ const (
 	RunInvalid     = "invalid"      // The arguments did not fit the operation (no call was made).
 	RunNoToken     = "no_token"     // The caller has no token to send (no call was made).
 	RunDisabled    = "disabled"     // The tool is disabled (no call was made).
+	RunToolError   = "tool_error"   // An MCP server's tool answered a result marked isError.
 	RunError       = "error"        // Anything else.
 )
 
 // RunOutcomes lists every outcome, for the metrics.
 func RunOutcomes() []string {
-	return []string{RunOK, RunUpstream4xx, RunUpstream5xx, RunRefused, RunTimeout, RunUnreachable, RunInvalid, RunNoToken, RunDisabled, RunError}
+	return []string{RunOK, RunUpstream4xx, RunUpstream5xx, RunRefused, RunTimeout, RunUnreachable, RunInvalid, RunNoToken, RunDisabled, RunToolError, RunError}
 }
 
 // RunOutcome returns the outcome of a run that answered status (0 when no

@@ -186,6 +186,40 @@ var goldenTargets = map[string]func() any{
 			Body toolRun `body:""`
 		}{}
 	},
+	"mcpServerSetup": func() any {
+		return &struct {
+			Body mcpServerSetup `body:""`
+		}{}
+	},
+	"mcpServerUpdate": func() any {
+		return &struct {
+			Body mcpServerUpdate `body:""`
+		}{}
+	},
+	"mcpServerCreate": func() any {
+		return &struct {
+			Body mcpServerCreate `body:""`
+		}{}
+	},
+	"mcpServerPatch": func() any {
+		return &struct {
+			ID   int64          `path:"server_id"`
+			Body mcpServerPatch `body:""`
+		}{}
+	},
+	"mcpOAuthConnect": func() any {
+		return &struct {
+			Body mcpOAuthConnect `body:""`
+		}{}
+	},
+	"mcpOAuthCallbackQuery": func() any { return &mcpOAuthCallbackQuery{} },
+	"mcpUserCredentials": func() any {
+		return &struct {
+			Body mcpUserCredentials `body:""`
+		}{}
+	},
+	"mcpStatusQuery":    func() any { return &mcpStatusQuery{} },
+	"mcpSnapshotsQuery": func() any { return &mcpSnapshotsQuery{} },
 }
 
 func loadGoldenCases(t testing.TB) []goldenCase {

@@ -206,10 +206,140 @@ type oauthCallbackQuery struct {
 }
 
 // toolRun is the body of POST /tool/{tool_id}/run: the method to run (a
-// name POST /admin/tool/custom/validate lists) and its arguments.
+// name POST /admin/tool/custom/validate lists; a tool of an MCP server has
+// one, its name, and needs none) and its arguments.
 type toolRun struct {
-	Method string          `json:"method"`
-	Args   json.RawMessage `json:"args" default:"{}"`
+	Method decode.Optional[string] `json:"method"`
+	Args   json.RawMessage         `json:"args" default:"{}"`
+}
+
+// mcpAuthTemplate is Onyx's MCPAuthTemplate: header names to values with
+// {placeholders}, and the fields people supply (derived from the
+// placeholders, whatever is sent).
+type mcpAuthTemplate struct {
+	Headers        map[string]string `json:"headers" default:"{}"`
+	RequiredFields []string          `json:"required_fields" default:"[]"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (mcpAuthTemplate) ModelName() string { return "MCPAuthTemplate" }
+
+// mcpServerSetup is the body of POST /admin/mcp/servers/create: Onyx's
+// MCPToolCreateRequest. users are UUIDs in Onyx; they are strings here,
+// and only an empty list is accepted (access lists are not supported).
+type mcpServerSetup struct {
+	Name                       string                               `json:"name"`
+	Description                decode.Optional[string]              `json:"description"`
+	ServerURL                  string                               `json:"server_url"`
+	AuthType                   quarry.MCPAuthType                   `json:"auth_type"`
+	AuthPerformer              quarry.MCPPerformer                  `json:"auth_performer"`
+	APIToken                   decode.Optional[string]              `json:"api_token"`
+	APITokenChanged            bool                                 `json:"api_token_changed" default:"false"`
+	OAuthClientID              decode.Optional[string]              `json:"oauth_client_id"`
+	OAuthClientSecret          decode.Optional[string]              `json:"oauth_client_secret"`
+	OAuthProviderMode          quarry.MCPProviderMode               `json:"oauth_provider_mode" default:"\"AUTO_DISCOVERY\""`
+	OAuthAuthorizationEndpoint decode.Optional[string]              `json:"oauth_authorization_endpoint"`
+	OAuthTokenEndpoint         decode.Optional[string]              `json:"oauth_token_endpoint"`
+	OAuthScopesOverride        decode.Optional[[]string]            `json:"oauth_scopes_override"`
+	OAuthAdditionalAuthParams  decode.Optional[map[string]string]   `json:"oauth_additional_auth_params"`
+	OAuthClientIDChanged       bool                                 `json:"oauth_client_id_changed" default:"false"`
+	OAuthClientSecretChanged   bool                                 `json:"oauth_client_secret_changed" default:"false"`
+	Transport                  decode.Optional[quarry.MCPTransport] `json:"transport"`
+	AuthTemplate               decode.Optional[mcpAuthTemplate]     `json:"auth_template"`
+	AuthTemplateHeadersChanged map[string]bool                      `json:"auth_template_headers_changed" default:"{}"`
+	AdminCredentials           decode.Optional[map[string]string]   `json:"admin_credentials"`
+	AdminCredentialsChanged    map[string]bool                      `json:"admin_credentials_changed" default:"{}"`
+	ExistingServerID           decode.Optional[int64]               `json:"existing_server_id"`
+	IsPublic                   decode.Optional[bool]                `json:"is_public"`
+	Groups                     decode.Optional[[]int64]             `json:"groups"`
+	Users                      decode.Optional[[]string]            `json:"users"`
+}
+
+// mcpServerUpdate is the body of POST /admin/mcp/servers/update: Onyx's
+// MCPToolUpdateRequest.
+type mcpServerUpdate struct {
+	ServerID      int64                     `json:"server_id"`
+	Name          decode.Optional[string]   `json:"name"`
+	Description   decode.Optional[string]   `json:"description"`
+	SelectedTools decode.Optional[[]string] `json:"selected_tools"`
+}
+
+// mcpServerCreate is the body of POST /admin/mcp/server: Onyx's
+// MCPServerSimpleCreateRequest.
+type mcpServerCreate struct {
+	Name        string                  `json:"name"`
+	Description decode.Optional[string] `json:"description"`
+	ServerURL   string                  `json:"server_url"`
+	IsPublic    bool                    `json:"is_public" default:"true"`
+	Groups      []int64                 `json:"groups" default:"[]"`
+	Users       []string                `json:"users" default:"[]"`
+}
+
+// mcpServerPatch is the body of PATCH /admin/mcp/server/{server_id}:
+// Onyx's MCPServerSimpleUpdateRequest. tool_policies (Craft's) is any
+// object here; only null or {} is accepted.
+type mcpServerPatch struct {
+	Name             decode.Optional[string]          `json:"name"`
+	Description      decode.Optional[string]          `json:"description"`
+	ServerURL        decode.Optional[string]          `json:"server_url"`
+	ToolPolicies     decode.Optional[json.RawMessage] `json:"tool_policies"`
+	IsPublic         decode.Optional[bool]            `json:"is_public"`
+	Groups           decode.Optional[[]int64]         `json:"groups"`
+	Users            decode.Optional[[]string]        `json:"users"`
+	AvailableInCraft decode.Optional[bool]            `json:"available_in_craft"`
+}
+
+// mcpOAuthConnect is the body of POST /mcp/oauth/connect and POST
+// /admin/mcp/oauth/connect: Onyx's MCPUserOAuthConnectRequest.
+type mcpOAuthConnect struct {
+	ServerID                 int64                   `json:"server_id"`
+	ReturnPath               string                  `json:"return_path"`
+	IncludeResourceParam     bool                    `json:"include_resource_param"`
+	ForceReauthentication    bool                    `json:"force_reauthentication" default:"false"`
+	OAuthClientID            decode.Optional[string] `json:"oauth_client_id"`
+	OAuthClientSecret        decode.Optional[string] `json:"oauth_client_secret"`
+	OAuthClientIDChanged     bool                    `json:"oauth_client_id_changed" default:"false"`
+	OAuthClientSecretChanged bool                    `json:"oauth_client_secret_changed" default:"false"`
+}
+
+// mcpOAuthCallbackQuery holds the query parameters of POST
+// /mcp/oauth/callback, which Onyx reads without a model (a missing one is
+// a 400 of its own).
+type mcpOAuthCallbackQuery struct {
+	Code  decode.Optional[string] `query:"code"`
+	State decode.Optional[string] `query:"state"`
+}
+
+// mcpUserCredentials is the body of POST /mcp/user-credentials: Onyx's
+// MCPUserCredentialsRequest.
+type mcpUserCredentials struct {
+	ServerID    int64             `json:"server_id"`
+	Credentials map[string]string `json:"credentials"`
+	Transport   string            `json:"transport"`
+}
+
+// mcpStatusQuery holds the query parameter of PATCH
+// /admin/mcp/server/{server_id}/status.
+type mcpStatusQuery struct {
+	ID     int64                  `path:"server_id"`
+	Status quarry.MCPServerStatus `query:"status"`
+}
+
+// mcpSnapshotSource is Onyx's ToolSnapshotSource: where GET
+// /admin/mcp/server/{server_id}/tools/snapshots reads the tools.
+type mcpSnapshotSource string
+
+// EnumValues returns every mcpSnapshotSource.
+func (mcpSnapshotSource) EnumValues() []string { return []string{"db", "mcp"} }
+
+// ModelName returns the Python class name pydantic would print.
+func (mcpSnapshotSource) ModelName() string { return "ToolSnapshotSource" }
+
+// mcpSnapshotsQuery holds the parameters of GET
+// /admin/mcp/server/{server_id}/tools/snapshots.
+type mcpSnapshotsQuery struct {
+	ID     int64             `path:"server_id"`
+	Source mcpSnapshotSource `query:"source" default:"\"db\""`
 }
 
 // statusQuery holds the query parameters of GET /manage/admin/connector/status.

@@ -62,8 +62,18 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/deletion-attempt", "CCPairIdentifier", ccPairIdentifier{}},
 		{"POST /manage/admin/user-group/{group_id}/add-users", "AddUsers", addUsers{}},
 		{"PATCH /admin/tool/status", "ToolStatusUpdate", toolStatusUpdate{}},
+		{"POST /admin/mcp/server", "MCPServerSimpleCreateRequest", mcpServerCreate{}},
+		{"POST /admin/mcp/servers/create", "MCPToolCreateRequest", mcpServerSetup{}},
+		{"POST /admin/mcp/servers/update", "MCPToolUpdateRequest", mcpServerUpdate{}},
+		{"PATCH /admin/mcp/server/{server_id}", "MCPServerSimpleUpdateRequest", mcpServerPatch{}},
+		{"POST /admin/mcp/oauth/connect", "MCPUserOAuthConnectRequest", mcpOAuthConnect{}},
+		{"POST /mcp/oauth/connect", "MCPUserOAuthConnectRequest", mcpOAuthConnect{}},
+		{"POST /mcp/user-credentials", "MCPUserCredentialsRequest", mcpUserCredentials{}},
 	}
-	withBody, checked := map[string]bool{}, map[string]bool{}
+	// The JSON-RPC messages of Quarry's MCP endpoint are the SDK's, not a
+	// request model.
+	withBody := map[string]bool{"POST /mcp": true}
+	checked := map[string]bool{}
 	for _, b := range bodies {
 		withBody[b.route] = true
 		op := doc.operation(t, b.route)
@@ -91,12 +101,15 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		}
 	}
 	for route, model := range map[string]any{
-		"GET /manage/admin/connector/status":          statusQuery{},
-		"GET /admin/audit-log":                        auditQuery{},
-		"GET /manage/users/accepted":                  usersQuery{},
-		"GET /manage/admin/sessions":                  sessionsQuery{},
-		"PUT /manage/admin/cc-pair/{cc_pair_id}/name": ccPairRename{},
-		"POST /oauth-config/callback":                 oauthCallbackQuery{},
+		"GET /manage/admin/connector/status":                statusQuery{},
+		"GET /admin/audit-log":                              auditQuery{},
+		"GET /manage/users/accepted":                        usersQuery{},
+		"GET /manage/admin/sessions":                        sessionsQuery{},
+		"PUT /manage/admin/cc-pair/{cc_pair_id}/name":       ccPairRename{},
+		"POST /oauth-config/callback":                       oauthCallbackQuery{},
+		"POST /mcp/oauth/callback":                          mcpOAuthCallbackQuery{},
+		"PATCH /admin/mcp/server/{server_id}/status":        mcpStatusQuery{},
+		"GET /admin/mcp/server/{server_id}/tools/snapshots": mcpSnapshotsQuery{},
 	} {
 		oasCheckQuery(t, route, reflect.TypeOf(model), doc.operation(t, route))
 	}
@@ -308,6 +321,8 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 		return map[string]any{"type": "integer", "format": "int64"}
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": oasSchemaOf(typ.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": oasSchemaOf(typ.Elem())}
 	case reflect.Struct:
 		name := typ.Name()
 		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {

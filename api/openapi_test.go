@@ -94,7 +94,11 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	public := map[string]bool{"GET /openapi.json": true, "GET /docs": true, "GET /health": true, "GET /ready": true,
 		"POST /auth/register": true, "POST /auth/login": true, "GET /auth/type": true, "GET /auth/oidc/login": true,
 		"GET /auth/oidc/callback": true, "GET /oauth-config/callback": true,
-		"GET /metrics": true, "GET /version": true, "GET /": true, "GET /assets/{path}": true}
+		"GET /metrics": true, "GET /version": true, "GET /": true, "GET /assets/{path}": true,
+		"GET /mcp/oauth/callback": true, "GET /.well-known/oauth-protected-resource": true,
+		"GET /.well-known/oauth-protected-resource/{path}": true}
+	// Quarry's MCP endpoint takes bearer tokens only, never the cookie.
+	bearerOnly := map[string]bool{"POST /mcp": true, "GET /mcp": true, "DELETE /mcp": true}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	for route, op := range documentOperations(doc) {
 		if want, ok := interfaceIDs[route]; ok && op.OperationID != want {
@@ -112,7 +116,12 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			}
 			continue
 		}
-		if op.Security != nil {
+		switch {
+		case bearerOnly[route]:
+			if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["bearer"] == nil || len((*op.Security)[0]) != 1 {
+				t.Errorf("%s: security is not the bearer scheme alone", route)
+			}
+		case op.Security != nil:
 			t.Errorf("%s: overrides the document's security", route)
 		}
 		for _, status := range []int{401, 500, 503} {

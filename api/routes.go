@@ -89,6 +89,39 @@ func (s *Server) routes() {
 	m.Handle("DELETE /oauth-config/{oauth_config_id}/token", s.authed(basicAccess, s.handleRevokeOAuthToken))
 	m.Handle("GET /user-oauth-token/status", s.authed(basicAccess, s.handleOAuthTokenStatus))
 
+	// MCP servers as sources of tools, with Onyx's routes (api/mcp.go,
+	// api/mcpoauth.go): admins and curators register and configure them,
+	// and list and pick their tools; each person gives their own
+	// credentials or connects their own account.
+	m.Handle("POST /admin/mcp/server", s.authed(curatorOrAdmin, s.handleCreateMCPServerSimple))
+	m.Handle("POST /admin/mcp/servers/create", s.authed(curatorOrAdmin, s.handleSetUpMCPServer))
+	m.Handle("POST /admin/mcp/servers/update", s.authed(curatorOrAdmin, s.handleSelectMCPTools))
+	m.Handle("GET /admin/mcp/servers", s.authed(curatorOrAdmin, s.handleListMCPServers(true)))
+	m.Handle("GET /admin/mcp/servers/{server_id}", s.authed(curatorOrAdmin, s.handleGetMCPServer))
+	m.Handle("PATCH /admin/mcp/server/{server_id}", s.authed(curatorOrAdmin, s.handleUpdateMCPServerSimple))
+	m.Handle("DELETE /admin/mcp/server/{server_id}", s.authed(curatorOrAdmin, s.handleDeleteMCPServer))
+	m.Handle("PATCH /admin/mcp/server/{server_id}/status", s.authed(curatorOrAdmin, s.handleSetMCPServerStatus))
+	m.Handle("GET /admin/mcp/server/{server_id}/tools", s.authedFor(s.runTimeout(), curatorOrAdmin, s.handleListMCPToolsAdmin))
+	m.Handle("GET /admin/mcp/server/{server_id}/tools/snapshots", s.authedFor(s.runTimeout(), curatorOrAdmin, s.handleMCPToolSnapshots))
+	m.Handle("GET /admin/mcp/server/{server_id}/db-tools", s.authed(curatorOrAdmin, s.handleMCPDBTools))
+	m.Handle("GET /admin/mcp/tools", s.authed(curatorOrAdmin, s.handleAllMCPTools))
+	m.Handle("POST /admin/mcp/oauth/connect", s.authedFor(s.runTimeout(), curatorOrAdmin, s.handleMCPOAuthConnect(true)))
+	m.Handle("GET /mcp/servers", s.authed(basicAccess, s.handleListMCPServers(false)))
+	m.Handle("GET /mcp/server/{server_id}/tools", s.authedFor(s.runTimeout(), basicAccess, s.handleListMCPToolsUser))
+	m.Handle("POST /mcp/user-credentials", s.authedFor(s.runTimeout(), basicAccess, s.handleSaveMCPCredentials))
+	m.Handle("DELETE /mcp/user-credentials/{server_id}", s.authed(basicAccess, s.handleDeleteMCPCredentials))
+	m.Handle("POST /mcp/oauth/connect", s.authedFor(s.runTimeout(), basicAccess, s.handleMCPOAuthConnect(false)))
+	m.Handle("GET /mcp/oauth/callback", s.publicFor(s.runTimeout(), s.handleMCPOAuthCallbackPage))
+	m.Handle("POST /mcp/oauth/callback", s.authedFor(s.runTimeout(), basicAccess, s.handleMCPOAuthCallback))
+
+	// Quarry's own MCP endpoint (api/mcpendpoint.go): bearer tokens only,
+	// its protected resource metadata public.
+	m.HandleFunc("POST /mcp", s.handleMCP)
+	m.HandleFunc("GET /mcp", s.handleMCP)
+	m.HandleFunc("DELETE /mcp", s.handleMCP)
+	m.HandleFunc("GET /.well-known/oauth-protected-resource", s.handleResourceMetadata)
+	m.HandleFunc("GET /.well-known/oauth-protected-resource/", s.handleResourceMetadata)
+
 	// The audit log.
 	m.Handle("GET /admin/audit-log", s.authed(adminOnly, s.handleAuditLog))
 

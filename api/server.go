@@ -102,6 +102,7 @@ type Server struct {
 	passwords *auth.Hasher
 	policy    *quarry.PasswordPolicy
 	csrf      *http.CrossOriginProtection
+	mcp       *mcpEndpoint // Quarry's own MCP endpoint (api/mcpendpoint.go).
 }
 
 // NewServer returns a Server that keeps its data in db and logs to log.
@@ -143,6 +144,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 		// still same-origin.
 		s.csrf.AddTrustedOrigin(u.Scheme + "://" + u.Host)
 	}
+	s.mcp = s.newMCPEndpoint()
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s

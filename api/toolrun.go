@@ -29,14 +29,10 @@ type toolRunAnswer struct {
 }
 
 // handleRunTool serves POST /tool/{tool_id}/run: it runs one operation of
-// a custom tool for the caller and answers what the tool's server
-// answered, whatever its status. Checks, in order: the tool exists (404);
-// the caller may run it (403 limited, 400 built-in, 409 disabled); its
-// definition still passes validation (409); the method and arguments fit
-// the definition (400); the egress guard lets the URL through (403); the
-// caller has the token the tool sends (409); then the call (502, 504).
-// Every run of an existing tool, refused or not, is an audit entry and is
-// counted in the metrics.
+// a custom tool (or the tool of an MCP server) for the caller and answers
+// what the tool's server answered, whatever its status. The checks, the
+// call, the metrics and the audit entry are those of run, which Quarry's
+// MCP endpoint calls too.
 func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in struct {
 		ID   int64   `path:"tool_id"`
@@ -45,16 +41,55 @@ func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	start := time.Now()
-	ctx := r.Context()
-	dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
-	t, err := s.db.Tool(dctx, in.ID)
-	cancel()
+	res, err := s.run(r.Context(), c, r.Header.Get("Authorization"), in.ID, runRequest{Method: in.Body.Method.Value, Args: in.Body.Args})
 	if err != nil {
 		return err
 	}
-	rec := &quarry.ToolRunRecord{ToolID: t.ID, Method: in.Body.Method}
-	res, outcome, err := s.runTool(ctx, r, c, t, in.Body, rec)
+	return writeJSON(w, http.StatusOK, toolRunAnswer{Status: res.Status, ContentType: nonEmpty(res.ContentType),
+		Headers: res.Headers, Body: res.Body, BodyEncoding: res.BodyEncoding, Truncated: res.Truncated,
+		DurationMS: math.Round(float64(res.Duration.Microseconds())) / 1000})
+}
+
+// runRequest is one run of a tool: the method ("" for none given) and the
+// arguments, a JSON object.
+type runRequest struct {
+	Method string
+	Args   json.RawMessage
+}
+
+// run runs tool id for c, for POST /tool/{tool_id}/run and for the
+// tools/call of Quarry's MCP endpoint alike: one path, so that the same
+// checks, credentials, egress guard, metrics and audit entries hold
+// whichever way a tool is called. authz is the request's Authorization
+// header (a passthrough tool may send the provider's token it holds).
+// Checks, in order, for a custom tool: the tool exists (404); the caller
+// may run it (403 limited, 400 built-in, 409 disabled); its definition
+// still passes validation (409); the method and arguments fit the
+// definition (400); the egress guard lets the URL through (403); the
+// caller has the token the tool sends (409); then the call (502, 504).
+// For a tool of an MCP server: the tool and its server may be used (409
+// disabled), the method is the tool's own and the arguments fit its input
+// schema (400), the egress guard (403), the credentials (409), then the
+// call. Every run of an existing tool, refused or not, is an audit entry
+// and is counted in the metrics.
+func (s *Server) run(ctx context.Context, c *quarry.Caller, authz string, id int64, in runRequest) (*quarry.ToolRunResult, error) {
+	start := time.Now()
+	dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
+	t, err := s.db.Tool(dctx, id)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	rec := &quarry.ToolRunRecord{ToolID: t.ID, Method: in.Method}
+	var (
+		res     *quarry.ToolRunResult
+		outcome string
+	)
+	if t.MCPServerID != nil {
+		res, outcome, err = s.runMCPTool(ctx, c, authz, t, in, rec)
+	} else {
+		res, outcome, err = s.runTool(ctx, c, authz, t, in, rec)
+	}
 	rec.Duration = time.Since(start)
 	if res != nil {
 		rec.Status = res.Status
@@ -73,14 +108,12 @@ func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry
 	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DBTimeout)
 	defer acancel()
 	if aerr := s.db.RecordToolRun(actx, c, rec); aerr != nil {
-		return aerr
+		return nil, aerr
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return writeJSON(w, http.StatusOK, toolRunAnswer{Status: res.Status, ContentType: nonEmpty(res.ContentType),
-		Headers: res.Headers, Body: res.Body, BodyEncoding: res.BodyEncoding, Truncated: res.Truncated,
-		DurationMS: math.Round(float64(res.Duration.Microseconds())) / 1000})
+	return res, nil
 }
 
 // nonEmpty returns a pointer to s, or nil for "".
@@ -95,7 +128,7 @@ func nonEmpty(s string) *string {
 // in rec the host it calls. It returns the outcome of a run it refused
 // before calling (see quarry.RunOutcomes), or "" to let the answer or the
 // call's error decide.
-func (s *Server) runTool(ctx context.Context, r *http.Request, c *quarry.Caller, t *quarry.Tool, in toolRun, rec *quarry.ToolRunRecord) (*quarry.ToolRunResult, string, error) {
+func (s *Server) runTool(ctx context.Context, c *quarry.Caller, authz string, t *quarry.Tool, in runRequest, rec *quarry.ToolRunRecord) (*quarry.ToolRunResult, string, error) {
 	if t.Definition != nil {
 		if d, err := s.runner.Definition(ctx, t.Definition); err == nil {
 			rec.Host = d.Host()
@@ -115,6 +148,13 @@ func (s *Server) runTool(ctx context.Context, r *http.Request, c *quarry.Caller,
 		}
 		return nil, quarry.RunError, err
 	}
+	if in.Method == "" {
+		d, err := s.runner.Definition(ctx, t.Definition)
+		if err != nil {
+			return nil, quarry.RunInvalid, err
+		}
+		return nil, quarry.RunInvalid, quarry.Errorf(quarry.EINVALID, "method is required: this tool's methods are %s", strings.Join(d.Methods(), ", "))
+	}
 	args, err := toolrun.DecodeArgs(in.Args)
 	if err != nil {
 		return nil, quarry.RunInvalid, err
@@ -129,7 +169,7 @@ func (s *Server) runTool(ctx context.Context, r *http.Request, c *quarry.Caller,
 	default:
 		return nil, quarry.RunError, err
 	}
-	bearer, err := s.runBearer(ctx, r, c, t)
+	bearer, err := s.runBearer(ctx, c, authz, t)
 	if quarry.ErrorCode(err) == quarry.ECONFLICT {
 		return nil, quarry.RunNoToken, err
 	}
@@ -143,10 +183,8 @@ func (s *Server) runTool(ctx context.Context, r *http.Request, c *quarry.Caller,
 // runBearer returns the token a run of t sends as "Authorization: Bearer",
 // or "" for none (quarry.Tool.RunAuth): the caller's token for the tool's
 // OAuth configuration, refreshed if due; or, for passthrough, the
-// caller's own single sign-on access token: the one kept with the session
-// the request came with (refreshed if due), or the provider's access token
-// the request was authenticated with.
-func (s *Server) runBearer(ctx context.Context, r *http.Request, c *quarry.Caller, t *quarry.Tool) (string, error) {
+// caller's own single sign-on access token (passthroughToken).
+func (s *Server) runBearer(ctx context.Context, c *quarry.Caller, authz string, t *quarry.Tool) (string, error) {
 	switch t.RunAuth() {
 	case quarry.ToolAuthOAuth:
 		dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
@@ -163,31 +201,40 @@ func (s *Server) runBearer(ctx context.Context, r *http.Request, c *quarry.Calle
 		}
 		return tok.AccessToken, nil
 	case quarry.ToolAuthPassthrough:
-		p := s.cfg.SignIn.OIDC
-		switch {
-		case p == nil:
-			return "", quarry.ErrNoPassthroughToken
-		case c.SessionID != 0:
-			tok, err := s.db.SessionToken(ctx, c.SessionID, p.Refresh)
-			if err != nil {
-				return "", err
-			}
-			return tok.AccessToken, nil
-		case c.APIKeyID == 0:
-			if jwt, ok := providerToken(r); ok {
-				return jwt, nil
-			}
-		}
-		return "", quarry.ErrNoPassthroughToken
+		return s.passthroughToken(ctx, c, authz)
 	}
 	return "", nil
 }
 
-// providerToken returns the bearer token of r when it is a JWT: for a
-// caller authenticated neither by an API key nor by a session, the
-// provider's access token it was authenticated with.
-func providerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+// passthroughToken returns the caller's own single sign-on access token:
+// the one kept with the session the request came with (refreshed if due),
+// or the provider's access token the request was authenticated with (authz
+// is the request's Authorization header). API keys, local accounts and
+// personal access tokens have none (409).
+func (s *Server) passthroughToken(ctx context.Context, c *quarry.Caller, authz string) (string, error) {
+	p := s.cfg.SignIn.OIDC
+	switch {
+	case p == nil:
+		return "", quarry.ErrNoPassthroughToken
+	case c.SessionID != 0:
+		tok, err := s.db.SessionToken(ctx, c.SessionID, p.Refresh)
+		if err != nil {
+			return "", err
+		}
+		return tok.AccessToken, nil
+	case c.APIKeyID == 0:
+		if jwt, ok := providerToken(authz); ok {
+			return jwt, nil
+		}
+	}
+	return "", quarry.ErrNoPassthroughToken
+}
+
+// providerToken returns the bearer token of an Authorization header when
+// it is a JWT: for a caller authenticated neither by an API key nor by a
+// session, the provider's access token it was authenticated with.
+func providerToken(authz string) (string, bool) {
+	scheme, token, ok := strings.Cut(authz, " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "bearer") || !auth.LooksLikeJWT(token) {
 		return "", false

@@ -221,7 +221,7 @@ func TestToolRun(t *testing.T) {
 		{"limited", limited, tool, `{"method":"getItem","args":{"id":1}}`, 403, fxLimited},
 		{"bad id", basic, "x", `{"method":"getItem"}`, 422, `{"detail":[` + fxIntParsing("tool_id", "x") + `]}`},
 		{"no body", basic, tool, ``, 422, fxMissingBody},
-		{"no method", basic, tool, `{"args":{}}`, 422, `{"detail":[{"type":"missing","loc":["body","method"],"msg":"Field required","input":{"args":{}}}]}`},
+		{"no method", basic, tool, `{"args":{}}`, 400, `{"detail":"method is required: this tool's methods are createItem, getItem, slow, whoami"}`},
 		{"unknown tool", basic, 9999, `{"method":"getItem"}`, 404, `{"detail":"Tool by specified id does not exist"}`},
 		{"built-in", basic, builtIn, `{"method":"getItem"}`, 400, `{"detail":"Built-in tools cannot be run through this endpoint."}`},
 		{"disabled", basic, disabled, `{"method":"getItem","args":{"id":1}}`, 409,
@@ -278,6 +278,7 @@ func TestToolRun(t *testing.T) {
 		want := []string{
 			fmt.Sprintf("%d getItem 127.0.0.1 200 ok 0", tool),
 			fmt.Sprintf("%d createItem 127.0.0.1 201 ok 0", tool),
+			fmt.Sprintf("%d  127.0.0.1 <nil> invalid 0", tool), // no method
 			fmt.Sprintf("%d getItem  <nil> invalid 0", builtIn), // no host: a built-in has no definition
 			fmt.Sprintf("%d getItem 127.0.0.1 <nil> disabled 0", disabled),
 			fmt.Sprintf("%d get_item 127.0.0.1 <nil> invalid 0", tool),
@@ -296,7 +297,7 @@ func TestToolRun(t *testing.T) {
 	})
 	t.Run("metrics", func(t *testing.T) {
 		r := e.do(user{}, "GET", "/metrics", nil)
-		for _, want := range []string{`quarry_tool_runs_total{outcome="ok"} 2`, `quarry_tool_runs_total{outcome="invalid"} 7`,
+		for _, want := range []string{`quarry_tool_runs_total{outcome="ok"} 2`, `quarry_tool_runs_total{outcome="invalid"} 8`,
 			`quarry_tool_runs_total{outcome="refused"} 1`, `quarry_tool_runs_total{outcome="timeout"} 1`,
 			`quarry_tool_runs_total{outcome="unreachable"} 1`, `quarry_tool_runs_total{outcome="disabled"} 1`,
 			`quarry_tool_runs_total{outcome="no_token"} 0`,

@@ -153,6 +153,12 @@ func NewProvider(ctx context.Context, cfg OIDCConfig, log *slog.Logger) *Provide
 	return p
 }
 
+// Issuer returns the provider's issuer URL, as configured.
+func (p *Provider) Issuer() string { return p.cfg.Issuer }
+
+// Scopes returns the scopes Quarry asks the provider for, openid first.
+func (p *Provider) Scopes() []string { return slices.Clone(p.cfg.Scopes) }
+
 // discover reads the discovery document, trying again with growing pauses
 // (1 s to 1 min) until it succeeds or ctx ends.
 func (p *Provider) discover(ctx context.Context) {

@@ -76,8 +76,23 @@ func ToolAuthCodeURL(cfg *quarry.OAuthConfig, redirectURL, state, verifier strin
 // server's words: an OAuth error code and description); other failures
 // are returned as they are.
 func ToolExchange(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig, redirectURL, code, verifier string) (quarry.OAuthToken, error) {
+	return exchange(ctx, client, cfg, redirectURL, code, verifier)
+}
+
+// MCPExchange is ToolExchange for an MCP server's authorization server:
+// the token request names the server as its resource (RFC 8707), as the
+// MCP authorization specification requires, when resource is not empty.
+func MCPExchange(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig, redirectURL, code, verifier, resource string) (quarry.OAuthToken, error) {
+	var opts []oauth2.AuthCodeOption
+	if resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", resource))
+	}
+	return exchange(ctx, client, cfg, redirectURL, code, verifier, opts...)
+}
+
+func exchange(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig, redirectURL, code, verifier string, opts ...oauth2.AuthCodeOption) (quarry.OAuthToken, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, client)
-	tok, err := toolConfig(cfg, redirectURL).Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	tok, err := toolConfig(cfg, redirectURL).Exchange(ctx, code, append([]oauth2.AuthCodeOption{oauth2.VerifierOption(verifier)}, opts...)...)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {

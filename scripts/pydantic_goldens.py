@@ -37,9 +37,9 @@ OUT = os.path.join(ROOT, "api", "testdata", "goldens")
 Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 
 
-def go_enum(type_name):
-    """Read the values of a quarry enumeration from enums.go."""
-    src = open(os.path.join(ROOT, "enums.go")).read()
+def go_enum(type_name, source="enums.go"):
+    """Read the values of a quarry enumeration from enums.go (or source)."""
+    src = open(os.path.join(ROOT, source)).read()
     m = re.search(r"func \(%s\) EnumValues\(\) \[\]string \{\s*return (\w+|\[\]string\{[^}]*\})" % type_name, src)
     body = m.group(1)
     if not body.startswith("[]string"):
@@ -52,6 +52,12 @@ AccessType = enum.Enum("AccessType", {v: v for v in go_enum("AccessType")}, type
 InputType = enum.Enum("InputType", {v: v for v in go_enum("InputType")}, type=str)
 Role = enum.Enum("Role", {v: v for v in go_enum("Role")}, type=str)
 CCPairStatus = enum.Enum("CCPairStatus", {v: v for v in go_enum("CCPairStatus")}, type=str)
+MCPTransport = enum.Enum("MCPTransport", {v: v for v in go_enum("MCPTransport", "mcp.go")}, type=str)
+MCPAuthType = enum.Enum("MCPAuthType", {v: v for v in go_enum("MCPAuthType", "mcp.go")}, type=str)
+MCPPerformer = enum.Enum("MCPPerformer", {v: v for v in go_enum("MCPPerformer", "mcp.go")}, type=str)
+MCPProviderMode = enum.Enum("MCPProviderMode", {v: v for v in go_enum("MCPProviderMode", "mcp.go")}, type=str)
+MCPServerStatus = enum.Enum("MCPServerStatus", {v: v for v in go_enum("MCPServerStatus", "mcp.go")}, type=str)
+ToolSnapshotSource = enum.Enum("ToolSnapshotSource", {"db": "db", "mcp": "mcp"}, type=str)
 
 
 class Header(BaseModel):
@@ -199,8 +205,101 @@ class OAuthCallbackQuery(BaseModel):
 
 
 class ToolRun(BaseModel):
-    method: str
+    method: Optional[str] = None
     args: dict[str, Any] = {}
+
+
+# Onyx's MCP request models (onyx/server/features/mcp/models.py at
+# v4.6.1), without their model validators (Quarry checks those rules as
+# 400s) and with users as strings rather than UUIDs.
+class MCPAuthTemplate(BaseModel):
+    headers: dict[str, str] = {}
+    required_fields: list[str] = []
+
+
+class MCPToolCreateRequest(BaseModel):
+    name: str
+    description: Optional[str] = None
+    server_url: str
+    auth_type: MCPAuthType
+    auth_performer: MCPPerformer
+    api_token: Optional[str] = None
+    api_token_changed: bool = False
+    oauth_client_id: Optional[str] = None
+    oauth_client_secret: Optional[str] = None
+    oauth_provider_mode: MCPProviderMode = MCPProviderMode("AUTO_DISCOVERY")
+    oauth_authorization_endpoint: Optional[str] = None
+    oauth_token_endpoint: Optional[str] = None
+    oauth_scopes_override: Optional[list[str]] = None
+    oauth_additional_auth_params: Optional[dict[str, str]] = None
+    oauth_client_id_changed: bool = False
+    oauth_client_secret_changed: bool = False
+    transport: Optional[MCPTransport] = None
+    auth_template: Optional[MCPAuthTemplate] = None
+    auth_template_headers_changed: dict[str, bool] = {}
+    admin_credentials: Optional[dict[str, str]] = None
+    admin_credentials_changed: dict[str, bool] = {}
+    existing_server_id: Optional[Int64] = None
+    is_public: Optional[bool] = None
+    groups: Optional[list[Int64]] = None
+    users: Optional[list[str]] = None
+
+
+class MCPToolUpdateRequest(BaseModel):
+    server_id: Int64
+    name: Optional[str] = None
+    description: Optional[str] = None
+    selected_tools: Optional[list[str]] = None
+
+
+class MCPServerSimpleCreateRequest(BaseModel):
+    name: str
+    description: Optional[str] = None
+    server_url: str
+    is_public: bool = True
+    groups: list[Int64] = []
+    users: list[str] = []
+
+
+class MCPServerSimpleUpdateRequest(BaseModel):
+    name: Optional[str] = None
+    description: Optional[str] = None
+    server_url: Optional[str] = None
+    tool_policies: Optional[dict[str, Any]] = None
+    is_public: Optional[bool] = None
+    groups: Optional[list[Int64]] = None
+    users: Optional[list[str]] = None
+    available_in_craft: Optional[bool] = None
+
+
+class MCPUserOAuthConnectRequest(BaseModel):
+    server_id: Int64
+    return_path: str
+    include_resource_param: bool
+    force_reauthentication: bool = False
+    oauth_client_id: Optional[str] = None
+    oauth_client_secret: Optional[str] = None
+    oauth_client_id_changed: bool = False
+    oauth_client_secret_changed: bool = False
+
+
+class MCPOAuthCallbackQuery(BaseModel):
+    code: Optional[str] = None
+    state: Optional[str] = None
+
+
+class MCPUserCredentialsRequest(BaseModel):
+    server_id: Int64
+    credentials: dict[str, str]
+    transport: str
+
+
+class MCPStatusQuery(BaseModel):
+    status: MCPServerStatus
+
+
+class MCPSnapshotsQuery(BaseModel):
+    source: ToolSnapshotSource = ToolSnapshotSource("db")
 
 
 class StatusQuery(BaseModel):
@@ -302,6 +401,15 @@ ENDPOINTS = {
     "oauthInitiate": ("POST", "/oauth-config/initiate", [], None, OAuthInitiate),
     "oauthCallbackQuery": ("POST", "/oauth-config/callback", [], OAuthCallbackQuery, None),
     "toolRun": ("POST", "/tool/{tool_id}/run", ["tool_id"], None, ToolRun),
+    "mcpServerSetup": ("POST", "/admin/mcp/servers/create", [], None, MCPToolCreateRequest),
+    "mcpServerUpdate": ("POST", "/admin/mcp/servers/update", [], None, MCPToolUpdateRequest),
+    "mcpServerCreate": ("POST", "/admin/mcp/server", [], None, MCPServerSimpleCreateRequest),
+    "mcpServerPatch": ("PATCH", "/admin/mcp/server/{server_id}", ["server_id"], None, MCPServerSimpleUpdateRequest),
+    "mcpOAuthConnect": ("POST", "/mcp/oauth/connect", [], None, MCPUserOAuthConnectRequest),
+    "mcpOAuthCallbackQuery": ("POST", "/mcp/oauth/callback", [], MCPOAuthCallbackQuery, None),
+    "mcpUserCredentials": ("POST", "/mcp/user-credentials", [], None, MCPUserCredentialsRequest),
+    "mcpStatusQuery": ("PATCH", "/admin/mcp/server/{server_id}/status", ["server_id"], MCPStatusQuery, None),
+    "mcpSnapshotsQuery": ("GET", "/admin/mcp/server/{server_id}/tools/snapshots", ["server_id"], MCPSnapshotsQuery, None),
     "statusQuery": ("GET", "/manage/admin/connector/status", [], StatusQuery, None),
     "auditQuery": ("GET", "/admin/audit-log", [], AuditQuery, None),
     "register": ("POST", "/auth/register", [], None, RegisterRequest),
@@ -791,6 +899,44 @@ def corpus():
     case("toolRun", "args null", body={"method": "m", "args": None})
     case("toolRun", "bad path", body={"method": "m"}, path={"tool_id": "t"})
     case("toolRun", "not an object", body="run")
+
+    # MCP servers (Onyx's models).
+    case("mcpServerSetup", "valid no auth", body={"name": "docs", "server_url": "https://mcp.example.com/mcp",
+                                                  "auth_type": "NONE", "auth_performer": "ADMIN", "transport": "STREAMABLE_HTTP"})
+    case("mcpServerSetup", "valid template", body={
+        "name": "tickets", "description": None, "server_url": "https://mcp.example.com/mcp", "auth_type": "API_TOKEN",
+        "auth_performer": "PER_USER", "auth_template": {"headers": {"Authorization": "Bearer {api_key}", "X-User": "{user_email}"}},
+        "auth_template_headers_changed": {"Authorization": "yes"}, "admin_credentials": {"api_key": "k"},
+        "existing_server_id": "12", "groups": [], "users": []})
+    case("mcpServerSetup", "missing fields", body={"name": "x"})
+    case("mcpServerSetup", "bad enums", body={"name": "x", "server_url": "u", "auth_type": "api_token",
+                                              "auth_performer": "admin", "transport": "stdio", "oauth_provider_mode": "auto"})
+    case("mcpServerSetup", "bad dicts", body={"name": "x", "server_url": "u", "auth_type": "NONE", "auth_performer": "ADMIN",
+                                              "auth_template": {"headers": {"A": 1, "B": None}, "required_fields": "api_key"},
+                                              "admin_credentials": ["k"], "auth_template_headers_changed": {"A": "maybe"},
+                                              "oauth_additional_auth_params": {"p": True}})
+    case("mcpServerSetup", "template not an object", body={"name": "x", "server_url": "u", "auth_type": "NONE",
+                                                            "auth_performer": "ADMIN", "auth_template": "Bearer"})
+    case("mcpServerSetup", "duplicate keys", raw='{"name":"x","server_url":"u","auth_type":"NONE","auth_performer":"ADMIN",'
+                                                '"admin_credentials":{"a":1,"a":"ok","b":2}}')
+    case("mcpServerSetup", "not an object", body=[1])
+    case("mcpServerUpdate", "valid", body={"server_id": 3, "selected_tools": ["echo", "add"]})
+    case("mcpServerUpdate", "bad", body={"server_id": "three", "selected_tools": "echo", "name": 1})
+    case("mcpServerCreate", "valid", body={"name": "docs", "server_url": "https://mcp.example.com/mcp"})
+    case("mcpServerCreate", "bad", body={"name": None, "is_public": "maybe", "groups": ["g"]})
+    case("mcpServerPatch", "valid", body={"name": "docs", "tool_policies": {"echo": "ALWAYS"}})
+    case("mcpServerPatch", "bad", body={"tool_policies": [], "available_in_craft": "x"}, path={"server_id": "s"})
+    case("mcpOAuthConnect", "valid", body={"server_id": 2, "return_path": "/", "include_resource_param": True})
+    case("mcpOAuthConnect", "missing", body={"server_id": 2})
+    case("mcpOAuthCallbackQuery", "valid", query="code=c&state=s")
+    case("mcpOAuthCallbackQuery", "none", query="")
+    case("mcpUserCredentials", "valid", body={"server_id": 2, "credentials": {"api_key": "k"}, "transport": "streamable-http"})
+    case("mcpUserCredentials", "bad", body={"server_id": 2, "credentials": {"api_key": 5}, "transport": None})
+    case("mcpStatusQuery", "valid", query="status=CONNECTED")
+    case("mcpStatusQuery", "bad", query="status=connected", path={"server_id": "x"})
+    case("mcpStatusQuery", "missing", query="")
+    case("mcpSnapshotsQuery", "default", query="")
+    case("mcpSnapshotsQuery", "bad", query="source=both")
     # statusQuery.
     case("statusQuery", "no params", query="")
     case("statusQuery", "valid lists", query="source=web&source=slack&access_type=public")

@@ -798,3 +798,54 @@ func (tx *Tx) dropMCPConnections(ctx context.Context, userID string) error {
 	_, err := tx.ExecContext(ctx, `DELETE FROM mcp_tokens WHERE user_id = $1`, userID)
 	return err
 }
+
+// UpdateMCPOAuthClient gives server id the OAuth client an admin typed
+// (POST /admin/mcp/oauth/connect's oauth_client_id and
+// oauth_client_secret, each when its *_changed flag says so; a masked echo
+// keeps the stored value). A new client forgets the tokens people
+// connected through the old one, and what was registered or discovered
+// for it is kept only when the provider stays.
+func (db *DB) UpdateMCPOAuthClient(ctx context.Context, c *quarry.Caller, id int64, idChanged bool, clientID string, secretChanged bool, secret string) (*quarry.MCPServer, error) {
+	return retryRaced("MCP server", func() (*quarry.MCPServer, error) {
+		var out *quarry.MCPServer
+		err := db.update(ctx, func(tx *Tx) error {
+			old, err := db.mcpServer(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if err := c.CheckEditMCPServer(old); err != nil {
+				return err
+			}
+			next := *old
+			client := quarry.MCPOAuthClient{}
+			if old.Config.OAuth != nil {
+				client = *old.Config.OAuth
+			}
+			prev := client
+			if idChanged && clientID != quarry.MaskString(prev.ClientID) {
+				client.ClientID, client.Registered = clientID, false
+			}
+			if secretChanged && secret != quarry.MaskString(prev.ClientSecret) {
+				client.ClientSecret = secret
+			}
+			if client.ClientID == prev.ClientID && client.ClientSecret == prev.ClientSecret {
+				out = old
+				return nil
+			}
+			next.Config.OAuth = &client
+			if err := tx.writeMCPServer(ctx, old, &next); err != nil {
+				return err
+			}
+			if err := tx.forgetMCPConnections(ctx, id); err != nil {
+				return err
+			}
+			if err := tx.audit(ctx, c, "mcp_server.update", "mcp_server", id,
+				append(quarry.MCPServerChangedFields(old, &next), "connections")); err != nil {
+				return err
+			}
+			out, err = db.mcpServer(ctx, tx, id)
+			return err
+		})
+		return out, err
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -36,6 +37,13 @@ type Operation struct {
 	// bodyRequired says that the operation requires a body.
 	bodyRequired bool
 	opts         []openapi3.SchemaValidationOption
+	// Summary and Description are the operation's own words.
+	Summary     string
+	Description string
+	bodyDesc    string // The request body's description.
+
+	inputOnce   sync.Once
+	inputSchema json.RawMessage
 }
 
 // param is a parameter of an operation.
@@ -45,6 +53,7 @@ type param struct {
 	required bool
 	schema   *openapi3.Schema // nil: any value
 	asJSON   bool             // Declared with content application/json: the value is sent as JSON text.
+	desc     string           // The parameter's description.
 	style    string
 	explode  bool
 }
@@ -95,7 +104,7 @@ func Compile(ctx context.Context, def []byte) (d *Definition, err error) {
 				continue
 			}
 			o := &Operation{Name: tooldef.SanitizeName(op.OperationID), Method: strings.ToUpper(method),
-				server: server, path: path, opts: opts}
+				server: server, path: path, opts: opts, Summary: op.Summary, Description: op.Description}
 			o.params = params(item.Parameters, op.Parameters)
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
 				if mt := rb.Value.Content.Get("application/json"); mt != nil {
@@ -104,6 +113,7 @@ func Compile(ctx context.Context, def []byte) (d *Definition, err error) {
 						o.body = mt.Schema.Value
 					}
 					o.bodyRequired = rb.Value.Required
+					o.bodyDesc = rb.Value.Description
 				}
 			}
 			d.ops[o.Name] = o
@@ -147,7 +157,7 @@ func params(item, op openapi3.Parameters) []*param {
 			if p.In == "header" && ignoredHeader(p.Name) {
 				continue
 			}
-			np := &param{name: p.Name, in: p.In, required: p.Required || p.In == "path"}
+			np := &param{name: p.Name, in: p.In, required: p.Required || p.In == "path", desc: p.Description}
 			if p.Schema != nil {
 				np.schema = p.Schema.Value
 			} else if mt := p.Content.Get("application/json"); mt != nil {

@@ -32,6 +32,7 @@ const (
 	typeRaw
 	typeTime
 	typeList
+	typeDict
 	typeModel
 )
 
@@ -41,7 +42,7 @@ type typePlan struct {
 	ge, le   int64           // typeInt bounds
 	values   map[string]bool // typeEnum members
 	expected string          // typeEnum: "'a', 'b' or 'c'"
-	elem     *typePlan       // typeList
+	elem     *typePlan       // typeList, typeDict: the items' (values') plan
 	model    *modelPlan      // typeModel
 	pattern  *regexp.Regexp  // typeString: the value must match (the pattern tag)
 	rtype    reflect.Type
@@ -258,6 +259,12 @@ func (b *builder) typ(t reflect.Type) (*typePlan, error) {
 			return nil, err
 		}
 		tp.kind, tp.elem = typeList, elem
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		elem, err := b.typ(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		tp.kind, tp.elem = typeDict, elem
 	case t.Kind() == reflect.Struct:
 		mp, err := b.model(t)
 		if err != nil {

@@ -243,6 +243,8 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.validateTime(t, i, dst)
 	case typeList:
 		st.validateList(tp, t, i, dst)
+	case typeDict:
+		st.validateDict(tp, t, i, dst)
 	default:
 		st.validateModel(tp.model, t, i, dst)
 	}
@@ -339,6 +341,38 @@ func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.pop()
 	}
 	dst.Set(s)
+}
+
+// validateDict validates a dict[str, T]: an object whose values are each
+// validated, with their key as location. As for a dict that json.loads
+// builds, the last of duplicate keys wins, and only it is validated.
+func (st *state) validateDict(tp *typePlan, t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	if n.kind != kindObject {
+		st.add(t, i, "dict_type", msgDict, nil)
+		return
+	}
+	last := make(map[string]int, int(n.n))
+	var order []string
+	for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j+1) {
+		key := t.str(j)
+		if _, seen := last[key]; !seen {
+			order = append(order, key)
+		}
+		last[key] = j + 1
+	}
+	m := reflect.MakeMapWithSize(tp.rtype, len(order))
+	for _, key := range order {
+		v := reflect.New(tp.rtype.Elem()).Elem()
+		before := len(st.errs)
+		st.push(key)
+		st.validate(tp.elem, t, last[key], v)
+		st.pop()
+		if len(st.errs) == before {
+			m.SetMapIndex(reflect.ValueOf(key).Convert(tp.rtype.Key()), v)
+		}
+	}
+	dst.Set(m)
 }
 
 // validateModel validates an object against a model: each field in

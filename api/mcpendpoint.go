@@ -1,0 +1,554 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/toolrun"
+)
+
+// Quarry's own MCP endpoint (/mcp): the official Go SDK's Streamable HTTP
+// handler in stateless mode, so that any replica answers any request (no
+// session lives in a process: each request is whole), with JSON answers.
+// The SDK speaks the protocol; Quarry answers tools/list, tools/call,
+// resources/list and resources/read itself, for the caller of each
+// request: the tools are every operation of every enabled custom tool
+// ("<tool>__<method>") and every enabled tool of an MCP server
+// ("<server>__<tool>"), and tools/call goes through run, the path of POST
+// /tool/{tool_id}/run. Callers authenticate with a bearer token (an API
+// key, a personal access token, or the OpenID provider's access token),
+// never the session cookie; without one, the answer is a 401 that names
+// the protected resource metadata (RFC 9728), served at
+// /.well-known/oauth-protected-resource.
+
+// mcpCallerKey is the context key of the caller of an MCP request.
+type mcpCallerKey struct{}
+
+// mcpCall is the caller of an MCP request and its Authorization header.
+type mcpCall struct {
+	c     *quarry.Caller
+	authz string
+}
+
+// mcpEndpoint holds the MCP server and the catalog of tools it offers.
+type mcpEndpoint struct {
+	server  *mcp.Server
+	handler http.Handler
+
+	mu      sync.Mutex // Held while the catalog is rebuilt, so that one request rebuilds it.
+	catalog *mcpCatalog
+}
+
+// mcpCatalog is the tools the endpoint offers, at one version of the
+// tools and servers: the same for every caller who may use tools.
+type mcpCatalog struct {
+	version string
+	tools   []*mcp.Tool       // By name.
+	byName  map[string]mcpRef // What each name runs.
+}
+
+// mcpRef is what a tool name of the endpoint runs: a tool and its method.
+type mcpRef struct {
+	toolID int64
+	method string
+}
+
+// mcpPageSize is the number of tools a page of tools/list holds.
+const mcpPageSize = 1000
+
+// newMCPEndpoint makes the MCP server of s.
+func (s *Server) newMCPEndpoint() *mcpEndpoint {
+	version := s.cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "quarry", Title: "Quarry", Version: version}, &mcp.ServerOptions{
+		Instructions: "Quarry's tools: each operation of each custom tool an admin enabled (<tool>__<method>), and each enabled tool of " +
+			"each MCP server registered in Quarry (<server>__<tool>). Calls run with the caller's own rights and connections; " +
+			"a tool that needs a connection the caller has not made answers an error that says how to make it.",
+		Logger: slog.New(slog.DiscardHandler),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{},
+			Resources: &mcp.ResourceCapabilities{},
+			Logging:   &mcp.LoggingCapabilities{},
+		},
+	})
+	e := &mcpEndpoint{server: srv}
+	srv.AddReceivingMiddleware(s.mcpMiddleware(e))
+	e.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		// Requests must carry a bearer token (never a cookie), which a page
+		// of another site cannot send: DNS rebinding gains nothing, and a
+		// check of Host would refuse Quarry behind a proxy on loopback.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        s.cfg.MaxBodyBytes,
+		Logger:                     slog.New(slog.DiscardHandler),
+	})
+	return e
+}
+
+// handleMCP serves /mcp (POST; GET and DELETE answer 405, as a stateless
+// server without sessions or a stream of its own does): it authenticates
+// the bearer token, then hands the request to the SDK's handler.
+func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.runTimeout())
+	defer cancel()
+	r = r.WithContext(ctx)
+	authz := r.Header.Get("Authorization")
+	if authz == "" {
+		s.mcpUnauthorized(w, r, errNotAuthenticated)
+		return
+	}
+	c, err := s.authenticate(r)
+	if err != nil {
+		if quarry.ErrorCode(err) == quarry.EUNAUTHORIZED {
+			s.mcpUnauthorized(w, r, err)
+			return
+		}
+		s.writeError(w, r, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(ctx, mcpCallerKey{}, &mcpCall{c: c, authz: authz}))
+	s.mcp.handler.ServeHTTP(w, r)
+}
+
+// resourceMetadataPath is where the protected resource metadata of /mcp
+// is (RFC 9728 section 3.1: the well-known prefix, then the resource's
+// path); the well-known URL without the path serves it too.
+const resourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+// mcpOrigin returns the scheme and host Quarry is reached at (the public
+// URL's, else the request's) and the path of its root (no trailing
+// slash).
+func (s *Server) mcpOrigin(r *http.Request) (origin, root string) {
+	if u := s.cfg.SignIn.PublicURL; u != nil {
+		return u.Scheme + "://" + u.Host, strings.TrimRight(u.Path, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil || forwardedHTTPS(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host, s.cookiePath(r)
+}
+
+// mcpResource returns the URL of the /mcp resource and of its protected
+// resource metadata (RFC 9728 section 3.1: the well-known prefix, then
+// the resource's path).
+func (s *Server) mcpResource(r *http.Request) (resource, metadata string) {
+	origin, root := s.mcpOrigin(r)
+	return origin + root + "/mcp", origin + resourceMetadataPath + root + "/mcp"
+}
+
+// mcpUnauthorized answers a request to /mcp without usable credentials:
+// 401 with the API's body, and a WWW-Authenticate challenge that names
+// the resource's metadata, as the MCP authorization specification asks.
+func (s *Server) mcpUnauthorized(w http.ResponseWriter, r *http.Request, err error) {
+	_, metadata := s.mcpResource(r)
+	challenge := `Bearer resource_metadata="` + metadata + `"`
+	if err == errInvalidToken {
+		challenge += `, error="invalid_token"`
+	}
+	if scopes := s.mcpScopes(); len(scopes) > 0 {
+		challenge += `, scope="` + strings.Join(scopes, " ") + `"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"detail": "Not authenticated"})
+}
+
+// mcpScopes returns the scopes an MCP client asks the provider for: the
+// single sign-on's, without offline_access (a client decides that).
+func (s *Server) mcpScopes() []string {
+	if s.cfg.SignIn.OIDC == nil {
+		return nil
+	}
+	var out []string
+	for _, sc := range s.cfg.SignIn.OIDC.Scopes() {
+		if sc != "offline_access" {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// handleResourceMetadata serves /.well-known/oauth-protected-resource and
+// /.well-known/oauth-protected-resource/mcp: the protected resource
+// metadata of /mcp (RFC 9728), naming the configured OpenID provider as
+// its authorization server, so that an OAuth-capable MCP client signs the
+// person in there. Without a provider, no authorization server is named:
+// clients use API keys or personal access tokens.
+func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	resource, _ := s.mcpResource(r)
+	if p := strings.TrimPrefix(r.URL.Path, resourceMetadataPath+"/"); p != r.URL.Path && p != "" && s.cfg.SignIn.PublicURL == nil {
+		// The resource's path follows the well-known prefix (behind a base
+		// path, /.well-known/oauth-protected-resource/api/mcp).
+		origin, _ := s.mcpOrigin(r)
+		resource = origin + "/" + strings.TrimLeft(p, "/")
+	}
+	md := oauthex.ProtectedResourceMetadata{Resource: resource, BearerMethodsSupported: []string{"header"},
+		ResourceName: "Quarry", ScopesSupported: s.mcpScopes()}
+	if p := s.cfg.SignIn.OIDC; p != nil {
+		md.AuthorizationServers = []string{p.Issuer()}
+	}
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	writeJSON(w, http.StatusOK, md)
+}
+
+// mcpMiddleware answers the methods whose answers depend on the caller.
+func (s *Server) mcpMiddleware(e *mcpEndpoint) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, _ := ctx.Value(mcpCallerKey{}).(*mcpCall)
+			if call == nil {
+				switch method {
+				case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list":
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no caller"}
+				}
+				return next(ctx, method, req)
+			}
+			switch method {
+			case "tools/list":
+				return s.mcpListTools(ctx, e, call, req.(*mcp.ListToolsRequest))
+			case "tools/call":
+				return s.mcpCallTool(ctx, e, call, req.(*mcp.CallToolRequest))
+			case "resources/list":
+				return s.mcpListResources(call), nil
+			case "resources/templates/list":
+				return &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}, nil
+			case "resources/read":
+				return s.mcpReadResource(ctx, call, req.(*mcp.ReadResourceRequest))
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// internalError is the JSON-RPC error of a failure Quarry does not
+// explain (its cause is logged).
+func (s *Server) internalError(ctx context.Context, err error) error {
+	s.log.LogAttrs(ctx, slog.LevelError, "MCP request failed", slog.String("request_id", quarry.RequestIDFrom(ctx)),
+		slog.String("error", err.Error()))
+	msg := "Internal server error"
+	if quarry.ErrorCode(err) == quarry.EUNAVAILABLE {
+		msg = quarry.ErrorMessage(err)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// catalogFor returns the catalog at the tools' current version,
+// rebuilding it when they changed.
+func (s *Server) catalogFor(ctx context.Context, e *mcpEndpoint) (*mcpCatalog, error) {
+	dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
+	defer cancel()
+	version, err := s.db.ToolCatalogVersion(dctx)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.catalog != nil && e.catalog.version == version {
+		return e.catalog, nil
+	}
+	cat, err := s.buildCatalog(dctx, version)
+	if err != nil {
+		return nil, err
+	}
+	e.catalog = cat
+	return cat, nil
+}
+
+// catalogEntry is a tool of the catalog before its name is settled.
+type catalogEntry struct {
+	prefix, name string
+	ref          mcpRef
+	tool         *mcp.Tool
+}
+
+// buildCatalog reads the enabled tools and makes the catalog: one entry
+// per operation of each custom tool whose definition compiles, and one
+// per tool of each MCP server that is configured and not disconnected.
+// Names that two entries would share get the tool's id after its prefix
+// ("<tool>_<id>__<method>").
+func (s *Server) buildCatalog(ctx context.Context, version string) (*mcpCatalog, error) {
+	tools, err := s.db.ToolCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	servers := map[int64]*quarry.MCPServer{}
+	ms, err := s.db.MCPServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		servers[m.ID] = m
+	}
+	var entries []catalogEntry
+	for _, t := range tools {
+		desc := deref(t.Description)
+		if t.MCPServerID != nil {
+			m := servers[*t.MCPServerID]
+			if m == nil || !m.Configured() || m.Status == quarry.MCPDisconnected || *m.Transport == quarry.MCPStdio {
+				continue
+			}
+			schema := t.MCPInputSchema
+			if len(schema) == 0 {
+				schema = json.RawMessage(`{"type":"object"}`)
+			}
+			title := t.Name
+			if t.DisplayName != nil && *t.DisplayName != "" {
+				title = *t.DisplayName
+			}
+			entries = append(entries, catalogEntry{prefix: m.Name, name: t.Name, ref: mcpRef{toolID: t.ID, method: t.Name},
+				tool: &mcp.Tool{Title: title, Description: desc, InputSchema: schema}})
+			continue
+		}
+		d, err := s.runner.Definition(ctx, t.Definition)
+		if err != nil {
+			continue // A definition that no longer compiles offers nothing (a run says why).
+		}
+		for _, method := range d.Methods() {
+			op, err := d.Operation(method)
+			if err != nil {
+				continue
+			}
+			tool := &mcp.Tool{Title: t.Name + ": " + firstNonEmpty(op.Summary, method), Description: describeOperation(op, desc),
+				InputSchema: op.InputSchema()}
+			if op.Method == http.MethodGet {
+				tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+			}
+			entries = append(entries, catalogEntry{prefix: t.Name, name: method, ref: mcpRef{toolID: t.ID, method: method}, tool: tool})
+		}
+	}
+	count := map[string]int{}
+	for _, e := range entries {
+		count[quarry.MCPToolName(e.prefix, e.name)]++
+	}
+	cat := &mcpCatalog{version: version, byName: map[string]mcpRef{}}
+	for _, e := range entries {
+		name := quarry.MCPToolName(e.prefix, e.name)
+		if count[name] > 1 {
+			name = quarry.MCPToolName(e.prefix+"_"+strconv.FormatInt(e.ref.toolID, 10), e.name)
+		}
+		if _, taken := cat.byName[name]; taken {
+			continue
+		}
+		e.tool.Name = name
+		cat.byName[name] = e.ref
+		cat.tools = append(cat.tools, e.tool)
+	}
+	slices.SortFunc(cat.tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return cat, nil
+}
+
+// describeOperation returns the description of an operation's tool: its
+// summary, its description, and the tool's.
+func describeOperation(op *toolrun.Operation, toolDesc string) string {
+	var parts []string
+	for _, p := range []string{op.Summary, op.Description, toolDesc} {
+		if p != "" && !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// mcpListTools answers tools/list: the catalog, for a caller who may use
+// tools, a page of mcpPageSize at a time (the cursor is the last name of
+// the previous page).
+func (s *Server) mcpListTools(ctx context.Context, e *mcpEndpoint, call *mcpCall, req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
+	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	if !call.c.CanUseToolsOverMCP() {
+		return res, nil
+	}
+	cat, err := s.catalogFor(ctx, e)
+	if err != nil {
+		return nil, s.internalError(ctx, err)
+	}
+	tools := cat.tools
+	if req.Params != nil && req.Params.Cursor != "" {
+		after, err := base64.RawURLEncoding.DecodeString(req.Params.Cursor)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+		}
+		i, _ := slices.BinarySearchFunc(tools, string(after), func(t *mcp.Tool, name string) int {
+			return strings.Compare(t.Name, name)
+		})
+		for i < len(tools) && tools[i].Name <= string(after) {
+			i++
+		}
+		tools = tools[i:]
+	}
+	if len(tools) > mcpPageSize {
+		tools = tools[:mcpPageSize]
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(tools[len(tools)-1].Name))
+	}
+	res.Tools = tools
+	return res, nil
+}
+
+// mcpCallTool answers tools/call by running the named tool through run.
+// A refusal or failure of the run (a missing connection, arguments that do
+// not fit, a server that cannot be reached) is a result marked isError
+// whose text says why, as the MCP specification asks for errors of tool
+// execution; an unknown name is a JSON-RPC error.
+func (s *Server) mcpCallTool(ctx context.Context, e *mcpEndpoint, call *mcpCall, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name := req.Params.Name
+	if !call.c.CanUseToolsOverMCP() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + strconv.Quote(name)}
+	}
+	cat, err := s.catalogFor(ctx, e)
+	if err != nil {
+		return nil, s.internalError(ctx, err)
+	}
+	ref, ok := cat.byName[name]
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + strconv.Quote(name)}
+	}
+	args := req.Params.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if args[0] != '{' {
+		return toolError("arguments must be a JSON object"), nil
+	}
+	res, err := s.run(ctx, call.c, call.authz, ref.toolID, runRequest{Method: ref.method, Args: args})
+	switch quarry.ErrorCode(err) {
+	case "":
+	case quarry.EINTERNAL, quarry.EUNAVAILABLE:
+		return nil, s.internalError(ctx, err)
+	case quarry.ENOTFOUND:
+		if strings.HasPrefix(quarry.ErrorMessage(err), "Tool by specified id") {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + strconv.Quote(name)}
+		}
+		return toolError(quarry.ErrorMessage(err)), nil
+	default:
+		return toolError(quarry.ErrorMessage(err)), nil
+	}
+	t, err := s.db.Tool(ctx, ref.toolID)
+	if err == nil && t.MCPServerID != nil {
+		var out mcp.CallToolResult
+		if err := json.Unmarshal(res.Body, &out); err == nil {
+			if out.Content == nil {
+				out.Content = []mcp.Content{}
+			}
+			return &out, nil
+		}
+		return toolError("The MCP server's result cannot be read"), nil
+	}
+	return httpResult(res), nil
+}
+
+// toolError is a tools/call result marked as an error, with msg.
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// httpResult turns what a custom tool's server answered into a tools/call
+// result: the body as text (JSON as its text; an image as an image), a
+// JSON object also as structured content, and a status of 400 or more
+// marked as an error, with the status before the body.
+func httpResult(res *quarry.ToolRunResult) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.Status >= 400}
+	var text string
+	switch res.BodyEncoding {
+	case "json":
+		text = string(res.Body)
+		if len(res.Body) > 0 && res.Body[0] == '{' {
+			out.StructuredContent = json.RawMessage(res.Body)
+		}
+	default:
+		var s string
+		json.Unmarshal(res.Body, &s)
+		text = s
+		if res.BodyEncoding == "base64" {
+			if mt := strings.TrimSpace(strings.Split(res.ContentType, ";")[0]); strings.HasPrefix(mt, "image/") {
+				if data, err := base64.StdEncoding.DecodeString(s); err == nil {
+					out.Content = []mcp.Content{&mcp.ImageContent{Data: data, MIMEType: mt}}
+					return out
+				}
+			}
+			text = "(binary, base64) " + s
+		}
+	}
+	if res.Truncated {
+		text += "\n[The answer was cut at Quarry's size cap]"
+	}
+	if out.IsError {
+		text = "HTTP " + strconv.Itoa(res.Status) + " " + http.StatusText(res.Status) + ": " + text
+	}
+	out.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+	return out
+}
+
+// mcpListResources answers resources/list: the connector status listing,
+// for admins and curators.
+func (s *Server) mcpListResources(call *mcpCall) *mcp.ListResourcesResult {
+	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	if call.c.CanManage() {
+		out.Resources = append(out.Resources, &mcp.Resource{URI: quarry.ConnectorStatusURI, Name: "connector-status",
+			Title: "Connector status", MIMEType: "application/json",
+			Description: "The status of every connector/credential pair you can see: GET /manage/admin/connector/status."})
+	}
+	return out
+}
+
+// mcpReadResource answers resources/read of the connector status listing
+// (the caller's own visible pairs, as GET /manage/admin/connector/status
+// answers them).
+func (s *Server) mcpReadResource(ctx context.Context, call *mcpCall, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if req.Params.URI != quarry.ConnectorStatusURI || !call.c.CanManage() {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
+	defer cancel()
+	version, err := s.db.DataVersion(dctx)
+	if err != nil {
+		return nil, s.internalError(ctx, err)
+	}
+	v, err := s.status.at(dctx, version)
+	if err != nil {
+		return nil, s.internalError(ctx, err)
+	}
+	var buf bufferWriter
+	v.write(&buf, call.c, quarry.StatusFilter{})
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: quarry.ConnectorStatusURI,
+		MIMEType: "application/json", Text: buf.body.String()}}}, nil
+}
+
+// bufferWriter is an http.ResponseWriter that keeps the body.
+type bufferWriter struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (b *bufferWriter) Header() http.Header {
+	if b.header == nil {
+		b.header = http.Header{}
+	}
+	return b.header
+}
+func (b *bufferWriter) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferWriter) WriteHeader(int)             {}
