@@ -244,4 +244,3 @@ func (s *Server) mcpCanAuthenticate(m *quarry.MCPServer, c *quarry.Caller, creds
 	}
 	return true
 }
-

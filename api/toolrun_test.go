@@ -278,7 +278,7 @@ func TestToolRun(t *testing.T) {
 		want := []string{
 			fmt.Sprintf("%d getItem 127.0.0.1 200 ok 0", tool),
 			fmt.Sprintf("%d createItem 127.0.0.1 201 ok 0", tool),
-			fmt.Sprintf("%d  127.0.0.1 <nil> invalid 0", tool), // no method
+			fmt.Sprintf("%d  127.0.0.1 <nil> invalid 0", tool),  // no method
 			fmt.Sprintf("%d getItem  <nil> invalid 0", builtIn), // no host: a built-in has no definition
 			fmt.Sprintf("%d getItem 127.0.0.1 <nil> disabled 0", disabled),
 			fmt.Sprintf("%d get_item 127.0.0.1 <nil> invalid 0", tool),
