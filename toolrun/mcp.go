@@ -169,7 +169,10 @@ func (r *Runner) mcpSession(ctx context.Context, t MCPTarget, fn func(context.Co
 	if err := r.guard.checkURL(u); err != nil {
 		return refused(err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, r.policy.Timeout)
+	// The session must not see the values of ctx: when it is a request of
+	// Quarry's own MCP endpoint, the SDK would take that request's
+	// protocol version for this session's.
+	cctx, cancel := context.WithTimeout(noValues{ctx}, r.policy.Timeout)
 	defer cancel()
 	h := http.Header{}
 	for k, v := range t.Headers {
@@ -198,6 +201,12 @@ func (r *Runner) mcpSession(ctx context.Context, t MCPTarget, fn func(context.Co
 	}
 	return nil
 }
+
+// noValues is a context with the deadline and cancellation of another,
+// and none of its values.
+type noValues struct{ context.Context }
+
+func (noValues) Value(any) any { return nil }
 
 // mcpFailure turns the error of a session with host into what the caller
 // sees: an *MCPUnauthorizedError when the server refused the credentials,

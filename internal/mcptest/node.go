@@ -1,0 +1,187 @@
+package mcptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// E2EEnv makes a test that needs node a failure, rather than a skip, when
+// node or npm is missing. CI sets it.
+const E2EEnv = "QUARRY_E2E"
+
+// Dir returns the directory of the npm packages (npm/), with its
+// node_modules installed at the locked versions, and node's path. Without
+// node or npm the test skips (fails with QUARRY_E2E=1).
+func Dir(t testing.TB) (dir, node string) {
+	t.Helper()
+	node, errNode := exec.LookPath("node")
+	npm, errNpm := exec.LookPath("npm")
+	if errNode != nil || errNpm != nil {
+		if os.Getenv(E2EEnv) == "1" {
+			t.Fatalf("node and npm are needed, and %s=1 requires them", E2EEnv)
+		}
+		t.Skipf("skipped: node or npm is missing (set %s=1 to make this a failure)", E2EEnv)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	dir = filepath.Join(filepath.Dir(file), "npm")
+	installOnce.Do(func() { installErr = install(npm, dir) })
+	if installErr != nil {
+		t.Fatal(installErr)
+	}
+	return dir, node
+}
+
+var (
+	installOnce sync.Once
+	installErr  error
+)
+
+// install runs npm ci in dir unless node_modules holds every locked
+// package at its version already.
+func install(npm, dir string) error {
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		return err
+	}
+	installed := true
+	for path, p := range lock.Packages {
+		if path == "" {
+			continue
+		}
+		var have struct {
+			Version string `json:"version"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path), "package.json"))
+		if err != nil || json.Unmarshal(b, &have) != nil || have.Version != p.Version {
+			installed = false
+			break
+		}
+	}
+	if installed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	return nil
+}
+
+// freePort returns a loopback port nobody listens on (yet).
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startNode runs node with args in the npm directory and env, stops it
+// with the test, and waits until each of ports accepts connections.
+func startNode(t testing.TB, env []string, ports []int, args ...string) {
+	t.Helper()
+	dir, node := Dir(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for _, port := range ports {
+		for {
+			c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+			if err == nil {
+				c.Close()
+				break
+			}
+			select {
+			case <-done:
+				t.Fatalf("node %s exited: %s", strings.Join(args, " "), out.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s does not listen on %d: %s", strings.Join(args, " "), port, out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// StartEverything starts npm's @modelcontextprotocol/server-everything in
+// its Streamable HTTP mode and returns its MCP endpoint's URL.
+func StartEverything(t testing.TB) string {
+	t.Helper()
+	port := freePort(t)
+	startNode(t, []string{"PORT=" + strconv.Itoa(port)}, []int{port},
+		"node_modules/@modelcontextprotocol/server-everything/dist/index.js", "streamableHttp")
+	return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+}
+
+// StartOAuthServer starts the TypeScript SDK's example MCP server behind
+// its example OAuth authorization server (which registers clients
+// dynamically, RFC 7591, approves every authorization request without a
+// login page, and, being strict, accepts only tokens issued for this
+// server as the resource, RFC 8707). It returns the MCP endpoint's URL,
+// on localhost as the example insists.
+func StartOAuthServer(t testing.TB) string {
+	t.Helper()
+	mcpPort, authPort := freePort(t), freePort(t)
+	startNode(t, []string{"MCP_PORT=" + strconv.Itoa(mcpPort), "MCP_AUTH_PORT=" + strconv.Itoa(authPort)},
+		[]int{mcpPort, authPort}, "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js", "--oauth-strict")
+	return "http://localhost:" + strconv.Itoa(mcpPort) + "/mcp"
+}
+
+// RunScript runs node with a script of the npm directory (or a package's
+// binary given by its path there) and args, and returns its standard
+// output; a failure fails the test with both outputs.
+func RunScript(t testing.TB, timeout time.Duration, script string, args ...string) string {
+	t.Helper()
+	dir, node := Dir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node %s: %v\nstdout: %s\nstderr: %s", script, err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
