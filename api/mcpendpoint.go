@@ -191,6 +191,10 @@ func (s *Server) mcpScopes() []string {
 // person in there. Without a provider, no authorization server is named:
 // clients use API keys or personal access tokens.
 func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == resourceMetadataPath+"/" {
+		s.handleNoRoute(w, r)
+		return
+	}
 	resource, _ := s.mcpResource(r)
 	if p := strings.TrimPrefix(r.URL.Path, resourceMetadataPath+"/"); p != r.URL.Path && p != "" && s.cfg.SignIn.PublicURL == nil {
 		// The resource's path follows the well-known prefix (behind a base

@@ -26,6 +26,17 @@ var publicRoutes = map[string]bool{
 	// The authorization server sends the browser back here; it checks
 	// the session cookie itself, and redirects without one.
 	"GET /oauth-config/callback": true,
+	"GET /mcp/oauth/callback":    true,
+	// The protected resource metadata of /mcp (RFC 9728).
+	"GET /.well-known/oauth-protected-resource":  true,
+	"GET /.well-known/oauth-protected-resource/": true,
+}
+
+// mcpEndpoint reports whether route is Quarry's MCP endpoint, whose 401s
+// name its protected resource metadata, and which reads no cookie.
+func mcpEndpoint(route string) bool {
+	_, path, _ := strings.Cut(route, " ")
+	return path == "/mcp"
 }
 
 // isAdminPage reports whether route serves the admin page (GET / and its
@@ -96,6 +107,12 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 						want := `Bearer error="invalid_token"`
 						if c.name == "no token" {
 							want = "Bearer"
+						}
+						if mcpEndpoint(route) {
+							want = `Bearer resource_metadata="` + e.srv.URL + `/.well-known/oauth-protected-resource` + bp + `/mcp"`
+							if c.header != "" {
+								want += `, error="invalid_token"`
+							}
 						}
 						if got := r.header.Get("WWW-Authenticate"); got != want {
 							t.Errorf("%s%s with %s: WWW-Authenticate %q, want %q", bp, route, c.name, got, want)
