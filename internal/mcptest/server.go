@@ -45,6 +45,9 @@ type Options struct {
 	// Issuer signed for Audience.
 	Issuer   string
 	Audience string
+	// Scopes are the scopes its metadata lists; nil means openid and
+	// email.
+	Scopes []string
 }
 
 // Server is an MCP server on loopback, made with the Go SDK. Its tools:
@@ -145,9 +148,13 @@ func Start(t testing.TB, opts Options) *Server {
 		})
 	case opts.Issuer != "":
 		metadataURL := "http://" + ln.Addr().String() + "/.well-known/oauth-protected-resource/mcp"
+		scopes := opts.Scopes
+		if scopes == nil {
+			scopes = []string{"openid", "email"}
+		}
 		mux.Handle("GET /.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(
 			&oauthex.ProtectedResourceMetadata{Resource: s.URL, AuthorizationServers: []string{opts.Issuer},
-				ScopesSupported: []string{"openid", "email"}}))
+				ScopesSupported: scopes}))
 		var (
 			once     sync.Once
 			verifier *oidc.IDTokenVerifier
