@@ -164,7 +164,7 @@ func StartOAuthServer(t testing.TB) string {
 	t.Helper()
 	mcpPort, authPort := freePort(t), freePort(t)
 	startNode(t, []string{"MCP_PORT=" + strconv.Itoa(mcpPort), "MCP_AUTH_PORT=" + strconv.Itoa(authPort)},
-		[]int{mcpPort, authPort}, "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js", "--oauth-strict")
+		[]int{mcpPort, authPort}, "node_modules/@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js", "--oauth", "--oauth-strict")
 	return "http://localhost:" + strconv.Itoa(mcpPort) + "/mcp"
 }
 
@@ -173,7 +173,25 @@ func StartOAuthServer(t testing.TB) string {
 // output; a failure fails the test with both outputs.
 func RunScript(t testing.TB, timeout time.Duration, script string, args ...string) string {
 	t.Helper()
-	dir, node := Dir(t)
+	dir, _ := Dir(t)
+	return runIn(t, timeout, dir, script, args...)
+}
+
+// Inspector runs the inspector's CLI (@modelcontextprotocol/inspector-cli)
+// with args and returns its standard output. It runs in the CLI's own
+// directory: the CLI looks for its package.json relative to the working
+// directory (and imports it relative to its module), which only agree
+// there.
+func Inspector(t testing.TB, timeout time.Duration, args ...string) string {
+	t.Helper()
+	dir, _ := Dir(t)
+	build := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector-cli", "build")
+	return runIn(t, timeout, build, filepath.Join(build, "index.js"), args...)
+}
+
+func runIn(t testing.TB, timeout time.Duration, dir, script string, args ...string) string {
+	t.Helper()
+	_, node := Dir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
