@@ -409,7 +409,9 @@ func (s *Server) mcpListTools(ctx context.Context, e *mcpEndpoint, call *mcpCall
 		tools = tools[:mcpPageSize]
 		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(tools[len(tools)-1].Name))
 	}
-	res.Tools = tools
+	if len(tools) > 0 {
+		res.Tools = tools
+	}
 	return res, nil
 }
 

@@ -203,3 +203,37 @@ func runIn(t testing.TB, timeout time.Duration, dir, script string, args ...stri
 	}
 	return stdout.String()
 }
+
+// Check is one check of a conformance scenario.
+type Check struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// Conformance runs the server scenario of @modelcontextprotocol/conformance
+// against the MCP endpoint at url and returns its checks.
+func Conformance(t testing.TB, url, scenario string) []Check {
+	t.Helper()
+	dir, node := Dir(t)
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
+		"server", "--url", url, "--scenario", scenario, "-o", out)
+	cmd.Dir = dir
+	log, _ := cmd.CombinedOutput() // A failing scenario exits with 1; its checks say why.
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+	if len(matches) != 1 {
+		t.Fatalf("conformance %s wrote no checks: %s", scenario, log)
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []Check
+	if err := json.Unmarshal(b, &checks); err != nil {
+		t.Fatal(err)
+	}
+	return checks
+}
