@@ -332,7 +332,7 @@ func (s *Server) buildCatalog(ctx context.Context, version string) (*mcpCatalog,
 			tool := &mcp.Tool{Title: t.Name + ": " + firstNonEmpty(op.Summary, method), Description: describeOperation(op, desc),
 				InputSchema: op.InputSchema()}
 			if op.Method == http.MethodGet {
-				tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+				tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
 			}
 			entries = append(entries, catalogEntry{prefix: t.Name, name: method, ref: mcpRef{toolID: t.ID, method: method}, tool: tool})
 		}
