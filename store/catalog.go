@@ -15,12 +15,13 @@ import (
 
 // ToolCatalogVersion returns a value that changes whenever a tool or an
 // MCP server is created, changed or deleted: their counts, their highest
-// ids and their latest changes (every change moves updated_at on).
+// ids and the sums of their versions (every change bumps a version). It
+// reads no clock, so that replicas whose clocks differ agree.
 func (db *DB) ToolCatalogVersion(ctx context.Context) (string, error) {
 	var n, maxID, at, sn, smax, sat int64
 	err := db.read.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM tools), (SELECT COALESCE(MAX(id), 0) FROM tools), (SELECT COALESCE(MAX(updated_at), 0) FROM tools),
-		(SELECT COUNT(*) FROM mcp_servers), (SELECT COALESCE(MAX(id), 0) FROM mcp_servers), (SELECT COALESCE(MAX(updated_at), 0) FROM mcp_servers)`).
+		(SELECT COUNT(*) FROM tools), (SELECT COALESCE(MAX(id), 0) FROM tools), (SELECT COALESCE(SUM(version), 0) FROM tools),
+		(SELECT COUNT(*) FROM mcp_servers), (SELECT COALESCE(MAX(id), 0) FROM mcp_servers), (SELECT COALESCE(SUM(version), 0) FROM mcp_servers)`).
 		Scan(&n, &maxID, &at, &sn, &smax, &sat)
 	if err != nil {
 		return "", mapError(err)
