@@ -45,6 +45,7 @@ type rotationFixture struct {
 	secrets        int // Sealed values in all.
 	creds          []*quarry.Credential
 	tools          []*quarry.Tool
+	mcp            *quarry.MCPServer
 }
 
 // newRotationFixture makes credentials credentials, 3 custom tools with
@@ -99,10 +100,30 @@ func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
 		Verifier: rotationVerifier, RedirectURI: "https://q.example.com/oauth-config/callback", ReturnPath: "/"}); err != nil {
 		t.Fatal(err)
 	}
-	f.secrets = credentials + 3 + 2 + 1 + 3
+	// An MCP server with its secrets, the admin's values for its
+	// template, its token, and a connection to it in progress.
+	perUser, oauth := quarry.MCPPerformerPerUser, quarry.MCPAuthOAuth
+	m, err := db.SetUpMCPServer(ctx, f.admin, nil, &quarry.MCPServerSetup{Name: "mcp", ServerURL: "https://mcp.example.com/mcp",
+		AuthType: oauth, Performer: &perUser, OAuthClientID: ptr("mcp-client"), OAuthClientSecret: ptr(rotationMCPSecret),
+		Template: map[string]string{"X-Tenant": "{tenant}"}}, map[string]string{"tenant": "acme-secret-tenant"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveMCPToken(ctx, f.admin, m.ID, false, rotationToolToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.BeginMCPOAuth(ctx, f.admin, rotationState+"-mcp", &quarry.MCPOAuthConnection{ServerID: m.ID,
+		Verifier: rotationVerifier, RedirectURI: "https://q.example.com/mcp/oauth/callback", ReturnPath: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	f.mcp = m
+	f.secrets = credentials + 3 + 2 + 1 + 3 + 4
 	f.creds, f.tools = f.read(t, db)
 	return f
 }
+
+// rotationMCPSecret is the client secret of the fixture's MCP server.
+const rotationMCPSecret = "mcp-client-secret-0123"
 
 // read returns every credential and tool of db, secrets in clear.
 func (f *rotationFixture) read(t *testing.T, db *store.DB) ([]*quarry.Credential, []*quarry.Tool) {
@@ -172,6 +193,22 @@ func (f *rotationFixture) checkRotated(t *testing.T) {
 	if err != nil || k.Verifier != rotationVerifier {
 		t.Errorf("the connection in progress after the rotation = %+v, %v", k, err)
 	}
+	m, err := db.MCPServer(ctx, f.mcp.ID)
+	if err != nil || !cmp.Equal(m.Config, f.mcp.Config) || m.Version != f.mcp.Version || m.UpdatedAt != f.mcp.UpdatedAt {
+		t.Errorf("the MCP server after the rotation = %+v, %v", m, err)
+	}
+	mcreds, err := db.MCPCredentials(ctx, f.mcp.ID, f.admin.ID)
+	if err != nil || mcreds["tenant"] != "acme-secret-tenant" {
+		t.Errorf("the MCP credentials after the rotation = %v, %v", mcreds, err)
+	}
+	mt, err := db.MCPToken(ctx, m, f.admin.ID, noRefresh)
+	if err != nil || mt.AccessToken != rotationToolToken.AccessToken {
+		t.Errorf("the MCP token after the rotation = %+v, %v", mt, err)
+	}
+	mk, err := db.TakeMCPOAuth(ctx, rotationState+"-mcp")
+	if err != nil || mk.Verifier != rotationVerifier {
+		t.Errorf("the MCP connection in progress after the rotation = %+v, %v", mk, err)
+	}
 }
 
 // The tokens of the fixture (not checked by anyone).
@@ -196,7 +233,8 @@ func TestRotateKeys(t *testing.T) {
 		t.Fatalf("SecretsToRotate = %d, %v; want %d", n, err, f.secrets)
 	}
 	wantKinds := []store.KindCount{{"credentials", 120}, {"tool header sets", 3}, {"OAuth client secrets", 2}, {"session ID tokens", 1},
-		{"tool OAuth tokens", 1}, {"single sign-on tokens", 1}, {"OAuth connections in progress", 1}}
+		{"tool OAuth tokens", 1}, {"single sign-on tokens", 1}, {"OAuth connections in progress", 1},
+		{"MCP server secret sets", 1}, {"MCP credential sets", 1}, {"MCP OAuth tokens", 1}, {"MCP OAuth connections in progress", 1}}
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
@@ -211,15 +249,17 @@ func TestRotateKeys(t *testing.T) {
 	if diff := cmp.Diff(wantKinds, res.RotatedKinds); diff != "" {
 		t.Errorf("rotated kinds (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(res.Summary(), "re-encrypted 129 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, "+
-		"1 tool OAuth token, 1 single sign-on token, 1 OAuth connection in progress)") {
+	if !strings.Contains(res.Summary(), "re-encrypted 133 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, "+
+		"1 tool OAuth token, 1 single sign-on token, 1 OAuth connection in progress, 1 MCP server secret set, 1 MCP credential set, "+
+		"1 MCP OAuth token, 1 MCP OAuth connection in progress)") {
 		t.Errorf("summary %q", res.Summary())
 	}
 	// 50 + 50 + 20 credentials, then 3 tools, 2 OAuth configs, 1 session,
-	// 1 tool token, 1 session's tokens, 1 connection.
+	// 1 tool token, 1 session's tokens, 1 connection, and the MCP server's
+	// four.
 	var wantProgress []progress.Count
-	for _, n := range []int64{50, 100, 120, 123, 125, 126, 127, 128, 129} {
-		wantProgress = append(wantProgress, progress.Count{Done: n, Total: 129})
+	for _, n := range []int64{50, 100, 120, 123, 125, 126, 127, 128, 129, 130, 131, 132, 133} {
+		wantProgress = append(wantProgress, progress.Count{Done: n, Total: 133})
 	}
 	if diff := cmp.Diff(wantProgress, counts); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
@@ -235,7 +275,8 @@ func TestRotateKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e := events[0]; e.Action != "encryption_key.rotate" || e.ResourceID != res.PrimaryKeyID ||
-		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret", "id_token", "oauth_token", "sso_token", "oauth_state"}) {
+		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret", "id_token", "oauth_token", "sso_token", "oauth_state",
+			"mcp_config", "mcp_credentials", "mcp_token", "mcp_oauth_state"}) {
 		t.Errorf("last audit event %+v; want the rotation", e)
 	}
 
@@ -294,8 +335,9 @@ func TestRotateKeysWithoutTheOldKey(t *testing.T) {
 				t.Errorf("%d unreadable, %d rotated; want %d, 0", ue.Count, res.Rotated, f.secrets)
 			}
 			msg := err.Error()
-			for _, want := range []string{"19 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, 1 tool OAuth token, " +
-				"1 single sign-on token, 1 OAuth connection in progress) cannot be opened",
+			for _, want := range []string{"23 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, 1 tool OAuth token, " +
+				"1 single sign-on token, 1 OAuth connection in progress, 1 MCP server secret set, 1 MCP credential set, 1 MCP OAuth token, " +
+				"1 MCP OAuth connection in progress) cannot be opened",
 				"QUARRY_OLD_ENCRYPTION_KEYS", "nothing was changed"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not say %q", msg, want)
