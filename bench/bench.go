@@ -175,8 +175,8 @@ func (o *Options) check() ([]weight, error) {
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
 	}
-	if o.Target != "" && o.Op == ToolRun {
-		return nil, fmt.Errorf("-op %s needs the in-process server, which opens the egress guard to bench's own upstream; it does not go with -target", ToolRun)
+	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList) {
+		return nil, fmt.Errorf("-op %s needs the in-process server (its own upstream or tools); it does not go with -target", o.Op)
 	}
 	if o.Target != "" {
 		u, err := url.Parse(o.Target)
@@ -316,7 +316,7 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 		return sys, err
 	}
 	ac := o.Server.API
-	if o.Op == ToolRun {
+	if o.Op == ToolRun || o.Op == MCPCall {
 		if sys.upstream, err = startUpstream(o.Server); err != nil {
 			return sys, err
 		}

@@ -125,6 +125,22 @@ var ops = []*op{
 		prepare: prepareToolRuns,
 		step:    stepToolRun,
 	},
+	{
+		// tools/call through Quarry's MCP endpoint beside POST
+		// /tool/{tool_id}/run, to bench's upstream (mcp.go); in process only.
+		name:    MCPCall,
+		series:  []series{mcpCallSeries, mcpRunSeries},
+		prepare: prepareMCPCalls,
+		step:    stepMCPCall,
+	},
+	{
+		// tools/list through Quarry's MCP endpoint beside GET /tool, at
+		// -tools tools (mcp.go); in process only.
+		name:    MCPList,
+		series:  []series{mcpListSeries, mcpGetToolSeries},
+		prepare: prepareMCPLists,
+		step:    stepMCPList,
+	},
 }
 
 // opNamed returns the operation called name, or nil.

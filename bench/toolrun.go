@@ -85,25 +85,11 @@ type toolRuns struct {
 // prepareToolRuns creates the tool (its server the upstream) and makes one
 // run, to check that it works and to keep its answer.
 func prepareToolRuns(ctx context.Context, w *work, p *preparation) error {
-	u := p.sys.upstream
-	if u == nil {
-		return fmt.Errorf("-op %s needs the in-process server, which opens the egress guard to bench's own upstream", ToolRun)
-	}
-	def := strings.Replace(ToolDefinition(1), "https://helpdesk-1.example.com", u.base, 1)
-	body := mustJSON(map[string]any{"name": "bench-tool-run", "description": "The help desk bench calls",
-		"definition": json.RawMessage(def), "custom_headers": []header{{"X-Api-Key", upstreamKey}, {"X-Tenant", "tenant-001"}},
-		"passthrough_auth": false})
-	var r toolRecord
-	if err := p.caller.decode(ctx, "POST", "/admin/tool/custom", body, &r); err != nil {
+	runs, err := createTicketTool(ctx, p)
+	if err != nil {
 		return err
 	}
-	runs := &toolRuns{tool: r.ID, upstream: u.base}
-	for i := 1; i <= tickets; i++ {
-		runs.bodies = append(runs.bodies, mustJSON(map[string]any{"method": "getTicket", "args": map[string]any{"ticket_id": i}}))
-		runs.direct = append(runs.direct, ticketsRoute.path+strconv.Itoa(i))
-	}
 	w.runs = runs
-	p.sys.tools = 1
 	answer, err := p.caller.call(ctx, "POST", runs.path(), runs.bodies[0])
 	if err != nil {
 		return err
@@ -113,6 +99,30 @@ func prepareToolRuns(ctx context.Context, w *work, p *preparation) error {
 	}
 	w.answers[runRoute] = answer
 	return nil
+}
+
+// createTicketTool creates the tool whose server is the upstream, and
+// readies the runs of its getTicket.
+func createTicketTool(ctx context.Context, p *preparation) (*toolRuns, error) {
+	u := p.sys.upstream
+	if u == nil {
+		return nil, fmt.Errorf("-op %s needs the in-process server, which opens the egress guard to bench's own upstream", p.o.Op)
+	}
+	def := strings.Replace(ToolDefinition(1), "https://helpdesk-1.example.com", u.base, 1)
+	body := mustJSON(map[string]any{"name": "bench-tool-run", "description": "The help desk bench calls",
+		"definition": json.RawMessage(def), "custom_headers": []header{{"X-Api-Key", upstreamKey}, {"X-Tenant", "tenant-001"}},
+		"passthrough_auth": false})
+	var r toolRecord
+	if err := p.caller.decode(ctx, "POST", "/admin/tool/custom", body, &r); err != nil {
+		return nil, err
+	}
+	runs := &toolRuns{tool: r.ID, upstream: u.base}
+	for i := 1; i <= tickets; i++ {
+		runs.bodies = append(runs.bodies, mustJSON(map[string]any{"method": "getTicket", "args": map[string]any{"ticket_id": i}}))
+		runs.direct = append(runs.direct, ticketsRoute.path+strconv.Itoa(i))
+	}
+	p.sys.tools = 1
+	return runs, nil
 }
 
 func (r *toolRuns) path() string { return runRoute.path + itoa(r.tool) + "/run" }

@@ -21,13 +21,16 @@ const maxCredentials = 1000
 // work is what the clients send: the operations' weights and the requests
 // readied for them, and the answers the floor serves.
 type work struct {
-	token  string
-	mix    []weight
-	total  int // Sum of the weights.
-	creds  []*credential
-	tools  []*tool
-	runs   *toolRuns // tool-run's requests (toolrun.go)
-	status []byte    // The status listing, as fetched before the load.
+	token string
+	mix   []weight
+	total int // Sum of the weights.
+	creds []*credential
+	tools []*tool
+	runs  *toolRuns // tool-run's requests (toolrun.go)
+	// mcpCalls and mcpLists are mcp-call's and mcp-list's requests (mcp.go).
+	mcpCalls *mcpCalls
+	mcpLists *mcpLists
+	status   []byte // The status listing, as fetched before the load.
 	// answers are the server's answers to one request of each route the
 	// mix sends, which the floor serves.
 	answers map[route][]byte
@@ -295,7 +298,7 @@ func setupClient() *http.Client {
 }
 
 // call sends a request and returns the body of its 2xx answer.
-func (c *caller) call(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+func (c *caller) call(ctx context.Context, method, path string, body []byte, headers ...string) ([]byte, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -307,6 +310,9 @@ func (c *caller) call(ctx context.Context, method, path string, body []byte) ([]
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	res, err := c.client.Do(req)
 	if err != nil {

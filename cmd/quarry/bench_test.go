@@ -82,6 +82,8 @@ func TestBenchOps(t *testing.T) {
 		{"patch-credential", nil, []string{"patch-credential"}},
 		{"put-tool", []string{"-tools", "10"}, []string{"put-tool"}},
 		{"tool-run", nil, []string{"tool-run"}},
+		{"mcp-call", nil, []string{"mcp-call", "mcp-call:run"}},
+		{"mcp-list", []string{"-tools", "20"}, []string{"mcp-list", "mcp-list:get-tool"}},
 		{"mix", []string{"-tools", "10", "-mix", "status=5,patch-credential=3,put-tool=2"}, []string{"status", "patch-credential", "put-tool"}},
 	} {
 		t.Run(tt.op, func(t *testing.T) {
