@@ -49,17 +49,17 @@ func Run(t *testing.T, tg Target) {
 		gone = must(c.setStatus(gone, false, adminU))(t)
 		// get_user_page: the manager asserts a full page.
 		tr, f := true, false
-		page := must(c.getUserPage(adminU, userPage{PageNum: 0, PageSize: 2, Query: "test_", Roles: []onyxRole{"basic", "global_curator"},
+		page := reported(c.getUserPage(adminU, userPage{PageNum: 0, PageSize: 2, Query: "test_", Roles: []onyxRole{"basic", "global_curator"},
 			IsActive: &tr}))(t)
 		if len(page.Items) != 2 || page.TotalItems != 2 || page.Items[0].Email != basic.Email || page.Items[1].Email != cur.Email {
 			t.Fatalf("get_user_page(roles basic and global_curator, active): %+v", page)
 		}
-		page = must(c.getUserPage(adminU, userPage{PageNum: 0, PageSize: 1, IsActive: &f}))(t)
+		page = reported(c.getUserPage(adminU, userPage{PageNum: 0, PageSize: 1, IsActive: &f}))(t)
 		if len(page.Items) != 1 || page.Items[0].Email != gone.Email || page.Items[0].IsActive || !page.Items[0].PasswordConfigured {
 			t.Fatalf("get_user_page(is_active=False): %+v", page)
 		}
 		// get_user_info: GET /me parsed as UserInfo.
-		if info := must(c.getUserInfo(admin))(t); info.ID != admin.ID || info.Role != "admin" || !info.IsActive {
+		if info := reported(c.getUserInfo(admin))(t); info.ID != admin.ID || info.Role != "admin" || !info.IsActive {
 			t.Fatalf("get_user_info: %+v", info)
 		}
 	})
