@@ -84,3 +84,22 @@ type StatusFilter struct {
 	Sources     []DocumentSource
 	AccessTypes []AccessType
 }
+
+// CheckChangePair reports why c may not rename, pause, resume or remove
+// cc-pair p, which it can see (see CanChangePair).
+func (c *Caller) CheckChangePair(p *CCPair) error {
+	if !c.CanChangePair(p) {
+		return ErrNotYourGroups
+	}
+	return nil
+}
+
+// CheckPairSources reports why a connector reading source may not be
+// paired with credential cred: the credential must be for the same source,
+// or for none in particular (not_applicable).
+func CheckPairSources(connectorID int64, source DocumentSource, cred *Credential) error {
+	if cred.Source != source && cred.Source != "not_applicable" {
+		return Errorf(EINVALID, "Credential %d is for %s, but connector %d reads %s", cred.ID, cred.Source, connectorID, source)
+	}
+	return nil
+}

@@ -120,3 +120,59 @@ func (c *Caller) CanChangeConnector(s ConnectorSharing, pairs []*CCPair) bool {
 func (c *Caller) CanDeleteConnector(s ConnectorSharing) bool {
 	return c.IsAdmin() || (s.CreatorID != nil && *s.CreatorID == c.ID)
 }
+
+// ChangedFields returns the JSON names of the fields that in, to be shared
+// as next, changes on old, shared as sharing, in a fixed order, for the
+// audit log.
+func (in *ConnectorInput) ChangedFields(old *Connector, sharing, next ConnectorSharing) []string {
+	var f []string
+	add := func(changed bool, name string) {
+		if changed {
+			f = append(f, name)
+		}
+	}
+	add(old.Name != in.Name, "name")
+	add(old.Source != in.Source, "source")
+	add(old.InputType != in.InputType, "input_type")
+	add(!SameJSON(old.Config, in.Config), "connector_specific_config")
+	add(!ptrEqual(old.RefreshFreq, in.RefreshFreq), "refresh_freq")
+	add(!ptrEqual(old.PruneFreq, in.PruneFreq), "prune_freq")
+	add(!ptrEqual(micros(old.IndexingStart), micros(in.IndexingStart)), "indexing_start")
+	add(sharing.AccessType != next.AccessType, "access_type")
+	add(!slices.Equal(dedupe(sharing.Groups), dedupe(next.Groups)), "groups")
+	return f
+}
+
+// micros returns t in microseconds, or nil.
+func micros(t *Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	us := t.Micros()
+	return &us
+}
+
+// dedupe returns ids sorted without duplicates.
+func dedupe(ids []int64) []int64 {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// CheckChangeConnector reports why c may not change a connector it can
+// see, shared as s and paired as pairs (see CanChangeConnector).
+func (c *Caller) CheckChangeConnector(s ConnectorSharing, pairs []*CCPair) error {
+	if !c.CanChangeConnector(s, pairs) {
+		return ErrNotYourGroups
+	}
+	return nil
+}
+
+// CheckConnectorUnused reports why connector id, used by pairs cc-pairs,
+// may not be deleted.
+func CheckConnectorUnused(id int64, pairs int) error {
+	if pairs > 0 {
+		return Errorf(ECONFLICT, "Connector %d is still used by %d cc-pair(s); remove them first", id, pairs)
+	}
+	return nil
+}

@@ -39,32 +39,47 @@ type CredentialInput struct {
 // CredentialUpdate holds the changes of a partial credential update. A nil
 // field is left unchanged.
 type CredentialUpdate struct {
-	CredentialJSON map[string]any  // Replaces the stored object, keeping masked echoes (see KeepMaskedEchoes).
+	CredentialJSON map[string]any  // Replaces the stored object, keeping masked echoes (see KeepEchoes).
 	AdminPublic    *bool           //
 	Name           **string        // *Name == nil clears the name.
 	CuratorPublic  *bool           //
 	Groups         *[]int64        // Replaces the credential's groups.
 	Source         *DocumentSource // Must equal the stored source.
 	IfMatch        []int64         // If not nil, the versions the caller accepts (If-Match).
+	// KeepEchoes says that values of CredentialJSON equal to the masked
+	// rendering of the stored ones keep the stored secrets (see
+	// KeepMaskedEchoes): true when responses are masked, so that a client
+	// that sends back what it read never overwrites a secret with its mask.
+	KeepEchoes bool
 }
 
-// CanEditCredential reports whether c may change or delete cred (contract section 3.1):
-// admins their own, ownerless and admin_public credentials; curators their
-// own and those with at least one group, all of which they curate; basic
-// users their own.
+// CanEditCredential reports whether c may change cred (contract section
+// 3.1): admins their own, ownerless and admin_public credentials; curators
+// their own and those with at least one group, all of which they curate;
+// basic users their own.
 func (c *Caller) CanEditCredential(cred *Credential) bool {
-	own := cred.UserID != nil && *cred.UserID == c.ID
 	switch {
 	case c.IsAdmin():
-		return own || cred.UserID == nil || cred.AdminPublic
+		return c.owns(cred) || cred.UserID == nil || cred.AdminPublic
 	case c.IsCurator():
-		return own || (len(cred.Groups) > 0 && c.CuratesAll(cred.Groups))
+		return c.owns(cred) || (len(cred.Groups) > 0 && c.CuratesAll(cred.Groups))
 	case c.Role == RoleBasic:
-		return own
+		return c.owns(cred)
 	default:
 		return false
 	}
 }
+
+// CanDeleteCredential reports whether c may delete cred: its owner, and
+// an admin who may edit it (CanEditCredential). A curator who may edit a
+// credential of its groups may not delete it: the credential is its
+// owner's.
+func (c *Caller) CanDeleteCredential(cred *Credential) bool {
+	return c.owns(cred) || (c.IsAdmin() && c.CanEditCredential(cred))
+}
+
+// owns reports whether c owns cred.
+func (c *Caller) owns(cred *Credential) bool { return cred.UserID != nil && *cred.UserID == c.ID }
 
 // CanSeeCredential reports whether c may read cred: whatever it may edit, plus, for
 // curators, credentials that are curator_public or shared with a group they
@@ -79,29 +94,99 @@ func (c *Caller) CanSeeCredential(cred *Credential) bool {
 	return cred.CuratorPublic || slices.ContainsFunc(cred.Groups, c.MemberOf)
 }
 
-// ChangedFields returns the JSON names of the fields u would change on cred,
-// whose credential_json decodes to oldJSON, in a fixed order, for the audit
-// log.
-func (u *CredentialUpdate) ChangedFields(cred *Credential, oldJSON, newJSON map[string]any) []string {
-	var f []string
-	if u.CredentialJSON != nil && !reflect.DeepEqual(oldJSON, newJSON) {
-		f = append(f, "credential_json")
+// CheckSource reports why u may not be applied to cred, whose source is
+// fixed (400).
+func (u *CredentialUpdate) CheckSource(cred *Credential) error {
+	if u.Source != nil && *u.Source != cred.Source {
+		return Errorf(EINVALID, "The source of a credential cannot be changed")
 	}
-	if u.AdminPublic != nil && *u.AdminPublic != cred.AdminPublic {
-		f = append(f, "admin_public")
-	}
-	if u.Name != nil && !ptrEqual(*u.Name, cred.Name) {
-		f = append(f, "name")
-	}
-	if u.CuratorPublic != nil && *u.CuratorPublic != cred.CuratorPublic {
-		f = append(f, "curator_public")
-	}
-	if u.Groups != nil && !slices.Equal(*u.Groups, cred.Groups) {
-		f = append(f, "groups")
-	}
-	return f
+	return nil
 }
 
+// CheckSharing reports why c may not share cred as u says (contract
+// section 4.3; the groups named are known to exist): every group named
+// must be one c curates (403), and sharing the credential anew follows the
+// rules of sharing it at first (Caller.CheckSharing, 400).
+func (u *CredentialUpdate) CheckSharing(c *Caller, cred *Credential) error {
+	groups, curatorPublic := cred.Groups, cred.CuratorPublic
+	if u.Groups != nil {
+		groups = *u.Groups
+		if !c.CuratesAll(groups) {
+			return ErrShareNotCurated
+		}
+	}
+	if u.CuratorPublic != nil {
+		curatorPublic = *u.CuratorPublic
+	}
+	if u.Groups == nil && u.CuratorPublic == nil {
+		return nil
+	}
+	return c.CheckSharing(groups, curatorPublic)
+}
+
+// Apply returns cred, whose credential_json decodes to stored, as u
+// changes it, with its new credential_json (stored itself when u leaves it
+// alone) and the JSON names of the fields that change, in a fixed order,
+// for the audit log. Groups are taken as given: pass them deduplicated
+// and sorted, so that reordering them is no change.
+func (u *CredentialUpdate) Apply(cred *Credential, stored map[string]any) (next Credential, nextJSON map[string]any, fields []string) {
+	next, nextJSON = *cred, stored
+	if u.CredentialJSON != nil {
+		nextJSON = u.CredentialJSON
+		if u.KeepEchoes {
+			nextJSON = KeepMaskedEchoes(stored, u.CredentialJSON)
+		}
+		if !reflect.DeepEqual(stored, nextJSON) {
+			fields = append(fields, "credential_json")
+		}
+	}
+	if u.AdminPublic != nil {
+		next.AdminPublic = *u.AdminPublic
+	}
+	if u.Name != nil {
+		next.Name = *u.Name
+	}
+	if u.CuratorPublic != nil {
+		next.CuratorPublic = *u.CuratorPublic
+	}
+	if u.Groups != nil {
+		next.Groups = *u.Groups
+	}
+	add := func(changed bool, name string) {
+		if changed {
+			fields = append(fields, name)
+		}
+	}
+	add(next.AdminPublic != cred.AdminPublic, "admin_public")
+	add(!ptrEqual(next.Name, cred.Name), "name")
+	add(next.CuratorPublic != cred.CuratorPublic, "curator_public")
+	add(!slices.Equal(next.Groups, cred.Groups), "groups")
+	return next, nextJSON, fields
+}
+
+// CheckCredentialUnused reports why credential id, used by pairs cc-pairs,
+// may not be deleted.
+func CheckCredentialUnused(pairs int) error {
+	if pairs > 0 {
+		return Errorf(ECONFLICT, "Cannot delete credential as it is still associated with %d connector(s)", pairs)
+	}
+	return nil
+}
+
+// CheckVersion reports EPRECONDITION when ifMatch, the versions a
+// conditional request accepts (If-Match; nil for any), does not hold
+// version, the object's version now.
+func CheckVersion(ifMatch []int64, version int64) error {
+	if ifMatch != nil && !slices.Contains(ifMatch, version) {
+		return ErrPrecondition
+	}
+	return nil
+}
+
+// ErrPrecondition answers an If-Match that names a stale version.
+var ErrPrecondition = Errorf(EPRECONDITION, "The object has changed since you read it; fetch it again and retry")
+
+// ptrEqual reports whether a and b are both nil or point to equal values.
 func ptrEqual[T comparable](a, b *T) bool {
 	if a == nil || b == nil {
 		return a == b

@@ -130,3 +130,22 @@ func (Role) EnumValues() []string {
 
 // Valid reports whether r is one of the enumerated roles.
 func (r Role) Valid() bool { return slices.Contains(r.EnumValues(), string(r)) }
+
+// Rank orders the roles from least to most powerful: limited 0, basic 1,
+// curator 2, global_curator 3, admin 4; -1 for an unknown role.
+func (r Role) Rank() int {
+	return slices.Index([]Role{RoleLimited, RoleBasic, RoleCurator, RoleGlobalCurator, RoleAdmin}, r)
+}
+
+// CheckAPIKeyRole reports why an API key may not have role r.
+func CheckAPIKeyRole(r Role) error {
+	if !r.Valid() {
+		return Errorf(EINVALID, "Unknown role %q", r)
+	}
+	return nil
+}
+
+// KeepsCuratorFlags reports whether a user whose role becomes r keeps its
+// group curator flags: only curators have them; a user given any other
+// role loses them.
+func (r Role) KeepsCuratorFlags() bool { return r == RoleCurator }

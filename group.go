@@ -28,3 +28,11 @@ type UserGroupInput struct {
 	UserIDs   []string // nil: unchanged
 	CCPairIDs []int64  // nil: unchanged
 }
+
+// CheckNew reports why in cannot make a new group: it needs a name.
+func (in *UserGroupInput) CheckNew() error {
+	if in.Name == nil {
+		return Errorf(EINVALID, "A user group needs a name")
+	}
+	return nil
+}

@@ -70,3 +70,12 @@ func isLoopback(host string) bool {
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
 }
+
+// CheckOAuthConfigUnused reports why OAuth configuration id, used by tools
+// tools, may not be deleted.
+func CheckOAuthConfigUnused(id int64, tools int) error {
+	if tools > 0 {
+		return Errorf(ECONFLICT, "OAuth config %d is still used by %d tool(s)", id, tools)
+	}
+	return nil
+}

@@ -120,6 +120,38 @@ type ToolUpdate struct {
 	PassthroughAuth *bool
 	OAuthConfigID   **int64 // *OAuthConfigID == nil unlinks the OAuth config.
 	IfMatch         []int64 // If not nil, the versions the caller accepts (If-Match).
+	// KeepEchoes says that a header value equal to the masked rendering of
+	// the stored value of the same header keeps the stored value (see
+	// KeepMaskedHeaders): true when responses are masked.
+	KeepEchoes bool
+}
+
+// Apply returns old as u changes it. It checks nothing: see CheckToolEdit
+// and CheckAuth.
+func (u *ToolUpdate) Apply(old *Tool) *Tool {
+	next := *old
+	if u.Name != nil {
+		next.Name = *u.Name
+	}
+	if u.Description != nil {
+		next.Description = *u.Description
+	}
+	if u.Definition != nil {
+		next.Definition = u.Definition
+	}
+	if u.Headers != nil {
+		next.Headers = *u.Headers
+		if u.KeepEchoes {
+			next.Headers = KeepMaskedHeaders(old.Headers, *u.Headers)
+		}
+	}
+	if u.PassthroughAuth != nil {
+		next.PassthroughAuth = *u.PassthroughAuth
+	}
+	if u.OAuthConfigID != nil {
+		next.OAuthConfigID = *u.OAuthConfigID
+	}
+	return &next
 }
 
 // IsBuiltIn reports whether t is implemented in code rather than described
@@ -136,6 +168,19 @@ func (c *Caller) CanEditTool(t *Tool) bool {
 // tool, built-ins included; curators the custom tools they own.
 func (c *Caller) CanEnableTool(t *Tool) bool {
 	return c.IsAdmin() || (!t.IsBuiltIn() && c.CanEditTool(t))
+}
+
+// ErrNotYourTool answers a change of another user's tool (contract section
+// 3.1).
+var ErrNotYourTool = Errorf(EFORBIDDEN, "You can only modify actions that you created.")
+
+// CheckEnableTool reports why c may not enable or disable t (see
+// CanEnableTool).
+func (c *Caller) CheckEnableTool(t *Tool) error {
+	if !c.CanEnableTool(t) {
+		return ErrNotYourTool
+	}
+	return nil
 }
 
 // CheckAuth reports the one rule that ties a tool's headers to its
@@ -187,7 +232,7 @@ func (c *Caller) CheckToolEdit(t *Tool) error {
 		return Errorf(EINVALID, "Built-in tools cannot be modified through this endpoint.")
 	}
 	if !c.CanEditTool(t) {
-		return Errorf(EFORBIDDEN, "You can only modify actions that you created.")
+		return ErrNotYourTool
 	}
 	return nil
 }

@@ -92,6 +92,25 @@ func (c *Caller) GroupIDs() []int64 {
 	return ids
 }
 
+// The refusals of the sharing rules. Each has one status: sharing a new
+// object (or sharing an object anew) against the rules of contract section
+// 6 is a bad request (400); changing an object, or what an object is shared
+// with, that is another's to change is forbidden (403).
+var (
+	// ErrCuratorNoGroup answers a curator who shares a private object with no group.
+	ErrCuratorNoGroup = Errorf(EINVALID, "Curators must specify 1+ groups")
+	// ErrCuratorGroups answers a curator who shares a new object with groups it does not curate.
+	ErrCuratorGroups = Errorf(EINVALID, "Curators cannot control groups they don't curate")
+	// ErrBasicSharing answers a basic user who shares an object.
+	ErrBasicSharing = Errorf(EINVALID, "Basic users can only create private credentials")
+	// ErrNotYourGroups answers a change, by a curator, of an object shared
+	// with groups it does not all curate.
+	ErrNotYourGroups = Errorf(EFORBIDDEN, "Curators can only change what is shared with groups they curate")
+	// ErrShareNotCurated answers a change that would share an existing
+	// object with groups the caller does not curate.
+	ErrShareNotCurated = Errorf(EFORBIDDEN, "You can only share with groups you curate")
+)
+
 // CheckSharing applies the sharing rules of contract section 6 to an object
 // that c creates or re-shares with groups: admins may do anything; curators
 // must name at least one group unless the object is public, and only groups
@@ -102,15 +121,15 @@ func (c *Caller) CheckSharing(groups []int64, public bool) error {
 		return nil
 	case c.IsCurator():
 		if len(groups) == 0 && !public {
-			return Errorf(EINVALID, "Curators must specify 1+ groups")
+			return ErrCuratorNoGroup
 		}
 		if !c.CuratesAll(groups) {
-			return Errorf(EINVALID, "Curators cannot control groups they don't curate")
+			return ErrCuratorGroups
 		}
 		return nil
 	default:
 		if len(groups) > 0 || public {
-			return Errorf(EINVALID, "Basic users can only create private credentials")
+			return ErrBasicSharing
 		}
 		return nil
 	}
@@ -167,4 +186,87 @@ type Person struct {
 type GroupBrief struct {
 	ID   int64  `json:"id"`
 	Name string `json:"name"`
+}
+
+// IsActiveAdmin reports whether u is an active admin: taking that from u
+// may leave nobody who can administer Quarry (see CheckLastAdmin).
+func (u *User) IsActiveAdmin() bool { return u.Role == RoleAdmin && u.IsActive }
+
+// CheckLastAdmin reports why u may not stop being an active admin (what
+// says how: "demoted", "deactivated", ...), given others, the number of
+// other active admins who can sign in (people, and service accounts that
+// still have a key): Quarry always keeps one.
+func CheckLastAdmin(u *User, others int, what string) error {
+	if !u.IsActiveAdmin() || others > 0 {
+		return nil
+	}
+	return Errorf(EINVALID, "%s is the last active admin and cannot be %s", u.Email, what)
+}
+
+// CheckRoleChange reports whether giving u the role r changes anything, and
+// why it may not be done (PATCH /manage/set-user-role, an admin's act; the
+// last admin rule comes on top, see CheckLastAdmin): curators are made
+// through group curator flags, and service accounts keep the role of their
+// key.
+func CheckRoleChange(u *User, r Role) (change bool, err error) {
+	switch {
+	case u.ServiceAccount:
+		return false, Errorf(EINVALID, "Cannot change the role of a service account user: make a new API key instead")
+	case r == u.Role:
+		return false, nil
+	case r == RoleCurator:
+		return false, Errorf(EINVALID, "Curator role must be set via the User Group Menu")
+	}
+	return true, nil
+}
+
+// CheckSetActive reports why c may not activate or deactivate u (an
+// admin's act; the last admin rule comes on top): nobody deactivates
+// themselves.
+func (c *Caller) CheckSetActive(u *User, active bool) error {
+	if !active && u.ID == c.ID {
+		return Errorf(EINVALID, "You cannot deactivate yourself")
+	}
+	return nil
+}
+
+// CheckCuratorFlag reports why the curator flag of a member whose role is
+// r may not be set or cleared: flags apply to basic users and curators.
+func CheckCuratorFlag(userID string, r Role) error {
+	if r != RoleBasic && r != RoleCurator {
+		return Errorf(EINVALID, "User %s has the role %s: curator flags apply to basic users and curators", userID, r)
+	}
+	return nil
+}
+
+// RoleWithFlags returns the role of a user whose role is r once the number
+// of its curator flags has changed to flags, as in Onyx: a basic user who
+// gets a flag becomes a curator, and a curator who loses its last flag
+// becomes basic again. A curator that never had a flag (its API key's
+// role) is not passed here, and keeps its role.
+func RoleWithFlags(r Role, flags int) Role {
+	switch {
+	case r == RoleBasic && flags > 0:
+		return RoleCurator
+	case r == RoleCurator && flags == 0:
+		return RoleBasic
+	}
+	return r
+}
+
+// CheckActive reports ErrDeactivated for a deactivated u.
+func (u *User) CheckActive() error {
+	if !u.IsActive {
+		return ErrDeactivated
+	}
+	return nil
+}
+
+// CheckPasswordReset reports why an admin may not give u a new password:
+// a service account has none.
+func CheckPasswordReset(u *User) error {
+	if u.ServiceAccount {
+		return Errorf(EINVALID, "A service account has no password: regenerate its API key instead")
+	}
+	return nil
 }

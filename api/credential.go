@@ -60,6 +60,7 @@ func (s *Server) handleUpdateCredential(w http.ResponseWriter, r *http.Request, 
 		Groups:        value(b.Groups),
 		Source:        value(b.Source),
 		IfMatch:       ifMatch(r),
+		KeepEchoes:    s.cfg.MaskCredentials,
 	}
 	if b.CredentialJSON.Set() {
 		obj, err := credentialObject(b.CredentialJSON.Value)
@@ -68,7 +69,7 @@ func (s *Server) handleUpdateCredential(w http.ResponseWriter, r *http.Request, 
 		}
 		u.CredentialJSON = obj
 	}
-	k, err := s.db.UpdateCredential(r.Context(), c, in.ID, u, s.cfg.MaskCredentials)
+	k, err := s.db.UpdateCredential(r.Context(), c, in.ID, u)
 	if err != nil {
 		return err
 	}
@@ -91,8 +92,8 @@ func (s *Server) handleEditCredential(w http.ResponseWriter, r *http.Request, c 
 		return err
 	}
 	name := &in.Body.Name
-	k, err := s.db.UpdateCredential(r.Context(), c, in.ID, quarry.CredentialUpdate{CredentialJSON: obj, Name: &name, IfMatch: ifMatch(r)},
-		s.cfg.MaskCredentials)
+	k, err := s.db.UpdateCredential(r.Context(), c, in.ID,
+		quarry.CredentialUpdate{CredentialJSON: obj, Name: &name, IfMatch: ifMatch(r), KeepEchoes: s.cfg.MaskCredentials})
 	if err != nil {
 		return err
 	}

@@ -281,9 +281,9 @@ func TestUpdateCredentialErrors(t *testing.T) {
 		{"another source", e.admin, adminPrivate, `{"source": "slack"}`, 400, `{"detail":"The source of a credential cannot be changed"}`},
 		{"unknown group", e.admin, adminPrivate, `{"groups": [999999]}`, 400, `{"detail":"User group 999999 does not exist"}`},
 		{"curator names a group it does not curate", curator, curatorOwn, fmt.Sprintf(`{"groups": [%d]}`, member), 403,
-			`{"detail":"Curators cannot control groups they don't curate"}`},
+			`{"detail":"You can only share with groups you curate"}`},
 		{"basic names a group", basic, basicOwn, fmt.Sprintf(`{"groups": [%d]}`, lonely), 403,
-			`{"detail":"Basic users can only create private credentials"}`},
+			`{"detail":"You can only share with groups you curate"}`},
 		// Sharing again follows the rules of sharing at first (contract 6).
 		{"basic makes its credential curator_public", basic, basicOwn, `{"curator_public": true}`, 400,
 			`{"detail":"Basic users can only create private credentials"}`},
@@ -321,7 +321,7 @@ func TestUpdateCredentialErrors(t *testing.T) {
 		e.do(basic, "PATCH", "/manage/credential/"+itoa(basicOwn), `{"credential_json": {"k": "new"}, "source": "slack"}`).want(t, 400,
 			`{"detail":"The source of a credential cannot be changed"}`)
 		e.do(basic, "PATCH", "/manage/credential/"+itoa(basicOwn), fmt.Sprintf(`{"credential_json": {"k": "new"}, "groups": [%d]}`, lonely)).want(t, 403,
-			`{"detail":"Basic users can only create private credentials"}`)
+			`{"detail":"You can only share with groups you curate"}`)
 		e.wantStored(t, basic, basicOwn, `{"k": "v"}`)
 	})
 }

@@ -62,6 +62,9 @@ type SignInConfig struct {
 	// Sessions say how long sessions last; zeros mean 12 hours idle and 7
 	// days in all.
 	Sessions quarry.SessionPolicy
+	// Limits bound the attempts to sign in and to register; zero means
+	// quarry.DefaultSignInLimits.
+	Limits quarry.SignInLimits
 	// OIDC is the OpenID provider people sign in with, or nil.
 	OIDC *auth.Provider
 	// OIDCName is the provider's name on the sign-in button.
@@ -87,7 +90,7 @@ type Server struct {
 	metrics   *metrics
 	defs      *tooldef.Cache // Outcomes of custom tool definition validation.
 	passwords *auth.Hasher
-	policy    *auth.PasswordPolicy
+	policy    *quarry.PasswordPolicy
 	csrf      *http.CrossOriginProtection
 }
 
@@ -113,11 +116,14 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	if si.Sessions.Absolute <= 0 {
 		si.Sessions.Absolute = 7 * 24 * time.Hour
 	}
+	if si.Limits == (quarry.SignInLimits{}) {
+		si.Limits = quarry.DefaultSignInLimits()
+	}
 	status := newStatusCache(db, cfg.MaskCredentials)
 	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: status,
 		metrics: newMetrics(cfg, db, status), defs: tooldef.NewCache(16<<20, runtime.GOMAXPROCS(0)/2),
 		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
-		policy:    auth.NewPasswordPolicy(si.PasswordMinLength),
+		policy:    quarry.NewPasswordPolicy(si.PasswordMinLength),
 		csrf:      http.NewCrossOriginProtection()}
 	if u := si.PublicURL; u != nil {
 		// Behind a proxy that rewrites Host, the page's own origin is

@@ -31,14 +31,6 @@ const sessionCookie = "fastapiusersauth"
 // has a cookie of its own, so that two started in two tabs both work.
 func stateCookie(state string) string { return "quarry_oidc_" + quarry.HashToken(state)[:16] }
 
-// The limits of sign-in attempts per window of 15 minutes (store.Throttle);
-// a successful one is taken back.
-const (
-	accountAttempts  = 10  // per account (or email tried)
-	addressAttempts  = 100 // per client address
-	registerAttempts = 20  // registrations per client address
-)
-
 // publicFunc is a handler of a route that needs no caller.
 type publicFunc func(w http.ResponseWriter, r *http.Request) error
 
@@ -109,7 +101,8 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	if err := s.db.CountAttempt(ctx, store.Throttle{Key: store.ThrottleKey("register", s.clientIP(r)), Limit: registerAttempts}); err != nil {
+	lim := &s.cfg.SignIn.Limits
+	if err := s.db.CountAttempt(ctx, lim.Window, quarry.Throttle{Key: quarry.ThrottleKey("register", s.clientIP(r)), Limit: lim.Registrations}); err != nil {
 		return err
 	}
 	if err := s.db.CheckRegistration(ctx, email, &s.cfg.SignIn.Registration); err != nil {
@@ -148,9 +141,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, ip := r.Context(), s.clientIP(r)
 	key := quarry.EmailKey(in.Username)
-	account, address := store.ThrottleKey("account", key), store.ThrottleKey("address", ip)
-	if err := s.db.CountAttempt(ctx, store.Throttle{Key: account, Limit: accountAttempts},
-		store.Throttle{Key: address, Limit: addressAttempts}); err != nil {
+	account, address := quarry.ThrottleKey("account", key), quarry.ThrottleKey("address", ip)
+	lim := &s.cfg.SignIn.Limits
+	if err := s.db.CountAttempt(ctx, lim.Window, quarry.Throttle{Key: account, Limit: lim.PerAccount},
+		quarry.Throttle{Key: address, Limit: lim.PerAddress}); err != nil {
 		return err
 	}
 	id, hash, active, err := s.db.PasswordAccount(ctx, key)
@@ -207,8 +201,8 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 	if c.ServiceAccount {
 		return quarry.Errorf(quarry.EINVALID, "An API key has no password")
 	}
-	account := store.ThrottleKey("account", quarry.EmailKey(c.Email))
-	if err := s.db.CountAttempt(ctx, store.Throttle{Key: account, Limit: accountAttempts}); err != nil {
+	account, lim := quarry.ThrottleKey("account", quarry.EmailKey(c.Email)), &s.cfg.SignIn.Limits
+	if err := s.db.CountAttempt(ctx, lim.Window, quarry.Throttle{Key: account, Limit: lim.PerAccount}); err != nil {
 		return err
 	}
 	hash, err := s.db.PasswordOf(ctx, c.ID)
@@ -425,7 +419,7 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 	email = id.Email
 	token, _, err := s.db.SignInOIDC(ctx, id, s.newSession(r, quarry.SignInOIDC, idToken), s.cfg.SignIn.Sessions)
 	switch {
-	case errors.Is(err, store.ErrDeactivated):
+	case errors.Is(err, quarry.ErrDeactivated):
 		return fail("inactive", err)
 	case quarry.ErrorCode(err) == quarry.EFORBIDDEN:
 		return fail("email_taken", err)

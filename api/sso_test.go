@@ -62,7 +62,7 @@ func newSSOEnv(t *testing.T, op *authtest.Provider, options ...any) *ssoEnv {
 	cfg := auth.OIDCConfig{Issuer: op.Issuer, ClientID: ssoClient, ClientSecret: ssoSecret,
 		RedirectURL: base + "/auth/oidc/callback", Scopes: []string{"email", "profile", authtest.ScopeGroups},
 		Skew: 30 * time.Second, KeyRefresh: time.Nanosecond,
-		Roles: auth.RolePolicy{AdminEmails: []string{"boss@example.com"}, Claim: "groups",
+		Roles: quarry.RolePolicy{AdminEmails: []string{"boss@example.com"}, Claim: "groups",
 			Map: map[string]quarry.Role{"quarry-curators": quarry.RoleGlobalCurator, "quarry-admins": quarry.RoleAdmin}}}
 	var apiOpts []func(*api.Config)
 	for _, o := range options {

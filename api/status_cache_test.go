@@ -128,7 +128,7 @@ func TestStatusCache(t *testing.T) {
 	// whole listing again.
 	delete(c.conns, conn)
 	newName := &name
-	if _, err := db.UpdateCredential(ctx, admin, 1, quarry.CredentialUpdate{Name: &newName}, true); err != nil {
+	if _, err := db.UpdateCredential(ctx, admin, 1, quarry.CredentialUpdate{Name: &newName, KeepEchoes: true}); err != nil {
 		t.Fatal(err)
 	}
 	version, _ := db.DataVersion(ctx)

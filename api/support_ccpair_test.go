@@ -148,7 +148,7 @@ func TestSupportCCPairDelete(t *testing.T) {
 	missing := func(conn, k int64) string {
 		return fmt.Sprintf(`{"detail":"Connector %d does not have Credential %d"}`, conn, k)
 	}
-	const notCurated = `{"detail":"Curators cannot control groups they don't curate"}`
+	const notCurated = `{"detail":"Curators can only change what is shared with groups they curate"}`
 	for _, tt := range []struct {
 		name    string
 		u       user

@@ -219,11 +219,11 @@ func TestSupportConnectorUpdate(t *testing.T) {
 		{"curator, own connector, no groups", c.curator, path(own), fxConnectorBody("own 4", "web", "access_type", "private", "groups", []int64{}), 400, `{"detail":"Curators must specify 1+ groups"}`},
 		{"curator, own connector, group not curated", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{c.gB}), 400, `{"detail":"Curators cannot control groups they don't curate"}`},
 		{"curator, own connector, unknown group", c.curator, path(own), fxConnectorBody("own 4", "web", "groups", []int64{9999}), 400, `{"detail":"User group 9999 does not exist"}`},
-		{"curator, an admin's connector shared with no group", c.curator, path(private), fxConnectorBody("private 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
-		{"curator, public pair only", c.curator, path(public), fxConnectorBody("public 2", "web", "access_type", "public"), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
-		{"curator, one pair of a group not curated", c.curator, path(mixed), fxConnectorBody("mixed 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"curator, an admin's connector shared with no group", c.curator, path(private), fxConnectorBody("private 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators can only change what is shared with groups they curate"}`},
+		{"curator, public pair only", c.curator, path(public), fxConnectorBody("public 2", "web", "access_type", "public"), 403, `{"detail":"Curators can only change what is shared with groups they curate"}`},
+		{"curator, one pair of a group not curated", c.curator, path(mixed), fxConnectorBody("mixed 2", "web", "groups", []int64{c.gA}), 403, `{"detail":"Curators can only change what is shared with groups they curate"}`},
 		{"curator, invisible connector", c.curator, path(hidden), fxConnectorBody("x", "web", "groups", []int64{c.gA}), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, hidden)},
-		{"global curator, pair of its group", c.global, path(mixed), fxConnectorBody("mixed 2", "web", "groups", []int64{c.gB}), 403, `{"detail":"Curators cannot control groups they don't curate"}`},
+		{"global curator, pair of its group", c.global, path(mixed), fxConnectorBody("mixed 2", "web", "groups", []int64{c.gB}), 403, `{"detail":"Curators can only change what is shared with groups they curate"}`},
 		{"name and source taken", c.admin, path(hidden), fxConnectorBody("taken", "web"), 409, `{"detail":"Connector by this name already exists, duplicate naming not allowed."}`},
 		{"unknown", c.admin, path(9999), fxConnectorBody("x", "web"), 404, `{"detail":"Connector 9999 does not exist"}`},
 		{"bad id", c.admin, "/manage/admin/connector/abc", fxConnectorBody("x", "web"), 422, `{"detail":[` + fxIntParsing("connector_id", "abc") + `]}`},
@@ -316,7 +316,7 @@ func TestSupportConnectorSharing(t *testing.T) {
 	c.do(c.other, "GET", path, nil).want(t, 404, notFound)
 	// Seeing is not changing: the curator neither made it nor curates its pairs.
 	c.do(c.curator, "PATCH", adminPath, fxConnectorBody("x", "web", "groups", []int64{c.gA})).
-		want(t, 403, `{"detail":"Curators cannot control groups they don't curate"}`)
+		want(t, 403, `{"detail":"Curators can only change what is shared with groups they curate"}`)
 
 	c.do(c.admin, "PATCH", adminPath, fxConnectorBody("x", "web", "groups", []int64{c.gB})).want(t, 200, updated(1, "private", c.gB))
 	c.do(c.curator, "GET", path, nil).want(t, 404, notFound)
@@ -356,7 +356,7 @@ func TestSupportConnectorNotTakenOver(t *testing.T) {
 	before := fxShared(fxConnectorJSON(public, "public", "web"), "public")
 
 	c.do(c.curator, "PATCH", adminPath, fxConnectorBody("renamed by curator", "web", "access_type", "private", "groups", []int64{c.gA})).
-		want(t, 403, `{"detail":"Curators cannot control groups they don't curate"}`)
+		want(t, 403, `{"detail":"Curators can only change what is shared with groups they curate"}`)
 	c.do(c.other, "GET", fmt.Sprint("/manage/connector/", public), nil).want(t, 200, before)
 
 	// The deletion attempt removes the curator's pair; the connector stays.

@@ -153,7 +153,7 @@ func TestSupportCCPairStatusAndName(t *testing.T) {
 		c.do(c.admin, "PUT", name(p, "x"), nil, "If-Match", `"3"`).
 			want(t, 412, `{"detail":"The object has changed since you read it; fetch it again and retry"}`)
 	})
-	const notCurated = `{"detail":"Curators cannot control groups they don't curate"}`
+	const notCurated = `{"detail":"Curators can only change what is shared with groups they curate"}`
 	for _, tt := range []struct {
 		name   string
 		u      user
@@ -232,7 +232,7 @@ func TestSupportDeletionAttempt(t *testing.T) {
 		r := c.do(c.admin, "GET", fmt.Sprint("/manage/connector/", id), nil)
 		return r.status == 200
 	}
-	const notCurated = `{"detail":"Curators cannot control groups they don't curate"}`
+	const notCurated = `{"detail":"Curators can only change what is shared with groups they curate"}`
 	for _, tt := range []struct {
 		name          string
 		u             user

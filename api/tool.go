@@ -118,7 +118,8 @@ func (s *Server) handleUpdateTool(w http.ResponseWriter, r *http.Request, c *qua
 		}
 		u.Headers = &hs
 	}
-	t, err = s.db.UpdateTool(r.Context(), c, in.ID, u, s.cfg.MaskCredentials)
+	u.KeepEchoes = s.cfg.MaskCredentials
+	t, err = s.db.UpdateTool(r.Context(), c, in.ID, u)
 	if err != nil {
 		return err
 	}

@@ -47,10 +47,10 @@ type OIDCConfig struct {
 	// key ids cannot make Quarry hammer the provider. Zero means 10 seconds.
 	KeyRefresh time.Duration
 	// Roles maps the provider's claims to Quarry roles.
-	Roles RolePolicy
+	Roles quarry.RolePolicy
 	// Domains, if set, are the email domains (lower case) whose people may
 	// sign in; others are refused.
-	Domains []string
+	Domains quarry.EmailDomains
 	// TokenClients are the client ids whose bearer access tokens are
 	// accepted (checked against azp, client_id, cid or appid, whichever the
 	// token has); empty means ClientID.
@@ -66,44 +66,10 @@ func DefaultAlgorithms() []string {
 	return []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 }
 
-// RolePolicy gives people their roles from what the provider says of them.
-type RolePolicy struct {
-	// AdminEmails are the email keys of the people who are admins, when the
-	// provider says their email is verified: they become admins when their
-	// account is made, and at every sign-in when the provider decides roles.
-	AdminEmails []string
-	// Claim, if set, names the claim whose values decide the role at every
-	// sign-in (for example "groups", or "realm_access.roles" for a nested
-	// claim); Map gives the role of each value. A person matching several
-	// values gets the most powerful role; one matching none is basic.
-	Claim string
-	Map   map[string]quarry.Role
-}
-
-// power orders roles from least to most powerful.
-func power(r quarry.Role) int {
-	return slices.Index([]quarry.Role{quarry.RoleLimited, quarry.RoleBasic, quarry.RoleCurator,
-		quarry.RoleGlobalCurator, quarry.RoleAdmin}, r)
-}
-
-// role returns the role for a person with email key key and the given
-// claims, and whether the provider decides it: the most powerful role
-// among the claim's values that the map names, basic if none; admin for an
-// admin email the provider says is verified.
-func (p *RolePolicy) role(key string, verified bool, claims map[string]any) (quarry.Role, bool) {
-	var role quarry.Role
-	for _, v := range claimStrings(claims, p.Claim) {
-		if r, ok := p.Map[v]; ok && (role == "" || power(r) > power(role)) {
-			role = r
-		}
-	}
-	if role == "" {
-		role = quarry.RoleBasic
-	}
-	if verified && slices.Contains(p.AdminEmails, key) {
-		role = quarry.RoleAdmin
-	}
-	return role, p.Claim != ""
+// providerRole returns the role p gives a person with email key key whose
+// provider said claims of them, and whether the provider decides it.
+func providerRole(p *quarry.RolePolicy, key string, verified bool, claims map[string]any) (quarry.Role, bool) {
+	return p.Role(key, verified, claimStrings(claims, p.Claim))
 }
 
 // claimStrings returns the string values of the claim at path (dots
@@ -413,7 +379,7 @@ func (p *Provider) identity(issuer, subject string, claims map[string]any) (*qua
 	if err != nil {
 		return nil, signInError("email", "the provider's email for subject %q is not an email address", subject)
 	}
-	if !quarry.AllowsDomain(p.cfg.Domains, key) {
+	if !p.cfg.Domains.Allow(key) {
 		return nil, signInError("domain", "the email of subject %q is not of an allowed domain", subject)
 	}
 	id := &quarry.Identity{Issuer: issuer, Subject: subject, Email: email, EmailVerified: said && truthy(v)}
@@ -427,7 +393,7 @@ func (p *Provider) identity(issuer, subject string, claims map[string]any) (*qua
 		}
 		id.Name = &n
 	}
-	id.Role, id.RoleFromProvider = p.cfg.Roles.role(key, id.EmailVerified, claims)
+	id.Role, id.RoleFromProvider = providerRole(&p.cfg.Roles, key, id.EmailVerified, claims)
 	return id, nil
 }
 

@@ -18,7 +18,7 @@ import (
 )
 
 func TestRolePolicy(t *testing.T) {
-	p := RolePolicy{AdminEmails: []string{"boss@example.com"}, Claim: "realm_access.roles",
+	p := quarry.RolePolicy{AdminEmails: []string{"boss@example.com"}, Claim: "realm_access.roles",
 		Map: map[string]quarry.Role{"readers": quarry.RoleBasic, "curators": quarry.RoleCurator, "leads": quarry.RoleGlobalCurator,
 			"contractors": quarry.RoleLimited}}
 	for _, tc := range []struct {
@@ -36,12 +36,12 @@ func TestRolePolicy(t *testing.T) {
 		// An admin email counts only when the provider vouches for it.
 		{"boss@example.com", false, map[string]any{}, quarry.RoleBasic},
 	} {
-		got, fromProvider := p.role(tc.email, tc.verified, tc.claims)
+		got, fromProvider := providerRole(&p, tc.email, tc.verified, tc.claims)
 		if got != tc.want || !fromProvider {
 			t.Errorf("role(%s, %v, %v) = %s, %v; want %s, true", tc.email, tc.verified, tc.claims, got, fromProvider, tc.want)
 		}
 	}
-	if got, from := (&RolePolicy{AdminEmails: []string{"boss@example.com"}}).role("boss@example.com", true, nil); got != quarry.RoleAdmin || from {
+	if got, from := providerRole(&quarry.RolePolicy{AdminEmails: []string{"boss@example.com"}}, "boss@example.com", true, nil); got != quarry.RoleAdmin || from {
 		t.Errorf("without a claim: %s, %v; want admin, not decided by the provider", got, from)
 	}
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	_ "embed"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
 
@@ -52,15 +50,11 @@ func NewHasher(params Argon2Params, concurrent int) *Hasher {
 	return h
 }
 
-// MaxPasswordBytes bounds the passwords Quarry hashes: longer ones are
-// refused before any work is done.
-const MaxPasswordBytes = 1024
-
 // Hash returns the PHC string of password:
 // $argon2id$v=19$m=<KiB>,t=<passes>,p=<threads>$<salt>$<hash>.
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
-	if len(password) > MaxPasswordBytes {
-		return "", errPasswordTooLong
+	if len(password) > quarry.MaxPasswordBytes {
+		return "", quarry.ErrPasswordTooLong
 	}
 	if err := h.acquire(ctx); err != nil {
 		return "", err
@@ -83,7 +77,7 @@ func (h *Hasher) hash(password string) string {
 // against a hash nobody knows the password of, so that it costs the same
 // time and never matches.
 func (h *Hasher) Check(ctx context.Context, encoded, password string) (bool, error) {
-	if len(password) > MaxPasswordBytes {
+	if len(password) > quarry.MaxPasswordBytes {
 		return false, nil
 	}
 	known := encoded != ""
@@ -143,46 +137,4 @@ func RandomPassword() string {
 	var b [15]byte
 	rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-var errPasswordTooLong = quarry.Errorf(quarry.EINVALID, "The password is longer than %d bytes", MaxPasswordBytes)
-
-//go:embed common-passwords.txt
-var commonPasswordsText string
-
-// PasswordPolicy is what a new password must be.
-type PasswordPolicy struct {
-	MinLength int             // In characters.
-	common    map[string]bool // Lower-cased passwords too common to use.
-}
-
-// NewPasswordPolicy returns the policy for passwords of at least minLength
-// characters that are not among the most common passwords.
-func NewPasswordPolicy(minLength int) *PasswordPolicy {
-	p := &PasswordPolicy{MinLength: minLength, common: map[string]bool{}}
-	for _, line := range strings.Split(commonPasswordsText, "\n") {
-		if line != "" && !strings.HasPrefix(line, "#") {
-			p.common[line] = true
-		}
-	}
-	return p
-}
-
-// Check returns an EINVALID error saying what is wrong with password, the
-// new password of the account with email, or nil.
-func (p *PasswordPolicy) Check(password, email string) error {
-	n := utf8.RuneCountInString(password)
-	lower := strings.ToLower(password)
-	local, _, _ := strings.Cut(strings.ToLower(email), "@")
-	switch {
-	case len(password) > MaxPasswordBytes:
-		return errPasswordTooLong
-	case n < p.MinLength:
-		return quarry.Errorf(quarry.EINVALID, "The password must be at least %d characters long", p.MinLength)
-	case p.common[lower]:
-		return quarry.Errorf(quarry.EINVALID, "The password is one of the most common passwords; choose another")
-	case lower == strings.ToLower(email) || (len(local) >= 4 && strings.Contains(lower, local)):
-		return quarry.Errorf(quarry.EINVALID, "The password must not contain the email address or its name part")
-	}
-	return nil
 }

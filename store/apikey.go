@@ -18,28 +18,28 @@ func (db *DB) CreateAPIKey(ctx context.Context, c *quarry.Caller, name *string, 
 	)
 	err := db.update(ctx, func(tx *Tx) error {
 		var err error
-		key, token, err = tx.createAPIKey(c, name, role)
+		key, token, err = tx.createAPIKey(ctx, c, name, role)
 		return err
 	})
 	return key, token, err
 }
 
-func (tx *Tx) createAPIKey(c *quarry.Caller, name *string, role quarry.Role) (*quarry.APIKey, string, error) {
-	if !role.Valid() {
-		return nil, "", quarry.Errorf(quarry.EINVALID, "Unknown role %q", role)
+func (tx *Tx) createAPIKey(ctx context.Context, c *quarry.Caller, name *string, role quarry.Role) (*quarry.APIKey, string, error) {
+	if err := quarry.CheckAPIKeyRole(role); err != nil {
+		return nil, "", err
 	}
-	u, err := tx.createUser(name, role)
+	u, err := tx.createUser(ctx, name, role)
 	if err != nil {
 		return nil, "", err
 	}
 	token, hash := quarry.NewAPIKey()
 	key := &quarry.APIKey{Name: name, Display: quarry.DisplayAPIKey(token), Role: role, UserID: u.ID, CreatedAt: tx.now}
-	err = tx.queryRow(`INSERT INTO api_keys (name, hashed_key, display, user_id, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+	err = tx.QueryRowContext(ctx, `INSERT INTO api_keys (name, hashed_key, display, user_id, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 		name, hash, key.Display, u.ID, tx.now.Micros()).Scan(&key.ID)
 	if err != nil {
 		return nil, "", err
 	}
-	return key, token, tx.audit(c, "api_key.create", "api_key", key.ID, []string{"name", "role"})
+	return key, token, tx.audit(ctx, c, "api_key.create", "api_key", key.ID, []string{"name", "role"})
 }
 
 // Bootstrap creates the first admin key if the database has never had one
@@ -48,7 +48,7 @@ func (tx *Tx) createAPIKey(c *quarry.Caller, name *string, role quarry.Role) (*q
 func (db *DB) Bootstrap(ctx context.Context) (string, error) {
 	var token string
 	err := db.update(ctx, func(tx *Tx) error {
-		res, err := tx.exec(`INSERT INTO settings (name, value) VALUES ('bootstrapped', $1) ON CONFLICT (name) DO NOTHING`, tx.now.String())
+		res, err := tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES ('bootstrapped', $1) ON CONFLICT (name) DO NOTHING`, tx.now.String())
 		if err != nil {
 			return err
 		}
@@ -56,11 +56,11 @@ func (db *DB) Bootstrap(ctx context.Context) (string, error) {
 			return err
 		}
 		var keys int
-		if err := tx.queryRow(`SELECT COUNT(*) FROM api_keys`).Scan(&keys); err != nil || keys > 0 {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_keys`).Scan(&keys); err != nil || keys > 0 {
 			return err
 		}
 		name := "bootstrap admin"
-		_, token, err = tx.createAPIKey(nil, &name, quarry.RoleAdmin)
+		_, token, err = tx.createAPIKey(ctx, nil, &name, quarry.RoleAdmin)
 		return err
 	})
 	return token, err
@@ -98,8 +98,8 @@ func scanAPIKey(s interface{ Scan(...any) error }) (*quarry.APIKey, error) {
 	return &k, nil
 }
 
-func (tx *Tx) apiKey(id int64) (*quarry.APIKey, error) {
-	k, err := scanAPIKey(tx.queryRow(`
+func (tx *Tx) apiKey(ctx context.Context, id int64) (*quarry.APIKey, error) {
+	k, err := scanAPIKey(tx.QueryRowContext(ctx, `
 		SELECT k.id, k.name, k.display, u.role, k.user_id, k.created_at
 		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -117,16 +117,16 @@ func (db *DB) RegenerateAPIKey(ctx context.Context, c *quarry.Caller, id int64) 
 	)
 	err := db.update(ctx, func(tx *Tx) error {
 		var err error
-		if key, err = tx.apiKey(id); err != nil {
+		if key, err = tx.apiKey(ctx, id); err != nil {
 			return err
 		}
 		var hash string
 		token, hash = quarry.NewAPIKey()
 		key.Display = quarry.DisplayAPIKey(token)
-		if _, err := tx.exec(`UPDATE api_keys SET hashed_key = $1, display = $2 WHERE id = $3`, hash, key.Display, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET hashed_key = $1, display = $2 WHERE id = $3`, hash, key.Display, id); err != nil {
 			return err
 		}
-		return tx.audit(c, "api_key.regenerate", "api_key", id, []string{"api_key"})
+		return tx.audit(ctx, c, "api_key.regenerate", "api_key", id, []string{"api_key"})
 	})
 	return key, token, err
 }
@@ -135,12 +135,12 @@ func (db *DB) RegenerateAPIKey(ctx context.Context, c *quarry.Caller, id int64) 
 // user stays, so what it owns keeps an owner.
 func (db *DB) DeleteAPIKey(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		if _, err := tx.apiKey(id); err != nil {
+		if _, err := tx.apiKey(ctx, id); err != nil {
 			return err
 		}
-		if _, err := tx.exec(`DELETE FROM api_keys WHERE id = $1`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE id = $1`, id); err != nil {
 			return err
 		}
-		return tx.audit(c, "api_key.delete", "api_key", id, nil)
+		return tx.audit(ctx, c, "api_key.delete", "api_key", id, nil)
 	})
 }

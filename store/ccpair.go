@@ -15,11 +15,11 @@ import (
 func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, in quarry.CCPairInput) (int64, error) {
 	var id int64
 	err := db.update(ctx, func(tx *Tx) error {
-		source, sharing, err := tx.connectorSharing(connectorID)
+		source, sharing, err := tx.connectorSharing(ctx, connectorID)
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(connectorID)
+		pairs, err := tx.connectorPairs(ctx, connectorID)
 		if err != nil {
 			return err
 		}
@@ -33,37 +33,37 @@ func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 		if !c.CanSeeCredential(&k.Credential) {
 			return credentialNotFound(credentialID)
 		}
-		if k.Source != source && k.Source != "not_applicable" {
-			return quarry.Errorf(quarry.EINVALID, "Credential %d is for %s, but connector %d reads %s", credentialID, k.Source, connectorID, source)
+		if err := quarry.CheckPairSources(connectorID, source, &k.Credential); err != nil {
+			return err
 		}
 		groups := dedupe(in.Groups)
-		if err := tx.checkGroupsExist(groups); err != nil {
+		if err := tx.checkGroupsExist(ctx, groups); err != nil {
 			return err
 		}
 		if err := c.CheckSharing(groups, in.AccessType == quarry.AccessPublic); err != nil {
 			return err
 		}
 		var existing int64
-		err = tx.queryRow(`SELECT id FROM cc_pairs WHERE connector_id = $1 AND credential_id = $2`, connectorID, credentialID).Scan(&existing)
+		err = tx.QueryRowContext(ctx, `SELECT id FROM cc_pairs WHERE connector_id = $1 AND credential_id = $2`, connectorID, credentialID).Scan(&existing)
 		if err == nil {
 			return quarry.Errorf(quarry.ECONFLICT, "Connector %d already has Credential %d", connectorID, credentialID)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		err = tx.queryRow(`INSERT INTO cc_pairs (name, connector_id, credential_id, access_type, creator_id, created_at)
+		err = tx.QueryRowContext(ctx, `INSERT INTO cc_pairs (name, connector_id, credential_id, access_type, creator_id, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
 			in.Name, connectorID, credentialID, in.AccessType, c.ID, tx.now.Micros()).Scan(&id)
 		if err != nil {
 			return err
 		}
 		for _, g := range groups {
-			if _, err := tx.exec(`INSERT INTO cc_pair_groups (cc_pair_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO cc_pair_groups (cc_pair_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
 				return err
 			}
 		}
 		tx.changed(ChangePair, id)
-		return tx.audit(c, "cc_pair.create", "cc_pair", id, []string{"name", "access_type", "groups"})
+		return tx.audit(ctx, c, "cc_pair.create", "cc_pair", id, []string{"name", "access_type", "groups"})
 	})
 	return id, err
 }
@@ -73,7 +73,7 @@ func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 // quarry.Caller's CanSeePair and CanChangePair.
 func (db *DB) DeleteCCPair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		_, err := tx.removePair(c, connectorID, credentialID,
+		_, err := tx.removePair(ctx, c, connectorID, credentialID,
 			quarry.Errorf(quarry.ENOTFOUND, "Connector %d does not have Credential %d", connectorID, credentialID))
 		return err
 	})
@@ -88,30 +88,30 @@ func (db *DB) DeleteCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 // connector stays, without pairs.
 func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		pairs, err := tx.removePair(c, connectorID, credentialID, quarry.Errorf(quarry.ENOTFOUND,
+		pairs, err := tx.removePair(ctx, c, connectorID, credentialID, quarry.Errorf(quarry.ENOTFOUND,
 			"Connector with ID '%d' and credential ID '%d' does not exist. Has it already been deleted?", connectorID, credentialID))
 		if err != nil || len(pairs) > 1 {
 			return err
 		}
-		_, sharing, err := tx.connectorSharing(connectorID)
+		_, sharing, err := tx.connectorSharing(ctx, connectorID)
 		if err != nil {
 			return err
 		}
 		if !c.CanDeleteConnector(sharing) {
 			return nil
 		}
-		if _, err := tx.exec(`DELETE FROM connectors WHERE id = $1`, connectorID); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM connectors WHERE id = $1`, connectorID); err != nil {
 			return err
 		}
-		return tx.audit(c, "connector.delete", "connector", connectorID, nil)
+		return tx.audit(ctx, c, "connector.delete", "connector", connectorID, nil)
 	})
 }
 
 // removePair removes the pair of connector connectorID and credential
 // credentialID for c, and returns the connector's pairs as they were before.
 // A pair that does not exist, or that c may not see, fails with notFound.
-func (tx *Tx) removePair(c *quarry.Caller, connectorID, credentialID int64, notFound error) ([]*quarry.CCPair, error) {
-	pairs, err := tx.connectorPairs(connectorID)
+func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, notFound error) ([]*quarry.CCPair, error) {
+	pairs, err := tx.connectorPairs(ctx, connectorID)
 	if err != nil {
 		return nil, err
 	}
@@ -119,17 +119,17 @@ func (tx *Tx) removePair(c *quarry.Caller, connectorID, credentialID int64, notF
 	if i < 0 || !c.CanSeePair(pairs[i]) {
 		return nil, notFound
 	}
-	if !c.CanChangePair(pairs[i]) {
-		return nil, quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
+	if err := c.CheckChangePair(pairs[i]); err != nil {
+		return nil, err
 	}
-	if _, err := tx.exec(`DELETE FROM cc_pairs WHERE id = $1`, pairs[i].ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM cc_pairs WHERE id = $1`, pairs[i].ID); err != nil {
 		return nil, err
 	}
 	// Its connector and credential may leave the listing with it.
 	tx.changed(ChangePair, pairs[i].ID)
 	tx.changed(ChangeConnector, connectorID)
 	tx.changed(ChangeCredential, credentialID)
-	return pairs, tx.audit(c, "cc_pair.delete", "cc_pair", pairs[i].ID, nil)
+	return pairs, tx.audit(ctx, c, "cc_pair.delete", "cc_pair", pairs[i].ID, nil)
 }
 
 // UpdateCCPair renames, pauses or resumes cc-pair id for c, who must see it
@@ -150,18 +150,18 @@ func (db *DB) UpdateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u quarry.CCPairUpdate) (*quarry.CCPairInfo, error) {
 	var p *quarry.CCPairInfo
 	err := db.update(ctx, func(tx *Tx) error {
-		old, err := tx.pair(id)
+		old, err := tx.pair(ctx, id)
 		if err != nil {
 			return err
 		}
 		if !c.CanSeePair(old) {
 			return ccPairNotFound(id)
 		}
-		if !c.CanChangePair(old) {
-			return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
+		if err := c.CheckChangePair(old); err != nil {
+			return err
 		}
-		if u.IfMatch != nil && !slices.Contains(u.IfMatch, old.Version) {
-			return errPrecondition
+		if err := quarry.CheckVersion(u.IfMatch, old.Version); err != nil {
+			return err
 		}
 		fields := u.ChangedFields(old)
 		if len(fields) == 0 { // Pausing a paused pair, say: nothing to do, nor to record.
@@ -175,13 +175,13 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 		if u.Status != nil {
 			status = *u.Status
 		}
-		res, err := tx.exec(`UPDATE cc_pairs SET name = $1, status = $2, version = version + 1 WHERE id = $3 AND version = $4`,
+		res, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET name = $1, status = $2, version = version + 1 WHERE id = $3 AND version = $4`,
 			name, status, id, old.Version)
 		if err := swapped(res, err, u.IfMatch != nil); err != nil {
 			return err
 		}
 		tx.changed(ChangePair, id)
-		if err := tx.audit(c, "cc_pair.update", "cc_pair", id, fields); err != nil {
+		if err := tx.audit(ctx, c, "cc_pair.update", "cc_pair", id, fields); err != nil {
 			return err
 		}
 		p, err = db.ccPair(ctx, tx, c, id)
@@ -191,12 +191,12 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 }
 
 // pair loads cc-pair id with its groups.
-func (tx *Tx) pair(id int64) (*quarry.CCPair, error) {
+func (tx *Tx) pair(ctx context.Context, id int64) (*quarry.CCPair, error) {
 	var (
 		p       quarry.CCPair
 		created int64
 	)
-	err := tx.queryRow(`SELECT id, name, connector_id, credential_id, access_type, status, creator_id, created_at, version
+	err := tx.QueryRowContext(ctx, `SELECT id, name, connector_id, credential_id, access_type, status, creator_id, created_at, version
 		FROM cc_pairs WHERE id = $1`, id).Scan(&p.ID, &p.Name, &p.ConnectorID, &p.CredentialID, &p.AccessType, &p.Status,
 		&p.CreatorID, &created, &p.Version)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -206,7 +206,7 @@ func (tx *Tx) pair(id int64) (*quarry.CCPair, error) {
 		return nil, err
 	}
 	p.CreatedAt = quarry.TimeFromMicros(created)
-	p.Groups, err = queryInts(tx.ctx, tx, `SELECT group_id FROM cc_pair_groups WHERE cc_pair_id = $1 ORDER BY group_id`, id)
+	p.Groups, err = queryInts(ctx, tx, `SELECT group_id FROM cc_pair_groups WHERE cc_pair_id = $1 ORDER BY group_id`, id)
 	return &p, err
 }
 
@@ -220,7 +220,7 @@ func (db *DB) CCPair(ctx context.Context, c *quarry.Caller, id int64) (*quarry.C
 	return db.ccPair(ctx, db.read, c, id)
 }
 
-func (db *DB) ccPair(ctx context.Context, q reader, c *quarry.Caller, id int64) (*quarry.CCPairInfo, error) {
+func (db *DB) ccPair(ctx context.Context, q querier, c *quarry.Caller, id int64) (*quarry.CCPairInfo, error) {
 	ps, err := db.ccPairInfos(ctx, q, c, "p.id = $1", []any{id})
 	if err != nil {
 		return nil, err
@@ -236,7 +236,7 @@ func (db *DB) ccPair(ctx context.Context, q reader, c *quarry.Caller, id int64) 
 // credentials of the connector's pairs c may see), credential (with its
 // groups, decrypted) and creator's email. It runs six statements however
 // many pairs there are.
-func (db *DB) ccPairInfos(ctx context.Context, q reader, c *quarry.Caller, cond string, args []any) ([]*quarry.CCPairInfo, error) {
+func (db *DB) ccPairInfos(ctx context.Context, q querier, c *quarry.Caller, cond string, args []any) ([]*quarry.CCPairInfo, error) {
 	args = slices.Clone(args)
 	where := `(` + cond + `) AND ` + pairsVisibleTo(c, "p", &args)
 	from := ` FROM cc_pairs p WHERE ` + where

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 
 	"github.com/quarryhq/quarry"
 )
@@ -54,10 +53,10 @@ func (db *DB) CreateConnector(ctx context.Context, c *quarry.Caller, in quarry.C
 	var id int64
 	err := db.update(ctx, func(tx *Tx) error {
 		sharing := in.Sharing(quarry.ConnectorSharing{AccessType: quarry.AccessPrivate})
-		if err := tx.checkConnectorInput(c, in, sharing, 0); err != nil {
+		if err := tx.checkConnectorInput(ctx, c, in, sharing, 0); err != nil {
 			return err
 		}
-		err := tx.queryRow(`INSERT INTO connectors (name, source, input_type, config, refresh_freq, prune_freq,
+		err := tx.QueryRowContext(ctx, `INSERT INTO connectors (name, source, input_type, config, refresh_freq, prune_freq,
 				indexing_start, access_type, creator_id, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING id`,
 			in.Name, in.Source, in.InputType, string(in.Config), in.RefreshFreq, in.PruneFreq,
@@ -65,10 +64,10 @@ func (db *DB) CreateConnector(ctx context.Context, c *quarry.Caller, in quarry.C
 		if err != nil {
 			return err
 		}
-		if err := tx.setConnectorGroups(id, sharing.Groups); err != nil {
+		if err := tx.setConnectorGroups(ctx, id, sharing.Groups); err != nil {
 			return err
 		}
-		return tx.audit(c, "connector.create", "connector", id, connectorFields)
+		return tx.audit(ctx, c, "connector.create", "connector", id, connectorFields)
 	})
 	return id, err
 }
@@ -77,12 +76,12 @@ var connectorFields = []string{"name", "source", "input_type", "connector_specif
 	"access_type", "groups"}
 
 // setConnectorGroups replaces the groups connector id is shared with.
-func (tx *Tx) setConnectorGroups(id int64, groups []int64) error {
-	if _, err := tx.exec(`DELETE FROM connector_groups WHERE connector_id = $1`, id); err != nil {
+func (tx *Tx) setConnectorGroups(ctx context.Context, id int64, groups []int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM connector_groups WHERE connector_id = $1`, id); err != nil {
 		return err
 	}
 	for _, g := range dedupe(groups) {
-		if _, err := tx.exec(`INSERT INTO connector_groups (connector_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO connector_groups (connector_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
 			return err
 		}
 	}
@@ -91,26 +90,26 @@ func (tx *Tx) setConnectorGroups(id int64, groups []int64) error {
 
 // connectorSharing returns who made connector id and how it is shared,
 // with its source, or a not-found error.
-func (tx *Tx) connectorSharing(id int64) (quarry.DocumentSource, quarry.ConnectorSharing, error) {
+func (tx *Tx) connectorSharing(ctx context.Context, id int64) (quarry.DocumentSource, quarry.ConnectorSharing, error) {
 	var (
 		source quarry.DocumentSource
 		s      quarry.ConnectorSharing
 	)
-	err := tx.queryRow(`SELECT source, creator_id, access_type FROM connectors WHERE id = $1`, id).Scan(&source, &s.CreatorID, &s.AccessType)
+	err := tx.QueryRowContext(ctx, `SELECT source, creator_id, access_type FROM connectors WHERE id = $1`, id).Scan(&source, &s.CreatorID, &s.AccessType)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", s, connectorNotFound(id)
 	}
 	if err != nil {
 		return "", s, err
 	}
-	s.Groups, err = queryInts(tx.ctx, tx, `SELECT group_id FROM connector_groups WHERE connector_id = $1 ORDER BY group_id`, id)
+	s.Groups, err = queryInts(ctx, tx, `SELECT group_id FROM connector_groups WHERE connector_id = $1 ORDER BY group_id`, id)
 	return source, s, err
 }
 
 // connectorPairs returns the cc-pairs of connector id, with their groups,
 // ascending by id.
-func (tx *Tx) connectorPairs(id int64) ([]*quarry.CCPair, error) {
-	rows, err := tx.query(`SELECT p.id, p.credential_id, p.access_type, p.creator_id, pg.group_id FROM cc_pairs p
+func (tx *Tx) connectorPairs(ctx context.Context, id int64) ([]*quarry.CCPair, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT p.id, p.credential_id, p.access_type, p.creator_id, pg.group_id FROM cc_pairs p
 		LEFT JOIN cc_pair_groups pg ON pg.cc_pair_id = p.id WHERE p.connector_id = $1 ORDER BY p.id, pg.group_id`, id)
 	if err != nil {
 		return nil, err
@@ -140,15 +139,15 @@ func (tx *Tx) connectorPairs(id int64) ([]*quarry.CCPair, error) {
 // checkConnectorInput applies the sharing rules to sharing, how a connector
 // being created (self 0) or changed would be shared, and the uniqueness of
 // name+source to in.
-func (tx *Tx) checkConnectorInput(c *quarry.Caller, in quarry.ConnectorInput, sharing quarry.ConnectorSharing, self int64) error {
-	if err := tx.checkGroupsExist(sharing.Groups); err != nil {
+func (tx *Tx) checkConnectorInput(ctx context.Context, c *quarry.Caller, in quarry.ConnectorInput, sharing quarry.ConnectorSharing, self int64) error {
+	if err := tx.checkGroupsExist(ctx, sharing.Groups); err != nil {
 		return err
 	}
 	if err := c.CheckSharing(sharing.Groups, sharing.AccessType == quarry.AccessPublic); err != nil {
 		return err
 	}
 	var other int64
-	err := tx.queryRow(`SELECT id FROM connectors WHERE name = $1 AND source = $2`, in.Name, in.Source).Scan(&other)
+	err := tx.QueryRowContext(ctx, `SELECT id FROM connectors WHERE name = $1 AND source = $2`, in.Name, in.Source).Scan(&other)
 	if err == nil && other != self {
 		return quarry.Errorf(quarry.ECONFLICT, "Connector by this name already exists, duplicate naming not allowed.")
 	}
@@ -179,7 +178,7 @@ func (db *DB) Connectors(ctx context.Context, c *quarry.Caller) ([]*quarry.Conne
 // connectors loads one visible connector (id > 0) or all, with the
 // credentials of the pairs c sees and the connectors' sharing, in three
 // statements.
-func (db *DB) connectors(ctx context.Context, q reader, c *quarry.Caller, id int64) ([]*quarry.Connector, error) {
+func (db *DB) connectors(ctx context.Context, q querier, c *quarry.Caller, id int64) ([]*quarry.Connector, error) {
 	args := idRange(id)
 	rows, err := q.QueryContext(ctx, `SELECT `+connectorColumns+`, c.access_type FROM connectors c
 		WHERE c.id BETWEEN $1 AND $2 AND `+connectorsVisibleTo(c, "c", &args)+` ORDER BY c.id`, args...)
@@ -235,22 +234,22 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 		if len(old) == 0 {
 			return connectorNotFound(id)
 		}
-		_, sharing, err := tx.connectorSharing(id)
+		_, sharing, err := tx.connectorSharing(ctx, id)
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(id)
+		pairs, err := tx.connectorPairs(ctx, id)
 		if err != nil {
 			return err
 		}
-		if !c.CanChangeConnector(sharing, pairs) {
-			return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
+		if err := c.CheckChangeConnector(sharing, pairs); err != nil {
+			return err
 		}
 		next := in.Sharing(sharing)
-		if err := tx.checkConnectorInput(c, in, next, id); err != nil {
+		if err := tx.checkConnectorInput(ctx, c, in, next, id); err != nil {
 			return err
 		}
-		_, err = tx.exec(`UPDATE connectors SET name = $1, source = $2, input_type = $3, config = $4, refresh_freq = $5,
+		_, err = tx.ExecContext(ctx, `UPDATE connectors SET name = $1, source = $2, input_type = $3, config = $4, refresh_freq = $5,
 				prune_freq = $6, indexing_start = $7, access_type = $8, updated_at = $9 WHERE id = $10`,
 			in.Name, in.Source, in.InputType, string(in.Config), in.RefreshFreq, in.PruneFreq,
 			timeMicros(in.IndexingStart), next.AccessType, later(tx.now, old[0].UpdatedAt).Micros(), id)
@@ -258,12 +257,12 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 			return err
 		}
 		if in.Groups != nil {
-			if err := tx.setConnectorGroups(id, next.Groups); err != nil {
+			if err := tx.setConnectorGroups(ctx, id, next.Groups); err != nil {
 				return err
 			}
 		}
 		tx.changed(ChangeConnector, id)
-		if err := tx.audit(c, "connector.update", "connector", id, changedConnectorFields(old[0], sharing, in, next)); err != nil {
+		if err := tx.audit(ctx, c, "connector.update", "connector", id, in.ChangedFields(old[0], sharing, next)); err != nil {
 			return err
 		}
 		cs, err := db.connectors(ctx, tx, c, id)
@@ -276,44 +275,23 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 	return conn, err
 }
 
-// changedConnectorFields returns the JSON names of the fields that in, to
-// be shared as next, changes on old, shared as sharing.
-func changedConnectorFields(old *quarry.Connector, sharing quarry.ConnectorSharing, in quarry.ConnectorInput, next quarry.ConnectorSharing) []string {
-	var f []string
-	add := func(changed bool, name string) {
-		if changed {
-			f = append(f, name)
-		}
-	}
-	add(old.Name != in.Name, "name")
-	add(old.Source != in.Source, "source")
-	add(old.InputType != in.InputType, "input_type")
-	add(!quarry.SameJSON(old.Config, in.Config), "connector_specific_config")
-	add(!eqPtr(old.RefreshFreq, in.RefreshFreq), "refresh_freq")
-	add(!eqPtr(old.PruneFreq, in.PruneFreq), "prune_freq")
-	add(!eqPtr(timeMicros(old.IndexingStart), timeMicros(in.IndexingStart)), "indexing_start")
-	add(sharing.AccessType != next.AccessType, "access_type")
-	add(!slices.Equal(sharing.Groups, dedupe(next.Groups)), "groups")
-	return f
-}
-
 // DeleteConnector deletes connector id, which no cc-pair may use.
 func (db *DB) DeleteConnector(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		var n int
-		if err := tx.queryRow(`SELECT (SELECT COUNT(*) FROM cc_pairs WHERE connector_id = $1) FROM connectors WHERE id = $1`, id).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM cc_pairs WHERE connector_id = $1) FROM connectors WHERE id = $1`, id).Scan(&n); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return connectorNotFound(id)
 			}
 			return err
 		}
-		if n > 0 {
-			return quarry.Errorf(quarry.ECONFLICT, "Connector %d is still used by %d cc-pair(s); remove them first", id, n)
-		}
-		if _, err := tx.exec(`DELETE FROM connectors WHERE id = $1`, id); err != nil {
+		if err := quarry.CheckConnectorUnused(id, n); err != nil {
 			return err
 		}
-		return tx.audit(c, "connector.delete", "connector", id, nil)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM connectors WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return tx.audit(ctx, c, "connector.delete", "connector", id, nil)
 	})
 }
 
@@ -333,11 +311,4 @@ func later(now, prev quarry.Time) quarry.Time {
 		return now
 	}
 	return quarry.TimeFromMicros(prev.Micros() + 1)
-}
-
-func eqPtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }

@@ -83,7 +83,7 @@ func (db *DB) sealCredentialJSON(m map[string]any) []byte {
 
 // credentials loads credentials, all (id 0) or one, with their groups, still
 // sealed.
-func (db *DB) credentials(ctx context.Context, q queryer, id int64) ([]*sealedCredential, error) {
+func (db *DB) credentials(ctx context.Context, q querier, id int64) ([]*sealedCredential, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+credentialColumns+` FROM credentials k LEFT JOIN users u ON u.id = k.user_id
 		WHERE k.id BETWEEN $1 AND $2 ORDER BY k.id`, idRange(id)...)
 	if err != nil {
@@ -122,7 +122,7 @@ func (db *DB) credentials(ctx context.Context, q queryer, id int64) ([]*sealedCr
 }
 
 // credential loads credential id with its groups, still sealed.
-func (db *DB) credential(ctx context.Context, q queryer, id int64) (*sealedCredential, error) {
+func (db *DB) credential(ctx context.Context, q querier, id int64) (*sealedCredential, error) {
 	ks, err := db.credentials(ctx, q, id)
 	if err != nil {
 		return nil, err
@@ -170,23 +170,23 @@ func (db *DB) CreateCredential(ctx context.Context, c *quarry.Caller, in quarry.
 	var cred *quarry.Credential
 	err := db.update(ctx, func(tx *Tx) error {
 		groups := dedupe(in.Groups)
-		if err := tx.checkGroupsExist(groups); err != nil {
+		if err := tx.checkGroupsExist(ctx, groups); err != nil {
 			return err
 		}
 		if err := c.CheckSharing(groups, in.CuratorPublic); err != nil {
 			return err
 		}
 		var id int64
-		err := tx.queryRow(`INSERT INTO credentials (name, source, secret, admin_public, curator_public, user_id, created_at, updated_at)
+		err := tx.QueryRowContext(ctx, `INSERT INTO credentials (name, source, secret, admin_public, curator_public, user_id, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id`,
 			in.Name, in.Source, db.sealCredentialJSON(in.CredentialJSON), in.AdminPublic, in.CuratorPublic, c.ID, tx.now.Micros()).Scan(&id)
 		if err != nil {
 			return err
 		}
-		if err := tx.setCredentialGroups(id, groups); err != nil {
+		if err := tx.setCredentialGroups(ctx, id, groups); err != nil {
 			return err
 		}
-		if err := tx.audit(c, "credential.create", "credential", id, []string{"credential_json", "admin_public", "source", "name", "curator_public", "groups"}); err != nil {
+		if err := tx.audit(ctx, c, "credential.create", "credential", id, []string{"credential_json", "admin_public", "source", "name", "curator_public", "groups"}); err != nil {
 			return err
 		}
 		k, err := db.credential(ctx, tx, id)
@@ -199,12 +199,12 @@ func (db *DB) CreateCredential(ctx context.Context, c *quarry.Caller, in quarry.
 	return cred, err
 }
 
-func (tx *Tx) setCredentialGroups(id int64, groups []int64) error {
-	if _, err := tx.exec(`DELETE FROM credential_groups WHERE credential_id = $1`, id); err != nil {
+func (tx *Tx) setCredentialGroups(ctx context.Context, id int64, groups []int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM credential_groups WHERE credential_id = $1`, id); err != nil {
 		return err
 	}
 	for _, g := range groups {
-		if _, err := tx.exec(`INSERT INTO credential_groups (credential_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO credential_groups (credential_id, group_id) VALUES ($1, $2)`, id, g); err != nil {
 			return err
 		}
 	}
@@ -216,14 +216,12 @@ func (tx *Tx) setCredentialGroups(id int64, groups []int64) error {
 const maxUpdateAttempts = 8
 
 // UpdateCredential applies a partial update to credential id for c
-// (contract section 4.3). With keepEchoes, values of CredentialJSON that are
-// the masked rendering of the stored ones keep the stored secrets (see
-// quarry.KeepMaskedEchoes). The check of u.IfMatch and the write are one
-// conditional statement, so concurrent writers, on any replica, cannot lose
-// an update.
-func (db *DB) UpdateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate, keepEchoes bool) (*quarry.Credential, error) {
+// (contract section 4.3) under the rules of quarry.CredentialUpdate. The
+// check of u.IfMatch and the write are one conditional statement, so
+// concurrent writers, on any replica, cannot lose an update.
+func (db *DB) UpdateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate) (*quarry.Credential, error) {
 	for range maxUpdateAttempts {
-		cred, err := db.updateCredential(ctx, c, id, u, keepEchoes)
+		cred, err := db.updateCredential(ctx, c, id, u)
 		if !errors.Is(err, errRaced) {
 			return cred, err
 		}
@@ -249,13 +247,13 @@ func swapped(res sql.Result, err error, conditional bool) error {
 	case n == 1:
 		return nil
 	case conditional:
-		return errPrecondition
+		return quarry.ErrPrecondition
 	default:
 		return errRaced
 	}
 }
 
-func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate, keepEchoes bool) (*quarry.Credential, error) {
+func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate) (*quarry.Credential, error) {
 	var cred *quarry.Credential
 	err := db.update(ctx, func(tx *Tx) error {
 		k, err := db.credential(ctx, tx, id)
@@ -265,35 +263,21 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 		if !c.CanEditCredential(&k.Credential) {
 			return credentialNotFound(id)
 		}
-		if u.Source != nil && *u.Source != k.Source {
-			return quarry.Errorf(quarry.EINVALID, "The source of a credential cannot be changed")
+		if err := u.CheckSource(&k.Credential); err != nil {
+			return err
 		}
-		groups := k.Groups
 		if u.Groups != nil {
-			groups = dedupe(*u.Groups)
+			groups := dedupe(*u.Groups)
 			u.Groups = &groups // So that reordering them is no change.
-			if err := tx.checkGroupsExist(groups); err != nil {
-				return err
-			}
-			if !c.CuratesAll(groups) {
-				if c.Role == quarry.RoleBasic {
-					return quarry.Errorf(quarry.EFORBIDDEN, "Basic users can only create private credentials")
-				}
-				return quarry.Errorf(quarry.EFORBIDDEN, "Curators cannot control groups they don't curate")
-			}
-		}
-		if u.Groups != nil || u.CuratorPublic != nil {
-			// Sharing it again follows the rules of sharing it at first.
-			curatorPublic := k.CuratorPublic
-			if u.CuratorPublic != nil {
-				curatorPublic = *u.CuratorPublic
-			}
-			if err := c.CheckSharing(groups, curatorPublic); err != nil {
+			if err := tx.checkGroupsExist(ctx, groups); err != nil {
 				return err
 			}
 		}
-		if u.IfMatch != nil && !slices.Contains(u.IfMatch, k.Version) {
-			return errPrecondition
+		if err := u.CheckSharing(c, &k.Credential); err != nil {
+			return err
+		}
+		if err := quarry.CheckVersion(u.IfMatch, k.Version); err != nil {
+			return err
 		}
 		old, err := db.unseal(k)
 		if err != nil {
@@ -303,44 +287,27 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 		if err != nil {
 			return fmt.Errorf("credential %d: %w", id, err)
 		}
-		newJSON := oldJSON
-		if u.CredentialJSON != nil {
-			newJSON = u.CredentialJSON
-			if keepEchoes {
-				newJSON = quarry.KeepMaskedEchoes(oldJSON, u.CredentialJSON)
-			}
-		}
-		fields := u.ChangedFields(old, oldJSON, newJSON)
-		name, adminPublic, curatorPublic := old.Name, old.AdminPublic, old.CuratorPublic
-		if u.Name != nil {
-			name = *u.Name
-		}
-		if u.AdminPublic != nil {
-			adminPublic = *u.AdminPublic
-		}
-		if u.CuratorPublic != nil {
-			curatorPublic = *u.CuratorPublic
-		}
+		next, newJSON, fields := u.Apply(old, oldJSON)
 		// The secret is written only when it changes: writing back the
 		// ciphertext that was read could undo a concurrent key rotation.
 		var secret any // NULL: unchanged
 		if slices.Contains(fields, "credential_json") {
 			secret = db.sealCredentialJSON(newJSON)
 		}
-		res, err := tx.exec(`UPDATE credentials SET name = $1, admin_public = $2, curator_public = $3,
+		res, err := tx.ExecContext(ctx, `UPDATE credentials SET name = $1, admin_public = $2, curator_public = $3,
 				secret = COALESCE($4, secret), version = version + 1, updated_at = $5
 			WHERE id = $6 AND version = $7`,
-			name, adminPublic, curatorPublic, secret, later(tx.now, old.UpdatedAt).Micros(), id, k.Version)
+			next.Name, next.AdminPublic, next.CuratorPublic, secret, later(tx.now, old.UpdatedAt).Micros(), id, k.Version)
 		if err := swapped(res, err, u.IfMatch != nil); err != nil {
 			return err
 		}
 		if u.Groups != nil {
-			if err := tx.setCredentialGroups(id, groups); err != nil {
+			if err := tx.setCredentialGroups(ctx, id, next.Groups); err != nil {
 				return err
 			}
 		}
 		tx.changed(ChangeCredential, id)
-		if err := tx.audit(c, "credential.update", "credential", id, fields); err != nil {
+		if err := tx.audit(ctx, c, "credential.update", "credential", id, fields); err != nil {
 			return err
 		}
 		k, err = db.credential(ctx, tx, id)
@@ -353,32 +320,28 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 	return cred, err
 }
 
-// errPrecondition answers an If-Match that names a stale version.
-var errPrecondition = quarry.Errorf(quarry.EPRECONDITION, "The object has changed since you read it; fetch it again and retry")
-
-// DeleteCredential deletes credential id, which no cc-pair may use. Its
-// owner may delete it, and so may an admin who may edit it; to anyone else
-// it does not exist.
+// DeleteCredential deletes credential id, which no cc-pair may use
+// (quarry.CheckCredentialUnused), if c may (quarry.Caller.CanDeleteCredential);
+// to anyone else who cannot it does not exist.
 func (db *DB) DeleteCredential(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		k, err := db.credential(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		own := k.UserID != nil && *k.UserID == c.ID
-		if !own && !(c.IsAdmin() && c.CanEditCredential(&k.Credential)) {
+		if !c.CanDeleteCredential(&k.Credential) {
 			return credentialNotFound(id)
 		}
 		var n int
-		if err := tx.queryRow(`SELECT COUNT(*) FROM cc_pairs WHERE credential_id = $1`, id).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM cc_pairs WHERE credential_id = $1`, id).Scan(&n); err != nil {
 			return err
 		}
-		if n > 0 {
-			return quarry.Errorf(quarry.ECONFLICT, "Cannot delete credential as it is still associated with %d connector(s)", n)
-		}
-		if _, err := tx.exec(`DELETE FROM credentials WHERE id = $1`, id); err != nil {
+		if err := quarry.CheckCredentialUnused(n); err != nil {
 			return err
 		}
-		return tx.audit(c, "credential.delete", "credential", id, nil)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM credentials WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return tx.audit(ctx, c, "credential.delete", "credential", id, nil)
 	})
 }

@@ -126,7 +126,8 @@ func TestUpdateCredentialReplicas(t *testing.T) {
 				_, err := db.UpdateCredential(ctx, admin, cred.ID, quarry.CredentialUpdate{
 					CredentialJSON: map[string]any{"writer": i},
 					IfMatch:        []int64{v},
-				}, true)
+					KeepEchoes:     true,
+				})
 				switch quarry.ErrorCode(err) {
 				case "":
 					mu.Lock()
@@ -156,7 +157,7 @@ func TestUpdateCredentialReplicas(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			db := []*store.DB{a, b}[i%2]
-			if _, err := db.UpdateCredential(ctx, admin, cred.ID, quarry.CredentialUpdate{AdminPublic: new(i%2 == 0)}, true); err != nil {
+			if _, err := db.UpdateCredential(ctx, admin, cred.ID, quarry.CredentialUpdate{AdminPublic: new(i%2 == 0), KeepEchoes: true}); err != nil {
 				t.Errorf("writer %d: %v", i, err)
 			}
 		}()

@@ -19,37 +19,37 @@ func groupNotFound(id int64) error {
 func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
-		if in.Name == nil {
-			return quarry.Errorf(quarry.EINVALID, "A user group needs a name")
+		if err := in.CheckNew(); err != nil {
+			return err
 		}
-		if err := tx.checkGroupName(*in.Name, 0); err != nil {
+		if err := tx.checkGroupName(ctx, *in.Name, 0); err != nil {
 			return err
 		}
 		var id int64
-		if err := tx.queryRow(`INSERT INTO user_groups (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING id`,
+		if err := tx.QueryRowContext(ctx, `INSERT INTO user_groups (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING id`,
 			*in.Name, tx.now.Micros()).Scan(&id); err != nil {
 			return err
 		}
-		if err := tx.setGroupMembers(c, id, in.UserIDs); err != nil {
+		if err := tx.setGroupMembers(ctx, c, id, in.UserIDs); err != nil {
 			return err
 		}
-		if err := tx.setGroupPairs(id, in.CCPairIDs); err != nil {
+		if err := tx.setGroupPairs(ctx, id, in.CCPairIDs); err != nil {
 			return err
 		}
 		tx.changed(ChangePair, in.CCPairIDs...)
-		if err := tx.audit(c, "user_group.create", "user_group", id, []string{"name", "user_ids", "cc_pair_ids"}); err != nil {
+		if err := tx.audit(ctx, c, "user_group.create", "user_group", id, []string{"name", "user_ids", "cc_pair_ids"}); err != nil {
 			return err
 		}
 		var err error
-		g, err = tx.group(c, id)
+		g, err = tx.group(ctx, c, id)
 		return err
 	})
 	return g, err
 }
 
-func (tx *Tx) checkGroupName(name string, self int64) error {
+func (tx *Tx) checkGroupName(ctx context.Context, name string, self int64) error {
 	var id int64
-	err := tx.queryRow(`SELECT id FROM user_groups WHERE name = $1`, name).Scan(&id)
+	err := tx.QueryRowContext(ctx, `SELECT id FROM user_groups WHERE name = $1`, name).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
@@ -63,13 +63,13 @@ func (tx *Tx) checkGroupName(name string, self int64) error {
 
 // setGroupMembers makes userIDs the members of group id, keeping the curator
 // flag of members who stay, and demoting curators who curate nothing after.
-func (tx *Tx) setGroupMembers(c *quarry.Caller, id int64, userIDs []string) error {
+func (tx *Tx) setGroupMembers(ctx context.Context, c *quarry.Caller, id int64, userIDs []string) error {
 	if userIDs == nil {
 		return nil
 	}
 	userIDs = dedupe(userIDs)
 	for _, u := range userIDs {
-		ok, err := tx.userExists(u)
+		ok, err := tx.userExists(ctx, u)
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func (tx *Tx) setGroupMembers(c *quarry.Caller, id int64, userIDs []string) erro
 			return quarry.Errorf(quarry.EINVALID, "User %s does not exist", u)
 		}
 	}
-	curated, err := tx.members(id)
+	curated, err := tx.members(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -85,18 +85,18 @@ func (tx *Tx) setGroupMembers(c *quarry.Caller, id int64, userIDs []string) erro
 		if slices.Contains(userIDs, u) {
 			continue
 		}
-		if _, err := tx.exec(`DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, u); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, u); err != nil {
 			return err
 		}
 		if !isCurator {
 			continue
 		}
-		if err := tx.syncCuratorRole(c, u); err != nil { // The member lost a flag.
+		if err := tx.syncCuratorRole(ctx, c, u); err != nil { // The member lost a flag.
 			return err
 		}
 	}
 	for _, u := range userIDs {
-		if _, err := tx.exec(`INSERT INTO user_group_members (group_id, user_id, is_curator) VALUES ($1, $2, FALSE)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO user_group_members (group_id, user_id, is_curator) VALUES ($1, $2, FALSE)
 			ON CONFLICT (group_id, user_id) DO NOTHING`, id, u); err != nil {
 			return err
 		}
@@ -105,14 +105,14 @@ func (tx *Tx) setGroupMembers(c *quarry.Caller, id int64, userIDs []string) erro
 }
 
 // setGroupPairs makes pairIDs the cc-pairs shared with group id.
-func (tx *Tx) setGroupPairs(id int64, pairIDs []int64) error {
+func (tx *Tx) setGroupPairs(ctx context.Context, id int64, pairIDs []int64) error {
 	if pairIDs == nil {
 		return nil
 	}
 	pairIDs = dedupe(pairIDs)
 	for _, p := range pairIDs {
 		var one int
-		err := tx.queryRow(`SELECT 1 FROM cc_pairs WHERE id = $1`, p).Scan(&one)
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM cc_pairs WHERE id = $1`, p).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return quarry.Errorf(quarry.EINVALID, "CC pair %d does not exist", p)
 		}
@@ -120,11 +120,11 @@ func (tx *Tx) setGroupPairs(id int64, pairIDs []int64) error {
 			return err
 		}
 	}
-	if _, err := tx.exec(`DELETE FROM cc_pair_groups WHERE group_id = $1`, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM cc_pair_groups WHERE group_id = $1`, id); err != nil {
 		return err
 	}
 	for _, p := range pairIDs {
-		if _, err := tx.exec(`INSERT INTO cc_pair_groups (cc_pair_id, group_id) VALUES ($1, $2)`, p, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cc_pair_groups (cc_pair_id, group_id) VALUES ($1, $2)`, p, id); err != nil {
 			return err
 		}
 	}
@@ -133,10 +133,10 @@ func (tx *Tx) setGroupPairs(id int64, pairIDs []int64) error {
 
 // checkGroupsExist fails with the contract's message for the first id that
 // names no group.
-func (tx *Tx) checkGroupsExist(ids []int64) error {
+func (tx *Tx) checkGroupsExist(ctx context.Context, ids []int64) error {
 	for _, id := range ids {
 		var one int
-		err := tx.queryRow(`SELECT 1 FROM user_groups WHERE id = $1`, id).Scan(&one)
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM user_groups WHERE id = $1`, id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return quarry.Errorf(quarry.EINVALID, "User group %d does not exist", id)
 		}
@@ -168,8 +168,8 @@ func (db *DB) Group(ctx context.Context, c *quarry.Caller, id int64) (*quarry.Us
 
 // group returns user group id as Group does, or without the details of its
 // cc-pairs (CCPairs nil) if c is nil.
-func (tx *Tx) group(c *quarry.Caller, id int64) (*quarry.UserGroup, error) {
-	gs, err := tx.db.groups(tx.ctx, tx, c, id)
+func (tx *Tx) group(ctx context.Context, c *quarry.Caller, id int64) (*quarry.UserGroup, error) {
+	gs, err := tx.db.groups(ctx, tx, c, id)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ type queryer interface {
 // groups loads one group (id > 0) or all, in three statements, and then,
 // unless c is nil, the details of their cc-pairs that c may see (see
 // ccPairInfos).
-func (db *DB) groups(ctx context.Context, q reader, c *quarry.Caller, id int64) ([]*quarry.UserGroup, error) {
+func (db *DB) groups(ctx context.Context, q querier, c *quarry.Caller, id int64) ([]*quarry.UserGroup, error) {
 	rows, err := q.QueryContext(ctx, `SELECT id, name, created_at, updated_at FROM user_groups WHERE id BETWEEN $1 AND $2 ORDER BY id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
@@ -275,16 +275,16 @@ func (db *DB) groups(ctx context.Context, q reader, c *quarry.Caller, id int64) 
 func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
-		old, err := tx.group(nil, id)
+		old, err := tx.group(ctx, nil, id)
 		if err != nil {
 			return err
 		}
 		var fields []string
 		if in.Name != nil && *in.Name != old.Name {
-			if err := tx.checkGroupName(*in.Name, id); err != nil {
+			if err := tx.checkGroupName(ctx, *in.Name, id); err != nil {
 				return err
 			}
-			if _, err := tx.exec(`UPDATE user_groups SET name = $1 WHERE id = $2`, *in.Name, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET name = $1 WHERE id = $2`, *in.Name, id); err != nil {
 				return err
 			}
 			fields = append(fields, "name")
@@ -297,7 +297,7 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 			if !slices.Equal(dedupe(in.UserIDs), dedupe(oldIDs)) {
 				fields = append(fields, "user_ids")
 			}
-			if err := tx.setGroupMembers(c, id, in.UserIDs); err != nil {
+			if err := tx.setGroupMembers(ctx, c, id, in.UserIDs); err != nil {
 				return err
 			}
 		}
@@ -305,21 +305,21 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 			if !slices.Equal(dedupe(in.CCPairIDs), old.CCPairIDs) {
 				fields = append(fields, "cc_pair_ids")
 			}
-			if err := tx.setGroupPairs(id, in.CCPairIDs); err != nil {
+			if err := tx.setGroupPairs(ctx, id, in.CCPairIDs); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
 			return err
 		}
 		if in.CCPairIDs != nil {
 			tx.changed(ChangePair, old.CCPairIDs...)
 			tx.changed(ChangePair, in.CCPairIDs...)
 		}
-		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
+		if err := tx.audit(ctx, c, "user_group.update", "user_group", id, fields); err != nil {
 			return err
 		}
-		g, err = tx.group(c, id)
+		g, err = tx.group(ctx, c, id)
 		return err
 	})
 	return g, err
@@ -330,7 +330,7 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, userIDs []string) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
-		old, err := tx.group(nil, id)
+		old, err := tx.group(ctx, nil, id)
 		if err != nil {
 			return err
 		}
@@ -338,20 +338,20 @@ func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, u
 		for _, u := range old.Users {
 			members = append(members, u.ID)
 		}
-		if err := tx.setGroupMembers(c, id, append(members, userIDs...)); err != nil {
+		if err := tx.setGroupMembers(ctx, c, id, append(members, userIDs...)); err != nil {
 			return err
 		}
 		var fields []string
 		if len(dedupe(append(members, userIDs...))) != len(members) {
 			fields = []string{"user_ids"}
 		}
-		if _, err := tx.exec(`UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET updated_at = $1 WHERE id = $2`, later(tx.now, old.UpdatedAt).Micros(), id); err != nil {
 			return err
 		}
-		if err := tx.audit(c, "user_group.update", "user_group", id, fields); err != nil {
+		if err := tx.audit(ctx, c, "user_group.update", "user_group", id, fields); err != nil {
 			return err
 		}
-		g, err = tx.group(c, id)
+		g, err = tx.group(ctx, c, id)
 		return err
 	})
 	return g, err
@@ -361,33 +361,33 @@ func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, u
 // with it, and curators who curate nothing after become basic users.
 func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		g, err := tx.group(nil, id)
+		g, err := tx.group(ctx, nil, id)
 		if err != nil {
 			return err
 		}
 		// Its credentials lose a group: their representation, so their
 		// version (ETag), changes.
 		var creds []int64
-		err = eachInts(tx.ctx, tx, `SELECT credential_id, group_id FROM credential_groups WHERE group_id = $1`, []any{id},
+		err = eachInts(ctx, tx, `SELECT credential_id, group_id FROM credential_groups WHERE group_id = $1`, []any{id},
 			func(cred, _ int64) { creds = append(creds, cred) })
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(`UPDATE credentials SET version = version + 1
+		if _, err := tx.ExecContext(ctx, `UPDATE credentials SET version = version + 1
 			WHERE id IN (SELECT credential_id FROM credential_groups WHERE group_id = $1)`, id); err != nil {
 			return err
 		}
 		tx.changed(ChangeCredential, creds...)
 		tx.changed(ChangePair, g.CCPairIDs...)
-		if _, err := tx.exec(`DELETE FROM user_groups WHERE id = $1`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE id = $1`, id); err != nil {
 			return err
 		}
 		for _, u := range g.CuratorIDs {
-			if err := tx.syncCuratorRole(c, u); err != nil {
+			if err := tx.syncCuratorRole(ctx, c, u); err != nil {
 				return err
 			}
 		}
-		return tx.audit(c, "user_group.delete", "user_group", id, nil)
+		return tx.audit(ctx, c, "user_group.delete", "user_group", id, nil)
 	})
 }
 
@@ -396,40 +396,36 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 // curator a basic user again.
 func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID string, isCurator bool) error {
 	return db.update(ctx, func(tx *Tx) error {
-		if _, err := tx.group(nil, id); err != nil {
+		if _, err := tx.group(ctx, nil, id); err != nil {
 			return err
 		}
-		role, err := tx.userRole(userID)
+		role, err := tx.userRole(ctx, userID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return quarry.Errorf(quarry.EINVALID, "User %s does not exist", userID)
 		}
 		if err != nil {
 			return err
 		}
-		if role != quarry.RoleBasic && role != quarry.RoleCurator {
-			return quarry.Errorf(quarry.EINVALID, "User %s has the role %s: curator flags apply to basic users and curators", userID, role)
+		if err := quarry.CheckCuratorFlag(userID, role); err != nil {
+			return err
 		}
 		var was bool
-		err = tx.queryRow(`SELECT is_curator FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, userID).Scan(&was)
+		err = tx.QueryRowContext(ctx, `SELECT is_curator FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, userID).Scan(&was)
 		if errors.Is(err, sql.ErrNoRows) {
 			return quarry.Errorf(quarry.EINVALID, "User %s is not a member of user group %d", userID, id)
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(`UPDATE user_group_members SET is_curator = $1 WHERE group_id = $2 AND user_id = $3`, isCurator, id, userID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE user_group_members SET is_curator = $1 WHERE group_id = $2 AND user_id = $3`, isCurator, id, userID); err != nil {
 			return err
 		}
-		switch {
-		case isCurator:
-			err = tx.promoteToCurator(c, userID)
-		case was:
-			err = tx.syncCuratorRole(c, userID)
+		if isCurator != was {
+			if err := tx.syncCuratorRole(ctx, c, userID); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		return tx.audit(c, "user_group.set_curator", "user_group", id, []string{"is_curator"})
+		return tx.audit(ctx, c, "user_group.set_curator", "user_group", id, []string{"is_curator"})
 	})
 }
 
@@ -451,8 +447,8 @@ func dedupe[T int64 | string](s []T) []T {
 }
 
 // members returns the members of group id, each with its curator flag.
-func (tx *Tx) members(id int64) (map[string]bool, error) {
-	rows, err := tx.query(`SELECT user_id, is_curator FROM user_group_members WHERE group_id = $1`, id)
+func (tx *Tx) members(ctx context.Context, id int64) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT user_id, is_curator FROM user_group_members WHERE group_id = $1`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -472,7 +468,7 @@ func (tx *Tx) members(id int64) (map[string]bool, error) {
 }
 
 // queryInts runs a query that returns one integer column.
-func queryInts(ctx context.Context, q queryer, query string, args ...any) ([]int64, error) {
+func queryInts(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, mapError(err)

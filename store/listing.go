@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/quarryhq/quarry"
 )
@@ -88,9 +87,9 @@ func (tx *Tx) changed(kind string, ids ...int64) {
 // the row lock on data_version, held until commit, makes versions commit
 // in order, so that a snapshot that sees a version sees every row of every
 // version up to it.
-func (tx *Tx) logChanges() error {
+func (tx *Tx) logChanges(ctx context.Context) error {
 	var version int64
-	if err := tx.queryRow(`UPDATE data_version SET version = version + 1 WHERE id = 1 RETURNING version`).Scan(&version); err != nil {
+	if err := tx.QueryRowContext(ctx, `UPDATE data_version SET version = version + 1 WHERE id = 1 RETURNING version`).Scan(&version); err != nil {
 		return err
 	}
 	changes := tx.changes
@@ -114,12 +113,12 @@ func (tx *Tx) logChanges() error {
 			args = append(args, c.kind, c.id)
 			fmt.Fprintf(&b, "($1, $%d, $%d)", len(args)-1, len(args))
 		}
-		if _, err := tx.exec(b.String(), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 			return err
 		}
 	}
 	if version%pruneInterval == 0 {
-		if _, err := tx.exec(`DELETE FROM listing_changes WHERE version <= $1`, version-keptVersions); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM listing_changes WHERE version <= $1`, version-keptVersions); err != nil {
 			return err
 		}
 	}
@@ -140,37 +139,38 @@ func (tx *Tx) logChanges() error {
 // It never reads who may see what: the listing it describes is the
 // admin's, which callers filter.
 func (db *DB) ReadListing(ctx context.Context, since int64, fn func(*ListingChange) error) (int64, error) {
-	tx, err := db.read.BeginTx(ctx, db.snapshotOptions())
-	if err != nil {
-		return 0, mapError(err)
-	}
-	defer tx.Rollback()
-	q := countedTx{tx, &db.statements}
 	var version int64
-	if err := q.QueryRowContext(ctx, `SELECT version FROM data_version WHERE id = 1`).Scan(&version); err != nil {
-		return 0, mapError(err)
-	}
-	if since > 0 && since == version {
-		return version, nil
-	}
-	var changes map[string][]int64
-	if since > 0 && since < version && version-since <= keptVersions {
-		if changes, err = readChanges(ctx, q, since, version); err != nil {
-			return 0, err
+	err := db.snapshot(ctx, func(q querier) error {
+		if err := q.QueryRowContext(ctx, `SELECT version FROM data_version WHERE id = 1`).Scan(&version); err != nil {
+			return mapError(err)
 		}
-	}
-	if changes == nil {
-		if err := fn(&ListingChange{Kind: ChangeAll}); err != nil {
-			return 0, err
+		if since > 0 && since == version {
+			return nil
 		}
-		return version, mapError(db.readWholeListing(ctx, q, fn))
+		var changes map[string][]int64
+		if since > 0 && since < version && version-since <= keptVersions {
+			var err error
+			if changes, err = readChanges(ctx, q, since, version); err != nil {
+				return err
+			}
+		}
+		if changes == nil {
+			if err := fn(&ListingChange{Kind: ChangeAll}); err != nil {
+				return err
+			}
+			return mapError(db.readWholeListing(ctx, q, fn))
+		}
+		return mapError(db.readListingChanges(ctx, q, changes, fn))
+	})
+	if err != nil {
+		return 0, err
 	}
-	return version, mapError(db.readListingChanges(ctx, q, changes, fn))
+	return version, nil
 }
 
 // readChanges returns the ids of listing_changes after version since, up
 // to version, by kind; or nil if they do not tell all that changed.
-func readChanges(ctx context.Context, q reader, since, version int64) (map[string][]int64, error) {
+func readChanges(ctx context.Context, q querier, since, version int64) (map[string][]int64, error) {
 	rows, err := q.QueryContext(ctx, `SELECT version, kind, id FROM listing_changes WHERE version > $1 AND version <= $2 ORDER BY version`, since, version)
 	if err != nil {
 		return nil, mapError(err)
@@ -241,7 +241,7 @@ func parseIDs(dst []int64, list sql.NullString) ([]int64, error) {
 
 // readWholeListing passes on every connector and credential that a pair
 // uses, then every pair.
-func (db *DB) readWholeListing(ctx context.Context, q reader, fn func(*ListingChange) error) error {
+func (db *DB) readWholeListing(ctx context.Context, q querier, fn func(*ListingChange) error) error {
 	if err := db.eachListingConnector(ctx, q, `c.id IN (SELECT connector_id FROM cc_pairs)`, nil, fn); err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (db *DB) readWholeListing(ctx context.Context, q reader, fn func(*ListingCh
 // Each connector and credential comes with the pairs that use it, and each
 // connector with its credential_ids; those no pair uses are gone from the
 // listing, whether or not they still exist.
-func (db *DB) readListingChanges(ctx context.Context, q reader, changes map[string][]int64, fn func(*ListingChange) error) error {
+func (db *DB) readListingChanges(ctx context.Context, q querier, changes map[string][]int64, fn func(*ListingChange) error) error {
 	var pairs []ListingPair
 	seen := map[int64]bool{}
 	conns, creds := changes[ChangeConnector], changes[ChangeCredential]
@@ -338,7 +338,7 @@ type pairUsers struct{ pairs, creds []int64 }
 
 // pairsUsing returns the pairs whose column (connector_id or
 // credential_id) is one of ids, by id; ids no pair uses are left out.
-func pairsUsing(ctx context.Context, q reader, column string, ids []int64) (map[int64]*pairUsers, error) {
+func pairsUsing(ctx context.Context, q querier, column string, ids []int64) (map[int64]*pairUsers, error) {
 	users := map[int64]*pairUsers{}
 	err := inChunks(ids, "p."+column, func(cond string, args []any) error {
 		rows, err := q.QueryContext(ctx, `SELECT p.`+column+`, p.id, p.credential_id FROM cc_pairs p WHERE `+cond+` ORDER BY p.id`, args...)
@@ -389,7 +389,7 @@ func inChunks(ids []int64, column string, fn func(cond string, args []any) error
 }
 
 // eachListingConnector passes on the connectors c that meet cond.
-func (db *DB) eachListingConnector(ctx context.Context, q reader, cond string, args []any, fn func(*ListingChange) error) error {
+func (db *DB) eachListingConnector(ctx context.Context, q querier, cond string, args []any, fn func(*ListingChange) error) error {
 	rows, err := q.QueryContext(ctx, `SELECT `+connectorColumns+` FROM connectors c WHERE `+cond, args...)
 	if err != nil {
 		return mapError(err)
@@ -410,7 +410,7 @@ func (db *DB) eachListingConnector(ctx context.Context, q reader, cond string, a
 
 // eachListingCredential passes on the credentials k that meet cond,
 // opened.
-func (db *DB) eachListingCredential(ctx context.Context, q reader, cond string, args []any, fn func(*ListingChange) error) error {
+func (db *DB) eachListingCredential(ctx context.Context, q querier, cond string, args []any, fn func(*ListingChange) error) error {
 	rows, err := q.QueryContext(ctx, `SELECT `+credentialColumns+`, `+db.groupList("credential_groups", "credential_id", "k.id")+`
 		FROM credentials k LEFT JOIN users u ON u.id = k.user_id WHERE `+cond, args...)
 	if err != nil {
@@ -445,7 +445,7 @@ func (db *DB) eachListingCredential(ctx context.Context, q reader, cond string, 
 
 // eachListingPair passes on the pairs p that meet cond, in ascending id
 // order.
-func (db *DB) eachListingPair(ctx context.Context, q reader, cond string, args []any, fn func(*ListingChange) error) error {
+func (db *DB) eachListingPair(ctx context.Context, q querier, cond string, args []any, fn func(*ListingChange) error) error {
 	rows, err := q.QueryContext(ctx, `SELECT `+db.listingPairColumns()+` FROM cc_pairs p WHERE `+cond+` ORDER BY p.id`, args...)
 	if err != nil {
 		return mapError(err)
@@ -469,36 +469,4 @@ func (db *DB) eachListingPair(ctx context.Context, q reader, cond string, args [
 		}
 	}
 	return closeRows(rows)
-}
-
-// snapshotOptions are the options of a read transaction that sees one
-// snapshot: SQLite's deferred transactions do (WAL), PostgreSQL needs
-// REPEATABLE READ.
-func (db *DB) snapshotOptions() *sql.TxOptions {
-	if db.dialect == Postgres {
-		return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	return nil
-}
-
-// reader runs queries: the read pool, or a read transaction.
-type reader interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// countedTx is a read transaction that counts its statements.
-type countedTx struct {
-	*sql.Tx
-	statements *atomic.Int64
-}
-
-func (t countedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	t.statements.Add(1)
-	return t.Tx.QueryContext(ctx, query, args...)
-}
-
-func (t countedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	t.statements.Add(1)
-	return t.Tx.QueryRowContext(ctx, query, args...)
 }

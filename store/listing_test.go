@@ -119,7 +119,7 @@ func TestReadListing(t *testing.T) {
 		}, nil},
 		{"a credential renamed", func() error {
 			name := str("k2b")
-			_, err := db.UpdateCredential(ctx, admin, k2, quarry.CredentialUpdate{Name: &name}, true)
+			_, err := db.UpdateCredential(ctx, admin, k2, quarry.CredentialUpdate{Name: &name, KeepEchoes: true})
 			return err
 		}, []string{`credential 2 k2b {"token":"k2"} []`}},
 		{"a connector changed", func() error {
@@ -217,7 +217,7 @@ func TestListingLogBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	newName := &name
-	if _, err := db.UpdateCredential(ctx, admin, 1, quarry.CredentialUpdate{Name: &newName}, true); err != nil {
+	if _, err := db.UpdateCredential(ctx, admin, 1, quarry.CredentialUpdate{Name: &newName, KeepEchoes: true}); err != nil {
 		t.Fatal(err)
 	}
 	var left string

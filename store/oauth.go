@@ -14,7 +14,7 @@ func (db *DB) CreateOAuthConfig(ctx context.Context, c *quarry.Caller, in quarry
 		in.Scopes = []string{}
 	}
 	err := db.update(ctx, func(tx *Tx) error {
-		err := tx.queryRow(`INSERT INTO oauth_configs (name, authorization_url, token_url, client_id, client_secret, scopes, user_id,
+		err := tx.QueryRowContext(ctx, `INSERT INTO oauth_configs (name, authorization_url, token_url, client_id, client_secret, scopes, user_id,
 				created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id`,
 			in.Name, in.AuthorizationURL, in.TokenURL, in.ClientID, db.keys.seal(purposeOAuthSecret, []byte(in.ClientSecret)),
@@ -24,7 +24,7 @@ func (db *DB) CreateOAuthConfig(ctx context.Context, c *quarry.Caller, in quarry
 		}
 		in.UserID = &c.ID
 		in.CreatedAt, in.UpdatedAt = tx.now, tx.now
-		return tx.audit(c, "oauth_config.create", "oauth_config", in.ID,
+		return tx.audit(ctx, c, "oauth_config.create", "oauth_config", in.ID,
 			[]string{"name", "authorization_url", "token_url", "client_id", "client_secret", "scopes"})
 	})
 	if err != nil {
@@ -65,19 +65,19 @@ func (db *DB) OAuthConfigs(ctx context.Context) ([]*quarry.OAuthConfig, error) {
 // DeleteOAuthConfig deletes OAuth configuration id, which no tool may use.
 func (db *DB) DeleteOAuthConfig(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		if err := tx.checkOAuthConfig(&id); err != nil {
+		if err := tx.checkOAuthConfig(ctx, &id); err != nil {
 			return err
 		}
 		var n int
-		if err := tx.queryRow(`SELECT COUNT(*) FROM tools WHERE oauth_config_id = $1`, id).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tools WHERE oauth_config_id = $1`, id).Scan(&n); err != nil {
 			return err
 		}
-		if n > 0 {
-			return quarry.Errorf(quarry.ECONFLICT, "OAuth config %d is still used by %d tool(s)", id, n)
-		}
-		if _, err := tx.exec(`DELETE FROM oauth_configs WHERE id = $1`, id); err != nil {
+		if err := quarry.CheckOAuthConfigUnused(id, n); err != nil {
 			return err
 		}
-		return tx.audit(c, "oauth_config.delete", "oauth_config", id, nil)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM oauth_configs WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return tx.audit(ctx, c, "oauth_config.delete", "oauth_config", id, nil)
 	})
 }

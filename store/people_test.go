@@ -169,15 +169,15 @@ func TestFirstPersonOnce(t *testing.T) {
 
 func TestThrottle(t *testing.T) {
 	db, clk := openClocked(t)
-	account, addr := store.ThrottleKey("account", "p@example.com"), store.ThrottleKey("address", "192.0.2.1")
-	limits := []store.Throttle{{Key: account, Limit: 3}, {Key: addr, Limit: 5}}
+	account, addr := quarry.ThrottleKey("account", "p@example.com"), quarry.ThrottleKey("address", "192.0.2.1")
+	limits := []quarry.Throttle{{Key: account, Limit: 3}, {Key: addr, Limit: 5}}
 	for range 3 {
-		if err := db.CountAttempt(ctx, limits...); err != nil {
+		if err := db.CountAttempt(ctx, 15*time.Minute, limits...); err != nil {
 			t.Fatalf("an attempt within the limits: %v", err)
 		}
 	}
 	clk.advance(5 * time.Minute)
-	err := db.CountAttempt(ctx, limits...)
+	err := db.CountAttempt(ctx, 15*time.Minute, limits...)
 	if got := code(err); got != "too_many: Too many failed sign-ins; try again in 10 minutes" {
 		t.Fatalf("the 4th attempt in a window: %s", got)
 	}
@@ -186,35 +186,35 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("RetryAfter %v, want 10m (the rest of the window)", qe.RetryAfter)
 	}
 	// Another account from the same address is not refused, yet.
-	if err := db.CountAttempt(ctx, store.Throttle{Key: store.ThrottleKey("account", "q@example.com"), Limit: 3}, limits[1]); err != nil {
+	if err := db.CountAttempt(ctx, 15*time.Minute, quarry.Throttle{Key: quarry.ThrottleKey("account", "q@example.com"), Limit: 3}, limits[1]); err != nil {
 		t.Errorf("another account: %v", err)
 	}
 	// Past the window, counting starts again.
 	clk.advance(10*time.Minute + time.Second)
-	if err := db.CountAttempt(ctx, limits...); err != nil {
+	if err := db.CountAttempt(ctx, 15*time.Minute, limits...); err != nil {
 		t.Errorf("after the window: %v", err)
 	}
 	// A successful sign-in clears the account's count and takes its
 	// attempt back from the address.
 	u := register(t, db, "p@example.com", &quarry.RegistrationPolicy{})
-	db.CountAttempt(ctx, limits...)
-	db.CountAttempt(ctx, limits...)
+	db.CountAttempt(ctx, 15*time.Minute, limits...)
+	db.CountAttempt(ctx, 15*time.Minute, limits...)
 	if _, err := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions,
 		store.Attempt{Clear: []string{account}, TakeBack: []string{addr}}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := db.CountAttempt(ctx, limits[0]); err != nil {
+		if err := db.CountAttempt(ctx, 15*time.Minute, limits[0]); err != nil {
 			t.Errorf("the account's count did not start again: %v", err)
 		}
 	}
 	for i := range 3 { // 2 counted (3 made, 1 taken back): 3 more pass, the 4th does not
-		err := db.CountAttempt(ctx, limits[1])
+		err := db.CountAttempt(ctx, 15*time.Minute, limits[1])
 		if (i < 3) != (err == nil) {
 			t.Errorf("address attempt %d: %v", i, err)
 		}
 	}
-	if err := db.CountAttempt(ctx, limits[1]); err == nil {
+	if err := db.CountAttempt(ctx, 15*time.Minute, limits[1]); err == nil {
 		t.Error("the address was not refused past its limit")
 	}
 	if err := db.RecordSignInFailure(ctx, "", "not an email, maybe a password", "password"); err != nil {
@@ -238,7 +238,7 @@ func TestThrottle(t *testing.T) {
 func TestThrottleConcurrent(t *testing.T) {
 	u, keys := storetest.URL(t), storetest.Key(t)
 	dbs := []*store.DB{storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)}
-	limit := store.Throttle{Key: store.ThrottleKey("account", "p@example.com"), Limit: 10}
+	limit := quarry.Throttle{Key: quarry.ThrottleKey("account", "p@example.com"), Limit: 10}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	passed := 0
@@ -246,7 +246,7 @@ func TestThrottleConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := dbs[i%2].CountAttempt(ctx, limit)
+			err := dbs[i%2].CountAttempt(ctx, 15*time.Minute, limit)
 			if err == nil {
 				mu.Lock()
 				passed++

@@ -264,7 +264,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 				}
 			}
 			aerr := db.update(actx, func(tx *Tx) error {
-				return tx.audit(nil, "encryption_key.rotate", "encryption_key", res.PrimaryKeyID, fields)
+				return tx.audit(ctx, nil, "encryption_key.rotate", "encryption_key", res.PrimaryKeyID, fields)
 			})
 			if err == nil && aerr != nil {
 				err = fmt.Errorf("recording the rotation in the audit log: %w", aerr)
@@ -312,7 +312,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 				)
 				err := db.update(ctx, func(tx *Tx) error {
 					ids, olds, nRotated, nRaced, failed = nil, nil, 0, 0, nil
-					rows, err := tx.query(`SELECT id, `+col.column+` FROM `+col.table+`
+					rows, err := tx.QueryContext(ctx, `SELECT id, `+col.column+` FROM `+col.table+`
 						WHERE id > $1 AND `+col.notPrimary("$2")+` ORDER BY id LIMIT $3`, after, primary, batch)
 					if err != nil {
 						return err
@@ -335,7 +335,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 							failed = append(failed, fmt.Sprintf("%s %d", col.kind, id))
 							continue
 						}
-						r, err := tx.exec(`UPDATE `+col.table+` SET `+col.column+` = $1 WHERE id = $2 AND `+col.column+` = $3`,
+						r, err := tx.ExecContext(ctx, `UPDATE `+col.table+` SET `+col.column+` = $1 WHERE id = $2 AND `+col.column+` = $3`,
 							db.keys.seal(col.purpose, pt), id, olds[i])
 						if err != nil {
 							return err

@@ -280,7 +280,7 @@ func TestRotateKeysConcurrentWrites(t *testing.T) {
 					j = map[string]any{"token": fmt.Sprint("s-", w, "-", i)}
 					u.CredentialJSON = j
 				}
-				if _, err := server.UpdateCredential(ctx, f.admin, k.ID, u, false); err != nil {
+				if _, err := server.UpdateCredential(ctx, f.admin, k.ID, u); err != nil {
 					t.Error(err)
 					return
 				}

@@ -69,19 +69,19 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 	}
 	err := db.update(ctx, func(tx *Tx) error {
 		var n int
-		if err := tx.queryRow(`SELECT COUNT(*) FROM connectors`).Scan(&n); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM connectors`).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			return quarry.Errorf(quarry.ECONFLICT, "Seeding needs an empty database; this one has %d connectors", n)
 		}
 		adminName, curatorName := "seed admin", "seed curator"
-		admin, token, err := tx.createAPIKey(nil, &adminName, quarry.RoleAdmin)
+		admin, token, err := tx.createAPIKey(ctx, nil, &adminName, quarry.RoleAdmin)
 		if err != nil {
 			return err
 		}
 		out.AdminToken = token
-		curator, token, err := tx.createAPIKey(nil, &curatorName, quarry.RoleCurator)
+		curator, token, err := tx.createAPIKey(ctx, nil, &curatorName, quarry.RoleCurator)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 		now := tx.now.Micros()
 		var rows [][]any
 		flush := func(table, columns string) error {
-			err := tx.insertRows(table, columns, rows)
+			err := tx.insertRows(ctx, table, columns, rows)
 			report(len(rows))
 			rows = rows[:0]
 			return err
@@ -113,7 +113,7 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 			return err
 		}
 		for g := 1; g <= spec.Groups; g += 10 {
-			if _, err := tx.exec(`INSERT INTO user_group_members (group_id, user_id, is_curator) VALUES ($1, $2, $3)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO user_group_members (group_id, user_id, is_curator) VALUES ($1, $2, $3)`,
 				g, curator.UserID, g%20 == 1); err != nil {
 				return err
 			}
@@ -170,13 +170,13 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 		}
 		if db.dialect == Postgres {
 			for _, t := range []string{"user_groups", "connectors", "credentials", "cc_pairs"} {
-				if _, err := tx.exec(`SELECT setval(pg_get_serial_sequence('` + t + `', 'id'), (SELECT MAX(id) FROM ` + t + `))`); err != nil {
+				if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('`+t+`', 'id'), (SELECT MAX(id) FROM `+t+`))`); err != nil {
 					return err
 				}
 			}
 		}
 		tx.changed(ChangeAll)
-		return tx.audit(nil, "seed", "database", 0, []string{"user_groups", "connectors", "credentials", "cc_pairs"})
+		return tx.audit(ctx, nil, "seed", "database", 0, []string{"user_groups", "connectors", "credentials", "cc_pairs"})
 	})
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func seedToken(rng *rand.Rand, n int) string {
 }
 
 // insertRows inserts rows into table with one multi-row INSERT.
-func (tx *Tx) insertRows(table, columns string, rows [][]any) error {
+func (tx *Tx) insertRows(ctx context.Context, table, columns string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -236,6 +236,6 @@ func (tx *Tx) insertRows(table, columns string, rows [][]any) error {
 		}
 		b.WriteByte(')')
 	}
-	_, err := tx.exec(b.String(), args...)
+	_, err := tx.ExecContext(ctx, b.String(), args...)
 	return err
 }

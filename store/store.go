@@ -45,8 +45,8 @@ type DB struct {
 
 	dialect    string
 	source     string // The driver's data source: a URL or a file path.
-	write      pool   // Every write transaction; one connection on SQLite.
-	read       pool   // Reads; the same pool as write on PostgreSQL.
+	write      *pool  // Every write transaction; one connection on SQLite.
+	read       *pool  // Reads; the same pool as write on PostgreSQL.
 	keys       *Keyring
 	migrations fs.FS    // The migrations, a directory per dialect.
 	held       *os.File // SQLite: the database file, share-locked while open (see Restore).
@@ -54,44 +54,98 @@ type DB struct {
 }
 
 // pool is a connection pool that counts the statements it runs and, on
-// SQLite, keeps them prepared (pgx keeps its own cache on PostgreSQL).
+// SQLite, keeps them prepared (pgx keeps its own cache on PostgreSQL). It
+// runs statements as conn does, outside any transaction.
 type pool struct {
 	*sql.DB
 	statements *atomic.Int64
 	prepared   *stmtCache // nil: statements are not kept
 }
 
-// QueryContext runs a query and counts it.
-func (p pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	p.statements.Add(1)
-	if st, err := p.prepared.get(ctx, p.DB, query); st != nil || err != nil {
-		if err != nil {
-			return nil, err
-		}
-		return st.QueryContext(ctx, args...)
+// QueryContext runs a query on the pool (see conn).
+func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return conn{p: p}.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a single-row query on the pool (see conn).
+func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return conn{p: p}.QueryRowContext(ctx, query, args...)
+}
+
+// ExecContext runs a statement on the pool (see conn).
+func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return conn{p: p}.ExecContext(ctx, query, args...)
+}
+
+// querier runs queries: a pool, a write transaction (Tx) or a read
+// snapshot. Helpers that read take one, so that they serve all three.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// conn runs statements on pool p, inside transaction tx when it is not
+// nil, and is the one place that counts them and uses the prepared ones: on
+// the pool a statement is prepared when first met; inside a transaction a
+// statement the pool has prepared is used, and one it has not is noted, to
+// be prepared when the transaction ends (it holds a connection that
+// preparing might wait for).
+type conn struct {
+	p  *pool
+	tx *sql.Tx
+}
+
+// stmt returns the prepared statement to run query with, or nil to run it
+// as text.
+func (c conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	c.p.statements.Add(1)
+	if c.tx == nil {
+		return c.p.prepared.get(ctx, c.p.DB, query)
 	}
-	return p.DB.QueryContext(ctx, query, args...)
+	if st := c.p.prepared.lookup(query); st != nil {
+		return c.tx.StmtContext(ctx, st), nil
+	}
+	return nil, nil
+}
+
+// QueryContext runs a query and counts it.
+func (c conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := c.stmt(ctx, query)
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil:
+		return st.QueryContext(ctx, args...)
+	case c.tx != nil:
+		return c.tx.QueryContext(ctx, query, args...)
+	}
+	return c.p.DB.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext runs a single-row query and counts it.
-func (p pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	p.statements.Add(1)
-	if st, err := p.prepared.get(ctx, p.DB, query); st != nil && err == nil {
+func (c conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := c.stmt(ctx, query)
+	switch {
+	case st != nil && err == nil:
 		return st.QueryRowContext(ctx, args...)
+	case c.tx != nil:
+		return c.tx.QueryRowContext(ctx, query, args...)
 	}
-	return p.DB.QueryRowContext(ctx, query, args...)
+	return c.p.DB.QueryRowContext(ctx, query, args...)
 }
 
 // ExecContext runs a statement and counts it.
-func (p pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	p.statements.Add(1)
-	if st, err := p.prepared.get(ctx, p.DB, query); st != nil || err != nil {
-		if err != nil {
-			return nil, err
-		}
+func (c conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.stmt(ctx, query)
+	switch {
+	case err != nil:
+		return nil, err
+	case st != nil:
 		return st.ExecContext(ctx, args...)
+	case c.tx != nil:
+		return c.tx.ExecContext(ctx, query, args...)
 	}
-	return p.DB.ExecContext(ctx, query, args...)
+	return c.p.DB.ExecContext(ctx, query, args...)
 }
 
 // stmtCache keeps prepared statements by their text, so that SQLite parses
@@ -253,7 +307,7 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if db.migrations == nil {
 		db.migrations = migrations
 	}
-	db.write.statements, db.read.statements = &db.statements, &db.statements
+	db.write, db.read = &pool{statements: &db.statements}, &pool{statements: &db.statements}
 	if dialect == Postgres {
 		db.write.DB, err = sql.Open("pgx", withConnectTimeout(source))
 		if err != nil {
@@ -404,7 +458,7 @@ func (db *DB) OpenToOthers() ([]string, error) {
 // Close closes the database.
 func (db *DB) Close() error {
 	err := db.write.Close()
-	if db.read.DB != db.write.DB {
+	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}
 	if db.held != nil {
@@ -438,9 +492,8 @@ func (db *DB) now() quarry.Time { return quarry.TimeFromMicros(db.Now().UnixMicr
 // Tx is a write transaction. Its helpers append audit entries and mark the
 // connector status listing as changed.
 type Tx struct {
-	*sql.Tx
+	conn
 	db      *DB
-	ctx     context.Context
 	now     quarry.Time
 	changes []listingChange // What the transaction changes in the status listing.
 }
@@ -454,18 +507,41 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	// Deferred first, so run last: once the transaction has given back the
 	// write connection.
 	defer db.write.prepared.preparePending(ctx, db.write.DB)
-	tx := &Tx{Tx: sqlTx, db: db, ctx: ctx, now: db.now()}
+	tx := &Tx{conn: conn{p: db.write, tx: sqlTx}, db: db, now: db.now()}
 	defer sqlTx.Rollback()
 	if err := fn(tx); err != nil {
 		return mapError(err)
 	}
 	if len(tx.changes) > 0 {
 		// Last, so that the row lock on PostgreSQL is held briefly.
-		if err := tx.logChanges(); err != nil {
+		if err := tx.logChanges(ctx); err != nil {
 			return mapError(err)
 		}
 	}
 	return mapError(sqlTx.Commit())
+}
+
+// snapshot runs fn with a querier that reads one snapshot of the
+// database, so that reads that must agree (a count and its page, a
+// listing and its parts) do.
+func (db *DB) snapshot(ctx context.Context, fn func(q querier) error) error {
+	tx, err := db.read.BeginTx(ctx, db.snapshotOptions())
+	if err != nil {
+		return mapError(err)
+	}
+	defer db.read.prepared.preparePending(ctx, db.read.DB)
+	defer tx.Rollback()
+	return fn(conn{p: db.read, tx: tx})
+}
+
+// snapshotOptions are the options of a read transaction that sees one
+// snapshot: SQLite's deferred transactions do (WAL), PostgreSQL needs
+// REPEATABLE READ.
+func (db *DB) snapshotOptions() *sql.TxOptions {
+	if db.dialect == Postgres {
+		return &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	return nil
 }
 
 // begin starts a write transaction. On SQLite, while another process holds
@@ -499,50 +575,8 @@ func (db *DB) whileBusy(ctx context.Context, fn func() error) error {
 	}
 }
 
-// ExecContext runs a statement in the transaction and counts it.
-func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	tx.db.statements.Add(1)
-	if st := tx.db.write.prepared.lookup(query); st != nil {
-		return tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	}
-	return tx.Tx.ExecContext(ctx, query, args...)
-}
-
-// QueryContext runs a query in the transaction and counts it.
-func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	tx.db.statements.Add(1)
-	if st := tx.db.write.prepared.lookup(query); st != nil {
-		return tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	}
-	return tx.Tx.QueryContext(ctx, query, args...)
-}
-
-// QueryRowContext runs a single-row query in the transaction and counts it.
-func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	tx.db.statements.Add(1)
-	if st := tx.db.write.prepared.lookup(query); st != nil {
-		return tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-	}
-	return tx.Tx.QueryRowContext(ctx, query, args...)
-}
-
-// exec runs a statement in the transaction.
-func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
-	return tx.ExecContext(tx.ctx, query, args...)
-}
-
-// query runs a query in the transaction.
-func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
-	return tx.QueryContext(tx.ctx, query, args...)
-}
-
-// queryRow runs a single-row query in the transaction.
-func (tx *Tx) queryRow(query string, args ...any) *sql.Row {
-	return tx.QueryRowContext(tx.ctx, query, args...)
-}
-
 // audit appends an audit entry for a change made by c.
-func (tx *Tx) audit(c *quarry.Caller, action, resourceType string, resourceID any, fields []string) error {
+func (tx *Tx) audit(ctx context.Context, c *quarry.Caller, action, resourceType string, resourceID any, fields []string) error {
 	if fields == nil {
 		fields = []string{}
 	}
@@ -554,11 +588,20 @@ func (tx *Tx) audit(c *quarry.Caller, action, resourceType string, resourceID an
 			keyID = &c.APIKeyID
 		}
 	}
-	_, err := tx.exec(`INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id, source_ip)
+	_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id, source_ip)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		tx.now.Micros(), actor, keyID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields),
-		quarry.RequestIDFrom(tx.ctx), quarry.ClientIPFrom(tx.ctx))
+		quarry.RequestIDFrom(ctx), quarry.ClientIPFrom(ctx))
 	return err
+}
+
+// auditAs appends an audit entry for a change made by user id (or by
+// nobody known, for ""), outside any request of theirs: a sign-in.
+func (tx *Tx) auditAs(ctx context.Context, userID, action, resourceType string, resourceID any, fields []string) error {
+	if userID == "" {
+		return tx.audit(ctx, nil, action, resourceType, resourceID, fields)
+	}
+	return tx.audit(ctx, &quarry.Caller{User: quarry.User{ID: userID}}, action, resourceType, resourceID, fields)
 }
 
 // DataVersion returns a number that changes whenever a committed write
@@ -570,7 +613,7 @@ func (db *DB) DataVersion(ctx context.Context) (int64, error) {
 }
 
 // eachInts runs a query of two integer columns and calls fn for each row.
-func eachInts(ctx context.Context, q reader, query string, args []any, fn func(a, b int64)) error {
+func eachInts(ctx context.Context, q querier, query string, args []any, fn func(a, b int64)) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return mapError(err)
@@ -593,4 +636,20 @@ func anys[T any](s []T) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// sqlIn returns "column IN ($n, …)" for values, which it appends to args:
+// the one way the store builds an IN list.
+func sqlIn(column string, values []any, args *[]any) string {
+	var b strings.Builder
+	b.WriteString(column + " IN (")
+	for i, v := range values {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		*args = append(*args, v)
+		fmt.Fprintf(&b, "$%d", len(*args))
+	}
+	b.WriteString(")")
+	return b.String()
 }

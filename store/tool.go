@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -56,7 +55,7 @@ func (db *DB) scanTool(s interface{ Scan(...any) error }) (*quarry.Tool, error) 
 	return &t, nil
 }
 
-func (db *DB) tool(ctx context.Context, q queryer, id int64) (*quarry.Tool, error) {
+func (db *DB) tool(ctx context.Context, q querier, id int64) (*quarry.Tool, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.id = $1`, id)
 	if err != nil {
 		return nil, mapError(err)
@@ -106,12 +105,12 @@ func (db *DB) sealHeaders(hs []quarry.Header) []byte {
 }
 
 // checkOAuthConfig fails with 404 if id names no OAuth config.
-func (tx *Tx) checkOAuthConfig(id *int64) error {
+func (tx *Tx) checkOAuthConfig(ctx context.Context, id *int64) error {
 	if id == nil {
 		return nil
 	}
 	var one int
-	err := tx.queryRow(`SELECT 1 FROM oauth_configs WHERE id = $1`, *id).Scan(&one)
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM oauth_configs WHERE id = $1`, *id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return oauthConfigNotFound(*id)
 	}
@@ -127,11 +126,11 @@ func (db *DB) CreateTool(ctx context.Context, c *quarry.Caller, in quarry.ToolIn
 		if err := draft.CheckAuth(); err != nil {
 			return err
 		}
-		if err := tx.checkOAuthConfig(in.OAuthConfigID); err != nil {
+		if err := tx.checkOAuthConfig(ctx, in.OAuthConfigID); err != nil {
 			return err
 		}
 		var id int64
-		err := tx.queryRow(`INSERT INTO tools (name, description, definition, headers, passthrough_auth, user_id, oauth_config_id,
+		err := tx.QueryRowContext(ctx, `INSERT INTO tools (name, description, definition, headers, passthrough_auth, user_id, oauth_config_id,
 				enabled, chat_selectable, agent_creation_selectable, default_enabled, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, TRUE, TRUE, FALSE, $8, $8) RETURNING id`,
 			in.Name, in.Description, string(in.Definition), db.sealHeaders(in.Headers), in.PassthroughAuth, c.ID,
@@ -139,7 +138,7 @@ func (db *DB) CreateTool(ctx context.Context, c *quarry.Caller, in quarry.ToolIn
 		if err != nil {
 			return err
 		}
-		if err := tx.audit(c, "tool.create", "tool", id, []string{"name", "description", "definition", "custom_headers", "passthrough_auth", "oauth_config_id"}); err != nil {
+		if err := tx.audit(ctx, c, "tool.create", "tool", id, []string{"name", "description", "definition", "custom_headers", "passthrough_auth", "oauth_config_id"}); err != nil {
 			return err
 		}
 		t, err = db.tool(ctx, tx, id)
@@ -150,12 +149,11 @@ func (db *DB) CreateTool(ctx context.Context, c *quarry.Caller, in quarry.ToolIn
 
 // UpdateTool applies a partial update to custom tool id for c (contract
 // section 4.2, checks 1–3 and 5–7; the caller validates the definition,
-// check 4). With keepEchoes, a header value equal to the masked rendering of
-// the stored value of the same header keeps the stored value. The If-Match
-// check and the write are one conditional statement.
-func (db *DB) UpdateTool(ctx context.Context, c *quarry.Caller, id int64, u quarry.ToolUpdate, keepEchoes bool) (*quarry.Tool, error) {
+// check 4), as quarry.ToolUpdate.Apply says. The If-Match check and the
+// write are one conditional statement.
+func (db *DB) UpdateTool(ctx context.Context, c *quarry.Caller, id int64, u quarry.ToolUpdate) (*quarry.Tool, error) {
 	for range maxUpdateAttempts {
-		t, err := db.updateTool(ctx, c, id, u, keepEchoes)
+		t, err := db.updateTool(ctx, c, id, u)
 		if !errors.Is(err, errRaced) {
 			return t, err
 		}
@@ -163,7 +161,7 @@ func (db *DB) UpdateTool(ctx context.Context, c *quarry.Caller, id int64, u quar
 	return nil, quarry.Errorf(quarry.ECONFLICT, "Tool %d is being changed by others; try again", id)
 }
 
-func (db *DB) updateTool(ctx context.Context, c *quarry.Caller, id int64, u quarry.ToolUpdate, keepEchoes bool) (*quarry.Tool, error) {
+func (db *DB) updateTool(ctx context.Context, c *quarry.Caller, id int64, u quarry.ToolUpdate) (*quarry.Tool, error) {
 	var t *quarry.Tool
 	err := db.update(ctx, func(tx *Tx) error {
 		old, err := db.tool(ctx, tx, id)
@@ -173,40 +171,19 @@ func (db *DB) updateTool(ctx context.Context, c *quarry.Caller, id int64, u quar
 		if err := c.CheckToolEdit(old); err != nil {
 			return err
 		}
-		next := *old
-		if u.Name != nil {
-			next.Name = *u.Name
-		}
-		if u.Description != nil {
-			next.Description = *u.Description
-		}
-		if u.Definition != nil {
-			next.Definition = u.Definition
-		}
-		if u.Headers != nil {
-			next.Headers = *u.Headers
-			if keepEchoes {
-				next.Headers = quarry.KeepMaskedHeaders(old.Headers, *u.Headers)
-			}
-		}
-		if u.PassthroughAuth != nil {
-			next.PassthroughAuth = *u.PassthroughAuth
-		}
-		if u.OAuthConfigID != nil {
-			next.OAuthConfigID = *u.OAuthConfigID
-		}
+		next := u.Apply(old)
 		if err := next.CheckAuth(); err != nil {
 			return err
 		}
 		if u.OAuthConfigID != nil {
-			if err := tx.checkOAuthConfig(*u.OAuthConfigID); err != nil {
+			if err := tx.checkOAuthConfig(ctx, *u.OAuthConfigID); err != nil {
 				return err
 			}
 		}
-		if u.IfMatch != nil && !slices.Contains(u.IfMatch, old.Version) {
-			return errPrecondition
+		if err := quarry.CheckVersion(u.IfMatch, old.Version); err != nil {
+			return err
 		}
-		res, err := tx.exec(`UPDATE tools SET name = $1, description = $2, definition = $3, headers = $4, passthrough_auth = $5,
+		res, err := tx.ExecContext(ctx, `UPDATE tools SET name = $1, description = $2, definition = $3, headers = $4, passthrough_auth = $5,
 				oauth_config_id = $6, version = version + 1, updated_at = $7
 			WHERE id = $8 AND version = $9`,
 			next.Name, next.Description, string(next.Definition), db.sealHeaders(next.Headers), next.PassthroughAuth,
@@ -214,7 +191,7 @@ func (db *DB) updateTool(ctx context.Context, c *quarry.Caller, id int64, u quar
 		if err := swapped(res, err, u.IfMatch != nil); err != nil {
 			return err
 		}
-		if err := tx.audit(c, "tool.update", "tool", id, u.ChangedFields(old, &next)); err != nil {
+		if err := tx.audit(ctx, c, "tool.update", "tool", id, u.ChangedFields(old, next)); err != nil {
 			return err
 		}
 		t, err = db.tool(ctx, tx, id)
@@ -233,10 +210,10 @@ func (db *DB) DeleteTool(ctx context.Context, c *quarry.Caller, id int64) error 
 		if err := c.CheckToolEdit(old); err != nil {
 			return err
 		}
-		if _, err := tx.exec(`DELETE FROM tools WHERE id = $1`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tools WHERE id = $1`, id); err != nil {
 			return err
 		}
-		return tx.audit(c, "tool.delete", "tool", id, nil)
+		return tx.audit(ctx, c, "tool.delete", "tool", id, nil)
 	})
 }
 
@@ -270,8 +247,8 @@ func (db *DB) SetToolsEnabled(ctx context.Context, c *quarry.Caller, ids []int64
 			return quarry.Errorf(quarry.ENOTFOUND, "Tools with IDs [%s] not found", strings.Join(missing, ", "))
 		}
 		for _, t := range tools {
-			if !c.CanEnableTool(t) {
-				return quarry.Errorf(quarry.EFORBIDDEN, "You can only modify actions that you created.")
+			if err := c.CheckEnableTool(t); err != nil {
+				return err
 			}
 		}
 		for _, t := range tools {
@@ -279,11 +256,11 @@ func (db *DB) SetToolsEnabled(ctx context.Context, c *quarry.Caller, ids []int64
 			if t.Enabled == enabled {
 				continue
 			}
-			if _, err := tx.exec(`UPDATE tools SET enabled = $1, version = version + 1, updated_at = $2 WHERE id = $3`,
+			if _, err := tx.ExecContext(ctx, `UPDATE tools SET enabled = $1, version = version + 1, updated_at = $2 WHERE id = $3`,
 				enabled, later(tx.now, t.UpdatedAt).Micros(), t.ID); err != nil {
 				return err
 			}
-			if err := tx.audit(c, "tool.update", "tool", t.ID, []string{"enabled"}); err != nil {
+			if err := tx.audit(ctx, c, "tool.update", "tool", t.ID, []string{"enabled"}); err != nil {
 				return err
 			}
 		}

@@ -111,7 +111,7 @@ func (db *DB) userCaller(ctx context.Context, id string) (*quarry.Caller, error)
 }
 
 // createUser inserts a service-account user for an API key.
-func (tx *Tx) createUser(name *string, role quarry.Role) (*quarry.User, error) {
+func (tx *Tx) createUser(ctx context.Context, name *string, role quarry.Role) (*quarry.User, error) {
 	id := uuid.NewString()
 	label := "unnamed"
 	if name != nil && *name != "" {
@@ -126,16 +126,16 @@ func (tx *Tx) createUser(name *string, role quarry.Role) (*quarry.User, error) {
 		ServiceAccount: true,
 		CreatedAt:      tx.now,
 	}
-	return u, tx.insertUser(u, nil)
+	return u, tx.insertUser(ctx, u, nil)
 }
 
 // insertUser inserts u, with a password hash if it has one.
-func (tx *Tx) insertUser(u *quarry.User, passwordHash *string) error {
+func (tx *Tx) insertUser(ctx context.Context, u *quarry.User, passwordHash *string) error {
 	nameKey := ""
 	if u.Name != nil {
 		nameKey = strings.ToLower(*u.Name)
 	}
-	_, err := tx.exec(`INSERT INTO users (id, email, email_key, name, name_key, role, is_active, service_account, password_hash, created_at, updated_at)
+	_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, email_key, name, name_key, role, is_active, service_account, password_hash, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
 		u.ID, u.Email, quarry.EmailKey(u.Email), u.Name, nameKey, u.Role, u.IsActive, u.ServiceAccount, passwordHash, u.CreatedAt.Micros())
 	if quarry.ErrorCode(mapError(err)) == quarry.ECONFLICT {
@@ -166,9 +166,9 @@ func emailLocal(name string) string {
 }
 
 // userExists reports whether a user with id exists.
-func (tx *Tx) userExists(id string) (bool, error) {
+func (tx *Tx) userExists(ctx context.Context, id string) (bool, error) {
 	var one int
-	err := tx.queryRow(`SELECT 1 FROM users WHERE id = $1`, id).Scan(&one)
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = $1`, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -176,33 +176,40 @@ func (tx *Tx) userExists(id string) (bool, error) {
 }
 
 // userRole returns the role of user id.
-func (tx *Tx) userRole(id string) (quarry.Role, error) {
+func (tx *Tx) userRole(ctx context.Context, id string) (quarry.Role, error) {
 	var r quarry.Role
-	err := tx.queryRow(`SELECT role FROM users WHERE id = $1`, id).Scan(&r)
+	err := tx.QueryRowContext(ctx, `SELECT role FROM users WHERE id = $1`, id).Scan(&r)
 	return r, err
 }
 
-// syncCuratorRole demotes a curator that curates no group any more to basic,
-// as Onyx does when the last curator flag goes, and records the change.
-func (tx *Tx) syncCuratorRole(c *quarry.Caller, userID string) error {
-	res, err := tx.exec(`UPDATE users SET role = 'basic', updated_at = $2 WHERE id = $1 AND role = 'curator'
-		AND NOT EXISTS (SELECT 1 FROM user_group_members WHERE user_id = $1 AND is_curator)`, userID, tx.now.Micros())
-	return tx.auditRoleChange(c, userID, res, err)
-}
-
-// promoteToCurator makes a basic user a curator, and records the change.
-func (tx *Tx) promoteToCurator(c *quarry.Caller, userID string) error {
-	res, err := tx.exec(`UPDATE users SET role = 'curator', updated_at = $2 WHERE id = $1 AND role = 'basic'`, userID, tx.now.Micros())
-	return tx.auditRoleChange(c, userID, res, err)
+// syncCuratorRole brings the role of user id up to date after one of its
+// curator flags was set or cleared (quarry.RoleWithFlags), and records the
+// change.
+func (tx *Tx) syncCuratorRole(ctx context.Context, c *quarry.Caller, userID string) error {
+	var (
+		role  quarry.Role
+		flags int
+	)
+	err := tx.QueryRowContext(ctx, `SELECT role, (SELECT COUNT(*) FROM user_group_members WHERE user_id = $1 AND is_curator)
+		FROM users WHERE id = $1`, userID).Scan(&role, &flags)
+	if err != nil {
+		return err
+	}
+	next := quarry.RoleWithFlags(role, flags)
+	if next == role {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE users SET role = $1, updated_at = $2 WHERE id = $3`, next, tx.now.Micros(), userID)
+	return tx.auditRoleChange(ctx, c, userID, res, err)
 }
 
 // auditRoleChange records a role change if the update res changed a row.
-func (tx *Tx) auditRoleChange(c *quarry.Caller, userID string, res sql.Result, err error) error {
+func (tx *Tx) auditRoleChange(ctx context.Context, c *quarry.Caller, userID string, res sql.Result, err error) error {
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return err
 	}
-	return tx.audit(c, "user.role_change", "user", userID, []string{"role"})
+	return tx.audit(ctx, c, "user.role_change", "user", userID, []string{"role"})
 }

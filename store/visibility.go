@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -39,19 +38,4 @@ func connectorsVisibleTo(c *quarry.Caller, conn string, args *[]any) string {
 	}
 	cond += " OR EXISTS (SELECT 1 FROM cc_pairs vp WHERE vp.connector_id = " + conn + ".id AND " + pairsVisibleTo(c, "vp", args) + ")"
 	return "(" + cond + ")"
-}
-
-// sqlIn returns "column IN ($n, …)" for values, appended to args.
-func sqlIn(column string, values []any, args *[]any) string {
-	var b strings.Builder
-	b.WriteString(column + " IN (")
-	for i, v := range values {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		*args = append(*args, v)
-		fmt.Fprintf(&b, "$%d", len(*args))
-	}
-	b.WriteString(")")
-	return b.String()
 }

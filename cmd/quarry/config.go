@@ -367,7 +367,7 @@ func (c *Config) signIn(ctx context.Context, log *slog.Logger) (api.SignInConfig
 		Domains:      c.EmailDomains,
 		Algorithms:   c.OIDCAlgorithms,
 		Skew:         c.OIDCSkew,
-		Roles:        auth.RolePolicy{AdminEmails: c.AdminEmails, Claim: c.OIDCRoleClaim, Map: c.OIDCRoleMap},
+		Roles:        quarry.RolePolicy{AdminEmails: c.AdminEmails, Claim: c.OIDCRoleClaim, Map: c.OIDCRoleMap},
 	}, log)
 	return si, nil
 }
