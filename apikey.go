@@ -76,3 +76,14 @@ func DisplayAPIKey(token string) string {
 	k := strings.TrimPrefix(token, APIKeyPrefix)
 	return APIKeyPrefix + k[:4] + "********" + k[len(k)-4:]
 }
+
+// CheckLastAdminKey reports why key k of service account u may not be
+// revoked, or given another role than admin (what says which: "revoked",
+// "given another role"), given others, the number of other active admins
+// who can sign in: it may be the last way in as an admin.
+func CheckLastAdminKey(k *APIKey, u *User, others int, what string) error {
+	if !u.IsActiveAdmin() || others > 0 {
+		return nil
+	}
+	return Errorf(EINVALID, "API key %d is the last active admin and cannot be %s: make another admin first", k.ID, what)
+}

@@ -28,6 +28,12 @@ type SessionPolicy struct {
 	Absolute time.Duration // A session ends this long after sign-in, used or not.
 }
 
+// TouchEvery is how often the use of a session is recorded: rarely, so
+// that reads seldom write, but at least four times per idle time-out, so
+// that a session in use never looks idle (a minute, or a quarter of Idle
+// when that is shorter).
+func (p SessionPolicy) TouchEvery() time.Duration { return min(time.Minute, p.Idle/4) }
+
 // NewSession describes a session to open at sign-in.
 type NewSession struct {
 	Method    string

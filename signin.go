@@ -2,9 +2,11 @@ package quarry
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	_ "embed"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -42,23 +44,67 @@ func (d EmailDomains) Allow(key string) bool {
 	return len(d) == 0 || slices.Contains(d, key[strings.LastIndexByte(key, '@')+1:])
 }
 
+// InviteMatch says what an admin's invitation does for a registration.
+type InviteMatch int
+
+// What an invitation does for a registration.
+const (
+	NotInvited         InviteMatch = iota // The email has no invitation.
+	InvitationMismatch                    // It has one, but the token given is missing, not its token, or expired.
+	InvitationMatched                     // The token given is the email's invitation's, in time.
+)
+
+// RegistrationFacts are what is known of an email that would register a
+// local account.
+type RegistrationFacts struct {
+	First     bool        // The database has no people yet.
+	Taken     bool        // An account has the email (its key).
+	Lookalike bool        // An account has an email that looks like it (EmailSkeleton).
+	Invited   InviteMatch // What the email's invitation does with the token given (MatchInvitation).
+}
+
+// ErrEmailTaken answers a new account whose email another has. It is a
+// 400, as FastAPI-Users' REGISTER_USER_ALREADY_EXISTS is.
+var ErrEmailTaken = Errorf(EINVALID, "A user with this email already exists")
+
 // Check reports why the person with email key key may not register a local
-// account, or nil if they may. first says the database has no people yet:
-// the first person may register whatever the mode but closed (and becomes
-// an admin, see NewAccountRole). invited says an admin invited the email.
-// Closed registration and the allowed domains bind everyone.
-func (p *RegistrationPolicy) Check(key string, first, invited bool) error {
+// account, given f, or nil if they may. Closed registration and the allowed
+// domains bind everyone, and are told before whether the email is taken.
+// The first person of a new database may register whatever the mode but
+// closed (and becomes an admin, see NewAccountRole). By invitation, only
+// the invitation's token opens registration, so that whoever merely knows
+// an invited email cannot take the account.
+func (p *RegistrationPolicy) Check(key string, f RegistrationFacts) error {
 	switch {
 	case p.Mode == RegistrationClosed:
 		return Errorf(EFORBIDDEN, "Registration is closed; sign in with single sign-on or ask an admin")
 	case !p.Domains.Allow(key):
 		return Errorf(EFORBIDDEN, "Accounts are for emails of these domains only: %s", strings.Join(p.Domains, ", "))
-	case first, invited:
+	case f.Taken:
+		return ErrEmailTaken
+	case f.Lookalike:
+		return ErrLookalikeEmail
+	case f.First, f.Invited == InvitationMatched, p.Mode != RegistrationInvite:
 		return nil
-	case p.Mode == RegistrationInvite:
-		return Errorf(EFORBIDDEN, "Registration is by invitation only, and this email has not been invited")
+	case f.Invited == InvitationMismatch:
+		return Errorf(EFORBIDDEN, "Registration is by invitation only: register with the link of your invitation (if it has expired, ask an admin for a new one)")
 	}
-	return nil
+	return Errorf(EFORBIDDEN, "Registration is by invitation only, and this email has not been invited")
+}
+
+// MatchInvitation says what an invitation whose link has the token hash
+// tokenHash (nil: no link was issued) and ends at expires does for a
+// registration with token at now. Hashes are compared in constant time.
+func MatchInvitation(exists bool, tokenHash *string, expires *Time, token string, now Time) InviteMatch {
+	switch {
+	case !exists:
+		return NotInvited
+	case tokenHash == nil || expires == nil || token == "" || !expires.After(now.Time):
+		return InvitationMismatch
+	case subtle.ConstantTimeCompare([]byte(*tokenHash), []byte(HashToken(token))) != 1:
+		return InvitationMismatch
+	}
+	return InvitationMatched
 }
 
 // NewAccountRole returns the role of a person who registers a local
@@ -71,12 +117,32 @@ func NewAccountRole(first bool) Role {
 	return RoleBasic
 }
 
-// Invitation lets a person register when registration is by invitation.
+// Invitation lets a person register when registration is by invitation,
+// with the link of its token (InvitationLink).
 type Invitation struct {
 	Email     string  `json:"email"`
 	InvitedBy *string `json:"invited_by"`
 	CreatedAt Time    `json:"created_at"`
+	// ExpiresAt is when its link stops working; nil until a link is issued
+	// (an invitation made through Onyx's PUT /manage/admin/users has none).
+	ExpiresAt *Time `json:"expires_at"`
 }
+
+// InvitationLink is the single-use token of an invitation, shown once, when
+// it is issued; only its SHA-256 is stored. A new link replaces the one
+// before.
+type InvitationLink struct {
+	Email     string
+	Token     string
+	ExpiresAt Time
+}
+
+// InvitationTokenPrefix begins every invitation token.
+const InvitationTokenPrefix = "qri_"
+
+// NewInvitationToken returns a fresh invitation token ("qri_" + 43
+// base64url characters, 256 random bits) and its hash.
+func NewInvitationToken() (token, hash string) { return newToken(InvitationTokenPrefix) }
 
 // MaxPasswordBytes bounds the passwords Quarry hashes: longer ones are
 // refused before any work is done.
@@ -208,53 +274,116 @@ func (id *Identity) RoleOutOfDate(role Role) bool {
 // account as for a wrong password.)
 var ErrDeactivated = Errorf(EFORBIDDEN, "This account is deactivated; ask an admin")
 
-// SignInLimits bound the attempts to sign in or register counted against a
-// key (see ThrottleKey) in each Window; a successful sign-in takes its
-// attempt back. Past its limit in a window, a key is refused until the
-// window ends.
+// SignInLimits bound the attempts to sign in and to register, counted in
+// windows of Window before a password is checked (so that attempts made at
+// once count too); a successful sign-in takes its attempt back.
+//
+// Brute force against one account is bounded per address, not per account:
+// a limit per account alone would let anybody lock a person out by failing
+// for them. An address (an IPv6 /64 counts as one, see ThrottleAddress) may
+// fail PerAccountAddress times for an account in a window. Once an account
+// has failed PerAccount times in a window, from all addresses together, an
+// address that has failed for it already must wait for the window to end,
+// while an address that has not (the person's own, as a rule) is let
+// through: so the person keeps signing in while their account is under
+// attack, and a distributed attack gets one guess per address.
 type SignInLimits struct {
-	Window        time.Duration
-	PerAccount    int // Sign-ins per account (or email tried).
-	PerAddress    int // Sign-ins per client address.
-	Registrations int // Registrations per client address.
+	Window            time.Duration
+	PerAccountAddress int // Sign-ins per account from one address.
+	PerAccount        int // Sign-ins per account from all addresses before failed addresses wait.
+	PerAddress        int // Sign-ins per address, to all accounts.
+	Registrations     int // Registrations per address.
 }
 
 // DefaultSignInLimits returns the limits Quarry applies: per 15 minutes,
-// 10 sign-ins per account, 100 per address and 20 registrations per
+// 10 sign-ins per account and address, 10 per account from all addresses
+// before failed addresses wait, 100 per address and 20 registrations per
 // address.
 func DefaultSignInLimits() SignInLimits {
-	return SignInLimits{Window: 15 * time.Minute, PerAccount: 10, PerAddress: 100, Registrations: 20}
+	return SignInLimits{Window: 15 * time.Minute, PerAccountAddress: 10, PerAccount: 10, PerAddress: 100, Registrations: 20}
 }
 
-// ThrottleKey names what attempts are counted against: an account by its
-// email key (hashed: the store holds no emails in its counts), an address,
-// or registrations from an address (kinds "account", "address",
-// "register").
-func ThrottleKey(kind, value string) string {
-	if kind == "account" {
-		sum := sha256.Sum256([]byte(value))
-		value = hex.EncodeToString(sum[:16])
+// AttemptKeys returns the keys the attempts to sign in to the account with
+// email key key from address addr are counted against: the account and
+// address together, the account, and the address.
+func AttemptKeys(key, addr string) (pair, account, address string) {
+	account = throttleKey("account", hashKey(key))
+	address = throttleKey("address", ThrottleAddress(addr))
+	return throttleKey("pair", hashKey(key)+" "+ThrottleAddress(addr)), account, address
+}
+
+// RegistrationKey returns the key the registrations from address addr are
+// counted against.
+func RegistrationKey(addr string) string { return throttleKey("register", ThrottleAddress(addr)) }
+
+// hashKey returns a hash of an email key: the counts hold no emails.
+func hashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:16])
+}
+
+func throttleKey(kind, value string) string { return kind + ":" + value }
+
+// ThrottleAddress returns the address attempts from addr are counted
+// against: addr itself for IPv4 (and IPv4-mapped IPv6), its /64 for IPv6,
+// the block one host is usually given, so that it cannot try again from
+// each of its 2^64 addresses.
+func ThrottleAddress(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
 	}
-	return kind + ":" + value
-}
-
-// Throttle is a key with its limit of attempts per window.
-type Throttle struct {
-	Key   string
-	Limit int
-}
-
-// Check reports ETOOMANY, saying when to try again, if count attempts
-// counted in the window that started at start are past t's limit at now.
-func (t Throttle) Check(count int, start, now time.Time, window time.Duration) error {
-	if count <= t.Limit {
-		return nil
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
 	}
-	wait := start.Add(window).Sub(now)
+	p, _ := ip.WithZone("").Prefix(64)
+	return p.String()
+}
+
+// AttemptCount is how many attempts were counted against a key in its
+// window so far, this one included, and when the window started.
+type AttemptCount struct {
+	N     int
+	Start time.Time
+}
+
+// CheckSignIn reports ETOOMANY, saying when to try again, if an attempt to
+// sign in that brought the counts of its AttemptKeys to pair, account and
+// address at now may not have its password checked.
+func (l SignInLimits) CheckSignIn(pair, account, address AttemptCount, now time.Time) error {
+	switch {
+	case address.N > l.PerAddress:
+		return l.tooMany(address, now)
+	case pair.N > l.PerAccountAddress:
+		return l.tooMany(pair, now)
+	case account.N > l.PerAccount && pair.N > 1:
+		return l.tooMany(pair, now)
+	}
+	return nil
+}
+
+// CheckRegistration reports ETOOMANY if count registrations from one
+// address (RegistrationKey) are too many at now.
+func (l SignInLimits) CheckRegistration(count AttemptCount, now time.Time) error {
+	if count.N > l.Registrations {
+		return l.refuse("Too many registrations from this address", count, now)
+	}
+	return nil
+}
+
+// tooMany is the refusal of a sign-in counted as c, until its window ends.
+func (l SignInLimits) tooMany(c AttemptCount, now time.Time) error {
+	return l.refuse("Too many failed sign-ins", c, now)
+}
+
+// refuse is ETOOMANY with what, saying when c's window ends.
+func (l SignInLimits) refuse(what string, c AttemptCount, now time.Time) error {
+	wait := c.Start.Add(l.Window).Sub(now)
 	minutes := int((wait + time.Minute - 1) / time.Minute)
 	unit := "minutes"
 	if minutes == 1 {
 		unit = "minute"
 	}
-	return &Error{Code: ETOOMANY, RetryAfter: wait, Message: fmt.Sprintf("Too many failed sign-ins; try again in %d %s", minutes, unit)}
+	return &Error{Code: ETOOMANY, RetryAfter: wait, Message: fmt.Sprintf("%s; try again in %d %s", what, minutes, unit)}
 }

@@ -18,38 +18,121 @@ func errText(err error) string {
 
 func TestRegistrationPolicy(t *testing.T) {
 	const (
-		closed = "forbidden: Registration is closed; sign in with single sign-on or ask an admin"
-		domain = "forbidden: Accounts are for emails of these domains only: corp.example, lab.example"
-		invite = "forbidden: Registration is by invitation only, and this email has not been invited"
+		closed   = "forbidden: Registration is closed; sign in with single sign-on or ask an admin"
+		domain   = "forbidden: Accounts are for emails of these domains only: corp.example, lab.example"
+		invite   = "forbidden: Registration is by invitation only, and this email has not been invited"
+		noLink   = "forbidden: Registration is by invitation only: register with the link of your invitation (if it has expired, ask an admin for a new one)"
+		taken    = "invalid: A user with this email already exists"
+		lookLike = "invalid: This email looks like the email of an existing account; use another, or ask an admin"
 	)
 	domains := quarry.EmailDomains{"corp.example", "lab.example"}
+	open := quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
+	byInvite := quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite}
 	for _, tt := range []struct {
-		name           string
-		p              quarry.RegistrationPolicy
-		key            string
-		first, invited bool
-		want           string
+		name string
+		p    quarry.RegistrationPolicy
+		key  string
+		f    quarry.RegistrationFacts
+		want string
 	}{
-		{"open", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}, "a@x.example", false, false, ""},
-		{"open, the first", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}, "a@x.example", true, false, ""},
-		{"invite, not invited", quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite}, "a@x.example", false, false, invite},
-		{"invite, invited", quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite}, "a@x.example", false, true, ""},
-		{"invite, the first", quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite}, "a@x.example", true, false, ""},
-		{"closed binds the first", quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}, "a@x.example", true, false, closed},
-		{"closed binds the invited", quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}, "a@x.example", false, true, closed},
-		{"domain allowed", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: domains}, "a@lab.example", false, false, ""},
-		{"domain binds the first", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: domains}, "a@x.example", true, false, domain},
-		{"domain binds the invited", quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite, Domains: domains}, "a@x.example", false, true, domain},
-		{"a subdomain is another domain", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: domains}, "a@eu.corp.example", false, false, domain},
+		{"open", open, "a@x.example", quarry.RegistrationFacts{}, ""},
+		{"open, the first", open, "a@x.example", quarry.RegistrationFacts{First: true}, ""},
+		{"open, taken", open, "a@x.example", quarry.RegistrationFacts{Taken: true}, taken},
+		{"open, a lookalike", open, "a@x.example", quarry.RegistrationFacts{Lookalike: true}, lookLike},
+		{"invite, not invited", byInvite, "a@x.example", quarry.RegistrationFacts{}, invite},
+		{"invite, invited without the link's token", byInvite, "a@x.example", quarry.RegistrationFacts{Invited: quarry.InvitationMismatch}, noLink},
+		{"invite, with the link's token", byInvite, "a@x.example", quarry.RegistrationFacts{Invited: quarry.InvitationMatched}, ""},
+		{"invite, the first", byInvite, "a@x.example", quarry.RegistrationFacts{First: true}, ""},
+		{"invite, the link's token but taken", byInvite, "a@x.example", quarry.RegistrationFacts{Taken: true, Invited: quarry.InvitationMatched}, taken},
+		{"closed binds the first", quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}, "a@x.example", quarry.RegistrationFacts{First: true}, closed},
+		{"closed binds the invited", quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}, "a@x.example", quarry.RegistrationFacts{Invited: quarry.InvitationMatched}, closed},
+		{"closed is told before taken", quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}, "a@x.example", quarry.RegistrationFacts{Taken: true}, closed},
+		{"domain allowed", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: domains}, "a@lab.example", quarry.RegistrationFacts{}, ""},
+		{"domain binds the first", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: domains}, "a@x.example", quarry.RegistrationFacts{First: true}, domain},
+		{"domain binds the invited", quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite, Domains: domains}, "a@x.example", quarry.RegistrationFacts{Invited: quarry.InvitationMatched}, domain},
+		{"a subdomain is another domain", quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen, Domains: domains}, "a@eu.corp.example", quarry.RegistrationFacts{}, domain},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := errText(tt.p.Check(tt.key, tt.first, tt.invited)); got != tt.want {
-				t.Errorf("Check(%q, first %t, invited %t) = %q, want %q", tt.key, tt.first, tt.invited, got, tt.want)
+			if got := errText(tt.p.Check(tt.key, tt.f)); got != tt.want {
+				t.Errorf("Check(%q, %+v) = %q, want %q", tt.key, tt.f, got, tt.want)
 			}
 		})
 	}
 	if quarry.NewAccountRole(true) != quarry.RoleAdmin || quarry.NewAccountRole(false) != quarry.RoleBasic {
 		t.Error("NewAccountRole: the first person is an admin, everyone after basic")
+	}
+}
+
+func TestMatchInvitation(t *testing.T) {
+	token, hash := quarry.NewInvitationToken()
+	now := quarry.TimeFromMicros(1_000_000)
+	later, earlier := quarry.TimeFromMicros(2_000_000), quarry.TimeFromMicros(999_999)
+	other, _ := quarry.NewInvitationToken()
+	for _, tt := range []struct {
+		name    string
+		exists  bool
+		hash    *string
+		expires *quarry.Time
+		token   string
+		want    quarry.InviteMatch
+	}{
+		{"no invitation", false, nil, nil, token, quarry.NotInvited},
+		{"no link issued", true, nil, nil, token, quarry.InvitationMismatch},
+		{"no token given", true, &hash, &later, "", quarry.InvitationMismatch},
+		{"another token", true, &hash, &later, other, quarry.InvitationMismatch},
+		{"expired", true, &hash, &earlier, token, quarry.InvitationMismatch},
+		{"expires now", true, &hash, &now, token, quarry.InvitationMismatch},
+		{"the token, in time", true, &hash, &later, token, quarry.InvitationMatched},
+	} {
+		if got := quarry.MatchInvitation(tt.exists, tt.hash, tt.expires, tt.token, now); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if !strings.HasPrefix(token, "qri_") || len(token) != 47 || hash != quarry.HashToken(token) {
+		t.Errorf("token %q, hash %q", token, hash)
+	}
+}
+
+func TestEmails(t *testing.T) {
+	for _, tt := range []struct {
+		in, email, key, err string
+	}{
+		{" Kate@Corp.Example ", "Kate@Corp.Example", "kate@corp.example", ""},
+		{"\u212Aate@corp.example", "Kate@corp.example", "kate@corp.example", ""},
+		{"\uff4b\uff41\uff54\uff45@corp.example", "kate@corp.example", "kate@corp.example", ""},
+		{"STRASSE@corp.example", "STRASSE@corp.example", "strasse@corp.example", ""},
+		{"stra\u00dfe@corp.example", "stra\u00dfe@corp.example", "strasse@corp.example", ""}, // case folding: ß is ss
+		{"kate", "", "", `invalid: "kate" is not a valid email address`},
+		{"ka te@corp.example", "", "", `invalid: "ka te@corp.example" is not a valid email address`},
+	} {
+		email, key, err := quarry.ParseEmail(tt.in)
+		if email != tt.email || key != tt.key || errText(err) != tt.err {
+			t.Errorf("ParseEmail(%q) = %q, %q, %q; want %q, %q, %q", tt.in, email, key, errText(err), tt.email, tt.key, tt.err)
+		}
+	}
+	const mixed = "invalid: The email's name part mixes scripts (such as Latin and Cyrillic letters); use an address in one script"
+	for _, tt := range []struct{ email, want string }{
+		{"kate@corp.example", ""},
+		{"k\u0430te@corp.example", mixed}, // a Cyrillic a
+		{"c\u03bfp@corp.example", mixed},  // a Greek omicron
+		{"\u043a\u0430\u0442\u044f@corp.example", ""},
+		{"\u5c71\u7530.\u592a\u90ce@corp.example", ""},
+		{"\u5c71\u7530\u3042@corp.example", ""}, // Han and Hiragana
+		{"tanaka\u5c71\u7530@corp.example", ""}, // Latin and Han
+		{"\ud55c\uad6d\u5c71@corp.example", ""}, // Hangul and Han
+		{"\u0430\u3042@corp.example", mixed},    // Cyrillic and Hiragana
+		{"kate.2026_x-y@c\u043erp.example", ""}, // the domain is not the name part
+		{"ta\u0301ro@corp.example", ""},         // a combining accent is of every script
+	} {
+		if got := errText(quarry.CheckNewEmail(tt.email)); got != tt.want {
+			t.Errorf("CheckNewEmail(%q) = %q, want %q", tt.email, got, tt.want)
+		}
+	}
+	if quarry.EmailSkeleton("\u0441\u043e\u0440@corp.example") != quarry.EmailSkeleton("cop@corp.example") {
+		t.Error("a Cyrillic сор does not look like cop")
+	}
+	if quarry.EmailSkeleton("kate@corp.example") == quarry.EmailSkeleton("kathy@corp.example") {
+		t.Error("kate looks like kathy")
 	}
 }
 
@@ -144,38 +227,80 @@ func TestIdentityRules(t *testing.T) {
 	}
 }
 
-func TestThrottle(t *testing.T) {
+func TestSignInLimits(t *testing.T) {
 	start := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
-	window := 15 * time.Minute
-	th := quarry.Throttle{Key: quarry.ThrottleKey("account", "ann@example.com"), Limit: 10}
+	l := quarry.DefaultSignInLimits()
+	at := func(n int) quarry.AttemptCount { return quarry.AttemptCount{N: n, Start: start} }
+	const refused14 = "too_many: Too many failed sign-ins; try again in 14 minutes"
 	for _, tt := range []struct {
-		count int
-		now   time.Time
-		want  string
-		wait  time.Duration
+		name                string
+		pair, account, addr int
+		now                 time.Duration
+		want                string
+		wait                time.Duration
 	}{
-		{10, start.Add(time.Minute), "", 0},
-		{11, start.Add(time.Minute), "too_many: Too many failed sign-ins; try again in 14 minutes", 14 * time.Minute},
-		{11, start.Add(14*time.Minute + 30*time.Second), "too_many: Too many failed sign-ins; try again in 1 minute", 30 * time.Second},
+		{"first attempt", 1, 1, 1, time.Minute, "", 0},
+		{"10th from one address", 10, 10, 10, time.Minute, "", 0},
+		{"11th from one address", 11, 11, 11, time.Minute, refused14, 14 * time.Minute},
+		{"the account under attack, a clean address", 1, 500, 3, time.Minute, "", 0},
+		{"the account under attack, an address that failed for it", 2, 11, 2, time.Minute, refused14, 14 * time.Minute},
+		{"the account not under attack, an address that failed", 5, 10, 5, time.Minute, "", 0},
+		{"an address spraying accounts", 1, 1, 101, time.Minute, refused14, 14 * time.Minute},
+		{"half a minute left", 11, 11, 11, 14*time.Minute + 30*time.Second, "too_many: Too many failed sign-ins; try again in 1 minute", 30 * time.Second},
 	} {
-		err := th.Check(tt.count, start, tt.now, window)
-		if got := errText(err); got != tt.want {
-			t.Errorf("Check(%d at %s) = %q, want %q", tt.count, tt.now.Sub(start), got, tt.want)
-		}
-		var qe *quarry.Error
-		if err != nil && (!asError(err, &qe) || qe.RetryAfter != tt.wait) {
-			t.Errorf("Check(%d): RetryAfter %v, want %v", tt.count, qe.RetryAfter, tt.wait)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			err := l.CheckSignIn(at(tt.pair), at(tt.account), at(tt.addr), start.Add(tt.now))
+			if got := errText(err); got != tt.want {
+				t.Fatalf("CheckSignIn = %q, want %q", got, tt.want)
+			}
+			var qe *quarry.Error
+			if err != nil && (!asError(err, &qe) || qe.RetryAfter != tt.wait) {
+				t.Errorf("RetryAfter %v, want %v", qe.RetryAfter, tt.wait)
+			}
+		})
 	}
-	if k := quarry.ThrottleKey("account", "ann@example.com"); !strings.HasPrefix(k, "account:") || strings.Contains(k, "ann") || len(k) != len("account:")+32 {
-		t.Errorf("an account's key %q shows its email or is not a hash", k)
+	if err := l.CheckRegistration(at(20), start); err != nil {
+		t.Errorf("20 registrations: %v", err)
 	}
-	if k := quarry.ThrottleKey("address", "192.0.2.1"); k != "address:192.0.2.1" {
-		t.Errorf("an address's key is %q", k)
+	if got := errText(l.CheckRegistration(at(21), start)); got != "too_many: Too many registrations from this address; try again in 15 minutes" {
+		t.Errorf("21 registrations: %q", got)
 	}
 	d := quarry.DefaultSignInLimits()
-	if d.Window != 15*time.Minute || d.PerAccount != 10 || d.PerAddress != 100 || d.Registrations != 20 {
+	if d.Window != 15*time.Minute || d.PerAccountAddress != 10 || d.PerAccount != 10 || d.PerAddress != 100 || d.Registrations != 20 {
 		t.Errorf("DefaultSignInLimits() = %+v", d)
+	}
+}
+
+func TestAttemptKeys(t *testing.T) {
+	pair, account, address := quarry.AttemptKeys("ann@example.com", "192.0.2.1")
+	for _, k := range []string{pair, account} {
+		if strings.Contains(k, "ann") {
+			t.Errorf("key %q shows the email", k)
+		}
+	}
+	if !strings.HasPrefix(pair, "pair:") || !strings.HasSuffix(pair, " 192.0.2.1") || !strings.HasPrefix(account, "account:") || address != "address:192.0.2.1" {
+		t.Errorf("AttemptKeys = %q, %q, %q", pair, account, address)
+	}
+	other, account2, _ := quarry.AttemptKeys("ann@example.com", "192.0.2.2")
+	if other == pair || account2 != account {
+		t.Error("two addresses share a pair key, or the account's key depends on the address")
+	}
+	if quarry.RegistrationKey("2001:db8:1:2:aaaa::1") != "register:2001:db8:1:2::/64" {
+		t.Errorf("RegistrationKey = %q", quarry.RegistrationKey("2001:db8:1:2:aaaa::1"))
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"192.0.2.1", "192.0.2.1"},
+		{"::ffff:192.0.2.1", "192.0.2.1"},
+		{"2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2::1", "2001:db8:1:2::/64"},
+		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
+		{"fe80::1%eth0", "fe80::/64"},
+		{"::1", "::/64"},
+		{"not an address", "not an address"},
+	} {
+		if got := quarry.ThrottleAddress(tt.in); got != tt.want {
+			t.Errorf("ThrottleAddress(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
 

@@ -1,11 +1,5 @@
 package quarry
 
-import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
-
 // User is an account: a person, or, for each API key, a service account.
 type User struct {
 	ID             string  `json:"id"` // UUID
@@ -134,34 +128,6 @@ func (c *Caller) CheckSharing(groups []int64, public bool) error {
 		return nil
 	}
 }
-
-// maxEmailLength is the longest email address accepted (RFC 5321's limit
-// on a path, less its angle brackets).
-const maxEmailLength = 254
-
-// ParseEmail checks that s is an email address a person can have and
-// returns it without surrounding space, with the key it is compared by:
-// emails are unique whatever their case. It checks the shape only (one @, a
-// local part and a domain with a dot, no spaces or control characters); only
-// mail sent to it could prove more.
-func ParseEmail(s string) (email, key string, err error) {
-	email = strings.TrimSpace(s)
-	local, domain, ok := strings.Cut(email, "@")
-	bad := !ok || local == "" || domain == "" || strings.Contains(domain, "@") ||
-		!strings.Contains(strings.Trim(domain, "."), ".") || len(email) > maxEmailLength || !utf8.ValidString(email) ||
-		strings.IndexFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0
-	if bad {
-		if len(s) > 100 {
-			s = s[:100] + "…"
-		}
-		return "", "", Errorf(EINVALID, "%q is not a valid email address", s)
-	}
-	return email, EmailKey(email), nil
-}
-
-// EmailKey returns the form in which an email is compared and stored for
-// lookups: lower-cased.
-func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // UserFilter narrows a listing of people.
 type UserFilter struct {

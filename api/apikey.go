@@ -68,6 +68,24 @@ func (s *Server) handleDeleteAPIKey(w http.ResponseWriter, r *http.Request, c *q
 	return writeJSON(w, http.StatusOK, nil)
 }
 
+// handleUpdateAPIKey serves PATCH /admin/api-key/{api_key_id}: Onyx's
+// update of a key's name and role (a role left out is basic, as Onyx's
+// APIKeyArgs says).
+func (s *Server) handleUpdateAPIKey(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID   int64        `path:"api_key_id"`
+		Body apiKeyCreate `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	k, err := s.db.UpdateAPIKey(r.Context(), c, in.ID, value(in.Body.Name), in.Body.Role)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, newAPIKeyRecord(k, ""))
+}
+
 // handleRegenerateAPIKey serves POST /admin/api-key/{api_key_id}/regenerate.
 func (s *Server) handleRegenerateAPIKey(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in struct {

@@ -221,6 +221,17 @@ func (f fx) audit(query string) []fxAudit {
 	return out
 }
 
+// fxCount returns how many of entries are of action.
+func fxCount(entries []fxAudit, action string) int {
+	n := 0
+	for _, a := range entries {
+		if a.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
 // fxGolden is one request of api/testdata/goldens/requests_<model>.json
 // with FastAPI's answer to it.
 type fxGolden struct {

@@ -121,6 +121,16 @@ func noteSecrets(t *testing.T, req *http.Request, body any, resBody []byte) {
 	if json.Unmarshal(resBody, &res) == nil && quarry.ValidAPIKeyFormat(res.APIKey) {
 		set.add(res.APIKey)
 	}
+	var links []struct {
+		Token string `json:"token"`
+	}
+	if json.Unmarshal(resBody, &links) == nil {
+		for _, l := range links {
+			if strings.HasPrefix(l.Token, quarry.InvitationTokenPrefix) {
+				set.add(l.Token)
+			}
+		}
+	}
 }
 
 // noteSetCookies collects the session tokens a response set.
@@ -152,7 +162,7 @@ func collectSecrets(v any, set *secretSet) {
 						}
 					}
 				}
-			case "client_secret", "password":
+			case "client_secret", "password", "invitation_token", "token":
 				allStrings(x, set)
 			default:
 				collectSecrets(x, set)

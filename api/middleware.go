@@ -21,7 +21,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := requestID(r.Header.Get("X-Request-ID"))
-		w.Header().Set("X-Request-ID", id)
+		h := w.Header()
+		h.Set("X-Request-ID", id)
+		// No answer is to be read as another type than it says, nor kept by
+		// a cache (one holds a new API key): a handler that may be cached
+		// (the console's files) says so itself.
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
 		ctx := quarry.NewContextWithClientIP(quarry.NewContextWithRequestID(r.Context(), id), s.clientIP(r))
 		if bp := s.cfg.BasePath; bp != "" && (r.URL.Path == bp || strings.HasPrefix(r.URL.Path, bp+"/")) {
 			r.URL.Path = "/" + strings.TrimLeft(strings.TrimPrefix(r.URL.Path, bp), "/")

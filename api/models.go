@@ -157,7 +157,8 @@ type setCurator struct {
 	IsCurator bool   `json:"is_curator"`
 }
 
-// apiKeyCreate is the body of POST /admin/api-key.
+// apiKeyCreate is the body of POST /admin/api-key and PATCH
+// /admin/api-key/{api_key_id}: Onyx's APIKeyArgs.
 type apiKeyCreate struct {
 	Name decode.Optional[string] `json:"name"`
 	Role quarry.Role             `json:"role" default:"\"basic\""`
@@ -199,6 +200,9 @@ type registerRequest struct {
 	Email    string                  `json:"email"`
 	Password string                  `json:"password"`
 	Name     decode.Optional[string] `json:"name"`
+	// InvitationToken is the token of the invitation's link, which
+	// registration by invitation requires.
+	InvitationToken decode.Optional[string] `json:"invitation_token"`
 }
 
 // loginForm is the form of POST /auth/login: FastAPI's
@@ -247,7 +251,8 @@ type userEmail struct {
 	UserEmail string `json:"user_email"`
 }
 
-// inviteUsers is the body of PUT /manage/admin/users.
+// inviteUsers is the body of PUT /manage/admin/users and POST
+// /manage/admin/invitations.
 type inviteUsers struct {
 	Emails []string `json:"emails"`
 }

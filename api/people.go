@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/quarryhq/quarry"
@@ -126,6 +127,39 @@ func (s *Server) handleInviteUsers(w http.ResponseWriter, r *http.Request, c *qu
 		return err
 	}
 	return writeJSON(w, http.StatusOK, n)
+}
+
+// invitationLink is an answer of POST /manage/admin/invitations: an
+// invitation's link, whose token is shown only this once.
+type invitationLink struct {
+	Email     string      `json:"email"`
+	Token     string      `json:"token"`
+	URL       string      `json:"url"`
+	ExpiresAt quarry.Time `json:"expires_at"`
+}
+
+// handleIssueInvitations serves POST /manage/admin/invitations: invitations
+// for the emails, each with a new single-use link (one issued before stops
+// working), shown once. The link opens the console's registration with
+// the token; it is absolute when QUARRY_PUBLIC_URL is set, a path on this
+// site otherwise.
+func (s *Server) handleIssueInvitations(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Body inviteUsers `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	links, err := s.db.IssueInvitations(r.Context(), c, in.Body.Emails, s.cfg.SignIn.InvitationTTL)
+	if err != nil {
+		return err
+	}
+	out := make([]invitationLink, len(links))
+	for i, l := range links {
+		q := url.Values{"email": {l.Email}, "invitation": {l.Token}}
+		out[i] = invitationLink{Email: l.Email, Token: l.Token, URL: s.publicBase(r) + "/#register?" + q.Encode(), ExpiresAt: l.ExpiresAt}
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // handleRemoveInvitation serves PATCH /manage/admin/remove-invited-user.

@@ -61,6 +61,7 @@ func (s *Server) routes() {
 	m.Handle("POST /admin/api-key", s.authed(adminOnly, s.handleCreateAPIKey))
 	m.Handle("GET /admin/api-key", s.authed(adminOnly, s.handleListAPIKeys))
 	m.Handle("DELETE /admin/api-key/{api_key_id}", s.authed(adminOnly, s.handleDeleteAPIKey))
+	m.Handle("PATCH /admin/api-key/{api_key_id}", s.authed(adminOnly, s.handleUpdateAPIKey))
 	m.Handle("POST /admin/api-key/{api_key_id}/regenerate", s.authed(adminOnly, s.handleRegenerateAPIKey))
 	m.Handle("GET /me", s.authed(anyUser, s.handleMe))
 
@@ -95,6 +96,7 @@ func (s *Server) routes() {
 	m.Handle("PATCH /manage/admin/deactivate-user", s.authed(adminOnly, s.handleSetActive(false)))
 	m.Handle("GET /manage/users/invited", s.authed(adminOnly, s.handleInvitedUsers))
 	m.Handle("PUT /manage/admin/users", s.authed(adminOnly, s.handleInviteUsers))
+	m.Handle("POST /manage/admin/invitations", s.authed(adminOnly, s.handleIssueInvitations))
 	m.Handle("PATCH /manage/admin/remove-invited-user", s.authed(adminOnly, s.handleRemoveInvitation))
 	m.Handle("GET /manage/admin/sessions", s.authed(adminOnly, s.handleSessions))
 	m.Handle("DELETE /manage/admin/sessions/{session_id}", s.authed(adminOnly, s.handleEndSession))

@@ -65,6 +65,9 @@ type SignInConfig struct {
 	// Limits bound the attempts to sign in and to register; zero means
 	// quarry.DefaultSignInLimits.
 	Limits quarry.SignInLimits
+	// InvitationTTL is how long an invitation's link works; zero means 7
+	// days.
+	InvitationTTL time.Duration
 	// OIDC is the OpenID provider people sign in with, or nil.
 	OIDC *auth.Provider
 	// OIDCName is the provider's name on the sign-in button.
@@ -115,6 +118,9 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	}
 	if si.Sessions.Absolute <= 0 {
 		si.Sessions.Absolute = 7 * 24 * time.Hour
+	}
+	if si.InvitationTTL <= 0 {
+		si.InvitationTTL = 7 * 24 * time.Hour
 	}
 	if si.Limits == (quarry.SignInLimits{}) {
 		si.Limits = quarry.DefaultSignInLimits()

@@ -102,17 +102,22 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	lim := &s.cfg.SignIn.Limits
-	if err := s.db.CountAttempt(ctx, lim.Window, quarry.Throttle{Key: quarry.ThrottleKey("register", s.clientIP(r)), Limit: lim.Registrations}); err != nil {
+	counts, now, err := s.db.CountAttempts(ctx, lim.Window, quarry.RegistrationKey(s.clientIP(r)))
+	if err != nil {
 		return err
 	}
-	if err := s.db.CheckRegistration(ctx, email, &s.cfg.SignIn.Registration); err != nil {
+	if err := lim.CheckRegistration(counts[0], now); err != nil {
+		return err
+	}
+	token := in.Body.InvitationToken.Value
+	if err := s.db.CheckRegistration(ctx, email, token, &s.cfg.SignIn.Registration); err != nil {
 		return err
 	}
 	hash, err := s.passwords.Hash(ctx, in.Body.Password)
 	if err != nil {
 		return err
 	}
-	u, err := s.db.Register(ctx, email, name, hash, &s.cfg.SignIn.Registration)
+	u, err := s.db.Register(ctx, email, name, hash, token, &s.cfg.SignIn.Registration)
 	if err != nil {
 		return err
 	}
@@ -139,12 +144,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	ctx, ip := r.Context(), s.clientIP(r)
+	ctx := r.Context()
 	key := quarry.EmailKey(in.Username)
-	account, address := quarry.ThrottleKey("account", key), quarry.ThrottleKey("address", ip)
-	lim := &s.cfg.SignIn.Limits
-	if err := s.db.CountAttempt(ctx, lim.Window, quarry.Throttle{Key: account, Limit: lim.PerAccount},
-		quarry.Throttle{Key: address, Limit: lim.PerAddress}); err != nil {
+	attempt, err := s.countSignIn(r, key)
+	if err != nil {
 		return err
 	}
 	id, hash, active, err := s.db.PasswordAccount(ctx, key)
@@ -161,8 +164,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 		}
 		return errBadCredentials
 	}
-	token, err := s.db.OpenSession(ctx, id, s.newSession(r, quarry.SignInPassword, ""), s.cfg.SignIn.Sessions,
-		store.Attempt{Clear: []string{account}, TakeBack: []string{address}})
+	token, err := s.db.OpenSession(ctx, id, s.newSession(r, quarry.SignInPassword, ""), s.cfg.SignIn.Sessions, attempt)
 	if quarry.ErrorCode(err) == quarry.EUNAUTHORIZED {
 		return errBadCredentials // deactivated meanwhile
 	}
@@ -172,6 +174,24 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	s.setSessionCookie(w, r, token)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// countSignIn counts an attempt to sign in to the account with email key
+// key from r's address, before its password is checked, and refuses it
+// past the limits (quarry.SignInLimits.CheckSignIn). It returns what a
+// success does to the counts: the address starts again for the account,
+// and the account and the address take the attempt back.
+func (s *Server) countSignIn(r *http.Request, key string) (store.Attempt, error) {
+	lim := &s.cfg.SignIn.Limits
+	pair, account, address := quarry.AttemptKeys(key, s.clientIP(r))
+	counts, now, err := s.db.CountAttempts(r.Context(), lim.Window, pair, account, address)
+	if err != nil {
+		return store.Attempt{}, err
+	}
+	if err := lim.CheckSignIn(counts[0], counts[1], counts[2], now); err != nil {
+		return store.Attempt{}, err
+	}
+	return store.Attempt{Clear: []string{pair}, TakeBack: []string{account, address}}, nil
 }
 
 // newSession describes the session a sign-in opens; it replaces the one
@@ -201,8 +221,7 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 	if c.ServiceAccount {
 		return quarry.Errorf(quarry.EINVALID, "An API key has no password")
 	}
-	account, lim := quarry.ThrottleKey("account", quarry.EmailKey(c.Email)), &s.cfg.SignIn.Limits
-	if err := s.db.CountAttempt(ctx, lim.Window, quarry.Throttle{Key: account, Limit: lim.PerAccount}); err != nil {
+	if _, err := s.countSignIn(r, quarry.EmailKey(c.Email)); err != nil {
 		return err
 	}
 	hash, err := s.db.PasswordOf(ctx, c.ID)
@@ -423,6 +442,8 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 		return fail("inactive", err)
 	case quarry.ErrorCode(err) == quarry.EFORBIDDEN:
 		return fail("email_taken", err)
+	case quarry.ErrorCode(err) == quarry.EINVALID:
+		return fail("email_refused", err) // a lookalike of another's email, or one that mixes scripts
 	case err != nil:
 		return err
 	}
@@ -478,7 +499,29 @@ func (s *Server) secureCookie(r *http.Request) bool {
 	if u := s.cfg.SignIn.PublicURL; u != nil {
 		return u.Scheme == "https"
 	}
-	return r.TLS != nil
+	return r.TLS != nil || forwardedHTTPS(r)
+}
+
+// forwardedHTTPS reports whether a proxy in front says the browser's
+// request came over https (X-Forwarded-Proto, or RFC 7239's Forwarded
+// proto). It need not be trusted: it can only make cookies Secure, which a
+// client that sends it without a proxy only does to its own.
+func forwardedHTTPS(r *http.Request) bool {
+	for _, v := range r.Header.Values("X-Forwarded-Proto") {
+		if first, _, _ := strings.Cut(v, ","); strings.EqualFold(strings.TrimSpace(first), "https") {
+			return true
+		}
+	}
+	for _, v := range r.Header.Values("Forwarded") {
+		first, _, _ := strings.Cut(v, ",")
+		for _, pair := range strings.Split(first, ";") {
+			k, val, _ := strings.Cut(strings.TrimSpace(pair), "=")
+			if strings.EqualFold(k, "proto") && strings.EqualFold(strings.Trim(val, `"`), "https") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clientIP returns the address of the client: from the configured header

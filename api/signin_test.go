@@ -286,14 +286,7 @@ func TestSignInThrottle(t *testing.T) {
 		t.Errorf("%d of 40 sign-ins at once had their password checked, want 10", checked)
 	}
 	// The failures are in the audit log, without the passwords.
-	entries := fx{e}.audit("resource_type=user&limit=1000")
-	failed := 0
-	for _, a := range entries {
-		if a.Action == "user.sign_in_failed" {
-			failed++
-		}
-	}
-	if failed != 30 {
+	if failed := fxCount(fx{e}.audit("resource_type=user&limit=1000"), "user.sign_in_failed"); failed != 30 {
 		t.Errorf("%d sign_in_failed entries, want 30", failed)
 	}
 }
@@ -323,12 +316,20 @@ func TestRegistrationModes(t *testing.T) {
 			e.do(user{}, "POST", "/auth/register", guest).want(t, 403, tc.want)
 			e.do(e.admin, "PUT", "/manage/admin/users", `{"emails": ["Guest@example.com", "first@example.com", "boss@example.com"]}`).want(t, 200, `2`)
 			e.do(e.admin, "GET", "/manage/users/invited", nil).want(t, 200, fmt.Sprintf(`[
-				{"email":"boss@example.com","invited_by":%q,"created_at":%q},
-				{"email":"Guest@example.com","invited_by":%q,"created_at":%q}]`, e.admin.email, testNowJSON, e.admin.email, testNowJSON))
-			e.register("guest@example.com", goodSecret)
+				{"email":"boss@example.com","invited_by":%q,"created_at":%q,"expires_at":null},
+				{"email":"Guest@example.com","invited_by":%q,"created_at":%q,"expires_at":null}]`, e.admin.email, testNowJSON, e.admin.email, testNowJSON))
+			// Registering takes the token of the invitation's link.
+			var links []struct{ Token string }
+			e.do(e.admin, "POST", "/manage/admin/invitations", `{"emails": ["Guest@example.com", "boss@example.com"]}`).decode(t, &links)
+			guest["invitation_token"] = links[0].Token
+			if r := e.do(user{}, "POST", "/auth/register", guest); r.status != 201 {
+				t.Fatalf("the guest with its link: %d %s", r.status, r.body)
+			}
 			// Nobody becomes an admin by registering: a local account's email
 			// is not proven.
-			boss := e.register("boss@example.com", goodSecret)
+			var boss string
+			e.do(user{}, "POST", "/auth/register", map[string]any{"email": "boss@example.com", "password": goodSecret,
+				"invitation_token": links[1].Token}).decode(t, &struct{ ID *string }{&boss})
 			e.do(e.admin, "GET", "/manage/users/invited", nil).want(t, 200, `[]`)
 			e.do(e.admin, "GET", "/manage/users/accepted?q=boss", nil).want(t, 200,
 				`{"total_items":1,"items":[`+snapshotJSON(boss, "boss@example.com", "basic", true, nil)+`]}`)

@@ -485,6 +485,8 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "PATCH", "/manage/set-user-role", map[string]any{"user_email": "bob@example.com", "new_role": "global_curator"}).want(t, 200, `null`)
 	e.do(admin, "PATCH", "/manage/admin/deactivate-user", map[string]any{"user_email": "bob@example.com"}).want(t, 200, `null`)
 	e.do(admin, "PUT", "/manage/admin/users", map[string]any{"emails": []string{"dave@example.com"}}).decode(t, new(any))
+	// Since 00006: an invitation with a link (whose token stays unknown).
+	e.do(admin, "POST", "/manage/admin/invitations", map[string]any{"emails": []string{"erin@example.com"}}).decode(t, new(any))
 	s.op.AddUser(authtest.User{Subject: "u-carol", Email: "carol@example.com", EmailVerified: true, Name: "Carol Example",
 		Password: "pw-u-carol"})
 	b := e.newBrowser()

@@ -196,6 +196,7 @@ class RegisterRequest(BaseModel):
     email: str
     password: str
     name: Optional[str] = None
+    invitation_token: Optional[str] = None
 
 
 class LoginForm(BaseModel):
@@ -766,6 +767,10 @@ def corpus():
     case("register", "valid", body={"email": "a@example.com", "password": "correct horse battery"})
     case("register", "onyx client body", body={"email": "a@example.com", "username": "a@example.com",
                                                 "password": "TestPassword123!", "role": "admin", "is_superuser": True})
+    case("register", "with an invitation token", body={"email": "a@example.com", "password": "correct horse battery",
+                                                       "invitation_token": "qri_x"})
+    case("register", "invitation token not a string", body={"email": "a@example.com", "password": "correct horse battery",
+                                                            "invitation_token": 7})
     case("register", "missing both", body={})
     case("register", "wrong types", body={"email": ["a"], "password": 123456789012, "name": 5})
     case("register", "null body", raw="null")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -131,11 +132,39 @@ func (db *DB) RegenerateAPIKey(ctx context.Context, c *quarry.Caller, id int64) 
 	return key, token, err
 }
 
+// keyUser returns the service account of key k.
+func (tx *Tx) keyUser(ctx context.Context, k *quarry.APIKey) (*quarry.User, error) {
+	u := &quarry.User{}
+	return u, scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = $1`, k.UserID), u)
+}
+
+// checkLastAdminKey applies quarry.CheckLastAdminKey to key k of service
+// account u, which would lose it (revoked) or its admin role.
+func (tx *Tx) checkLastAdminKey(ctx context.Context, k *quarry.APIKey, u *quarry.User, what string) error {
+	if !u.IsActiveAdmin() {
+		return nil
+	}
+	others, err := tx.otherAdmins(ctx, u)
+	if err != nil {
+		return err
+	}
+	return quarry.CheckLastAdminKey(k, u, others, what)
+}
+
 // DeleteAPIKey revokes key id: its token stops working at once. The key's
-// user stays, so what it owns keeps an owner.
+// user stays, so what it owns keeps an owner. The last way in as an admin
+// is not revoked (quarry.CheckLastAdminKey).
 func (db *DB) DeleteAPIKey(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		if _, err := tx.apiKey(ctx, id); err != nil {
+		k, err := tx.apiKey(ctx, id)
+		if err != nil {
+			return err
+		}
+		u, err := tx.keyUser(ctx, k)
+		if err != nil {
+			return err
+		}
+		if err := tx.checkLastAdminKey(ctx, k, u, "revoked"); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE id = $1`, id); err != nil {
@@ -143,4 +172,61 @@ func (db *DB) DeleteAPIKey(ctx context.Context, c *quarry.Caller, id int64) erro
 		}
 		return tx.audit(ctx, c, "api_key.delete", "api_key", id, nil)
 	})
+}
+
+// UpdateAPIKey gives key id the name name (nil clears it) and role r, as
+// Onyx's PATCH /admin/api-key/{id} does: its service account's name, email
+// and role follow. The last way in as an admin keeps its role
+// (quarry.CheckLastAdminKey).
+func (db *DB) UpdateAPIKey(ctx context.Context, c *quarry.Caller, id int64, name *string, r quarry.Role) (*quarry.APIKey, error) {
+	var key *quarry.APIKey
+	err := db.update(ctx, func(tx *Tx) error {
+		k, err := tx.apiKey(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := quarry.CheckAPIKeyRole(r); err != nil {
+			return err
+		}
+		u, err := tx.keyUser(ctx, k)
+		if err != nil {
+			return err
+		}
+		if r != quarry.RoleAdmin {
+			if err := tx.checkLastAdminKey(ctx, k, u, "given another role"); err != nil {
+				return err
+			}
+		}
+		var fields []string
+		if (k.Name == nil) != (name == nil) || (name != nil && *k.Name != *name) {
+			fields = append(fields, "name")
+		}
+		if k.Role != r {
+			fields = append(fields, "role")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET name = $1 WHERE id = $2`, name, id); err != nil {
+			return err
+		}
+		nameKey, email := "", serviceAccountEmail(name, k.UserID)
+		if name != nil {
+			nameKey = strings.ToLower(*name)
+		}
+		emailKey := quarry.EmailKey(email)
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET name = $1, name_key = $2, email = $3, email_key = $4, email_skeleton = $5,
+				updated_at = $6 WHERE id = $7`,
+			name, nameKey, email, emailKey, quarry.EmailSkeleton(emailKey), tx.now.Micros(), k.UserID); err != nil {
+			return err
+		}
+		if r != u.Role {
+			if err := tx.changeRole(ctx, c, u, r); err != nil {
+				return err
+			}
+		}
+		if err := tx.audit(ctx, c, "api_key.update", "api_key", id, fields); err != nil {
+			return err
+		}
+		key, err = tx.apiKey(ctx, id)
+		return err
+	})
+	return key, err
 }

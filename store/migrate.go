@@ -54,8 +54,15 @@ func (db *DB) Migrate(ctx context.Context) error {
 		}
 		return fmt.Errorf("store: migrating: %w", err)
 	}
-	return nil
+	if v, err := p.GetDBVersion(ctx); err != nil || v < emailSkeletonVersion {
+		return err
+	}
+	return db.fillEmailKeys(ctx)
 }
+
+// emailSkeletonVersion is the migration that adds users.email_skeleton,
+// which fillEmailKeys fills in.
+const emailSkeletonVersion = 6
 
 // SchemaVersion returns the version of the newest applied migration, 0 for
 // a database without Quarry's schema, and of the newest embedded one. It

@@ -24,41 +24,34 @@ import (
 const settingHasPeople = "has_people"
 
 // Register makes a local account for email with a password hash, if p
-// lets it be made (quarry.RegistrationPolicy.Check), with the role of a new
-// account (quarry.NewAccountRole): the first person of a new database is
-// the one who writes settingHasPeople.
-func (db *DB) Register(ctx context.Context, email string, name *string, passwordHash string, p *quarry.RegistrationPolicy) (*quarry.User, error) {
+// lets it be made (quarry.RegistrationPolicy.Check): by invitation, token
+// must be the invitation's, which is used up. The account has the role of
+// a new account (quarry.NewAccountRole): the first person of a new
+// database is the one who writes settingHasPeople.
+func (db *DB) Register(ctx context.Context, email string, name *string, passwordHash, token string, p *quarry.RegistrationPolicy) (*quarry.User, error) {
 	email, key, err := quarry.ParseEmail(email)
 	if err != nil {
 		return nil, err
 	}
+	if err := quarry.CheckNewEmail(email); err != nil {
+		return nil, err
+	}
 	var u *quarry.User
 	err = db.update(ctx, func(tx *Tx) error {
-		// Closed registration and the allowed domains bind even the first.
-		if err := p.Check(key, true, false); err != nil {
-			return err
-		}
-		first, err := tx.markHasPeople(ctx)
+		f, err := registrationFacts(ctx, tx, key, token, tx.now)
 		if err != nil {
 			return err
 		}
-		var taken int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE email_key = $1`, key).Scan(&taken); err != nil {
+		if f.First, err = tx.markHasPeople(ctx); err != nil {
 			return err
 		}
-		if taken > 0 {
-			return errEmailTaken
+		if err := p.Check(key, f); err != nil {
+			return err
 		}
-		if !first {
-			invited, err := tx.takeInvitation(ctx, key)
-			if err != nil {
-				return err
-			}
-			if err := p.Check(key, false, invited); err != nil {
-				return err
-			}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM invited_users WHERE email_key = $1`, key); err != nil {
+			return err
 		}
-		u = &quarry.User{ID: uuid.NewString(), Email: email, Name: name, Role: quarry.NewAccountRole(first), IsActive: true, CreatedAt: tx.now}
+		u = &quarry.User{ID: uuid.NewString(), Email: email, Name: name, Role: quarry.NewAccountRole(f.First), IsActive: true, CreatedAt: tx.now}
 		if err := tx.insertUser(ctx, u, &passwordHash); err != nil {
 			return err
 		}
@@ -68,24 +61,139 @@ func (db *DB) Register(ctx context.Context, email string, name *string, password
 }
 
 // CheckRegistration says, without writing, whether email could register
-// under p now (so that no password is hashed in vain); Register decides.
-func (db *DB) CheckRegistration(ctx context.Context, email string, p *quarry.RegistrationPolicy) error {
-	_, key, err := quarry.ParseEmail(email)
+// with token under p now (so that no password is hashed in vain); Register
+// decides.
+func (db *DB) CheckRegistration(ctx context.Context, email, token string, p *quarry.RegistrationPolicy) error {
+	email, key, err := quarry.ParseEmail(email)
 	if err != nil {
 		return err
 	}
-	var people, invited, taken int
-	err = db.read.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM settings WHERE name = $1),
-		(SELECT COUNT(*) FROM invited_users WHERE email_key = $2),
-		(SELECT COUNT(*) FROM users WHERE email_key = $2)`, settingHasPeople, key).Scan(&people, &invited, &taken)
+	if err := quarry.CheckNewEmail(email); err != nil {
+		return err
+	}
+	f, err := registrationFacts(ctx, db.read, key, token, db.now())
+	if err != nil {
+		return err
+	}
+	var people int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM settings WHERE name = $1`, settingHasPeople).Scan(&people); err != nil {
+		return mapError(err)
+	}
+	f.First = people == 0
+	return p.Check(key, f)
+}
+
+// registrationFacts reads what decides whether the person with email key
+// key may register with token at now, but whether they are the first.
+func registrationFacts(ctx context.Context, q querier, key, token string, now quarry.Time) (quarry.RegistrationFacts, error) {
+	var (
+		f       quarry.RegistrationFacts
+		taken   int
+		like    int
+		invited int
+		hash    *string
+		expires *int64
+	)
+	err := q.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM users WHERE email_key = $1),
+		(SELECT COUNT(*) FROM users WHERE email_skeleton = $2 AND email_key <> $1),
+		(SELECT COUNT(*) FROM invited_users WHERE email_key = $1),
+		(SELECT token_hash FROM invited_users WHERE email_key = $1),
+		(SELECT expires_at FROM invited_users WHERE email_key = $1)`, key, quarry.EmailSkeleton(key)).Scan(&taken, &like, &invited, &hash, &expires)
+	if err != nil {
+		return f, mapError(err)
+	}
+	var until *quarry.Time
+	if expires != nil {
+		t := quarry.TimeFromMicros(*expires)
+		until = &t
+	}
+	f.Taken, f.Lookalike = taken > 0, like > 0
+	f.Invited = quarry.MatchInvitation(invited > 0, hash, until, token, now)
+	return f, nil
+}
+
+// checkLookalike refuses a new account (or invitation) for email key key
+// when an account has an email that looks like it.
+func checkLookalike(ctx context.Context, q querier, key string) error {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE email_skeleton = $1 AND email_key <> $2`,
+		quarry.EmailSkeleton(key), key).Scan(&n); err != nil {
+		return mapError(err)
+	}
+	if n > 0 {
+		return quarry.ErrLookalikeEmail
+	}
+	return nil
+}
+
+// fillEmailKeys gives the accounts made before the migration that adds
+// email_skeleton their skeletons, and brings their email keys (and those of
+// invitations) to quarry.EmailKey's form, which SQL cannot compute. A key
+// that another account (or invitation) has already stays as it was: the
+// two accounts keep signing in as before. It writes nothing once every
+// account has its skeleton.
+func (db *DB) fillEmailKeys(ctx context.Context) error {
+	type row struct{ id, email, key string }
+	var users []row
+	rows, err := db.read.QueryContext(ctx, `SELECT id, email, email_key FROM users WHERE email_skeleton IS NULL`)
 	if err != nil {
 		return mapError(err)
 	}
-	if taken > 0 {
-		return errEmailTaken
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.email, &r.key); err != nil {
+			rows.Close()
+			return mapError(err)
+		}
+		users = append(users, r)
 	}
-	return p.Check(key, people == 0, invited > 0)
+	if err := closeRows(rows); err != nil || len(users) == 0 {
+		return err
+	}
+	return db.update(ctx, func(tx *Tx) error {
+		for _, u := range users {
+			key := quarry.EmailKey(u.email)
+			var others int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE email_key = $1 AND id <> $2`, key, u.id).Scan(&others); err != nil {
+				return err
+			}
+			if others > 0 {
+				key = u.key
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET email_key = $1, email_skeleton = $2 WHERE id = $3`,
+				key, quarry.EmailSkeleton(key), u.id); err != nil {
+				return err
+			}
+		}
+		// Invitations are few: each is brought to the new form unless
+		// another has it.
+		rows, err := tx.QueryContext(ctx, `SELECT email_key, email FROM invited_users`)
+		if err != nil {
+			return err
+		}
+		var invites [][2]string
+		for rows.Next() {
+			var k, e string
+			if err := rows.Scan(&k, &e); err != nil {
+				rows.Close()
+				return err
+			}
+			invites = append(invites, [2]string{k, e})
+		}
+		if err := closeRows(rows); err != nil {
+			return err
+		}
+		for _, i := range invites {
+			if key := quarry.EmailKey(i[1]); key != i[0] {
+				if _, err := tx.ExecContext(ctx, `UPDATE invited_users SET email_key = $1 WHERE email_key = $2
+					AND NOT EXISTS (SELECT 1 FROM invited_users WHERE email_key = $1)`, key, i[0]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // markHasPeople notes that the database has people, and reports whether it
@@ -158,27 +266,34 @@ func (tx *Tx) personByEmail(ctx context.Context, email string) (*quarry.User, er
 	return u, err
 }
 
-// checkLastAdmin counts the other active admins who can sign in (people,
-// and service accounts that still have a key) when u is an active admin,
-// and applies quarry.CheckLastAdmin.
+// checkLastAdmin applies quarry.CheckLastAdmin to u, counting the other
+// admins when u is an active admin.
 func (tx *Tx) checkLastAdmin(ctx context.Context, u *quarry.User, what string) error {
 	if !u.IsActiveAdmin() {
 		return nil
 	}
+	others, err := tx.otherAdmins(ctx, u)
+	if err != nil {
+		return err
+	}
+	return quarry.CheckLastAdmin(u, others, what)
+}
+
+// otherAdmins counts the active admins other than u who can sign in
+// (people, and service accounts that still have a key). On PostgreSQL it
+// first takes a lock for the rest of the transaction: two admins stepping
+// down at once must not both see the other; one waits for the other's
+// transaction. (SQLite has one writer.)
+func (tx *Tx) otherAdmins(ctx context.Context, u *quarry.User) (int, error) {
 	if tx.db.dialect == Postgres {
-		// Two admins stepping down at once must not both see the other:
-		// one waits for the other's transaction. (SQLite has one writer.)
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lastAdminLock); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	var others int
 	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u WHERE u.role = 'admin' AND u.is_active AND u.id <> $1
 		AND (NOT u.service_account OR EXISTS (SELECT 1 FROM api_keys k WHERE k.user_id = u.id))`, u.ID).Scan(&others)
-	if err != nil {
-		return err
-	}
-	return quarry.CheckLastAdmin(u, others, what)
+	return others, err
 }
 
 // lastAdminLock is the PostgreSQL advisory lock of checkLastAdmin.

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -55,7 +54,7 @@ func code(err error) string {
 
 func register(t *testing.T, db *store.DB, email string, p *quarry.RegistrationPolicy) *quarry.User {
 	t.Helper()
-	u, err := db.Register(ctx, email, nil, "$argon2id$fake", p)
+	u, err := db.Register(ctx, email, nil, "$argon2id$fake", "", p)
 	if err != nil {
 		t.Fatalf("Register(%q): %v", email, err)
 	}
@@ -67,7 +66,7 @@ func TestRegister(t *testing.T) {
 	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
 
 	// Closed means closed, for the first person too.
-	if _, err := db.Register(ctx, "first@example.com", nil, "h", &quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}); code(err) !=
+	if _, err := db.Register(ctx, "first@example.com", nil, "h", "", &quarry.RegistrationPolicy{Mode: quarry.RegistrationClosed}); code(err) !=
 		"forbidden: Registration is closed; sign in with single sign-on or ask an admin" {
 		t.Errorf("the first person under closed registration: %s", code(err))
 	}
@@ -95,7 +94,7 @@ func TestRegister(t *testing.T) {
 			"forbidden: Accounts are for emails of these domains only: example.com"},
 		{"not an email", "bad\xffbyte@example.com", open, `invalid: "bad\xffbyte@example.com" is not a valid email address`},
 	} {
-		_, err := db.Register(ctx, tc.email, nil, "$argon2id$fake", tc.policy)
+		_, err := db.Register(ctx, tc.email, nil, "$argon2id$fake", "", tc.policy)
 		if got := code(err); got != tc.want {
 			t.Errorf("%s: %s; want %s", tc.name, got, tc.want)
 		}
@@ -111,9 +110,26 @@ func TestRegister(t *testing.T) {
 		t.Fatalf("Invitations = %+v, %v", inv, err)
 	}
 	invite := &quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite}
-	register(t, db, "invited@example.com", invite)
+	// Knowing the invited email is not enough: its link's token is.
+	const noLink = "forbidden: Registration is by invitation only: register with the link of your invitation (if it has expired, ask an admin for a new one)"
+	if _, err := db.Register(ctx, "invited@example.com", nil, "h", "", invite); code(err) != noLink {
+		t.Errorf("an invited email without its token: %s", code(err))
+	}
+	links, err := db.IssueInvitations(ctx, admin, []string{"invited@example.com"}, time.Hour)
+	if err != nil || len(links) != 1 || links[0].Email != "invited@example.com" || !strings.HasPrefix(links[0].Token, "qri_") {
+		t.Fatalf("IssueInvitations = %+v, %v", links, err)
+	}
+	if _, err := db.Register(ctx, "invited@example.com", nil, "h", "qri_"+strings.Repeat("x", 43), invite); code(err) != noLink {
+		t.Errorf("an invited email with another token: %s", code(err))
+	}
+	if _, err := db.Register(ctx, "invited@example.com", nil, "h", links[0].Token, invite); err != nil {
+		t.Fatalf("with the invitation's token: %v", err)
+	}
 	if inv, _ := db.Invitations(ctx); len(inv) != 0 {
 		t.Errorf("the invitation is still there after registering: %+v", inv)
+	}
+	if _, err := db.IssueInvitations(ctx, admin, []string{"INVITED@example.com"}, time.Hour); code(err) != "invalid: A user with this email already exists" {
+		t.Errorf("a link for an email with an account: %s", code(err))
 	}
 	if err := db.RemoveInvitation(ctx, admin, "nobody@example.com"); code(err) != "not_found: No invitation for nobody@example.com" {
 		t.Errorf("RemoveInvitation of none: %s", code(err))
@@ -147,7 +163,7 @@ func TestFirstPersonOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			u, err := dbs[i%2].Register(ctx, fmt.Sprintf("p%d@example.com", i), nil, "h", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
+			u, err := dbs[i%2].Register(ctx, fmt.Sprintf("p%d@example.com", i), nil, "h", "", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
 			if err != nil {
 				t.Error(err)
 				return
@@ -167,55 +183,56 @@ func TestFirstPersonOnce(t *testing.T) {
 	}
 }
 
-func TestThrottle(t *testing.T) {
+// counts counts an attempt against keys and returns the counts alone.
+func counts(t *testing.T, db *store.DB, keys ...string) []int {
+	t.Helper()
+	cs, _, err := db.CountAttempts(ctx, 15*time.Minute, keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int, len(cs))
+	for i, c := range cs {
+		out[i] = c.N
+	}
+	return out
+}
+
+func TestCountAttempts(t *testing.T) {
 	db, clk := openClocked(t)
-	account, addr := quarry.ThrottleKey("account", "p@example.com"), quarry.ThrottleKey("address", "192.0.2.1")
-	limits := []quarry.Throttle{{Key: account, Limit: 3}, {Key: addr, Limit: 5}}
-	for range 3 {
-		if err := db.CountAttempt(ctx, 15*time.Minute, limits...); err != nil {
-			t.Fatalf("an attempt within the limits: %v", err)
+	pair, account, addr := quarry.AttemptKeys("p@example.com", "192.0.2.1")
+	for i := 1; i <= 3; i++ {
+		if got := counts(t, db, pair, account, addr); !cmp.Equal(got, []int{i, i, i}) {
+			t.Fatalf("attempt %d counted %v", i, got)
 		}
 	}
 	clk.advance(5 * time.Minute)
-	err := db.CountAttempt(ctx, 15*time.Minute, limits...)
-	if got := code(err); got != "too_many: Too many failed sign-ins; try again in 10 minutes" {
-		t.Fatalf("the 4th attempt in a window: %s", got)
+	cs, now, err := db.CountAttempts(ctx, 15*time.Minute, pair)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var qe *quarry.Error
-	if !errors.As(err, &qe) || qe.RetryAfter != 10*time.Minute {
-		t.Errorf("RetryAfter %v, want 10m (the rest of the window)", qe.RetryAfter)
+	if cs[0].N != 4 || now.Sub(cs[0].Start) != 5*time.Minute {
+		t.Errorf("the 4th attempt: %+v at %v, want 4 in a window that started 5 minutes before", cs[0], now)
 	}
-	// Another account from the same address is not refused, yet.
-	if err := db.CountAttempt(ctx, 15*time.Minute, quarry.Throttle{Key: quarry.ThrottleKey("account", "q@example.com"), Limit: 3}, limits[1]); err != nil {
-		t.Errorf("another account: %v", err)
+	// Another account from the same address counts apart.
+	other, _, _ := quarry.AttemptKeys("q@example.com", "192.0.2.1")
+	if got := counts(t, db, other, addr); !cmp.Equal(got, []int{1, 4}) {
+		t.Errorf("another account: %v", got)
 	}
 	// Past the window, counting starts again.
 	clk.advance(10*time.Minute + time.Second)
-	if err := db.CountAttempt(ctx, 15*time.Minute, limits...); err != nil {
-		t.Errorf("after the window: %v", err)
+	if got := counts(t, db, pair, account, addr); !cmp.Equal(got, []int{1, 1, 1}) {
+		t.Errorf("after the window: %v", got)
 	}
-	// A successful sign-in clears the account's count and takes its
-	// attempt back from the address.
+	// A successful sign-in clears the pair's count and takes its attempt
+	// back from the account and the address.
 	u := register(t, db, "p@example.com", &quarry.RegistrationPolicy{})
-	db.CountAttempt(ctx, 15*time.Minute, limits...)
-	db.CountAttempt(ctx, 15*time.Minute, limits...)
+	counts(t, db, pair, account, addr)
 	if _, err := db.OpenSession(ctx, u.ID, quarry.NewSession{Method: quarry.SignInPassword}, testSessions,
-		store.Attempt{Clear: []string{account}, TakeBack: []string{addr}}); err != nil {
+		store.Attempt{Clear: []string{pair}, TakeBack: []string{account, addr}}); err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
-		if err := db.CountAttempt(ctx, 15*time.Minute, limits[0]); err != nil {
-			t.Errorf("the account's count did not start again: %v", err)
-		}
-	}
-	for i := range 3 { // 2 counted (3 made, 1 taken back): 3 more pass, the 4th does not
-		err := db.CountAttempt(ctx, 15*time.Minute, limits[1])
-		if (i < 3) != (err == nil) {
-			t.Errorf("address attempt %d: %v", i, err)
-		}
-	}
-	if err := db.CountAttempt(ctx, 15*time.Minute, limits[1]); err == nil {
-		t.Error("the address was not refused past its limit")
+	if got := counts(t, db, pair, account, addr); !cmp.Equal(got, []int{1, 2, 2}) {
+		t.Errorf("after a success: %v, want the pair cleared and one attempt taken back from the others", got)
 	}
 	if err := db.RecordSignInFailure(ctx, "", "not an email, maybe a password", "password"); err != nil {
 		t.Fatal(err)
@@ -233,32 +250,35 @@ func TestThrottle(t *testing.T) {
 	}
 }
 
-// TestThrottleConcurrent: attempts made at once are all counted, so that
-// no more than the limit get through.
-func TestThrottleConcurrent(t *testing.T) {
+// TestCountAttemptsConcurrent: attempts made at once, on two replicas, are
+// all counted, each once.
+func TestCountAttemptsConcurrent(t *testing.T) {
 	u, keys := storetest.URL(t), storetest.Key(t)
 	dbs := []*store.DB{storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)}
-	limit := quarry.Throttle{Key: quarry.ThrottleKey("account", "p@example.com"), Limit: 10}
+	pair, _, _ := quarry.AttemptKeys("p@example.com", "192.0.2.1")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	passed := 0
+	seen := map[int]int{}
 	for i := range 40 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := dbs[i%2].CountAttempt(ctx, 15*time.Minute, limit)
-			if err == nil {
-				mu.Lock()
-				passed++
-				mu.Unlock()
-			} else if quarry.ErrorCode(err) != quarry.ETOOMANY {
+			cs, _, err := dbs[i%2].CountAttempts(ctx, 15*time.Minute, pair)
+			if err != nil {
 				t.Error(err)
+				return
 			}
+			mu.Lock()
+			seen[cs[0].N]++
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	if passed != 10 {
-		t.Errorf("%d of 40 attempts at once got through, want the limit, 10", passed)
+	for n := 1; n <= 40; n++ {
+		if seen[n] != 1 {
+			t.Errorf("count %d was seen %d times, want once: %v", n, seen[n], seen)
+			break
+		}
 	}
 }
 
@@ -506,7 +526,7 @@ func TestPeople(t *testing.T) {
 	admin := &quarry.Caller{User: *adminUser}
 	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
 	for i := range 12 {
-		db.Register(ctx, fmt.Sprintf("user%02d@example.com", i), ptr(fmt.Sprintf("User 100%% %d", i)), "h", open)
+		db.Register(ctx, fmt.Sprintf("user%02d@example.com", i), ptr(fmt.Sprintf("User 100%% %d", i)), "h", "", open)
 	}
 	db.SetActive(ctx, admin, "user03@example.com", false)
 	db.SetRole(ctx, admin, "user04@example.com", quarry.RoleGlobalCurator)
@@ -623,5 +643,60 @@ func TestLastAdminAtOnce(t *testing.T) {
 		if len(people) != 1 {
 			t.Fatalf("round %d: %d admins left, want 1", round, len(people))
 		}
+	}
+}
+
+// TestFillEmailKeys: accounts made before the migration that adds email
+// skeletons get theirs at the next Migrate, and their keys in the
+// NFKC case-folded form; a key another account has already stays as it
+// was.
+func TestFillEmailKeys(t *testing.T) {
+	db, _ := openClocked(t)
+	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
+	kate := register(t, db, "kate@corp.example", open)
+	// As an earlier build made them: a full-width Kate had a key of her
+	// own, lower-cased only; nobody had a skeleton.
+	wide := register(t, db, "zed@corp.example", open)
+	if err := db.ExecForTest(ctx, `UPDATE users SET email = $1, email_key = $2 WHERE id = $3`,
+		"\uff2bate@corp.example", strings.ToLower("\uff2bate@corp.example"), wide.ID); err != nil {
+		t.Fatal(err)
+	}
+	full := register(t, db, "yan@corp.example", open)
+	if err := db.ExecForTest(ctx, `UPDATE users SET email = $1, email_key = $2 WHERE id = $3`,
+		"\uff39an@corp.example", strings.ToLower("\uff39an@corp.example"), full.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.ExecForTest(ctx, `UPDATE users SET email_skeleton = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ id, key string }{
+		{kate.ID, "kate@corp.example"},
+		{wide.ID, "\uff4bate@corp.example"}, // kate's key is taken: kept as it was
+		{full.ID, "yan@corp.example"},
+	} {
+		var key, skeleton string
+		if err := db.QueryRowForTest(ctx, fmt.Sprintf(`SELECT email_key, email_skeleton FROM users WHERE id = '%s'`, tc.id), &key, &skeleton); err != nil {
+			t.Fatal(err)
+		}
+		if key != tc.key || skeleton != quarry.EmailSkeleton(key) {
+			t.Errorf("user %s: key %q, skeleton %q; want %q", tc.id, key, skeleton, tc.key)
+		}
+	}
+	// Yan signs in as yan@ now; a lookalike of Yan is refused.
+	if id, _, _, _ := db.PasswordAccount(ctx, "yan@corp.example"); id != full.ID {
+		t.Errorf("yan@ opens %q", id)
+	}
+	if _, err := db.Register(ctx, "\u0443an@corp.example", nil, "h", "", open); code(err) != "invalid: The email's name part mixes scripts (such as Latin and Cyrillic letters); use an address in one script" {
+		t.Errorf("a mixed lookalike: %s", code(err))
+	}
+	if _, err := db.Register(ctx, "\u0443\u0430n@corp.example", nil, "h", "", open); code(err) != "invalid: The email's name part mixes scripts (such as Latin and Cyrillic letters); use an address in one script" {
+		t.Errorf("a mixed lookalike: %s", code(err))
+	}
+	register(t, db, "cop@corp.example", open)
+	if _, err := db.Register(ctx, "\u0441\u043e\u0440@corp.example", nil, "h", "", open); code(err) != "invalid: This email looks like the email of an existing account; use another, or ask an admin" {
+		t.Errorf("a Cyrillic lookalike: %s", code(err))
 	}
 }

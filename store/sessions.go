@@ -12,6 +12,32 @@ import (
 
 // Sessions: a person's signed-in browsers and clients.
 
+// SessionCaller returns the caller whose session token hashes to hash, if
+// the session has neither reached its absolute end nor been idle longer
+// than p allows, and its user is active. It notes the use of the session
+// (at most every p.TouchEvery, so that reads rarely write).
+func (db *DB) SessionCaller(ctx context.Context, hash string, p quarry.SessionPolicy) (*quarry.Caller, error) {
+	now := db.now().Micros()
+	c, err := db.caller(ctx, `
+		SELECT `+userColumns+`, 0, s.id, m.group_id, m.is_curator
+		FROM sessions s
+		JOIN users u ON u.id = s.user_id
+		LEFT JOIN user_group_members m ON m.user_id = u.id
+		WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.last_seen_at > $3 AND u.is_active
+		ORDER BY m.group_id`, hash, now, now-p.Idle.Microseconds())
+	if err != nil {
+		return nil, err
+	}
+	// Best effort: should the write wait on another (SQLite has one writer
+	// at a time), the request goes on, and the session's idle clock is
+	// moved on by a later one.
+	if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET last_seen_at = $1 WHERE id = $2 AND last_seen_at <= $3`,
+		now, c.SessionID, now-p.TouchEvery().Microseconds()); err != nil && !isBusy(err) {
+		return nil, mapError(err)
+	}
+	return c, nil
+}
+
 // OpenSession opens a session for user id, which signed in with a
 // password, and returns its token.
 func (db *DB) OpenSession(ctx context.Context, userID string, ns quarry.NewSession, p quarry.SessionPolicy, a Attempt) (string, error) {

@@ -33,37 +33,35 @@ func (db *DB) PasswordAccount(ctx context.Context, key string) (id, hash string,
 	return id, h.String, active, mapError(err)
 }
 
-// CountAttempt counts an attempt against each throttle, in windows of
-// length window, before a password is checked, so that attempts made at
-// once are counted too, and returns the refusal of the first throttle past
-// its limit (quarry.Throttle.Check).
-func (db *DB) CountAttempt(ctx context.Context, window time.Duration, throttles ...quarry.Throttle) error {
-	var refused error
+// CountAttempts counts an attempt against each of keys, in windows of
+// length window, and returns the count of each, this attempt included,
+// and the time it counted them at. It counts before a password is
+// checked, so that attempts made at once are counted too; the caller
+// decides with the counts (quarry.SignInLimits).
+func (db *DB) CountAttempts(ctx context.Context, window time.Duration, keys ...string) ([]quarry.AttemptCount, time.Time, error) {
+	var (
+		counts []quarry.AttemptCount
+		now    quarry.Time
+	)
 	err := db.update(ctx, func(tx *Tx) error {
-		refused = nil
-		now := tx.now.Micros()
+		counts, now = counts[:0], tx.now
 		// Counts of windows long over are of no use.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sign_in_failures WHERE window_start <= $1`, now-window.Microseconds()); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sign_in_failures WHERE window_start <= $1`, now.Micros()-window.Microseconds()); err != nil {
 			return err
 		}
-		for _, t := range throttles {
+		for _, k := range keys {
 			var n, start int64
 			err := tx.QueryRowContext(ctx, `INSERT INTO sign_in_failures (key, failures, window_start) VALUES ($1, 1, $2)
 				ON CONFLICT (key) DO UPDATE SET failures = sign_in_failures.failures + 1
-				RETURNING failures, window_start`, t.Key, now).Scan(&n, &start)
+				RETURNING failures, window_start`, k, now.Micros()).Scan(&n, &start)
 			if err != nil {
 				return err
 			}
-			if refused == nil {
-				refused = t.Check(int(n), time.UnixMicro(start), tx.now.Time, window)
-			}
+			counts = append(counts, quarry.AttemptCount{N: int(n), Start: quarry.TimeFromMicros(start).Time})
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return refused
+	return counts, now.Time, err
 }
 
 // Attempt says what a successful sign-in does to the throttles its attempt
@@ -173,7 +171,7 @@ func (db *DB) SignInOIDC(ctx context.Context, id *quarry.Identity, ns quarry.New
 // what the first made.
 func (db *DB) retryConflict(ctx context.Context, fn func(*Tx) error) error {
 	err := db.update(ctx, fn)
-	if errors.Is(err, errEmailTaken) || errors.Is(err, errConflict) {
+	if errors.Is(err, quarry.ErrEmailTaken) || errors.Is(err, errConflict) {
 		err = db.update(ctx, fn)
 	}
 	return err
@@ -205,8 +203,8 @@ func (db *DB) IdentityCaller(ctx context.Context, id *quarry.Identity) (*quarry.
 			}
 			return err
 		})
-		if quarry.ErrorCode(err) == quarry.EFORBIDDEN {
-			return nil, errNotAuthenticated // deactivated, or not linkable: the token opens nothing
+		if code := quarry.ErrorCode(err); code == quarry.EFORBIDDEN || code == quarry.EINVALID {
+			return nil, errNotAuthenticated // deactivated, not linkable, a lookalike email: the token opens nothing
 		}
 		if err != nil {
 			return nil, err
@@ -233,6 +231,12 @@ func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.Us
 			WHERE u.email_key = $1 AND NOT u.service_account`, quarry.EmailKey(id.Email)), u, &hasPassword)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
+			if err := quarry.CheckNewEmail(id.Email); err != nil {
+				return nil, err
+			}
+			if err := checkLookalike(ctx, tx, quarry.EmailKey(id.Email)); err != nil {
+				return nil, err
+			}
 			if _, err := tx.markHasPeople(ctx); err != nil {
 				return nil, err
 			}

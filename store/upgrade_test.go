@@ -126,7 +126,7 @@ func TestNoFirstAdminAfterUpgrade(t *testing.T) {
 		}
 		u, m := f.Load(t)
 		db := storetest.OpenURL(t, u, fixtureKeys(t, m))
-		p, err := db.Register(ctx, "stranger@example.com", nil, "h", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
+		p, err := db.Register(ctx, "stranger@example.com", nil, "h", "", &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen})
 		if err != nil {
 			t.Fatal(err)
 		}

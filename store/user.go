@@ -41,33 +41,6 @@ func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, er
 		ORDER BY m.group_id`, hash)
 }
 
-// SessionCaller returns the caller whose session token hashes to hash, if
-// the session has neither reached its absolute end nor been idle longer
-// than p allows, and its user is active. It notes the use of the session
-// (at most once a minute, so that reads rarely write).
-func (db *DB) SessionCaller(ctx context.Context, hash string, p quarry.SessionPolicy) (*quarry.Caller, error) {
-	now := db.now().Micros()
-	c, err := db.caller(ctx, `
-		SELECT `+userColumns+`, 0, s.id, m.group_id, m.is_curator
-		FROM sessions s
-		JOIN users u ON u.id = s.user_id
-		LEFT JOIN user_group_members m ON m.user_id = u.id
-		WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.last_seen_at > $3 AND u.is_active
-		ORDER BY m.group_id`, hash, now, now-p.Idle.Microseconds())
-	if err != nil {
-		return nil, err
-	}
-	// Best effort: should the write wait on another (SQLite has one writer
-	// at a time), the request goes on, and the session's idle clock is
-	// moved on by a later one.
-	const touchEvery = 60_000_000 // a minute, in microseconds
-	if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET last_seen_at = $1 WHERE id = $2 AND last_seen_at < $3`,
-		now, c.SessionID, now-touchEvery); err != nil && !isBusy(err) {
-		return nil, mapError(err)
-	}
-	return c, nil
-}
-
 // caller runs a query that returns userColumns, an API key id, a session id
 // and one membership per row, and returns the caller it describes.
 func (db *DB) caller(ctx context.Context, query string, args ...any) (*quarry.Caller, error) {
@@ -113,13 +86,9 @@ func (db *DB) userCaller(ctx context.Context, id string) (*quarry.Caller, error)
 // createUser inserts a service-account user for an API key.
 func (tx *Tx) createUser(ctx context.Context, name *string, role quarry.Role) (*quarry.User, error) {
 	id := uuid.NewString()
-	label := "unnamed"
-	if name != nil && *name != "" {
-		label = emailLocal(*name)
-	}
 	u := &quarry.User{
 		ID:             id,
-		Email:          fmt.Sprintf("api_key__%s@%s.quarry.invalid", label, id),
+		Email:          serviceAccountEmail(name, id),
 		Name:           name,
 		Role:           role,
 		IsActive:       true,
@@ -135,18 +104,26 @@ func (tx *Tx) insertUser(ctx context.Context, u *quarry.User, passwordHash *stri
 	if u.Name != nil {
 		nameKey = strings.ToLower(*u.Name)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, email_key, name, name_key, role, is_active, service_account, password_hash, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		u.ID, u.Email, quarry.EmailKey(u.Email), u.Name, nameKey, u.Role, u.IsActive, u.ServiceAccount, passwordHash, u.CreatedAt.Micros())
+	key := quarry.EmailKey(u.Email)
+	_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, email_key, email_skeleton, name, name_key, role, is_active, service_account,
+			password_hash, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+		u.ID, u.Email, key, quarry.EmailSkeleton(key), u.Name, nameKey, u.Role, u.IsActive, u.ServiceAccount, passwordHash, u.CreatedAt.Micros())
 	if quarry.ErrorCode(mapError(err)) == quarry.ECONFLICT {
-		return errEmailTaken
+		return quarry.ErrEmailTaken
 	}
 	return err
 }
 
-// errEmailTaken answers a new account whose email another has, in any
-// case. It is a 400, as FastAPI-Users' REGISTER_USER_ALREADY_EXISTS is.
-var errEmailTaken = quarry.Errorf(quarry.EINVALID, "A user with this email already exists")
+// serviceAccountEmail returns the email of service account id, whose key
+// is named name.
+func serviceAccountEmail(name *string, id string) string {
+	label := "unnamed"
+	if name != nil && *name != "" {
+		label = emailLocal(*name)
+	}
+	return fmt.Sprintf("api_key__%s@%s.quarry.invalid", label, id)
+}
 
 // emailLocal turns a key name into the local part of an email address.
 func emailLocal(name string) string {

@@ -46,6 +46,7 @@ type Config struct {
 	AdminEmails          []string
 	PasswordMinLength    int
 	SessionIdle          time.Duration
+	InvitationTTL        time.Duration
 	SessionMaxAge        time.Duration
 	PublicURL            string
 	ClientIPHeader       string
@@ -137,6 +138,8 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.SessionIdle, err = parsePositiveDuration(v); return err }},
 	{"session-max-age", "QUARRY_SESSION_MAX_AGE", "168h", "a session ends this long after sign-in, used or not",
 		func(c *Config, v string) (err error) { c.SessionMaxAge, err = parsePositiveDuration(v); return err }},
+	{"invitation-ttl", "QUARRY_INVITATION_TTL", "168h", "how long the link of an invitation works",
+		func(c *Config, v string) (err error) { c.InvitationTTL, err = parsePositiveDuration(v); return err }},
 	{"public-url", "QUARRY_PUBLIC_URL", "", "the URL browsers reach Quarry at (with its base path), e.g. https://quarry.example.com; required for single sign-on",
 		func(c *Config, v string) error { c.PublicURL = strings.TrimRight(v, "/"); return nil }},
 	{"client-ip-header", "QUARRY_CLIENT_IP_HEADER", "", "header that holds the client's address behind a proxy (e.g. X-Forwarded-For: its last entry counts)",
@@ -322,6 +325,7 @@ func (c *Config) signIn(ctx context.Context, log *slog.Logger) (api.SignInConfig
 		Registration:      quarry.RegistrationPolicy{Mode: c.Registration, Domains: c.EmailDomains},
 		PasswordMinLength: c.PasswordMinLength,
 		Sessions:          quarry.SessionPolicy{Idle: c.SessionIdle, Absolute: c.SessionMaxAge},
+		InvitationTTL:     c.InvitationTTL,
 		ClientIPHeader:    c.ClientIPHeader,
 		OIDCName:          c.OIDCName,
 	}

@@ -43,6 +43,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.PublicURL == "" && !isLoopback(ln.Addr()) {
+		log.Warn("QUARRY_PUBLIC_URL is not set and Quarry listens beyond this machine: behind an https proxy, set it to the https URL people use, "+
+			"so that session cookies are always Secure (without it they are Secure only when the proxy sends X-Forwarded-Proto: https)",
+			"addr", ln.Addr().String())
+	}
 	base := "http://" + ln.Addr().String() + cfg.BasePath
 	build := currentBuild()
 	if token != "" {
@@ -132,4 +137,11 @@ func openDB(ctx context.Context, cfg *Config, env *environment) (*store.DB, erro
 		return nil, err
 	}
 	return db, nil
+}
+
+// isLoopback reports whether a is a loopback address, that only this
+// machine reaches.
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

@@ -181,12 +181,30 @@ func TestServeWarnsOfOpenFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var warned bool
+	for line := range strings.Lines(serveLog(t, "-addr", "127.0.0.1:0", "-db", "sqlite:"+db)) {
+		var e struct {
+			Level string   `json:"level"`
+			Msg   string   `json:"msg"`
+			Files []string `json:"files"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Level == "WARN" && strings.Contains(e.Msg, "chmod 600") {
+			warned = slices.Contains(e.Files, db)
+		}
+	}
+	if !warned {
+		t.Errorf("no warning naming %s", db)
+	}
+}
+
+// serveLog runs `quarry serve` with args until it serves, stops it, and
+// returns what it logged.
+func serveLog(t *testing.T, args ...string) string {
+	t.Helper()
 	var stdout, stderr syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-db", "sqlite:" + db}, envOf(nil), &stdout, &stderr)
-	}()
+	go func() { done <- run(ctx, append([]string{"serve"}, args...), envOf(nil), &stdout, &stderr) }()
 	for !strings.Contains(stderr.String(), `"msg":"serving"`) {
 		select {
 		case err := <-done:
@@ -198,18 +216,28 @@ func TestServeWarnsOfOpenFiles(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	var warned bool
-	for line := range strings.Lines(stderr.String()) {
-		var e struct {
-			Level string   `json:"level"`
-			Msg   string   `json:"msg"`
-			Files []string `json:"files"`
-		}
-		if json.Unmarshal([]byte(line), &e) == nil && e.Level == "WARN" && strings.Contains(e.Msg, "chmod 600") {
-			warned = slices.Contains(e.Files, db)
-		}
-	}
-	if !warned {
-		t.Errorf("no warning naming %s:\n%s", db, stderr.String())
+	return stderr.String()
+}
+
+// TestServeWarnsOfNoPublicURL: a server that listens beyond this machine
+// without QUARRY_PUBLIC_URL says that, behind an https proxy, its cookies
+// may not be Secure; one on loopback, or with the setting, does not.
+func TestServeWarnsOfNoPublicURL(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"all interfaces", []string{"-addr", "0.0.0.0:0"}, true},
+		{"loopback", []string{"-addr", "127.0.0.1:0"}, false},
+		{"all interfaces, a public URL", []string{"-addr", "0.0.0.0:0", "-public-url", "https://quarry.example"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "quarry.db")
+			log := serveLog(t, append([]string{"-db", "sqlite:" + db}, tc.args...)...)
+			if got := strings.Contains(log, "QUARRY_PUBLIC_URL is not set"); got != tc.warn {
+				t.Errorf("warned %t, want %t:\n%s", got, tc.warn, log)
+			}
+		})
 	}
 }

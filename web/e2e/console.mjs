@@ -369,14 +369,19 @@ try {
   await ada.keyboard.press('Enter');
   await ada.locator('#people-done', { hasText: 'Invited cy@example.com' }).waitFor();
   await ada.locator('#invites-rows', { hasText: 'cy@example.com' }).waitFor();
+  // The invitation's link is shown once; only it lets Cy register.
+  const link = await ada.locator('#invite-link-0-value').inputValue();
+  check(link.startsWith(url) && link.includes('#register?') && link.includes('invitation=qri_'), `an invitation link: ${link}`);
+  await view(ada, 'invitation-link');
 
-  // 7. Cy registers, invited; a basic user lands on the credentials.
+  // 7. Cy registers with the link; a basic user lands on the credentials.
   step = 'cy registers';
   const cy = await person('cy');
   page = cy;
-  await cy.goto(url);
-  await cy.getByRole('button', { name: 'Create an account' }).click();
-  await cy.locator('#register-email').fill('cy@example.com');
+  await cy.goto(link);
+  await cy.locator('#register-form:not([hidden])').waitFor();
+  check(await cy.locator('#register-email').inputValue() === 'cy@example.com', 'the link fills in the invited email');
+  check(!(await cy.evaluate(() => location.href)).includes('qri_'), 'the token leaves the address bar');
   await cy.locator('#register-password').fill('a long and quiet river');
   await cy.keyboard.press('Enter');
   await cy.locator('#who', { hasText: 'basic' }).waitFor();

@@ -19,6 +19,7 @@ import * as tools from './tools.js';
 import * as audit from './audit.js';
 
 let ways = null; // GET /auth/type: how people sign in here
+let invitation = ''; // the token of the invitation link this page was opened with
 
 // The reasons the single sign-on callback gives (?signin_error=), in words.
 const signinErrors = {
@@ -31,6 +32,7 @@ const signinErrors = {
   domain: 'Your email address is not of a domain this server accepts.',
   email_taken: 'An account with your email exists already, and the identity provider does not confirm the email is yours. Ask an admin.',
   inactive: 'Your account is deactivated. Ask an admin.',
+  email_refused: 'Your email cannot have an account here: it looks like the email of another account, or mixes letters of different scripts. Ask an admin.',
   unavailable: 'The identity provider cannot be reached. Try again shortly, or sign in another way.',
 };
 
@@ -194,7 +196,10 @@ async function register(ev) {
   const password = $('register-password');
   await withButton($('register-submit'), async () => {
     try {
-      await call('POST', 'auth/register', { body: { email: email.value.trim(), password: password.value } });
+      const body = { email: email.value.trim(), password: password.value };
+      if (invitation) body.invitation_token = invitation;
+      await call('POST', 'auth/register', { body });
+      invitation = '';
       await call('POST', 'auth/login', { body: new URLSearchParams({ username: email.value.trim(), password: password.value }) });
       password.value = '';
       await afterSignIn();
@@ -209,9 +214,11 @@ async function register(ev) {
 /** showRegister opens the registration form. */
 function showRegister() {
   const open = ways && ways.registration === 'open';
-  $('register-hint').textContent = open
-    ? 'Anyone may register. The first account of a new server becomes an admin.'
-    : 'Registration is by invitation: ask an admin to invite your email first. The first account of a new server becomes an admin.';
+  $('register-hint').textContent = invitation
+    ? 'You were invited: choose a password for your account. The link works once.'
+    : open
+      ? 'Anyone may register. The first account of a new server becomes an admin.'
+      : 'Registration is by invitation: open the link an admin sends you. The first account of a new server becomes an admin.';
   $('register-rules').textContent = `At least ${ways.password_min_length} characters; not a common password, and not your email.`;
   $('login-form').hidden = true;
   $('register-form').hidden = false;
@@ -286,6 +293,18 @@ async function start() {
     showError($('signin-error'), e);
   }
   showSignInWays();
+  // Opened from an invitation's link (#register?email=…&invitation=…): the
+  // registration, with the email filled in; the token leaves the address.
+  const opened = current();
+  if (opened.view === 'register') {
+    invitation = opened.params.get('invitation') ?? '';
+    history.replaceState(null, '', location.pathname + location.search);
+    if (ways && ways.local_accounts) {
+      showRegister();
+      $('register-email').value = opened.params.get('email') ?? '';
+      $('register-password').focus();
+    }
+  }
   // Signed in already: with this tab's key, or with the session cookie.
   try {
     const { data } = await call('GET', 'me');

@@ -178,9 +178,15 @@ async function invitations() {
           writeError($('people-error'), e);
         }
       });
-      return el('tr', {}, el('td', {}, i.email), el('td', {}, i.invited_by ?? ''), el('td', {}, fmtTime(i.created_at)), el('td', {}, remove));
+      const renew = el('button', { type: 'button', class: 'secondary', 'aria-label': `A new link for ${i.email}` }, 'New link');
+      renew.addEventListener('click', () => issueLinks([i.email], renew));
+      const link = i.expires_at === null ? el('span', { class: 'muted' }, 'no link yet')
+        : new Date(i.expires_at) <= new Date() ? el('span', { class: 'muted' }, `expired ${fmtTime(i.expires_at)}`)
+          : fmtTime(i.expires_at);
+      return el('tr', {}, el('td', {}, i.email), el('td', {}, i.invited_by ?? ''), el('td', {}, fmtTime(i.created_at)),
+        el('td', {}, link), el('td', { class: 'actions' }, renew, remove));
     }));
-    if (data.length === 0) tbody.replaceChildren(emptyRow(4, 'No invitation is waiting.'));
+    if (data.length === 0) tbody.replaceChildren(emptyRow(5, 'No invitation is waiting.'));
   } catch (e) {
     tbody.replaceChildren();
     showError($('people-error'), e);
@@ -196,11 +202,26 @@ async function invite(ev) {
     $('invite-emails').focus();
     return;
   }
-  await busy($('invite-send'), async () => {
+  await issueLinks(emails, $('invite-send'), () => { $('invite-emails').value = ''; });
+}
+
+/**
+ * issueLinks invites emails with a new link each (one given before stops
+ * working) and shows the links, once: by invitation, only a link opens
+ * registration.
+ */
+async function issueLinks(emails, button, then = () => {}) {
+  clearError($('people-error'));
+  await busy(button, async () => {
     try {
-      await call('PUT', 'manage/admin/users', { body: { emails } });
-      $('invite-emails').value = '';
-      await done(`Invited ${emails.join(', ')}: they can now create their account on the sign-in page.`);
+      const { data } = await call('POST', 'manage/admin/invitations', { body: { emails } });
+      then();
+      await done(`Invited ${emails.join(', ')}: send each the link below; it works once, until ${fmtTime(data[0]?.expires_at)}.`);
+      const box = $('invite-links');
+      box.replaceChildren(...data.map((l, i) => el('div', { id: `invite-link-${i}`, class: 'secret' })));
+      data.forEach((l, i) => secretBox($(`invite-link-${i}`), `Invitation link of ${l.email}`, new URL(l.url, location.href).href,
+        'Copy it now: it is not shown again. Whoever opens it can create the account of this email, once.'));
+      box.hidden = false;
     } catch (e) {
       writeError($('people-error'), e);
     }
@@ -270,4 +291,6 @@ export function reset() {
   $('sessions-rows').replaceChildren();
   $('people-secret').hidden = true;
   $('people-secret').replaceChildren();
+  $('invite-links').hidden = true;
+  $('invite-links').replaceChildren();
 }
