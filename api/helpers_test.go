@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,29 @@ func fxIDs(ids []int64) []int64 {
 		return []int64{}
 	}
 	return ids
+}
+
+// The ids of the default groups in a new database: migration 00008
+// makes them before any other group.
+const (
+	adminGroupID int64 = 1
+	basicGroupID int64 = 2
+	// firstGroupID is the id of the first group a test makes.
+	firstGroupID int64 = 3
+)
+
+// defaultGroupIDs are the ids of the default groups by name.
+var defaultGroupIDs = map[string]int64{quarry.DefaultGroupAdmin: adminGroupID, quarry.DefaultGroupBasic: basicGroupID}
+
+// withDefaultGroup returns ids with the id of the default group of role
+// (quarry.DefaultGroupFor), sorted: the groups of a user with that role.
+func withDefaultGroup(role quarry.Role, ids []int64) []int64 {
+	out := slices.Clone(fxIDs(ids))
+	if d := quarry.DefaultGroupFor(role); d != "" {
+		out = append(out, defaultGroupIDs[d])
+	}
+	slices.Sort(out)
+	return out
 }
 
 // fxLater is testNow plus n microseconds, as responses render it: with the

@@ -1,9 +1,10 @@
 package api_test
 
 import (
-	"fmt"
 	"testing"
 
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/api/onyxtest"
 )
 
@@ -29,19 +30,12 @@ func TestOnyxManagers(t *testing.T) {
 // connectors, credentials, cc-pairs, user groups, permissions, API keys
 // and users (package onyxtest, integration.go), each against a fresh
 // server: local accounts on, registration open, and, as after Onyx's
-// reset, no API key (the test environment's own admin key is revoked
-// before the replay starts).
+// reset, no person and no API key. Onyx does not throttle registrations,
+// and test_user_pagination registers 50 people from one address: the
+// servers allow 100 per window.
 func TestOnyxIntegration(t *testing.T) {
 	onyxtest.RunIntegration(t, func(t *testing.T) onyxtest.Target {
-		e := newEnv(t, withLocalAccounts)
-		var keys []struct {
-			ID     int64  `json:"api_key_id"`
-			UserID string `json:"user_id"`
-		}
-		e.do(e.admin, "GET", "/admin/api-key", nil).decode(t, &keys)
-		for _, k := range keys {
-			e.do(e.admin, "DELETE", fmt.Sprint("/admin/api-key/", k.ID), nil).want(t, 200, `null`)
-		}
+		e := newKeylessEnv(t, withLocalAccounts, withRegistrations(100))
 		return onyxtest.Target{
 			Do: func(u onyxtest.User, method, path string, body any, headers ...string) *onyxtest.Response {
 				e.t.Helper()
@@ -51,4 +45,13 @@ func TestOnyxIntegration(t *testing.T) {
 			DB: e.db,
 		}
 	})
+}
+
+// withRegistrations allows n registrations per address in a window of the
+// default sign-in limits.
+func withRegistrations(n int) func(*api.Config) {
+	return func(c *api.Config) {
+		c.SignIn.Limits = quarry.DefaultSignInLimits()
+		c.SignIn.Limits.Registrations = n
+	}
 }

@@ -58,6 +58,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/deletion-attempt", "CCPairIdentifier", ccPairIdentifier{}},
 		{"POST /manage/admin/user-group/{group_id}/add-users", "AddUsers", addUsers{}},
 		{"PATCH /admin/tool/status", "ToolStatusUpdate", toolStatusUpdate{}},
+		{"PUT /manage/admin/user-group/{group_id}/permissions", "SetPermission", setPermission{}},
+		{"POST /manage/admin/connector/indexing-status", "IndexingStatusRequest", indexingStatusRequest{}},
 	}
 	withBody, checked := map[string]bool{}, map[string]bool{}
 	for _, b := range bodies {
@@ -92,6 +94,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"GET /manage/users/accepted":                  usersQuery{},
 		"GET /manage/admin/sessions":                  sessionsQuery{},
 		"PUT /manage/admin/cc-pair/{cc_pair_id}/name": ccPairRename{},
+		"GET /manage/users":                           allUsersQuery{},
+		"GET /manage/admin/user-group":                groupsQuery{},
 	} {
 		oasCheckQuery(t, route, reflect.TypeOf(model), doc.operation(t, route))
 	}
@@ -303,6 +307,9 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 		return map[string]any{"type": "integer", "format": "int64"}
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": oasSchemaOf(typ.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "propertyNames": oasSchemaOf(typ.Key()),
+			"additionalProperties": oasSchemaOf(typ.Elem())}
 	case reflect.Struct:
 		name := typ.Name()
 		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/auth/authtest"
@@ -105,6 +107,7 @@ func TestUpgrade(t *testing.T) {
 				t.Fatalf("schema version %d of %d after migrating a version %d fixture (%v)", cur, latest, m.SchemaVersion, err)
 			}
 			as := func(who string) user { return user{token: m.Tokens[who]} }
+			changed := expectedChanges(t, e, as("admin"), m.SchemaVersion)
 			var connectorIDs []int64
 			for _, r := range m.Responses {
 				got := e.do(as(r.As), r.Method, r.Path, nil)
@@ -119,6 +122,7 @@ func TestUpgrade(t *testing.T) {
 				if err := json.Unmarshal(r.Body, &want); err != nil {
 					t.Fatalf("%s %s: recorded body: %v", r.Method, r.Path, err)
 				}
+				want = changed(r.Path, want)
 				if err := json.Unmarshal(got.body, &have); err != nil {
 					t.Fatalf("%s %s: %v: %s", r.Method, r.Path, err, got.body)
 				}
@@ -184,6 +188,65 @@ func TestUpgrade(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// expectedChanges returns what the migrations after a fixture's schema
+// version change on purpose in an answer it recorded to path (a JSON
+// value), read as admin once migrated:
+//
+//   - 00008 (group permissions and the default groups): every user that can
+//     act joins the default group of its role, so GET /me's groups and the
+//     people listing's gain it; the people listing's account_type is Onyx's
+//     STANDARD.
+func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path string, want any) any {
+	t.Helper()
+	if version >= 8 {
+		return func(_ string, want any) any { return want }
+	}
+	var groups []struct {
+		ID        int64  `json:"id"`
+		Name      string `json:"name"`
+		IsDefault bool   `json:"is_default"`
+	}
+	e.do(admin, "GET", "/manage/admin/user-group?include_default=true", nil).decode(t, &groups)
+	defaults := map[string]float64{}
+	for _, g := range groups {
+		if g.IsDefault {
+			defaults[g.Name] = float64(g.ID)
+		}
+	}
+	if len(defaults) != 2 {
+		t.Fatalf("default groups after the upgrade: %+v", groups)
+	}
+	defaultOf := func(u map[string]any) (float64, string) {
+		role, _ := u["role"].(string)
+		name := quarry.DefaultGroupFor(quarry.Role(role))
+		return defaults[name], name
+	}
+	return func(path string, want any) any {
+		switch {
+		case path == "/me":
+			me := want.(map[string]any)
+			if id, name := defaultOf(me); name != "" {
+				ids := append(me["groups"].([]any), id)
+				slices.SortFunc(ids, func(a, b any) int { return cmp.Compare(a.(float64), b.(float64)) })
+				me["groups"] = ids
+			}
+		case strings.HasPrefix(path, "/manage/users/accepted"):
+			for _, item := range want.(map[string]any)["items"].([]any) {
+				p := item.(map[string]any)
+				p["account_type"] = "STANDARD"
+				if id, name := defaultOf(p); name != "" {
+					gs := append(p["groups"].([]any), map[string]any{"id": id, "name": name})
+					slices.SortFunc(gs, func(a, b any) int {
+						return cmp.Compare(a.(map[string]any)["id"].(float64), b.(map[string]any)["id"].(float64))
+					})
+					p["groups"] = gs
+				}
+			}
+		}
+		return want
 	}
 }
 

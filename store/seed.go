@@ -103,18 +103,27 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 			return nil
 		}
 
+		// Group g has id base+g: the default groups come first.
+		var base int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM user_groups`).Scan(&base); err != nil {
+			return err
+		}
 		const groupCols = "id, name, created_at, updated_at"
 		for g := 1; g <= spec.Groups; g++ {
-			if err := add("user_groups", groupCols, g, fmt.Sprintf("group-%03d", g), now, now); err != nil {
+			if err := add("user_groups", groupCols, base+int64(g), fmt.Sprintf("group-%03d", g), now, now); err != nil {
 				return err
 			}
 		}
 		if err := flush("user_groups", groupCols); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO group_permissions (group_id, permission, granted_at)
+			SELECT id, $1, $2 FROM user_groups WHERE id > $3`, quarry.PermBasic, now, base); err != nil {
+			return err
+		}
 		for g := 1; g <= spec.Groups; g += 10 {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO user_group_members (group_id, user_id, is_curator) VALUES ($1, $2, $3)`,
-				g, curator.UserID, g%20 == 1); err != nil {
+				base+int64(g), curator.UserID, g%20 == 1); err != nil {
 				return err
 			}
 		}
@@ -161,7 +170,7 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 			return err
 		}
 		for _, r := range pairGroups {
-			if err := add("cc_pair_groups", "cc_pair_id, group_id", r...); err != nil {
+			if err := add("cc_pair_groups", "cc_pair_id, group_id", r[0], base+int64(r[1].(int))); err != nil {
 				return err
 			}
 		}

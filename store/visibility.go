@@ -12,7 +12,7 @@ import (
 // visibility: like the rules, it reads the caller's memberships as
 // authenticated, never the user_group_members table.
 func pairsVisibleTo(c *quarry.Caller, p string, args *[]any) string {
-	if c.IsAdmin() {
+	if c.ManagesConnectors() {
 		return "TRUE"
 	}
 	cond := p + ".access_type IN ('public', 'sync')"
@@ -27,7 +27,7 @@ func pairsVisibleTo(c *quarry.Caller, p string, args *[]any) string {
 // the connector with alias conn (quarry.Caller.CanSeeConnector), and
 // appends its arguments to args.
 func connectorsVisibleTo(c *quarry.Caller, conn string, args *[]any) string {
-	if c.IsAdmin() {
+	if c.ManagesConnectors() {
 		return "TRUE"
 	}
 	*args = append(*args, c.ID)

@@ -243,6 +243,8 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.validateTime(t, i, dst)
 	case typeList:
 		st.validateList(tp, t, i, dst)
+	case typeMap:
+		st.validateMap(tp, t, i, dst)
 	default:
 		st.validateModel(tp.model, t, i, dst)
 	}
@@ -339,6 +341,43 @@ func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.pop()
 	}
 	dst.Set(s)
+}
+
+// validateMap validates an object as a dict[K, V]: each key (its errors
+// located at the key, then "[key]") and then its value (located at the
+// key), in the order the keys first appear, the last of duplicate keys
+// winning, as in a Python dict.
+func (st *state) validateMap(tp *typePlan, t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	if n.kind != kindObject {
+		st.add(t, i, "dict_type", msgDict, nil)
+		return
+	}
+	last := make(map[string]int, n.n)
+	var order []int // the key node of each key's first member
+	for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j+1) {
+		key := t.str(j)
+		if _, seen := last[key]; !seen {
+			order = append(order, j)
+		}
+		last[key] = j + 1
+	}
+	m := reflect.MakeMapWithSize(tp.rtype, len(order))
+	for _, j := range order {
+		key := t.str(j)
+		errs := len(st.errs)
+		kv, vv := reflect.New(tp.rtype.Key()).Elem(), reflect.New(tp.rtype.Elem()).Elem()
+		st.push(key)
+		st.push("[key]")
+		st.validate(tp.key, t, j, kv)
+		st.pop()
+		st.validate(tp.elem, t, last[key], vv)
+		st.pop()
+		if len(st.errs) == errs {
+			m.SetMapIndex(kv, vv)
+		}
+	}
+	dst.Set(m)
 }
 
 // validateModel validates an object against a model: each field in
