@@ -209,8 +209,9 @@ func (tg Target) storedHeaders(t *testing.T, id int64) []quarry.Header {
 	return tool.Headers
 }
 
-// auditEntry is an entry of the audit log.
-type auditEntry struct {
+// AuditEntry is an entry of the audit log (GET /admin/audit-log), as a
+// client reads it: the api tests compare whole entries with it.
+type AuditEntry struct {
 	ID           int64    `json:"id"`
 	Time         string   `json:"time"`
 	ActorID      *string  `json:"actor_user_id"`
@@ -220,13 +221,15 @@ type auditEntry struct {
 	ResourceType string   `json:"resource_type"`
 	ResourceID   string   `json:"resource_id"`
 	Fields       []string `json:"fields"`
+	RequestID    string   `json:"request_id"`
+	SourceIP     string   `json:"source_ip"`
 }
 
 // audit returns the audit log entries that query (e.g.
 // "resource_type=connector") selects, read by the target's admin.
-func (tg Target) audit(t *testing.T, query string) []auditEntry {
+func (tg Target) audit(t *testing.T, query string) []AuditEntry {
 	t.Helper()
-	var out []auditEntry
+	var out []AuditEntry
 	tg.Do(tg.Admin, "GET", "/admin/audit-log?"+query, nil).Decode(t, &out)
 	return out
 }

@@ -2,7 +2,8 @@
 // A key is shown once, when it is made or regenerated, with a copy button.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, confirmAction, loadingRow, emptyRow, secretBox } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, confirmAction, confirmDelete, loadingRow, emptyRow,
+  secretBox } from './ui.js';
 
 /** list shows every key. */
 export async function list() {
@@ -70,19 +71,18 @@ async function regenerate(k, name, button) {
 }
 
 async function remove(k, name, button) {
-  if (!(await confirmAction(`Revoke ${name}? It stops working at once; what its account owns keeps its owner.`, 'Revoke'))) return;
-  const box = $('keys-error');
-  clearError(box);
-  await busy(button, async () => {
-    try {
-      await call('DELETE', `admin/api-key/${k.api_key_id}`);
+  await confirmDelete({
+    question: `Revoke ${name}? It stops working at once; what its account owns keeps its owner.`,
+    yes: 'Revoke',
+    box: $('keys-error'),
+    button,
+    request: () => call('DELETE', `admin/api-key/${k.api_key_id}`),
+    done: async () => {
       $('keys-secret').hidden = true;
       await list();
       // Its row, and the button pressed, are gone.
       $('keys-title').focus();
-    } catch (e) {
-      writeError(box, e);
-    }
+    },
   });
 }
 
