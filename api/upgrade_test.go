@@ -551,6 +551,26 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "PUT", "/manage/admin/users", map[string]any{"emails": []string{"dave@example.com"}}).decode(t, new(any))
 	// Since 00006: an invitation with a link (whose token stays unknown).
 	e.do(admin, "POST", "/manage/admin/invitations", map[string]any{"emails": []string{"erin@example.com"}}).decode(t, new(any))
+	// Since 00008: group permissions, granted to a group and to the default
+	// group Basic (everyone's); one granted and taken back.
+	grant := func(g int64, p string, enabled bool) {
+		t.Helper()
+		e.do(admin, "PUT", fmt.Sprintf("/manage/admin/user-group/%d/permissions", g), map[string]any{"permission": p, "enabled": enabled}).
+			decode(t, new(any))
+	}
+	var groups []struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	e.do(admin, "GET", "/manage/admin/user-group?include_default=true", nil).decode(t, &groups)
+	for _, g := range groups {
+		if g.Name == "Basic" {
+			grant(g.ID, "manage:llms", true)
+		}
+	}
+	grant(sales, "manage:connectors", true)
+	grant(eng, "manage:actions", true)
+	grant(eng, "manage:actions", false)
 	s.op.AddUser(authtest.User{Subject: "u-carol", Email: "carol@example.com", EmailVerified: true, Name: "Carol Example",
 		Password: "pw-u-carol"})
 	b := e.newBrowser()
@@ -589,6 +609,7 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	for _, as := range []string{"admin", "curator", "global", "basic", "limited", "rotated", "revoked", "ann", "bob", "carol"} {
 		if tokens[as] != "" {
 			ask(as, "/me")
+			ask(as, "/me/permissions")
 		}
 	}
 	var pairs []struct {
@@ -602,6 +623,14 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	each("admin", "/manage/connector", "/manage/connector")
 	each("admin", "/manage/credential", "/manage/credential")
 	ask("admin", "/manage/admin/user-group")
+	var groups []struct {
+		ID int64 `json:"id"`
+	}
+	ask("admin", "/manage/admin/user-group?include_default=true").decode(t, &groups)
+	for _, g := range groups {
+		ask("admin", fmt.Sprintf("/manage/admin/user-group/%d/permissions", g.ID))
+	}
+	ask("admin", "/manage/users?include_api_keys=true")
 	ask("admin", "/admin/api-key")
 	each("admin", "/tool", "/tool")
 	ask("admin", "/admin/oauth-config")
