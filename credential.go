@@ -59,9 +59,11 @@ type CredentialUpdate struct {
 // and those with at least one group, all of which they curate; basic users
 // their own.
 func (c *Caller) CanEditCredential(cred *Credential) bool {
+	if c.ManagesConnectors() && (c.owns(cred) || cred.UserID == nil || cred.AdminPublic) {
+		return true
+	}
+	// A curator granted manage:connectors keeps what its role gives it.
 	switch {
-	case c.ManagesConnectors():
-		return c.owns(cred) || cred.UserID == nil || cred.AdminPublic
 	case c.IsCurator():
 		return c.owns(cred) || (len(cred.Groups) > 0 && c.CuratesAll(cred.Groups))
 	case c.Role == RoleBasic:
@@ -76,7 +78,7 @@ func (c *Caller) CanEditCredential(cred *Credential) bool {
 // (CanEditCredential). A curator who may edit a credential of its groups
 // may not delete it: the credential is its owner's.
 func (c *Caller) CanDeleteCredential(cred *Credential) bool {
-	return c.owns(cred) || (c.ManagesConnectors() && c.CanEditCredential(cred))
+	return c.owns(cred) || (c.ManagesConnectors() && (cred.UserID == nil || cred.AdminPublic))
 }
 
 // owns reports whether c owns cred.

@@ -20,6 +20,10 @@ func TestCredentialAccess(t *testing.T) {
 	manager := &quarry.Caller{User: quarry.User{ID: "manager", Role: quarry.RoleBasic}}
 	manager.SetGrants([]quarry.Permission{quarry.PermBasic, quarry.PermManageConnectors})
 	global := &quarry.Caller{User: quarry.User{ID: "global", Role: quarry.RoleGlobalCurator}, Memberships: []quarry.Membership{{GroupID: 2}}}
+	// A curator granted manage:connectors: an admin's rules, and its own.
+	curManager := &quarry.Caller{User: quarry.User{ID: "cur", Role: quarry.RoleCurator},
+		Memberships: []quarry.Membership{{GroupID: 1, IsCurator: true}, {GroupID: 2}}}
+	curManager.SetGrants([]quarry.Permission{quarry.PermBasic, quarry.PermManageConnectors})
 	mine := &quarry.Credential{UserID: &owner}
 	private := &quarry.Credential{UserID: &other}
 	ownerless := &quarry.Credential{}
@@ -39,6 +43,9 @@ func TestCredentialAccess(t *testing.T) {
 		{"manage:connectors, another's private", manager, private, false, false, false, false},
 		{"manage:connectors, admin_public", manager, adminPublic, true, true, true, true},
 		{"manage:connectors, ownerless", manager, ownerless, true, true, true, true},
+		{"a curator with manage:connectors, its curated groups", curManager, curated, true, true, false, true},
+		{"a curator with manage:connectors, admin_public", curManager, adminPublic, true, true, true, true},
+		{"a curator with manage:connectors, a group only a member of", curManager, &quarry.Credential{UserID: &other, Groups: []int64{2}}, true, false, false, false},
 		{"curator, curated groups", cur, curated, true, true, false, true},
 		// Onyx v4.6.1's pairing rule: a curator reads a credential of a
 		// group it is only a member of, but does not pair it.
