@@ -56,7 +56,7 @@ func (u *CCPairUpdate) ChangedFields(p *CCPair) []string {
 // others see on c.Memberships only, so that it can be cached by those;
 // store builds the same condition in SQL for listings.
 func (c *Caller) CanSeePair(p *CCPair) bool {
-	return c.ManagesConnectors() || p.AccessType == AccessPublic || p.AccessType == AccessSync || slices.ContainsFunc(p.Groups, c.MemberOf)
+	return c.ManagesConnectors() || p.AccessType == AccessPublic || p.AccessType == AccessSync || slices.ContainsFunc(p.Groups, c.reachedThrough)
 }
 
 // CanChangePair reports whether c may rename, pause, resume or remove

@@ -90,7 +90,7 @@ func (c *Caller) CanSeeConnector(s ConnectorSharing, pairSeen bool) bool {
 	case s.AccessType == AccessPublic, s.AccessType == AccessSync:
 		return true
 	}
-	return slices.ContainsFunc(s.Groups, c.Curates)
+	return slices.ContainsFunc(s.Groups, c.curatesShared)
 }
 
 // CanChangeConnector reports whether c may change a connector it can see,

@@ -94,7 +94,7 @@ func (c *Caller) CanSeeCredential(cred *Credential) bool {
 	if !c.IsCurator() {
 		return false
 	}
-	return cred.CuratorPublic || slices.ContainsFunc(cred.Groups, c.MemberOf)
+	return cred.CuratorPublic || slices.ContainsFunc(cred.Groups, c.reachedThrough)
 }
 
 // CanUseCredential reports whether c may pair a connector with cred, as

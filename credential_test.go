@@ -171,6 +171,13 @@ func TestPairRules(t *testing.T) {
 	if !basic.CanSeePair(hidden) || basic.CanChangePair(hidden) {
 		t.Error("a basic member sees the pairs of its group, and changes none")
 	}
+	// Nothing reaches anyone through a default group (nothing is shared
+	// with one; the SQL twin of the rule reads SharingGroupIDs).
+	inDefault := &quarry.Caller{User: quarry.User{ID: "g", Role: quarry.RoleGlobalCurator}, Memberships: []quarry.Membership{{GroupID: 5, IsDefault: true}}}
+	if inDefault.CanSeePair(hidden) || inDefault.CanSeeConnector(quarry.ConnectorSharing{AccessType: quarry.AccessPrivate, Groups: []int64{5}}, false) ||
+		len(inDefault.SharingGroupIDs()) != 0 || len(inDefault.CuratedGroupIDs()) != 0 || !inDefault.MemberOf(5) {
+		t.Error("a default group's members see what is shared with it")
+	}
 	for _, tt := range []struct {
 		name string
 		p    *quarry.CCPair

@@ -27,6 +27,7 @@ type UserGroup struct {
 type Membership struct {
 	GroupID   int64
 	IsCurator bool
+	IsDefault bool // The group is a default one (Admin, Basic): nothing is shared through it.
 }
 
 // UserGroupInput holds the fields of a group to create or change. A nil

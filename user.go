@@ -1,5 +1,7 @@
 package quarry
 
+import "slices"
+
 // User is an account: a person, or, for each API key, a service account.
 type User struct {
 	ID             string  `json:"id"` // UUID
@@ -43,6 +45,25 @@ func (c *Caller) MemberOf(id int64) bool {
 	return false
 }
 
+// reachedThrough reports whether what is shared with group id reaches c:
+// c is a member of it, and it is not a default group (which nothing is
+// shared with). The visibility rules ask it, as their SQL twin
+// (store/visibility.go) reads SharingGroupIDs.
+func (c *Caller) reachedThrough(id int64) bool {
+	for _, m := range c.Memberships {
+		if m.GroupID == id {
+			return !m.IsDefault
+		}
+	}
+	return false
+}
+
+// curatesShared reports whether c curates group id and it is not a
+// default group (see CuratedGroupIDs).
+func (c *Caller) curatesShared(id int64) bool {
+	return c.Curates(id) && slices.ContainsFunc(c.Memberships, func(m Membership) bool { return m.GroupID == id && !m.IsDefault })
+}
+
 // Curates reports whether c curates group id: a global_curator curates every
 // group it is a member of, a curator those where its membership says so, and
 // an admin every group.
@@ -69,11 +90,12 @@ func (c *Caller) CuratesAll(ids []int64) bool {
 }
 
 // CuratedGroupIDs returns the ids of the groups c is a member of and
-// curates (see Curates), ascending.
+// curates (see Curates), ascending, but the default groups, which nothing
+// is shared with.
 func (c *Caller) CuratedGroupIDs() []int64 {
 	var ids []int64
 	for _, m := range c.Memberships {
-		if c.Curates(m.GroupID) {
+		if !m.IsDefault && c.Curates(m.GroupID) {
 			ids = append(ids, m.GroupID)
 		}
 	}
@@ -85,6 +107,20 @@ func (c *Caller) GroupIDs() []int64 {
 	ids := make([]int64, len(c.Memberships))
 	for i, m := range c.Memberships {
 		ids[i] = m.GroupID
+	}
+	return ids
+}
+
+// SharingGroupIDs returns the ids of the groups c is a member of but the
+// default ones, ascending: those that objects may be shared with c
+// through (nothing is shared with a default group, see CheckNotDefault),
+// and so all that decide what c sees.
+func (c *Caller) SharingGroupIDs() []int64 {
+	ids := []int64{}
+	for _, m := range c.Memberships {
+		if !m.IsDefault {
+			ids = append(ids, m.GroupID)
+		}
 	}
 	return ids
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,17 +160,6 @@ const (
 
 // defaultGroupIDs are the ids of the default groups by name.
 var defaultGroupIDs = map[string]int64{quarry.DefaultGroupAdmin: adminGroupID, quarry.DefaultGroupBasic: basicGroupID}
-
-// withDefaultGroup returns ids with the id of the default group of role
-// (quarry.DefaultGroupFor), sorted: the groups of a user with that role.
-func withDefaultGroup(role quarry.Role, ids []int64) []int64 {
-	out := slices.Clone(fxIDs(ids))
-	if d := quarry.DefaultGroupFor(role); d != "" {
-		out = append(out, defaultGroupIDs[d])
-	}
-	slices.Sort(out)
-	return out
-}
 
 // fxLater is testNow plus n microseconds, as responses render it: with the
 // clock fixed, each change of an object moves its time_updated on by one

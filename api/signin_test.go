@@ -75,7 +75,7 @@ func (e *env) person(email string) user {
 func personJSON(u user, role quarry.Role, groups ...int64) string {
 	return fmt.Sprintf(`{"id":%q,"email":%q,"name":null,"role":%q,"is_active":true,"service_account":false,"created_at":%q,"groups":%s,
 		"is_superuser":false,"is_verified":false,"preferences":{}}`,
-		u.id, u.email, role, testNowJSON, fxJSON(withDefaultGroup(role, groups)))
+		u.id, u.email, role, testNowJSON, fxJSON(fxIDs(groups)))
 }
 
 func TestLocalAccounts(t *testing.T) {

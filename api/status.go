@@ -164,10 +164,11 @@ func (v *statusView) credentialIDs(c *quarry.Caller) func(*connPart) []byte {
 }
 
 // visibilityKey names what a curator or basic user sees: the groups it is
-// a member of, as authenticated.
+// a member of, as authenticated, but the default ones, which share
+// nothing.
 func visibilityKey(c *quarry.Caller) string {
 	var b strings.Builder
-	ids := c.GroupIDs()
+	ids := c.SharingGroupIDs()
 	slices.Sort(ids)
 	for _, id := range slices.Compact(ids) {
 		b.WriteString(strconv.FormatInt(id, 10))

@@ -46,8 +46,9 @@ func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, er
 // user u and each membership's grants: one row per membership and
 // permission granted to its group.
 const (
-	membershipColumns = `m.group_id, m.is_curator, gp.permission`
+	membershipColumns = `m.group_id, m.is_curator, mg.is_default, gp.permission`
 	membershipJoins   = `LEFT JOIN user_group_members m ON m.user_id = u.id
+		LEFT JOIN user_groups mg ON mg.id = m.group_id
 		LEFT JOIN group_permissions gp ON gp.group_id = m.group_id`
 )
 
@@ -69,16 +70,17 @@ func (db *DB) caller(ctx context.Context, query string, args ...any) (*quarry.Ca
 			u          quarry.Caller
 			groupID    sql.NullInt64
 			isCurator  sql.NullBool
+			isDefault  sql.NullBool
 			permission sql.NullString
 		)
-		if err := scanUser(rows, &u.User, &u.APIKeyID, &u.SessionID, &groupID, &isCurator, &permission); err != nil {
+		if err := scanUser(rows, &u.User, &u.APIKeyID, &u.SessionID, &groupID, &isCurator, &isDefault, &permission); err != nil {
 			return nil, mapError(err)
 		}
 		if c == nil {
 			c = &u
 		}
 		if groupID.Valid && (len(c.Memberships) == 0 || c.Memberships[len(c.Memberships)-1].GroupID != groupID.Int64) {
-			c.Memberships = append(c.Memberships, quarry.Membership{GroupID: groupID.Int64, IsCurator: isCurator.Bool})
+			c.Memberships = append(c.Memberships, quarry.Membership{GroupID: groupID.Int64, IsCurator: isCurator.Bool, IsDefault: isDefault.Bool})
 		}
 		if p := quarry.Permission(permission.String); permission.Valid && !slices.Contains(grants, p) {
 			grants = append(grants, p)

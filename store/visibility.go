@@ -16,7 +16,7 @@ func pairsVisibleTo(c *quarry.Caller, p string, args *[]any) string {
 		return "TRUE"
 	}
 	cond := p + ".access_type IN ('public', 'sync')"
-	if groups := c.GroupIDs(); len(groups) > 0 {
+	if groups := c.SharingGroupIDs(); len(groups) > 0 {
 		cond += " OR EXISTS (SELECT 1 FROM cc_pair_groups vpg WHERE vpg.cc_pair_id = " + p + ".id AND " +
 			sqlIn("vpg.group_id", anys(groups), args) + ")"
 	}

@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict dliThm7tDeBSUNxGRGzONW2meafqv6ZWirexiRqqi8ZA2KU31o4cS1ltKd2VhhA
+\restrict nEnH0UgTtGQbQQVgeaFj1NeXbHO4Cfy7BB41CaEjDpSpOJlwNMSC075OhZeUYaT
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -495,12 +495,12 @@ CREATE TABLE public.users (
 -- Data for Name: api_keys; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', '8791b2199ac4d9236569de7355f6ca9b32c9f3aed630601ca0a8888ddb2de6ff', 'qry_Ztop********VK-E', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456);
-INSERT INTO public.api_keys VALUES (2, 'curator key', 'e19807afe9b226d3140a7331a37c4aaf23cefd9c5f9a4b838a64be955101a359', 'qry_nsqv********TBiw', '101f177b-43ba-4ca9-b827-76777b2013c6', 1795256130123456);
-INSERT INTO public.api_keys VALUES (3, 'global key', '214baa7b8110daf9471a1543ebfefc4821aed854042a77fb4b68850595d48cf5', 'qry_LtJy********-Zy4', '828a2f1f-77ad-4be2-9632-90e8d85aa693', 1795256130123456);
-INSERT INTO public.api_keys VALUES (4, 'basic key', '0b052447cb3fe653979aa7409d7b4a6f93e2e5b631e042e8dba1a955f245b62f', 'qry_Vcui********Kg4A', '786308ea-10b2-4c46-b04b-67e10bdf7086', 1795256130123456);
-INSERT INTO public.api_keys VALUES (5, 'limited key', '7905682bec3f5f56a8b4768107f23f8512e3ce047d7b47a42b48b9b7ce2e3a81', 'qry_VRi3********rJi0', 'd2e73766-eef6-4a6b-8d77-59f6cfd8c5fc', 1795256130123456);
-INSERT INTO public.api_keys VALUES (7, 'rotated key', '3c4550f539882cdffc059e7846e673ddfa7926f5d0c48a28ee3f2301d2c5a28b', 'qry_2GBt********J-mE', '8e60c894-0b58-4709-b37a-af1a822169e0', 1795256130123456);
+INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', '2507d4ae42e1feae1bd0c91190830b4acde39b7864f97ea79cf0e053fbe8fdfe', 'qry_EpcI********uGuM', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456);
+INSERT INTO public.api_keys VALUES (2, 'curator key', '5752ff67c5c1a4c819cf4cebed4927cf4458856643bb656a64acbda3427e55f0', 'qry_Ysp8********ULY4', '3531079a-9b63-4e83-baef-59e5d88d261b', 1795256130123456);
+INSERT INTO public.api_keys VALUES (3, 'global key', '5ffdeccbdb8095a2b813197c1f6fc1e34694208f46b3cf639f5b2768ed59e235', 'qry_uJEm********2zA0', '7c8c46fe-4162-4307-b1a2-b27d7490e2bc', 1795256130123456);
+INSERT INTO public.api_keys VALUES (4, 'basic key', '979a635d7a9138468878ea091392a83f76271e16b5170e0bef474355a149bb48', 'qry_lGqt********1vQI', '63ea8e0b-7bd8-43e2-8779-d95805f9f95c', 1795256130123456);
+INSERT INTO public.api_keys VALUES (5, 'limited key', '5f86a309abe01389b2e6e2f28988925d6cabfd8de62ff210c8554385f8eaac00', 'qry_Uz8L********X2IY', 'f5071866-0785-46ba-8bf5-6654a3c7d1fe', 1795256130123456);
+INSERT INTO public.api_keys VALUES (7, 'rotated key', 'fdec77222e91d39ae19383dbe4ffee6e39566edae526646be056c8d3a7c73b81', 'qry_mMES********RxpY', 'a85b67bc-88b5-4fec-9a04-0e112882af24', 1795256130123456);
 
 
 --
@@ -508,55 +508,55 @@ INSERT INTO public.api_keys VALUES (7, 'rotated key', '3c4550f539882cdffc059e784
 --
 
 INSERT INTO public.audit_events VALUES (1, 1795256130123456, NULL, NULL, 'api_key.create', 'api_key', '1', '["name","role"]', '', '');
-INSERT INTO public.audit_events VALUES (2, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.create', 'api_key', '2', '["name","role"]', '14471d8b68b122d2def5523f101177fa', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (3, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.create', 'api_key', '3', '["name","role"]', '789ff30bf23a4d3fd46138f79b00fcde', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (4, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.create', 'api_key', '4', '["name","role"]', 'b13f27c43bcddb7f83f18511922fe945', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (5, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.create', 'api_key', '5', '["name","role"]', '9616476c9eaf437cc9ed3214c048e1a0', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (6, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.create', 'api_key', '6', '["name","role"]', '9c2674e7bc4543a0c30319894573c85c', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (7, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.create', 'api_key', '7', '["name","role"]', 'f23fc1bf8138c41edfc78e7768ea4a10', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (8, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user_group.create', 'user_group', '3', '["name","user_ids","cc_pair_ids"]', '67ed197570e2b0b5e8ac0667c5eb533b', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (9, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user_group.create', 'user_group', '4', '["name","user_ids","cc_pair_ids"]', '48708dd0beda53a549dc1f91d4de5d6e', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (10, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user_group.set_curator', 'user_group', '3', '["is_curator"]', '80cb3a04a51c92bcf7cdf0d34f7f9436', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (11, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', '4b08cd1070133e0d4e19b8c9f2b95d15', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (12, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'bf30c30e558e2089105ce9fb74acb850', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (13, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'eeadab85a4843a0f39e43d38c18d4b6d', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (14, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'ada0e66ef9463f57badfb66d813905dd', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (15, 1795256130123456, '101f177b-43ba-4ca9-b827-76777b2013c6', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '1565d7de5e5b95c092a48616047b0166', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (16, 1795256130123456, '101f177b-43ba-4ca9-b827-76777b2013c6', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '6cb68301f572d4bf66dd568f874dfbef', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (17, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', '418308d24c43bf033bc0f0bd207acf01', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (18, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', '836e83fcff0eddc9b73dbb7936ee60a2', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (19, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', 'c77ad7f501c569b676cd51adf83eb996', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (20, 1795256130123456, '101f177b-43ba-4ca9-b827-76777b2013c6', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', 'd914d2d46db8fe9b7f47348213b827e7', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (21, 1795256130123456, '786308ea-10b2-4c46-b04b-67e10bdf7086', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', 'd352b8ed80bebb1ed4174d30f935151e', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (22, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', '98acc3f7803885744e592ecfe0bfeb0f', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (23, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', '248f247a1e3f0753608ddf79cd9eacee', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (24, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', '15cc4226a6a4f6ab659b262b277ea906', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (25, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', '69963317cd1fd8a129ab1274c4d664f2', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (26, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', '2ce7b2458ec60563000ae56c43506b4c', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (27, 1795256130123456, '101f177b-43ba-4ca9-b827-76777b2013c6', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', '3bcd902f56e7cf91c74ee02f330510bd', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (28, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'cc_pair.update', 'cc_pair', '2', '["status"]', 'ac4b679f00395aa150a0c46927db2b22', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (29, 1795256130123456, '101f177b-43ba-4ca9-b827-76777b2013c6', 2, 'cc_pair.update', 'cc_pair', '4', '["name"]', 'cb278cf5b98e5a01f60241591c070495', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (30, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'f94d0ba5fcc78697f22c7732e81de633', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (31, 1795256130123456, '101f177b-43ba-4ca9-b827-76777b2013c6', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'e80be3a8e17981e19cda9c779f8f42dd', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (32, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', '60bb79b82eafd650d003118b87f4bfd4', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (33, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'connector.delete', 'connector', '3', '[]', 'f36667f309f08e2da7c788bc181b7c6a', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (34, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'credential.delete', 'credential', '6', '[]', '4d028d230bca4b4e2babbbd72ed287f2', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (35, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.delete', 'api_key', '6', '[]', 'eac090d7b5c13a38c6635f7536df463c', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (36, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', '4a192eb75e3effb0cea981ef9625264f', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (37, 1795256130123456, '6519171f-c5fe-428f-88dc-e9dc73aa67e9', NULL, 'user.register', 'user', '6519171f-c5fe-428f-88dc-e9dc73aa67e9', '["email","role"]', '53b29479b6194ef617d34a9c08dfdebe', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (38, 1795256130123456, '6519171f-c5fe-428f-88dc-e9dc73aa67e9', NULL, 'user.sign_in', 'session', '1', '["password"]', '42bb56c9998f9a9038b056039063d4fe', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (39, 1795256130123456, '7f839f0e-7ff8-4c09-8faa-ee2f3984b438', NULL, 'user.register', 'user', '7f839f0e-7ff8-4c09-8faa-ee2f3984b438', '["email","role"]', 'b5399ff01f4379a34b9f1e5943a646d4', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (40, 1795256130123456, '7f839f0e-7ff8-4c09-8faa-ee2f3984b438', NULL, 'user.sign_in', 'session', '2', '["password"]', '05c0200bcf6fc9f81a425d22f65cce6e', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (41, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user.role_change', 'user', '7f839f0e-7ff8-4c09-8faa-ee2f3984b438', '["role"]', '9af8f466b0bc8b173159b57beb461d5c', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (42, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user.deactivate', 'user', '7f839f0e-7ff8-4c09-8faa-ee2f3984b438', '["is_active"]', '54971ba8c423a1909e5c6562ff8570b9', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (43, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', '5c4f9a036ab6d95a9411b759e2963dc4', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (44, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user.invite', 'invitation', 'erin@example.com', '["link"]', '08ca1c347e825d1c8673867cc1f1942f', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (45, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user_group.set_permission', 'user_group', '2', '["permissions"]', '006a2fdbbf0b939cd27e1a8a074e0ad4', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (46, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user_group.set_permission', 'user_group', '4', '["permissions"]', '3c682747342e736ca6473f29c1cd1407', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (47, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', '59bf7f215e5897865c6882d8dd5ff0d5', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (48, 1795256130123456, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', 'c50eb804c2f29c752abc8db0ac7e7216', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (49, 1795256130123456, 'b25699cb-f4b3-4e80-b62f-2d57132fc2bd', NULL, 'user.create', 'user', 'b25699cb-f4b3-4e80-b62f-2d57132fc2bd', '["email","role"]', '1a02b148e44ff4ed0f41dede3560d876', '127.0.0.1');
-INSERT INTO public.audit_events VALUES (50, 1795256130123456, 'b25699cb-f4b3-4e80-b62f-2d57132fc2bd', NULL, 'user.sign_in', 'session', '3', '["oidc"]', '1a02b148e44ff4ed0f41dede3560d876', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (2, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.create', 'api_key', '2', '["name","role"]', 'c202d651bdc9362e0ee7bbef544ca2cf', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (3, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.create', 'api_key', '3', '["name","role"]', '8ce0fee1439a6439deec7ccc95ed7017', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (4, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.create', 'api_key', '4', '["name","role"]', '0cecfb21f1799fff0887ebc3bbf733eb', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (5, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.create', 'api_key', '5', '["name","role"]', 'e91930ad51fb275c4673626e6bc218d1', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (6, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.create', 'api_key', '6', '["name","role"]', 'ae859049647960283f57520243493623', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (7, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.create', 'api_key', '7', '["name","role"]', 'c5c0910ab7078cfdb3379ea1ebf3aea9', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (8, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user_group.create', 'user_group', '3', '["name","user_ids","cc_pair_ids"]', 'e63ad44750a89833bbf6f738b9e502b1', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (9, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user_group.create', 'user_group', '4', '["name","user_ids","cc_pair_ids"]', 'd62c2aa40874500be9348de4cd84b3bf', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (10, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user_group.set_curator', 'user_group', '3', '["is_curator"]', '8f29f51e4bd5db17ee3c18d4f65f0cfc', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (11, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', '4f6951063024af91044a64a479a42985', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (12, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'ce82d18b5a2cb3e0a87a176e063340b0', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (13, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'e26ee06292ae79d16d4f51981211ebd5', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (14, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '91398be8a67145ad07690e3df970edaf', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (15, 1795256130123456, '3531079a-9b63-4e83-baef-59e5d88d261b', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'cdfe53afe98c203fb16429b89f41f7c3', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (16, 1795256130123456, '3531079a-9b63-4e83-baef-59e5d88d261b', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'b5c3fc2a331a30111d74d7ea61db63e3', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (17, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', '4aeba24cfd3d0b56d3f8fa92a55b0985', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (18, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', '45b2daa7863891c9dc68dc900a7cfe5b', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (19, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', '77f0039ea3e97e55ebaf56a1bfe8564e', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (20, 1795256130123456, '3531079a-9b63-4e83-baef-59e5d88d261b', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', '78e92143c0b74da56a63d3471a0e7429', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (21, 1795256130123456, '63ea8e0b-7bd8-43e2-8779-d95805f9f95c', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', '80ae83e3154fb06234f984921b972e6a', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (22, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', 'ac2f76315954dedf46daf9f12055ae15', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (23, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', 'e91d2e275181c36fd0afbfcf700829a1', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (24, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', '4e7f2245967fe08badc5dbe6363f0bf8', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (25, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', '19f35dd4e7dc3aa6827d3d65030858ab', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (26, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', 'cf3ae52c9d531d2c0f2c4842aa6cad0d', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (27, 1795256130123456, '3531079a-9b63-4e83-baef-59e5d88d261b', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', 'b696e765255cc721eb4a779ecceb5122', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (28, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'cc_pair.update', 'cc_pair', '2', '["status"]', 'ed634b3712f20523dd3424bc898c42cf', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (29, 1795256130123456, '3531079a-9b63-4e83-baef-59e5d88d261b', 2, 'cc_pair.update', 'cc_pair', '4', '["name"]', '27cea4941c8709466fee7d8356dba67f', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (30, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '708349fa7dd4aa13d116271a65861147', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (31, 1795256130123456, '3531079a-9b63-4e83-baef-59e5d88d261b', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '1bd2e77ac9b47a1b55e6d3cc13882f50', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (32, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', 'bc683e0857cd2a33119c5570e3b98456', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (33, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'connector.delete', 'connector', '3', '[]', 'c2e9f2e610d7264418071abb56aaf5d8', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (34, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'credential.delete', 'credential', '6', '[]', 'b0f49af62440a7a83675b46bef20c9c5', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (35, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.delete', 'api_key', '6', '[]', 'dd6d2296d6271daf5b4b1ffc5d72be69', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (36, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', '9d878ffdaa6233d79931d0053350260f', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (37, 1795256130123456, '5e46db53-b925-4565-a36e-2c7ed27af905', NULL, 'user.register', 'user', '5e46db53-b925-4565-a36e-2c7ed27af905', '["email","role"]', 'ee73bbe9d976b9dcae2aa9fb0f99778e', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (38, 1795256130123456, '5e46db53-b925-4565-a36e-2c7ed27af905', NULL, 'user.sign_in', 'session', '1', '["password"]', 'fcf533aa8594c3a4809a8803b2e8eca2', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (39, 1795256130123456, '40c0bfb2-1003-43d2-8212-2f508de91536', NULL, 'user.register', 'user', '40c0bfb2-1003-43d2-8212-2f508de91536', '["email","role"]', '3bf9bd63c13ed145df91058a57fb30ee', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (40, 1795256130123456, '40c0bfb2-1003-43d2-8212-2f508de91536', NULL, 'user.sign_in', 'session', '2', '["password"]', 'e44f4964121a579c432e2bc5f5e6fedd', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (41, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user.role_change', 'user', '40c0bfb2-1003-43d2-8212-2f508de91536', '["role"]', 'd99c743709cf77d1107b0ac502efdde1', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (42, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user.deactivate', 'user', '40c0bfb2-1003-43d2-8212-2f508de91536', '["is_active"]', 'ee8cff9aa4a5301eea2db2fe8ad9c357', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (43, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', 'd2cdfa66b54bae4ca5bd1bcc69ad30ee', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (44, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user.invite', 'invitation', 'erin@example.com', '["link"]', '5c41e7b994dd01f724364313a1fc54e7', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (45, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user_group.set_permission', 'user_group', '2', '["permissions"]', '9a00a233861c1f72ba3dbf1cff4066fa', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (46, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user_group.set_permission', 'user_group', '4', '["permissions"]', '4c6954dc4ebb05771440aead764198fe', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (47, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', '1720bab30b64f18f4e6070906176f807', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (48, 1795256130123456, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', 'ceb533d4f0fc678ffcf6c4e16d0767ca', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (49, 1795256130123456, '7703bce9-2c50-4673-b61e-889fa803e66c', NULL, 'user.create', 'user', '7703bce9-2c50-4673-b61e-889fa803e66c', '["email","role"]', 'b00b84f9b9f7723daaf4669438d9e25e', '127.0.0.1');
+INSERT INTO public.audit_events VALUES (50, 1795256130123456, '7703bce9-2c50-4673-b61e-889fa803e66c', NULL, 'user.sign_in', 'session', '3', '["oidc"]', 'b00b84f9b9f7723daaf4669438d9e25e', '127.0.0.1');
 
 
 --
@@ -572,10 +572,10 @@ INSERT INTO public.cc_pair_groups VALUES (4, 3);
 -- Data for Name: cc_pairs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, 'ACTIVE', 1);
-INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, 'ACTIVE', 1);
-INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, 'PAUSED', 2);
-INSERT INTO public.cc_pairs VALUES (4, 'team drive', 4, 4, 'private', '101f177b-43ba-4ca9-b827-76777b2013c6', 1795256130123456, 'ACTIVE', 2);
+INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, 'ACTIVE', 1);
+INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, 'ACTIVE', 1);
+INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, 'PAUSED', 2);
+INSERT INTO public.cc_pairs VALUES (4, 'team drive', 4, 4, 'private', '3531079a-9b63-4e83-baef-59e5d88d261b', 1795256130123456, 'ACTIVE', 2);
 
 
 --
@@ -589,10 +589,10 @@ INSERT INTO public.connector_groups VALUES (4, 3);
 -- Data for Name: connectors; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, '101f177b-43ba-4ca9-b827-76777b2013c6', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, '101f177b-43ba-4ca9-b827-76777b2013c6', 1795256130123456, 1795256130123456, 'public');
+INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, '3531079a-9b63-4e83-baef-59e5d88d261b', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, '3531079a-9b63-4e83-baef-59e5d88d261b', 1795256130123456, 1795256130123456, 'public');
 
 
 --
@@ -607,11 +607,11 @@ INSERT INTO public.credential_groups VALUES (1, 4);
 -- Data for Name: credentials; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x010f3e199ba6da4b9d11553b1a8e94eb23236fbb4ac5e8af05d97961036f26957938319a1e542c8130df8139addd456c9df18860067ed87fc4c658217b1c11747084c516a8eac8d9b24e0f451f460e46e620db03ff4d795b8b63e2b739f29f1430ec77bb41114cd420a916c76802aecd28c2da9d93b36eaa964e4de345a5cce8437387697f7fc90d8d5c558496e5b84a331649a6054101acbab0', false, false, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x010f3e199bca6e644fe2e3069421ea10bc4730f274b3c90460d5b5e943ae58f33400fac1d5760a395e1814a7ff835032d74dad248ba460f248421e3a51ace1e0dbc4462294c47d6a10dada9c34c290bc92b705', true, false, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x010f3e199b4c673570899931705e6c67d32737c73307add0dedb0d005fb9a6346ed1147791d303d71a72ee90e6fa77bc3477c90da91d27d75a5b7ff52c82e55a0d7f2f47193f0e2dfdf933ea95c474e66264e3b391442b6ca2d5d45865dd3abc9dc3', false, false, '101f177b-43ba-4ca9-b827-76777b2013c6', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x010f3e199bdf0b639562513645bb09ac992c806eb2c2fe4f94d519f0bffb76ee03b6b83f430b7b3b1cdedb89f8fa907d3f7280a67b3943a801872c80fc1e0b3f60d3cb7db57fe96b7d4f784076532a99d657d71c89b46553ea45cedf23be', false, false, '786308ea-10b2-4c46-b04b-67e10bdf7086', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x010f3e199b174eb8aee90067b6ae1f774a43666525eb484e37ebb4170dedc5c54c5d2ce7910f22619f843db2b3e503c08d37451a3f07354c5acb2815d2a2e8cdf577607eaafe8bb8f4c3495078487229c131a645d791e377d22954eafcf334dcac094300ee29ed23ac4481b08122bdc7b318f478e4edb8f29cc952e4c16e6325c6b90d4f807d22c7eee88d1780226a86bb26f1023854', true, false, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x01b93998f20652fca592e27fb7c5ffd17bcab0ea75313c5f734981d3e4ed86b8d4966cb75837a641bf69a9e724d3ce464775508368f1b1d7616f79ac7653e2c3f926d37d9cba1d00d15ef18472574c574eaa299cf58c5361e746a9a0f69237a1dc54b0bbec68803736314206dcf3bdddc81ae55230063f36b384b9a6bfb43069c6a254315a7878c57967c28e2cfd7b8bdeea9d8cc6812d655a5f', false, false, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x01b93998f24d7e9f7036d23c75b0850e33cc3781eb51294a2e85d88e02012272ae1fa9cc0bd7fdf970aa7f1a6ca6bf394141d23478ccf1ade13eced13036cc3757d1e1e295e84bb2ba91efb89d1f58f6e1c072', true, false, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x01b93998f2f7f80529fd1c91413aca91072f9e15109c1d99c3079d70c0533b62d31e1e9c7c5b316f4307b6f67af7e1d36a13b107c2493de769bddaebd32ea65e10d3d093eb443c587a936bb633d3715cae806f814411db737a4cf270a17519f0df53', false, false, '3531079a-9b63-4e83-baef-59e5d88d261b', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x01b93998f2b108c9edb953bfc5e788ab70418b5eac6ef3962340d543e01062079834d1acda37b637fd6511db2100ffc23270241b812753c9e998aeb5b031a3ee1ae8bd85bd33f7eca58e2475bd05252890b4643fbffedc36ead5a9546cca', false, false, '63ea8e0b-7bd8-43e2-8779-d95805f9f95c', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x01b93998f23108b9894d6e3dade3f83736951f92a7df1c8ce3502d7c2d8aa53bfc5a729849fd44852cce1fe5ff1b8345d13157996fbc818e4259ef7044797819fcf73b039a3227243e107a76e0667ed57f214930d69e8b1cd596c4b2a5da149abb71c71533d783321f5f32de4e4841eb41bcc8f68f8cb0ba0d012848f7f8262f2fa0f606b44bab9926a57e19176d766c490fe65327ef', true, false, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 2, 1795256130123456, 1795256130123457);
 
 
 --
@@ -625,34 +625,34 @@ INSERT INTO public.data_version VALUES (1, 7);
 -- Data for Name: goose_db_version; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-26 02:02:07.175581');
-INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-26 02:02:07.228297');
-INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-26 02:02:07.42515');
-INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-26 02:02:07.531222');
-INSERT INTO public.goose_db_version VALUES (5, 4, true, '2026-11-26 02:02:07.545999');
-INSERT INTO public.goose_db_version VALUES (6, 5, true, '2026-11-26 02:02:07.552525');
-INSERT INTO public.goose_db_version VALUES (7, 6, true, '2026-11-26 02:02:07.565915');
-INSERT INTO public.goose_db_version VALUES (8, 8, true, '2026-11-26 02:02:07.575725');
+INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-26 02:19:36.80942');
+INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-26 02:19:36.836106');
+INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-26 02:19:37.016464');
+INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-26 02:19:37.071314');
+INSERT INTO public.goose_db_version VALUES (5, 4, true, '2026-11-26 02:19:37.07696');
+INSERT INTO public.goose_db_version VALUES (6, 5, true, '2026-11-26 02:19:37.078184');
+INSERT INTO public.goose_db_version VALUES (7, 6, true, '2026-11-26 02:19:37.086025');
+INSERT INTO public.goose_db_version VALUES (8, 8, true, '2026-11-26 02:19:37.103153');
 
 
 --
 -- Data for Name: group_permissions; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.group_permissions VALUES (1, 'admin', NULL, 1795658527575725);
-INSERT INTO public.group_permissions VALUES (2, 'basic', NULL, 1795658527575725);
+INSERT INTO public.group_permissions VALUES (1, 'admin', NULL, 1795659577103153);
+INSERT INTO public.group_permissions VALUES (2, 'basic', NULL, 1795659577103153);
 INSERT INTO public.group_permissions VALUES (3, 'basic', NULL, 1795256130123456);
 INSERT INTO public.group_permissions VALUES (4, 'basic', NULL, 1795256130123456);
-INSERT INTO public.group_permissions VALUES (2, 'manage:llms', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456);
-INSERT INTO public.group_permissions VALUES (4, 'manage:connectors', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456);
+INSERT INTO public.group_permissions VALUES (2, 'manage:llms', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456);
+INSERT INTO public.group_permissions VALUES (4, 'manage:connectors', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456);
 
 
 --
 -- Data for Name: invited_users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, NULL, NULL);
-INSERT INTO public.invited_users VALUES ('erin@example.com', 'erin@example.com', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, 'cd9d4f9256f8f762f6cb023a8d2d25559db1b9842a8f1114630a329d1ec997fe', 1795860930123456);
+INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, NULL, NULL);
+INSERT INTO public.invited_users VALUES ('erin@example.com', 'erin@example.com', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, '310907f0e59dd42f2f50e55275b3d7d4a739ec08c8ddb8a64c39b84f59b8d62f', 1795860930123456);
 
 
 --
@@ -672,7 +672,7 @@ INSERT INTO public.listing_changes VALUES (7, 'pair', 4);
 -- Data for Name: oauth_configs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x010f3e199b6fe194bb9c7c2cad34968200fb632def10b77282408e282127a034b782a90e436d72dbcff524eb2fee873aa2d1faf9c2ec5f6ff798ea481f6fbb58947504db0aeafc', '["tickets.read","tickets.write"]', 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1795256130123456, 1795256130123456);
+INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x01b93998f2eb474b0e95fd450204a432eda931b1951270487906b13572f1756ed1deb5905925e8878be99508c5de85d1e3e763b15867df1fa46bbe206e3be43b92f49eebba57f3', '["tickets.read","tickets.write"]', 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1795256130123456, 1795256130123456);
 
 
 --
@@ -685,8 +685,8 @@ INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.exampl
 -- Data for Name: sessions; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.sessions VALUES (1, '1a4726fd326b88527bd5370fec2715ad0d1fd7df07def18afb46c107ebcdc0a9', '6519171f-c5fe-428f-88dc-e9dc73aa67e9', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
-INSERT INTO public.sessions VALUES (3, '971e6b39de89dbcb3a341a5652e2056b112cc466389c5d58b5a11796ccd8ef6c', 'b25699cb-f4b3-4e80-b62f-2d57132fc2bd', 'oidc', '\x010f3e199b0c07b4c517a4e6a21e6caa1682d5f200a5921979a39752ca64c90dceb3d0ea7bda38b410dab53b2427e4fb17ed6f72ab9d1e6bc54ae4177b5f83777904d5506fb611b7bb323817ce2939b27f752c97b9ee79c9abf39b70c4c55dde7cc13039a686fb6f679774b503e8d343e6516f024f46841b4d88ff5def78afa259be9a454b2ca9a3b13c624304dcc355119eaa2d5ce4befbe2f19b82ec813a73495ae858b87365c767c800afab35dbfe2a1d801b271e11d1c472992957de347bfb2e1094f6658716b4bedf74d8d59d06d594f59913f29d35c22c0c73473ae4adbd903adca9844e533fcda853c7be5ca5dd04d73033ff0e344a454ed2739dc060348fa08cff866ebed53e2980b67768e8c2f1acaed6295652ce0e348546039ce49d1cc8b31fc5df6206df84c83c07a3b9e52db6732de07bc7d6cbec25fc025973bff53bfe162299df698962e4e076ac1adb8e3b5101b1ef8bd62ec2933db7c318421bb39389b29bd955656740ea5bc4139b9b24f2caafe010716c3b9955ec7db53816a26f2da8b3a42bec49df3b10e74649ed2e7d1350be67f526ec380f1b1e4406748a6d59e4c1f1e90bde6a47674e2e6fcea03c5c69056ee2ec5ad634cdb8e6442eee9e478322f2ecd49fa219154bbbacc6afa86d0cb3230bce328df1e5c6897e3bb011427587e65ecc3c8ba3db75ef08a6c2d51ceae1c3a492a895b8e6d961980c985cd5509da3d8b06d64fa9655af14844def70da116c6ff4345051cfcdb689eef7dae58a28dd0ff811ae01b47e9935634f65670dd69b4ec6b90360153f2de472ff9716a0553c4b798da49d72092b6710c3b7c30564f69f4c2d0d9f4267645cf19be34fab82395548f7afac6cf6c29f2804d4a493bf4cd74c1ad96b3e0b992900a13af1c83630affc464cac3bb6dbc8e6045eef5323e6e1d6c7b2a3e28cb33b4feba1465fd3b28fa83ee9bf8ef9e35719986fbc75f4e4fb930ae7697e55b0c592809860756043d2802ce3a3444d6d92790c50cd1d6c9dbe4c5b99e460f0f8537c2725ebb879c4669975f9c397d0b55273dfd4a54fa01052eb460abdd15709a2bbc80f5c8be7b5d01025d0bcaea78dc6a1e87fb377635a06686ba50a0431410d3d89244e401c9c9d71f3b1cb218191fb65dd5b970ef6a46bdf0eb358f474e6f37553302ee56f007ed18783b84e26bf1786caaddd58db785bb733a56c6bc55706a13c5365be62a897e3c19559ecc419461d017814ed1144a2b9209d0319c2ad26d06362a5a884bf085ed80826c1eae7338e4940755f2353915f27005b39364d2b03e3c196b0bd792453f66540462cb89df5199f4261419f073e', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (1, '8df46b3e98ce67fb6f1647c819297ce95b1bfc1f907d7ae8d767cbbe84507b9f', '5e46db53-b925-4565-a36e-2c7ed27af905', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (3, 'd1aa05b932fb673f72caac8db23551b63b7b2f3e76c14b5da7f44b00e78b55a6', '7703bce9-2c50-4673-b61e-889fa803e66c', 'oidc', '\x01b93998f2f7a14e3f9860f79a821df00a0144fb67a65eeb6f6c724c865b6afe93ef9452b818f15465937daa65d53006e3e03058d21eb46e393eb811e8ef5f72524a7cdf3fb1dba29cf55e665f58597f4a0429c004d7bb81aa5887e2c50f1779713013fad284fb3bffa00c674c6fb5458ba835875d55b759e8720e8649e9fa3ca56e7f35a5edd610f49d3abcacf610cca0a57ba03ff9e4dbaa78245fa8c8a9fbf7d93ba3685779840d2e08fcbb96dc802ed559bb4943dc1fa38f8f3a029762b92c7abafc41498fbfc53dc215dec88c663dd365864d5c149bd061dff6d10289edbb6d258221cb4f2d15aefc4cc965a99d116c1fea129ba11a4cdef2759a0d8d3c93112a909cbbca192305a6288e38965def689c8b3bd911abff08b31bbf973047c62f515ca77bbffed948de8ce616e6972541783ae3d25ec0703a87b65d231150743ea3c45ad0eed0a5c5511c9b1adb896be5057a9d022734b3f20b465fda2bce57bb9b4a5e9837f0b902b9b3c14378ba0b7b502a0fc26c6154a294da35541dc116b1719976728654545e0ce90bdc03666b3b18175d2d975810e94065ff667f9b78a88f687cfe49ed62e1ab592fa03fb4d537a49bf1a20e46173f9478d44e8b0bfed6295d07f3285b7c2af849b6960e629c41b8e178d7d4684dea84c9e903e7501ec0083e4e7f93f305909314e214a89244769de0f3a7379ffea99957703165dbb20503c9b8461fedaee0e842b08a7ebecbd7427afdf90dff20c73a6b748c21e6e4a6729ebb8e6598de085706582c82b98b7fd9112f21479ec703b34a1a73cdf40e827f0895f538c7cb5fc43605e2116dbe686d25c7534f9e6d32dcaecc855173d5262f1a3c31433652ac59377b3dfd1ca2df4f3e51dba6fea2a2fdd623a185ce9b98b4ae81eab0375d72af0c3e23d61530cc4caaaf9caaba6ee83f4be5e16ceee89ba3e310eb087f05f780f02333e82074aa621bcf82d7dae9fef387ef9773d0d2e221284c5f16907d4243a2db25b37ca8e311e33f101fdeddd136e07ccc566d7f45beda6b85a7c81f50390f7abe19932ae6a5e6e16444d471b3e3d26cec41c2751cbb2af49ba9e7a0be2982d0eca420190db07c284781e0518563e12675d3bdabf9f9f33b8f2b75b6553447166c551a02ecff2364c9ed6ad03bc3c44c23c511d6d3cc38d64499e7dc65ee323af4667889e04f4b28abbed61e49274c2ccf0f55bc4cd10cb3e57efaaf86a2b4dd5b007b173165ff496dc046e14ddd5b2c8d844db8571e1b7cda0522f7dc06fe7ead907c74514e408f21fa3635b4967ee5c7dabf796ebc7633569a8eb1b215ff21412d167285d734522904df2716', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
 
 
 --
@@ -711,38 +711,38 @@ INSERT INTO public.sign_in_failures VALUES ('address:127.0.0.1', 0, 179525613012
 -- Data for Name: tools; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795658527228297, 1795658527228297);
-INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795658527228297, 1795658527228297);
-INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795658527228297, 1795658527228297);
-INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795658527228297, 1795658527228297);
-INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x010f3e199b26912ffdf9da6941778653e62bf3385244426a6a8be7dd5b4655ce9db8d97b7363af7dc6cb03b2a3d007e72b615a2194aa68a628f8f1ccca584b1c1bbcc67f4dc18ea29caa1865b7b3c27c9a3c73003d4641653c0b', true, NULL, '101f177b-43ba-4ca9-b827-76777b2013c6', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x010f3e199be0c3870fb0ef5fa19b3a9b1c1e8bf58519208e6b3d00d768a737c3d10687d7a52f0835fcb9462fa8eb288c1bbf8a6a7c61760bad71b2e2c2feda67bcd91c8f76d6e2f3127ac6f281c70385e9b8ae5e77e620312717b14b37eafa6a9bc9c591fd9b3ac3269925db81b2c429a7d4ee85071e74aed6cb9ee70248f50a5b95d28a52cf41bf72', false, NULL, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795659576836106, 1795659576836106);
+INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795659576836106, 1795659576836106);
+INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795659576836106, 1795659576836106);
+INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795659576836106, 1795659576836106);
+INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x01b93998f2ac6fe3f4429b90ec40db5ea50c962c4239329fff188f3d465da159d0fe16d02183261b113936d552f13255ee02c42bd2392fb5b836790c0c94b59e5ca501c0cb132e84a4051d2ff8b07f4a4c5f7db4de3c9a142e31', true, NULL, '3531079a-9b63-4e83-baef-59e5d88d261b', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x01b93998f201582dbd38f873a5894f2ca6f1555288802bddf9ba7b769cef39beb0bd72889c0191bf151e753624c35bbce58f18959cd2d13c89dba88f55ba3265de122d660a4dc2f272729b493ed9a0cd4c3b4cc11053ab361c4fdd6a4770882fe0800b21df3ab5f9795152c66423d8f0db0ad8acf6cee16bf0ebcd01fe47d190626155ad70a2073886', false, NULL, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
 
 
 --
 -- Data for Name: user_group_members; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_group_members VALUES (1, 'fe090860-0389-437a-95e6-eb2ab0f9d8c0', false);
-INSERT INTO public.user_group_members VALUES (2, '101f177b-43ba-4ca9-b827-76777b2013c6', false);
-INSERT INTO public.user_group_members VALUES (2, '828a2f1f-77ad-4be2-9632-90e8d85aa693', false);
-INSERT INTO public.user_group_members VALUES (2, '786308ea-10b2-4c46-b04b-67e10bdf7086', false);
-INSERT INTO public.user_group_members VALUES (1, '8e60c894-0b58-4709-b37a-af1a822169e0', false);
-INSERT INTO public.user_group_members VALUES (3, '786308ea-10b2-4c46-b04b-67e10bdf7086', false);
-INSERT INTO public.user_group_members VALUES (3, '828a2f1f-77ad-4be2-9632-90e8d85aa693', false);
-INSERT INTO public.user_group_members VALUES (4, '101f177b-43ba-4ca9-b827-76777b2013c6', false);
-INSERT INTO public.user_group_members VALUES (3, '101f177b-43ba-4ca9-b827-76777b2013c6', true);
-INSERT INTO public.user_group_members VALUES (1, '6519171f-c5fe-428f-88dc-e9dc73aa67e9', false);
-INSERT INTO public.user_group_members VALUES (2, '7f839f0e-7ff8-4c09-8faa-ee2f3984b438', false);
-INSERT INTO public.user_group_members VALUES (2, 'b25699cb-f4b3-4e80-b62f-2d57132fc2bd', false);
+INSERT INTO public.user_group_members VALUES (1, 'cdd3022d-e47c-4d85-a504-70de5f8a858b', false);
+INSERT INTO public.user_group_members VALUES (2, '3531079a-9b63-4e83-baef-59e5d88d261b', false);
+INSERT INTO public.user_group_members VALUES (2, '7c8c46fe-4162-4307-b1a2-b27d7490e2bc', false);
+INSERT INTO public.user_group_members VALUES (2, '63ea8e0b-7bd8-43e2-8779-d95805f9f95c', false);
+INSERT INTO public.user_group_members VALUES (1, 'a85b67bc-88b5-4fec-9a04-0e112882af24', false);
+INSERT INTO public.user_group_members VALUES (3, '63ea8e0b-7bd8-43e2-8779-d95805f9f95c', false);
+INSERT INTO public.user_group_members VALUES (3, '7c8c46fe-4162-4307-b1a2-b27d7490e2bc', false);
+INSERT INTO public.user_group_members VALUES (4, '3531079a-9b63-4e83-baef-59e5d88d261b', false);
+INSERT INTO public.user_group_members VALUES (3, '3531079a-9b63-4e83-baef-59e5d88d261b', true);
+INSERT INTO public.user_group_members VALUES (1, '5e46db53-b925-4565-a36e-2c7ed27af905', false);
+INSERT INTO public.user_group_members VALUES (2, '40c0bfb2-1003-43d2-8212-2f508de91536', false);
+INSERT INTO public.user_group_members VALUES (2, '7703bce9-2c50-4673-b61e-889fa803e66c', false);
 
 
 --
 -- Data for Name: user_groups; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_groups VALUES (1, 'Admin', 1795658527575725, 1795658527575725, true);
-INSERT INTO public.user_groups VALUES (2, 'Basic', 1795658527575725, 1795658527575725, true);
+INSERT INTO public.user_groups VALUES (1, 'Admin', 1795659577103153, 1795659577103153, true);
+INSERT INTO public.user_groups VALUES (2, 'Basic', 1795659577103153, 1795659577103153, true);
 INSERT INTO public.user_groups VALUES (3, 'engineering', 1795256130123456, 1795256130123456, false);
 INSERT INTO public.user_groups VALUES (4, 'sales', 1795256130123456, 1795256130123456, false);
 
@@ -751,23 +751,23 @@ INSERT INTO public.user_groups VALUES (4, 'sales', 1795256130123456, 17952561301
 -- Data for Name: user_identities; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_identities VALUES ('http://127.0.0.1:39057', 'u-carol', 'b25699cb-f4b3-4e80-b62f-2d57132fc2bd', 1795256130123456);
+INSERT INTO public.user_identities VALUES ('http://127.0.0.1:41193', 'u-carol', '7703bce9-2c50-4673-b61e-889fa803e66c', 1795256130123456);
 
 
 --
 -- Data for Name: users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.users VALUES ('fe090860-0389-437a-95e6-eb2ab0f9d8c0', 'api_key__bootstrap_admin@fe090860-0389-437a-95e6-eb2ab0f9d8c0.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@fe090860-0389-437a-95e6-eb2ab0f9d8c0.quarry.invalid', 'bootstrap admin', 1795256130123456, 'api_key__bootstrap_adrnin@feO9O86O-O389-437a-95e6-eb2abOf9d8cO.quarry.invalid');
-INSERT INTO public.users VALUES ('101f177b-43ba-4ca9-b827-76777b2013c6', 'api_key__curator_key@101f177b-43ba-4ca9-b827-76777b2013c6.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@101f177b-43ba-4ca9-b827-76777b2013c6.quarry.invalid', 'curator key', 1795256130123456, 'api_key__curator_key@lOlfl77b-43ba-4ca9-b827-76777b2Ol3c6.quarry.invalid');
-INSERT INTO public.users VALUES ('828a2f1f-77ad-4be2-9632-90e8d85aa693', 'api_key__global_key@828a2f1f-77ad-4be2-9632-90e8d85aa693.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@828a2f1f-77ad-4be2-9632-90e8d85aa693.quarry.invalid', 'global key', 1795256130123456, 'api_key__global_key@828a2flf-77ad-4be2-9632-9Oe8d85aa693.quarry.invalid');
-INSERT INTO public.users VALUES ('786308ea-10b2-4c46-b04b-67e10bdf7086', 'api_key__basic_key@786308ea-10b2-4c46-b04b-67e10bdf7086.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@786308ea-10b2-4c46-b04b-67e10bdf7086.quarry.invalid', 'basic key', 1795256130123456, 'api_key__basic_key@7863O8ea-lOb2-4c46-bO4b-67elObdf7O86.quarry.invalid');
-INSERT INTO public.users VALUES ('d2e73766-eef6-4a6b-8d77-59f6cfd8c5fc', 'api_key__limited_key@d2e73766-eef6-4a6b-8d77-59f6cfd8c5fc.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@d2e73766-eef6-4a6b-8d77-59f6cfd8c5fc.quarry.invalid', 'limited key', 1795256130123456, 'api_key__lirnited_key@d2e73766-eef6-4a6b-8d77-59f6cfd8c5fc.quarry.invalid');
-INSERT INTO public.users VALUES ('9bc3d3b6-4fce-43e1-b26e-46734c253943', 'api_key__revoked_key@9bc3d3b6-4fce-43e1-b26e-46734c253943.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@9bc3d3b6-4fce-43e1-b26e-46734c253943.quarry.invalid', 'revoked key', 1795256130123456, 'api_key__revoked_key@9bc3d3b6-4fce-43el-b26e-46734c253943.quarry.invalid');
-INSERT INTO public.users VALUES ('8e60c894-0b58-4709-b37a-af1a822169e0', 'api_key__rotated_key@8e60c894-0b58-4709-b37a-af1a822169e0.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@8e60c894-0b58-4709-b37a-af1a822169e0.quarry.invalid', 'rotated key', 1795256130123456, 'api_key__rotated_key@8e6Oc894-Ob58-47O9-b37a-afla822l69eO.quarry.invalid');
-INSERT INTO public.users VALUES ('6519171f-c5fe-428f-88dc-e9dc73aa67e9', 'ann@example.com', 'admin', false, 1795256130123456, NULL, true, '$argon2id$v=19$m=19456,t=2,p=1$ioG/boy1AiuRvEeVpFEFEA$WoZaK1wPRLF4ipQpiEiCdQgdNxsiUo39p3/Jzu3Q/9c', 'ann@example.com', '', 1795256130123456, 'ann@exarnple.corn');
-INSERT INTO public.users VALUES ('7f839f0e-7ff8-4c09-8faa-ee2f3984b438', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$qJcaZ7a32/QRfbGOdIKMdQ$19G6kQbMqapCN18cjHDlGIrKE5wjfLu1Pcb3qGme2ys', 'bob@example.com', '', 1795256130123456, 'bob@exarnple.corn');
-INSERT INTO public.users VALUES ('b25699cb-f4b3-4e80-b62f-2d57132fc2bd', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 'carol example', 1795256130123456, 'carol@exarnple.corn');
+INSERT INTO public.users VALUES ('cdd3022d-e47c-4d85-a504-70de5f8a858b', 'api_key__bootstrap_admin@cdd3022d-e47c-4d85-a504-70de5f8a858b.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@cdd3022d-e47c-4d85-a504-70de5f8a858b.quarry.invalid', 'bootstrap admin', 1795256130123456, 'api_key__bootstrap_adrnin@cdd3O22d-e47c-4d85-a5O4-7Ode5f8a858b.quarry.invalid');
+INSERT INTO public.users VALUES ('3531079a-9b63-4e83-baef-59e5d88d261b', 'api_key__curator_key@3531079a-9b63-4e83-baef-59e5d88d261b.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@3531079a-9b63-4e83-baef-59e5d88d261b.quarry.invalid', 'curator key', 1795256130123456, 'api_key__curator_key@353lO79a-9b63-4e83-baef-59e5d88d26lb.quarry.invalid');
+INSERT INTO public.users VALUES ('7c8c46fe-4162-4307-b1a2-b27d7490e2bc', 'api_key__global_key@7c8c46fe-4162-4307-b1a2-b27d7490e2bc.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@7c8c46fe-4162-4307-b1a2-b27d7490e2bc.quarry.invalid', 'global key', 1795256130123456, 'api_key__global_key@7c8c46fe-4l62-43O7-bla2-b27d749Oe2bc.quarry.invalid');
+INSERT INTO public.users VALUES ('63ea8e0b-7bd8-43e2-8779-d95805f9f95c', 'api_key__basic_key@63ea8e0b-7bd8-43e2-8779-d95805f9f95c.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@63ea8e0b-7bd8-43e2-8779-d95805f9f95c.quarry.invalid', 'basic key', 1795256130123456, 'api_key__basic_key@63ea8eOb-7bd8-43e2-8779-d958O5f9f95c.quarry.invalid');
+INSERT INTO public.users VALUES ('f5071866-0785-46ba-8bf5-6654a3c7d1fe', 'api_key__limited_key@f5071866-0785-46ba-8bf5-6654a3c7d1fe.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@f5071866-0785-46ba-8bf5-6654a3c7d1fe.quarry.invalid', 'limited key', 1795256130123456, 'api_key__lirnited_key@f5O7l866-O785-46ba-8bf5-6654a3c7dlfe.quarry.invalid');
+INSERT INTO public.users VALUES ('459c612f-c694-4b89-8c64-2c5eaf126142', 'api_key__revoked_key@459c612f-c694-4b89-8c64-2c5eaf126142.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@459c612f-c694-4b89-8c64-2c5eaf126142.quarry.invalid', 'revoked key', 1795256130123456, 'api_key__revoked_key@459c6l2f-c694-4b89-8c64-2c5eafl26l42.quarry.invalid');
+INSERT INTO public.users VALUES ('a85b67bc-88b5-4fec-9a04-0e112882af24', 'api_key__rotated_key@a85b67bc-88b5-4fec-9a04-0e112882af24.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@a85b67bc-88b5-4fec-9a04-0e112882af24.quarry.invalid', 'rotated key', 1795256130123456, 'api_key__rotated_key@a85b67bc-88b5-4fec-9aO4-Oell2882af24.quarry.invalid');
+INSERT INTO public.users VALUES ('5e46db53-b925-4565-a36e-2c7ed27af905', 'ann@example.com', 'admin', false, 1795256130123456, NULL, true, '$argon2id$v=19$m=19456,t=2,p=1$mueY86yMzdkscNexiAAukw$8YfEzUaYbL8/DxE0etotOj8lM7NyZxW0DzHUQp8VIYU', 'ann@example.com', '', 1795256130123456, 'ann@exarnple.corn');
+INSERT INTO public.users VALUES ('40c0bfb2-1003-43d2-8212-2f508de91536', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$LKAdPjNAZAHCgpKBvAubNg$utALf32oVckyfB22U2zCpsjtmKP/g/KxQGdZ6OAOE90', 'bob@example.com', '', 1795256130123456, 'bob@exarnple.corn');
+INSERT INTO public.users VALUES ('7703bce9-2c50-4673-b61e-889fa803e66c', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 'carol example', 1795256130123456, 'carol@exarnple.corn');
 
 
 --
@@ -1372,5 +1372,5 @@ ALTER TABLE ONLY public.user_identities
 -- PostgreSQL database dump complete
 --
 
-\unrestrict dliThm7tDeBSUNxGRGzONW2meafqv6ZWirexiRqqi8ZA2KU31o4cS1ltKd2VhhA
+\unrestrict nEnH0UgTtGQbQQVgeaFj1NeXbHO4Cfy7BB41CaEjDpSpOJlwNMSC075OhZeUYaT
 
