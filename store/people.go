@@ -341,6 +341,9 @@ func (db *DB) SetActive(ctx context.Context, c *quarry.Caller, email string, act
 			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
 				return err
 			}
+			if err := tx.dropToolTokens(ctx, u.ID); err != nil { // store/tooltoken.go
+				return err
+			}
 			action = "user.deactivate"
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET is_active = $1, updated_at = $2 WHERE id = $3`, active, tx.now.Micros(), u.ID); err != nil {
