@@ -49,21 +49,23 @@ func (u *CCPairUpdate) ChangedFields(p *CCPair) []string {
 	return f
 }
 
-// CanSeePair reports whether c may see cc-pair p: admins see every pair;
+// CanSeePair reports whether c may see cc-pair p: those who manage
+// connectors (admins, and holders of manage:connectors) see every pair;
 // others the public and sync pairs, and those shared with a group they are
-// a member of. It depends on c's role and c.Memberships only, so that what
-// c sees can be cached by those; store builds the same condition in SQL
-// for listings.
+// a member of. Who sees every pair depends on c's permissions, and what the
+// others see on c.Memberships only, so that it can be cached by those;
+// store builds the same condition in SQL for listings.
 func (c *Caller) CanSeePair(p *CCPair) bool {
-	return c.IsAdmin() || p.AccessType == AccessPublic || p.AccessType == AccessSync || slices.ContainsFunc(p.Groups, c.MemberOf)
+	return c.ManagesConnectors() || p.AccessType == AccessPublic || p.AccessType == AccessSync || slices.ContainsFunc(p.Groups, c.reachedThrough)
 }
 
 // CanChangePair reports whether c may rename, pause, resume or remove
-// cc-pair p, which it can see: admins any pair; others the pairs they
-// created and those shared with groups they all curate (at least one).
+// cc-pair p, which it can see: those who manage connectors any pair;
+// others the pairs they created and those shared with groups they all
+// curate (at least one).
 func (c *Caller) CanChangePair(p *CCPair) bool {
 	switch {
-	case c.IsAdmin():
+	case c.ManagesConnectors():
 		return true
 	case p.CreatorID != nil && *p.CreatorID == c.ID:
 		return true
@@ -102,4 +104,11 @@ func CheckPairSources(connectorID int64, source DocumentSource, cred *Credential
 		return Errorf(EINVALID, "Credential %d is for %s, but connector %d reads %s", cred.ID, cred.Source, connectorID, source)
 	}
 	return nil
+}
+
+// CCPairBrief is a cc-pair with the source of its connector: what the
+// listing of indexing statuses shows of it.
+type CCPairBrief struct {
+	CCPair
+	Source DocumentSource
 }

@@ -73,7 +73,9 @@ type ConnectorSharing struct {
 }
 
 // CanSeeConnector reports whether c may see the connector shared as s, and
-// so pair it with a credential: admins see every connector; others those
+// so pair it with a credential: those who manage connectors (admins, and
+// holders of manage:connectors, see ManagesConnectors) see every
+// connector; others those
 // they created, the public and sync ones, those shared with a group they
 // curate, and those with a cc-pair they can see (pairSeen, see CanSeePair).
 // A private connector of another user, shared with no group c curates and
@@ -81,18 +83,19 @@ type ConnectorSharing struct {
 // and c.Memberships only; store builds the same condition in SQL.
 func (c *Caller) CanSeeConnector(s ConnectorSharing, pairSeen bool) bool {
 	switch {
-	case c.IsAdmin(), pairSeen:
+	case c.ManagesConnectors(), pairSeen:
 		return true
 	case s.CreatorID != nil && *s.CreatorID == c.ID:
 		return true
 	case s.AccessType == AccessPublic, s.AccessType == AccessSync:
 		return true
 	}
-	return slices.ContainsFunc(s.Groups, c.Curates)
+	return slices.ContainsFunc(s.Groups, c.curatesShared)
 }
 
 // CanChangeConnector reports whether c may change a connector it can see,
-// shared as s and paired as pairs: admins any connector; others those they
+// shared as s and paired as pairs: those who manage connectors any
+// connector; others those they
 // created, and those of other users that are private, shared with at least
 // one group and only with groups they curate, and whose cc-pairs (at least
 // one) are all shared only with groups they curate. A public or sync
@@ -100,7 +103,7 @@ func (c *Caller) CanSeeConnector(s ConnectorSharing, pairSeen bool) bool {
 // of it is theirs: others see it and may pair it too.
 func (c *Caller) CanChangeConnector(s ConnectorSharing, pairs []*CCPair) bool {
 	switch {
-	case c.IsAdmin():
+	case c.ManagesConnectors():
 		return true
 	case s.CreatorID != nil && *s.CreatorID == c.ID:
 		return true
@@ -113,12 +116,26 @@ func (c *Caller) CanChangeConnector(s ConnectorSharing, pairs []*CCPair) bool {
 }
 
 // CanDeleteConnector reports whether c may delete a connector shared as s
-// once its last cc-pair is gone, as Onyx's deletion attempt does: admins
-// and the user who created it. Curators who may change a connector of
-// another user (CanChangeConnector) may remove its pairs, not the
-// connector.
+// once its last cc-pair is gone (DELETE /manage/admin/connector/{id}, or
+// Onyx's deletion attempt of its last pair): those who manage connectors,
+// and the user who created it (contract section 6, as Onyx v4.6.1 lets
+// curators). Curators who may change a connector of another user
+// (CanChangeConnector) may remove its pairs, not the connector.
 func (c *Caller) CanDeleteConnector(s ConnectorSharing) bool {
-	return c.IsAdmin() || (s.CreatorID != nil && *s.CreatorID == c.ID)
+	return c.ManagesConnectors() || (s.CreatorID != nil && *s.CreatorID == c.ID)
+}
+
+// ErrNotYourConnector answers the deletion of a connector by a curator who
+// did not create it.
+var ErrNotYourConnector = Errorf(EFORBIDDEN, "Curators can only delete the connectors they created")
+
+// CheckDeleteConnector reports why c may not delete a connector shared as
+// s (see CanDeleteConnector).
+func (c *Caller) CheckDeleteConnector(s ConnectorSharing) error {
+	if !c.CanDeleteConnector(s) {
+		return ErrNotYourConnector
+	}
+	return nil
 }
 
 // ChangedFields returns the JSON names of the fields that in, to be shared

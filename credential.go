@@ -54,13 +54,16 @@ type CredentialUpdate struct {
 }
 
 // CanEditCredential reports whether c may change cred (contract section
-// 3.1): admins their own, ownerless and admin_public credentials; curators
-// their own and those with at least one group, all of which they curate;
-// basic users their own.
+// 3.1): admins (and holders of manage:connectors, see ManagesConnectors)
+// their own, ownerless and admin_public credentials; curators their own
+// and those with at least one group, all of which they curate; basic users
+// their own.
 func (c *Caller) CanEditCredential(cred *Credential) bool {
+	if c.ManagesConnectors() && (c.owns(cred) || cred.UserID == nil || cred.AdminPublic) {
+		return true
+	}
+	// A curator granted manage:connectors keeps what its role gives it.
 	switch {
-	case c.IsAdmin():
-		return c.owns(cred) || cred.UserID == nil || cred.AdminPublic
 	case c.IsCurator():
 		return c.owns(cred) || (len(cred.Groups) > 0 && c.CuratesAll(cred.Groups))
 	case c.Role == RoleBasic:
@@ -71,11 +74,11 @@ func (c *Caller) CanEditCredential(cred *Credential) bool {
 }
 
 // CanDeleteCredential reports whether c may delete cred: its owner, and
-// an admin who may edit it (CanEditCredential). A curator who may edit a
-// credential of its groups may not delete it: the credential is its
-// owner's.
+// an admin (or a holder of manage:connectors) who may edit it
+// (CanEditCredential). A curator who may edit a credential of its groups
+// may not delete it: the credential is its owner's.
 func (c *Caller) CanDeleteCredential(cred *Credential) bool {
-	return c.owns(cred) || (c.IsAdmin() && c.CanEditCredential(cred))
+	return c.owns(cred) || (c.ManagesConnectors() && (cred.UserID == nil || cred.AdminPublic))
 }
 
 // owns reports whether c owns cred.
@@ -91,7 +94,23 @@ func (c *Caller) CanSeeCredential(cred *Credential) bool {
 	if !c.IsCurator() {
 		return false
 	}
-	return cred.CuratorPublic || slices.ContainsFunc(cred.Groups, c.MemberOf)
+	return cred.CuratorPublic || slices.ContainsFunc(cred.Groups, c.reachedThrough)
+}
+
+// CanUseCredential reports whether c may pair a connector with cred, as
+// Onyx v4.6.1 decides (its read filter of credentials): whatever c may
+// edit; and for curators their own, the curator_public ones, and those
+// shared with a group they curate (a curator's flag, or a global
+// curator's membership). A curator who is only a member of a credential's
+// group may read the credential (CanSeeCredential) but not use it.
+func (c *Caller) CanUseCredential(cred *Credential) bool {
+	if c.CanEditCredential(cred) {
+		return true
+	}
+	if !c.IsCurator() {
+		return false
+	}
+	return c.owns(cred) || cred.CuratorPublic || slices.ContainsFunc(cred.Groups, c.Curates)
 }
 
 // CheckSource reports why u may not be applied to cred, whose source is
@@ -111,7 +130,7 @@ func (u *CredentialUpdate) CheckSharing(c *Caller, cred *Credential) error {
 	groups, curatorPublic := cred.Groups, cred.CuratorPublic
 	if u.Groups != nil {
 		groups = *u.Groups
-		if !c.CuratesAll(groups) {
+		if !c.ManagesConnectors() && !c.CuratesAll(groups) {
 			return ErrShareNotCurated
 		}
 	}

@@ -15,6 +15,15 @@ func TestCredentialAccess(t *testing.T) {
 		Memberships: []quarry.Membership{{GroupID: 1, IsCurator: true}, {GroupID: 2}}}
 	basic := &quarry.Caller{User: quarry.User{ID: "owner", Role: quarry.RoleBasic}, Memberships: []quarry.Membership{{GroupID: 1}}}
 	limited := &quarry.Caller{User: quarry.User{ID: "owner", Role: quarry.RoleLimited}}
+	// A basic user whose group is granted manage:connectors: an admin's
+	// rules.
+	manager := &quarry.Caller{User: quarry.User{ID: "manager", Role: quarry.RoleBasic}}
+	manager.SetGrants([]quarry.Permission{quarry.PermBasic, quarry.PermManageConnectors})
+	global := &quarry.Caller{User: quarry.User{ID: "global", Role: quarry.RoleGlobalCurator}, Memberships: []quarry.Membership{{GroupID: 2}}}
+	// A curator granted manage:connectors: an admin's rules, and its own.
+	curManager := &quarry.Caller{User: quarry.User{ID: "cur", Role: quarry.RoleCurator},
+		Memberships: []quarry.Membership{{GroupID: 1, IsCurator: true}, {GroupID: 2}}}
+	curManager.SetGrants([]quarry.Permission{quarry.PermBasic, quarry.PermManageConnectors})
 	mine := &quarry.Credential{UserID: &owner}
 	private := &quarry.Credential{UserID: &other}
 	ownerless := &quarry.Credential{}
@@ -23,21 +32,31 @@ func TestCredentialAccess(t *testing.T) {
 	memberOnly := &quarry.Credential{UserID: &other, Groups: []int64{1, 2}}
 	curatorPublic := &quarry.Credential{UserID: &other, CuratorPublic: true}
 	for _, tt := range []struct {
-		name              string
-		c                 *quarry.Caller
-		k                 *quarry.Credential
-		see, edit, delete bool
+		name                   string
+		c                      *quarry.Caller
+		k                      *quarry.Credential
+		see, edit, delete, use bool
 	}{
-		{"admin, another's private", admin, private, false, false, false},
-		{"admin, ownerless", admin, ownerless, true, true, true},
-		{"admin, admin_public", admin, adminPublic, true, true, true},
-		{"curator, curated groups", cur, curated, true, true, false},
-		{"curator, a group only a member of", cur, memberOnly, true, false, false},
-		{"curator, curator_public", cur, curatorPublic, true, false, false},
-		{"curator, another's private", cur, private, false, false, false},
-		{"basic, its own", basic, mine, true, true, true},
-		{"basic, shared with its group", basic, curated, false, false, false},
-		{"limited, its own", limited, mine, false, false, true},
+		{"admin, another's private", admin, private, false, false, false, false},
+		{"admin, ownerless", admin, ownerless, true, true, true, true},
+		{"admin, admin_public", admin, adminPublic, true, true, true, true},
+		{"manage:connectors, another's private", manager, private, false, false, false, false},
+		{"manage:connectors, admin_public", manager, adminPublic, true, true, true, true},
+		{"manage:connectors, ownerless", manager, ownerless, true, true, true, true},
+		{"a curator with manage:connectors, its curated groups", curManager, curated, true, true, false, true},
+		{"a curator with manage:connectors, admin_public", curManager, adminPublic, true, true, true, true},
+		{"a curator with manage:connectors, a group only a member of", curManager, &quarry.Credential{UserID: &other, Groups: []int64{2}}, true, false, false, false},
+		{"curator, curated groups", cur, curated, true, true, false, true},
+		// Onyx v4.6.1's pairing rule: a curator reads a credential of a
+		// group it is only a member of, but does not pair it.
+		{"curator, a group only a member of", cur, &quarry.Credential{UserID: &other, Groups: []int64{2}}, true, false, false, false},
+		{"curator, one of its groups curated", cur, memberOnly, true, false, false, true},
+		{"curator, curator_public", cur, curatorPublic, true, false, false, true},
+		{"curator, another's private", cur, private, false, false, false, false},
+		{"global curator, a group it is a member of", global, &quarry.Credential{UserID: &other, Groups: []int64{2}}, true, true, false, true},
+		{"basic, its own", basic, mine, true, true, true, true},
+		{"basic, shared with its group", basic, curated, false, false, false, false},
+		{"limited, its own", limited, mine, false, false, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.c.CanSeeCredential(tt.k); got != tt.see {
@@ -48,6 +67,9 @@ func TestCredentialAccess(t *testing.T) {
 			}
 			if got := tt.c.CanDeleteCredential(tt.k); got != tt.delete {
 				t.Errorf("CanDeleteCredential = %t", got)
+			}
+			if got := tt.c.CanUseCredential(tt.k); got != tt.use {
+				t.Errorf("CanUseCredential = %t", got)
 			}
 		})
 	}
@@ -136,6 +158,26 @@ func TestPairRules(t *testing.T) {
 	curID := "cur"
 	cur := &quarry.Caller{User: quarry.User{ID: curID, Role: quarry.RoleCurator},
 		Memberships: []quarry.Membership{{GroupID: 1, IsCurator: true}, {GroupID: 2}}}
+	// Those who manage connectors see and change every pair; the others'
+	// sight depends on their memberships only (the status listing's cache
+	// relies on it).
+	manager := &quarry.Caller{User: quarry.User{ID: "manager", Role: quarry.RoleBasic}}
+	manager.SetGrants([]quarry.Permission{quarry.PermManageConnectors})
+	hidden := &quarry.CCPair{AccessType: quarry.AccessPrivate, Groups: []int64{5}}
+	if !manager.CanSeePair(hidden) || !manager.CanChangePair(hidden) || cur.CanSeePair(hidden) {
+		t.Error("manage:connectors does not open every pair, or a curator sees a pair of another group")
+	}
+	basic := &quarry.Caller{User: quarry.User{ID: "basic", Role: quarry.RoleBasic}, Memberships: []quarry.Membership{{GroupID: 5}}}
+	if !basic.CanSeePair(hidden) || basic.CanChangePair(hidden) {
+		t.Error("a basic member sees the pairs of its group, and changes none")
+	}
+	// Nothing reaches anyone through a default group (nothing is shared
+	// with one; the SQL twin of the rule reads SharingGroupIDs).
+	inDefault := &quarry.Caller{User: quarry.User{ID: "g", Role: quarry.RoleGlobalCurator}, Memberships: []quarry.Membership{{GroupID: 5, IsDefault: true}}}
+	if inDefault.CanSeePair(hidden) || inDefault.CanSeeConnector(quarry.ConnectorSharing{AccessType: quarry.AccessPrivate, Groups: []int64{5}}, false) ||
+		len(inDefault.SharingGroupIDs()) != 0 || len(inDefault.CuratedGroupIDs()) != 0 || !inDefault.MemberOf(5) {
+		t.Error("a default group's members see what is shared with it")
+	}
 	for _, tt := range []struct {
 		name string
 		p    *quarry.CCPair

@@ -245,10 +245,11 @@ func (s *MCPServer) OAuthClient() *MCPOAuthClient {
 }
 
 // CanEditMCPServer reports whether c may change s, list and sync its
-// tools, or delete it: admins any server, curators those they registered
-// (Onyx's _ensure_mcp_server_owner_or_admin).
+// tools, or delete it: those who manage actions (admins, holders of
+// manage:actions) any server, curators those they registered (Onyx's
+// _ensure_mcp_server_owner_or_admin: MCP servers are actions).
 func (c *Caller) CanEditMCPServer(s *MCPServer) bool {
-	return c.IsAdmin() || (c.IsCurator() && s.OwnerID != nil && *s.OwnerID == c.ID)
+	return c.ManagesActions() || (c.IsCurator() && s.OwnerID != nil && *s.OwnerID == c.ID)
 }
 
 // ErrNotYourMCPServer answers a curator's change of a server someone else
@@ -265,9 +266,10 @@ func (c *Caller) CheckEditMCPServer(s *MCPServer) error {
 }
 
 // CanSeeMCPServerDetails reports whether c may see s's URL and owner:
-// its owner and admins (Onyx hides both from the others).
+// its owner and those who manage actions (Onyx hides both from the
+// others).
 func (c *Caller) CanSeeMCPServerDetails(s *MCPServer) bool {
-	return c.IsAdmin() || (s.OwnerID != nil && *s.OwnerID == c.ID)
+	return c.ManagesActions() || (s.OwnerID != nil && *s.OwnerID == c.ID)
 }
 
 // CheckMCPServerURL reports why u cannot be an MCP server's URL: it must
@@ -915,8 +917,9 @@ func sanitizeMCPName(s string) string {
 }
 
 // CanUseToolsOverMCP reports whether c may use tools through Quarry's
-// MCP endpoint: those who may run tools (every role but limited).
-func (c *Caller) CanUseToolsOverMCP() bool { return c.Role != RoleLimited }
+// MCP endpoint: those who may run tools (holders of basic: every role but
+// limited).
+func (c *Caller) CanUseToolsOverMCP() bool { return c.Has(PermBasic) }
 
 // ConnectorStatusURI is the resource of Quarry's MCP endpoint that holds
 // the connector status listing the caller sees.

@@ -159,16 +159,18 @@ func (u *ToolUpdate) Apply(old *Tool) *Tool {
 // by a definition. Built-in tools cannot be changed through the API.
 func (t *Tool) IsBuiltIn() bool { return t.InCodeToolID != nil }
 
-// CanEditTool reports whether c may change or delete t: admins any custom tool,
-// curators the tools they own (contract section 3.1).
+// CanEditTool reports whether c may change or delete t: admins (and
+// holders of manage:actions, see ManagesActions) any custom tool, curators
+// the tools they own (contract section 3.1).
 func (c *Caller) CanEditTool(t *Tool) bool {
-	return c.IsAdmin() || (c.IsCurator() && t.UserID != nil && *t.UserID == c.ID)
+	return c.ManagesActions() || (c.IsCurator() && t.UserID != nil && *t.UserID == c.ID)
 }
 
-// CanEnableTool reports whether c may enable or disable t: admins any
-// tool, built-ins included; curators the custom tools they own.
+// CanEnableTool reports whether c may enable or disable t: admins (and
+// holders of manage:actions) any tool, built-ins included; curators the
+// custom tools they own.
 func (c *Caller) CanEnableTool(t *Tool) bool {
-	return c.IsAdmin() || (!t.IsBuiltIn() && c.CanEditTool(t))
+	return c.ManagesActions() || (!t.IsBuiltIn() && c.CanEditTool(t))
 }
 
 // ErrNotYourTool answers a change of another user's tool (contract section

@@ -1,5 +1,7 @@
 package quarry
 
+import "slices"
+
 // User is an account: a person, or, for each API key, a service account.
 type User struct {
 	ID             string  `json:"id"` // UUID
@@ -18,17 +20,20 @@ type Caller struct {
 	APIKeyID    int64        // The key the request was authenticated with, if any.
 	SessionID   int64        // The session the request was authenticated with, if any.
 	Memberships []Membership // The user's groups, ascending by group id.
+	// Grants are the permissions granted to the user's groups, read with
+	// its Memberships (see SetGrants and Permissions).
+	Grants []Permission
+
+	permissions PermissionSet // Permissions, once SetGrants has worked them out.
+	resolved    bool
 }
 
-// IsAdmin reports whether c has the admin role.
-func (c *Caller) IsAdmin() bool { return c.Role == RoleAdmin }
+// IsAdmin reports whether c holds the admin permission: whether it is an
+// admin (the role, and the default group Admin that follows it).
+func (c *Caller) IsAdmin() bool { return c.Has(PermAdmin) }
 
 // IsCurator reports whether c has the curator or the global_curator role.
 func (c *Caller) IsCurator() bool { return c.Role == RoleCurator || c.Role == RoleGlobalCurator }
-
-// CanManage reports whether c may use the admin endpoints that curators
-// share with admins (the "curator or admin" gate of contract section 3.1).
-func (c *Caller) CanManage() bool { return c.IsAdmin() || c.IsCurator() }
 
 // MemberOf reports whether c is a member of group id.
 func (c *Caller) MemberOf(id int64) bool {
@@ -38,6 +43,25 @@ func (c *Caller) MemberOf(id int64) bool {
 		}
 	}
 	return false
+}
+
+// reachedThrough reports whether what is shared with group id reaches c:
+// c is a member of it, and it is not a default group (which nothing is
+// shared with). The visibility rules ask it, as their SQL twin
+// (store/visibility.go) reads SharingGroupIDs.
+func (c *Caller) reachedThrough(id int64) bool {
+	for _, m := range c.Memberships {
+		if m.GroupID == id {
+			return !m.IsDefault
+		}
+	}
+	return false
+}
+
+// curatesShared reports whether c curates group id and it is not a
+// default group (see CuratedGroupIDs).
+func (c *Caller) curatesShared(id int64) bool {
+	return c.Curates(id) && slices.ContainsFunc(c.Memberships, func(m Membership) bool { return m.GroupID == id && !m.IsDefault })
 }
 
 // Curates reports whether c curates group id: a global_curator curates every
@@ -66,11 +90,12 @@ func (c *Caller) CuratesAll(ids []int64) bool {
 }
 
 // CuratedGroupIDs returns the ids of the groups c is a member of and
-// curates (see Curates), ascending.
+// curates (see Curates), ascending, but the default groups, which nothing
+// is shared with.
 func (c *Caller) CuratedGroupIDs() []int64 {
 	var ids []int64
 	for _, m := range c.Memberships {
-		if c.Curates(m.GroupID) {
+		if !m.IsDefault && c.Curates(m.GroupID) {
 			ids = append(ids, m.GroupID)
 		}
 	}
@@ -82,6 +107,20 @@ func (c *Caller) GroupIDs() []int64 {
 	ids := make([]int64, len(c.Memberships))
 	for i, m := range c.Memberships {
 		ids[i] = m.GroupID
+	}
+	return ids
+}
+
+// SharingGroupIDs returns the ids of the groups c is a member of but the
+// default ones, ascending: those that objects may be shared with c
+// through (nothing is shared with a default group, see CheckNotDefault),
+// and so all that decide what c sees.
+func (c *Caller) SharingGroupIDs() []int64 {
+	ids := []int64{}
+	for _, m := range c.Memberships {
+		if !m.IsDefault {
+			ids = append(ids, m.GroupID)
+		}
 	}
 	return ids
 }
@@ -106,12 +145,13 @@ var (
 )
 
 // CheckSharing applies the sharing rules of contract section 6 to an object
-// that c creates or re-shares with groups: admins may do anything; curators
+// that c creates or re-shares with groups: admins (and holders of
+// manage:connectors) may do anything; curators
 // must name at least one group unless the object is public, and only groups
 // they curate; basic users may only create private, group-less objects.
 func (c *Caller) CheckSharing(groups []int64, public bool) error {
 	switch {
-	case c.IsAdmin():
+	case c.ManagesConnectors():
 		return nil
 	case c.IsCurator():
 		if len(groups) == 0 && !public {
@@ -131,11 +171,15 @@ func (c *Caller) CheckSharing(groups []int64, public bool) error {
 
 // UserFilter narrows a listing of people.
 type UserFilter struct {
-	Query  string // A part of the email or name, in any case.
-	Roles  []Role // Any of these roles; all when empty.
-	Active *bool  // Active or deactivated people only; all when nil.
-	Offset int
-	Limit  int
+	Query     string // A part of the email or name, in any case.
+	EmailOnly bool   // Query is a part of the email only.
+	// ServiceAccounts adds the service accounts of the API keys that are
+	// not revoked.
+	ServiceAccounts bool
+	Roles           []Role // Any of these roles; all when empty.
+	Active          *bool  // Active or deactivated people only; all when nil.
+	Offset          int
+	Limit           int
 }
 
 // Person is a user as the people listing shows it: with how they sign in
@@ -192,15 +236,6 @@ func CheckRoleChange(u *User, r Role) (change bool, err error) {
 func (c *Caller) CheckSetActive(u *User, active bool) error {
 	if !active && u.ID == c.ID {
 		return Errorf(EINVALID, "You cannot deactivate yourself")
-	}
-	return nil
-}
-
-// CheckCuratorFlag reports why the curator flag of a member whose role is
-// r may not be set or cleared: flags apply to basic users and curators.
-func CheckCuratorFlag(userID string, r Role) error {
-	if r != RoleBasic && r != RoleCurator {
-		return Errorf(EINVALID, "User %s has the role %s: curator flags apply to basic users and curators", userID, r)
 	}
 	return nil
 }

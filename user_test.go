@@ -88,17 +88,6 @@ func TestPeopleRules(t *testing.T) {
 				t.Errorf("RoleWithFlags(%s, %d) = %s, want %s", tt.r, tt.flags, got, tt.want)
 			}
 		}
-		for _, r := range []quarry.Role{quarry.RoleBasic, quarry.RoleCurator} {
-			if err := quarry.CheckCuratorFlag("u", r); err != nil {
-				t.Errorf("a %s may be flagged: %v", r, err)
-			}
-		}
-		for _, r := range []quarry.Role{quarry.RoleAdmin, quarry.RoleGlobalCurator, quarry.RoleLimited} {
-			want := "invalid: User u has the role " + string(r) + ": curator flags apply to basic users and curators"
-			if got := errText(quarry.CheckCuratorFlag("u", r)); got != want {
-				t.Errorf("CheckCuratorFlag(%s) = %q", r, got)
-			}
-		}
 		for _, r := range []quarry.Role{quarry.RoleAdmin, quarry.RoleGlobalCurator, quarry.RoleBasic, quarry.RoleLimited} {
 			if r.KeepsCuratorFlags() {
 				t.Errorf("a %s keeps curator flags", r)

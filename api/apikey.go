@@ -101,10 +101,16 @@ func (s *Server) handleRegenerateAPIKey(w http.ResponseWriter, r *http.Request, 
 	return writeJSON(w, http.StatusOK, newAPIKeyRecord(k, token))
 }
 
-// handleMe serves GET /me: the caller's own account.
+// handleMe serves GET /me: the caller's own account, its groups but the
+// default ones (which share nothing; the people listing shows them), with
+// the fields of Onyx's UserInfo that Quarry has no use for at their
+// neutral values (no superusers, no verified emails, no preferences).
 func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	return writeJSON(w, http.StatusOK, struct {
 		quarry.User
-		Groups []int64 `json:"groups"`
-	}{c.User, c.GroupIDs()})
+		Groups      []int64  `json:"groups"`
+		IsSuperuser bool     `json:"is_superuser"`
+		IsVerified  bool     `json:"is_verified"`
+		Preferences struct{} `json:"preferences"`
+	}{User: c.User, Groups: c.SharingGroupIDs()})
 }

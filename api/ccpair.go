@@ -34,9 +34,10 @@ func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error)
 
 // ccPairFullInfo is the answer to GET /manage/admin/cc-pair/{cc_pair_id}:
 // Onyx's CCPairFullInfo, and the pair's groups. Quarry indexes nothing, and
-// says so: no index attempts, no documents, no indexing under way, and
-// null for the times and the speed of indexing, pruning and permission
-// syncing, which never happen.
+// says so: no index attempts, no documents, no indexing or permission
+// syncing under way, no targeted re-indexing, and null for the times, the
+// statuses and the speed of indexing, pruning and permission syncing,
+// which never happen.
 type ccPairFullInfo struct {
 	ID                          int64               `json:"id"`
 	Name                        string              `json:"name"`
@@ -59,6 +60,11 @@ type ccPairFullInfo struct {
 	LastFullPermissionSync      *quarry.Time        `json:"last_full_permission_sync"`
 	OverallIndexingSpeed        *float64            `json:"overall_indexing_speed"`
 	LatestCheckpointDescription *string             `json:"latest_checkpoint_description"`
+	LastPermissionSyncStatus    *string             `json:"last_permission_sync_attempt_status"`
+	PermissionSyncing           bool                `json:"permission_syncing"`
+	LastPermissionSyncFinished  *quarry.Time        `json:"last_permission_sync_attempt_finished"`
+	LastPermissionSyncError     *string             `json:"last_permission_sync_attempt_error_message"`
+	SupportsTargetedReindex     bool                `json:"supports_targeted_reindex"`
 	Groups                      []int64             `json:"groups"`
 }
 

@@ -54,10 +54,26 @@ func newEnv(t *testing.T, opts ...func(*api.Config)) *env {
 	return startEnv(t, httptest.NewUnstartedServer(nil), storetest.URL(t), opts...)
 }
 
+// newKeylessEnv starts a server with the given configuration changes on a
+// database with no API key and no person yet (e.admin is empty), as Onyx's
+// integration tests start after their reset.
+func newKeylessEnv(t *testing.T, opts ...func(*api.Config)) *env {
+	t.Helper()
+	return startServer(t, httptest.NewUnstartedServer(nil), storetest.URL(t), opts...)
+}
+
 // startEnv starts srv, not started yet (so that its address can go into
 // the configuration), as a server of the database at dbURL with the given
 // configuration changes.
 func startEnv(t *testing.T, srv *httptest.Server, dbURL string, opts ...func(*api.Config)) *env {
+	t.Helper()
+	e := startServer(t, srv, dbURL, opts...)
+	e.admin = e.user(quarry.RoleAdmin, "admin")
+	return e
+}
+
+// startServer is startEnv without the admin key.
+func startServer(t *testing.T, srv *httptest.Server, dbURL string, opts ...func(*api.Config)) *env {
 	t.Helper()
 	cfg := api.Config{MaskCredentials: true, Version: "test"}
 	for _, o := range opts {
@@ -71,7 +87,6 @@ func startEnv(t *testing.T, srv *httptest.Server, dbURL string, opts ...func(*ap
 	srv.Config.Handler = api.NewServer(cfg, e.db, logger)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	e.admin = e.user(quarry.RoleAdmin, "admin")
 	return e
 }
 

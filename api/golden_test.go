@@ -168,6 +168,19 @@ var goldenTargets = map[string]func() any{
 			Body addUsers `body:""`
 		}{}
 	},
+	"setPermission": func() any {
+		return &struct {
+			ID   int64         `path:"group_id"`
+			Body setPermission `body:""`
+		}{}
+	},
+	"indexingStatus": func() any {
+		return &struct {
+			Body indexingStatusRequest `body:""`
+		}{}
+	},
+	"groupsQuery":   func() any { return &groupsQuery{} },
+	"allUsersQuery": func() any { return &allUsersQuery{} },
 	"oauthConfigUpdate": func() any {
 		return &struct {
 			ID   int64             `path:"oauth_config_id"`

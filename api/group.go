@@ -9,10 +9,10 @@ import (
 )
 
 // userGroupView is a user group as responses show it: Onyx's UserGroup,
-// with Quarry's cc_pair_ids and times. Quarry has no document sets or
-// personas, and changes take effect at once: document_sets and personas
-// are empty, is_up_to_date is true, is_up_for_deletion and is_default
-// false.
+// with Quarry's cc_pair_ids and times. Quarry has no document sets,
+// personas or chats, and changes take effect at once: document_sets and
+// personas are empty, is_up_to_date is true, is_up_for_deletion and
+// incognito_enabled false.
 type userGroupView struct {
 	ID              int64              `json:"id"`
 	Name            string             `json:"name"`
@@ -24,6 +24,7 @@ type userGroupView struct {
 	IsUpToDate      bool               `json:"is_up_to_date"`
 	IsUpForDeletion bool               `json:"is_up_for_deletion"`
 	IsDefault       bool               `json:"is_default"`
+	IncognitoOn     bool               `json:"incognito_enabled"`
 	CCPairIDs       []int64            `json:"cc_pair_ids"`
 	CreatedAt       quarry.Time        `json:"time_created"`
 	UpdatedAt       quarry.Time        `json:"time_updated"`
@@ -43,7 +44,7 @@ type userInfo struct {
 func (s *Server) groupView(g *quarry.UserGroup) (*userGroupView, error) {
 	v := &userGroupView{ID: g.ID, Name: g.Name, Users: make([]userInfo, len(g.Users)), CuratorIDs: g.CuratorIDs,
 		CCPairs: make([]ccPairDescriptor, len(g.CCPairs)), DocumentSets: []json.RawMessage{}, Personas: []json.RawMessage{},
-		IsUpToDate: true, CCPairIDs: g.CCPairIDs, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+		IsUpToDate: true, IsDefault: g.IsDefault, CCPairIDs: g.CCPairIDs, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
 	for i, u := range g.Users {
 		v.Users[i] = userInfo{User: u}
 	}
@@ -85,9 +86,14 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request, c *qu
 	return s.writeGroup(w, g)
 }
 
-// handleListGroups serves GET /manage/admin/user-group.
+// handleListGroups serves GET /manage/admin/user-group: the default groups
+// only with include_default=true, as Onyx.
 func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	gs, err := s.db.Groups(r.Context(), c)
+	var in groupsQuery
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	gs, err := s.db.Groups(r.Context(), c, in.IncludeDefault)
 	if err != nil {
 		return err
 	}
@@ -166,6 +172,46 @@ func (s *Server) handleSetCurator(w http.ResponseWriter, r *http.Request, c *qua
 		return err
 	}
 	return writeJSON(w, http.StatusOK, nil)
+}
+
+// handleGroupPermissions serves GET
+// /manage/admin/user-group/{group_id}/permissions: the permissions granted
+// to the group, in Onyx's order of the tokens.
+func (s *Server) handleGroupPermissions(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID int64 `path:"group_id"`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	ps, err := s.db.GroupPermissions(r.Context(), in.ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, nonNil(ps))
+}
+
+// handleSetGroupPermission serves PUT
+// /manage/admin/user-group/{group_id}/permissions: a grant given or taken
+// back, answered as Onyx's SetPermissionResponse.
+func (s *Server) handleSetGroupPermission(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID   int64         `path:"group_id"`
+		Body setPermission `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	if err := s.db.SetGroupPermission(r.Context(), c, in.ID, in.Body.Permission, in.Body.Enabled); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, in.Body)
+}
+
+// handleMyPermissions serves GET /me/permissions: the caller's permissions
+// (quarry.Caller.Permissions), sorted, as Onyx lists them.
+func (s *Server) handleMyPermissions(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	return writeJSON(w, http.StatusOK, c.Permissions().Sorted())
 }
 
 // nonNil returns s, or an empty slice if s is nil, so that "none" is never

@@ -22,32 +22,49 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) 
 // gate decides whether a caller's role may use a route at all (403).
 type gate func(c *quarry.Caller) error
 
-// The gates of contract sections 3.1 and 6.
+// The gates of contract sections 3.1 and 6, one per rule: each asks the
+// caller's permissions (quarry.Caller.Permissions, the one place where
+// roles and group grants are combined) whether it may call a route at all.
 var (
 	// anyUser admits every authenticated caller.
 	anyUser gate = func(*quarry.Caller) error { return nil }
-	// basicAccess admits every role but limited.
-	basicAccess gate = func(c *quarry.Caller) error {
-		if c.Role == quarry.RoleLimited {
-			return quarry.Errorf(quarry.EFORBIDDEN, "Access denied. User has limited permissions.")
-		}
-		return nil
-	}
-	// curatorOrAdmin admits admins, global curators and curators.
-	curatorOrAdmin gate = func(c *quarry.Caller) error {
-		if !c.CanManage() {
-			return quarry.Errorf(quarry.EFORBIDDEN, "Access denied. User is not a curator or admin.")
-		}
-		return nil
-	}
-	// adminOnly admits admins.
-	adminOnly gate = func(c *quarry.Caller) error {
-		if !c.IsAdmin() {
-			return quarry.Errorf(quarry.EFORBIDDEN, "Access denied. User is not an admin.")
-		}
-		return nil
-	}
+	// basicAccess admits holders of basic: every role but limited.
+	basicAccess = permitted(func(c *quarry.Caller) bool { return c.Has(quarry.PermBasic) },
+		"Access denied. User has limited permissions.")
+	// adminOnly admits holders of admin: the admins.
+	adminOnly = permitted(func(c *quarry.Caller) bool { return c.Has(quarry.PermAdmin) },
+		"Access denied. User is not an admin.")
+	// connectorAccess admits curators and those who manage connectors
+	// (quarry.Caller.CanReachConnectors).
+	connectorAccess = permitted((*quarry.Caller).CanReachConnectors, notCurator)
+	// groupAccess admits curators and those who manage groups
+	// (quarry.Caller.CanReachGroups).
+	groupAccess = permitted((*quarry.Caller).CanReachGroups, notCurator)
+	// groupAdmin admits those who manage groups (admins, and holders of
+	// manage:user_groups).
+	groupAdmin = permitted((*quarry.Caller).ManagesGroups, "Access denied. User is not an admin.")
+	// actionAccess admits curators and those who manage actions
+	// (quarry.Caller.CanReachActions).
+	actionAccess = permitted((*quarry.Caller).CanReachActions, notCurator)
+	// userDirectory admits curators and holders of read:users
+	// (quarry.Caller.CanListUsers).
+	userDirectory = permitted((*quarry.Caller).CanListUsers, notCurator)
 )
+
+// notCurator is the 403 of the gates that admit curators (contract 3.1).
+const notCurator = "Access denied. User is not a curator or admin."
+
+// permitted returns the gate that admits the callers ok admits and
+// refuses the others with detail (403).
+func permitted(ok func(*quarry.Caller) bool, detail string) gate {
+	refusal := quarry.Errorf(quarry.EFORBIDDEN, "%s", detail)
+	return func(c *quarry.Caller) error {
+		if !ok(c) {
+			return refusal
+		}
+		return nil
+	}
+}
 
 // authed adapts an API handler: it authenticates the caller (401), applies
 // the route's gate (403), runs the handler and writes any error it returns.

@@ -149,6 +149,18 @@ func fxIDs(ids []int64) []int64 {
 	return ids
 }
 
+// The ids of the default groups in a new database: migration 00008
+// makes them before any other group.
+const (
+	adminGroupID int64 = 1
+	basicGroupID int64 = 2
+	// firstGroupID is the id of the first group a test makes.
+	firstGroupID int64 = 3
+)
+
+// defaultGroupIDs are the ids of the default groups by name.
+var defaultGroupIDs = map[string]int64{quarry.DefaultGroupAdmin: adminGroupID, quarry.DefaultGroupBasic: basicGroupID}
+
 // fxLater is testNow plus n microseconds, as responses render it: with the
 // clock fixed, each change of an object moves its time_updated on by one
 // microsecond.

@@ -510,10 +510,10 @@ func httpResult(res *quarry.ToolRunResult) *mcp.CallToolResult {
 }
 
 // mcpListResources answers resources/list: the connector status listing,
-// for admins and curators.
+// for those who may read it (curators, and those who manage connectors).
 func (s *Server) mcpListResources(call *mcpCall) *mcp.ListResourcesResult {
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
-	if call.c.CanManage() {
+	if call.c.CanReachConnectors() {
 		out.Resources = append(out.Resources, &mcp.Resource{URI: quarry.ConnectorStatusURI, Name: "connector-status",
 			Title: "Connector status", MIMEType: "application/json",
 			Description: "The status of every connector/credential pair you can see: GET /manage/admin/connector/status."})
@@ -525,7 +525,7 @@ func (s *Server) mcpListResources(call *mcpCall) *mcp.ListResourcesResult {
 // (the caller's own visible pairs, as GET /manage/admin/connector/status
 // answers them).
 func (s *Server) mcpReadResource(ctx context.Context, call *mcpCall, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if req.Params.URI != quarry.ConnectorStatusURI || !call.c.CanManage() {
+	if req.Params.URI != quarry.ConnectorStatusURI || !call.c.CanReachConnectors() {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)

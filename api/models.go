@@ -151,6 +151,60 @@ type addUsers struct {
 	UserIDs []string `json:"user_ids"`
 }
 
+// indexingStatusRequest is the body of POST
+// /manage/admin/connector/indexing-status: Onyx's IndexingStatusRequest.
+type indexingStatusRequest struct {
+	SecondaryIndex    bool                                   `json:"secondary_index" default:"false"`
+	Source            decode.Optional[quarry.DocumentSource] `json:"source"`
+	AccessTypeFilters []quarry.AccessType                    `json:"access_type_filters" default:"[]"`
+	LastStatusFilters []indexingStatus                       `json:"last_status_filters" default:"[]"`
+	DocsCountOperator decode.Optional[docsCountOperator]     `json:"docs_count_operator"`
+	DocsCountValue    decode.Optional[int64]                 `json:"docs_count_value"`
+	NameFilter        decode.Optional[string]                `json:"name_filter"`
+	SourceToPage      map[quarry.DocumentSource]int64        `json:"source_to_page" default:"{}"`
+	GetAllConnectors  bool                                   `json:"get_all_connectors" default:"false"`
+}
+
+// indexingStatus is Onyx's IndexingStatus, the status of an index
+// attempt (Quarry makes none).
+type indexingStatus string
+
+// EnumValues returns the statuses, as Onyx names them.
+func (indexingStatus) EnumValues() []string {
+	return []string{"not_started", "in_progress", "success", "canceled", "interrupted", "failed", "completed_with_errors"}
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (indexingStatus) ModelName() string { return "IndexingStatus" }
+
+// docsCountOperator is Onyx's DocsCountOperator.
+type docsCountOperator string
+
+// EnumValues returns the operators.
+func (docsCountOperator) EnumValues() []string { return []string{">", "<", "="} }
+
+// ModelName returns the Python class name pydantic would print.
+func (docsCountOperator) ModelName() string { return "DocsCountOperator" }
+
+// ModelName returns the name of the model in openapi.json.
+func (indexingStatusRequest) ModelName() string { return "IndexingStatusRequest" }
+
+// groupsQuery holds the query parameters of GET /manage/admin/user-group.
+type groupsQuery struct {
+	IncludeDefault bool `query:"include_default" default:"false"`
+}
+
+// setPermission is the body of PUT
+// /manage/admin/user-group/{group_id}/permissions, and its answer: Onyx's
+// SetPermissionRequest and SetPermissionResponse.
+type setPermission struct {
+	Permission quarry.Permission `json:"permission"`
+	Enabled    bool              `json:"enabled"`
+}
+
+// ModelName returns the name of the model in openapi.json.
+func (setPermission) ModelName() string { return "SetPermission" }
+
 // setCurator is the body of POST /manage/admin/user-group/{group_id}/set-curator.
 type setCurator struct {
 	UserID    string `json:"user_id"`
@@ -406,6 +460,15 @@ func (userStatus) EnumValues() []string { return []string{"live", "invited", "de
 
 // ModelName returns the Python class name pydantic would print.
 func (userStatus) ModelName() string { return "UserStatus" }
+
+// allUsersQuery holds the query parameters of GET /manage/users.
+type allUsersQuery struct {
+	Q              decode.Optional[string] `query:"q"`
+	AcceptedPage   decode.Optional[int64]  `query:"accepted_page" ge:"0" le:"1000000"`
+	SlackUsersPage decode.Optional[int64]  `query:"slack_users_page" ge:"0" le:"1000000"`
+	InvitedPage    decode.Optional[int64]  `query:"invited_page" ge:"0" le:"1000000"`
+	IncludeAPIKeys bool                    `query:"include_api_keys" default:"false"`
+}
 
 // setUserRole is the body of PATCH /manage/set-user-role.
 type setUserRole struct {

@@ -69,6 +69,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /admin/mcp/oauth/connect", "MCPUserOAuthConnectRequest", mcpOAuthConnect{}},
 		{"POST /mcp/oauth/connect", "MCPUserOAuthConnectRequest", mcpOAuthConnect{}},
 		{"POST /mcp/user-credentials", "MCPUserCredentialsRequest", mcpUserCredentials{}},
+		{"PUT /manage/admin/user-group/{group_id}/permissions", "SetPermission", setPermission{}},
+		{"POST /manage/admin/connector/indexing-status", "IndexingStatusRequest", indexingStatusRequest{}},
 	}
 	// The JSON-RPC messages of Quarry's MCP endpoint are the SDK's, not a
 	// request model.
@@ -106,6 +108,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"GET /manage/users/accepted":                        usersQuery{},
 		"GET /manage/admin/sessions":                        sessionsQuery{},
 		"PUT /manage/admin/cc-pair/{cc_pair_id}/name":       ccPairRename{},
+		"GET /manage/users":                                 allUsersQuery{},
+		"GET /manage/admin/user-group":                      groupsQuery{},
 		"POST /oauth-config/callback":                       oauthCallbackQuery{},
 		"POST /mcp/oauth/callback":                          mcpOAuthCallbackQuery{},
 		"PATCH /admin/mcp/server/{server_id}/status":        mcpStatusQuery{},
@@ -322,7 +326,8 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": oasSchemaOf(typ.Elem())}
 	case reflect.Map:
-		return map[string]any{"type": "object", "additionalProperties": oasSchemaOf(typ.Elem())}
+		return map[string]any{"type": "object", "propertyNames": oasSchemaOf(typ.Key()),
+			"additionalProperties": oasSchemaOf(typ.Elem())}
 	case reflect.Struct:
 		name := typ.Name()
 		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,13 +13,13 @@ import (
 // People, with Onyx's paths and shapes: the listing, roles, activation,
 // invitations, and (Quarry's own) sessions.
 
-// fullUserSnapshot is a person in the people listing: Onyx's
+// fullUserSnapshot is a user in the listings of people: Onyx's
 // FullUserSnapshot, with how they sign in.
 type fullUserSnapshot struct {
 	ID                 string              `json:"id"`
 	Email              string              `json:"email"`
 	Role               quarry.Role         `json:"role"`
-	AccountType        string              `json:"account_type"` // "standard", as Onyx calls people
+	AccountType        string              `json:"account_type"` // Onyx's AccountType: STANDARD, SERVICE_ACCOUNT
 	IsActive           bool                `json:"is_active"`
 	PasswordConfigured bool                `json:"password_configured"`
 	PersonalName       *string             `json:"personal_name"`
@@ -26,7 +27,23 @@ type fullUserSnapshot struct {
 	UpdatedAt          quarry.Time         `json:"updated_at"`
 	Groups             []quarry.GroupBrief `json:"groups"`
 	IsSCIMSynced       bool                `json:"is_scim_synced"`
-	SSOIssuers         []string            `json:"sso_issuers"` // The OpenID providers the person signed in with.
+	CraftEnabled       *bool               `json:"craft_enabled"` // Onyx's Craft, which Quarry has not: null.
+	SSOIssuers         []string            `json:"sso_issuers"`   // The OpenID providers the person signed in with.
+}
+
+// snapshotOf returns what the listings show of p; groups says whether
+// they show its groups.
+func snapshotOf(p *quarry.Person, groups bool) fullUserSnapshot {
+	s := fullUserSnapshot{ID: p.ID, Email: p.Email, Role: p.Role, AccountType: "STANDARD",
+		IsActive: p.IsActive, PasswordConfigured: p.PasswordConfigured, PersonalName: p.Name, CreatedAt: p.CreatedAt,
+		UpdatedAt: p.UpdatedAt, Groups: []quarry.GroupBrief{}, SSOIssuers: p.Identities}
+	if p.ServiceAccount {
+		s.AccountType = "SERVICE_ACCOUNT"
+	}
+	if groups {
+		s.Groups = p.Groups
+	}
+	return s
 }
 
 // paginated is Onyx's PaginatedReturn.
@@ -64,13 +81,87 @@ func (s *Server) handleAcceptedUsers(w http.ResponseWriter, r *http.Request, c *
 		return err
 	}
 	for _, p := range people {
-		out.Items = append(out.Items, fullUserSnapshot{ID: p.ID, Email: p.Email, Role: p.Role, AccountType: "standard",
-			IsActive: p.IsActive, PasswordConfigured: p.PasswordConfigured, PersonalName: p.Name, CreatedAt: p.CreatedAt,
-			UpdatedAt: p.UpdatedAt, Groups: p.Groups, SSOIssuers: p.Identities})
+		out.Items = append(out.Items, snapshotOf(p, true))
 	}
 	out.TotalItems = total
 	return writeJSON(w, http.StatusOK, out)
 }
+
+// usersPageSize is the size of the pages of GET /manage/users, Onyx's
+// USERS_PAGE_SIZE.
+const usersPageSize = 10
+
+// allUsers is the answer of GET /manage/users: Onyx's AllUsersResponse.
+// Quarry has no Slack users: that list is always empty.
+type allUsers struct {
+	Accepted        []fullUserSnapshot `json:"accepted"`
+	Invited         []invitedUser      `json:"invited"`
+	SlackUsers      []fullUserSnapshot `json:"slack_users"`
+	AcceptedPages   int                `json:"accepted_pages"`
+	InvitedPages    int                `json:"invited_pages"`
+	SlackUsersPages int                `json:"slack_users_pages"`
+}
+
+// invitedUser is Onyx's InvitedUserSnapshot.
+type invitedUser struct {
+	Email string `json:"email"`
+}
+
+// handleAllUsers serves GET /manage/users, Onyx's listing of every user
+// for curators and admins: the people (and, with include_api_keys, the
+// service accounts of API keys that are not revoked), ascending by email,
+// and the invitations of those who have no account yet, both narrowed by
+// q (a part of the email, in any case). With accepted_page, invited_page
+// and slack_users_page all given it answers pages of 10 (from 0), else
+// everything. As in Onyx, this route does not show the users' groups.
+func (s *Server) handleAllUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in allUsersQuery
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	f := quarry.UserFilter{EmailOnly: true, ServiceAccounts: in.IncludeAPIKeys, Limit: math.MaxInt32}
+	if q := value(in.Q); q != nil {
+		f.Query = *q
+	}
+	accepted, invited := value(in.AcceptedPage), value(in.InvitedPage)
+	paged := accepted != nil && invited != nil && in.SlackUsersPage.Set()
+	if paged {
+		f.Offset, f.Limit = int(*accepted)*usersPageSize, usersPageSize
+	}
+	people, total, err := s.db.People(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	inv, err := s.db.Invitations(r.Context())
+	if err != nil {
+		return err
+	}
+	out := allUsers{Accepted: []fullUserSnapshot{}, Invited: []invitedUser{}, SlackUsers: []fullUserSnapshot{},
+		AcceptedPages: 1, InvitedPages: 1, SlackUsersPages: 1}
+	for _, p := range people {
+		out.Accepted = append(out.Accepted, snapshotOf(p, false))
+	}
+	q := strings.ToLower(f.Query)
+	var emails []string
+	for _, i := range inv {
+		if strings.Contains(strings.ToLower(i.Email), q) {
+			emails = append(emails, i.Email)
+		}
+	}
+	if paged {
+		out.AcceptedPages = pages(total)
+		out.InvitedPages = pages(len(emails))
+		out.SlackUsersPages = 0
+		emails = emails[min(len(emails), int(*invited)*usersPageSize):min(len(emails), int(*invited+1)*usersPageSize)]
+	}
+	for _, e := range emails {
+		out.Invited = append(out.Invited, invitedUser{Email: e})
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// pages returns the number of pages of usersPageSize that n items fill.
+func pages(n int) int { return (n + usersPageSize - 1) / usersPageSize }
 
 // handleSetUserRole serves PATCH /manage/set-user-role.
 func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {

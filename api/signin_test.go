@@ -73,7 +73,8 @@ func (e *env) person(email string) user {
 
 // personJSON is the expected GET /me of a person made by e.person.
 func personJSON(u user, role quarry.Role, groups ...int64) string {
-	return fmt.Sprintf(`{"id":%q,"email":%q,"name":null,"role":%q,"is_active":true,"service_account":false,"created_at":%q,"groups":%s}`,
+	return fmt.Sprintf(`{"id":%q,"email":%q,"name":null,"role":%q,"is_active":true,"service_account":false,"created_at":%q,"groups":%s,
+		"is_superuser":false,"is_verified":false,"preferences":{}}`,
 		u.id, u.email, role, testNowJSON, fxJSON(fxIDs(groups)))
 }
 
@@ -189,14 +190,17 @@ func snapshotJSON(id, email, role string, active bool, groups []quarry.GroupBrie
 // namedSnapshotJSON is snapshotJSON for a person with a name (a string) or
 // none (nil).
 func namedSnapshotJSON(id, email string, name any, role string, active bool, groups []quarry.GroupBrief, issuers ...string) string {
+	if d := quarry.DefaultGroupFor(quarry.Role(role)); d != "" {
+		groups = append([]quarry.GroupBrief{{ID: defaultGroupIDs[d], Name: d}}, groups...)
+	}
 	if groups == nil {
 		groups = []quarry.GroupBrief{}
 	}
 	if issuers == nil {
 		issuers = []string{}
 	}
-	return fmt.Sprintf(`{"id":%q,"email":%q,"role":%q,"account_type":"standard","is_active":%v,"password_configured":%v,
-		"personal_name":%s,"created_at":%q,"updated_at":%q,"groups":%s,"is_scim_synced":false,"sso_issuers":%s}`,
+	return fmt.Sprintf(`{"id":%q,"email":%q,"role":%q,"account_type":"STANDARD","is_active":%v,"password_configured":%v,
+		"personal_name":%s,"created_at":%q,"updated_at":%q,"groups":%s,"is_scim_synced":false,"craft_enabled":null,"sso_issuers":%s}`,
 		id, email, role, active, len(issuers) == 0, fxJSON(name), testNowJSON, testNowJSON, fxJSON(groups), fxJSON(issuers))
 }
 
@@ -468,7 +472,7 @@ func TestManagePeople(t *testing.T) {
 		e.do(key, "GET", "/me", nil).want(t, 401, fxNotAuthed)
 		e.login("cat@example.com", goodSecret).want(t, 400, `{"detail":"Wrong email or password"}`)
 		e.do(ada, "GET", "/manage/users/accepted?status=deactivated", nil).want(t, 200, `{"total_items":1,"items":[`+
-			snapshotJSON(cat.id, cat.email, "curator", false, []quarry.GroupBrief{{ID: 1, Name: "people"}})+`]}`)
+			snapshotJSON(cat.id, cat.email, "curator", false, []quarry.GroupBrief{{ID: firstGroupID, Name: "people"}})+`]}`)
 		// What they own keeps its owner; reactivated, they sign in again.
 		e.do(ada, "PATCH", "/manage/admin/activate-user", `{"user_email": "cat@example.com"}`).want(t, 200, `null`)
 		e.do(ada, "PATCH", "/manage/admin/activate-user", fmt.Sprintf(`{"user_email": %q}`, key.email)).want(t, 200, `null`)

@@ -113,9 +113,9 @@ func (v *statusView) write(w http.ResponseWriter, c *quarry.Caller, f quarry.Sta
 
 // matcher returns whether a pair is in the listing c sees through f.
 func matcher(c *quarry.Caller, f quarry.StatusFilter) func(*pairPart) bool {
-	admin := c.IsAdmin()
+	all := c.ManagesConnectors()
 	return func(p *pairPart) bool {
-		return (admin || p.visibleTo(c)) &&
+		return (all || p.visibleTo(c)) &&
 			(len(f.Sources) == 0 || slices.Contains(f.Sources, p.conn.source)) &&
 			(len(f.AccessTypes) == 0 || slices.Contains(f.AccessTypes, p.access))
 	}
@@ -127,11 +127,12 @@ const maxVisibilities = 64
 
 // credentialIDs returns, for each connector, the encoded credential_ids c
 // sees: the credentials of the connector's pairs that c may see, whatever
-// the filter. Admins see them all, as the connector parts hold them: for
+// the filter. Those who manage connectors (admins) see them all, as the
+// connector parts hold them: for
 // them it returns nil. Curators see those of the pairs their memberships
 // show them, worked out once per view and visibility.
 func (v *statusView) credentialIDs(c *quarry.Caller) func(*connPart) []byte {
-	if c.IsAdmin() {
+	if c.ManagesConnectors() {
 		return nil
 	}
 	key := visibilityKey(c)
@@ -163,10 +164,11 @@ func (v *statusView) credentialIDs(c *quarry.Caller) func(*connPart) []byte {
 }
 
 // visibilityKey names what a curator or basic user sees: the groups it is
-// a member of, as authenticated.
+// a member of, as authenticated, but the default ones, which share
+// nothing.
 func visibilityKey(c *quarry.Caller) string {
 	var b strings.Builder
-	ids := c.GroupIDs()
+	ids := c.SharingGroupIDs()
 	slices.Sort(ids)
 	for _, id := range slices.Compact(ids) {
 		b.WriteString(strconv.FormatInt(id, 10))

@@ -69,7 +69,9 @@ func TestConnectorStatusIncremental(t *testing.T) {
 	someGroups := func() []int64 {
 		g := []int64{}
 		for range rng.IntN(3) {
-			g = append(g, 1+rng.Int64N(12)) // The curator is a member of a tenth of the 100 groups.
+			// The seeded groups come after the 2 default groups; the
+			// curator is a member of a tenth of them.
+			g = append(g, basicGroupID+1+rng.Int64N(12))
 		}
 		return g
 	}

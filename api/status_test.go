@@ -273,3 +273,34 @@ func TestConnectorStatusFresh(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectorStatusPermissions: a grant of manage:connectors shows the
+// listing as an admin sees it, to a basic user (whom the role gate refuses
+// otherwise) and to a curator (who otherwise sees what its memberships
+// show it); taken back, each sees what it did before. The data does not
+// change meanwhile: the cached listing must answer each caller by its
+// permissions as authenticated for the request.
+func TestConnectorStatusPermissions(t *testing.T) {
+	f := newStatusFixture(t)
+	e := f.e
+	list := func(entries ...string) string { return "[" + strings.Join(entries, ",") + "]" }
+	all := list(f.entry(1, 1, 2, 3), f.entry(2, 1, 2, 3), f.entry(3, 1, 2, 3), f.entry(4, 4), f.entry(5, 5, 6), f.entry(6, 5, 6))
+	curators := list(f.entry(1, 1, 2), f.entry(2, 1, 2), f.entry(4, 4), f.entry(6, 6))
+	managers := e.createGroup("connector managers", []user{f.basic, f.curator})
+	grant := func(enabled bool) {
+		e.do(e.admin, "PUT", fmt.Sprintf("/manage/admin/user-group/%d/permissions", managers),
+			map[string]any{"permission": "manage:connectors", "enabled": enabled}).decode(t, new(any))
+	}
+	status := func(u user) *response { return e.do(u, "GET", "/manage/admin/connector/status", nil) }
+	status(e.admin).want(t, 200, all)
+	status(f.curator).want(t, 200, curators)
+	status(f.basic).want(t, 403, fxNotCurator)
+	grant(true)
+	status(f.curator).want(t, 200, all)
+	status(f.basic).want(t, 200, all)
+	status(f.global).want(t, 200, list(f.entry(2, 2, 3), f.entry(3, 2, 3), f.entry(4, 4), f.entry(6, 6)))
+	grant(false)
+	status(f.curator).want(t, 200, curators)
+	status(f.basic).want(t, 403, fxNotCurator)
+	status(e.admin).want(t, 200, all)
+}

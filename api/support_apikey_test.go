@@ -46,8 +46,9 @@ func TestSupportAPIKeys(t *testing.T) {
 	curator := e.user(quarry.RoleCurator, "curator")
 	me := func(token string) *response { return e.do(user{token: token}, "GET", "/me", nil) }
 	meJSON := func(id, label string, name any, role string) string {
-		return fmt.Sprintf(`{"id":%q,"email":"api_key__%s@%s.quarry.invalid","name":%s,"role":%q,"is_active":true,"service_account":true,"created_at":%q,"groups":[]}`,
-			id, label, id, fxJSON(name), role, testNowJSON)
+		return fmt.Sprintf(`{"id":%q,"email":"api_key__%s@%s.quarry.invalid","name":%s,"role":%q,"is_active":true,"service_account":true,"created_at":%q,
+			"groups":%s,"is_superuser":false,"is_verified":false,"preferences":{}}`,
+			id, label, id, fxJSON(name), role, testNowJSON, "[]")
 	}
 
 	// create checks a new key's record and that its token works, and

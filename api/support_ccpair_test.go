@@ -75,7 +75,9 @@ func TestSupportCCPairCreate(t *testing.T) {
 			fmt.Sprintf(`{"detail":"Credential %d is for web, but connector %d reads slack"}`, kCurA, slack), 0},
 		{"curator, curated group", c.curator, cur, kCurA, body("private", c.gA), 200, "", c.gA},
 		{"curator, public without groups, curator_public credential", c.curator, cur, kPub, body("public"), 200, "", 0},
-		{"curator, credential of a group it is a member of", c.curator, cur, kOtherB, body("private", c.gA), 200, "", c.gA},
+		// As Onyx: a curator reads, but does not pair, a credential of a
+		// group it is only a member of.
+		{"curator, credential of a group it is only a member of", c.curator, cur, kOtherB, body("private", c.gA), 404, hiddenCred(kOtherB), 0},
 		{"curator, public connector of the admin", c.curator, web, kCurA, body("private", c.gA), 200, "", c.gA},
 		{"global curator, its group", c.global, web, kOtherB, body("private", c.gB), 200, "", c.gB},
 		{"global curator, not_applicable credential it cannot see", c.global, web, kNA2, body("private", c.gB), 404, hiddenCred(kNA2), 0},

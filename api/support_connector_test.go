@@ -262,10 +262,12 @@ func TestSupportConnectorUpdate(t *testing.T) {
 func TestSupportConnectorDelete(t *testing.T) {
 	c := newFxCast(t)
 	used := c.connector(c.admin, "used", "web")
-	free := c.connector(c.curator, "free", "web", "groups", []int64{c.gA})
+	free := c.connector(c.other, "free", "web", "groups", []int64{c.gB})
+	mine := c.connector(c.curator, "mine", "web", "groups", []int64{c.gA})
 	k := c.credential(c.admin, "web", `{"token":"t"}`, "admin_public", true)
 	c.pair(c.admin, used, k, "p", "public")
 	path := func(id int64) string { return fmt.Sprint("/manage/admin/connector/", id) }
+	notCreator := `{"detail":"Curators can only delete the connectors they created"}`
 	for _, tt := range []struct {
 		name   string
 		u      user
@@ -273,10 +275,13 @@ func TestSupportConnectorDelete(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"curator, own connector", c.curator, path(free), 403, fxNotAdmin},
-		{"global curator", c.global, path(free), 403, fxNotAdmin},
-		{"basic", c.basic, path(free), 403, fxNotAdmin},
-		{"limited, bad id", c.limited, "/manage/admin/connector/abc", 403, fxNotAdmin},
+		// Contract section 6: a curator deletes the connectors it created.
+		{"curator, connector it cannot see", c.curator, path(free), 404, fmt.Sprintf(`{"detail":"Connector %d does not exist"}`, free)},
+		{"global curator, another's connector it sees", c.global, path(free), 403, notCreator},
+		{"basic", c.basic, path(free), 403, fxNotCurator},
+		{"limited, bad id", c.limited, "/manage/admin/connector/abc", 403, fxNotCurator},
+		{"curator, bad id", c.curator, "/manage/admin/connector/abc", 422, `{"detail":[` + fxIntParsing("connector_id", "abc") + `]}`},
+		{"curator, own connector", c.curator, path(mine), 200, fmt.Sprintf(`{"success":true,"message":"Connector deleted successfully","data":%d}`, mine)},
 		{"no token", user{}, path(free), 401, fxNotAuthed},
 		{"bad id", c.admin, "/manage/admin/connector/abc", 422, `{"detail":[` + fxIntParsing("connector_id", "abc") + `]}`},
 		{"negative id", c.admin, "/manage/admin/connector/-1", 404, `{"detail":"Connector -1 does not exist"}`},

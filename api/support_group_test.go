@@ -49,7 +49,7 @@ func fxGroupJSONAt(id int64, name string, users []string, curatorIDs []string, p
 		ids, descs = append(ids, p.id), append(descs, p.desc)
 	}
 	return fmt.Sprintf(`{"id":%d,"name":%q,"users":[%s],"curator_ids":%s,"cc_pairs":[%s],"document_sets":[],"personas":[],
-		"is_up_to_date":true,"is_up_for_deletion":false,"is_default":false,"cc_pair_ids":%s,"time_created":%q,"time_updated":%q}`,
+		"is_up_to_date":true,"is_up_for_deletion":false,"is_default":false,"incognito_enabled":false,"cc_pair_ids":%s,"time_created":%q,"time_updated":%q}`,
 		id, name, strings.Join(users, ","), fxJSON(curatorIDs), strings.Join(descs, ","), fxJSON(ids), testNowJSON, fxLater(n))
 }
 
@@ -91,7 +91,10 @@ func TestSupportUserGroups(t *testing.T) {
 		want   string
 	}{
 		{"duplicate name", e.admin, `{"name":"eng"}`, 409, `{"detail":"User group with name 'eng' already exists. Please choose a different name."}`},
-		{"unknown user", e.admin, `{"name":"x","user_ids":["nope"]}`, 400, `{"detail":"User nope does not exist"}`},
+		{"unknown user", e.admin, `{"name":"x","user_ids":["nope"]}`, 404, `{"detail":"User(s) not found: nope"}`},
+		{"unknown users, as Onyx names them", e.admin, fmt.Sprintf(`{"name":"x","user_ids":["b",%q,"a","b"]}`, b1.id), 404,
+			`{"detail":"User(s) not found: b, a"}`},
+		{"a default group's name", e.admin, `{"name":"basic"}`, 409, `{"detail":"The name 'basic' is reserved for a default group"}`},
 		{"unknown cc-pair", e.admin, fmt.Sprintf(`{"name":"x","cc_pair_ids":[%d,9999]}`, p1), 400, `{"detail":"CC pair 9999 does not exist"}`},
 		{"curator", cur, `{"name":"x"}`, 403, fxNotAdmin},
 		{"basic", b1, `{"name":"x"}`, 403, fxNotAdmin},
@@ -140,12 +143,15 @@ func TestSupportUserGroups(t *testing.T) {
 		{"own name", e.admin, path(eng), `{"name":"eng 2"}`, 200,
 			fxGroupJSONAt(eng, "eng 2", []string{basicJSON(b1)}, nil, []fxGroupPair{gp2}, 6)},
 		{"name taken", e.admin, path(eng), `{"name":"empty"}`, 409, `{"detail":"User group with name 'empty' already exists. Please choose a different name."}`},
-		{"unknown user", e.admin, path(eng), `{"user_ids":["nope"]}`, 400, `{"detail":"User nope does not exist"}`},
+		{"unknown user", e.admin, path(eng), `{"user_ids":["nope"]}`, 404, `{"detail":"User(s) not found: nope"}`},
+		{"a default group's name", e.admin, path(eng), `{"name":"Admin"}`, 409, `{"detail":"The name 'Admin' is reserved for a default group"}`},
 		{"unknown cc-pair", e.admin, path(eng), `{"cc_pair_ids":[9999]}`, 400, `{"detail":"CC pair 9999 does not exist"}`},
 		{"unknown group", e.admin, path(9999), `{"name":"x"}`, 404, `{"detail":"User group 9999 does not exist"}`},
 		{"bad id", e.admin, "/manage/admin/user-group/abc", `{"name":"x"}`, 422, `{"detail":[` + fxIntParsing("group_id", "abc") + `]}`},
 		{"no body", e.admin, path(eng), nil, 422, fxMissingBody},
-		{"curator", cur, path(eng), `{}`, 403, fxNotAdmin},
+		{"curator of no group", cur, path(eng), `{}`, 403, `{"detail":"Curators can only change the user groups they curate"}`},
+		{"curator, unknown group", cur, path(9999), `{}`, 403, `{"detail":"Curators can only change the user groups they curate"}`},
+		{"basic", b1, path(eng), `{}`, 403, fxNotCurator},
 		{"no token", user{}, path(eng), `{}`, 401, fxNotAuthed},
 	} {
 		t.Run("patch/"+tt.name, func(t *testing.T) {
@@ -313,15 +319,17 @@ func TestSupportSetCurator(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"not a member", e.admin, path(g1), body(outsider, true), 400, fmt.Sprintf(`{"detail":"User %s is not a member of user group %d"}`, outsider.id, g1)},
-		{"not a member, clearing", e.admin, path(g2), body(b2, false), 400, fmt.Sprintf(`{"detail":"User %s is not a member of user group %d"}`, b2.id, g2)},
-		{"admin", e.admin, path(g1), body(admin2, true), 400,
-			fmt.Sprintf(`{"detail":"User %s has the role admin: curator flags apply to basic users and curators"}`, admin2.id)},
-		{"global curator", e.admin, path(g1), body(global, true), 400,
-			fmt.Sprintf(`{"detail":"User %s has the role global_curator: curator flags apply to basic users and curators"}`, global.id)},
-		{"limited", e.admin, path(g1), body(limited, true), 400,
-			fmt.Sprintf(`{"detail":"User %s has the role limited: curator flags apply to basic users and curators"}`, limited.id)},
-		{"unknown user", e.admin, path(g1), `{"user_id":"nope","is_curator":true}`, 400, `{"detail":"User nope does not exist"}`},
+		// Onyx v4.6.1's statuses and details.
+		{"not a member", e.admin, path(g1), body(outsider, true), 404, fmt.Sprintf(`{"detail":"target user %s is not in group '%d'"}`, outsider.email, g1)},
+		{"not a member, clearing", e.admin, path(g2), body(b2, false), 404, fmt.Sprintf(`{"detail":"target user %s is not in group '%d'"}`, b2.email, g2)},
+		{"admin", e.admin, path(g1), body(admin2, true), 404,
+			fmt.Sprintf(`{"detail":"User '%s' is an admin and therefore has all permissions of a curator. If you'd like this user to only have curator permissions, you must update their role to BASIC then assign them to be CURATOR in the appropriate groups."}`, admin2.email)},
+		{"global curator", e.admin, path(g1), body(global, true), 404,
+			fmt.Sprintf(`{"detail":"User '%s' is a global_curator and therefore has all permissions of a curator for all groups. If you'd like this user to only have curator permissions for a specific group, you must update their role to BASIC then assign them to be CURATOR in the appropriate groups."}`, global.email)},
+		{"limited", e.admin, path(g1), body(limited, true), 404,
+			fmt.Sprintf(`{"detail":"This endpoint can only be used to update the curator relationship for users with the CURATOR or BASIC role. \nTarget user: %s \nTarget user role: UserRole.LIMITED \n"}`, limited.email)},
+		{"unknown user", e.admin, path(g1), `{"user_id":"nope","is_curator":true}`, 404, `{"detail":"User with id 'nope' not found"}`},
+		{"a default group", e.admin, path(basicGroupID), body(b1, true), 400, `{"detail":"A default group has no curators"}`},
 		{"unknown group", e.admin, path(9999), body(b1, true), 404, `{"detail":"User group 9999 does not exist"}`},
 		{"unknown group and user", e.admin, path(9999), `{"user_id":"nope","is_curator":true}`, 404, `{"detail":"User group 9999 does not exist"}`},
 		{"bad id", e.admin, "/manage/admin/user-group/abc/set-curator", body(b1, true), 422, `{"detail":[` + fxIntParsing("group_id", "abc") + `]}`},

@@ -25,7 +25,9 @@ func fxPairInfoJSON(id int64, name, status string, access quarry.AccessType, edi
 		"credential":%s,"number_of_index_attempts":0,"last_index_attempt_status":null,"latest_deletion_attempt":null,
 		"access_type":%q,"is_editable_for_current_user":%t,"deletion_failure_message":null,"indexing":false,"creator":%q,
 		"creator_email":%q,"last_indexed":null,"last_pruned":null,"last_full_permission_sync":null,"overall_indexing_speed":null,
-		"latest_checkpoint_description":null,"groups":%s}`,
+		"latest_checkpoint_description":null,"last_permission_sync_attempt_status":null,"permission_syncing":false,
+		"last_permission_sync_attempt_finished":null,"last_permission_sync_attempt_error_message":null,"supports_targeted_reindex":false,
+		"groups":%s}`,
 		id, name, status, connector, credential, access, editable, creator.id, creator.email, fxJSON(fxIDs(groups)))
 }
 
@@ -287,7 +289,8 @@ func TestSupportAddGroupUsers(t *testing.T) {
 	e := newEnv(t)
 	f := fx{e}
 	b1, b2 := e.user(quarry.RoleBasic, "b1"), e.user(quarry.RoleBasic, "b2")
-	cur := e.user(quarry.RoleCurator, "cur")
+	cur, other := e.user(quarry.RoleCurator, "cur"), e.user(quarry.RoleCurator, "other")
+	limited := e.user(quarry.RoleLimited, "limited")
 	g := f.group("eng", []user{b1, cur}, cur)
 	path := func(id int64) string { return fmt.Sprintf("/manage/admin/user-group/%d/add-users", id) }
 	members := func(us ...string) []string { return us }
@@ -306,13 +309,25 @@ func TestSupportAddGroupUsers(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"unknown user", e.admin, path(g), `{"user_ids":["nope"]}`, 400, `{"detail":"User nope does not exist"}`},
+		{"unknown user", e.admin, path(g), `{"user_ids":["nope"]}`, 404, `{"detail":"User(s) not found: nope"}`},
 		{"unknown group", e.admin, path(9999), `{"user_ids":[]}`, 404, `{"detail":"User group 9999 does not exist"}`},
-		{"curator", cur, path(g), `{"user_ids":[]}`, 403, fxNotAdmin},
+		// As Onyx v4.6.1: a curator adds members to the groups it curates.
+		{"its curator", cur, path(g), `{"user_ids":[]}`, 200,
+			fxGroupJSONAt(g, "eng", members(fxMemberJSON(b1, quarry.RoleBasic), fxMemberJSON(b2, quarry.RoleBasic), curJSON), []string{cur.id}, nil, 3)},
+		{"another curator", other, path(g), `{"user_ids":[]}`, 403, `{"detail":"Curators can only change the user groups they curate"}`},
+		{"basic", b1, path(g), `{"user_ids":[]}`, 403, fxNotCurator},
+		{"a default group", e.admin, path(basicGroupID), fmt.Sprintf(`{"user_ids":[%q]}`, limited.id), 409,
+			`{"detail":"The members of a default group follow their roles: change the role instead"}`},
+		{"a default group, its members", e.admin, path(basicGroupID), fmt.Sprintf(`{"user_ids":[%q]}`, b1.id), 200, ""},
 		{"no token", user{}, path(g), `{"user_ids":[]}`, 401, fxNotAuthed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e.do(tt.u, "POST", tt.path, tt.body).want(t, tt.status, tt.want)
+			r := e.do(tt.u, "POST", tt.path, tt.body)
+			if tt.want == "" {
+				r.decode(t, new(any))
+				return
+			}
+			r.want(t, tt.status, tt.want)
 		})
 	}
 	t.Run("audit", func(t *testing.T) {
@@ -322,7 +337,7 @@ func TestSupportAddGroupUsers(t *testing.T) {
 				got = append(got, a.Fields)
 			}
 		}
-		if want := [][]string{{}, {"user_ids"}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		if want := [][]string{{}, {}, {"user_ids"}}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("user_group.update entries with fields %v, want %v", got, want)
 		}
 	})
@@ -487,7 +502,6 @@ func TestSupportNotIndexing(t *testing.T) {
 	c := newFxCast(t)
 	for _, rt := range []struct{ method, path, what string }{
 		{"POST", "/manage/admin/connector/run-once", "run a connector"},
-		{"POST", "/manage/admin/connector/indexing-status", "report the status of indexing"},
 		{"POST", "/manage/admin/cc-pair/7/prune", "prune a cc-pair"},
 		{"GET", "/manage/admin/cc-pair/7/last_pruned", "tell when a cc-pair was last pruned"},
 		{"POST", "/manage/admin/cc-pair/7/sync-permissions", "sync document permissions"},

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -20,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/auth/authtest"
@@ -110,6 +112,7 @@ func TestUpgrade(t *testing.T) {
 				t.Fatalf("schema version %d of %d after migrating a version %d fixture (%v)", cur, latest, m.SchemaVersion, err)
 			}
 			as := func(who string) user { return user{token: m.Tokens[who]} }
+			changed := expectedChanges(t, e, as("admin"), m.SchemaVersion)
 			var connectorIDs []int64
 			for _, r := range m.Responses {
 				got := e.do(as(r.As), r.Method, r.Path, nil)
@@ -124,6 +127,7 @@ func TestUpgrade(t *testing.T) {
 				if err := json.Unmarshal(r.Body, &want); err != nil {
 					t.Fatalf("%s %s: recorded body: %v", r.Method, r.Path, err)
 				}
+				want = changed(r.Path, want)
 				if err := json.Unmarshal(got.body, &have); err != nil {
 					t.Fatalf("%s %s: %v: %s", r.Method, r.Path, err, got.body)
 				}
@@ -189,6 +193,58 @@ func TestUpgrade(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// expectedChanges returns what the migrations after a fixture's schema
+// version change on purpose in an answer it recorded to path (a JSON
+// value), read as admin once migrated:
+//
+//   - 00008 (group permissions and the default groups): every user that can
+//     act joins the default group of its role, so the people listing's
+//     groups gain it (GET /me lists no default group); the people
+//     listing's account_type is Onyx's STANDARD.
+func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path string, want any) any {
+	t.Helper()
+	if version >= 8 {
+		return func(_ string, want any) any { return want }
+	}
+	var groups []struct {
+		ID        int64  `json:"id"`
+		Name      string `json:"name"`
+		IsDefault bool   `json:"is_default"`
+	}
+	e.do(admin, "GET", "/manage/admin/user-group?include_default=true", nil).decode(t, &groups)
+	defaults := map[string]float64{}
+	for _, g := range groups {
+		if g.IsDefault {
+			defaults[g.Name] = float64(g.ID)
+		}
+	}
+	if len(defaults) != 2 {
+		t.Fatalf("default groups after the upgrade: %+v", groups)
+	}
+	defaultOf := func(u map[string]any) (float64, string) {
+		role, _ := u["role"].(string)
+		name := quarry.DefaultGroupFor(quarry.Role(role))
+		return defaults[name], name
+	}
+	return func(path string, want any) any {
+		switch {
+		case strings.HasPrefix(path, "/manage/users/accepted"):
+			for _, item := range want.(map[string]any)["items"].([]any) {
+				p := item.(map[string]any)
+				p["account_type"] = "STANDARD"
+				if id, name := defaultOf(p); name != "" {
+					gs := append(p["groups"].([]any), map[string]any{"id": id, "name": name})
+					slices.SortFunc(gs, func(a, b any) int {
+						return cmp.Compare(a.(map[string]any)["id"].(float64), b.(map[string]any)["id"].(float64))
+					})
+					p["groups"] = gs
+				}
+			}
+		}
+		return want
 	}
 }
 
@@ -492,6 +548,26 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "PUT", "/manage/admin/users", map[string]any{"emails": []string{"dave@example.com"}}).decode(t, new(any))
 	// Since 00006: an invitation with a link (whose token stays unknown).
 	e.do(admin, "POST", "/manage/admin/invitations", map[string]any{"emails": []string{"erin@example.com"}}).decode(t, new(any))
+	// Since 00008: group permissions, granted to a group and to the default
+	// group Basic (everyone's); one granted and taken back.
+	grant := func(g int64, p string, enabled bool) {
+		t.Helper()
+		e.do(admin, "PUT", fmt.Sprintf("/manage/admin/user-group/%d/permissions", g), map[string]any{"permission": p, "enabled": enabled}).
+			decode(t, new(any))
+	}
+	var groups []struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	e.do(admin, "GET", "/manage/admin/user-group?include_default=true", nil).decode(t, &groups)
+	for _, g := range groups {
+		if g.Name == "Basic" {
+			grant(g.ID, "manage:llms", true)
+		}
+	}
+	grant(sales, "manage:connectors", true)
+	grant(eng, "manage:actions", true)
+	grant(eng, "manage:actions", false)
 	s.op.AddUser(authtest.User{Subject: "u-carol", Email: "carol@example.com", EmailVerified: true, Name: "Carol Example",
 		Password: "pw-u-carol"})
 	b := e.newBrowser()
@@ -568,6 +644,7 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	for _, as := range []string{"admin", "curator", "global", "basic", "limited", "rotated", "revoked", "ann", "bob", "carol"} {
 		if tokens[as] != "" {
 			ask(as, "/me")
+			ask(as, "/me/permissions")
 		}
 	}
 	var pairs []struct {
@@ -581,6 +658,14 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	each("admin", "/manage/connector", "/manage/connector")
 	each("admin", "/manage/credential", "/manage/credential")
 	ask("admin", "/manage/admin/user-group")
+	var groups []struct {
+		ID int64 `json:"id"`
+	}
+	ask("admin", "/manage/admin/user-group?include_default=true").decode(t, &groups)
+	for _, g := range groups {
+		ask("admin", fmt.Sprintf("/manage/admin/user-group/%d/permissions", g.ID))
+	}
+	ask("admin", "/manage/users?include_api_keys=true")
 	ask("admin", "/admin/api-key")
 	each("admin", "/tool", "/tool")
 	each("admin", "/admin/oauth-config", "/admin/oauth-config")

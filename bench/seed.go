@@ -57,6 +57,16 @@ func Seed(ctx context.Context, db *store.DB, spec SeedSpec, report func(progress
 			return nil, quarry.Errorf(quarry.ECONFLICT, "Seeding needs an empty database; this one has %d connectors", c.Count)
 		}
 	}
+	// Group g has id base+g: the default groups (Admin and Basic) come
+	// first.
+	existing, err := db.Groups(ctx, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	var base int64
+	for _, g := range existing {
+		base = max(base, g.ID)
+	}
 	out := &Seeded{}
 	// The pairs and their groups are drawn first, so that the progress
 	// total is exact.
@@ -69,7 +79,7 @@ func Seed(ctx context.Context, db *store.DB, spec SeedSpec, report func(progress
 		pairAccess[p] = access[rng.IntN(len(access))]
 		if spec.Groups > 0 {
 			for _, g := range rng.Perm(spec.Groups)[:rng.IntN(min(3, spec.Groups)+1)] {
-				pairGroups[p] = append(pairGroups[p], int64(g+1))
+				pairGroups[p] = append(pairGroups[p], base+int64(g+1))
 			}
 			rows += len(pairGroups[p])
 		}
@@ -99,9 +109,9 @@ func Seed(ctx context.Context, db *store.DB, spec SeedSpec, report func(progress
 		out.CuratorToken = token
 
 		// The curator is a member of groups 1, 11, 21, … and curates 1,
-		// 21, 41, ….
+		// 21, 41, … (of those seeded, counted from 1).
 		for g := 1; g <= spec.Groups; g++ {
-			group := &quarry.UserGroup{ID: int64(g), Name: fmt.Sprintf("group-%03d", g)}
+			group := &quarry.UserGroup{ID: base + int64(g), Name: fmt.Sprintf("group-%03d", g)}
 			if g%10 == 1 {
 				group.Users = []quarry.User{{ID: curator.UserID}}
 			}

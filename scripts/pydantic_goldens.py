@@ -60,6 +60,15 @@ MCPServerStatus = enum.Enum("MCPServerStatus", {v: v for v in go_enum("MCPServer
 ToolSnapshotSource = enum.Enum("ToolSnapshotSource", {"db": "db", "mcp": "mcp"}, type=str)
 
 
+def go_permissions():
+    """Read the values of quarry.Permission, in their order, from permission.go."""
+    src = open(os.path.join(ROOT, "permission.go")).read()
+    return re.findall(r'^\s*Perm\w+\s+Permission = "([^"]+)"', src, re.M)
+
+
+Permission = enum.Enum("Permission", {v: v for v in go_permissions()}, type=str)
+
+
 class Header(BaseModel):
     key: str
     value: str
@@ -373,6 +382,43 @@ class SessionsQuery(BaseModel):
     user_email: Optional[str] = None
 
 
+class SetPermission(BaseModel):
+    permission: Permission
+    enabled: bool
+
+
+IndexingStatus = enum.Enum("IndexingStatus", {v: v for v in [
+    "not_started", "in_progress", "success", "canceled", "interrupted", "failed", "completed_with_errors"]}, type=str)
+DocsCountOperator = enum.Enum("DocsCountOperator", {"GREATER_THAN": ">", "LESS_THAN": "<", "EQUAL_TO": "="}, type=str)
+
+
+class IndexingStatusRequest(BaseModel):
+    secondary_index: bool = False
+    source: Optional[DocumentSource] = None
+    access_type_filters: list[AccessType] = []
+    last_status_filters: list[IndexingStatus] = []
+    docs_count_operator: Optional[DocsCountOperator] = None
+    docs_count_value: Optional[Int64] = None
+    name_filter: Optional[str] = None
+    source_to_page: dict[DocumentSource, Int64] = {}
+    get_all_connectors: bool = False
+
+
+class GroupsQuery(BaseModel):
+    include_default: bool = False
+
+
+Page = Annotated[int, Field(ge=0, le=1000000)]
+
+
+class AllUsersQuery(BaseModel):
+    q: Optional[str] = None
+    accepted_page: Optional[Page] = None
+    slack_users_page: Optional[Page] = None
+    invited_page: Optional[Page] = None
+    include_api_keys: bool = False
+
+
 # Each endpoint: the Go model name, the method and path, its path
 # parameters, its query model and its body model.
 ENDPOINTS = {
@@ -420,6 +466,10 @@ ENDPOINTS = {
     "changePassword": ("POST", "/auth/change-password", [], None, ChangePassword),
     "usersQuery": ("GET", "/manage/users/accepted", [], UsersQuery, None),
     "sessionsQuery": ("GET", "/manage/admin/sessions", [], SessionsQuery, None),
+    "setPermission": ("PUT", "/manage/admin/user-group/{group_id}/permissions", ["group_id"], None, SetPermission),
+    "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
+    "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
+    "allUsersQuery": ("GET", "/manage/users", [], AllUsersQuery, None),
 }
 
 # Endpoints whose fields are Form parameters, validated one by one.
@@ -608,7 +658,7 @@ def dump(v):
     if isinstance(v, list):
         return [dump(x) for x in v]
     if isinstance(v, dict):
-        return {k: dump(x) for k, x in v.items()}
+        return {(k.value if isinstance(k, enum.Enum) else k): dump(x) for k, x in v.items()}
     return v
 
 
@@ -1030,6 +1080,38 @@ def corpus():
     case("usersQuery", "empty values", query="q=&page=&is_active=&status=")
     case("sessionsQuery", "valid", query="user_email=a%40example.com")
     case("sessionsQuery", "none", query="")
+    # setPermission: Onyx's SetPermissionRequest.
+    case("setPermission", "valid", body={"permission": "manage:connectors", "enabled": "yes"})
+    case("setPermission", "missing", body={})
+    case("setPermission", "unknown token", body={"permission": "manage:everything", "enabled": True})
+    case("setPermission", "Onyx's member name", body={"permission": "MANAGE_CONNECTORS", "enabled": False})
+    case("setPermission", "nulls", body={"permission": None, "enabled": None}, path={"group_id": "g"})
+    case("setPermission", "not a token", body={"permission": 3, "enabled": "maybe"})
+    # indexingStatus: Onyx's IndexingStatusRequest.
+    case("indexingStatus", "onyx's managers", body={"get_all_connectors": True})
+    case("indexingStatus", "empty", body={})
+    case("indexingStatus", "every filter", body={
+        "secondary_index": "false", "source": "web", "access_type_filters": ["public", "private"],
+        "last_status_filters": ["success"], "docs_count_operator": ">", "docs_count_value": "3",
+        "name_filter": "wiki", "source_to_page": {"web": 2, "slack": "3"}, "get_all_connectors": 0})
+    case("indexingStatus", "bad enums", body={
+        "source": "Web", "access_type_filters": ["open"], "last_status_filters": ["done", None],
+        "docs_count_operator": ">=", "docs_count_value": 1.5})
+    case("indexingStatus", "bad source_to_page", body={"source_to_page": {"web": "x", "nowhere": 1, "slack": 2.5}})
+    case("indexingStatus", "source_to_page not a dict", body={"source_to_page": [["web", 1]]})
+    case("indexingStatus", "source_to_page duplicate keys", raw='{"source_to_page": {"web": "x", "slack": 1, "web": 2, "bad": 1, "bad": "y"}}')
+    case("indexingStatus", "source_to_page null", body={"source_to_page": None, "access_type_filters": None})
+    case("indexingStatus", "source_to_page huge", raw='{"source_to_page": {"web": 99999999999999999999}}')
+    case("indexingStatus", "no body", raw=b"")
+    # groupsQuery, allUsersQuery.
+    case("groupsQuery", "none", query="")
+    case("groupsQuery", "include_default", query="include_default=true")
+    case("groupsQuery", "as Python prints it", query="include_default=True")
+    case("groupsQuery", "bad", query="include_default=maybe")
+    case("allUsersQuery", "none", query="")
+    case("allUsersQuery", "onyx's test", query="include_api_keys=true")
+    case("allUsersQuery", "pages", query="q=ann&accepted_page=0&slack_users_page=0&invited_page=1&include_api_keys=false")
+    case("allUsersQuery", "bad", query="accepted_page=-1&slack_users_page=x&invited_page=1.5&include_api_keys=maybe")
 
 
 def write_requests():

@@ -40,6 +40,9 @@ func (tx *Tx) createAPIKey(ctx context.Context, c *quarry.Caller, name *string, 
 	if err != nil {
 		return nil, "", err
 	}
+	if err := tx.syncDefaultGroups(ctx, u.ID); err != nil {
+		return nil, "", err
+	}
 	return key, token, tx.audit(ctx, c, "api_key.create", "api_key", key.ID, []string{"name", "role"})
 }
 
@@ -152,8 +155,9 @@ func (tx *Tx) checkLastAdminKey(ctx context.Context, k *quarry.APIKey, u *quarry
 }
 
 // DeleteAPIKey revokes key id: its token stops working at once. The key's
-// user stays, so what it owns keeps an owner. The last way in as an admin
-// is not revoked (quarry.CheckLastAdminKey).
+// user stays, so what it owns keeps an owner, but leaves every group: it
+// can never act again (Onyx deletes it). The last way in as an admin is
+// not revoked (quarry.CheckLastAdminKey).
 func (db *DB) DeleteAPIKey(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		k, err := tx.apiKey(ctx, id)
@@ -168,6 +172,9 @@ func (db *DB) DeleteAPIKey(ctx context.Context, c *quarry.Caller, id int64) erro
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE id = $1`, id); err != nil {
+			return err
+		}
+		if err := tx.leaveGroups(ctx, c, u.ID); err != nil {
 			return err
 		}
 		return tx.audit(ctx, c, "api_key.delete", "api_key", id, nil)

@@ -30,7 +30,7 @@ func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 		if err != nil {
 			return err
 		}
-		if !c.CanSeeCredential(&k.Credential) {
+		if !c.CanUseCredential(&k.Credential) {
 			return credentialNotFound(credentialID)
 		}
 		if err := quarry.CheckPairSources(connectorID, source, &k.Credential); err != nil {
@@ -340,4 +340,50 @@ func (db *DB) ccPairInfos(ctx context.Context, q querier, c *quarry.Caller, cond
 		p.Credential = opened[k.ID]
 	}
 	return out, nil
+}
+
+// CCPairBriefs returns the cc-pairs c may see (quarry.Caller.CanSeePair),
+// with their groups and their connectors' sources, of source only if it is
+// not empty, descending by id.
+func (db *DB) CCPairBriefs(ctx context.Context, c *quarry.Caller, source quarry.DocumentSource) ([]*quarry.CCPairBrief, error) {
+	var out []*quarry.CCPairBrief
+	err := db.snapshot(ctx, func(q querier) error {
+		var args []any
+		where := pairsVisibleTo(c, "p", &args)
+		if source != "" {
+			args = append(args, source)
+			where += fmt.Sprintf(" AND p.connector_id IN (SELECT id FROM connectors WHERE source = $%d)", len(args))
+		}
+		rows, err := q.QueryContext(ctx, `SELECT p.id, p.name, p.connector_id, p.credential_id, p.access_type, p.status, p.creator_id,
+				p.created_at, p.version, c.source
+			FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id WHERE `+where+` ORDER BY p.id DESC`, args...)
+		if err != nil {
+			return mapError(err)
+		}
+		out = []*quarry.CCPairBrief{}
+		byID := map[int64]*quarry.CCPairBrief{}
+		for rows.Next() {
+			p := &quarry.CCPairBrief{}
+			var created int64
+			if err := rows.Scan(&p.ID, &p.Name, &p.ConnectorID, &p.CredentialID, &p.AccessType, &p.Status, &p.CreatorID,
+				&created, &p.Version, &p.Source); err != nil {
+				rows.Close()
+				return mapError(err)
+			}
+			p.CreatedAt, p.Groups = quarry.TimeFromMicros(created), []int64{}
+			out = append(out, p)
+			byID[p.ID] = p
+		}
+		if err := closeRows(rows); err != nil || len(out) == 0 {
+			return err
+		}
+		return eachInts(ctx, q, `SELECT pg.cc_pair_id, pg.group_id FROM cc_pair_groups pg
+			WHERE pg.cc_pair_id IN (SELECT p.id FROM cc_pairs p WHERE `+where+`) ORDER BY pg.cc_pair_id, pg.group_id`, args,
+			func(pair, group int64) {
+				if p := byID[pair]; p != nil {
+					p.Groups = append(p.Groups, group)
+				}
+			})
+	})
+	return out, err
 }

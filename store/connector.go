@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 
 	"github.com/quarryhq/quarry"
 )
@@ -275,17 +276,26 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 	return conn, err
 }
 
-// DeleteConnector deletes connector id, which no cc-pair may use.
+// DeleteConnector deletes connector id, which c must see (404) and may
+// delete (403, quarry.Caller.CanDeleteConnector), and which no cc-pair may
+// use (409).
 func (db *DB) DeleteConnector(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM cc_pairs WHERE connector_id = $1) FROM connectors WHERE id = $1`, id).Scan(&n); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return connectorNotFound(id)
-			}
+		_, sharing, err := tx.connectorSharing(ctx, id)
+		if err != nil {
 			return err
 		}
-		if err := quarry.CheckConnectorUnused(id, n); err != nil {
+		pairs, err := tx.connectorPairs(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !c.CanSeeConnector(sharing, slices.ContainsFunc(pairs, c.CanSeePair)) {
+			return connectorNotFound(id)
+		}
+		if err := c.CheckDeleteConnector(sharing); err != nil {
+			return err
+		}
+		if err := quarry.CheckConnectorUnused(id, len(pairs)); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM connectors WHERE id = $1`, id); err != nil {

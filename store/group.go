@@ -15,7 +15,8 @@ func groupNotFound(id int64) error {
 	return quarry.Errorf(quarry.ENOTFOUND, "User group %d does not exist", id)
 }
 
-// CreateGroup creates a user group with the given members and cc-pairs.
+// CreateGroup creates a user group with the given members and cc-pairs,
+// granted basic (as every group is).
 func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
@@ -28,6 +29,10 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 		var id int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO user_groups (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING id`,
 			*in.Name, tx.now.Micros()).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO group_permissions (group_id, permission, granted_at) VALUES ($1, $2, $3)`,
+			id, quarry.PermBasic, tx.now.Micros()); err != nil {
 			return err
 		}
 		if err := tx.setGroupMembers(ctx, c, id, in.UserIDs); err != nil {
@@ -61,22 +66,35 @@ func (tx *Tx) checkGroupName(ctx context.Context, name string, self int64) error
 	return nil
 }
 
+// checkUsersExist fails with quarry.ErrUsersNotFound, naming in the order
+// given every id of userIDs that names no user.
+func (tx *Tx) checkUsersExist(ctx context.Context, userIDs []string) error {
+	var missing []string
+	for _, u := range userIDs {
+		ok, err := tx.userExists(ctx, u)
+		if err != nil {
+			return err
+		}
+		if !ok && !slices.Contains(missing, u) {
+			missing = append(missing, u)
+		}
+	}
+	if len(missing) > 0 {
+		return quarry.ErrUsersNotFound(missing)
+	}
+	return nil
+}
+
 // setGroupMembers makes userIDs the members of group id, keeping the curator
 // flag of members who stay, and demoting curators who curate nothing after.
 func (tx *Tx) setGroupMembers(ctx context.Context, c *quarry.Caller, id int64, userIDs []string) error {
 	if userIDs == nil {
 		return nil
 	}
-	userIDs = dedupe(userIDs)
-	for _, u := range userIDs {
-		ok, err := tx.userExists(ctx, u)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return quarry.Errorf(quarry.EINVALID, "User %s does not exist", u)
-		}
+	if err := tx.checkUsersExist(ctx, userIDs); err != nil {
+		return err
 	}
+	userIDs = dedupe(userIDs)
 	curated, err := tx.members(ctx, id)
 	if err != nil {
 		return err
@@ -132,25 +150,39 @@ func (tx *Tx) setGroupPairs(ctx context.Context, id int64, pairIDs []int64) erro
 }
 
 // checkGroupsExist fails with the contract's message for the first id that
-// names no group.
+// names no group, and refuses to share with a default group
+// (quarry.CheckNotDefault): ids are the groups an object is to be shared
+// with.
 func (tx *Tx) checkGroupsExist(ctx context.Context, ids []int64) error {
+	var defaults []string
 	for _, id := range ids {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM user_groups WHERE id = $1`, id).Scan(&one)
+		var (
+			name      string
+			isDefault bool
+		)
+		err := tx.QueryRowContext(ctx, `SELECT name, is_default FROM user_groups WHERE id = $1`, id).Scan(&name, &isDefault)
 		if errors.Is(err, sql.ErrNoRows) {
 			return quarry.Errorf(quarry.EINVALID, "User group %d does not exist", id)
 		}
 		if err != nil {
 			return err
 		}
+		if isDefault {
+			defaults = append(defaults, name)
+		}
 	}
-	return nil
+	return quarry.CheckNotDefault(defaults)
 }
 
-// Groups returns every user group, ascending by id, with the cc-pairs
-// shared with it that c may see.
-func (db *DB) Groups(ctx context.Context, c *quarry.Caller) ([]*quarry.UserGroup, error) {
-	return db.groups(ctx, db.read, c, 0)
+// Groups returns the user groups, ascending by id, with the cc-pairs
+// shared with them that c may see; the default groups only if
+// includeDefault.
+func (db *DB) Groups(ctx context.Context, c *quarry.Caller, includeDefault bool) ([]*quarry.UserGroup, error) {
+	gs, err := db.groups(ctx, db.read, c, 0)
+	if err != nil || includeDefault {
+		return gs, err
+	}
+	return slices.DeleteFunc(gs, func(g *quarry.UserGroup) bool { return g.IsDefault }), nil
 }
 
 // Group returns user group id, with the cc-pairs shared with it that c may
@@ -179,16 +211,11 @@ func (tx *Tx) group(ctx context.Context, c *quarry.Caller, id int64) (*quarry.Us
 	return gs[0], nil
 }
 
-// queryer is what *sql.DB and *Tx have in common for reads.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 // groups loads one group (id > 0) or all, in three statements, and then,
 // unless c is nil, the details of their cc-pairs that c may see (see
 // ccPairInfos).
 func (db *DB) groups(ctx context.Context, q querier, c *quarry.Caller, id int64) ([]*quarry.UserGroup, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, name, created_at, updated_at FROM user_groups WHERE id BETWEEN $1 AND $2 ORDER BY id`, idRange(id)...)
+	rows, err := q.QueryContext(ctx, `SELECT id, name, is_default, created_at, updated_at FROM user_groups WHERE id BETWEEN $1 AND $2 ORDER BY id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -197,7 +224,7 @@ func (db *DB) groups(ctx context.Context, q querier, c *quarry.Caller, id int64)
 	for rows.Next() {
 		g := &quarry.UserGroup{Users: []quarry.User{}, CuratorIDs: []string{}, CCPairIDs: []int64{}}
 		var created, updated int64
-		if err := rows.Scan(&g.ID, &g.Name, &created, &updated); err != nil {
+		if err := rows.Scan(&g.ID, &g.Name, &g.IsDefault, &created, &updated); err != nil {
 			rows.Close()
 			return nil, mapError(err)
 		}
@@ -271,12 +298,22 @@ func (db *DB) groups(ctx context.Context, q querier, c *quarry.Caller, id int64)
 	return groups, nil
 }
 
-// UpdateGroup changes the name, members or cc-pairs of group id.
+// UpdateGroup changes the name, members or cc-pairs of group id, as c may
+// (quarry.Caller.CheckChangeGroup): those who manage groups any group,
+// curators the groups they curate, checked before the group is looked up.
+// A curator may share with the group, or take from it, only cc-pairs it
+// may change (quarry.Caller.CheckChangePair).
 func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in quarry.UserGroupInput) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
+		if err := c.CheckGroupScope(id); err != nil {
+			return err
+		}
 		old, err := tx.group(ctx, nil, id)
 		if err != nil {
+			return err
+		}
+		if err := c.CheckChangeGroup(old, in); err != nil {
 			return err
 		}
 		var fields []string
@@ -302,8 +339,12 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 			}
 		}
 		if in.CCPairIDs != nil {
-			if !slices.Equal(dedupe(in.CCPairIDs), old.CCPairIDs) {
+			next := dedupe(in.CCPairIDs)
+			if !slices.Equal(next, old.CCPairIDs) {
 				fields = append(fields, "cc_pair_ids")
+			}
+			if err := tx.checkPairsMoved(ctx, c, old.CCPairIDs, next); err != nil {
+				return err
 			}
 			if err := tx.setGroupPairs(ctx, id, in.CCPairIDs); err != nil {
 				return err
@@ -325,18 +366,68 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 	return g, err
 }
 
-// AddGroupMembers adds users to group id; members stay as they are, curator
-// flags included. Every user must exist (400).
+// checkPairsMoved checks that c may share with a group, or take from it,
+// the cc-pairs in which old (the group's pairs) and next differ: anyone
+// who manages groups any pair; others the pairs they may change, which
+// they must see (a pair they cannot see does not exist for them).
+func (tx *Tx) checkPairsMoved(ctx context.Context, c *quarry.Caller, old, next []int64) error {
+	if c.ManagesGroups() {
+		return nil
+	}
+	for _, id := range next {
+		if slices.Contains(old, id) {
+			continue
+		}
+		if err := tx.checkPairMove(ctx, c, id); err != nil {
+			return err
+		}
+	}
+	for _, id := range old {
+		if slices.Contains(next, id) {
+			continue
+		}
+		if err := tx.checkPairMove(ctx, c, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPairMove checks that c sees and may change cc-pair id.
+func (tx *Tx) checkPairMove(ctx context.Context, c *quarry.Caller, id int64) error {
+	p, err := tx.pair(ctx, id)
+	if quarry.ErrorCode(err) == quarry.ENOTFOUND || (err == nil && !c.CanSeePair(p)) {
+		return quarry.Errorf(quarry.EINVALID, "CC pair %d does not exist", id)
+	}
+	if err != nil {
+		return err
+	}
+	return c.CheckChangePair(p)
+}
+
+// AddGroupMembers adds users to group id, as c may
+// (quarry.Caller.CheckChangeGroup, checked before the group is looked up);
+// members stay as they are, curator flags included. Every user must exist
+// (404, naming those that do not).
 func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, userIDs []string) (*quarry.UserGroup, error) {
 	var g *quarry.UserGroup
 	err := db.update(ctx, func(tx *Tx) error {
+		if err := c.CheckGroupScope(id); err != nil {
+			return err
+		}
 		old, err := tx.group(ctx, nil, id)
 		if err != nil {
+			return err
+		}
+		if err := tx.checkUsersExist(ctx, userIDs); err != nil {
 			return err
 		}
 		members := make([]string, 0, len(old.Users)+len(userIDs))
 		for _, u := range old.Users {
 			members = append(members, u.ID)
+		}
+		if err := c.CheckChangeGroup(old, quarry.UserGroupInput{UserIDs: append(slices.Clone(members), userIDs...)}); err != nil {
+			return err
 		}
 		if err := tx.setGroupMembers(ctx, c, id, append(members, userIDs...)); err != nil {
 			return err
@@ -358,11 +449,15 @@ func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, u
 }
 
 // DeleteGroup deletes group id; what was shared with it is no longer shared
-// with it, and curators who curate nothing after become basic users.
+// with it, and curators who curate nothing after become basic users. The
+// default groups stay (quarry.UserGroup.CheckDelete).
 func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		g, err := tx.group(ctx, nil, id)
 		if err != nil {
+			return err
+		}
+		if err := g.CheckDelete(); err != nil {
 			return err
 		}
 		// Its credentials lose a group: their representation, so their
@@ -393,28 +488,28 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 
 // SetCurator sets or clears the curator flag of member userID of group id.
 // Setting it makes a basic user a curator; clearing the last one makes a
-// curator a basic user again.
+// curator a basic user again. The user must exist (404), and the flag
+// apply to it (quarry.UserGroup.CheckCuratorFlag).
 func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID string, isCurator bool) error {
 	return db.update(ctx, func(tx *Tx) error {
-		if _, err := tx.group(ctx, nil, id); err != nil {
-			return err
-		}
-		role, err := tx.userRole(ctx, userID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return quarry.Errorf(quarry.EINVALID, "User %s does not exist", userID)
-		}
+		g, err := tx.group(ctx, nil, id)
 		if err != nil {
 			return err
 		}
-		if err := quarry.CheckCuratorFlag(userID, role); err != nil {
+		u := &quarry.User{}
+		err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users u WHERE u.id = $1`, userID), u)
+		if errors.Is(err, sql.ErrNoRows) {
+			return quarry.ErrUserNotFound(userID)
+		}
+		if err != nil {
 			return err
 		}
 		var was bool
 		err = tx.QueryRowContext(ctx, `SELECT is_curator FROM user_group_members WHERE group_id = $1 AND user_id = $2`, id, userID).Scan(&was)
-		if errors.Is(err, sql.ErrNoRows) {
-			return quarry.Errorf(quarry.EINVALID, "User %s is not a member of user group %d", userID, id)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
 		}
-		if err != nil {
+		if err := g.CheckCuratorFlag(u, err == nil); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE user_group_members SET is_curator = $1 WHERE group_id = $2 AND user_id = $3`, isCurator, id, userID); err != nil {
@@ -427,6 +522,115 @@ func (db *DB) SetCurator(ctx context.Context, c *quarry.Caller, id int64, userID
 		}
 		return tx.audit(ctx, c, "user_group.set_curator", "user_group", id, []string{"is_curator"})
 	})
+}
+
+// GroupPermissions returns the permissions granted to group id, in
+// quarry.Permission's order.
+func (db *DB) GroupPermissions(ctx context.Context, id int64) ([]quarry.Permission, error) {
+	var (
+		out []quarry.Permission
+		err error
+	)
+	err = db.snapshot(ctx, func(q querier) error {
+		out, err = groupPermissions(ctx, q, id)
+		return err
+	})
+	return out, err
+}
+
+// groupPermissions reads the permissions granted to group id.
+func groupPermissions(ctx context.Context, q querier, id int64) ([]quarry.Permission, error) {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM user_groups WHERE id = $1`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, groupNotFound(id)
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT permission FROM group_permissions WHERE group_id = $1`, id)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	var grants []quarry.Permission
+	for rows.Next() {
+		var p quarry.Permission
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		grants = append(grants, p)
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, err
+	}
+	return quarry.GrantList(grants), nil
+}
+
+// SetGroupPermission grants permission p to group id (enabled) or takes it
+// back, if p may be toggled (quarry.Permission.CheckToggle); granting a
+// permission the group has, or taking back one it has not, changes
+// nothing. The members hold the change from their next request on.
+func (db *DB) SetGroupPermission(ctx context.Context, c *quarry.Caller, id int64, p quarry.Permission, enabled bool) error {
+	return db.update(ctx, func(tx *Tx) error {
+		if _, err := tx.group(ctx, nil, id); err != nil {
+			return err
+		}
+		if err := p.CheckToggle(); err != nil {
+			return err
+		}
+		var (
+			res sql.Result
+			err error
+		)
+		if enabled {
+			res, err = tx.ExecContext(ctx, `INSERT INTO group_permissions (group_id, permission, granted_by, granted_at) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (group_id, permission) DO NOTHING`, id, p, c.ID, tx.now.Micros())
+		} else {
+			res, err = tx.ExecContext(ctx, `DELETE FROM group_permissions WHERE group_id = $1 AND permission = $2`, id, p)
+		}
+		if err != nil {
+			return err
+		}
+		var fields []string
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n > 0 {
+			fields = []string{"permissions"}
+		}
+		return tx.audit(ctx, c, "user_group.set_permission", "user_group", id, fields)
+	})
+}
+
+// syncDefaultGroups makes user id a member of the default group of its
+// role (quarry.DefaultGroupFor) and of no other default group: after it is
+// made, after its role changes, and when it is activated. The service
+// account of a revoked key belongs to none.
+func (tx *Tx) syncDefaultGroups(ctx context.Context, id string) error {
+	var (
+		role    quarry.Role
+		service bool
+		keys    int
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT role, service_account, (SELECT COUNT(*) FROM api_keys WHERE user_id = $1) FROM users WHERE id = $1`,
+		id).Scan(&role, &service, &keys); err != nil {
+		return err
+	}
+	name := quarry.DefaultGroupFor(role)
+	if service && keys == 0 {
+		name = ""
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM user_group_members WHERE user_id = $1
+		AND group_id IN (SELECT id FROM user_groups WHERE is_default AND name <> $2)`, id, name); err != nil {
+		return err
+	}
+	if name == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO user_group_members (group_id, user_id, is_curator)
+		SELECT id, $1, FALSE FROM user_groups WHERE is_default AND name = $2
+		ON CONFLICT (group_id, user_id) DO NOTHING`, id, name)
+	return err
 }
 
 // idRange returns the bounds of a BETWEEN that selects the row with id, or

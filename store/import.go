@@ -59,6 +59,7 @@ var importTables = []struct {
 	ids           bool
 }{
 	{"user_groups", "id, name, created_at, updated_at", true},
+	{"group_permissions", "group_id, permission, granted_at", false},
 	{"user_group_members", "group_id, user_id, is_curator", false},
 	{"connectors", "id, name, source, input_type, config, refresh_freq, prune_freq, indexing_start, access_type, creator_id, created_at, updated_at", true},
 	{"connector_groups", "connector_id, group_id", false},
@@ -71,6 +72,7 @@ var importTables = []struct {
 // The importTables, by index.
 const (
 	importGroups = iota
+	importGrants
 	importMembers
 	importConnectors
 	importConnectorGroups
@@ -100,10 +102,14 @@ func (im *Importer) APIKey(name *string, role quarry.Role) (*quarry.APIKey, stri
 }
 
 // Group adds the user group g: its id and name, its members (Users, by
-// id) and which of them curate it (CuratorIDs).
+// id) and which of them curate it (CuratorIDs). It is granted basic, as
+// every group is (DB.CreateGroup).
 func (im *Importer) Group(g *quarry.UserGroup) error {
 	now := im.tx.now.Micros()
 	if err := im.add(importGroups, g.ID, g.Name, now, now); err != nil {
+		return err
+	}
+	if err := im.add(importGrants, g.ID, quarry.PermBasic, now); err != nil {
 		return err
 	}
 	for _, u := range g.Users {

@@ -33,12 +33,13 @@ func TestImport(t *testing.T) {
 		if curator, _, err = im.APIKey(ptr("curator"), quarry.RoleCurator); err != nil {
 			return err
 		}
-		for g := int64(1); g <= 3; g++ {
+		// Groups 11, 12 and 13: the default groups have 1 and 2.
+		for g := int64(11); g <= 13; g++ {
 			group := &quarry.UserGroup{ID: g, Name: fmt.Sprintf("group %d", g)}
-			if g < 3 {
+			if g < 13 {
 				group.Users = []quarry.User{{ID: curator.UserID}}
 			}
-			if g == 1 {
+			if g == 11 {
 				group.CuratorIDs = []string{curator.UserID}
 			}
 			if err := im.Group(group); err != nil {
@@ -51,16 +52,16 @@ func TestImport(t *testing.T) {
 			return err
 		}
 		if err := im.Connector(&quarry.Connector{ID: 8, Name: "site", Source: "web", InputType: "load_state",
-			Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: []int64{2, 3}}, nil); err != nil {
+			Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: []int64{12, 13}}, nil); err != nil {
 			return err
 		}
 		if err := im.Credential(&quarry.Credential{ID: 11, Name: ptr("bot"), Source: "confluence",
 			CredentialJSON: json.RawMessage(`{"token":"imported-secret-0123456789"}`), AdminPublic: true,
-			UserID: &admin.UserID, Groups: []int64{1}}); err != nil {
+			UserID: &admin.UserID, Groups: []int64{11}}); err != nil {
 			return err
 		}
 		return im.Pair(&quarry.CCPair{ID: 21, Name: "wiki pair", ConnectorID: 7, CredentialID: 11,
-			AccessType: quarry.AccessPrivate, Groups: []int64{1, 2}, CreatorID: &admin.UserID})
+			AccessType: quarry.AccessPrivate, Groups: []int64{11, 12}, CreatorID: &admin.UserID})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -70,16 +71,20 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	g, err := db.Group(ctx, c, 1)
+	g, err := db.Group(ctx, c, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Name != "group 1" || len(g.Users) != 1 || g.Users[0].ID != curator.UserID ||
+	if g.Name != "group 11" || len(g.Users) != 1 || g.Users[0].ID != curator.UserID ||
 		!cmp.Equal(g.CuratorIDs, []string{curator.UserID}) || !cmp.Equal(g.CCPairIDs, []int64{21}) {
-		t.Errorf("group 1: %+v", g)
+		t.Errorf("group 11: %+v", g)
 	}
-	if g, err := db.Group(ctx, c, 2); err != nil || len(g.Users) != 1 || len(g.CuratorIDs) != 0 {
-		t.Errorf("group 2: %+v, %v; want the curator as a member who does not curate it", g, err)
+	if g, err := db.Group(ctx, c, 12); err != nil || len(g.Users) != 1 || len(g.CuratorIDs) != 0 {
+		t.Errorf("group 12: %+v, %v; want the curator as a member who does not curate it", g, err)
+	}
+	// Every group is granted basic, imported ones too.
+	if ps, err := db.GroupPermissions(ctx, 13); err != nil || !cmp.Equal(ps, []quarry.Permission{quarry.PermBasic}) {
+		t.Errorf("group 13's permissions: %v, %v; want basic", ps, err)
 	}
 
 	conn, err := db.Connector(ctx, c, 7)
@@ -91,8 +96,8 @@ func TestImport(t *testing.T) {
 		conn.AccessType != quarry.AccessPrivate || len(conn.Groups) != 0 || !cmp.Equal(conn.CredentialIDs, []int64{11}) {
 		t.Errorf("connector 7: %+v", conn)
 	}
-	if conn, err := db.Connector(ctx, c, 8); err != nil || conn.AccessType != quarry.AccessPublic || !cmp.Equal(conn.Groups, []int64{2, 3}) {
-		t.Errorf("connector 8: %+v, %v; want public, shared with groups 2 and 3", conn, err)
+	if conn, err := db.Connector(ctx, c, 8); err != nil || conn.AccessType != quarry.AccessPublic || !cmp.Equal(conn.Groups, []int64{12, 13}) {
+		t.Errorf("connector 8: %+v, %v; want public, shared with groups 12 and 13", conn, err)
 	}
 
 	k, err := db.Credential(ctx, c, 11)
@@ -100,7 +105,7 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	if *k.Name != "bot" || string(k.CredentialJSON) != `{"token":"imported-secret-0123456789"}` || !k.AdminPublic || k.CuratorPublic ||
-		*k.UserID != admin.UserID || !cmp.Equal(k.Groups, []int64{1}) {
+		*k.UserID != admin.UserID || !cmp.Equal(k.Groups, []int64{11}) {
 		t.Errorf("credential 11: %+v (secret %s)", k, k.CredentialJSON)
 	}
 	res, err := db.CheckSecrets(ctx, store.CheckOptions{})
@@ -113,7 +118,7 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Name != "wiki pair" || p.ConnectorID != 7 || p.CredentialID != 11 || p.AccessType != quarry.AccessPrivate ||
-		p.Status != quarry.CCPairActive || !cmp.Equal(p.Groups, []int64{1, 2}) || *p.CreatorID != admin.UserID {
+		p.Status != quarry.CCPairActive || !cmp.Equal(p.Groups, []int64{11, 12}) || *p.CreatorID != admin.UserID {
 		t.Errorf("cc-pair 21: %+v", p.CCPair)
 	}
 
@@ -143,8 +148,8 @@ func TestImport(t *testing.T) {
 		t.Errorf("CreateConnector after the import = %d, %v; want id 9", id, err)
 	}
 	group, err := db.CreateGroup(ctx, c, quarry.UserGroupInput{Name: ptr("after")})
-	if err != nil || group.ID != 4 {
-		t.Errorf("CreateGroup after the import = %+v, %v; want id 4", group, err)
+	if err != nil || group.ID != 14 {
+		t.Errorf("CreateGroup after the import = %+v, %v; want id 14", group, err)
 	}
 }
 
@@ -153,7 +158,7 @@ func TestImport(t *testing.T) {
 func TestImportAllOrNothing(t *testing.T) {
 	db := storetest.Open(t)
 	if err := db.Import(ctx, func(im *store.Importer) error {
-		return im.Group(&quarry.UserGroup{ID: 1, Name: "taken"})
+		return im.Group(&quarry.UserGroup{ID: 11, Name: "taken"})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -173,10 +178,10 @@ func TestImportAllOrNothing(t *testing.T) {
 		check func(error) bool
 	}{
 		{"an id taken", func(im *store.Importer) error {
-			return im.Group(&quarry.UserGroup{ID: 1, Name: "another"})
+			return im.Group(&quarry.UserGroup{ID: 11, Name: "another"})
 		}, func(err error) bool { return quarry.ErrorCode(err) == quarry.ECONFLICT }},
 		{"a name taken", func(im *store.Importer) error {
-			return im.Group(&quarry.UserGroup{ID: 2, Name: "taken"})
+			return im.Group(&quarry.UserGroup{ID: 12, Name: "taken"})
 		}, func(err error) bool { return quarry.ErrorCode(err) == quarry.ECONFLICT }},
 		{"an unknown reference", func(im *store.Importer) error {
 			if err := im.Credential(&quarry.Credential{ID: 1, Source: "web", CredentialJSON: json.RawMessage(`{}`)}); err != nil {
@@ -211,22 +216,22 @@ func TestImportBatches(t *testing.T) {
 	db := storetest.Open(t)
 	const n = 1234
 	err := db.Import(ctx, func(im *store.Importer) error {
-		for g := int64(1); g <= 3; g++ {
+		for g := int64(11); g <= 13; g++ { // After the default groups.
 			if err := im.Group(&quarry.UserGroup{ID: g, Name: fmt.Sprint("g", g)}); err != nil {
 				return err
 			}
 		}
 		for i := int64(1); i <= n; i++ {
 			if err := im.Connector(&quarry.Connector{ID: i, Name: fmt.Sprint("c", i), Source: "web", InputType: "poll",
-				Config: json.RawMessage(`{}`), Groups: []int64{1 + i%3}}, nil); err != nil {
+				Config: json.RawMessage(`{}`), Groups: []int64{11 + i%3}}, nil); err != nil {
 				return err
 			}
 			if err := im.Credential(&quarry.Credential{ID: i, Source: "web", CredentialJSON: json.RawMessage(`{"n":1}`),
-				Groups: []int64{1 + i%3}}); err != nil {
+				Groups: []int64{11 + i%3}}); err != nil {
 				return err
 			}
 			if err := im.Pair(&quarry.CCPair{ID: i, Name: fmt.Sprint("p", i), ConnectorID: i, CredentialID: i,
-				AccessType: quarry.AccessPrivate, Groups: []int64{1, 2, 3}[:1+i%3]}); err != nil {
+				AccessType: quarry.AccessPrivate, Groups: []int64{11, 12, 13}[:1+i%3]}); err != nil {
 				return err
 			}
 		}

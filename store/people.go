@@ -352,12 +352,20 @@ func (db *DB) SetActive(ctx context.Context, c *quarry.Caller, email string, act
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET is_active = $1, updated_at = $2 WHERE id = $3`, active, tx.now.Micros(), u.ID); err != nil {
 			return err
 		}
+		if active {
+			// A deactivated user keeps its groups; activation checks
+			// that it is in its role's default group, as Onyx does.
+			if err := tx.syncDefaultGroups(ctx, u.ID); err != nil {
+				return err
+			}
+		}
 		return tx.audit(ctx, c, action, "user", u.ID, []string{"is_active"})
 	})
 }
 
-// changeRole gives u the role r, as c (nil: the sign-in policy) does, and
-// clears its curator flags unless r keeps them (quarry.Role.KeepsCuratorFlags).
+// changeRole gives u the role r, as c (nil: the sign-in policy) does, moves
+// it to r's default group, and clears its curator flags unless r keeps
+// them (quarry.Role.KeepsCuratorFlags).
 func (tx *Tx) changeRole(ctx context.Context, c *quarry.Caller, u *quarry.User, r quarry.Role) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE users SET role = $1, updated_at = $2 WHERE id = $3`, r, tx.now.Micros(), u.ID); err != nil {
 		return err
@@ -368,14 +376,18 @@ func (tx *Tx) changeRole(ctx context.Context, c *quarry.Caller, u *quarry.User, 
 		}
 	}
 	u.Role = r
+	if err := tx.syncDefaultGroups(ctx, u.ID); err != nil {
+		return err
+	}
 	if c == nil {
 		return tx.auditAs(ctx, u.ID, "user.role_change", "user", u.ID, []string{"role"})
 	}
 	return tx.audit(ctx, c, "user.role_change", "user", u.ID, []string{"role"})
 }
 
-// People returns the page of people f selects, ascending by email, and how
-// many it selects in all, read from one snapshot.
+// People returns the page of people (and, if f says so, service accounts)
+// f selects, ascending by email, and how many it selects in all, read from
+// one snapshot.
 func (db *DB) People(ctx context.Context, f quarry.UserFilter) ([]*quarry.Person, int, error) {
 	var (
 		people []*quarry.Person
@@ -461,10 +473,17 @@ func readPeople(ctx context.Context, q querier, f quarry.UserFilter) ([]*quarry.
 // peopleFilter renders f as a condition on users u and its arguments.
 func peopleFilter(f quarry.UserFilter) (string, []any) {
 	conds := []string{"NOT u.service_account"}
+	if f.ServiceAccounts {
+		conds[0] = "(NOT u.service_account OR EXISTS (SELECT 1 FROM api_keys k WHERE k.user_id = u.id))"
+	}
 	var args []any
 	if q := strings.ToLower(strings.TrimSpace(f.Query)); q != "" {
 		args = append(args, "%"+escapeLike(q)+"%")
-		conds = append(conds, fmt.Sprintf(`(u.email_key LIKE $%d ESCAPE '\' OR u.name_key LIKE $%d ESCAPE '\')`, len(args), len(args)))
+		if f.EmailOnly {
+			conds = append(conds, fmt.Sprintf(`u.email_key LIKE $%d ESCAPE '\'`, len(args)))
+		} else {
+			conds = append(conds, fmt.Sprintf(`(u.email_key LIKE $%d ESCAPE '\' OR u.name_key LIKE $%d ESCAPE '\')`, len(args), len(args)))
+		}
 	}
 	if len(f.Roles) > 0 {
 		conds = append(conds, sqlIn("u.role", anys(f.Roles), &args))

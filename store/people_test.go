@@ -569,7 +569,9 @@ func TestPeople(t *testing.T) {
 		}
 	}
 	ps, _, _ := db.People(ctx, quarry.UserFilter{Query: "admin@", Limit: 1})
-	if want := []quarry.GroupBrief{{ID: g.ID, Name: "G"}}; !cmp.Equal(ps[0].Groups, want) || !ps[0].PasswordConfigured {
+	// The default group of its role first (migration 00008 makes Admin
+	// first, id 1), then G.
+	if want := []quarry.GroupBrief{{ID: 1, Name: "Admin"}, {ID: g.ID, Name: "G"}}; !cmp.Equal(ps[0].Groups, want) || !ps[0].PasswordConfigured {
 		t.Errorf("admin's groups %+v, password %v", ps[0].Groups, ps[0].PasswordConfigured)
 	}
 }

@@ -19,10 +19,10 @@ import (
 func (db *DB) SessionCaller(ctx context.Context, hash string, p quarry.SessionPolicy) (*quarry.Caller, error) {
 	now := db.now().Micros()
 	c, err := db.caller(ctx, `
-		SELECT `+userColumns+`, 0, s.id, m.group_id, m.is_curator
+		SELECT `+userColumns+`, 0, s.id, `+membershipColumns+`
 		FROM sessions s
 		JOIN users u ON u.id = s.user_id
-		LEFT JOIN user_group_members m ON m.user_id = u.id
+		`+membershipJoins+`
 		WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.last_seen_at > $3 AND u.is_active
 		ORDER BY m.group_id`, hash, now, now-p.Idle.Microseconds())
 	if err != nil {

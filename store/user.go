@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -29,41 +30,60 @@ func scanUser(s interface{ Scan(...any) error }, u *quarry.User, more ...any) er
 }
 
 // Authenticate returns the caller whose API key hashes to hash, with its
-// group memberships, in one statement. A deactivated user's keys open
-// nothing.
+// group memberships and their grants, in one statement. A deactivated
+// user's keys open nothing.
 func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, error) {
 	return db.caller(ctx, `
-		SELECT `+userColumns+`, k.id, 0, m.group_id, m.is_curator
+		SELECT `+userColumns+`, k.id, 0, `+membershipColumns+`
 		FROM api_keys k
 		JOIN users u ON u.id = k.user_id
-		LEFT JOIN user_group_members m ON m.user_id = u.id
+		`+membershipJoins+`
 		WHERE k.hashed_key = $1 AND u.is_active
 		ORDER BY m.group_id`, hash)
 }
 
+// membershipColumns and membershipJoins read a caller's memberships of
+// user u and each membership's grants: one row per membership and
+// permission granted to its group.
+const (
+	membershipColumns = `m.group_id, m.is_curator, mg.is_default, gp.permission`
+	membershipJoins   = `LEFT JOIN user_group_members m ON m.user_id = u.id
+		LEFT JOIN user_groups mg ON mg.id = m.group_id
+		LEFT JOIN group_permissions gp ON gp.group_id = m.group_id`
+)
+
 // caller runs a query that returns userColumns, an API key id, a session id
-// and one membership per row, and returns the caller it describes.
+// and membershipColumns (rows ordered by group), and returns the caller it
+// describes, with its permissions worked out (quarry.Caller.SetGrants).
 func (db *DB) caller(ctx context.Context, query string, args ...any) (*quarry.Caller, error) {
 	rows, err := db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	defer rows.Close()
-	var c *quarry.Caller
+	var (
+		c      *quarry.Caller
+		grants []quarry.Permission
+	)
 	for rows.Next() {
 		var (
-			u         quarry.Caller
-			groupID   sql.NullInt64
-			isCurator sql.NullBool
+			u          quarry.Caller
+			groupID    sql.NullInt64
+			isCurator  sql.NullBool
+			isDefault  sql.NullBool
+			permission sql.NullString
 		)
-		if err := scanUser(rows, &u.User, &u.APIKeyID, &u.SessionID, &groupID, &isCurator); err != nil {
+		if err := scanUser(rows, &u.User, &u.APIKeyID, &u.SessionID, &groupID, &isCurator, &isDefault, &permission); err != nil {
 			return nil, mapError(err)
 		}
 		if c == nil {
 			c = &u
 		}
-		if groupID.Valid {
-			c.Memberships = append(c.Memberships, quarry.Membership{GroupID: groupID.Int64, IsCurator: isCurator.Bool})
+		if groupID.Valid && (len(c.Memberships) == 0 || c.Memberships[len(c.Memberships)-1].GroupID != groupID.Int64) {
+			c.Memberships = append(c.Memberships, quarry.Membership{GroupID: groupID.Int64, IsCurator: isCurator.Bool, IsDefault: isDefault.Bool})
+		}
+		if p := quarry.Permission(permission.String); permission.Valid && !slices.Contains(grants, p) {
+			grants = append(grants, p)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -72,14 +92,15 @@ func (db *DB) caller(ctx context.Context, query string, args ...any) (*quarry.Ca
 	if c == nil {
 		return nil, errNotAuthenticated
 	}
+	c.SetGrants(grants)
 	return c, nil
 }
 
 // userCaller returns user id as a caller, with its memberships.
 func (db *DB) userCaller(ctx context.Context, id string) (*quarry.Caller, error) {
 	return db.caller(ctx, `
-		SELECT `+userColumns+`, 0, 0, m.group_id, m.is_curator
-		FROM users u LEFT JOIN user_group_members m ON m.user_id = u.id
+		SELECT `+userColumns+`, 0, 0, `+membershipColumns+`
+		FROM users u `+membershipJoins+`
 		WHERE u.id = $1 AND u.is_active ORDER BY m.group_id`, id)
 }
 
@@ -98,7 +119,8 @@ func (tx *Tx) createUser(ctx context.Context, name *string, role quarry.Role) (*
 	return u, tx.insertUser(ctx, u, nil)
 }
 
-// insertUser inserts u, with a password hash if it has one.
+// insertUser inserts u, with a password hash if it has one; a person joins
+// the default group of its role (a service account once its key is made).
 func (tx *Tx) insertUser(ctx context.Context, u *quarry.User, passwordHash *string) error {
 	nameKey := ""
 	if u.Name != nil {
@@ -112,7 +134,10 @@ func (tx *Tx) insertUser(ctx context.Context, u *quarry.User, passwordHash *stri
 	if quarry.ErrorCode(mapError(err)) == quarry.ECONFLICT {
 		return quarry.ErrEmailTaken
 	}
-	return err
+	if err != nil || u.ServiceAccount {
+		return err
+	}
+	return tx.syncDefaultGroups(ctx, u.ID)
 }
 
 // serviceAccountEmail returns the email of service account id, whose key
@@ -177,7 +202,26 @@ func (tx *Tx) syncCuratorRole(ctx context.Context, c *quarry.Caller, userID stri
 		return nil
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE users SET role = $1, updated_at = $2 WHERE id = $3`, next, tx.now.Micros(), userID)
-	return tx.auditRoleChange(ctx, c, userID, res, err)
+	if err := tx.auditRoleChange(ctx, c, userID, res, err); err != nil {
+		return err
+	}
+	return tx.syncDefaultGroups(ctx, userID)
+}
+
+// leaveGroups takes user id out of every group; if it curated one, its
+// role follows (syncCuratorRole).
+func (tx *Tx) leaveGroups(ctx context.Context, c *quarry.Caller, id string) error {
+	var flags int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM user_group_members WHERE user_id = $1 AND is_curator`, id).Scan(&flags); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM user_group_members WHERE user_id = $1`, id); err != nil {
+		return err
+	}
+	if flags == 0 {
+		return nil
+	}
+	return tx.syncCuratorRole(ctx, c, id)
 }
 
 // auditRoleChange records a role change if the update res changed a row.

@@ -12,11 +12,11 @@ import (
 // visibility: like the rules, it reads the caller's memberships as
 // authenticated, never the user_group_members table.
 func pairsVisibleTo(c *quarry.Caller, p string, args *[]any) string {
-	if c.IsAdmin() {
+	if c.ManagesConnectors() {
 		return "TRUE"
 	}
 	cond := p + ".access_type IN ('public', 'sync')"
-	if groups := c.GroupIDs(); len(groups) > 0 {
+	if groups := c.SharingGroupIDs(); len(groups) > 0 {
 		cond += " OR EXISTS (SELECT 1 FROM cc_pair_groups vpg WHERE vpg.cc_pair_id = " + p + ".id AND " +
 			sqlIn("vpg.group_id", anys(groups), args) + ")"
 	}
@@ -27,7 +27,7 @@ func pairsVisibleTo(c *quarry.Caller, p string, args *[]any) string {
 // the connector with alias conn (quarry.Caller.CanSeeConnector), and
 // appends its arguments to args.
 func connectorsVisibleTo(c *quarry.Caller, conn string, args *[]any) string {
-	if c.IsAdmin() {
+	if c.ManagesConnectors() {
 		return "TRUE"
 	}
 	*args = append(*args, c.ID)

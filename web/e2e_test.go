@@ -211,7 +211,9 @@ func TestAdminPageInChromium(t *testing.T) {
 	admin.do("POST", "/manage/credential", map[string]any{"name": "e2e-credential", "source": "confluence",
 		"admin_public": true, "credential_json": e2eSecrets}, &cred)
 	admin.do("PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", conn.ID, cred.ID),
-		map[string]any{"name": "e2e-pair", "access_type": "private", "groups": []int64{1, 2}}, nil)
+		// The first two seeded groups: the default groups Admin (1) and
+		// Basic (2) come before them.
+		map[string]any{"name": "e2e-pair", "access_type": "private", "groups": []int64{3, 4}}, nil)
 	var tool struct {
 		ID int64 `json:"id"`
 	}

@@ -32,7 +32,7 @@ const (
 	typeRaw
 	typeTime
 	typeList
-	typeDict
+	typeMap
 	typeModel
 )
 
@@ -42,7 +42,8 @@ type typePlan struct {
 	ge, le   int64           // typeInt bounds
 	values   map[string]bool // typeEnum members
 	expected string          // typeEnum: "'a', 'b' or 'c'"
-	elem     *typePlan       // typeList, typeDict: the items' (values') plan
+	elem     *typePlan       // typeList, typeMap: the items' plan
+	key      *typePlan       // typeMap: the keys' plan (a string or an enumeration)
 	model    *modelPlan      // typeModel
 	pattern  *regexp.Regexp  // typeString: the value must match (the pattern tag)
 	rtype    reflect.Type
@@ -259,12 +260,19 @@ func (b *builder) typ(t reflect.Type) (*typePlan, error) {
 			return nil, err
 		}
 		tp.kind, tp.elem = typeList, elem
-	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+	case t.Kind() == reflect.Map:
+		key, err := b.typ(t.Key())
+		if err != nil {
+			return nil, err
+		}
+		if key.kind != typeString && key.kind != typeEnum {
+			return nil, fmt.Errorf("unsupported map key type %v", t.Key())
+		}
 		elem, err := b.typ(t.Elem())
 		if err != nil {
 			return nil, err
 		}
-		tp.kind, tp.elem = typeDict, elem
+		tp.kind, tp.key, tp.elem = typeMap, key, elem
 	case t.Kind() == reflect.Struct:
 		mp, err := b.model(t)
 		if err != nil {

@@ -243,8 +243,8 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.validateTime(t, i, dst)
 	case typeList:
 		st.validateList(tp, t, i, dst)
-	case typeDict:
-		st.validateDict(tp, t, i, dst)
+	case typeMap:
+		st.validateMap(tp, t, i, dst)
 	default:
 		st.validateModel(tp.model, t, i, dst)
 	}
@@ -343,33 +343,38 @@ func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
 	dst.Set(s)
 }
 
-// validateDict validates a dict[str, T]: an object whose values are each
-// validated, with their key as location. As for a dict that json.loads
-// builds, the last of duplicate keys wins, and only it is validated.
-func (st *state) validateDict(tp *typePlan, t *tape, i int, dst reflect.Value) {
+// validateMap validates an object as a dict[K, V]: each key (its errors
+// located at the key, then "[key]") and then its value (located at the
+// key), in the order the keys first appear, the last of duplicate keys
+// winning, as in a Python dict.
+func (st *state) validateMap(tp *typePlan, t *tape, i int, dst reflect.Value) {
 	n := &t.nodes[i]
 	if n.kind != kindObject {
 		st.add(t, i, "dict_type", msgDict, nil)
 		return
 	}
-	last := make(map[string]int, int(n.n))
-	var order []string
+	last := make(map[string]int, n.n)
+	var order []int // the key node of each key's first member
 	for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j+1) {
 		key := t.str(j)
 		if _, seen := last[key]; !seen {
-			order = append(order, key)
+			order = append(order, j)
 		}
 		last[key] = j + 1
 	}
 	m := reflect.MakeMapWithSize(tp.rtype, len(order))
-	for _, key := range order {
-		v := reflect.New(tp.rtype.Elem()).Elem()
-		before := len(st.errs)
+	for _, j := range order {
+		key := t.str(j)
+		errs := len(st.errs)
+		kv, vv := reflect.New(tp.rtype.Key()).Elem(), reflect.New(tp.rtype.Elem()).Elem()
 		st.push(key)
-		st.validate(tp.elem, t, last[key], v)
+		st.push("[key]")
+		st.validate(tp.key, t, j, kv)
 		st.pop()
-		if len(st.errs) == before {
-			m.SetMapIndex(reflect.ValueOf(key).Convert(tp.rtype.Key()), v)
+		st.validate(tp.elem, t, last[key], vv)
+		st.pop()
+		if len(st.errs) == errs {
+			m.SetMapIndex(kv, vv)
 		}
 	}
 	dst.Set(m)

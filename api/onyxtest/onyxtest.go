@@ -1,15 +1,23 @@
 // Package onyxtest replays Onyx's own admin clients against a Quarry
-// server, for tests: the managers of Onyx's integration tests
+// server, for tests: the managers of Onyx v4.6.1's integration tests
 // (onyx-dot-app/onyx, backend/tests/integration/common_utils/managers/:
 // user.py, api_key.py, connector.py, credential.py, cc_pair.py,
 // user_group.py, tool.py), call by call, with the paths, methods and
 // bodies they send. Each answer is parsed as the manager parses it, against
-// a mirror of the Onyx pydantic model it is read into.
+// a mirror of the Onyx pydantic model it is read into (models.go), and
+// against the table of v4.6.1's models written from Onyx's source
+// (table.go, scripts/onyx_models.py).
 //
-// It is a test helper: only tests import it. api/onyx_test.go runs the
-// replay against the handler (api.NewServer in an httptest server, where
-// every exchange is also checked against the OpenAPI document), and
-// cmd/quarry's TestServeOnyxManagers against a quarry serve process.
+// Run replays the managers in one sequence (replay.go); RunIntegration
+// replays Onyx's integration tests of connectors, credentials, cc-pairs,
+// user groups, permissions, API keys and users, one test function each,
+// against a fresh server (integration.go).
+//
+// It is a test helper: only tests import it. api/onyx_test.go runs both
+// against the handler (api.NewServer in an httptest server, where every
+// exchange is also checked against the OpenAPI document), and
+// cmd/quarry's TestServeOnyxManagers runs Run against a quarry serve
+// process.
 package onyxtest
 
 import (

@@ -46,6 +46,7 @@ type Config struct {
 	EmailDomains         []string
 	AdminEmails          []string
 	PasswordMinLength    int
+	RegistrationsPerAddr int
 	SessionIdle          time.Duration
 	InvitationTTL        time.Duration
 	SessionMaxAge        time.Duration
@@ -136,6 +137,15 @@ var settings = []setting{
 				err = errors.New("must be between 8 and 256")
 			}
 			c.PasswordMinLength = n
+			return err
+		}},
+	{"registrations-per-address", "QUARRY_REGISTRATIONS_PER_ADDRESS", "20", "registrations allowed from one client address in 15 minutes (an IPv6 /64 counts as one address)",
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err == nil && n < 1 {
+				err = errors.New("must be at least 1")
+			}
+			c.RegistrationsPerAddr = n
 			return err
 		}},
 	{"session-idle-timeout", "QUARRY_SESSION_IDLE_TIMEOUT", "12h", "a session unused this long ends",
@@ -351,7 +361,9 @@ func (c *Config) signIn(ctx context.Context, log *slog.Logger) (api.SignInConfig
 		InvitationTTL:     c.InvitationTTL,
 		ClientIPHeader:    c.ClientIPHeader,
 		OIDCName:          c.OIDCName,
+		Limits:            quarry.DefaultSignInLimits(),
 	}
+	si.Limits.Registrations = c.RegistrationsPerAddr
 	if c.SessionIdle > c.SessionMaxAge {
 		return si, errors.New("QUARRY_SESSION_IDLE_TIMEOUT is longer than QUARRY_SESSION_MAX_AGE")
 	}

@@ -48,3 +48,41 @@ func TestServeOnyxManagers(t *testing.T) {
 		}
 	}
 }
+
+// TestServeOnyxIntegration replays Onyx v4.6.1's own integration tests of
+// connectors, credentials, cc-pairs, user groups, permissions, API keys
+// and users (package onyxtest; api's TestOnyxIntegration runs them against
+// the handler), each against a quarry serve process of its own on a new
+// database, SQLite and, when QUARRY_TEST_POSTGRES_URL is set, PostgreSQL.
+// As after Onyx's reset, there is no person and no API key: the database
+// is migrated and marked bootstrapped first (as one whose bootstrap key
+// was revoked), so that the server makes none. Registration is open, and
+// test_user_pagination registers 50 people from one address: the server
+// allows 100 (QUARRY_REGISTRATIONS_PER_ADDRESS).
+func TestServeOnyxIntegration(t *testing.T) {
+	onyxtest.RunIntegration(t, func(t *testing.T) onyxtest.Target {
+		url := storetest.URL(t)
+		vars := map[string]string{
+			"QUARRY_DATABASE_URL":              url,
+			"QUARRY_ENCRYPTION_KEY":            store.NewKey(),
+			"QUARRY_LOCAL_ACCOUNTS":            "true",
+			"QUARRY_REGISTRATION":              "open",
+			"QUARRY_REGISTRATIONS_PER_ADDRESS": "100",
+		}
+		procCommand(t, vars, "migrate")
+		if _, err := procSQL(t, url).Exec(`INSERT INTO settings (name, value) VALUES ('bootstrapped', 'by the test')`); err != nil {
+			t.Fatal(err)
+		}
+		srv := startServe(t, vars)
+		client := &http.Client{Timeout: 20 * time.Second}
+		t.Cleanup(client.CloseIdleConnections)
+		t.Cleanup(func() {
+			select {
+			case <-srv.exited:
+				t.Errorf("quarry serve exited during the replay:\n%s", srv.stderr.String())
+			default:
+			}
+		})
+		return onyxtest.Target{Do: onyxtest.Send(t, srv.base, client)}
+	})
+}

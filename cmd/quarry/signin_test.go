@@ -26,6 +26,7 @@ func TestServeSignInSettings(t *testing.T) {
 	}{
 		{map[string]string{"QUARRY_REGISTRATION": "maybe"}, `QUARRY_REGISTRATION: "maybe": want open, invite or closed`},
 		{map[string]string{"QUARRY_PASSWORD_MIN_LENGTH": "6"}, `must be between 8 and 256`},
+		{map[string]string{"QUARRY_REGISTRATIONS_PER_ADDRESS": "0"}, `QUARRY_REGISTRATIONS_PER_ADDRESS: "0": must be at least 1`},
 		{map[string]string{"QUARRY_SESSION_IDLE_TIMEOUT": "0s"}, `QUARRY_SESSION_IDLE_TIMEOUT: "0s": must be positive`},
 		{map[string]string{"QUARRY_SESSION_IDLE_TIMEOUT": "200h"}, `QUARRY_SESSION_IDLE_TIMEOUT is longer than QUARRY_SESSION_MAX_AGE`},
 		{map[string]string{"QUARRY_PUBLIC_URL": "quarry.example.com"}, `QUARRY_PUBLIC_URL: "quarry.example.com" is not an http(s) URL`},

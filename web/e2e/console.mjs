@@ -360,7 +360,9 @@ try {
   // 6. A group, made with the keyboard alone; Cy is invited.
   step = 'group';
   await navTo(ada, 'groups');
-  await ada.locator('#groups-rows', { hasText: 'No groups yet' }).waitFor();
+  // The default groups are listed, marked, before any group of Ada's.
+  await ada.locator('#groups-rows', { hasText: 'No groups of your own yet' }).waitFor();
+  await ada.locator('#groups-rows tr', { hasText: 'Basic' }).locator('.badge', { hasText: 'default' }).waitFor();
   await tabTo(ada, '#group-new-name');
   await ada.keyboard.type('Support');
   await ada.keyboard.press('Enter');
@@ -372,6 +374,28 @@ try {
   await ada.keyboard.press('Enter');
   await ada.locator('#group-saved', { hasText: 'Renamed.' }).waitFor();
   await ada.locator('#group-title', { hasText: 'Support desk' }).waitFor();
+  // A permission granted and taken back with the keyboard (Space): every
+  // group has basic; manage:llms is Onyx's and opens nothing here.
+  await ada.locator('#group-perms-fixed', { hasText: 'basic' }).waitFor();
+  const llms = '#group-perm-manage-llms';
+  await press(ada, llms, { back: true, key: 'Space' });
+  await ada.locator('#group-saved', { hasText: 'Support desk now has manage:llms' }).waitFor();
+  await ada.reload();
+  await ada.locator('#group-body:not([hidden])').waitFor();
+  check(await ada.locator(llms).isChecked(), 'the grant is kept');
+  await view(ada, 'group-permissions');
+  await press(ada, llms, { key: 'Space' });
+  await ada.locator('#group-saved', { hasText: 'no longer has manage:llms' }).waitFor();
+  // The default group Basic shows its members and permissions, nothing to
+  // change but those.
+  await ada.goto(`${url}#group/2`);
+  await ada.locator('#group-title', { hasText: 'Basic (default)' }).waitFor();
+  await ada.locator('#group-default-note:not([hidden])').waitFor();
+  check(await ada.locator('#group-rename-form').isHidden() && await ada.locator('#group-add-form').isHidden() &&
+    await ada.locator('#group-pairs-section').isHidden(), 'a default group cannot be renamed, joined or shared with');
+  await view(ada, 'group-default');
+  await ada.goto(`${url}#group/${groupID}`);
+  await ada.locator('#group-body:not([hidden])').waitFor();
   await navTo(ada, 'people');
   await ada.locator('#people-rows', { hasText: 'ada@example.com' }).waitFor();
   await tabTo(ada, '#invite-emails');

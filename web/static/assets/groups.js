@@ -1,7 +1,10 @@
-// User groups (admins): the list and a new one (POST
-// /manage/admin/user-group), and one group: renamed or given other pairs
-// (PATCH, an absent field unchanged), deleted, members added (POST
-// …/add-users) or removed, curator flags set (POST …/set-curator).
+// User groups (admins): the list, the default groups Admin and Basic
+// among them, and a new one (POST /manage/admin/user-group), and one group:
+// renamed or given other pairs (PATCH, an absent field unchanged), deleted,
+// members added (POST …/add-users) or removed, curator flags set (POST
+// …/set-curator), permissions granted or taken back (PUT …/permissions).
+// A default group's members follow their roles: it shows them and its
+// permissions, and nothing else can be changed.
 
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmDelete, loadingRow, emptyRow } from './ui.js';
@@ -10,6 +13,25 @@ import { go, href } from './route.js';
 
 const state = { id: null, group: null };
 
+// The permissions a group may be granted (Onyx v4.6.1's toggleable
+// tokens), with what each does in Quarry (docs/decisions.md, "Group
+// permissions and default groups").
+const toggleable = [
+  ['manage:connectors', 'Manage connectors, credentials and cc-pairs, as an admin'],
+  ['manage:user_groups', 'Manage user groups, as an admin (not their permissions)'],
+  ['manage:actions', 'Manage custom tools, as an admin'],
+  ['add:connectors', "Onyx's: add connectors"],
+  ['add:agents', "Onyx's: add agents"],
+  ['manage:agents', "Onyx's: manage agents"],
+  ['manage:document_sets', "Onyx's: manage document sets"],
+  ['manage:llms', "Onyx's: manage LLMs"],
+  ['read:agent_analytics', "Onyx's: read agent analytics"],
+  ['read:query_history', "Onyx's: read query history"],
+  ['create:user_api_keys', "Onyx's: create personal access tokens"],
+  ['create:service_account_api_keys', "Onyx's: create service account API keys"],
+  ['create:slack_discord_bots', "Onyx's: create Slack and Discord bots"],
+];
+
 /** list shows every group. */
 export async function list() {
   const box = $('groups-error');
@@ -17,18 +39,19 @@ export async function list() {
   const tbody = $('groups-rows');
   tbody.replaceChildren(loadingRow(5, 'Loading groups…'));
   try {
-    const { data } = await call('GET', 'manage/admin/user-group');
+    const { data } = await call('GET', 'manage/admin/user-group?include_default=true');
     tbody.replaceChildren(...data.map((g) => {
       const curators = g.users.filter((u) => g.curator_ids.includes(u.id)).map((u) => u.email);
       return el('tr', {},
         el('td', { class: 'num' }, String(g.id)),
-        el('td', {}, el('a', { href: href('group', g.id) }, g.name)),
+        el('td', {}, el('a', { href: href('group', g.id) }, g.name), g.is_default ? ' ' : '',
+          g.is_default ? el('span', { class: 'badge' }, 'default: by role') : ''),
         el('td', { class: 'num' }, String(g.users.length)),
         el('td', {}, curators.length ? curators.join(', ') : el('span', { class: 'muted' }, 'none')),
         el('td', { class: 'num' }, String(g.cc_pair_ids.length)),
       );
     }));
-    if (data.length === 0) tbody.replaceChildren(emptyRow(5, 'No groups yet: name the first one above.'));
+    if (!data.some((g) => !g.is_default)) tbody.append(emptyRow(5, 'No groups of your own yet: name the first one above.'));
   } catch (e) {
     tbody.replaceChildren();
     showError(box, e);
@@ -62,12 +85,19 @@ async function candidates() {
   ];
 }
 
-function fill(g, accounts) {
+function fill(g, accounts, perms) {
   state.group = g;
-  $('group-title').textContent = `User group #${g.id}: ${g.name}`;
+  $('group-title').textContent = `User group #${g.id}: ${g.name}${g.is_default ? ' (default)' : ''}`;
   $('group-name').value = g.name;
+  $('group-default-note').hidden = !g.is_default;
+  for (const part of $('group-body').querySelectorAll('[data-editable]')) part.hidden = g.is_default;
+  fillPermissions(g, perms);
   const members = $('group-members');
   members.replaceChildren(...g.users.map((u) => {
+    if (g.is_default) {
+      return el('tr', {}, el('td', {}, u.email), el('td', {}, el('span', { class: 'badge' }, u.role)),
+        el('td', {}, el('span', { class: 'muted' }, 'no curators')), el('td', {}, el('span', { class: 'muted' }, 'by role')));
+    }
     const flag = el('input', { type: 'checkbox', checked: g.curator_ids.includes(u.id), 'aria-label': `${u.email} curates ${g.name}`,
       'data-user': u.id });
     flag.addEventListener('change', () => setCurator(u, flag));
@@ -94,6 +124,35 @@ function fill(g, accounts) {
   $('group-body').hidden = false;
 }
 
+/** fillPermissions shows what g is granted: the fixed grants as text, a
+ * checkbox for each permission that may be granted. */
+function fillPermissions(g, perms) {
+  const fixed = perms.filter((p) => !toggleable.some(([t]) => t === p));
+  $('group-perms-fixed').replaceChildren('Always granted: ', ...fixed.flatMap((p, i) => [i ? ', ' : '', el('code', {}, p)]),
+    fixed.length ? '' : 'nothing');
+  $('group-perms').replaceChildren(...toggleable.map(([p, what]) => {
+    const id = `group-perm-${p.replace(/[^a-z_]/g, '-')}`;
+    const box = el('input', { type: 'checkbox', id, checked: perms.includes(p), 'data-permission': p });
+    box.addEventListener('change', () => setPermission(p, box));
+    return el('div', { class: 'checks' }, box, el('label', { for: id }, el('code', {}, p), ` ${what}`));
+  }));
+}
+
+async function setPermission(p, box) {
+  const err = $('group-error');
+  clearError(err);
+  $('group-saved').textContent = '';
+  const g = state.group;
+  try {
+    await call('PUT', `manage/admin/user-group/${g.id}/permissions`, { body: { permission: p, enabled: box.checked } });
+    status.markStale();
+    said($('group-saved'), `${g.name} ${box.checked ? 'now has' : 'no longer has'} ${p}.`);
+  } catch (e) {
+    box.checked = !box.checked;
+    writeError(err, e);
+  }
+}
+
 /** open shows group id. */
 export async function open(id) {
   state.id = id;
@@ -110,11 +169,12 @@ async function load() {
   const view = $('view-group');
   view.setAttribute('aria-busy', 'true');
   try {
-    const [{ data }, accounts] = await Promise.all([call('GET', 'manage/admin/user-group'), candidates()]);
+    const [{ data }, accounts, perms] = await Promise.all([call('GET', 'manage/admin/user-group?include_default=true'), candidates(),
+      call('GET', `manage/admin/user-group/${id}/permissions`).then((r) => r.data).catch(() => [])]);
     if (state.id !== id) return;
     const g = data.find((x) => String(x.id) === String(id));
     if (!g) throw new Error(`User group ${id} does not exist.`);
-    fill(g, accounts);
+    fill(g, accounts, perms);
   } catch (e) {
     showError($('group-error'), e);
   } finally {
