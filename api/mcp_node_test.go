@@ -112,10 +112,10 @@ func TestMCPClientsOfQuarry(t *testing.T) {
 		Server struct {
 			Name string `json:"name"`
 		} `json:"server"`
-		Tools    []string `json:"tools"`
-		Call     map[string]any
+		Tools     []string `json:"tools"`
+		Call      map[string]any
 		Resources []string `json:"resources"`
-		Resource []struct {
+		Resource  []struct {
 			URI      string `json:"uri"`
 			MimeType string `json:"mimeType"`
 			JSON     []any  `json:"json"`
