@@ -199,6 +199,11 @@ var goldenTargets = map[string]func() any{
 			Body toolRun `body:""`
 		}{}
 	},
+	"patCreate": func() any {
+		return &struct {
+			Body patCreate `body:""`
+		}{}
+	},
 	"mcpServerSetup": func() any {
 		return &struct {
 			Body mcpServerSetup `body:""`

@@ -104,8 +104,8 @@ var (
 )
 
 // authenticate returns the caller of a request: the Authorization header's
-// bearer token (an API key, a session token, or the OpenID provider's JWT
-// access token) or, without that header, the session cookie. A request
+// bearer token (an API key, a personal access token, a session token, or
+// the OpenID provider's JWT access token) or, without that header, the session cookie. A request
 // that changes something with the cookie must come from this site
 // (cross-site request forgery is refused).
 func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
@@ -119,6 +119,8 @@ func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
 		switch {
 		case quarry.ValidAPIKeyFormat(token):
 			return s.opened(s.db.Authenticate(ctx, quarry.HashAPIKey(token)))
+		case quarry.ValidPATFormat(token):
+			return s.opened(s.db.PATCaller(ctx, quarry.HashToken(token)))
 		case quarry.ValidSessionTokenFormat(token):
 			return s.opened(s.db.SessionCaller(ctx, quarry.HashToken(token), s.cfg.SignIn.Sessions))
 		case s.cfg.SignIn.OIDC != nil && auth.LooksLikeJWT(token):

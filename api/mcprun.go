@@ -238,7 +238,7 @@ func (s *Server) mcpCanAuthenticate(m *quarry.MCPServer, c *quarry.Caller, creds
 	case m.Auth() == quarry.MCPAuthOAuth:
 		return tokens[m.ID]
 	case m.Auth() == quarry.MCPAuthPTOAuth:
-		return s.cfg.SignIn.OIDC != nil && (c.SessionID != 0 || c.APIKeyID == 0)
+		return s.cfg.SignIn.OIDC != nil && (c.SessionID != 0 || (c.APIKeyID == 0 && c.PATID == 0))
 	case m.Auth() == quarry.MCPAuthAPIToken && !m.PerUser():
 		return m.Config.APIToken != ""
 	}

@@ -267,6 +267,13 @@ type toolRun struct {
 	Args   json.RawMessage         `json:"args" default:"{}"`
 }
 
+// patCreate is the body of POST /user/pats: Onyx's CreateTokenRequest.
+type patCreate struct {
+	Name           string                               `json:"name" min_length:"1" max_length:"100"`
+	ExpirationDays decode.Optional[int64]               `json:"expiration_days" ge:"1"`
+	Scopes         decode.Optional[[]quarry.Permission] `json:"scopes"`
+}
+
 // mcpAuthTemplate is Onyx's MCPAuthTemplate: header names to values with
 // {placeholders}, and the fields people supply (derived from the
 // placeholders, whatever is sent).

@@ -62,6 +62,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/deletion-attempt", "CCPairIdentifier", ccPairIdentifier{}},
 		{"POST /manage/admin/user-group/{group_id}/add-users", "AddUsers", addUsers{}},
 		{"PATCH /admin/tool/status", "ToolStatusUpdate", toolStatusUpdate{}},
+		{"POST /user/pats", "CreateTokenRequest", patCreate{}},
 		{"POST /admin/mcp/server", "MCPServerSimpleCreateRequest", mcpServerCreate{}},
 		{"POST /admin/mcp/servers/create", "MCPToolCreateRequest", mcpServerSetup{}},
 		{"POST /admin/mcp/servers/update", "MCPToolUpdateRequest", mcpServerUpdate{}},
@@ -202,6 +203,15 @@ func oasCheckModel(t *testing.T, name string, model reflect.Type, schema map[str
 		want := oasSchemaOf(typ)
 		if pattern, ok := f.Tag.Lookup("pattern"); ok {
 			want["pattern"] = pattern
+		}
+		if n, ok := f.Tag.Lookup("min_length"); ok {
+			want["minLength"] = oasJSON(n)
+		}
+		if n, ok := f.Tag.Lookup("max_length"); ok {
+			want["maxLength"] = oasJSON(n)
+		}
+		if n, ok := f.Tag.Lookup("ge"); ok {
+			want["minimum"] = oasJSON(n)
 		}
 		oasCheckProperty(t, name+"."+field, want, isOptional, def, hasDefault, prop)
 	}

@@ -118,6 +118,13 @@ func (s *Server) routes() {
 	m.Handle("GET /mcp/oauth/callback", s.publicFor(s.runTimeout(), s.handleMCPOAuthCallbackPage))
 	m.Handle("POST /mcp/oauth/callback", s.authedFor(s.runTimeout(), basicAccess, s.handleMCPOAuthCallback))
 
+	// Each person's personal access tokens (api/pat.go), for scripts and
+	// MCP clients.
+	m.Handle("POST /user/pats", s.authed(basicAccess, s.handleCreatePAT))
+	m.Handle("GET /user/pats", s.authed(basicAccess, s.handleListPATs))
+	m.Handle("DELETE /user/pats/{token_id}", s.authed(basicAccess, s.handleRevokePAT))
+	m.Handle("GET /user/pats/scopes", s.authed(basicAccess, s.handlePATScopes))
+
 	// Quarry's own MCP endpoint (api/mcpendpoint.go): bearer tokens only,
 	// its protected resource metadata public.
 	m.HandleFunc("POST /mcp", s.handleMCP)

@@ -221,6 +221,12 @@ class ToolRun(BaseModel):
 # Onyx's MCP request models (onyx/server/features/mcp/models.py at
 # v4.6.1), without their model validators (Quarry checks those rules as
 # 400s) and with users as strings rather than UUIDs.
+class CreateTokenRequest(BaseModel):
+    name: str = Field(..., min_length=1, max_length=100)
+    expiration_days: Optional[Annotated[Int64, Field(ge=1)]] = None
+    scopes: Optional[list[Permission]] = None
+
+
 class MCPAuthTemplate(BaseModel):
     headers: dict[str, str] = {}
     required_fields: list[str] = []
@@ -447,6 +453,7 @@ ENDPOINTS = {
     "oauthInitiate": ("POST", "/oauth-config/initiate", [], None, OAuthInitiate),
     "oauthCallbackQuery": ("POST", "/oauth-config/callback", [], OAuthCallbackQuery, None),
     "toolRun": ("POST", "/tool/{tool_id}/run", ["tool_id"], None, ToolRun),
+    "patCreate": ("POST", "/user/pats", [], None, CreateTokenRequest),
     "mcpServerSetup": ("POST", "/admin/mcp/servers/create", [], None, MCPToolCreateRequest),
     "mcpServerUpdate": ("POST", "/admin/mcp/servers/update", [], None, MCPToolUpdateRequest),
     "mcpServerCreate": ("POST", "/admin/mcp/server", [], None, MCPServerSimpleCreateRequest),
@@ -949,6 +956,16 @@ def corpus():
     case("toolRun", "args null", body={"method": "m", "args": None})
     case("toolRun", "bad path", body={"method": "m"}, path={"tool_id": "t"})
     case("toolRun", "not an object", body="run")
+
+    # Personal access tokens (Onyx's CreateTokenRequest).
+    case("patCreate", "valid", body={"name": "laptop", "expiration_days": 30, "scopes": ["basic", "read:search"]})
+    case("patCreate", "valid unscoped", body={"name": "x", "expiration_days": None})
+    case("patCreate", "empty name", body={"name": ""})
+    case("patCreate", "long name", body={"name": "é" * 101})
+    case("patCreate", "100 characters", body={"name": "é" * 100})
+    case("patCreate", "bad days and scopes", body={"name": "n", "expiration_days": 0, "scopes": ["admin", "root", 5]})
+    case("patCreate", "lax", body={"name": "n", "expiration_days": "7", "scopes": "basic"})
+    case("patCreate", "missing", body={"expiration_days": 1})
 
     # MCP servers (Onyx's models).
     case("mcpServerSetup", "valid no auth", body={"name": "docs", "server_url": "https://mcp.example.com/mcp",

@@ -347,6 +347,9 @@ func (db *DB) SetActive(ctx context.Context, c *quarry.Caller, email string, act
 			if err := tx.dropMCPConnections(ctx, u.ID); err != nil { // store/mcp.go
 				return err
 			}
+			if _, err := tx.dropPATs(ctx, u.ID); err != nil { // store/pat.go
+				return err
+			}
 			action = "user.deactivate"
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE users SET is_active = $1, updated_at = $2 WHERE id = $3`, active, tx.now.Micros(), u.ID); err != nil {

@@ -46,7 +46,10 @@ type typePlan struct {
 	key      *typePlan       // typeMap: the keys' plan (a string or an enumeration)
 	model    *modelPlan      // typeModel
 	pattern  *regexp.Regexp  // typeString: the value must match (the pattern tag)
-	rtype    reflect.Type
+	// minLen and maxLen bound a typeString's length in characters (the
+	// min_length and max_length tags); -1 when unbounded.
+	minLen, maxLen int
+	rtype          reflect.Type
 }
 
 // fieldPlan is one field of a model or one parameter.
@@ -187,6 +190,25 @@ func (b *builder) field(sf reflect.StructField, i int, name string) (fieldPlan, 
 	if tp, err = withBounds(tp, sf.Tag); err != nil {
 		return fp, fmt.Errorf("decode: field %s: %w", sf.Name, err)
 	}
+	for _, l := range []struct {
+		tag string
+		dst func(*typePlan) *int
+	}{{"min_length", func(p *typePlan) *int { return &p.minLen }}, {"max_length", func(p *typePlan) *int { return &p.maxLen }}} {
+		v, ok := sf.Tag.Lookup(l.tag)
+		if !ok {
+			continue
+		}
+		if tp.kind != typeString {
+			return fp, fmt.Errorf("decode: field %s: %s on a non-string", sf.Name, l.tag)
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fp, fmt.Errorf("decode: field %s: bad %s %q", sf.Name, l.tag, v)
+		}
+		c := *tp
+		*l.dst(&c) = n
+		tp = &c
+	}
 	if pat, ok := sf.Tag.Lookup("pattern"); ok {
 		if tp.kind != typeString {
 			return fp, fmt.Errorf("decode: field %s: pattern on a non-string", sf.Name)
@@ -234,7 +256,7 @@ func withBounds(tp *typePlan, tag reflect.StructTag) (*typePlan, error) {
 }
 
 func (b *builder) typ(t reflect.Type) (*typePlan, error) {
-	tp := &typePlan{rtype: t}
+	tp := &typePlan{rtype: t, minLen: -1, maxLen: -1}
 	switch {
 	case t == timeType:
 		tp.kind = typeTime

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry"
 )
@@ -221,6 +222,13 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 			return
 		}
 		s := t.str(i)
+		if n := utf8.RuneCountInString(s); tp.minLen >= 0 && n < tp.minLen {
+			st.add(t, i, "string_too_short", "String should have at least "+plural(tp.minLen, "character"), map[string]any{"min_length": tp.minLen})
+			return
+		} else if tp.maxLen >= 0 && n > tp.maxLen {
+			st.add(t, i, "string_too_long", "String should have at most "+plural(tp.maxLen, "character"), map[string]any{"max_length": tp.maxLen})
+			return
+		}
 		if tp.pattern != nil && !tp.pattern.MatchString(s) {
 			pat := tp.pattern.String()
 			st.add(t, i, "string_pattern_mismatch", "String should match pattern '"+pat+"'", map[string]any{"pattern": pat})
@@ -248,6 +256,14 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 	default:
 		st.validateModel(tp.model, t, i, dst)
 	}
+}
+
+// plural renders n things as pydantic does: "1 character", "2 characters".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // validateEnum accepts exactly one of the enumeration's values.

@@ -1,0 +1,163 @@
+package api_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api"
+)
+
+// patTokenRE matches a personal access token.
+var patTokenRE = regexp.MustCompile(`^qrp_[A-Za-z0-9_-]{43}$`)
+
+// makePAT makes a token as u with body and returns its id and the token.
+func (e *env) makePAT(t *testing.T, u user, body string) (int64, string) {
+	t.Helper()
+	var out struct {
+		ID    int64  `json:"id"`
+		Token string `json:"token"`
+	}
+	e.do(u, "POST", "/user/pats", body).decode(t, &out)
+	if !patTokenRE.MatchString(out.Token) {
+		t.Fatalf("token %q", out.Token)
+	}
+	return out.ID, out.Token
+}
+
+func TestPersonalAccessTokens(t *testing.T) {
+	e := newEnv(t, withLocalAccounts)
+	ann := e.person("ann@example.com")
+
+	r := e.do(ann, "POST", "/user/pats", `{"name":"laptop","expiration_days":1}`)
+	var made struct {
+		ID    int64  `json:"id"`
+		Token string `json:"token"`
+	}
+	r.decode(t, &made)
+	display := made.Token[:8] + "****" + made.Token[len(made.Token)-4:]
+	// Expires at the end of tomorrow, UTC (Onyx's rule).
+	r.want(t, 200, fmt.Sprintf(`{"id":%d,"name":"laptop","token_display":%q,"created_at":%q,"expires_at":"2026-11-22T23:59:59.999999Z",
+		"last_used_at":null,"scopes":null,"token":%q}`, made.ID, display, testNowJSON, made.Token))
+	if r.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Control %q", r.header.Get("Cache-Control"))
+	}
+	tok := user{token: made.Token}
+	var me struct {
+		Email string `json:"email"`
+	}
+	e.do(tok, "GET", "/me", nil).decode(t, &me)
+	if me.Email != "ann@example.com" {
+		t.Errorf("the token is %s's", me.Email)
+	}
+	e.do(ann, "GET", "/user/pats", nil).want(t, 200, fmt.Sprintf(`[{"id":%d,"name":"laptop","token_display":%q,"created_at":%q,
+		"expires_at":"2026-11-22T23:59:59.999999Z","last_used_at":%q,"scopes":null}]`, made.ID, display, testNowJSON, testNowJSON))
+
+	t.Run("refusals", func(t *testing.T) {
+		e.do(tok, "POST", "/user/pats", `{"name":"another"}`).want(t, 403,
+			`{"detail":"A personal access token cannot make personal access tokens: sign in to make one"}`)
+		e.do(e.admin, "POST", "/user/pats", `{"name":"k"}`).want(t, 403, `{"detail":"API keys cannot make personal access tokens: they are for people"}`)
+		e.do(ann, "POST", "/user/pats", `{"name":"s","scopes":[]}`).want(t, 400, `{"detail":"A scoped token must include at least one scope."}`)
+		e.do(ann, "POST", "/user/pats", `{"name":"s","scopes":["basic","manage:llms","craft_sandbox"]}`).want(t, 400,
+			`{"detail":"Unsupported token scope(s): manage:llms, craft_sandbox"}`)
+		e.do(ann, "POST", "/user/pats", `{"name":"s","expiration_days":36501}`).want(t, 400, `{"detail":"expiration_days must be at most 36500"}`)
+		bob := e.person("bob@example.com")
+		e.do(bob, "DELETE", fmt.Sprintf("/user/pats/%d", made.ID), nil).want(t, 404, `{"detail":"Token not found or not owned by user"}`)
+		limited := e.user(quarry.RoleLimited, "limited")
+		e.do(limited, "GET", "/user/pats", nil).want(t, 403, fxLimited)
+	})
+	t.Run("expiry", func(t *testing.T) {
+		e.db.Now = func() time.Time { return time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC) }
+		defer func() { e.db.Now = func() time.Time { return testNow } }()
+		e.do(tok, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	})
+	t.Run("revoked", func(t *testing.T) {
+		id, token := e.makePAT(t, ann, `{"name":"ci"}`)
+		e.do(user{token: token}, "GET", "/me", nil).decode(t, new(any))
+		e.do(ann, "DELETE", fmt.Sprintf("/user/pats/%d", id), nil).want(t, 200, `{"message":"Token deleted successfully"}`)
+		e.do(user{token: token}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+		e.do(ann, "DELETE", fmt.Sprintf("/user/pats/%d", id), nil).want(t, 404, `{"detail":"Token not found or not owned by user"}`)
+	})
+	t.Run("deactivation ends them for good", func(t *testing.T) {
+		_, token := e.makePAT(t, ann, `{"name":"mcp client"}`)
+		e.do(e.admin, "PATCH", "/manage/admin/deactivate-user", `{"user_email":"ann@example.com"}`).decode(t, new(any))
+		e.do(user{token: token}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+		e.do(e.admin, "PATCH", "/manage/admin/activate-user", `{"user_email":"ann@example.com"}`).decode(t, new(any))
+		e.do(user{token: token}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	})
+}
+
+// TestPersonalAccessTokenScopes: a scoped token opens only what its scopes
+// and its person's rights both allow.
+func TestPersonalAccessTokenScopes(t *testing.T) {
+	e := newEnv(t, withLocalAccounts, allowLoopback)
+	boss := e.person("boss@example.com") // the first person: an admin
+	cy := e.person("cy@example.com")
+	group := e.createGroup("team", []user{e.user(quarry.RoleBasic, "x")})
+	e.do(e.admin, "POST", fmt.Sprintf("/manage/admin/user-group/%d/add-users", group), fmt.Sprintf(`{"user_ids":[%q]}`, cy.id)).decode(t, new(any))
+	e.do(e.admin, "POST", fmt.Sprintf("/manage/admin/user-group/%d/set-curator", group), fmt.Sprintf(`{"user_id":%q,"is_curator":true}`, cy.id)).decode(t, new(any))
+
+	for _, tt := range []struct {
+		name   string
+		u      user
+		scopes string
+		// What GET /admin/api-key (admins), GET /manage/admin/connector/status
+		// (curators) and GET /tool (basic) answer.
+		keys, status, tools int
+	}{
+		{"an admin's token, unscoped", boss, `null`, 200, 200, 200},
+		{"an admin's token, admin", boss, `["admin"]`, 200, 200, 200},
+		{"an admin's token, basic", boss, `["basic"]`, 403, 403, 200},
+		{"an admin's token, manage:actions", boss, `["manage:actions"]`, 403, 403, 403},
+		{"an admin's token, read:search", boss, `["read:search"]`, 403, 403, 403},
+		{"a curator's token, unscoped", cy, `null`, 403, 200, 200},
+		{"a curator's token, basic", cy, `["basic"]`, 403, 403, 200},
+		{"a curator's token, admin", cy, `["admin"]`, 403, 403, 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, token := e.makePAT(t, tt.u, `{"name":"t","scopes":`+tt.scopes+`}`)
+			u := user{token: token}
+			for _, c := range []struct {
+				path string
+				want int
+			}{{"/admin/api-key", tt.keys}, {"/manage/admin/connector/status", tt.status}, {"/tool", tt.tools}} {
+				if r := e.do(u, "GET", c.path, nil); r.status != c.want {
+					t.Errorf("GET %s: %d %s, want %d", c.path, r.status, r.body, c.want)
+				}
+			}
+			e.do(u, "GET", "/me", nil).decode(t, new(any))
+		})
+	}
+	t.Run("over MCP", func(t *testing.T) {
+		up := newItemsServer(t)
+		e.itemsTool(e.admin, up.URL, "items", "")
+		_, basic := e.makePAT(t, cy, `{"name":"mcp","scopes":["basic"]}`)
+		_, none := e.makePAT(t, cy, `{"name":"search","scopes":["read:search"]}`)
+		if got := len(mcpTools(t, e.mcpSession(t, basic))); got != 4 {
+			t.Errorf("a basic token lists %d tools", got)
+		}
+		if got := len(mcpTools(t, e.mcpSession(t, none))); got != 0 {
+			t.Errorf("a read:search token lists %d tools", got)
+		}
+	})
+	t.Run("the scopes offered", func(t *testing.T) {
+		r := e.do(cy, "GET", "/user/pats/scopes", nil)
+		var got []struct {
+			Scope   string   `json:"scope"`
+			Implies []string `json:"implies"`
+		}
+		r.decode(t, &got)
+		var scopes []string
+		for _, s := range got {
+			scopes = append(scopes, s.Scope)
+		}
+		if strings.Join(scopes, " ") != "read:search read:chat write:chat use:llm_gateway basic manage:actions manage:connectors manage:user_groups admin" ||
+			strings.Join(got[4].Implies, " ") != "generate:image read:chat read:search use:llm_gateway write:chat" {
+			t.Errorf("scopes %s", r.body)
+		}
+	})
+	_ = api.Config{}
+}
