@@ -17,12 +17,12 @@ type User struct {
 // that decide what it may see and change, and how it signed in.
 type Caller struct {
 	User
-	APIKeyID    int64        // The key the request was authenticated with, if any.
-	SessionID   int64        // The session the request was authenticated with, if any.
-	PATID       int64        // The personal access token the request was authenticated with, if any.
+	APIKeyID  int64 // The key the request was authenticated with, if any.
+	SessionID int64 // The session the request was authenticated with, if any.
+	PATID     int64 // The personal access token the request was authenticated with, if any.
 	// Scopes are the scopes of that token (see LimitTo); nil for a token
 	// without scopes, and for every other credential.
-	Scopes []Permission
+	Scopes      []Permission
 	Memberships []Membership // The user's groups, ascending by group id.
 	// Grants are the permissions granted to the user's groups, read with
 	// its Memberships (see SetGrants and Permissions).
