@@ -17,7 +17,9 @@ import (
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/internal/mcptest"
 	"github.com/quarryhq/quarry/store/storetest"
+	"github.com/quarryhq/quarry/toolrun"
 )
 
 // TestConsoleInChromium tells the admin console's story in headless
@@ -25,8 +27,9 @@ import (
 // registers and is the admin; the admin creates a connector, a credential
 // and a pair, a group, invites a person and makes them the group's
 // curator; the curator signs in and sees only that group's pairs; the
-// admin manages API keys, tools, people, and reads the story in the audit
-// log. Every view is checked with axe-core and shot at 1280 and 390 px.
+// admin manages API keys, tools, MCP servers (two, on loopback), people,
+// makes a personal access token an MCP client lists tools with, and reads
+// the story in the audit log. Every view is checked with axe-core and shot at 1280 and 390 px.
 // Then the store is asked what the page did.
 func TestConsoleInChromium(t *testing.T) {
 	node, npm := e2eTools(t)
@@ -37,10 +40,18 @@ func TestConsoleInChromium(t *testing.T) {
 	npmCI(t, npm, e2eDir)
 
 	db := storetest.OpenURL(t, "sqlite:"+filepath.Join(t.TempDir(), "quarry.db"), storetest.Key(t))
+	// The MCP servers the story adds run on loopback, which the egress
+	// guard lets Quarry reach here only.
+	loopback, hosts, err := toolrun.ParseAllow("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: true, Version: "e2e", SignIn: api.SignInConfig{
 		LocalAccounts: true, Registration: quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite},
-	}}, db, slog.New(slog.DiscardHandler)))
+	}, ToolEgress: toolrun.Policy{Allow: loopback, AllowHosts: hosts}}, db, slog.New(slog.DiscardHandler)))
 	t.Cleanup(srv.Close)
+	open := mcptest.Start(t, mcptest.Options{})
+	keyed := mcptest.Start(t, mcptest.Options{Header: "X-Api-Key", Values: map[string]string{"ada-key": "ada"}})
 
 	shots := os.Getenv("QUARRY_E2E_SHOTS")
 	if shots == "" {
@@ -50,7 +61,7 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(e2eDir, "console.mjs"), srv.URL, shots)
+	cmd := exec.CommandContext(ctx, node, filepath.Join(e2eDir, "console.mjs"), srv.URL, shots, open.URL, keyed.URL)
 	cmd.Dir = e2eDir
 	cmd.Env = append(os.Environ(), "QUARRY_CHROMIUM="+chromiumPath)
 	var stdout, stderr bytes.Buffer
@@ -96,7 +107,8 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Errorf("total %d, %d events", total, len(events))
 	}
 	story := []string{"user.register", "connector.create", "credential.create", "cc_pair.create", "cc_pair.update",
-		"user_group.create", "user.invite", "user_group.update", "user_group.set_curator", "api_key.create", "tool.create"}
+		"user_group.create", "user.invite", "user_group.update", "user_group.set_curator", "api_key.create", "tool.create",
+		"mcp_server.create", "mcp_credentials.save", "pat.create", "pat.revoke"}
 	for _, a := range story {
 		if !slices.Contains(actions, a) {
 			t.Errorf("the audit log has no %s by the admin: %v", a, actions)

@@ -1,5 +1,7 @@
 // Tells the admin console's story in Debian's Chromium, as
-// web/console_e2e_test.go asks: node console.mjs <url> <screenshot dir>
+// web/console_e2e_test.go asks:
+//
+//   node console.mjs <url> <screenshot dir> <MCP server URL> <MCP server URL with a key>
 //
 // The server starts with an empty database, local accounts on and
 // registration by invitation. Ada registers (the first person: an admin),
@@ -7,7 +9,11 @@
 // creates a group, invites Cy; Cy registers; Ada makes Cy the group's
 // curator and shares the pair with it; Cy sees only that group's pair; Ada
 // makes and revokes API keys, a custom tool with an OAuth configuration,
-// changes her password, and reads the story in the audit log. Every main
+// adds two MCP servers (one open, whose tools she lists and enables; one
+// that asks each person for their own key, which she gives), changes her
+// password, makes a personal access token with which an MCP client lists
+// the tools she enabled (and revokes it), and reads the story in the
+// audit log. Every main
 // flow is done at least once with the keyboard alone (tabTo: Tab to each
 // control, whose focus must be visible and which must have a label; Enter,
 // Space or typing to act): signing in and out, a connector, a credential
@@ -24,9 +30,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-const [base, outdir] = process.argv.slice(2);
-if (!base || !outdir) {
-  console.error('usage: node console.mjs <url> <outdir>');
+const [base, outdir, mcpOpen, mcpKeyed] = process.argv.slice(2);
+if (!base || !outdir || !mcpOpen || !mcpKeyed) {
+  console.error('usage: node console.mjs <url> <outdir> <MCP server URL> <MCP server URL with a key>');
   process.exit(2);
 }
 const url = base.endsWith('/') ? base : `${base}/`;
@@ -177,6 +183,27 @@ async function choose(page, selector, text, value, opts = {}) {
 /** navTo goes to a section by its link in the nav, from the view (which is after the nav: Shift+Tab). */
 const navTo = (page, section) => press(page, `#nav a[href="#${section}"]`, { back: true, max: 100 });
 
+/**
+ * mcpTools lists the tools of Quarry's MCP endpoint as an MCP client with
+ * token does (initialize, then tools/list, each request on its own: the
+ * endpoint keeps no session), or returns the status of a refusal.
+ */
+async function mcpTools(token) {
+  const rpc = async (id, method, params) => {
+    const res = await fetch(`${url}mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    });
+    if (!res.ok) return { status: res.status };
+    return { status: res.status, body: await res.json() };
+  };
+  const init = await rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'console.mjs', version: '1' } });
+  if (init.status !== 200) return init;
+  const list = await rpc(2, 'tools/list', {});
+  return { status: list.status, names: list.body.result.tools.map((t) => t.name).sort() };
+}
+
 const currentView = (page) => page.evaluate(() => document.querySelector('main > .view:not([hidden])').id);
 const rows = (page, tbody) => page.locator(`#${tbody} tr`).allInnerTexts();
 const idFromURL = (page, kind) => {
@@ -202,7 +229,7 @@ try {
   await ada.locator('#who', { hasText: 'admin' }).waitFor();
   check(await currentView(ada) === 'view-status', 'an admin lands on the status view');
   await ada.locator('#status-empty', { hasText: 'No cc-pairs yet' }).waitFor();
-  check(await ada.locator('#nav a:not([hidden])').count() === 8, 'an admin sees every section');
+  check(await ada.locator('#nav a:not([hidden])').count() === 9, 'an admin sees every section');
   await view(ada, 'status-empty');
 
   // 2. A connector: source, input type, settings as rows and as JSON, a
@@ -420,7 +447,7 @@ try {
   await cy.keyboard.press('Enter');
   await cy.locator('#who', { hasText: 'basic' }).waitFor();
   check(await currentView(cy) === 'view-credentials', 'a basic user lands on the credentials');
-  check(await cy.locator('#nav a:not([hidden])').count() === 2, 'a basic user sees credentials and tools only');
+  check(await cy.locator('#nav a:not([hidden])').count() === 3, 'a basic user sees credentials, tools and MCP servers only');
 
   // 7b. Ada changes Cy's role with the keyboard (type-ahead on the role's
   // select), and back: the focus stays on the role, drawn afresh.
@@ -472,7 +499,7 @@ try {
   await cy.locator('#status-summary', { hasText: 'of 1 matching' }).waitFor();
   const cyRows = await rows(cy, 'status-rows');
   check(cyRows.length === 1 && cyRows[0].includes('wiki-support'), `Cy sees only the support pair: ${JSON.stringify(cyRows)}`);
-  check(await cy.locator('#nav a:not([hidden])').count() === 4, 'a curator sees status, connectors, credentials and tools');
+  check(await cy.locator('#nav a:not([hidden])').count() === 5, 'a curator sees status, connectors, credentials, tools and MCP servers');
   await view(cy, 'status-curator');
 
   // 10. The status table: sort, filter, counts, all kept in the location.
@@ -608,6 +635,67 @@ try {
   await ada.getByRole('button', { name: 'Create tool' }).click();
   await ada.waitForURL(/#tool\/\d+$/);
 
+  // 13b. MCP servers. One without credentials: added, its tools listed
+  // from the server and two of them enabled, with the keyboard alone.
+  step = 'mcp servers';
+  await navTo(ada, 'mcp');
+  await ada.locator('#mcp-rows', { hasText: 'No MCP servers yet' }).waitFor();
+  await view(ada, 'mcp-empty');
+  await press(ada, '#mcp-new summary');
+  await typeIn(ada, '#mcp-name', 'docs');
+  await typeIn(ada, '#mcp-url', mcpOpen);
+  await view(ada, 'mcp-new');
+  await press(ada, '#mcp-create', { name: 'Add server' });
+  await ada.waitForURL(/#mcp-server\/\d+$/);
+  await ada.locator('#mcp-server-title', { hasText: 'docs' }).waitFor();
+  const docsID = idFromURL(ada, 'mcp-server');
+  await settled(ada);
+  await press(ada, '#mcp-tools-fetch', { name: 'List tools from the server' });
+  await ada.locator('#mcp-server-done', { hasText: 'The server lists 4 tools' }).waitFor();
+  check(await ada.locator('#mcp-tools-rows input:checked').count() === 0, 'new tools stay off until enabled');
+  await press(ada, 'input[aria-label="Enable Echo"]', { back: true, key: 'Space' });
+  await press(ada, 'input[aria-label="Enable add"]', { back: true, key: 'Space' });
+  await press(ada, '#mcp-tools-save', { name: 'Save enabled tools' });
+  await ada.locator('#mcp-server-done', { hasText: '2 tools enabled' }).waitFor();
+  const docsTools = await ada.evaluate(async (id) => (await fetch(`admin/mcp/server/${id}/tools/snapshots`)).json(), docsID);
+  check(docsTools.filter((t) => t.enabled).map((t) => t.name).sort().join(' ') === 'add echo', `enabled: ${JSON.stringify(docsTools)}`);
+  await view(ada, 'mcp-server');
+  // The tools list leads an MCP tool to its server's page.
+  await ada.goto(`${url}#tools`);
+  await ada.locator('#tools-rows', { hasText: 'MCP' }).waitFor();
+  await ada.locator('#tools-rows').getByRole('link', { name: 'MCP server of tool Echo' }).click();
+  await ada.waitForURL(new RegExp(`#mcp-server/${docsID}$`));
+  // One that asks each person for their own key: a wrong key is refused
+  // (the server is asked), Ada's own is kept.
+  await ada.goto(`${url}#mcp`);
+  await ada.locator('#mcp-rows', { hasText: 'docs' }).waitFor();
+  await ada.locator('#mcp-new summary').click();
+  await ada.locator('#mcp-name').fill('crm');
+  await ada.locator('#mcp-url').fill(mcpKeyed);
+  await ada.locator('#mcp-auth').selectOption('API_TOKEN');
+  await ada.locator('#mcp-performer').selectOption('PER_USER');
+  await ada.locator('#mcp-header').fill('X-Api-Key');
+  await ada.locator('#mcp-value').fill('{api_key}');
+  check(await ada.locator('#mcp-token-field').isHidden(), 'no shared token for a server of per-person keys');
+  await view(ada, 'mcp-new-keyed');
+  await ada.getByRole('button', { name: 'Add server' }).click();
+  await ada.waitForURL(/#mcp-server\/\d+$/);
+  await ada.locator('#mcp-access-text', { hasText: 'needs your own credentials' }).waitFor();
+  await ada.getByLabel('Your API token').fill('not the key');
+  await ada.getByRole('button', { name: 'Save and check' }).click();
+  await ada.locator('#mcp-server-error:not(:empty)').waitFor();
+  await ada.getByLabel('Your API token').fill('ada-key');
+  await ada.getByRole('button', { name: 'Save and check' }).click();
+  await ada.locator('#mcp-server-done', { hasText: 'Your credentials work' }).waitFor();
+  await ada.locator('#mcp-access-text', { hasText: 'are saved' }).waitFor();
+  check(await ada.getByLabel('Your API token').inputValue() !== 'ada-key', 'the key comes back masked');
+  await ada.getByRole('button', { name: 'List tools from the server' }).click();
+  await ada.locator('#mcp-server-done', { hasText: 'The server lists 4 tools' }).waitFor();
+  await view(ada, 'mcp-server-keyed');
+  await ada.goto(`${url}#mcp`);
+  await ada.locator('#mcp-rows', { hasText: 'crm' }).waitFor();
+  await view(ada, 'mcp');
+
   // 14. Ada changes her own password.
   step = 'account';
   await ada.locator('#who-text').click();
@@ -620,6 +708,42 @@ try {
   await ada.getByRole('button', { name: 'Change password' }).click();
   await ada.locator('#password-done', { hasText: 'Your password is changed' }).waitFor();
   await view(ada, 'account');
+
+  // 14b. Ada connects an MCP client: the address of /mcp, and a token of
+  // her own, made with the keyboard alone and shown once. With it, a
+  // client lists the tools she enabled; revoked, it is refused at once.
+  step = 'mcp client';
+  check(await ada.locator('#mcp-client-url').inputValue() === `${url}mcp`, `the MCP address: ${await ada.locator('#mcp-client-url').inputValue()}`);
+  await ada.locator('#pats-rows', { hasText: 'No tokens yet' }).waitFor();
+  await typeIn(ada, '#pat-name', 'Claude Desktop');
+  await choose(ada, '#pat-expiry', 'in 7', '7');
+  await press(ada, '#pat-create', { name: 'Make token' });
+  await ada.locator('#pats-secret:not([hidden])').waitFor();
+  const pat = await ada.locator('#pats-secret input').inputValue();
+  check(/^qrp_[A-Za-z0-9_-]{43}$/.test(pat), `a token shown once: ${pat.slice(0, 8)}…`);
+  await ada.locator('#pats-rows', { hasText: 'Claude Desktop' }).waitFor();
+  check((await ada.locator('#pats-rows').innerText()).includes(`${pat.slice(0, 8)}****${pat.slice(-4)}`), 'the list shows the token\'s ends only');
+  await view(ada, 'account-pats');
+  const listed = await mcpTools(pat);
+  check(listed.status === 200 && listed.names.includes('docs__echo') && listed.names.includes('docs__add') &&
+    !listed.names.some((n) => n.startsWith('crm__') || n === 'docs__fail'), `an MCP client lists the enabled tools: ${JSON.stringify(listed)}`);
+  await press(ada, 'button[aria-label="Revoke Claude Desktop"]', { back: true });
+  await ada.locator('#confirm[open]').waitFor();
+  await press(ada, '#confirm-yes', { name: 'Revoke', back: true });
+  await ada.locator('#pats-done', { hasText: 'is revoked' }).waitFor();
+  await ada.locator('#pats-rows', { hasText: 'No tokens yet' }).waitFor();
+  check((await mcpTools(pat)).status === 401, 'a revoked token is refused');
+  // A token scoped to search opens none of the tools.
+  await ada.locator('#pat-name').fill('search only');
+  await ada.locator('#pat-unscoped').uncheck();
+  await ada.getByLabel(/read:search/).check();
+  await view(ada, 'account-pat-scopes');
+  await ada.getByRole('button', { name: 'Make token' }).click();
+  await ada.locator('#pats-secret:not([hidden])').waitFor();
+  const scoped = await ada.locator('#pats-secret input').inputValue();
+  await ada.locator('#pats-rows', { hasText: 'read:search' }).waitFor();
+  const none = await mcpTools(scoped);
+  check(none.status === 200 && none.names.length === 0, `a token scoped to search lists no tool: ${JSON.stringify(none)}`);
 
   // 15. The story, in the audit log: filtered by actor, by action, paged
   // (30 more entries first, so that there are pages: a change that

@@ -17,6 +17,7 @@ import * as keys from './keys.js';
 import * as account from './account.js';
 import * as tools from './tools.js';
 import * as audit from './audit.js';
+import * as mcp from './mcp.js';
 
 let ways = null; // GET /auth/type: how people sign in here
 let invitation = ''; // the token of the invitation link this page was opened with
@@ -55,6 +56,8 @@ const routes = {
   account: { section: 'account', open: () => account.show() },
   tools: { section: 'tools', open: () => tools.list() },
   tool: { section: 'tool', nav: 'tools', open: (r) => tools.open(r.id === 'new' ? 'new' : Number(r.id)) },
+  mcp: { section: 'mcp', open: () => mcp.list() },
+  'mcp-server': { section: 'mcp-server', nav: 'mcp', open: (r) => mcp.open(Number(r.id)) },
   audit: { section: 'audit', open: (r) => audit.show(r.params) },
 };
 
@@ -81,16 +84,30 @@ const oauthErrors = {
   config: 'The OAuth configuration no longer exists.',
 };
 
+// The reasons an MCP server's OAuth callback gives (?mcp_error=), in words.
+const mcpErrors = {
+  state: 'The account could not be connected: the connection was started elsewhere, used already, or took too long. Try again.',
+  signin: 'The account could not be connected: you were not signed in here when the authorization server sent you back. Sign in, then connect again.',
+  user: 'The account could not be connected: the connection was started by someone else. Connect from your own session.',
+  provider: 'The connection was refused or cancelled at the authorization server.',
+  code: 'The authorization server did not accept the connection. Try again.',
+  server: 'The MCP server changed or was deleted while you connected. Try again.',
+  unreachable: 'The authorization server could not be reached to finish the connection. Try again shortly.',
+};
+
 /** notices shows what an OAuth provider's redirect back here says, once. */
 function notices() {
   const params = new URLSearchParams(location.search);
   const connected = params.get('oauth_connected');
   const failed = params.get('oauth_error');
-  if (connected === null && failed === null) return;
+  const mcpConnected = params.get('mcp_connected');
+  const mcpFailed = params.get('mcp_error');
+  if (connected === null && failed === null && mcpConnected === null && mcpFailed === null) return;
   if (connected !== null) $('page-notice').textContent = 'Your account is connected: tools that use it now call their APIs as you.';
   if (failed !== null) showError($('page-alert'), new Error(oauthErrors[failed] || 'The account could not be connected. Try again.'));
-  params.delete('oauth_connected');
-  params.delete('oauth_error');
+  if (mcpConnected !== null) $('page-notice').textContent = 'The account is connected: the MCP server\'s tools now run with it.';
+  if (mcpFailed !== null) showError($('page-alert'), new Error(mcpErrors[mcpFailed] || 'The account could not be connected. Try again.'));
+  for (const k of ['oauth_connected', 'oauth_error', 'mcp_connected', 'mcp_error']) params.delete(k);
   const rest = params.toString();
   history.replaceState(null, '', location.pathname + (rest ? `?${rest}` : '') + location.hash);
 }
@@ -102,7 +119,7 @@ async function route({ focus = true } = {}) {
     return;
   }
   const r = current();
-  const needsID = ['connector', 'credential', 'pair', 'group', 'tool'].includes(r.view);
+  const needsID = ['connector', 'credential', 'pair', 'group', 'tool', 'mcp-server'].includes(r.view);
   const ok = routes[r.view] && (!needsID || r.id === 'new' || /^\d+$/.test(r.id));
   const target = ok ? r : { view: homeView(), id: '', params: new URLSearchParams() };
   const spec = routes[target.view];
@@ -132,7 +149,7 @@ function signedOut(message) {
   clearKey();
   session.me = null;
   session.withKey = false;
-  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, audit]) m.reset();
+  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, audit]) m.reset();
   $('who').hidden = true;
   $('nav').hidden = true;
   for (const id of ['signin-key', 'login-password', 'register-password']) $(id).value = '';
@@ -307,7 +324,7 @@ async function start() {
     clearError($('page-alert'));
     route();
   });
-  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, audit]) m.wire();
+  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, audit]) m.wire();
 
   // Back from the identity provider with a reason why not?
   const params = new URLSearchParams(location.search);

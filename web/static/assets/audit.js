@@ -11,14 +11,17 @@ const pageSize = 50;
 
 const actions = ['api_key.create', 'api_key.delete', 'api_key.regenerate', 'cc_pair.create', 'cc_pair.delete', 'cc_pair.update',
   'connector.create', 'connector.delete', 'connector.update', 'credential.create', 'credential.delete', 'credential.update',
-  'encryption_key.rotate', 'oauth_config.create', 'oauth_config.delete', 'session.end', 'tool.create', 'tool.delete', 'tool.update',
+  'encryption_key.rotate', 'mcp_credentials.delete', 'mcp_credentials.save', 'mcp_server.create', 'mcp_server.delete',
+  'mcp_server.update', 'mcp_token.connect', 'oauth_config.create', 'oauth_config.delete', 'pat.create', 'pat.revoke', 'session.end',
+  'tool.create', 'tool.delete', 'tool.run', 'tool.update',
   'user.activate', 'user.create', 'user.deactivate', 'user.end_sessions', 'user.invite', 'user.link_identity', 'user.password_change',
   'user.password_reset', 'user.register', 'user.role_change', 'user.sign_in', 'user.sign_in_failed', 'user.sign_out', 'user.uninvite',
   'user_group.create', 'user_group.delete', 'user_group.set_curator', 'user_group.update'];
-const resources = ['api_key', 'cc_pair', 'connector', 'credential', 'encryption_key', 'oauth_config', 'session', 'tool', 'user', 'user_group'];
+const resources = ['api_key', 'cc_pair', 'connector', 'credential', 'encryption_key', 'mcp_server', 'oauth_config', 'pat', 'session', 'tool',
+  'user', 'user_group'];
 
 /** Where a resource of the log is shown in this page. */
-const views = { connector: 'connector', credential: 'credential', cc_pair: 'pair', user_group: 'group', tool: 'tool' };
+const views = { connector: 'connector', credential: 'credential', cc_pair: 'pair', user_group: 'group', tool: 'tool', mcp_server: 'mcp-server' };
 
 const state = { f: {}, page: 0, anchor: '' };
 

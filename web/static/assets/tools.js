@@ -2,9 +2,11 @@
 // /admin/tool/custom), the editor of one (GET /tool/{id}, PUT
 // /admin/tool/custom/{id} with If-Match), deleting it, and the OAuth
 // configurations tools may use (admins). Built-in tools are shown
-// read-only. A custom tool's page also has "Try it" and the person's own
-// connection to its OAuth configuration (toolrun.js). Header values come masked and are sent back as they are
-// unless changed: the server keeps the stored value of a mask.
+// read-only; an MCP server's tools lead to the server's page (mcp.js). A
+// custom tool's page also has "Try it" and the person's own connection to
+// its OAuth configuration (toolrun.js). Header values come masked and are
+// sent back as they are unless changed: the server keeps the stored value
+// of a mask.
 
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, confirmDelete, isMasked, uid, emptyRow } from './ui.js';
@@ -46,11 +48,15 @@ export async function list() {
     const tools = [...data].sort((a, b) => a.id - b.id);
     tbody.replaceChildren(...tools.map((t) => {
       const builtIn = t.in_code_tool_id !== null && t.in_code_tool_id !== undefined;
+      const fromMCP = t.mcp_server_id !== null && t.mcp_server_id !== undefined;
+      const link = fromMCP
+        ? el('a', { href: `#mcp-server/${t.mcp_server_id}`, 'aria-label': `MCP server of tool ${t.display_name || t.name}` }, t.display_name || t.name)
+        : el('a', { href: `#tool/${t.id}`, 'aria-label': `${builtIn ? 'View' : 'Edit'} tool ${t.display_name || t.name}` },
+          t.display_name || t.name);
       return el('tr', {},
         el('td', { class: 'num' }, String(t.id)),
-        el('td', {}, el('a', { href: `#tool/${t.id}`, 'aria-label': `${builtIn ? 'View' : 'Edit'} tool ${t.display_name || t.name}` },
-          t.display_name || t.name)),
-        el('td', {}, el('span', { class: 'badge' }, builtIn ? 'built-in' : 'custom')),
+        el('td', {}, link),
+        el('td', {}, el('span', { class: 'badge' }, builtIn ? 'built-in' : fromMCP ? 'MCP' : 'custom')),
         el('td', {}, t.description || ''),
         el('td', {}, t.custom_headers && t.custom_headers.length ? t.custom_headers.map((h) => h.key).join(', ') : ''),
         el('td', {}, t.passthrough_auth ? 'yes' : 'no'),
@@ -194,6 +200,11 @@ export async function open(id) {
   try {
     const { data, etag } = await call('GET', `tool/${encodeURIComponent(id)}`);
     if (state.id !== id) return;
+    if (data.mcp_server_id !== null && data.mcp_server_id !== undefined) {
+      // An MCP server's tool is changed on the server's page.
+      location.replace(`#mcp-server/${data.mcp_server_id}`);
+      return;
+    }
     fill(data, etag);
   } catch (e) {
     $('tool-meta').textContent = '';
