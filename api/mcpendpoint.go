@@ -60,10 +60,12 @@ type mcpCatalog struct {
 	byName  map[string]mcpRef // What each name runs.
 }
 
-// mcpRef is what a tool name of the endpoint runs: a tool and its method.
+// mcpRef is what a tool name of the endpoint runs: a tool and its method
+// (for an MCP server's tool, its name there).
 type mcpRef struct {
-	toolID int64
-	method string
+	toolID  int64
+	method  string
+	fromMCP bool // The tool is an MCP server's: its run answers a tools/call result.
 }
 
 // mcpPageSize is the number of tools a page of tools/list holds.
@@ -316,7 +318,7 @@ func (s *Server) buildCatalog(ctx context.Context, version string) (*mcpCatalog,
 			if t.DisplayName != nil && *t.DisplayName != "" {
 				title = *t.DisplayName
 			}
-			entries = append(entries, catalogEntry{prefix: m.Name, name: t.Name, ref: mcpRef{toolID: t.ID, method: t.Name},
+			entries = append(entries, catalogEntry{prefix: m.Name, name: t.Name, ref: mcpRef{toolID: t.ID, method: t.Name, fromMCP: true},
 				tool: &mcp.Tool{Title: title, Description: desc, InputSchema: schema}})
 			continue
 		}
@@ -453,8 +455,7 @@ func (s *Server) mcpCallTool(ctx context.Context, e *mcpEndpoint, call *mcpCall,
 	default:
 		return toolError(quarry.ErrorMessage(err)), nil
 	}
-	t, err := s.db.Tool(ctx, ref.toolID)
-	if err == nil && t.MCPServerID != nil {
+	if ref.fromMCP {
 		var out mcp.CallToolResult
 		if err := json.Unmarshal(res.Body, &out); err == nil {
 			if out.Content == nil {

@@ -16,8 +16,10 @@ import (
 )
 
 // BenchmarkToolRun runs one operation of a custom tool through the server,
-// against an upstream on loopback, one run at a time. (quarry bench -op
-// tool-run measures the same beside direct calls; see docs/benchmarks.md.)
+// against an upstream on loopback, one run at a time, and then in
+// parallel; "mcp" makes the same run as a tools/call through /mcp (a
+// stateless request). (quarry bench -op tool-run and -op mcp-call measure
+// the same beside direct calls; see docs/benchmarks.md.)
 func BenchmarkToolRun(b *testing.B) {
 	ctx := context.Background()
 	db := storetest.OpenURL(b, storetest.URL(b), storetest.Key(b))
@@ -36,10 +38,13 @@ func BenchmarkToolRun(b *testing.B) {
 		b.Fatal(err)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
-	do := func(method, path, body string) []byte {
+	do := func(method, path, body string, headers ...string) []byte {
 		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
 		res, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)
@@ -60,6 +65,14 @@ func BenchmarkToolRun(b *testing.B) {
 	b.Run("serial", func(b *testing.B) {
 		for b.Loop() {
 			do("POST", path, body)
+		}
+	})
+	b.Run("mcp", func(b *testing.B) {
+		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"items__getItem","arguments":{"id":7,"verbose":true}}}`
+		for b.Loop() {
+			if out := do("POST", "/mcp", call, "Accept", "application/json, text/event-stream", "MCP-Protocol-Version", "2025-06-18"); !strings.Contains(string(out), "toner") {
+				b.Fatalf("tools/call: %s", out)
+			}
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
