@@ -271,3 +271,128 @@ func TestMCPStatusAndAuth(t *testing.T) {
 		t.Errorf("TruncateDescription: %d runes", len([]rune(got)))
 	}
 }
+
+func TestCheckMCPToolRun(t *testing.T) {
+	apiToken, stdio, streamable := MCPAuthAPIToken, MCPStdio, MCPStreamableHTTP
+	perUser := ptr(MCPPerformerPerUser)
+	ready := &MCPServer{ID: 4, Name: "kit", AuthType: &apiToken, Performer: perUser, Transport: &streamable, Status: MCPConnected}
+	offline := *ready
+	offline.Status = MCPDisconnected
+	bare := &MCPServer{ID: 4, Name: "kit", Status: MCPCreated}
+	local := *ready
+	local.Transport = &stdio
+	basic := Caller{User: User{ID: "b", Role: RoleBasic}}
+	on := &Tool{ID: 9, Enabled: true, MCPServerID: ptr(int64(4))}
+	off := &Tool{ID: 9, MCPServerID: ptr(int64(4))}
+	for _, tt := range []struct {
+		name string
+		c    Caller
+		t    *Tool
+		s    *MCPServer
+		code string
+		msg  string
+	}{
+		{"a person runs an enabled tool", basic, on, ready, "", ""},
+		{"limited", Caller{User: User{ID: "l", Role: RoleLimited}}, on, ready, EFORBIDDEN, "Access denied. User has limited permissions."},
+		{"a disabled tool", basic, off, ready, ECONFLICT, "Tool 9 is disabled; an admin or its owner can enable it with PATCH /admin/tool/status"},
+		{"a server taken offline", basic, on, &offline, ECONFLICT,
+			"The MCP server kit is disconnected; an admin or its owner can set its status again with PATCH /admin/mcp/server/4/status"},
+		{"a server not configured", basic, on, bare, ECONFLICT,
+			"The MCP server kit has no authentication configured yet; an admin or its owner configures it with POST /admin/mcp/servers/create"},
+		{"STDIO", basic, on, &local, ECONFLICT, "The MCP server kit uses the STDIO transport, which Quarry does not support"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.CheckMCPToolRun(tt.t, tt.s)
+			if tt.code == "" {
+				if err != nil {
+					t.Fatalf("CheckMCPToolRun: %v", err)
+				}
+				return
+			}
+			if ErrorCode(err) != tt.code || ErrorMessage(err) != tt.msg {
+				t.Errorf("CheckMCPToolRun: %s %q, want %s %q", ErrorCode(err), ErrorMessage(err), tt.code, tt.msg)
+			}
+		})
+	}
+}
+
+// TestConnectMCPFirst: a missing connection says which call makes it.
+func TestConnectMCPFirst(t *testing.T) {
+	apiToken, oauth, sse := MCPAuthAPIToken, MCPAuthOAuth, MCPSSE
+	admin, perUser := ptr(MCPPerformerAdmin), ptr(MCPPerformerPerUser)
+	for _, tt := range []struct {
+		name string
+		s    *MCPServer
+		step MCPConnectionStep
+		want string
+	}{
+		{"the person's values", &MCPServer{ID: 3, Name: "crm", AuthType: &apiToken, Performer: perUser, Transport: &sse}, MCPNeedsCredentials,
+			`This tool calls the MCP server crm with your own credentials, and you have not given them. Save them with POST /mcp/user-credentials {"server_id": 3, "credentials": {...}, "transport": "SSE"}, then run it again.`},
+		{"the person's OAuth account", &MCPServer{ID: 3, Name: "crm", AuthType: &oauth, Performer: perUser}, MCPNeedsOAuth,
+			`Connect your crm account first: this tool calls its MCP server with your own OAuth token, and you have none. Start with POST /mcp/oauth/connect {"server_id": 3, "return_path": "/", "include_resource_param": true} and open the oauth_url it answers.`},
+		{"the shared OAuth account", &MCPServer{ID: 3, Name: "crm", AuthType: &oauth, Performer: admin}, MCPNeedsOAuth,
+			`The MCP server crm is called with an OAuth account that an admin connects for everyone, and none is connected. An admin or its owner starts with POST /admin/mcp/oauth/connect {"server_id": 3, "return_path": "/", "include_resource_param": true} and opens the oauth_url it answers.`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := ConnectMCPFirst(tt.s, tt.step)
+			if err.Code != ECONFLICT || err.Message != tt.want {
+				t.Errorf("ConnectMCPFirst:\n got %s %s\nwant 409 %s", err.Code, err.Message, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheckMCPServerURL(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"https://mcp.example.com/mcp", ""},
+		{"http://10.0.0.5:8080/sse", ""}, // The egress guard decides when it is called.
+		{"", "server_url is required"},
+		{"   ", "server_url is required"},
+		{"mcp.example.com/mcp", "Invalid server_url: it must be an absolute http:// or https:// URL"},
+		{"ftp://mcp.example.com", "Invalid server_url: it must be an absolute http:// or https:// URL"},
+		{"https://user:pw@mcp.example.com", "Invalid server_url: it must not contain a user name or password; send credentials in headers"},
+		{"https://mcp.example.com/mcp#x", "Invalid server_url: it must not contain a fragment (#…)"},
+	} {
+		got := ""
+		if err := CheckMCPServerURL(tt.url); err != nil {
+			got = ErrorMessage(err)
+		}
+		if got != tt.want {
+			t.Errorf("CheckMCPServerURL(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}
+
+// TestMCPCallers: who finishes a connection, and who sees tools over MCP.
+func TestMCPCallers(t *testing.T) {
+	k := &MCPOAuthConnection{UserID: "ann", ServerID: 3}
+	if err := (&Caller{User: User{ID: "ann"}}).CheckMCPCallbackCaller(k); err != nil {
+		t.Errorf("the person who started it: %v", err)
+	}
+	if err := (&Caller{User: User{ID: "bob", Role: RoleAdmin}}).CheckMCPCallbackCaller(k); ErrorCode(err) != EFORBIDDEN {
+		t.Errorf("someone else, even an admin: %v", err)
+	}
+	for _, tt := range []struct {
+		c    Caller
+		want bool
+	}{
+		{Caller{User: User{Role: RoleAdmin}}, true},
+		{Caller{User: User{Role: RoleCurator}}, true},
+		{Caller{User: User{Role: RoleBasic}}, true},
+		{Caller{User: User{Role: RoleLimited}}, false},
+	} {
+		if got := tt.c.CanUseToolsOverMCP(); got != tt.want {
+			t.Errorf("%s: CanUseToolsOverMCP = %v", tt.c.Role, got)
+		}
+	}
+	scoped := Caller{User: User{Role: RoleAdmin}}
+	scoped.LimitTo([]Permission{PermReadSearch})
+	if scoped.CanUseToolsOverMCP() {
+		t.Error("a token scoped to read:search uses tools")
+	}
+	actions := Caller{User: User{ID: "x", Role: RoleBasic}}
+	actions.SetGrants([]Permission{PermManageActions})
+	if err := actions.CheckEditMCPServer(&MCPServer{OwnerID: ptr("someone")}); err != nil {
+		t.Errorf("a holder of manage:actions edits every server: %v", err)
+	}
+}
