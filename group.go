@@ -10,9 +10,14 @@ type UserGroup struct {
 	CCPairIDs  []int64  `json:"cc_pair_ids"` // Attached cc-pairs, ascending.
 	// CCPairs are the attached cc-pairs, ascending by id, with their
 	// credentials in clear: responses show them masked.
-	CCPairs   []*CCPairInfo `json:"-"`
-	CreatedAt Time          `json:"time_created"`
-	UpdatedAt Time          `json:"time_updated"`
+	CCPairs []*CCPairInfo `json:"-"`
+	// SCIMSynced says whether the company's directory manages the group,
+	// and SCIMMemberIDs are its members whom the directory manages (see
+	// DirectoryGroup), ascending.
+	SCIMSynced    bool     `json:"-"`
+	SCIMMemberIDs []string `json:"-"`
+	CreatedAt     Time     `json:"time_created"`
+	UpdatedAt     Time     `json:"time_updated"`
 }
 
 // Membership is a user's membership of a group.

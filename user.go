@@ -18,6 +18,10 @@ type Caller struct {
 	APIKeyID    int64        // The key the request was authenticated with, if any.
 	SessionID   int64        // The session the request was authenticated with, if any.
 	Memberships []Membership // The user's groups, ascending by group id.
+	// Directory, when set, is the SCIM token of the company's directory
+	// that made the request: the caller is then no user (see
+	// DirectoryCaller).
+	Directory *SCIMToken
 }
 
 // IsAdmin reports whether c has the admin role.
@@ -146,6 +150,10 @@ type Person struct {
 	Identities         []string     // The issuers of the OpenID identities linked to the person.
 	Groups             []GroupBrief // The groups the person is a member of, ascending by id.
 	UpdatedAt          Time
+	// SCIMSynced says whether the company's directory manages the person,
+	// and SCIMActive, then, whether it says the person is active.
+	SCIMSynced bool
+	SCIMActive *bool
 }
 
 // GroupBrief names a group.

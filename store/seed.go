@@ -103,9 +103,10 @@ func (db *DB) Seed(ctx context.Context, spec SeedSpec, progress func(done, total
 			return nil
 		}
 
-		const groupCols = "id, name, created_at, updated_at"
+		const groupCols = "id, name, name_key, created_at, updated_at"
 		for g := 1; g <= spec.Groups; g++ {
-			if err := add("user_groups", groupCols, g, fmt.Sprintf("group-%03d", g), now, now); err != nil {
+			name := fmt.Sprintf("group-%03d", g)
+			if err := add("user_groups", groupCols, g, name, quarry.FoldCase(name), now, now); err != nil {
 				return err
 			}
 		}
