@@ -196,17 +196,19 @@ func (k fxCred) String() string {
 
 // fxAudit is one entry of the audit log.
 type fxAudit struct {
-	ID           int64    `json:"id"`
-	Time         string   `json:"time"`
-	ActorID      *string  `json:"actor_user_id"`
-	ActorEmail   *string  `json:"actor_email"`
-	APIKeyID     *int64   `json:"api_key_id"`
-	Action       string   `json:"action"`
-	ResourceType string   `json:"resource_type"`
-	ResourceID   string   `json:"resource_id"`
-	Fields       []string `json:"fields"`
-	RequestID    string   `json:"request_id"`
-	SourceIP     string   `json:"source_ip"`
+	ID            int64    `json:"id"`
+	Time          string   `json:"time"`
+	ActorID       *string  `json:"actor_user_id"`
+	ActorEmail    *string  `json:"actor_email"`
+	APIKeyID      *int64   `json:"api_key_id"`
+	SCIMTokenID   *int64   `json:"scim_token_id"`
+	SCIMTokenName *string  `json:"scim_token_name"`
+	Action        string   `json:"action"`
+	ResourceType  string   `json:"resource_type"`
+	ResourceID    string   `json:"resource_id"`
+	Fields        []string `json:"fields"`
+	RequestID     string   `json:"request_id"`
+	SourceIP      string   `json:"source_ip"`
 }
 
 // fxLoopback is the source_ip of the audit entries of the tests' requests.

@@ -25,8 +25,12 @@ type fullUserSnapshot struct {
 	CreatedAt          quarry.Time         `json:"created_at"`
 	UpdatedAt          quarry.Time         `json:"updated_at"`
 	Groups             []quarry.GroupBrief `json:"groups"`
-	IsSCIMSynced       bool                `json:"is_scim_synced"`
-	SSOIssuers         []string            `json:"sso_issuers"` // The OpenID providers the person signed in with.
+	IsSCIMSynced       bool                `json:"is_scim_synced"` // The company's directory manages the person.
+	SSOIssuers         []string            `json:"sso_issuers"`    // The OpenID providers the person signed in with.
+	// SCIMActive is, for a person the directory manages, whether it says
+	// they are active (an admin may not activate one it deactivated); null
+	// otherwise.
+	SCIMActive *bool `json:"scim_active"`
 }
 
 // paginated is Onyx's PaginatedReturn.
@@ -66,7 +70,7 @@ func (s *Server) handleAcceptedUsers(w http.ResponseWriter, r *http.Request, c *
 	for _, p := range people {
 		out.Items = append(out.Items, fullUserSnapshot{ID: p.ID, Email: p.Email, Role: p.Role, AccountType: "standard",
 			IsActive: p.IsActive, PasswordConfigured: p.PasswordConfigured, PersonalName: p.Name, CreatedAt: p.CreatedAt,
-			UpdatedAt: p.UpdatedAt, Groups: p.Groups, SSOIssuers: p.Identities})
+			UpdatedAt: p.UpdatedAt, Groups: p.Groups, IsSCIMSynced: p.SCIMSynced, SSOIssuers: p.Identities, SCIMActive: p.SCIMActive})
 	}
 	out.TotalItems = total
 	return writeJSON(w, http.StatusOK, out)

@@ -41,10 +41,12 @@ const (
 	NoTarget      = "noTarget"      // A PATCH path selects nothing where it must.
 	InvalidValue  = "invalidValue"  // A value is missing, of the wrong type, or refused.
 	Mutability    = "mutability"    // The change would alter what may not be altered.
+	Uniqueness    = "uniqueness"    // Another resource has the value (409).
 )
 
 // Error is a request the protocol refuses: a bad filter, body or PATCH
-// operation. Package api answers it with status 400 and Type as scimType.
+// operation. Package api answers it with status 400 and Type as scimType
+// (never Uniqueness: conflicts are the store's, quarry.ECONFLICT).
 type Error struct {
 	Type   string
 	Detail string
