@@ -246,6 +246,10 @@ class SessionsQuery(BaseModel):
     user_email: Optional[str] = None
 
 
+class ScimTokenCreate(BaseModel):
+    name: str
+
+
 # Each endpoint: the Go model name, the method and path, its path
 # parameters, its query model and its body model.
 ENDPOINTS = {
@@ -280,6 +284,7 @@ ENDPOINTS = {
     "changePassword": ("POST", "/auth/change-password", [], None, ChangePassword),
     "usersQuery": ("GET", "/manage/users/accepted", [], UsersQuery, None),
     "sessionsQuery": ("GET", "/manage/admin/sessions", [], SessionsQuery, None),
+    "scimTokenCreate": ("POST", "/admin/enterprise-settings/scim/token", [], None, ScimTokenCreate),
 }
 
 # Endpoints whose fields are Form parameters, validated one by one.
@@ -820,6 +825,12 @@ def corpus():
     case("usersQuery", "empty values", query="q=&page=&is_active=&status=")
     case("sessionsQuery", "valid", query="user_email=a%40example.com")
     case("sessionsQuery", "none", query="")
+    # scimTokenCreate.
+    case("scimTokenCreate", "valid", body={"name": "Okta"})
+    case("scimTokenCreate", "missing name", body={})
+    case("scimTokenCreate", "name not a string", body={"name": 7})
+    case("scimTokenCreate", "null name", body={"name": None})
+    case("scimTokenCreate", "null body", raw="null")
 
 
 def write_requests():

@@ -243,7 +243,10 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 		return nil, err
 	}
 	var out *quarry.DirectoryUser
-	err := db.update(ctx, func(tx *Tx) error {
+	// Two creations of one person at once (a provider's retries) on
+	// PostgreSQL: the second fails on a unique index, and runs again to
+	// answer as it would have, had it come second.
+	err := db.retryConflict(ctx, func(tx *Tx) error {
 		if err := tx.checkDirectoryUserUnique(ctx, "", in); err != nil {
 			return err
 		}
@@ -262,10 +265,7 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 			}
 			u = &quarry.User{ID: uuid.NewString(), Email: in.Email, Name: in.Name, Role: quarry.RoleBasic, IsActive: in.Active, CreatedAt: tx.now}
 			if err := tx.insertUser(ctx, u, nil); err != nil {
-				if errors.Is(err, quarry.ErrEmailTaken) {
-					return quarry.ErrDirectoryUserTaken("email " + in.Email)
-				}
-				return err
+				return err // ErrEmailTaken: made meanwhile, see retryConflict
 			}
 			if err := tx.audit(ctx, c, "user.create", "user", u.ID, directoryFields(nil, in)); err != nil {
 				return err
@@ -273,6 +273,11 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 		case err != nil:
 			return err
 		case managed || u.ServiceAccount:
+			// The same person, made since the first check by a request at
+			// the same time, is refused as the first check would have.
+			if err := tx.checkDirectoryUserUnique(ctx, "", in); err != nil {
+				return err
+			}
 			return quarry.ErrDirectoryUserTaken("email " + in.Email)
 		default:
 			// A person who is not the directory's yet: adopted.
@@ -298,36 +303,41 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 		}
 		return err
 	})
-	if errors.Is(err, errConflict) {
-		// Another request made the same person at the same time.
+	if errors.Is(err, errConflict) || errors.Is(err, quarry.ErrEmailTaken) {
+		// Made again meanwhile, after the second try.
 		return nil, quarry.ErrDirectoryUserTaken("userName " + in.UserName)
 	}
 	return out, err
 }
 
 // checkDirectoryUserUnique fails with 409 when another directory person
-// than id has u's userName or externalId.
+// than id has u's userName or externalId (read in one statement, so that
+// requests at once get the answer they would get one after the other).
 func (tx *Tx) checkDirectoryUserUnique(ctx context.Context, id string, u *quarry.DirectoryUser) error {
-	var other string
-	err := tx.QueryRowContext(ctx, `SELECT user_id FROM scim_users WHERE user_name_key = $1 AND user_id <> $2`,
-		quarry.FoldCase(u.UserName), id).Scan(&other)
-	if err == nil {
-		return quarry.ErrDirectoryUserTaken("userName " + u.UserName)
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
+	rows, err := tx.QueryContext(ctx, `SELECT user_name_key = $1 FROM scim_users
+		WHERE (user_name_key = $1 OR external_id = $3) AND user_id <> $2`, quarry.FoldCase(u.UserName), id, u.ExternalID)
+	if err != nil {
 		return err
 	}
-	if u.ExternalID == nil {
-		return nil
+	sameName, sameExternal := false, false
+	for rows.Next() {
+		var name bool
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		sameName, sameExternal = sameName || name, sameExternal || !name
 	}
-	err = tx.QueryRowContext(ctx, `SELECT user_id FROM scim_users WHERE external_id = $1 AND user_id <> $2`, *u.ExternalID, id).Scan(&other)
-	if err == nil {
+	if err := closeRows(rows); err != nil {
+		return err
+	}
+	switch {
+	case sameName:
+		return quarry.ErrDirectoryUserTaken("userName " + u.UserName)
+	case sameExternal:
 		return quarry.ErrDirectoryUserTaken("externalId " + *u.ExternalID)
 	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	return err
+	return nil
 }
 
 // checkNewDirectoryEmail applies the rules of a new account's email to
