@@ -110,8 +110,8 @@ func userJSON(id, userName, given, family string, active bool, extra string) str
 // oktaUser is the body of Okta's POST /Users for a person.
 func oktaUser(userName, given, family string) map[string]any {
 	return map[string]any{"schemas": []string{scim.UserSchema}, "userName": userName,
-		"name":   map[string]any{"givenName": given, "familyName": family},
-		"emails": []any{map[string]any{"primary": true, "value": userName, "type": "work"}},
+		"name":        map[string]any{"givenName": given, "familyName": family},
+		"emails":      []any{map[string]any{"primary": true, "value": userName, "type": "work"}},
 		"displayName": given + " " + family, "locale": "en-US", "externalId": "00u" + given, "groups": []any{},
 		"password": "a-password-Okta-syncs-" + given, "active": true}
 }
