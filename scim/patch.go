@@ -183,10 +183,13 @@ func applyUser(u *quarry.DirectoryUser, op Operation) error {
 func setUserAttribute(u *quarry.DirectoryUser, op, name string, p *filter.Path, raw json.RawMessage, strict bool) error {
 	enterprise := strings.ToLower(EnterpriseUserSchema)
 	if p != nil && p.ValueExpression != nil {
-		if name != "emails" {
-			return errorf(InvalidPath, "Unsupported path %q for a User", pathString(p))
+		switch {
+		case name == "emails":
+			return setFilteredEmails(u, p, raw)
+		case ignoredUserAttribute(name): // phoneNumbers[type eq "work"].value...
+			return nil
 		}
-		return setFilteredEmails(u, p, raw)
+		return errorf(InvalidPath, "Unsupported path %q for a User", pathString(p))
 	}
 	var err error
 	switch name {
@@ -254,6 +257,9 @@ func setUserAttribute(u *quarry.DirectoryUser, op, name string, p *filter.Path, 
 func removeUserAttribute(u *quarry.DirectoryUser, name string, op Operation) error {
 	enterprise := strings.ToLower(EnterpriseUserSchema)
 	if op.path.ValueExpression != nil {
+		if ignoredUserAttribute(name) {
+			return nil
+		}
 		if name != "emails" {
 			return errorf(InvalidPath, "Unsupported path %q for a User", op.Path)
 		}
