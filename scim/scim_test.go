@@ -84,7 +84,9 @@ func TestApplyUser(t *testing.T) {
 		{"entra deactivation", `[{"op":"Replace","path":"active","value":"False"}]`, func(u *quarry.DirectoryUser) { u.Active = false }, ""},
 		{"entra several", `[{"op":"Replace","path":"emails[type eq \"work\"].value","value":"new@corp.example"},
 			{"op":"Replace","path":"name.familyName","value":"Ray"},{"op":"Add","path":"externalId","value":"e2"}]`,
-			func(u *quarry.DirectoryUser) { u.Emails[0].Value, u.FamilyName, u.ExternalID = "new@corp.example", sp("Ray"), sp("e2") }, ""},
+			func(u *quarry.DirectoryUser) {
+				u.Emails[0].Value, u.FamilyName, u.ExternalID = "new@corp.example", sp("Ray"), sp("e2")
+			}, ""},
 		{"okta primary email", `[{"op":"replace","path":"emails[primary eq true].value","value":"p@corp.example"}]`,
 			func(u *quarry.DirectoryUser) { u.Emails[0].Value = "p@corp.example" }, ""},
 		{"an email of a new type", `[{"op":"add","path":"emails[type eq \"home\"].value","value":"h@home.example"}]`,
