@@ -48,12 +48,13 @@ type directoryUser struct {
 	directoryActive bool
 }
 
-func scanDirectoryUser(s interface{ Scan(...any) error }) (*directoryUser, error) {
+// scanDirectoryUser scans directoryUserColumns, then the rest into more.
+func scanDirectoryUser(s interface{ Scan(...any) error }, more ...any) (*directoryUser, error) {
 	u := &directoryUser{DirectoryUser: &quarry.DirectoryUser{}}
 	var created, updated, scimUpdated int64
-	if err := s.Scan(&u.ID, &u.Email, &u.Name, &u.Active, &u.role, &created, &updated,
+	if err := s.Scan(append([]any{&u.ID, &u.Email, &u.Name, &u.Active, &u.role, &created, &updated,
 		&u.UserName, &u.ExternalID, &u.DisplayName, &u.GivenName, &u.FamilyName, &u.Formatted, &u.Department, &u.Manager,
-		&u.directoryActive, &scimUpdated); err != nil {
+		&u.directoryActive, &scimUpdated}, more...)...); err != nil {
 		return nil, err
 	}
 	u.CreatedAt, u.UpdatedAt = quarry.TimeFromMicros(created), quarry.TimeFromMicros(max(updated, scimUpdated))
@@ -109,22 +110,24 @@ func (db *DB) DirectoryUsers(ctx context.Context, f *quarry.DirectoryFilter, sta
 		users []*quarry.DirectoryUser
 		total int
 	)
+	// The page and the count in one statement (a provider's lookup by
+	// userName is the commonest request: every round trip counts), and the
+	// count alone when the page is empty.
 	err = db.snapshot(ctx, func(q querier) error {
 		const from = ` FROM scim_users s JOIN users u ON u.id = s.user_id WHERE `
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*)`+from+where, b.args...).Scan(&total); err != nil {
-			return mapError(err)
-		}
 		users = []*quarry.DirectoryUser{}
-		if count <= 0 || start > total {
-			return nil
+		if count > 0 {
+			n := len(b.args)
+			list, err := readDirectoryUsers(ctx, q, &total, `SELECT `+directoryUserColumns+`, COUNT(*) OVER ()`+from+where+
+				fmt.Sprintf(` ORDER BY s.seq LIMIT $%d OFFSET $%d`, n+1, n+2), append(b.args, count, start-1)...)
+			if err != nil || len(list) > 0 {
+				for _, u := range list {
+					users = append(users, u.DirectoryUser)
+				}
+				return err
+			}
 		}
-		n := len(b.args)
-		list, err := readDirectoryUsers(ctx, q, `SELECT `+directoryUserColumns+from+where+
-			fmt.Sprintf(` ORDER BY s.seq LIMIT $%d OFFSET $%d`, n+1, n+2), append(b.args, count, start-1)...)
-		for _, u := range list {
-			users = append(users, u.DirectoryUser)
-		}
-		return err
+		return mapError(q.QueryRowContext(ctx, `SELECT COUNT(*)`+from+where, b.args...).Scan(&total))
 	})
 	return users, total, err
 }
@@ -154,7 +157,7 @@ func readDirectoryUser(ctx context.Context, q querier, id, lock string) (*direct
 	if _, err := uuid.Parse(id); err != nil {
 		return nil, errDirectoryUserNotFound(id)
 	}
-	us, err := readDirectoryUsers(ctx, q, `SELECT `+directoryUserColumns+` FROM scim_users s JOIN users u ON u.id = s.user_id
+	us, err := readDirectoryUsers(ctx, q, nil, `SELECT `+directoryUserColumns+` FROM scim_users s JOIN users u ON u.id = s.user_id
 		WHERE s.user_id = $1`+lock, strings.ToLower(id))
 	if err != nil {
 		return nil, err
@@ -165,10 +168,10 @@ func readDirectoryUser(ctx context.Context, q querier, id, lock string) (*direct
 	return us[0], nil
 }
 
-// readDirectoryUsers runs query, which returns directoryUserColumns, and
-// reads the emails and groups of the people it returns, in two statements
-// more.
-func readDirectoryUsers(ctx context.Context, q querier, query string, args ...any) ([]*directoryUser, error) {
+// readDirectoryUsers runs query, which returns directoryUserColumns (and,
+// when total is not nil, a count into it), and reads the emails and groups
+// of the people it returns, in one statement more.
+func readDirectoryUsers(ctx context.Context, q querier, total *int, query string, args ...any) ([]*directoryUser, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, mapError(err)
@@ -179,7 +182,11 @@ func readDirectoryUsers(ctx context.Context, q querier, query string, args ...an
 	)
 	byID := map[string]*directoryUser{}
 	for rows.Next() {
-		u, err := scanDirectoryUser(rows)
+		var more []any
+		if total != nil {
+			more = []any{total}
+		}
+		u, err := scanDirectoryUser(rows, more...)
 		if err != nil {
 			rows.Close()
 			return nil, mapError(err)
@@ -192,41 +199,31 @@ func readDirectoryUsers(ctx context.Context, q querier, query string, args ...an
 		return users, err
 	}
 	var inArgs []any
-	rows, err = q.QueryContext(ctx, `SELECT user_id, value, type, is_primary, display FROM scim_user_emails
-		WHERE `+sqlIn("user_id", ids, &inArgs)+` ORDER BY user_id, position`, inArgs...)
+	emailsIn := sqlIn("user_id", ids, &inArgs)
+	groupsIn := sqlIn("m.user_id", ids, &inArgs)
+	rows, err = q.QueryContext(ctx, `SELECT 0, user_id, position, value, type, is_primary, display FROM scim_user_emails WHERE `+emailsIn+`
+		UNION ALL SELECT 1, m.user_id, g.id, g.name, NULL, FALSE, NULL FROM user_group_members m JOIN user_groups g ON g.id = m.group_id
+		WHERE `+groupsIn+` ORDER BY 1, 2, 3`, inArgs...)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	for rows.Next() {
 		var (
-			uid string
-			e   quarry.DirectoryEmail
+			kind, n int64
+			uid     string
+			value   string
+			e       quarry.DirectoryEmail
 		)
-		if err := rows.Scan(&uid, &e.Value, &e.Type, &e.Primary, &e.Display); err != nil {
+		if err := rows.Scan(&kind, &uid, &n, &value, &e.Type, &e.Primary, &e.Display); err != nil {
 			rows.Close()
 			return nil, mapError(err)
 		}
-		byID[uid].Emails = append(byID[uid].Emails, e)
-	}
-	if err := closeRows(rows); err != nil {
-		return nil, err
-	}
-	inArgs = nil
-	rows, err = q.QueryContext(ctx, `SELECT m.user_id, g.id, g.name FROM user_group_members m JOIN user_groups g ON g.id = m.group_id
-		WHERE `+sqlIn("m.user_id", ids, &inArgs)+` ORDER BY g.id`, inArgs...)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	for rows.Next() {
-		var (
-			uid string
-			g   quarry.GroupBrief
-		)
-		if err := rows.Scan(&uid, &g.ID, &g.Name); err != nil {
-			rows.Close()
-			return nil, mapError(err)
+		if kind == 0 {
+			e.Value = value
+			byID[uid].Emails = append(byID[uid].Emails, e)
+		} else {
+			byID[uid].Groups = append(byID[uid].Groups, quarry.GroupBrief{ID: n, Name: value})
 		}
-		byID[uid].Groups = append(byID[uid].Groups, g)
 	}
 	return users, closeRows(rows)
 }
