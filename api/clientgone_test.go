@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
@@ -18,7 +19,7 @@ import (
 // as "client went away" at INFO with status 499, not as a failed request,
 // and the metrics count it as a 499, not a 500.
 func TestClientWentAway(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer
 	s := NewServer(Config{Version: "test"}, storetest.Open(t), slog.New(slog.NewJSONHandler(&log, nil)))
 	started := make(chan struct{})
 	s.mux.HandleFunc("GET /test/wait", func(w http.ResponseWriter, r *http.Request) {

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/api/onyxtest"
+	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -33,36 +33,10 @@ type env struct {
 	db    *store.DB
 	srv   *httptest.Server
 	cfg   api.Config
-	log   *logBuffer
+	log   *syncbuf.Buffer // The log lines of its servers.
 	admin user
 	url   string // The database's, for replicas.
 	keys  *store.Keyring
-}
-
-// logBuffer collects the log lines of a test's servers.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything logged so far.
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Len returns the number of bytes logged so far.
-func (b *logBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
 }
 
 // user is a caller of the test server.
@@ -89,7 +63,7 @@ func startEnv(t *testing.T, srv *httptest.Server, dbURL string, opts ...func(*ap
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: dbURL, keys: storetest.Key(t), srv: srv}
+	e := &env{t: t, cfg: cfg, log: &syncbuf.Buffer{}, url: dbURL, keys: storetest.Key(t), srv: srv}
 	watchSecrets(t, e.log) // logsecrets_test.go
 	e.db = storetest.OpenURL(t, e.url, e.keys)
 	e.db.Now = func() time.Time { return testNow }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/onyxtest"
 )
 
 // Helpers of the supporting-API tests (support_*_test.go): fixtures made
@@ -194,22 +195,9 @@ func (k fxCred) String() string {
 	})
 }
 
-// fxAudit is one entry of the audit log.
-type fxAudit struct {
-	ID            int64    `json:"id"`
-	Time          string   `json:"time"`
-	ActorID       *string  `json:"actor_user_id"`
-	ActorEmail    *string  `json:"actor_email"`
-	APIKeyID      *int64   `json:"api_key_id"`
-	SCIMTokenID   *int64   `json:"scim_token_id"`
-	SCIMTokenName *string  `json:"scim_token_name"`
-	Action        string   `json:"action"`
-	ResourceType  string   `json:"resource_type"`
-	ResourceID    string   `json:"resource_id"`
-	Fields        []string `json:"fields"`
-	RequestID     string   `json:"request_id"`
-	SourceIP      string   `json:"source_ip"`
-}
+// fxAudit is one entry of the audit log: onyxtest's, which the replay of
+// Onyx's managers reads too.
+type fxAudit = onyxtest.AuditEntry
 
 // fxLoopback is the source_ip of the audit entries of the tests' requests.
 const fxLoopback = "127.0.0.1"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/syncbuf"
 )
 
 // Secrets never appear in logs (contract section 7). Every test server
@@ -62,7 +63,7 @@ func secretsOf(t *testing.T) *secretSet {
 // watchSecrets fails t, when it ends, if log holds a secret that t sent.
 // It is registered before the test's servers are, so that it runs after
 // they have stopped and written their last lines.
-func watchSecrets(t *testing.T, log *logBuffer) {
+func watchSecrets(t *testing.T, log *syncbuf.Buffer) {
 	set := secretsOf(t)
 	t.Cleanup(func() {
 		secretSets.Delete(t)

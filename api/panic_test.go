@@ -1,36 +1,17 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/store/storetest"
 )
-
-// syncBuffer is a log buffer that several goroutines may write.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestPanicIsRecovered registers, in this test only, a route whose handler
 // panics, on a real server's mux, behind the server's own middleware. The
@@ -38,7 +19,7 @@ func (b *syncBuffer) String() string {
 // lives on (the server keeps serving), and the log has the panic value,
 // its stack and the request line, all under that request id.
 func TestPanicIsRecovered(t *testing.T) {
-	var log syncBuffer
+	var log syncbuf.Buffer
 	s := NewServer(Config{Version: "test"}, storetest.Open(t), slog.New(slog.NewJSONHandler(&log, nil)))
 	s.mux.HandleFunc("GET /test/panic", func(w http.ResponseWriter, r *http.Request) {
 		panic("test panic: kaboom")

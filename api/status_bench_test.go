@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/bench"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -31,7 +32,7 @@ type statusBench struct {
 func newStatusBench(b *testing.B) *statusBench {
 	b.Helper()
 	db := storetest.Open(b)
-	seeded, err := db.Seed(context.Background(), store.DefaultSeedSpec(*benchPairs), nil)
+	seeded, err := bench.Seed(context.Background(), db, bench.DefaultSeedSpec(*benchPairs), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

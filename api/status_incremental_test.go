@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/bench"
 )
 
 // TestConnectorStatusIncremental makes random writes of every kind that
@@ -21,7 +21,7 @@ import (
 // the whole listing once and only changes after.
 func TestConnectorStatusIncremental(t *testing.T) {
 	e := newEnv(t)
-	seeded, err := e.db.Seed(context.Background(), store.DefaultSeedSpec(300), nil)
+	seeded, err := bench.Seed(context.Background(), e.db, bench.DefaultSeedSpec(300), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/auth/authtest"
+	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -58,7 +59,7 @@ func envOn(t *testing.T, srv *httptest.Server, u string, keys *store.Keyring, op
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &env{t: t, cfg: cfg, log: &logBuffer{}, url: u, keys: keys, srv: srv}
+	e := &env{t: t, cfg: cfg, log: &syncbuf.Buffer{}, url: u, keys: keys, srv: srv}
 	watchSecrets(t, e.log)
 	e.db = storetest.OpenURL(t, u, keys)
 	e.db.Now = func() time.Time { return testNow }

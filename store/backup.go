@@ -9,8 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/progress"
 )
 
 // ErrBackupPostgres is returned by Backup on PostgreSQL, which pg_dump backs
@@ -19,10 +20,10 @@ var ErrBackupPostgres = errors.New("store: PostgreSQL databases are backed up wi
 
 // BackupOptions configure Backup.
 type BackupOptions struct {
-	// Progress, if not nil, is called every ProgressEvery (and once at the
-	// end) from another goroutine with the bytes written so far and an
-	// estimate of the copy's size.
-	Progress      func(done, total int64)
+	// Progress, if not nil, is called every ProgressEvery (a second if it
+	// is not positive), from another goroutine, and once at the end, with
+	// the bytes written so far of an estimate of the copy's size.
+	Progress      func(progress.Count)
 	ProgressEvery time.Duration
 }
 
@@ -66,39 +67,21 @@ func (db *DB) Backup(ctx context.Context, path string, opts BackupOptions) error
 		}
 	}()
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	total := (pages - free) * pageSize
 	// report reports the size of the copy so far, against the estimate or,
 	// once done, against itself.
 	report := func(done bool) {
 		if fi, err := os.Stat(tmpName); err == nil && opts.Progress != nil {
 			if done {
-				opts.Progress(fi.Size(), fi.Size())
+				opts.Progress(progress.Count{Done: fi.Size(), Total: fi.Size()})
 			} else {
-				opts.Progress(fi.Size(), max(total, fi.Size()))
+				opts.Progress(progress.Count{Done: fi.Size(), Total: max(total, fi.Size())})
 			}
 		}
 	}
+	stop := func() {}
 	if opts.Progress != nil {
-		every := opts.ProgressEvery
-		if every <= 0 {
-			every = time.Second
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					report(false)
-				}
-			}
-		}()
+		stop = progress.Tick(opts.ProgressEvery, func() { report(false) })
 	}
 	// A connection of its own, that opens the file read-only: the read
 	// pool's connections are query-only, which VACUUM INTO's writing to
@@ -113,8 +96,7 @@ func (db *DB) Backup(ctx context.Context, path string, opts BackupOptions) error
 		_, err = src.ExecContext(ctx, `VACUUM INTO $1`, tmpName)
 		return err
 	}()
-	close(stop)
-	wg.Wait()
+	stop()
 	if err != nil {
 		return fmt.Errorf("store: copying the database: %w", mapError(err))
 	}

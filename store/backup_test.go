@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/progress"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -95,7 +96,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "backup.db")
 	var reports []int64
-	err := db.Backup(ctx, path, store.BackupOptions{Progress: func(done, total int64) { reports = append(reports, done) }})
+	err := db.Backup(ctx, path, store.BackupOptions{Progress: func(c progress.Count) { reports = append(reports, c.Done) }})
 	during := written.Load()
 	for written.Load() < during+5 && !t.Failed() {
 		time.Sleep(time.Millisecond)
@@ -195,8 +196,8 @@ func TestCheckSecrets(t *testing.T) {
 
 	keyB := rotationKey(t)
 	wrong := storetest.OpenURL(t, u, keyring(t, keyB))
-	var progress []store.RotateProgress
-	res, err = wrong.CheckSecrets(ctx, store.CheckOptions{BatchSize: 2, Progress: func(p store.RotateProgress) { progress = append(progress, p) }})
+	var counts []progress.Count
+	res, err = wrong.CheckSecrets(ctx, store.CheckOptions{BatchSize: 2, Progress: func(c progress.Count) { counts = append(counts, c) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +210,8 @@ func TestCheckSecrets(t *testing.T) {
 		"OAuth client secret 1, OAuth client secret 2, OAuth client secret 3"; res.Summary() != want {
 		t.Errorf("Summary() = %q, want %q", res.Summary(), want)
 	}
-	if len(progress) == 0 || progress[len(progress)-1] != (store.RotateProgress{Done: 9, Total: 9}) {
-		t.Errorf("progress %v, want it to end at 9/9", progress)
+	if len(counts) == 0 || counts[len(counts)-1] != (progress.Count{Done: 9, Total: 9}) {
+		t.Errorf("progress %v, want it to end at 9/9", counts)
 	}
 
 	both := storetest.OpenURL(t, u, keyring(t, keyB, keyA))

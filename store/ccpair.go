@@ -138,13 +138,7 @@ func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, cre
 // changes nothing (pausing a paused pair) writes nothing: the version stays
 // and no audit entry is made.
 func (db *DB) UpdateCCPair(ctx context.Context, c *quarry.Caller, id int64, u quarry.CCPairUpdate) (*quarry.CCPairInfo, error) {
-	for range maxUpdateAttempts {
-		p, err := db.updateCCPair(ctx, c, id, u)
-		if !errors.Is(err, errRaced) {
-			return p, err
-		}
-	}
-	return nil, quarry.Errorf(quarry.ECONFLICT, "CC pair %d is being changed by others; try again", id)
+	return retryRaced(fmt.Sprintf("CC pair %d", id), func() (*quarry.CCPairInfo, error) { return db.updateCCPair(ctx, c, id, u) })
 }
 
 func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u quarry.CCPairUpdate) (*quarry.CCPairInfo, error) {

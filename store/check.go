@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/progress"
 )
 
 // CheckOptions configure CheckSecrets.
@@ -14,8 +16,9 @@ type CheckOptions struct {
 	// BatchSize is the number of rows read per query; zero means
 	// DefaultRotateBatch.
 	BatchSize int
-	// Progress, if not nil, is called after each batch.
-	Progress func(RotateProgress)
+	// Progress, if not nil, is called after each batch with the secrets
+	// read so far of those stored.
+	Progress func(progress.Count)
 }
 
 // KeyUse is the number of secrets sealed with one key.
@@ -119,7 +122,7 @@ func (db *DB) CheckSecrets(ctx context.Context, opts CheckOptions) (*CheckResult
 			}
 			done += n
 			if n > 0 && opts.Progress != nil {
-				opts.Progress(RotateProgress{Done: done, Total: max(total, done)})
+				opts.Progress(progress.Count{Done: int64(done), Total: int64(max(total, done))})
 			}
 			if n < batch {
 				break

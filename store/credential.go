@@ -220,13 +220,20 @@ const maxUpdateAttempts = 8
 // check of u.IfMatch and the write are one conditional statement, so
 // concurrent writers, on any replica, cannot lose an update.
 func (db *DB) UpdateCredential(ctx context.Context, c *quarry.Caller, id int64, u quarry.CredentialUpdate) (*quarry.Credential, error) {
+	return retryRaced(fmt.Sprintf("Credential %d", id), func() (*quarry.Credential, error) { return db.updateCredential(ctx, c, id, u) })
+}
+
+// retryRaced runs an unconditional update, what, again while it loses a
+// race with another writer (errRaced), at most maxUpdateAttempts times.
+func retryRaced[T any](what string, update func() (T, error)) (T, error) {
 	for range maxUpdateAttempts {
-		cred, err := db.updateCredential(ctx, c, id, u)
+		v, err := update()
 		if !errors.Is(err, errRaced) {
-			return cred, err
+			return v, err
 		}
 	}
-	return nil, quarry.Errorf(quarry.ECONFLICT, "Credential %d is being changed by others; try again", id)
+	var zero T
+	return zero, quarry.Errorf(quarry.ECONFLICT, "%s is being changed by others; try again", what)
 }
 
 // errRaced reports that the row changed between read and conditional write.

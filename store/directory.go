@@ -201,7 +201,7 @@ func readDirectoryUsers(ctx context.Context, q querier, total *int, query string
 	var inArgs []any
 	emailsIn := sqlIn("user_id", ids, &inArgs)
 	groupsIn := sqlIn("m.user_id", ids, &inArgs)
-	rows, err = q.QueryContext(ctx, `SELECT 0, user_id, position, value, type, is_primary, display FROM scim_user_emails WHERE `+emailsIn+`
+	rows, err = q.QueryContext(ctx, `SELECT 0, user_id, ordinal, value, type, is_primary, display FROM scim_user_emails WHERE `+emailsIn+`
 		UNION ALL SELECT 1, m.user_id, g.id, g.name, NULL, FALSE, NULL FROM user_group_members m JOIN user_groups g ON g.id = m.group_id
 		WHERE `+groupsIn+` ORDER BY 1, 2, 3`, inArgs...)
 	if err != nil {
@@ -369,7 +369,7 @@ func (tx *Tx) insertDirectoryUser(ctx context.Context, u *quarry.DirectoryUser) 
 // insertDirectoryEmails writes the emails of directory person u.
 func (tx *Tx) insertDirectoryEmails(ctx context.Context, u *quarry.DirectoryUser) error {
 	for i, e := range u.Emails {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO scim_user_emails (user_id, position, value, value_key, type, is_primary, display)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO scim_user_emails (user_id, ordinal, value, value_key, type, is_primary, display)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, u.ID, i, e.Value, quarry.FoldCase(e.Value), e.Type, e.Primary, e.Display); err != nil {
 			return err
 		}

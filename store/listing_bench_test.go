@@ -3,6 +3,7 @@ package store_test
 import (
 	"testing"
 
+	"github.com/quarryhq/quarry/bench"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -11,7 +12,7 @@ import (
 // of 10,000 pairs, credentials opened, without encoding it.
 func BenchmarkReadListing(b *testing.B) {
 	db := storetest.Open(b)
-	if _, err := db.Seed(ctx, store.DefaultSeedSpec(10000), nil); err != nil {
+	if _, err := bench.Seed(ctx, db, bench.DefaultSeedSpec(10000), nil); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

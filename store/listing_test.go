@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/bench"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -180,7 +181,7 @@ func TestReadListing(t *testing.T) {
 // that everything changed, and that old rows of the log are pruned.
 func TestListingLogBounds(t *testing.T) {
 	db := storetest.Open(t)
-	seeded, err := db.Seed(ctx, store.DefaultSeedSpec(2500), nil)
+	seeded, err := bench.Seed(ctx, db, bench.DefaultSeedSpec(2500), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/progress"
 )
 
 // Key rotation re-encrypts every stored secret under the keyring's primary
@@ -79,14 +81,11 @@ type RotateOptions struct {
 	// BatchSize is the number of rows per transaction; zero means
 	// DefaultRotateBatch.
 	BatchSize int
-	// Progress, if not nil, is called after each committed batch.
-	Progress func(RotateProgress)
-}
-
-// RotateProgress is how far a rotation has come.
-type RotateProgress struct {
-	Done  int // Secrets handled: re-encrypted, or rewritten meanwhile by a concurrent write.
-	Total int // Secrets found under another key than the primary one.
+	// Progress, if not nil, is called after each committed batch with the
+	// secrets handled so far (re-encrypted, or rewritten meanwhile by a
+	// concurrent write) of those found under another key than the primary
+	// one.
+	Progress func(progress.Count)
 }
 
 // RotateResult is what RotateKeys did.
@@ -264,7 +263,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 				}
 			}
 			aerr := db.update(actx, func(tx *Tx) error {
-				return tx.audit(ctx, nil, "encryption_key.rotate", "encryption_key", res.PrimaryKeyID, fields)
+				return tx.audit(actx, nil, "encryption_key.rotate", "encryption_key", res.PrimaryKeyID, fields)
 			})
 			if err == nil && aerr != nil {
 				err = fmt.Errorf("recording the rotation in the audit log: %w", aerr)
@@ -372,7 +371,7 @@ func (db *DB) RotateKeys(ctx context.Context, opts RotateOptions) (*RotateResult
 				done += len(ids)
 				total = max(total, done)
 				if opts.Progress != nil {
-					opts.Progress(RotateProgress{Done: done, Total: total})
+					opts.Progress(progress.Count{Done: int64(done), Total: int64(total)})
 				}
 				if len(ids) < batch {
 					break

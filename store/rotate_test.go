@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/bench"
+	"github.com/quarryhq/quarry/internal/progress"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -51,7 +53,7 @@ func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
 	t.Helper()
 	f := &rotationFixture{url: storetest.URL(t), oldKey: rotationKey(t), newKey: rotationKey(t)}
 	db := storetest.OpenURL(t, f.url, keyring(t, f.oldKey))
-	seeded, err := db.Seed(ctx, store.SeedSpec{Credentials: credentials, Connectors: 1}, nil)
+	seeded, err := bench.Seed(ctx, db, bench.SeedSpec{Credentials: credentials, Connectors: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +155,8 @@ func TestRotateKeys(t *testing.T) {
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
-	var progress []store.RotateProgress
-	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: 50, Progress: func(p store.RotateProgress) { progress = append(progress, p) }})
+	var counts []progress.Count
+	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: 50, Progress: func(c progress.Count) { counts = append(counts, c) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +170,9 @@ func TestRotateKeys(t *testing.T) {
 		t.Errorf("summary %q", res.Summary())
 	}
 	// 50 + 50 + 20 credentials, then 3 tools, 2 OAuth configs, 1 session.
-	wantProgress := []store.RotateProgress{{50, 126}, {100, 126}, {120, 126}, {123, 126}, {125, 126}, {126, 126}}
-	if diff := cmp.Diff(wantProgress, progress); diff != "" {
+	wantProgress := []progress.Count{{Done: 50, Total: 126}, {Done: 100, Total: 126}, {Done: 120, Total: 126},
+		{Done: 123, Total: 126}, {Done: 125, Total: 126}, {Done: 126, Total: 126}}
+	if diff := cmp.Diff(wantProgress, counts); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 	f.checkRotated(t)
@@ -194,12 +197,17 @@ func TestRotateKeysResumes(t *testing.T) {
 	db := f.open(t, f.newKey, f.oldKey)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res, err := db.RotateKeys(cctx, store.RotateOptions{BatchSize: 40, Progress: func(store.RotateProgress) { cancel() }})
+	res, err := db.RotateKeys(cctx, store.RotateOptions{BatchSize: 40, Progress: func(progress.Count) { cancel() }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: err = %v, want context.Canceled", err)
 	}
 	if res.Rotated != 40 {
 		t.Errorf("interrupted run rotated %d, want one batch of 40", res.Rotated)
+	}
+	// What it did is in the audit log, though its context was cancelled.
+	action := "encryption_key.rotate"
+	if events, _, err := db.AuditEvents(ctx, quarry.AuditFilter{Action: &action, Limit: 10}); err != nil || len(events) != 1 {
+		t.Errorf("audit entries of the interrupted run: %d, %v; want 1", len(events), err)
 	}
 	if n, _, err := db.SecretsToRotate(ctx); err != nil || n != f.secrets-40 {
 		t.Errorf("after interruption, SecretsToRotate = %d, %v; want %d", n, err, f.secrets-40)

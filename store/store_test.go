@@ -1,8 +1,6 @@
 package store_test
 
 import (
-	"io/fs"
-	"os"
 	"testing"
 
 	"github.com/quarryhq/quarry/store"
@@ -25,30 +23,6 @@ func TestParseURL(t *testing.T) {
 	for _, bad := range []string{"", "sqlite:", "file:?x=1"} {
 		if _, _, err := store.ParseURL(bad); err == nil {
 			t.Errorf("ParseURL(%q) succeeded", bad)
-		}
-	}
-}
-
-// TestMigrationParity checks that both dialects have the same migrations.
-func TestMigrationParity(t *testing.T) {
-	names := func(dir string) []string {
-		entries, err := fs.ReadDir(os.DirFS("migrations"), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, e := range entries {
-			out = append(out, e.Name())
-		}
-		return out
-	}
-	sq, pg := names("sqlite"), names("postgres")
-	if len(sq) == 0 || len(sq) != len(pg) {
-		t.Fatalf("sqlite migrations %v, postgres migrations %v", sq, pg)
-	}
-	for i := range sq {
-		if sq[i] != pg[i] {
-			t.Errorf("migration %d: sqlite %q, postgres %q", i, sq[i], pg[i])
 		}
 	}
 }

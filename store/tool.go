@@ -152,13 +152,7 @@ func (db *DB) CreateTool(ctx context.Context, c *quarry.Caller, in quarry.ToolIn
 // check 4), as quarry.ToolUpdate.Apply says. The If-Match check and the
 // write are one conditional statement.
 func (db *DB) UpdateTool(ctx context.Context, c *quarry.Caller, id int64, u quarry.ToolUpdate) (*quarry.Tool, error) {
-	for range maxUpdateAttempts {
-		t, err := db.updateTool(ctx, c, id, u)
-		if !errors.Is(err, errRaced) {
-			return t, err
-		}
-	}
-	return nil, quarry.Errorf(quarry.ECONFLICT, "Tool %d is being changed by others; try again", id)
+	return retryRaced(fmt.Sprintf("Tool %d", id), func() (*quarry.Tool, error) { return db.updateTool(ctx, c, id, u) })
 }
 
 func (db *DB) updateTool(ctx context.Context, c *quarry.Caller, id int64, u quarry.ToolUpdate) (*quarry.Tool, error) {

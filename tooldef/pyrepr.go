@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/quarryhq/quarry/internal/pyrepr"
 )
 
 // Onyx is written in Python and puts values into its messages with str() or
@@ -76,49 +78,7 @@ func pyNumber(n string) string {
 	if err != nil && !math.IsInf(f, 0) {
 		return n
 	}
-	return pyFloat(f)
-}
-
-// pyFloat renders f as Python's repr() does: the shortest digits that read
-// back as f, in positional notation with at least one decimal ("100.0")
-// when the decimal exponent is in [-4, 16), and in scientific notation with
-// a signed exponent of at least two digits ("1e+16", "1.5e-05") otherwise.
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	sign := ""
-	if math.Signbit(f) {
-		sign, f = "-", -f
-	}
-	// FormatFloat 'e' gives "d.ddde±xx" with the shortest digits.
-	mantissa, expText, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
-	exp, _ := strconv.Atoi(expText)
-	digits := strings.Replace(mantissa, ".", "", 1)
-	if exp < -4 || exp >= 16 {
-		m := digits[:1]
-		if len(digits) > 1 {
-			m += "." + digits[1:]
-		}
-		es := "+"
-		if exp < 0 {
-			es, exp = "-", -exp
-		}
-		return fmt.Sprintf("%s%se%s%02d", sign, m, es, exp)
-	}
-	point := exp + 1 // digits before the decimal point
-	switch {
-	case point <= 0:
-		return sign + "0." + strings.Repeat("0", -point) + digits
-	case point >= len(digits):
-		return sign + digits + strings.Repeat("0", point-len(digits)) + ".0"
-	}
-	return sign + digits[:point] + "." + digits[point:]
+	return pyrepr.Float(f)
 }
 
 // pyQuote renders s as Python's repr() does: in single quotes, or in double

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/api"
-	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/bench"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
@@ -189,7 +189,7 @@ func TestAdminPageInChromium(t *testing.T) {
 	tmp := t.TempDir()
 	db := storetest.OpenURL(t, "sqlite:"+filepath.Join(tmp, "quarry.db"), storetest.Key(t))
 	start := time.Now()
-	seeded, err := db.Seed(ctx, store.DefaultSeedSpec(e2ePairs), nil)
+	seeded, err := bench.Seed(ctx, db, bench.DefaultSeedSpec(e2ePairs), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

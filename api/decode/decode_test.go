@@ -268,17 +268,6 @@ func TestJSONContentTypes(t *testing.T) {
 	}
 }
 
-func TestPyFloat(t *testing.T) {
-	for f, want := range map[float64]string{
-		1: "1.0", 1e16: "1e+16", 1234567890123456: "1234567890123456.0", 1e-5: "1e-05", 0.0001: "0.0001",
-		1.5e-7: "1.5e-07", 123456789.125: "123456789.125", 1e22: "1e+22", 1.25e100: "1.25e+100", -2.5: "-2.5",
-	} {
-		if got := string(appendPyFloat(nil, f)); got != want {
-			t.Errorf("%v: got %s, want %s", f, got, want)
-		}
-	}
-}
-
 // fuzzTargets are destinations shaped like the service's request models.
 func fuzzTargets() []func() any {
 	type header struct {

@@ -2,10 +2,10 @@ package decode
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/pyrepr"
 )
 
 // input returns the value of node i as an Error's Input: what FastAPI
@@ -39,7 +39,7 @@ func (t *tape) appendPy(b []byte, i int) []byte {
 		}
 		return append(b, '0')
 	case kindFloat:
-		return appendPyFloat(b, t.float(i))
+		return pyrepr.AppendFloat(b, t.float(i))
 	case kindString:
 		return quarry.AppendJSONString(b, t.str(i))
 	case kindArray:
@@ -126,68 +126,4 @@ func (t *tape) lastMember(j, k, n int, key string) int {
 		}
 	}
 	return v
-}
-
-// appendPyFloat appends f as Python's float repr.
-func appendPyFloat(b []byte, f float64) []byte {
-	if f == 0 {
-		if math.Signbit(f) {
-			return append(b, "-0.0"...)
-		}
-		return append(b, "0.0"...)
-	}
-	e := strconv.AppendFloat(nil, f, 'e', -1, 64)
-	mant, exp := e, 0
-	for k := range e {
-		if e[k] == 'e' {
-			mant = e[:k]
-			exp, _ = strconv.Atoi(string(e[k+1:]))
-			break
-		}
-	}
-	neg := mant[0] == '-'
-	if neg {
-		mant = mant[1:]
-		b = append(b, '-')
-	}
-	digits := make([]byte, 0, len(mant))
-	for _, c := range mant {
-		if c != '.' {
-			digits = append(digits, c)
-		}
-	}
-	if exp < -4 || exp >= 16 {
-		b = append(b, digits[0])
-		if len(digits) > 1 {
-			b = append(b, '.')
-			b = append(b, digits[1:]...)
-		}
-		b = append(b, 'e')
-		if exp < 0 {
-			b = append(b, '-')
-			exp = -exp
-		} else {
-			b = append(b, '+')
-		}
-		if exp < 10 {
-			b = append(b, '0')
-		}
-		return strconv.AppendInt(b, int64(exp), 10)
-	}
-	if exp < 0 {
-		b = append(b, "0."...)
-		for k := -1; k > exp; k-- {
-			b = append(b, '0')
-		}
-		return append(b, digits...)
-	}
-	for len(digits) <= exp {
-		digits = append(digits, '0')
-	}
-	b = append(b, digits[:exp+1]...)
-	b = append(b, '.')
-	if len(digits) == exp+1 {
-		return append(b, '0')
-	}
-	return append(b, digits[exp+1:]...)
 }

@@ -385,7 +385,7 @@ func Run(t *testing.T, tg Target) {
 			{"credential", "credential.update"}, {"user_group", "user_group.update"}, {"tool", "tool.update"},
 		} {
 			entries := tg.audit(t, "resource_type="+want.resource)
-			if !slices.ContainsFunc(entries, func(a auditEntry) bool {
+			if !slices.ContainsFunc(entries, func(a AuditEntry) bool {
 				return a.Action == want.action && a.ActorID != nil && *a.ActorID == admin.ID
 			}) {
 				t.Errorf("no %s entry by %s among %+v", want.action, admin.Email, entries)

@@ -27,14 +27,15 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 }
 
 func runCreateAPIKey(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("create-api-key", args, env, func(fs *flag.FlagSet) {
-		fs.String("name", "", "a name for the key")
-		fs.String("role", "basic", "admin, global_curator, curator, basic or limited")
+	var name, roleName string
+	cfg, _, err := loadConfig("create-api-key", args, env, func(fs *flag.FlagSet) {
+		fs.StringVar(&name, "name", "", "a name for the key")
+		fs.StringVar(&roleName, "role", "basic", "admin, global_curator, curator, basic or limited")
 	}, "db")
 	if err != nil {
 		return err
 	}
-	name, role := fs.Lookup("name").Value.String(), quarry.Role(fs.Lookup("role").Value.String())
+	role := quarry.Role(roleName)
 	if !role.Valid() {
 		return fmt.Errorf("-role: %q is not one of admin, global_curator, curator, basic, limited", role)
 	}

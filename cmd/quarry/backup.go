@@ -146,6 +146,21 @@ func storedKeyring(cfg *Config, keyFiles ...string) (*store.Keyring, string, err
 	return nil, "", fmt.Errorf("no encryption key: QUARRY_ENCRYPTION_KEY is not set and there is no key file (%s)", strings.Join(keyFiles, ", "))
 }
 
+// openStored opens the configured database, without migrating it, with
+// the keyring of storedKeyring, which it returns with where its primary
+// key came from.
+func openStored(ctx context.Context, cfg *Config, keyFiles ...string) (*store.DB, *store.Keyring, string, error) {
+	keys, keyFrom, err := storedKeyring(cfg, keyFiles...)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	db, err := store.Open(ctx, cfg.DatabaseURL, keys, store.Options{MaxConns: 2})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return db, keys, keyFrom, nil
+}
+
 // existingSQLite returns the path of the SQLite database of url, which must
 // exist (opening a missing one would make an empty one), or "" for
 // PostgreSQL.
@@ -160,23 +175,32 @@ func existingSQLite(url string) (string, error) {
 	return path, nil
 }
 
-func runBackup(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("backup", args, env, func(fs *flag.FlagSet) {
-		fs.String("o", "", "the file to write the copy to; it must not exist")
-		fs.Bool("with-key", false, "also write the encryption key to <copy>.key (mode 0600)")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
-	}, "db")
+// loadCopy parses the flags of backup or restore (see loadLongRun), which
+// copy SQLite files. It refuses a PostgreSQL database, whose copies pg_dump
+// and pg_restore make, after printing how; refusal says what was not done.
+func loadCopy(name string, args []string, env *environment, refusal string, define func(*flag.FlagSet)) (*Config, *longRun, error) {
+	cfg, long, err := loadLongRun(name, args, env, "", define)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	out := fs.Lookup("o").Value.String()
-	withKey := fs.Lookup("with-key").Value.(flag.Getter).Get().(bool)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
 	if dialect, _, err := store.ParseURL(cfg.DatabaseURL); err != nil {
-		return err
+		return nil, nil, err
 	} else if dialect == store.Postgres {
 		fmt.Fprintf(env.stderr, postgresCopyHelp, withoutPassword(cfg.DatabaseURL))
-		return errors.New("backup: nothing was copied: use pg_dump for PostgreSQL (see above)")
+		return nil, nil, fmt.Errorf("%s: %s for PostgreSQL (see above)", name, refusal)
+	}
+	return cfg, long, nil
+}
+
+func runBackup(ctx context.Context, env *environment, args []string) error {
+	var out string
+	var withKey bool
+	cfg, long, err := loadCopy("backup", args, env, "nothing was copied: use pg_dump", func(fs *flag.FlagSet) {
+		fs.StringVar(&out, "o", "", "the file to write the copy to; it must not exist")
+		fs.BoolVar(&withKey, "with-key", false, "also write the encryption key to <copy>.key (mode 0600)")
+	})
+	if err != nil {
+		return err
 	}
 	if out == "" {
 		return errors.New("-o: name the file to write the copy to")
@@ -185,11 +209,7 @@ func runBackup(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	keys, keyFrom, err := storedKeyring(cfg, path+".key")
-	if err != nil {
-		return err
-	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, keys, store.Options{MaxConns: 2})
+	db, keys, keyFrom, err := openStored(ctx, cfg, path+".key")
 	if err != nil {
 		return err
 	}
@@ -197,11 +217,10 @@ func runBackup(ctx context.Context, env *environment, args []string) error {
 
 	w := env.stdout
 	fmt.Fprintf(w, "Copying %s to %s from one snapshot; the server may keep running.\n", path, out)
-	p := newProgress(w, every)
+	p := long.meter(w)
 	p.bytes = true
 	start := time.Now()
-	err = db.Backup(ctx, out, store.BackupOptions{ProgressEvery: p.every,
-		Progress: func(done, total int64) { p.update(store.RotateProgress{Done: int(done), Total: int(total)}) }})
+	err = db.Backup(ctx, out, store.BackupOptions{ProgressEvery: p.every, Progress: p.update})
 	p.finish()
 	if err != nil {
 		return err
@@ -315,25 +334,16 @@ func describeObjects(counts []store.ObjectCount) string {
 }
 
 func runRestore(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("restore", args, env, func(fs *flag.FlagSet) {
-		fs.String("from", "", "the backup to restore, made by quarry backup")
-		fs.Bool("force", false, "replace the database if there is one (it is kept, renamed <db>.replaced-<time>)")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
-	}, "db")
+	var from string
+	var force bool
+	cfg, long, err := loadCopy("restore", args, env, "nothing was restored: use pg_restore", func(fs *flag.FlagSet) {
+		fs.StringVar(&from, "from", "", "the backup to restore, made by quarry backup")
+		fs.BoolVar(&force, "force", false, "replace the database if there is one (it is kept, renamed <db>.replaced-<time>)")
+	})
 	if err != nil {
 		return err
 	}
-	from := fs.Lookup("from").Value.String()
-	force := fs.Lookup("force").Value.(flag.Getter).Get().(bool)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
-	dialect, path, err := store.ParseURL(cfg.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	if dialect == store.Postgres {
-		fmt.Fprintf(env.stderr, postgresCopyHelp, withoutPassword(cfg.DatabaseURL))
-		return errors.New("restore: nothing was restored: use pg_restore for PostgreSQL (see above)")
-	}
+	_, path, _ := store.ParseURL(cfg.DatabaseURL) // loadCopy parsed it.
 	if from == "" {
 		return errors.New("-from: name the backup to restore")
 	}
@@ -346,7 +356,7 @@ func runRestore(ctx context.Context, env *environment, args []string) error {
 	}
 	w := env.stdout
 	fmt.Fprintf(w, "Checking %s with the key from %s (id %s).\n", from, keyFrom, keys.PrimaryID())
-	p := newProgress(w, every)
+	p := long.meter(w)
 	res, err := store.Restore(ctx, from, path, keys, store.RestoreOptions{Replace: force, Check: store.CheckOptions{Progress: p.update}})
 	p.finish()
 	if res != nil && res.Secrets != nil {
@@ -414,17 +424,9 @@ func installKey(w io.Writer, from, to, replaced string) error {
 }
 
 func runCheck(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("check", args, env, func(fs *flag.FlagSet) {
-		fs.Int("batch", store.DefaultRotateBatch, "rows read per query")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
-	}, "db")
+	cfg, long, err := loadLongRun("check", args, env, "rows read per query", nil)
 	if err != nil {
 		return err
-	}
-	batch := fs.Lookup("batch").Value.(flag.Getter).Get().(int)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
-	if batch <= 0 {
-		return fmt.Errorf("-batch: %d: must be positive", batch)
 	}
 	path, err := existingSQLite(cfg.DatabaseURL)
 	if err != nil {
@@ -434,12 +436,8 @@ func runCheck(ctx context.Context, env *environment, args []string) error {
 	if path != "" {
 		keyFiles = []string{path + ".key"}
 	}
-	keys, keyFrom, err := storedKeyring(cfg, keyFiles...)
-	if err != nil {
-		return err
-	}
 	// Opened, not migrated: a check changes nothing.
-	db, err := store.Open(ctx, cfg.DatabaseURL, keys, store.Options{MaxConns: 2})
+	db, keys, keyFrom, err := openStored(ctx, cfg, keyFiles...)
 	if err != nil {
 		return err
 	}
@@ -480,8 +478,8 @@ func runCheck(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "Objects: %s.\n", describeObjects(objects))
-	p := newProgress(w, every)
-	res, err := db.CheckSecrets(ctx, store.CheckOptions{BatchSize: batch, Progress: p.update})
+	p := long.meter(w)
+	res, err := db.CheckSecrets(ctx, store.CheckOptions{BatchSize: long.batch, Progress: p.update})
 	p.finish()
 	if err != nil {
 		return err

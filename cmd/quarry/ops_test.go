@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/syncbuf"
 )
 
 // The operations tests of quarry serve (contract section 7): time-outs
@@ -27,7 +29,7 @@ type opsServed struct {
 	stop             context.CancelFunc // SIGTERM
 	done             chan struct{}      // closed when run returns
 	err              error              // what run returned, once done
-	stderr           *syncBuffer
+	stderr           *syncbuf.Buffer
 }
 
 // opsServe starts "quarry serve" with the given environment (on top of a fresh
@@ -43,8 +45,8 @@ func opsServe(t *testing.T, vars map[string]string) *opsServed {
 		env[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &opsServed{stop: cancel, done: make(chan struct{}), stderr: &syncBuffer{}}
-	stdout := &syncBuffer{}
+	s := &opsServed{stop: cancel, done: make(chan struct{}), stderr: &syncbuf.Buffer{}}
+	stdout := &syncbuf.Buffer{}
 	go func() {
 		s.err = run(ctx, []string{"serve"}, func(k string) string { return env[k] }, stdout, s.stderr)
 		close(s.done)

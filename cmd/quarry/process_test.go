@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/store"
 )
 
@@ -64,24 +65,6 @@ func quarryBinary(t *testing.T) string {
 	return binary.path
 }
 
-// procOutput is a bytes.Buffer that a process writes while tests read.
-type procOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *procOutput) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *procOutput) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // processEnv is the test's environment without QUARRY_ variables, plus vars.
 func processEnv(vars map[string]string) []string {
 	var env []string
@@ -123,7 +106,7 @@ type procServer struct {
 	t              *testing.T
 	cmd            *exec.Cmd
 	base           string
-	stdout, stderr procOutput
+	stdout, stderr syncbuf.Buffer
 	exited         chan struct{}
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,17 +17,9 @@ import (
 // working meanwhile, provided they hold both keys; an interrupted run is
 // continued by running the command again.
 func runRotateEncryptionKey(ctx context.Context, env *environment, args []string) error {
-	cfg, fs, err := loadConfig("rotate-encryption-key", args, env, func(fs *flag.FlagSet) {
-		fs.Int("batch", store.DefaultRotateBatch, "rows re-encrypted per transaction")
-		fs.Duration("progress-every", 2*time.Second, "how often to print a progress line when the output is not a terminal")
-	}, "db")
+	cfg, long, err := loadLongRun("rotate-encryption-key", args, env, "rows re-encrypted per transaction", nil)
 	if err != nil {
 		return err
-	}
-	batch := fs.Lookup("batch").Value.(flag.Getter).Get().(int)
-	every := fs.Lookup("progress-every").Value.(flag.Getter).Get().(time.Duration)
-	if batch <= 0 {
-		return fmt.Errorf("-batch: %d: must be positive", batch)
 	}
 	db, err := openDB(ctx, cfg, env)
 	if err != nil {
@@ -50,9 +41,9 @@ func runRotateEncryptionKey(ctx context.Context, env *environment, args []string
 		return nil
 	}
 	fmt.Fprintf(w, "Re-encrypting %d secrets (%s) under key %s, %d per transaction.\n",
-		total, describe(kinds), keys.PrimaryID(), batch)
-	p := newProgress(w, every)
-	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: batch, Progress: p.update})
+		total, describe(kinds), keys.PrimaryID(), long.batch)
+	p := long.meter(w)
+	res, err := db.RotateKeys(ctx, store.RotateOptions{BatchSize: long.batch, Progress: p.update})
 	p.finish()
 	if err != nil {
 		var ue *store.UnreadableSecretsError
@@ -100,94 +91,4 @@ func describe(kinds []store.KindCount) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// progress prints how far a long run (a rotation, a check, a backup) has
-// come: a line rewritten in place on a terminal, plain lines every so often
-// otherwise.
-type progress struct {
-	w         io.Writer
-	terminal  bool
-	every     time.Duration
-	start     time.Time
-	first     time.Time // When the first batch was done,
-	firstDone int       // and how many it did.
-	last      time.Time // When a line was last printed.
-	lastLine  string
-	width     int
-	bytes     bool // It counts bytes, not secrets.
-}
-
-func newProgress(w io.Writer, every time.Duration) *progress {
-	p := &progress{w: w, every: every, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.terminal, p.every = true, 100*time.Millisecond
-		}
-	}
-	p.last = p.start
-	return p
-}
-
-// update receives the progress of each batch.
-func (p *progress) update(r store.RotateProgress) {
-	now := time.Now()
-	if now.Sub(p.last) < p.every && r.Done < r.Total {
-		p.lastLine = p.line(r, now)
-		return
-	}
-	p.last = now
-	p.print(p.line(r, now))
-}
-
-func (p *progress) line(r store.RotateProgress, now time.Time) string {
-	if p.firstDone == 0 {
-		// The rate is measured from the first batch on: the checks before
-		// it take their own time.
-		p.first, p.firstDone = now, r.Done
-	}
-	elapsed := now.Sub(p.first).Seconds()
-	done, total := r.Done, max(r.Total, r.Done)
-	s := fmt.Sprintf("%d/%d secrets (%d%%)", done, total, done*100/max(total, 1))
-	if p.bytes {
-		s = fmt.Sprintf("%s/%s (%d%%)", mib(int64(done)), mib(int64(total)), done*100/max(total, 1))
-	}
-	if elapsed > 0 && done > p.firstDone {
-		rate := float64(done-p.firstDone) / elapsed
-		left := time.Duration(float64(total-done) / rate * float64(time.Second))
-		if p.bytes {
-			s += fmt.Sprintf(", %s/s, about %s left", mib(int64(rate)), left.Round(time.Second))
-		} else {
-			s += fmt.Sprintf(", %.0f/s, about %s left", rate, left.Round(time.Second))
-		}
-	}
-	return s
-}
-
-// mib renders a number of bytes in MiB.
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-func (p *progress) print(s string) {
-	p.lastLine = ""
-	if !p.terminal {
-		fmt.Fprintln(p.w, s)
-		return
-	}
-	pad := ""
-	if n := p.width - len(s); n > 0 {
-		pad = strings.Repeat(" ", n)
-	}
-	p.width = len(s)
-	fmt.Fprint(p.w, "\r"+s+pad)
-}
-
-// finish ends the progress output: on a terminal, the line in place is
-// completed.
-func (p *progress) finish() {
-	if p.lastLine != "" && p.terminal {
-		p.print(p.lastLine)
-	}
-	if p.terminal && p.width > 0 {
-		fmt.Fprintln(p.w)
-	}
 }

@@ -6,10 +6,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/progress"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -132,5 +134,25 @@ func TestRotateEncryptionKeyCommand(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, after); diff != "" {
 		t.Errorf("credentials changed (-before +after):\n%s", diff)
+	}
+}
+
+// TestMeterOnTerminal: on a terminal the meter rewrites one line in place,
+// holds the updates that come too soon, and completes the line it held
+// when the run finishes.
+func TestMeterOnTerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := newMeter(&b, 0)
+	p.out.Terminal, p.every = true, time.Hour
+	p.last = time.Time{}
+	p.update(progress.Count{Done: 10, Total: 30}) // printed: the first
+	p.update(progress.Count{Done: 20, Total: 30}) // held: too soon
+	if got := b.String(); !strings.HasPrefix(got, "\r10/30 secrets (33%)") || strings.Contains(got, "20/30") || strings.Contains(got, "\n") {
+		t.Errorf("after two updates: %q", got)
+	}
+	p.finish()
+	got := b.String()
+	if !strings.Contains(got, "\r20/30 secrets (66%)") || !strings.HasSuffix(got, "\n") || strings.Count(got, "\n") != 1 {
+		t.Errorf("after finish: %q", got)
 	}
 }

@@ -83,14 +83,7 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		}
 		log.Info("status listing read", "duration", time.Since(start).Round(time.Millisecond))
 	}()
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := cfg.httpServer(handler, log)
 	log.Info("serving", "url", base, "database", db.Dialect(), "version", build.version, "revision", build.revision)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -111,6 +104,20 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// httpServer returns the http.Server that serves h with the configured
+// time-outs, logging its own errors to log as warnings. quarry bench builds
+// its in-process server and its floor with it too.
+func (c *Config) httpServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: c.ReadHeaderTimeout,
+		ReadTimeout:       c.ReadTimeout,
+		WriteTimeout:      c.WriteTimeout,
+		IdleTimeout:       c.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // newLogger returns the structured logger the configuration asks for.

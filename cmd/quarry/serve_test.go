@@ -13,28 +13,11 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer that a server may write while a test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // envOf returns a getenv over vars.
 func envOf(vars map[string]string) func(string) string {
@@ -49,7 +32,7 @@ var tokenRE = regexp.MustCompile(`qry_[A-Za-z0-9_-]{43}`)
 func TestServeBootstrapAndShutdown(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "data", "quarry.db")
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -95,7 +78,7 @@ func TestServeBootstrapAndShutdown(t *testing.T) {
 	}
 
 	// A second start on the same database prints no key.
-	stdout = syncBuffer{}
+	stdout = syncbuf.Buffer{}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	go func() {
 		done <- run(ctx2, []string{"serve", "-addr", "127.0.0.1:0", "-db", "sqlite:" + db}, envOf(nil), &stdout, &stderr)
@@ -201,7 +184,7 @@ func TestServeWarnsOfOpenFiles(t *testing.T) {
 // returns what it logged.
 func serveLog(t *testing.T, args ...string) string {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"serve"}, args...), envOf(nil), &stdout, &stderr) }()

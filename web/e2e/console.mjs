@@ -346,6 +346,16 @@ try {
   await ada.locator('#connector-error', { hasText: '409' }).waitFor();
   await ada.locator('#connector-error').getByRole('link', { name: 'wiki-support' }).waitFor();
   await view(ada, 'connector-409');
+  // And the credential the pair uses: the same 409, the same list.
+  await ada.goto(`${url}#credential/${credID}`);
+  await ada.locator('#credential-form:not([hidden])').waitFor();
+  await settled(ada);
+  await press(ada, '#credential-delete');
+  await ada.locator('#confirm[open]').waitFor();
+  await press(ada, '#confirm-yes', { name: 'Delete', back: true });
+  await ada.locator('#credential-error', { hasText: '409' }).waitFor();
+  await ada.locator('#credential-error').getByRole('link', { name: 'wiki-support' }).waitFor();
+  check((await ada.locator('#credential-error').innerText()).includes('These cc-pairs use it (1 pair)'), 'the 409 says how many pairs');
 
   // 6. A group, made with the keyboard alone; Cy is invited.
   step = 'group';

@@ -44,13 +44,13 @@ CREATE TABLE scim_users (
 -- folded, for filters).
 CREATE TABLE scim_user_emails (
     user_id    TEXT NOT NULL REFERENCES scim_users (user_id) ON DELETE CASCADE,
-    position   INTEGER NOT NULL,
+    ordinal    INTEGER NOT NULL,
     value      TEXT NOT NULL,
     value_key  TEXT NOT NULL,
     type       TEXT,
     is_primary BOOLEAN NOT NULL,
     display    TEXT,
-    PRIMARY KEY (user_id, position)
+    PRIMARY KEY (user_id, ordinal)
 );
 CREATE INDEX scim_user_emails_by_value ON scim_user_emails (value_key);
 

@@ -3,8 +3,8 @@
 // or deleted (DELETE: a 409 while cc-pairs use it, which are listed).
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, said, confirmAction, loadingRow, emptyRow,
-  groupPicker, setFreq, getFreq, fmtFreq, fmtTime, plural } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, said, confirmDelete, loadingRow, emptyRow,
+  groupPicker, setFreq, getFreq, fmtFreq, fmtTime } from './ui.js';
 import { kvEditor } from './kv.js';
 import { sourceName, sourceOptions } from './sources.js';
 import { isAdmin, groupChoices } from './session.js';
@@ -177,26 +177,18 @@ async function save(ev) {
 
 async function remove() {
   const conn = state.conn;
-  if (!conn || !(await confirmAction(`Delete the connector "${conn.name}" (#${conn.id})? This cannot be undone.`))) return;
-  const box = $('connector-error');
-  clearError(box);
-  await busy($('connector-delete'), async () => {
-    try {
-      await call('DELETE', `manage/admin/connector/${encodeURIComponent(conn.id)}`);
+  if (!conn) return;
+  await confirmDelete({
+    question: `Delete the connector "${conn.name}" (#${conn.id})? This cannot be undone.`,
+    box: $('connector-error'),
+    button: $('connector-delete'),
+    request: () => call('DELETE', `manage/admin/connector/${encodeURIComponent(conn.id)}`),
+    done: () => {
       status.markStale();
       go('#connectors');
-    } catch (e) {
-      if (e.status === 409) {
-        // Which pairs still use it: delete those first.
-        const rows = (await status.pairs().catch(() => [])).filter((r) => r.connID === conn.id);
-        const list = el('ul', { class: 'links' });
-        status.pairLinks(list, rows, 'None that you can see.');
-        showError(box, e, el('p', {}, `These cc-pairs use it (${plural(rows.length, 'pair')}); delete them first:`), list);
-      } else {
-        showError(box, e);
-      }
-      box.scrollIntoView({ block: 'nearest' });
-    }
+    },
+    // Which pairs still use it: delete those first.
+    conflict: () => status.pairsUsing((r) => r.connID === conn.id),
   });
 }
 

@@ -7,8 +7,8 @@
 // the secret. Deleting answers 409 while cc-pairs use it; they are listed.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, confirmAction, fmtTime, isMasked, uid, loadingRow, emptyRow,
-  groupPicker, plural } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, confirmDelete, fmtTime, isMasked, uid, loadingRow, emptyRow,
+  groupPicker } from './ui.js';
 import { kvEditor } from './kv.js';
 import { sourceName, sourceOptions } from './sources.js';
 import { groupChoices, role, isAdmin } from './session.js';
@@ -313,26 +313,18 @@ async function save(ev) {
 
 async function remove() {
   const cred = state.cred;
-  const label = cred && (cred.name ? `"${cred.name}" (#${cred.id})` : `#${cred.id}`);
-  if (!cred || !(await confirmAction(`Delete the credential ${label}? Its secrets are gone for good.`))) return;
-  const box = $('credential-error');
-  clearError(box);
-  await busy($('credential-delete'), async () => {
-    try {
-      await call('DELETE', `manage/credential/${encodeURIComponent(cred.id)}`);
+  if (!cred) return;
+  const label = cred.name ? `"${cred.name}" (#${cred.id})` : `#${cred.id}`;
+  await confirmDelete({
+    question: `Delete the credential ${label}? Its secrets are gone for good.`,
+    box: $('credential-error'),
+    button: $('credential-delete'),
+    request: () => call('DELETE', `manage/credential/${encodeURIComponent(cred.id)}`),
+    done: () => {
       markStale();
       go('#credentials');
-    } catch (e) {
-      if (e.status === 409) {
-        const rows = (await status.pairs().catch(() => [])).filter((r) => r.credID === cred.id);
-        const list = el('ul', { class: 'links' });
-        status.pairLinks(list, rows, 'None that you can see.');
-        showError(box, e, el('p', {}, `These cc-pairs use it (${plural(rows.length, 'pair')}); delete them first:`), list);
-      } else {
-        showError(box, e);
-      }
-      box.scrollIntoView({ block: 'nearest' });
-    }
+    },
+    conflict: () => status.pairsUsing((r) => r.credID === cred.id),
   });
 }
 

@@ -4,7 +4,7 @@
 // …/add-users) or removed, curator flags set (POST …/set-curator).
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, said, confirmAction, loadingRow, emptyRow } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, said, confirmDelete, loadingRow, emptyRow } from './ui.js';
 import * as status from './status.js';
 import { go, href } from './route.js';
 
@@ -226,16 +226,15 @@ async function rename(ev) {
 
 async function remove() {
   const g = state.group;
-  if (!(await confirmAction(`Delete the group "${g.name}" (#${g.id})? Its members lose what it shared with them; curators who curated only it become basic users.`))) return;
-  const box = $('group-error');
-  clearError(box);
-  try {
-    await call('DELETE', `manage/admin/user-group/${g.id}`);
-    status.markStale();
-    go('#groups');
-  } catch (e) {
-    writeError(box, e);
-  }
+  await confirmDelete({
+    question: `Delete the group "${g.name}" (#${g.id})? Its members lose what it shared with them; curators who curated only it become basic users.`,
+    box: $('group-error'),
+    request: () => call('DELETE', `manage/admin/user-group/${g.id}`),
+    done: () => {
+      status.markStale();
+      go('#groups');
+    },
+  });
 }
 
 /** wire connects the controls, once. */

@@ -4,7 +4,8 @@
 // (/admin/enterprise-settings/scim/token): made (shown once), revoked.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, confirmAction, loadingRow, emptyRow, secretBox, fmtTime } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, confirmAction, confirmDelete, loadingRow, emptyRow,
+  secretBox, fmtTime } from './ui.js';
 
 /** list shows every key, and the SCIM token. */
 export async function list() {
@@ -76,19 +77,18 @@ async function regenerate(k, name, button) {
 }
 
 async function remove(k, name, button) {
-  if (!(await confirmAction(`Revoke ${name}? It stops working at once; what its account owns keeps its owner.`, 'Revoke'))) return;
-  const box = $('keys-error');
-  clearError(box);
-  await busy(button, async () => {
-    try {
-      await call('DELETE', `admin/api-key/${k.api_key_id}`);
+  await confirmDelete({
+    question: `Revoke ${name}? It stops working at once; what its account owns keeps its owner.`,
+    yes: 'Revoke',
+    box: $('keys-error'),
+    button,
+    request: () => call('DELETE', `admin/api-key/${k.api_key_id}`),
+    done: async () => {
       $('keys-secret').hidden = true;
       await keys();
       // Its row, and the button pressed, are gone.
       $('keys-title').focus();
-    } catch (e) {
-      writeError(box, e);
-    }
+    },
   });
 }
 
@@ -131,18 +131,17 @@ async function createSCIM(ev) {
 }
 
 async function revokeSCIM() {
-  if (!(await confirmAction('Revoke the SCIM token? The directory can change nothing until you make a new one; what it manages stays its.', 'Revoke'))) return;
-  const box = $('scim-error');
-  clearError(box);
-  await busy($('scim-revoke'), async () => {
-    try {
-      await call('DELETE', 'admin/enterprise-settings/scim/token');
+  await confirmDelete({
+    question: 'Revoke the SCIM token? The directory can change nothing until you make a new one; what it manages stays its.',
+    yes: 'Revoke',
+    box: $('scim-error'),
+    button: $('scim-revoke'),
+    request: () => call('DELETE', 'admin/enterprise-settings/scim/token'),
+    done: async () => {
       $('scim-secret').hidden = true;
       await scimToken();
       $('scim-title').focus();
-    } catch (e) {
-      writeError(box, e);
-    }
+    },
   });
 }
 

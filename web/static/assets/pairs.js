@@ -5,7 +5,7 @@
 // /manage/admin/deletion-attempt).
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, said, confirmAction, groupPicker } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, said, confirmDelete, groupPicker } from './ui.js';
 import { sourceName } from './sources.js';
 import { isAdmin, groupChoices } from './session.js';
 import * as status from './status.js';
@@ -162,17 +162,15 @@ async function rename(ev) {
 
 async function remove() {
   const p = state.pair;
-  if (!(await confirmAction(`Delete the cc-pair "${p.name}" (#${p.id})? Its connector goes too when this is its last pair; the credential stays.`))) return;
-  const box = $('pair-error');
-  clearError(box);
-  await busy($('pair-delete'), async () => {
-    try {
-      await call('POST', 'manage/admin/deletion-attempt', { body: { connector_id: p.connector.id, credential_id: p.credential.id } });
+  await confirmDelete({
+    question: `Delete the cc-pair "${p.name}" (#${p.id})? Its connector goes too when this is its last pair; the credential stays.`,
+    box: $('pair-error'),
+    button: $('pair-delete'),
+    request: () => call('POST', 'manage/admin/deletion-attempt', { body: { connector_id: p.connector.id, credential_id: p.credential.id } }),
+    done: () => {
       status.markStale();
       go('#status');
-    } catch (e) {
-      writeError(box, e);
-    }
+    },
   });
 }
 

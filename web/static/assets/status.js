@@ -5,7 +5,7 @@
 // (#status?q=…&source=…&access=…&sort=…&dir=…&page=…).
 
 import { call } from './api.js';
-import { $, el, fmtInt, showError, clearError, keepFocus } from './ui.js';
+import { $, el, fmtInt, plural, showError, clearError, keepFocus } from './ui.js';
 import { setParams, href } from './route.js';
 import { sourceName } from './sources.js';
 import { isAdmin, curatesOrAdmin } from './session.js';
@@ -392,4 +392,16 @@ export function pairLinks(list, rows, empty) {
     el('a', { href: href('pair', r.id) }, r.name || `cc-pair #${r.id}`),
     ` (#${r.id}) · ${r.connName} with ${r.credName || `credential #${r.credID}`} · `,
     el('span', { class: `badge ${r.access}` }, r.access))) : [el('li', { class: 'muted' }, empty)]));
+}
+
+/**
+ * pairsUsing says which cc-pairs, of those the person can see, use an
+ * object that a 409 refused to delete (the rows for which uses is true):
+ * a sentence and a list of links, for confirmDelete's conflict.
+ */
+export async function pairsUsing(uses) {
+  const rows = (await pairs().catch(() => [])).filter(uses);
+  const list = el('ul', { class: 'links' });
+  pairLinks(list, rows, 'None that you can see.');
+  return [el('p', {}, `These cc-pairs use it (${plural(rows.length, 'pair')}); delete them first:`), list];
 }

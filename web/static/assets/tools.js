@@ -6,7 +6,7 @@
 // unless changed: the server keeps the stored value of a mask.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, confirmAction, isMasked, uid, emptyRow } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, confirmDelete, isMasked, uid, emptyRow } from './ui.js';
 import { isAdmin, curatesOrAdmin } from './session.js';
 import { go, href } from './route.js';
 
@@ -276,16 +276,13 @@ async function save(ev) {
 
 async function remove() {
   const t = state.tool;
-  if (!t || !(await confirmAction(`Delete the custom tool "${t.name}" (#${t.id})? The assistant can no longer call it.`))) return;
-  const box = $('tool-error');
-  clearError(box);
-  await busy($('tool-delete'), async () => {
-    try {
-      await call('DELETE', `admin/tool/custom/${encodeURIComponent(t.id)}`);
-      go('#tools');
-    } catch (e) {
-      writeError(box, e);
-    }
+  if (!t) return;
+  await confirmDelete({
+    question: `Delete the custom tool "${t.name}" (#${t.id})? The assistant can no longer call it.`,
+    box: $('tool-error'),
+    button: $('tool-delete'),
+    request: () => call('DELETE', `admin/tool/custom/${encodeURIComponent(t.id)}`),
+    done: () => go('#tools'),
   });
 }
 
@@ -298,16 +295,12 @@ async function oauthList() {
     const { data } = await call('GET', 'admin/oauth-config');
     tbody.replaceChildren(...data.map((c) => {
       const del = el('button', { type: 'button', class: 'danger', 'aria-label': `Delete the OAuth configuration ${c.name}` }, 'Delete');
-      del.addEventListener('click', async () => {
-        if (!(await confirmAction(`Delete the OAuth configuration "${c.name}" (#${c.id})?`))) return;
-        clearError(box);
-        try {
-          await call('DELETE', `admin/oauth-config/${c.id}`);
-          await oauthList();
-        } catch (e) {
-          writeError(box, e);
-        }
-      });
+      del.addEventListener('click', () => confirmDelete({
+        question: `Delete the OAuth configuration "${c.name}" (#${c.id})?`,
+        box,
+        request: () => call('DELETE', `admin/oauth-config/${c.id}`),
+        done: oauthList,
+      }));
       return el('tr', {}, el('td', { class: 'num' }, String(c.id)), el('td', {}, c.name), el('td', {}, el('code', {}, c.client_id)),
         el('td', { class: 'wrap' }, c.token_url), el('td', {}, c.scopes.join(' ')), el('td', {}, del));
     }));

@@ -99,6 +99,31 @@ export function confirmAction(text, yes = 'Delete') {
 }
 
 /**
+ * confirmDelete asks, with confirmAction(question, yes), before deleting
+ * something; then, with button (if any) busy and box cleared, it awaits
+ * request() and done(). An error is shown in box; a 409 (something still
+ * uses it) with the nodes conflict() resolves to, if given.
+ */
+export async function confirmDelete({ question, yes, box, button, request, done, conflict }) {
+  if (!(await confirmAction(question, yes))) return;
+  clearError(box);
+  const run = async () => {
+    try {
+      await request();
+      await done();
+    } catch (e) {
+      if (e.status === 409 && conflict) {
+        showError(box, e, ...(await conflict()));
+        box.scrollIntoView({ block: 'nearest' });
+      } else {
+        writeError(box, e);
+      }
+    }
+  };
+  await (button ? busy(button, run) : run());
+}
+
+/**
  * secretBox shows a value that is shown once (an API key, a password), with
  * a button that copies it, in container.
  */

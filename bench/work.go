@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -8,49 +8,35 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Paths of the operations.
-const (
-	benchStatusPath     = "/manage/admin/connector/status"
-	benchCredentialPath = "/manage/credential/"
-	benchToolPath       = "/admin/tool/custom/"
-)
-
-// benchCredentials is the number of credentials patch-credential and
+// maxCredentials is the number of credentials patch-credential and
 // status-cold spread their writes over (fewer if there are fewer).
-const benchCredentials = 1000
+const maxCredentials = 1000
 
-// benchWeight is an operation and its weight in the mix.
-type benchWeight struct {
-	op     string
-	weight int
-}
-
-// benchWork is what the clients send: the operations' weights and the
-// requests prepared for them, and the responses the floor serves.
-type benchWork struct {
+// work is what the clients send: the operations' weights and the requests
+// readied for them, and the answers the floor serves.
+type work struct {
 	token  string
-	mix    []benchWeight
+	mix    []weight
 	total  int // Sum of the weights.
-	creds  []*benchCred
-	tools  []*benchTool
+	creds  []*credential
+	tools  []*tool
 	status []byte // The status listing, as fetched before the load.
-	// Sample responses of the writes, for the floor.
-	patchResponse, putResponse []byte
+	// answers are the server's answers to one request of each route the
+	// mix sends, which the floor serves.
+	answers map[route][]byte
 	// coldMu makes each status-cold write and the GET after it one step,
 	// so that no other GET can cache the listing in between.
 	coldMu sync.Mutex
 }
 
-// benchCred is a credential that writes go to.
-type benchCred struct {
+// credential is a credential that writes go to.
+type credential struct {
 	id      int64
 	noop    []byte    // status-cold's tiny write: the name as it is
 	bodies  [2][]byte // patch-credential: the masked echo with the name, then with a changed name
@@ -58,30 +44,35 @@ type benchCred struct {
 	touched atomic.Bool // Renamed at least once.
 }
 
-// benchTool is a custom tool that put-tool updates.
-type benchTool struct {
+// tool is a custom tool that put-tool updates.
+type tool struct {
 	id   int64
 	body []byte
 }
 
-func (w *benchWork) uses(op string) bool {
-	return slices.ContainsFunc(w.mix, func(x benchWeight) bool { return x.op == op })
+// preparation is what the operations' prepare functions work with: the
+// system under test, a caller for the requests that must succeed, and
+// where to say what they do.
+type preparation struct {
+	sys    *system
+	o      *Options
+	caller *caller
+	screen *screen
 }
 
-// benchPrepare fetches the listing, and the credentials and tools the
-// operations write to (creating the tools on the in-process server), and
-// makes one request of each operation to check that it works and to keep
-// its response for the floor.
-func benchPrepare(ctx context.Context, sys *benchSystem, o *benchOptions, mix []benchWeight, prog *benchProgress) (*benchWork, error) {
-	w := &benchWork{token: sys.token, mix: mix}
+// prepare fetches the listing, runs the prepare function of each operation
+// of the mix, and fetches the listing again after their writes (and so
+// caches it again for the warm operation): the floor serves that one.
+func prepare(ctx context.Context, sys *system, o *Options, mix []weight, sc *screen) (*work, error) {
+	w := &work{token: sys.token, mix: mix, answers: map[route][]byte{}}
 	for _, x := range mix {
 		w.total += x.weight
 	}
-	c := &benchCaller{client: benchSetupClient(), base: sys.base, token: sys.token}
-	defer c.client.CloseIdleConnections()
+	p := &preparation{sys: sys, o: o, caller: &caller{client: setupClient(), base: sys.base, token: sys.token}, screen: sc}
+	defer p.caller.client.CloseIdleConnections()
 
 	var err error
-	if w.status, err = c.call(ctx, "GET", benchStatusPath, nil); err != nil {
+	if w.status, err = p.caller.call(ctx, "GET", statusPath, nil); err != nil {
 		return nil, err
 	}
 	if !sys.inProcess {
@@ -91,63 +82,60 @@ func benchPrepare(ctx context.Context, sys *benchSystem, o *benchOptions, mix []
 		}
 		sys.spec.Pairs = len(rows)
 	}
-
-	if w.uses(opPatchCredential) || w.uses(opStatusCold) {
-		if err := w.prepareCredentials(ctx, c, sys, prog); err != nil {
+	wrote := false
+	for _, x := range mix {
+		if x.op.prepare == nil {
+			continue
+		}
+		if err := x.op.prepare(ctx, w, p); err != nil {
 			return nil, err
 		}
-		if w.patchResponse, err = c.call(ctx, "PATCH", benchCredentialPath+benchItoa(w.creds[0].id), w.creds[0].bodies[0]); err != nil {
+		wrote = true
+	}
+	if wrote {
+		if w.status, err = p.caller.call(ctx, "GET", statusPath, nil); err != nil {
 			return nil, err
 		}
 	}
-	if w.uses(opPutTool) {
-		if err := w.prepareTools(ctx, c, sys, o.tools, prog); err != nil {
-			return nil, err
-		}
-		if w.putResponse, err = c.call(ctx, "PUT", benchToolPath+benchItoa(w.tools[0].id), w.tools[0].body); err != nil {
-			return nil, err
-		}
-	}
-	if w.patchResponse != nil || w.putResponse != nil {
-		// The body just fetched, after the preparation's writes (and the
-		// listing cached again for the warm operation).
-		if w.status, err = c.call(ctx, "GET", benchStatusPath, nil); err != nil {
-			return nil, err
-		}
-	}
+	w.answers[statusRoute] = w.status
 	return w, nil
 }
 
-// benchCredRecord is what bench reads of a credential.
-type benchCredRecord struct {
+// credentialRecord is what bench reads of a credential.
+type credentialRecord struct {
 	ID             int64           `json:"id"`
 	Name           *string         `json:"name"`
 	CredentialJSON json.RawMessage `json:"credential_json"`
 }
 
-// prepareCredentials picks up to benchCredentials credentials spread over
-// all, reads them as a client would (masked), and builds their bodies.
-func (w *benchWork) prepareCredentials(ctx context.Context, c *benchCaller, sys *benchSystem, prog *benchProgress) error {
-	var recs []benchCredRecord
-	if sys.inProcess {
-		n := sys.spec.Credentials
-		k := min(n, benchCredentials)
+// prepareCredentials picks up to maxCredentials credentials spread over
+// all, reads them as a client would (masked), and builds their bodies;
+// then it sends the first one's, for the floor.
+func prepareCredentials(ctx context.Context, w *work, p *preparation) error {
+	if w.creds != nil {
+		return nil // Readied for another operation of the mix.
+	}
+	c := p.caller
+	var recs []credentialRecord
+	if p.sys.inProcess {
+		n := p.sys.spec.Credentials
+		k := min(n, maxCredentials)
 		for i := range k {
 			id := 1 + int64(i)*int64(n)/int64(k)
-			var r benchCredRecord
-			if err := c.getJSON(ctx, benchCredentialPath+benchItoa(id), &r); err != nil {
+			var r credentialRecord
+			if err := c.getJSON(ctx, credentialPath+itoa(id), &r); err != nil {
 				return err
 			}
 			recs = append(recs, r)
-			prog.fraction("reading credentials", i+1, k)
+			p.screen.fraction("reading credentials", i+1, k)
 		}
 	} else {
-		var all []benchCredRecord
+		var all []credentialRecord
 		if err := c.getJSON(ctx, "/manage/credential", &all); err != nil {
 			return err
 		}
-		sys.spec.Credentials = len(all)
-		k := min(len(all), benchCredentials)
+		p.sys.spec.Credentials = len(all)
+		k := min(len(all), maxCredentials)
 		for i := range k {
 			recs = append(recs, all[i*len(all)/k])
 		}
@@ -164,59 +152,64 @@ func (w *benchWork) prepareCredentials(ctx context.Context, c *benchCaller, sys 
 			Name           *string         `json:"name"`
 			CredentialJSON json.RawMessage `json:"credential_json,omitempty"`
 		}
-		k := &benchCred{id: r.ID}
-		k.noop = benchJSON(patch{Name: r.Name})
-		k.bodies[0] = benchJSON(patch{Name: r.Name, CredentialJSON: r.CredentialJSON})
-		k.bodies[1] = benchJSON(patch{Name: &changed, CredentialJSON: r.CredentialJSON})
+		k := &credential{id: r.ID}
+		k.noop = mustJSON(patch{Name: r.Name})
+		k.bodies[0] = mustJSON(patch{Name: r.Name, CredentialJSON: r.CredentialJSON})
+		k.bodies[1] = mustJSON(patch{Name: &changed, CredentialJSON: r.CredentialJSON})
 		w.creds = append(w.creds, k)
 	}
-	prog.line(fmt.Sprintf("writes go to %d credentials", len(w.creds)))
-	return nil
+	p.screen.line(fmt.Sprintf("writes go to %d credentials", len(w.creds)))
+	answer, err := c.call(ctx, "PATCH", credentialPath+itoa(w.creds[0].id), w.creds[0].bodies[0])
+	w.answers[credentialRoute] = answer
+	return err
 }
 
-// benchToolRecord is what bench reads of a tool.
-type benchToolRecord struct {
+// toolRecord is what bench reads of a tool.
+type toolRecord struct {
 	ID              int64           `json:"id"`
 	Name            string          `json:"name"`
 	Description     string          `json:"description"`
 	Definition      json.RawMessage `json:"definition"`
 	InCodeToolID    *string         `json:"in_code_tool_id"`
-	CustomHeaders   []benchHeader   `json:"custom_headers"`
+	CustomHeaders   []header        `json:"custom_headers"`
 	PassthroughAuth bool            `json:"passthrough_auth"`
 }
 
-type benchHeader struct {
+type header struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 }
 
-// prepareTools creates n custom tools through the API (in process) or
-// finds the target's, and builds their PUT bodies: the tool as read, its
-// header values masked echoes, as a client that edits it sends it back.
-func (w *benchWork) prepareTools(ctx context.Context, c *benchCaller, sys *benchSystem, n int, prog *benchProgress) error {
-	var recs []benchToolRecord
-	if sys.inProcess {
+// prepareTools creates o.Tools custom tools through the API (in process)
+// or finds the target's, and builds their PUT bodies: the tool as read,
+// its header values masked echoes, as a client that edits it sends it
+// back; then it sends the first one's, for the floor.
+func prepareTools(ctx context.Context, w *work, p *preparation) error {
+	c := p.caller
+	var recs []toolRecord
+	if p.sys.inProcess {
+		n := p.o.Tools
 		for i := 1; i <= n; i++ {
-			body := benchJSON(map[string]any{
+			body := mustJSON(map[string]any{
 				"name":        fmt.Sprintf("bench-tool-%03d", i),
 				"description": fmt.Sprintf("Tickets of help desk %d", i),
-				"definition":  json.RawMessage(benchToolDefinition(i)),
-				"custom_headers": []benchHeader{
+				"definition":  json.RawMessage(ToolDefinition(i)),
+				"custom_headers": []header{
 					{"X-Api-Key", fmt.Sprintf("hd-%03d-%s", i, strings.Repeat("k3y", 12))},
 					{"X-Tenant", fmt.Sprintf("tenant-%03d", i)},
 				},
 				"passthrough_auth": false,
 			})
-			var r benchToolRecord
+			var r toolRecord
 			if err := c.decode(ctx, "POST", "/admin/tool/custom", body, &r); err != nil {
 				return err
 			}
 			recs = append(recs, r)
-			prog.fraction("creating tools", i, n)
+			p.screen.fraction("creating tools", i, n)
 		}
-		sys.tools = n
+		p.sys.tools = n
 	} else {
-		var all []benchToolRecord
+		var all []toolRecord
 		if err := c.getJSON(ctx, "/tool", &all); err != nil {
 			return err
 		}
@@ -225,13 +218,13 @@ func (w *benchWork) prepareTools(ctx context.Context, c *benchCaller, sys *bench
 				recs = append(recs, r)
 			}
 		}
-		sys.tools = len(recs)
+		p.sys.tools = len(recs)
 	}
 	if len(recs) == 0 {
 		return errors.New("no custom tool to update: create some on the target, or choose another -op")
 	}
 	for _, r := range recs {
-		w.tools = append(w.tools, &benchTool{id: r.ID, body: benchJSON(map[string]any{
+		w.tools = append(w.tools, &tool{id: r.ID, body: mustJSON(map[string]any{
 			"name":             r.Name,
 			"description":      r.Description,
 			"definition":       r.Definition,
@@ -239,13 +232,16 @@ func (w *benchWork) prepareTools(ctx context.Context, c *benchCaller, sys *bench
 			"passthrough_auth": r.PassthroughAuth,
 		})})
 	}
-	prog.line(fmt.Sprintf("updates go to %d custom tools", len(w.tools)))
-	return nil
+	p.screen.line(fmt.Sprintf("updates go to %d custom tools", len(w.tools)))
+	answer, err := c.call(ctx, "PUT", toolPath+itoa(w.tools[0].id), w.tools[0].body)
+	w.answers[toolRoute] = answer
+	return err
 }
 
-// benchToolDefinition is a valid OpenAPI definition of a small help desk
-// API: four operations, parameters, a request body and components.
-func benchToolDefinition(i int) string {
+// ToolDefinition is the OpenAPI definition of the custom tools the bench
+// makes (i numbers them): a small help desk API of four operations, with
+// parameters, a request body and components, which Quarry accepts.
+func ToolDefinition(i int) string {
 	return fmt.Sprintf(`{"openapi": "3.0.3",
   "info": {"title": "Help desk %[1]d", "description": "Tickets and comments of help desk %[1]d", "version": "1.%[1]d.0"},
   "servers": [{"url": "https://helpdesk-%[1]d.example.com/api/v2"}],
@@ -272,23 +268,14 @@ func benchToolDefinition(i int) string {
   }}}`, i)
 }
 
-// floorBodies returns the responses the floor serves, by route.
-func (w *benchWork) floorBodies() map[string][]byte {
-	return map[string][]byte{
-		floorStatus:     w.status,
-		floorCredential: w.patchResponse,
-		floorTool:       w.putResponse,
-	}
-}
-
 // restoreNames gives the renamed credentials of a target their names back.
-func (w *benchWork) restoreNames(ctx context.Context, base string) error {
-	c := &benchCaller{client: benchSetupClient(), base: base, token: w.token}
+func (w *work) restoreNames(ctx context.Context, base string) error {
+	c := &caller{client: setupClient(), base: base, token: w.token}
 	defer c.client.CloseIdleConnections()
 	var errs []error
 	for _, k := range w.creds {
 		if k.touched.Load() {
-			if _, err := c.call(ctx, "PATCH", benchCredentialPath+benchItoa(k.id), k.bodies[0]); err != nil {
+			if _, err := c.call(ctx, "PATCH", credentialPath+itoa(k.id), k.bodies[0]); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -296,18 +283,18 @@ func (w *benchWork) restoreNames(ctx context.Context, base string) error {
 	return errors.Join(errs...)
 }
 
-// benchCaller makes the requests of the preparation, which must succeed.
-type benchCaller struct {
+// caller makes the requests of the preparation, which must succeed.
+type caller struct {
 	client      *http.Client
 	base, token string
 }
 
-func benchSetupClient() *http.Client {
+func setupClient() *http.Client {
 	return &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{Proxy: nil, DisableCompression: true, MaxIdleConnsPerHost: 4}}
 }
 
 // call sends a request and returns the body of its 2xx answer.
-func (c *benchCaller) call(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+func (c *caller) call(ctx context.Context, method, path string, body []byte) ([]byte, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -330,12 +317,12 @@ func (c *benchCaller) call(ctx context.Context, method, path string, body []byte
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if res.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s %s: %s: %s", method, path, res.Status, benchTruncate(b, 512))
+		return nil, fmt.Errorf("%s %s: %s: %s", method, path, res.Status, truncate(b, 512))
 	}
 	return b, nil
 }
 
-func (c *benchCaller) decode(ctx context.Context, method, path string, body []byte, v any) error {
+func (c *caller) decode(ctx context.Context, method, path string, body []byte, v any) error {
 	b, err := c.call(ctx, method, path, body)
 	if err != nil {
 		return err
@@ -346,11 +333,11 @@ func (c *benchCaller) decode(ctx context.Context, method, path string, body []by
 	return nil
 }
 
-func (c *benchCaller) getJSON(ctx context.Context, path string, v any) error {
+func (c *caller) getJSON(ctx context.Context, path string, v any) error {
 	return c.decode(ctx, "GET", path, nil, v)
 }
 
-func benchJSON(v any) []byte {
+func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
@@ -358,9 +345,7 @@ func benchJSON(v any) []byte {
 	return b
 }
 
-func benchItoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-func benchTruncate(b []byte, n int) string {
+func truncate(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…"
 	}

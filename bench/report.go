@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -11,26 +11,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
-// benchReport is the result of a run; -json prints it as is.
-type benchReport struct {
+// Report is the result of a run; quarry bench -json prints it as is
+// (docs/benchmarks.md shows it).
+type Report struct {
 	QuarryVersion   string         `json:"quarry_version"`
 	Op              string         `json:"op"`
 	Mix             map[string]int `json:"mix,omitempty"`
 	Clients         int            `json:"clients"`
 	DurationSeconds float64        `json:"duration_seconds"`
-	Server          benchServer    `json:"server"`
-	Dataset         benchDataset   `json:"dataset"`
-	Machine         benchMachine   `json:"machine"`
-	Results         []benchResult  `json:"results"`
-	Errors          benchErrorsOut `json:"errors"`
-	FloorErrors     benchErrorsOut `json:"floor_errors"`
+	Server          ServerInfo     `json:"server"`
+	Dataset         Dataset        `json:"dataset"`
+	Machine         Machine        `json:"machine"`
+	Results         []Result       `json:"results"`
+	Errors          ErrorCounts    `json:"errors"`
+	FloorErrors     ErrorCounts    `json:"floor_errors"`
 }
 
-type benchServer struct {
+// ServerInfo says what was loaded.
+type ServerInfo struct {
 	Mode     string `json:"mode"` // "in-process" or "target"
 	URL      string `json:"url,omitempty"`
 	Database string `json:"database"`
@@ -43,7 +44,8 @@ type benchServer struct {
 	PeakRSSNote       string `json:"peak_rss_note"`
 }
 
-type benchDataset struct {
+// Dataset describes the data the server held.
+type Dataset struct {
 	Seeded      bool    `json:"seeded"`
 	Pairs       int     `json:"pairs"`
 	Connectors  int     `json:"connectors,omitempty"`
@@ -57,7 +59,8 @@ type benchDataset struct {
 	StatusBytes int     `json:"status_bytes"`
 }
 
-type benchMachine struct {
+// Machine describes the machine the bench ran on.
+type Machine struct {
 	CPUs       int    `json:"cpus"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	GoVersion  string `json:"go_version"`
@@ -66,25 +69,27 @@ type benchMachine struct {
 	CPUModel   string `json:"cpu_model"`
 }
 
-// benchResult is one series: the server's numbers, the floor's, and their
+// Result is one series: the server's numbers, the floor's, and their
 // ratios.
-type benchResult struct {
-	Op            string       `json:"op"`
-	ResponseBytes int          `json:"response_bytes"`
-	Server        benchNumbers `json:"server"`
-	Floor         benchNumbers `json:"floor"`
+type Result struct {
+	Op            string  `json:"op"`
+	ResponseBytes int     `json:"response_bytes"`
+	Server        Numbers `json:"server"`
+	Floor         Numbers `json:"floor"`
 	// VsFloor divides the server's numbers by the floor's: throughput
 	// below 1 and latencies above 1 are what Quarry adds to HTTP.
-	VsFloor benchRatios `json:"vs_floor"`
+	VsFloor Ratios `json:"vs_floor"`
 }
 
-type benchNumbers struct {
-	Requests      uint64       `json:"requests"`
-	ThroughputRPS float64      `json:"throughput_rps"`
-	LatencyMS     benchLatency `json:"latency_ms"`
+// Numbers are a series' throughput and latencies in one phase.
+type Numbers struct {
+	Requests      uint64  `json:"requests"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	LatencyMS     Latency `json:"latency_ms"`
 }
 
-type benchLatency struct {
+// Latency is a latency distribution, in milliseconds.
+type Latency struct {
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
@@ -92,7 +97,8 @@ type benchLatency struct {
 	Max  float64 `json:"max"`
 }
 
-type benchRatios struct {
+// Ratios are the server's numbers divided by the floor's.
+type Ratios struct {
 	Throughput float64 `json:"throughput"`
 	P50        float64 `json:"p50"`
 	P90        float64 `json:"p90"`
@@ -100,31 +106,42 @@ type benchRatios struct {
 	Max        float64 `json:"max"`
 }
 
-type benchErrorsOut struct {
-	Total    int64              `json:"total"`
-	ByStatus map[string]int64   `json:"by_status"`
-	Samples  []benchErrorSample `json:"samples"`
+// ErrorCounts are a phase's failed requests: how many, by status, and the
+// first few.
+type ErrorCounts struct {
+	Total    int64            `json:"total"`
+	ByStatus map[string]int64 `json:"by_status"`
+	Samples  []ErrorSample    `json:"samples"`
 }
 
-func benchNewReport(o *benchOptions, mix []benchWeight, sys *benchSystem) *benchReport {
-	r := &benchReport{
-		QuarryVersion:   currentBuild().version,
-		Op:              o.op,
-		Clients:         o.clients,
-		DurationSeconds: o.duration.Seconds(),
-		Server:          benchServer{Mode: "in-process", Database: sys.database},
-		Dataset: benchDataset{
+// ErrorSample is a failed request and the answer it got.
+type ErrorSample struct {
+	Phase   string `json:"phase"`
+	Op      string `json:"op"`
+	Request string `json:"request"`
+	Status  int    `json:"status"` // 0: no answer
+	Body    string `json:"body"`
+}
+
+func newReport(o *Options, mix []weight, sys *system) *Report {
+	r := &Report{
+		QuarryVersion:   o.Version,
+		Op:              o.Op,
+		Clients:         o.Clients,
+		DurationSeconds: o.Duration.Seconds(),
+		Server:          ServerInfo{Mode: "in-process", Database: sys.database},
+		Dataset: Dataset{
 			Seeded: sys.inProcess, Pairs: sys.spec.Pairs, Connectors: sys.spec.Connectors,
 			Credentials: sys.spec.Credentials, Groups: sys.spec.Groups, CustomTools: sys.tools,
 			SeedSeconds: sys.seedTime.Seconds(), LoadSeconds: sys.loadTime.Seconds(),
 		},
-		Machine: benchMachine{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
-			OS: runtime.GOOS, Arch: runtime.GOARCH, CPUModel: benchCPUModel()},
+		Machine: Machine{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version(),
+			OS: runtime.GOOS, Arch: runtime.GOARCH, CPUModel: cpuModel()},
 	}
-	if o.op == opMix {
+	if o.Op == Mix {
 		r.Mix = map[string]int{}
 		for _, x := range mix {
-			r.Mix[x.op] = x.weight
+			r.Mix[x.op.name] = x.weight
 		}
 	}
 	if !sys.inProcess {
@@ -136,8 +153,8 @@ func benchNewReport(o *benchOptions, mix []benchWeight, sys *benchSystem) *bench
 
 // setupPeakRSS records the peak RSS so far and resets it, so that the
 // next reading is the load's.
-func (r *benchReport) setupPeakRSS() {
-	if v, ok := benchVmHWM(); ok {
+func (r *Report) setupPeakRSS() {
+	if v, ok := vmHWM(); ok {
 		r.Server.SetupPeakRSSBytes = &v
 	}
 	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil {
@@ -148,19 +165,19 @@ func (r *benchReport) setupPeakRSS() {
 }
 
 // loadPeakRSS records the peak RSS after the server's load.
-func (r *benchReport) loadPeakRSS(inProcess bool) {
+func (r *Report) loadPeakRSS(inProcess bool) {
 	if !inProcess {
 		return
 	}
-	if v, ok := benchVmHWM(); ok {
+	if v, ok := vmHWM(); ok {
 		r.Server.PeakRSSBytes = &v
 	} else {
 		r.Server.PeakRSSNote = "unknown: no VmHWM in /proc/self/status"
 	}
 }
 
-// benchVmHWM returns the process's peak resident set size, in bytes.
-func benchVmHWM() (int64, bool) {
+// vmHWM returns the process's peak resident set size, in bytes.
+func vmHWM() (int64, bool) {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0, false
@@ -178,8 +195,8 @@ func benchVmHWM() (int64, bool) {
 	return 0, false
 }
 
-// benchCPUModel returns the CPU's model name from /proc/cpuinfo.
-func benchCPUModel() string {
+// cpuModel returns the CPU's model name from /proc/cpuinfo.
+func cpuModel() string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
 		return "unknown"
@@ -196,20 +213,19 @@ func benchCPUModel() string {
 }
 
 // addResults fills the results and errors from the two phases.
-func (r *benchReport) addResults(w *benchWork, server, floor *benchPhase) {
+func (r *Report) addResults(w *work, server, floor *phase) {
 	r.Dataset.StatusBytes = len(w.status)
-	sizes := [nSeries]int{len(w.status), len(w.status), len(w.patchResponse), len(w.patchResponse), len(w.putResponse)}
 	for _, s := range w.seriesUsed() {
-		res := benchResult{Op: seriesNames[s], ResponseBytes: sizes[s],
-			Server: benchNumbersOf(server, s), Floor: benchNumbersOf(floor, s)}
+		res := Result{Op: s.name, ResponseBytes: len(w.answers[s.route]),
+			Server: numbersOf(server, s.name), Floor: numbersOf(floor, s.name)}
 		ratio := func(a, b float64) float64 {
 			if b == 0 {
 				return 0
 			}
-			return benchRound(a / b)
+			return round(a / b)
 		}
 		sv, fl := res.Server, res.Floor
-		res.VsFloor = benchRatios{
+		res.VsFloor = Ratios{
 			Throughput: ratio(sv.ThroughputRPS, fl.ThroughputRPS),
 			P50:        ratio(sv.LatencyMS.P50, fl.LatencyMS.P50),
 			P90:        ratio(sv.LatencyMS.P90, fl.LatencyMS.P90),
@@ -218,45 +234,47 @@ func (r *benchReport) addResults(w *benchWork, server, floor *benchPhase) {
 		}
 		r.Results = append(r.Results, res)
 	}
-	r.Errors, r.FloorErrors = benchErrorsOf(&server.errs), benchErrorsOf(&floor.errs)
+	r.Errors, r.FloorErrors = errorCountsOf(&server.errs), errorCountsOf(&floor.errs)
 }
 
-func benchNumbersOf(ph *benchPhase, s int) benchNumbers {
+func numbersOf(ph *phase, s string) Numbers {
 	sum := ph.series[s].summary()
-	ms := func(ns int64) float64 { return benchRound(float64(ns) / 1e6) }
-	return benchNumbers{
+	ms := func(ns int64) float64 { return round(float64(ns) / 1e6) }
+	return Numbers{
 		Requests:      sum.n,
-		ThroughputRPS: benchRound(float64(sum.n) / ph.elapsed.Seconds()),
-		LatencyMS:     benchLatency{Mean: benchRound(sum.mean / 1e6), P50: ms(sum.p50), P90: ms(sum.p90), P99: ms(sum.p99), Max: ms(sum.max)},
+		ThroughputRPS: round(float64(sum.n) / ph.elapsed.Seconds()),
+		LatencyMS:     Latency{Mean: round(sum.mean / 1e6), P50: ms(sum.p50), P90: ms(sum.p90), P99: ms(sum.p99), Max: ms(sum.max)},
 	}
 }
 
-func benchErrorsOf(e *benchErrors) benchErrorsOut {
+func errorCountsOf(e *failures) ErrorCounts {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := benchErrorsOut{Total: e.total.Load(), ByStatus: maps.Clone(e.counts), Samples: slices.Clone(e.samples)}
+	out := ErrorCounts{Total: e.total.Load(), ByStatus: maps.Clone(e.counts), Samples: slices.Clone(e.samples)}
 	if out.ByStatus == nil {
 		out.ByStatus = map[string]int64{}
 	}
 	if out.Samples == nil {
-		out.Samples = []benchErrorSample{}
+		out.Samples = []ErrorSample{}
 	}
 	return out
 }
 
-// benchRound keeps three significant digits, enough for a report.
-func benchRound(v float64) float64 {
+// round keeps three significant digits, enough for a report.
+func round(v float64) float64 {
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
 	return f
 }
 
-func (r *benchReport) writeJSON(w io.Writer) error {
+// WriteJSON writes r as one JSON object.
+func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
-func (r *benchReport) writeText(w io.Writer) {
+// WriteText writes r as the text report of docs/benchmarks.md.
+func (r *Report) WriteText(w io.Writer) {
 	op := r.Op
 	if r.Mix != nil {
 		var parts []string
@@ -276,7 +294,7 @@ func (r *benchReport) writeText(w io.Writer) {
 	}
 	d := r.Dataset
 	if d.Seeded {
-		fmt.Fprintf(w, "dataset   %d pairs over %d connectors, %d credentials, %d groups (store.DefaultSeedSpec), seeded in %s, listing read whole in %s",
+		fmt.Fprintf(w, "dataset   %d pairs over %d connectors, %d credentials, %d groups (bench.DefaultSeedSpec), seeded in %s, listing read whole in %s",
 			d.Pairs, d.Connectors, d.Credentials, d.Groups, time.Duration(d.SeedSeconds*float64(time.Second)).Round(time.Millisecond),
 			time.Duration(d.LoadSeconds*float64(time.Second)).Round(time.Millisecond))
 	} else {
@@ -288,11 +306,11 @@ func (r *benchReport) writeText(w io.Writer) {
 	if d.CustomTools > 0 {
 		fmt.Fprintf(w, "; %d custom tools", d.CustomTools)
 	}
-	fmt.Fprintf(w, "; status listing %s\n", benchBytes(int64(d.StatusBytes)))
+	fmt.Fprintf(w, "; status listing %s\n", formatBytes(int64(d.StatusBytes)))
 	if p := r.Server.PeakRSSBytes; p != nil {
-		fmt.Fprintf(w, "peak RSS  %s %s", benchBytes(*p), r.Server.PeakRSSNote)
+		fmt.Fprintf(w, "peak RSS  %s %s", formatBytes(*p), r.Server.PeakRSSNote)
 		if s := r.Server.SetupPeakRSSBytes; s != nil {
-			fmt.Fprintf(w, "; %s before, seeding and preparing", benchBytes(*s))
+			fmt.Fprintf(w, "; %s before, seeding and preparing", formatBytes(*s))
 		}
 		fmt.Fprintln(w)
 	} else {
@@ -305,23 +323,23 @@ func (r *benchReport) writeText(w io.Writer) {
 	for _, res := range r.Results {
 		for _, n := range []struct {
 			label string
-			benchNumbers
+			Numbers
 			size string
 		}{{res.Op, res.Server, strconv.Itoa(res.ResponseBytes)}, {"  floor", res.Floor, ""}} {
 			l := n.LatencyMS
-			fmt.Fprintf(w, row, n.label, strconv.FormatUint(n.Requests, 10), benchNum(n.ThroughputRPS),
-				benchMS(l.Mean), benchMS(l.P50), benchMS(l.P90), benchMS(l.P99), benchMS(l.Max), n.size)
+			fmt.Fprintf(w, row, n.label, strconv.FormatUint(n.Requests, 10), num(n.ThroughputRPS),
+				ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), n.size)
 		}
 		v := res.VsFloor
-		fmt.Fprintf(w, row, "  vs floor", "", benchNum(v.Throughput)+"×", "",
-			benchNum(v.P50)+"×", benchNum(v.P90)+"×", benchNum(v.P99)+"×", benchNum(v.Max)+"×", "")
+		fmt.Fprintf(w, row, "  vs floor", "", num(v.Throughput)+"×", "",
+			num(v.P50)+"×", num(v.P90)+"×", num(v.P99)+"×", num(v.Max)+"×", "")
 	}
 	fmt.Fprintln(w)
-	benchWriteErrors(w, "errors", r.Errors)
-	benchWriteErrors(w, "floor errors", r.FloorErrors)
+	writeErrors(w, "errors", r.Errors)
+	writeErrors(w, "floor errors", r.FloorErrors)
 }
 
-func benchWriteErrors(w io.Writer, label string, e benchErrorsOut) {
+func writeErrors(w io.Writer, label string, e ErrorCounts) {
 	if e.Total == 0 {
 		fmt.Fprintf(w, "%-12s none\n", label)
 		return
@@ -337,7 +355,7 @@ func benchWriteErrors(w io.Writer, label string, e benchErrorsOut) {
 }
 
 // benchNum renders a number with three or four significant digits.
-func benchNum(v float64) string {
+func num(v float64) string {
 	switch {
 	case v >= 1000:
 		return strconv.FormatFloat(v, 'f', 0, 64)
@@ -350,17 +368,17 @@ func benchNum(v float64) string {
 }
 
 // benchMS renders milliseconds.
-func benchMS(ms float64) string {
+func ms(ms float64) string {
 	if ms < 1 {
-		return benchNum(ms*1000) + "µs"
+		return num(ms*1000) + "µs"
 	}
 	if ms >= 1000 {
-		return benchNum(ms/1000) + "s"
+		return num(ms/1000) + "s"
 	}
-	return benchNum(ms) + "ms"
+	return num(ms) + "ms"
 }
 
-func benchBytes(n int64) string {
+func formatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
@@ -370,139 +388,4 @@ func benchBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// benchProgress shows how far seeding and loading have come: one line
-// rewritten in place (\r) on a terminal, plain lines otherwise.
-type benchProgress struct {
-	w        io.Writer
-	terminal bool
-	mu       sync.Mutex
-	width    int       // Of the line in place; 0 when none.
-	last     time.Time // When the line in place was last drawn.
-	step     int       // Last tenth printed by fraction, off a terminal.
-	label    string
-}
-
-func benchNewProgress(w io.Writer) *benchProgress {
-	p := &benchProgress{w: w}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
-	}
-	return p
-}
-
-// line prints a line of its own.
-func (p *benchProgress) line(s string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.endLocked()
-	fmt.Fprintln(p.w, s)
-}
-
-// inPlace draws s as the line in place, at most every 100 ms unless force.
-func (p *benchProgress) inPlace(s string, force bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if !force && now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	pad := ""
-	if n := p.width - len(s); n > 0 {
-		pad = strings.Repeat(" ", n)
-	}
-	p.width = len(s)
-	fmt.Fprint(p.w, "\r"+s+pad)
-}
-
-// end finishes the line in place, if any.
-func (p *benchProgress) end() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.endLocked()
-}
-
-func (p *benchProgress) endLocked() {
-	if p.width > 0 {
-		fmt.Fprintln(p.w)
-		p.width = 0
-	}
-}
-
-// fraction reports done of total for label: in place on a terminal, at
-// each tenth otherwise.
-func (p *benchProgress) fraction(label string, done, total int) {
-	pct := done * 100 / max(total, 1)
-	if p.terminal {
-		p.inPlace(fmt.Sprintf("%s: %3d%% (%d/%d)", label, pct, done, total), done >= total)
-		if done >= total {
-			p.end()
-		}
-		return
-	}
-	p.mu.Lock()
-	if label != p.label {
-		p.label, p.step = label, 0
-	}
-	tenth := pct / 10
-	print := tenth > p.step
-	if print {
-		p.step = tenth
-	}
-	p.mu.Unlock()
-	if print {
-		p.line(fmt.Sprintf("%s: %d%% (%d/%d)", label, pct, done, total))
-	}
-}
-
-// loading shows a phase's progress until the returned function is called.
-func (p *benchProgress) loading(name string, start time.Time, d time.Duration, ph *benchPhase) (stop func()) {
-	every := max(time.Second, d/10)
-	if p.terminal {
-		every = 200 * time.Millisecond
-	}
-	show := func(final bool) {
-		el := time.Since(start)
-		n := ph.done.Load()
-		s := fmt.Sprintf("loading the %s: %s/%s, %d requests, %.0f req/s, %d errors",
-			name, min(el, d).Round(100*time.Millisecond), d, n, float64(n)/el.Seconds(), ph.errs.total.Load())
-		if p.terminal {
-			p.inPlace(s, true)
-			if final {
-				p.end()
-			}
-		} else {
-			p.line(s)
-		}
-	}
-	if !p.terminal {
-		p.line(fmt.Sprintf("loading the %s for %s", name, d))
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if time.Since(start) < d { // The last line is stop's.
-					show(false)
-				}
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		wg.Wait()
-		show(true)
-	}
 }
