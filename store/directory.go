@@ -501,12 +501,20 @@ func (tx *Tx) writeDirectoryUser(ctx context.Context, c *quarry.Caller, old *dir
 			return err
 		}
 	}
-	if fields := directoryFields(old.DirectoryUser, u); len(fields) > 0 || u.Active != old.directoryActive {
+	// What the directory says of the person's activation changes when its
+	// change changes their activation; otherwise it stays (an admin's
+	// deactivation by hand, which the representation shows, is not the
+	// directory's word).
+	directoryActive := old.directoryActive
+	if u.Active != old.Active {
+		directoryActive = u.Active
+	}
+	if fields := directoryFields(old.DirectoryUser, u); len(fields) > 0 || directoryActive != old.directoryActive {
 		if _, err := tx.ExecContext(ctx, `UPDATE scim_users SET user_name = $1, user_name_key = $2, external_id = $3, display_name = $4,
 				given_name = $5, family_name = $6, formatted = $7, department = $8, manager = $9, active = $10, updated_at = $11
 			WHERE user_id = $12`,
 			u.UserName, quarry.FoldCase(u.UserName), u.ExternalID, u.DisplayName, u.GivenName, u.FamilyName, u.Formatted,
-			u.Department, u.Manager, u.Active, later(tx.now, old.UpdatedAt).Micros(), u.ID); err != nil {
+			u.Department, u.Manager, directoryActive, later(tx.now, old.UpdatedAt).Micros(), u.ID); err != nil {
 			return err
 		}
 		if slices.Contains(fields, "emails") {

@@ -174,6 +174,11 @@ func TestDirectoryUsers(t *testing.T) {
 	if err := db.SetActive(ctx, ca, "bob@corp.example", false); err != nil {
 		t.Errorf("deactivating Bob by hand: %v", err)
 	}
+	// The directory changes something else of Bob meanwhile: his
+	// deactivation stays, and stays the admin's to undo.
+	if _, err := db.UpdateDirectoryUser(ctx, dir, bob.ID, nil, nil, func(u *quarry.DirectoryUser) error { u.DisplayName = sp("Bobby"); return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.SetActive(ctx, ca, "bob@corp.example", true); err != nil {
 		t.Errorf("undoing it: %v", err)
 	}
@@ -203,7 +208,7 @@ func TestDirectoryUsers(t *testing.T) {
 		{&quarry.DirectoryFilter{Op: quarry.FilterEq, Attr: "userName", Value: "ANN@CORP.EXAMPLE"}, []string{ann.ID}},
 		{&quarry.DirectoryFilter{Op: quarry.FilterStartsWith, Attr: "userName", Value: "b"}, []string{bob.ID, adminDir.ID}},
 		{&quarry.DirectoryFilter{Op: quarry.FilterContains, Attr: "emails.value", Value: "OB@"}, []string{bob.ID}},
-		{&quarry.DirectoryFilter{Op: quarry.FilterEndsWith, Attr: "displayName", Value: "ray"}, []string{bob.ID}},
+		{&quarry.DirectoryFilter{Op: quarry.FilterEndsWith, Attr: "displayName", Value: "BBY"}, []string{bob.ID}},
 		{&quarry.DirectoryFilter{Op: quarry.FilterEq, Attr: "active", Value: "false"}, []string{ann.ID}},
 		{&quarry.DirectoryFilter{Op: quarry.FilterPresent, Attr: "externalId"}, nil},
 		{&quarry.DirectoryFilter{Op: quarry.FilterNot, Left: &quarry.DirectoryFilter{Op: quarry.FilterEq, Attr: "externalId", Value: "x"}}, []string{ann.ID, bob.ID, adminDir.ID}},
