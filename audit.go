@@ -1,5 +1,7 @@
 package quarry
 
+import "encoding/json"
+
 // AuditEvent records one change: who made it, when, to what, and the names
 // (never the values) of the fields it changed.
 type AuditEvent struct {
@@ -18,6 +20,10 @@ type AuditEvent struct {
 	Fields        []string `json:"fields"`
 	RequestID     string   `json:"request_id"`
 	SourceIP      string   `json:"source_ip"`
+	// Details holds facts of the event beyond its fields, as a JSON
+	// object (a tool run's method, host, status and duration); absent
+	// when there are none. Never secrets.
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // AuditFilter narrows the audit log listing and picks one page of it.

@@ -21,6 +21,8 @@ const (
 	EINTERNAL     = "internal"     // Anything else; its details are never shown (500).
 
 	ENOTIMPLEMENTED = "not_implemented" // Quarry does not do this, such as indexing (501).
+	EBADGATEWAY     = "bad_gateway"     // A server Quarry called for the caller could not be reached (502).
+	EGATEWAYTIMEOUT = "gateway_timeout" // A server Quarry called for the caller did not answer in time (504).
 )
 
 // Error is a failure with a code and a message fit for the caller. Errors of

@@ -20,6 +20,11 @@ type OAuthConfig struct {
 	UserID           *string  `json:"user_id"`
 	CreatedAt        Time     `json:"time_created"`
 	UpdatedAt        Time     `json:"time_updated"`
+	// AdditionalParams are sent with the authorization request, such as
+	// Google's access_type=offline; nil when none are set.
+	AdditionalParams map[string]string `json:"additional_params"`
+	// ToolCount is the number of tools that use the configuration.
+	ToolCount int `json:"tool_count"`
 }
 
 // CheckURLs reports the first of AuthorizationURL and TokenURL that an

@@ -40,5 +40,8 @@ type NewSession struct {
 	IP        string
 	UserAgent string
 	IDToken   string // The OpenID provider's ID token, kept sealed as the hint of its end-session endpoint.
-	Replaces  string // The hash of the session token the browser signs in over, if any: that session ends.
+	// SSOToken holds the provider's access and refresh tokens, kept sealed
+	// with the session for the tools that pass them through; nil for none.
+	SSOToken *OAuthToken
+	Replaces string // The hash of the session token the browser signs in over, if any: that session ends.
 }

@@ -26,6 +26,8 @@ var statuses = map[string]int{
 	quarry.EUNAVAILABLE:  http.StatusServiceUnavailable,
 
 	quarry.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	quarry.EBADGATEWAY:     http.StatusBadGateway,
+	quarry.EGATEWAYTIMEOUT: http.StatusGatewayTimeout,
 }
 
 // errorBody is the body of every error response but 422.
@@ -80,7 +82,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(qe.RetryAfter.Seconds()))))
 		}
 	}
-	if status >= 500 && status != http.StatusNotImplemented { // 501 is an answer, not a failure.
+	// 501 is an answer, not a failure; 502 and 504 are failures of a server
+	// Quarry called for the caller, which the handler logs.
+	if status >= 500 && status != http.StatusNotImplemented && status != http.StatusBadGateway && status != http.StatusGatewayTimeout {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", quarry.RequestIDFrom(r.Context())), slog.String("error", err.Error()))
 	}

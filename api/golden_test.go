@@ -173,6 +173,24 @@ var goldenTargets = map[string]func() any{
 			Body addUsers `body:""`
 		}{}
 	},
+	"oauthConfigUpdate": func() any {
+		return &struct {
+			ID   int64             `path:"oauth_config_id"`
+			Body oauthConfigUpdate `body:""`
+		}{}
+	},
+	"oauthInitiate": func() any {
+		return &struct {
+			Body oauthInitiate `body:""`
+		}{}
+	},
+	"oauthCallbackQuery": func() any { return &oauthCallbackQuery{} },
+	"toolRun": func() any {
+		return &struct {
+			ID   int64   `path:"tool_id"`
+			Body toolRun `body:""`
+		}{}
+	},
 }
 
 func loadGoldenCases(t testing.TB) []goldenCase {

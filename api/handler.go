@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -50,9 +51,16 @@ var (
 
 // authed adapts an API handler: it authenticates the caller (401), applies
 // the route's gate (403), runs the handler and writes any error it returns.
+// The request may take the database time-out.
 func (s *Server) authed(g gate, h handlerFunc) http.Handler {
+	return s.authedFor(s.cfg.DBTimeout, g, h)
+}
+
+// authedFor is authed for a route whose requests may take up to d (a run
+// of a tool, which waits on the tool's server).
+func (s *Server) authedFor(d time.Duration, g gate, h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DBTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		r = r.WithContext(ctx)
 		c, err := s.authenticate(r)

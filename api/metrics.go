@@ -10,15 +10,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/store"
 )
 
 // metrics are a Server's Prometheus metrics, on a registry of its own (never
 // the global one), served by GET /metrics. docs/operations.md lists them.
 type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	handler  http.Handler
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	runs        *prometheus.CounterVec
+	runDuration *prometheus.HistogramVec
+	handler     http.Handler
 }
 
 // requestLabels label the request metrics: the route pattern (never the raw
@@ -39,6 +42,19 @@ func newMetrics(cfg Config, db *store.DB, status *statusCache) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, requestLabels),
 	}
+	m.runs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quarry_tool_runs_total",
+		Help: "Runs of custom tools (POST /tool/{tool_id}/run), by outcome: ok, upstream_4xx, upstream_5xx, refused, timeout, unreachable, invalid, no_token, error.",
+	}, []string{"outcome"})
+	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "quarry_tool_run_duration_seconds",
+		Help:    "Time a run of a custom tool took, from reading the tool to the tool's answer (or the failure), by outcome.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"outcome"})
+	for _, o := range quarry.RunOutcomes() {
+		m.runs.WithLabelValues(o)
+		m.runDuration.WithLabelValues(o)
+	}
 	b := buildOf(cfg)
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "quarry_build_info",
@@ -48,7 +64,7 @@ func newMetrics(cfg Config, db *store.DB, status *statusCache) *metrics {
 	})
 	buildInfo.Set(1)
 	reg.MustRegister(
-		m.requests, m.duration, buildInfo,
+		m.requests, m.duration, m.runs, m.runDuration, buildInfo,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "quarry_db_statements_total",
 			Help: "SQL statements run by the store.",
@@ -76,6 +92,12 @@ func (m *metrics) observe(method, route string, status int, d time.Duration) {
 	labels := []string{route, methodLabel(method), strconv.Itoa(status)}
 	m.requests.WithLabelValues(labels...).Inc()
 	m.duration.WithLabelValues(labels...).Observe(d.Seconds())
+}
+
+// observeRun records one run of a custom tool.
+func (m *metrics) observeRun(outcome string, d time.Duration) {
+	m.runs.WithLabelValues(outcome).Inc()
+	m.runDuration.WithLabelValues(outcome).Observe(d.Seconds())
 }
 
 // methodLabel returns method if it is a standard one and "OTHER" otherwise,

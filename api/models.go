@@ -170,14 +170,52 @@ type scimTokenCreate struct {
 	Name string `json:"name"`
 }
 
-// oauthConfigCreate is the body of POST /admin/oauth-config.
+// oauthConfigCreate is the body of POST /admin/oauth-config (and of
+// Onyx's POST /admin/oauth-config/create): Onyx's OAuthConfigCreate.
 type oauthConfigCreate struct {
-	Name             string                    `json:"name"`
-	AuthorizationURL string                    `json:"authorization_url"`
-	TokenURL         string                    `json:"token_url"`
-	ClientID         string                    `json:"client_id"`
-	ClientSecret     string                    `json:"client_secret"`
-	Scopes           decode.Optional[[]string] `json:"scopes"`
+	Name             string                           `json:"name"`
+	AuthorizationURL string                           `json:"authorization_url"`
+	TokenURL         string                           `json:"token_url"`
+	ClientID         string                           `json:"client_id"`
+	ClientSecret     string                           `json:"client_secret"`
+	Scopes           decode.Optional[[]string]        `json:"scopes"`
+	AdditionalParams decode.Optional[json.RawMessage] `json:"additional_params"`
+}
+
+// oauthConfigUpdate is the body of PUT /admin/oauth-config/{oauth_config_id}:
+// Onyx's OAuthConfigUpdate.
+type oauthConfigUpdate struct {
+	Name              decode.Optional[string]          `json:"name"`
+	AuthorizationURL  decode.Optional[string]          `json:"authorization_url"`
+	TokenURL          decode.Optional[string]          `json:"token_url"`
+	ClientID          decode.Optional[string]          `json:"client_id"`
+	ClientSecret      decode.Optional[string]          `json:"client_secret"`
+	Scopes            decode.Optional[[]string]        `json:"scopes"`
+	AdditionalParams  decode.Optional[json.RawMessage] `json:"additional_params"`
+	ClearClientID     bool                             `json:"clear_client_id" default:"false"`
+	ClearClientSecret bool                             `json:"clear_client_secret" default:"false"`
+}
+
+// oauthInitiate is the body of POST /oauth-config/initiate: Onyx's
+// OAuthInitiateRequest, whose return_path defaults to the admin page
+// rather than Onyx's /chat.
+type oauthInitiate struct {
+	OAuthConfigID int64  `json:"oauth_config_id"`
+	ReturnPath    string `json:"return_path" default:"\"/\""`
+}
+
+// oauthCallbackQuery holds the query parameters of POST
+// /oauth-config/callback, as Onyx takes them.
+type oauthCallbackQuery struct {
+	Code  string `query:"code"`
+	State string `query:"state"`
+}
+
+// toolRun is the body of POST /tool/{tool_id}/run: the method to run (a
+// name POST /admin/tool/custom/validate lists) and its arguments.
+type toolRun struct {
+	Method string          `json:"method"`
+	Args   json.RawMessage `json:"args" default:"{}"`
 }
 
 // statusQuery holds the query parameters of GET /manage/admin/connector/status.

@@ -42,6 +42,10 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /admin/api-key", "APIKeyCreate", apiKeyCreate{}},
 		{"PATCH /admin/api-key/{api_key_id}", "APIKeyCreate", apiKeyCreate{}},
 		{"POST /admin/oauth-config", "OAuthConfigCreate", oauthConfigCreate{}},
+		{"POST /admin/oauth-config/create", "OAuthConfigCreate", oauthConfigCreate{}},
+		{"PUT /admin/oauth-config/{oauth_config_id}", "OAuthConfigUpdate", oauthConfigUpdate{}},
+		{"POST /oauth-config/initiate", "OAuthInitiateRequest", oauthInitiate{}},
+		{"POST /tool/{tool_id}/run", "ToolRun", toolRun{}},
 		{"POST /auth/register", "RegisterRequest", registerRequest{}},
 		{"POST /auth/login", "LoginForm", loginForm{}},
 		{"PATCH /manage/set-user-role", "SetUserRole", setUserRole{}},
@@ -111,6 +115,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"GET /manage/users/accepted":                  usersQuery{},
 		"GET /manage/admin/sessions":                  sessionsQuery{},
 		"PUT /manage/admin/cc-pair/{cc_pair_id}/name": ccPairRename{},
+		"POST /oauth-config/callback":                 oauthCallbackQuery{},
 	} {
 		oasCheckQuery(t, route, reflect.TypeOf(model), doc.operation(t, route))
 	}

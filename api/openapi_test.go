@@ -93,8 +93,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 	public := map[string]bool{"GET /openapi.json": true, "GET /docs": true, "GET /health": true, "GET /ready": true,
 		"POST /auth/register": true, "POST /auth/login": true, "GET /auth/type": true, "GET /auth/oidc/login": true,
-		"GET /auth/oidc/callback": true,
-		"GET /metrics":            true, "GET /version": true, "GET /": true, "GET /assets/{path}": true,
+		"GET /auth/oidc/callback": true, "GET /oauth-config/callback": true,
+		"GET /metrics": true, "GET /version": true, "GET /": true, "GET /assets/{path}": true,
 		"GET /scim/v2/ServiceProviderConfig": true, "GET /scim/v2/ResourceTypes": true, "GET /scim/v2/ResourceTypes/{name}": true,
 		"GET /scim/v2/Schemas": true, "GET /scim/v2/Schemas/{id}": true}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

@@ -73,8 +73,21 @@ func (s *Server) routes() {
 	m.Handle("GET /tool", s.authed(basicAccess, s.handleListTools))
 	m.Handle("GET /tool/{tool_id}", s.authed(basicAccess, s.handleGetTool))
 	m.Handle("POST /admin/oauth-config", s.authed(adminOnly, s.handleCreateOAuthConfig))
+	m.Handle("POST /admin/oauth-config/create", s.authed(adminOnly, s.handleCreateOAuthConfig)) // Onyx's path
 	m.Handle("GET /admin/oauth-config", s.authed(adminOnly, s.handleListOAuthConfigs))
+	m.Handle("GET /admin/oauth-config/{oauth_config_id}", s.authed(adminOnly, s.handleGetOAuthConfig))
+	m.Handle("PUT /admin/oauth-config/{oauth_config_id}", s.authed(adminOnly, s.handleUpdateOAuthConfig))
 	m.Handle("DELETE /admin/oauth-config/{oauth_config_id}", s.authed(adminOnly, s.handleDeleteOAuthConfig))
+
+	// Running custom tools (api/toolrun.go), and each person's OAuth
+	// connections for them (api/oauthflow.go). A run may take the tool's
+	// whole time-out, beyond the database's.
+	m.Handle("POST /tool/{tool_id}/run", s.authedFor(s.runTimeout(), basicAccess, s.handleRunTool))
+	m.Handle("POST /oauth-config/initiate", s.authed(basicAccess, s.handleOAuthInitiate))
+	m.Handle("GET /oauth-config/callback", s.publicFor(s.runTimeout(), s.handleOAuthCallbackPage))
+	m.Handle("POST /oauth-config/callback", s.authedFor(s.runTimeout(), basicAccess, s.handleOAuthCallback))
+	m.Handle("DELETE /oauth-config/{oauth_config_id}/token", s.authed(basicAccess, s.handleRevokeOAuthToken))
+	m.Handle("GET /user-oauth-token/status", s.authed(basicAccess, s.handleOAuthTokenStatus))
 
 	// The audit log.
 	m.Handle("GET /admin/audit-log", s.authed(adminOnly, s.handleAuditLog))

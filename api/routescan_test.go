@@ -23,6 +23,9 @@ var publicRoutes = map[string]bool{
 	"GET /auth/type":          true,
 	"GET /auth/oidc/login":    true,
 	"GET /auth/oidc/callback": true,
+	// The authorization server sends the browser back here; it checks
+	// the session cookie itself, and redirects without one.
+	"GET /oauth-config/callback": true,
 
 	// SCIM's discovery: identity providers read it before they have a token.
 	"GET /scim/v2/ServiceProviderConfig": true,

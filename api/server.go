@@ -17,6 +17,7 @@ import (
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/tooldef"
+	"github.com/quarryhq/quarry/toolrun"
 )
 
 // Config configures a Server.
@@ -44,6 +45,11 @@ type Config struct {
 	Modified     bool
 	// SignIn says how people sign in.
 	SignIn SignInConfig
+	// ToolEgress says where runs of custom tools (and the token requests
+	// of their OAuth configurations) may connect, and their time-outs and
+	// size cap; the zero Policy refuses internal addresses (see package
+	// toolrun).
+	ToolEgress toolrun.Policy
 }
 
 // SignInConfig says how people sign in: with a local account (email and
@@ -92,6 +98,7 @@ type Server struct {
 	status    *statusCache
 	metrics   *metrics
 	defs      *tooldef.Cache // Outcomes of custom tool definition validation.
+	runner    *toolrun.Runner
 	passwords *auth.Hasher
 	policy    *quarry.PasswordPolicy
 	csrf      *http.CrossOriginProtection
@@ -130,7 +137,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 		metrics: newMetrics(cfg, db, status), defs: tooldef.NewCache(16<<20, runtime.GOMAXPROCS(0)/2),
 		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
 		policy:    quarry.NewPasswordPolicy(si.PasswordMinLength),
-		csrf:      http.NewCrossOriginProtection()}
+		csrf:      http.NewCrossOriginProtection(), runner: toolrun.NewRunner(cfg.ToolEgress)}
 	if u := si.PublicURL; u != nil {
 		// Behind a proxy that rewrites Host, the page's own origin is
 		// still same-origin.
@@ -139,6 +146,13 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	s.routes()
 	s.handler = s.middleware(s.mux)
 	return s
+}
+
+// runTimeout is the longest a request that calls a tool's server may take:
+// the call's time-out, with the database's on top for what comes before and
+// after.
+func (s *Server) runTimeout() time.Duration {
+	return s.runner.Policy().Timeout + s.cfg.DBTimeout
 }
 
 // ServeHTTP implements http.Handler.

@@ -36,9 +36,12 @@ type publicFunc func(w http.ResponseWriter, r *http.Request) error
 
 // public adapts a handler of a public route as authed does, without the
 // caller.
-func (s *Server) public(h publicFunc) http.Handler {
+func (s *Server) public(h publicFunc) http.Handler { return s.publicFor(s.cfg.DBTimeout, h) }
+
+// publicFor is public for a route whose requests may take up to d.
+func (s *Server) publicFor(d time.Duration, h publicFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.DBTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
 		r = r.WithContext(ctx)
 		if err := h(w, r); err != nil {
@@ -425,7 +428,7 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 	if code == "" {
 		return fail("code", errors.New("no code"))
 	}
-	id, idToken, err := p.Exchange(ctx, l, code)
+	id, tokens, err := p.Exchange(ctx, l, code)
 	var se *auth.SignInError
 	switch {
 	case errors.As(err, &se):
@@ -436,7 +439,9 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	email = id.Email
-	token, _, err := s.db.SignInOIDC(ctx, id, s.newSession(r, quarry.SignInOIDC, idToken), s.cfg.SignIn.Sessions)
+	ns := s.newSession(r, quarry.SignInOIDC, tokens.IDToken)
+	ns.SSOToken = &tokens.Token // kept sealed for passthrough tools (api/toolrun.go)
+	token, _, err := s.db.SignInOIDC(ctx, id, ns, s.cfg.SignIn.Sessions)
 	switch {
 	case errors.Is(err, quarry.ErrDeactivated):
 		return fail("inactive", err)

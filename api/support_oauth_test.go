@@ -33,7 +33,8 @@ func fxOAuthJSON(id int64, name string, scopes []string, owner user) string {
 		scopes = []string{}
 	}
 	return fmt.Sprintf(`{"id":%d,"name":%q,"authorization_url":"https://idp.example.com/authorize","token_url":"https://idp.example.com/token",
-		"client_id":%q,"scopes":%s,"user_id":%q,"time_created":%q,"time_updated":%q}`,
+		"client_id":%q,"scopes":%s,"user_id":%q,"time_created":%q,"time_updated":%q,
+		"additional_params":null,"has_client_credentials":true,"tool_count":0,"created_at":%[6]q,"updated_at":%[7]q}`,
 		id, name, "client-"+name, fxJSON(scopes), owner.id, testNowJSON, testNowJSON)
 }
 

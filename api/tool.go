@@ -240,42 +240,6 @@ func (s *Server) handleSetToolsEnabled(w http.ResponseWriter, r *http.Request, c
 	}{len(ids), ids})
 }
 
-// handleCreateOAuthConfig serves POST /admin/oauth-config.
-func (s *Server) handleCreateOAuthConfig(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body oauthConfigCreate `body:""`
-	}
-	if err := decode.Request(r, &in); err != nil {
-		return err
-	}
-	b := in.Body
-	cfg := quarry.OAuthConfig{
-		Name:             b.Name,
-		AuthorizationURL: b.AuthorizationURL,
-		TokenURL:         b.TokenURL,
-		ClientID:         b.ClientID,
-		ClientSecret:     b.ClientSecret,
-		Scopes:           b.Scopes.Value,
-	}
-	if err := cfg.CheckURLs(); err != nil {
-		return err
-	}
-	o, err := s.db.CreateOAuthConfig(r.Context(), c, cfg)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, o)
-}
-
-// handleListOAuthConfigs serves GET /admin/oauth-config.
-func (s *Server) handleListOAuthConfigs(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	os, err := s.db.OAuthConfigs(r.Context())
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, os)
-}
-
 // handleDeleteOAuthConfig serves DELETE /admin/oauth-config/{oauth_config_id}.
 func (s *Server) handleDeleteOAuthConfig(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in struct {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -85,7 +86,10 @@ func upgradeSSOEnv(t *testing.T, u string, keys *store.Keyring) *ssoEnv {
 		RedirectURL: base + "/auth/oidc/callback", Scopes: []string{"email", "profile", authtest.ScopeGroups},
 		Skew: 30 * time.Second, KeyRefresh: time.Nanosecond}, slog.New(slog.DiscardHandler))
 	public, _ := url.Parse(base)
-	e := envOn(t, srv, u, keys, withLocalAccounts, func(c *api.Config) {
+	// Tools' OAuth (schema 00007) at the same provider, for another client.
+	op.AddClient(authtest.Client{ID: "tools-upgrade", Secret: "tools-upgrade-client-secret-0123456789",
+		RedirectURIs: []string{base + "/oauth-config/callback"}, RefreshTokens: true})
+	e := envOn(t, srv, u, keys, withLocalAccounts, allowLoopback, func(c *api.Config) {
 		c.SignIn.OIDC, c.SignIn.OIDCName, c.SignIn.PublicURL = p, "Example SSO", public
 	})
 	s := &ssoEnv{env: e, op: op, provider: p}
@@ -504,7 +508,45 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	}
 	tokens["carol"] = c.Value
 
-	// Since 00009: the company's directory (SCIM): its token, a person it
+	// Running tools (schema 00007): Carol's session keeps her single
+	// sign-on tokens; she connects her account for a tool's OAuth config
+	// (with additional parameters) at the provider, and starts another
+	// connection she does not finish; runs leave audit entries with
+	// details (one answered by a server on loopback, one refused).
+	calendar := id(e.do(admin, "POST", "/admin/oauth-config", map[string]any{"name": "calendar",
+		"authorization_url": s.op.Issuer + "/authorize", "token_url": s.op.Issuer + "/oauth/token",
+		"client_id": "tools-upgrade", "client_secret": "tools-upgrade-client-secret-0123456789",
+		"scopes": []string{"openid", "offline_access"}, "additional_params": map[string]string{"prompt": "login"}}))
+	oauthSecrets[fmt.Sprint(calendar)] = "tools-upgrade-client-secret-0123456789"
+	connect := func() string {
+		t.Helper()
+		var out struct {
+			URL string `json:"authorization_url"`
+		}
+		b.send("POST", "/oauth-config/initiate", fmt.Sprintf(`{"oauth_config_id":%d,"return_path":"/#account"}`, calendar),
+			"Content-Type", "application/json").decode(t, &out)
+		return out.URL
+	}
+	cb, err := s.op.Authorize(b.c, connect(), "u-carol", "pw-u-carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.get(cb.String()); r.status != 303 || !strings.Contains(r.header.Get("Location"), "oauth_connected=") {
+		t.Fatalf("connecting Carol: %d %s", r.status, r.header.Get("Location"))
+	}
+	connect() // not finished: a connection in progress
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":7,"title":"upgrade"}`))
+	}))
+	t.Cleanup(up.Close)
+	local := id(e.do(admin, "POST", "/admin/tool/custom", map[string]any{"name": "local tickets", "passthrough_auth": false,
+		"definition": json.RawMessage(strings.Replace(upgradeDefinition, "https://tickets.example.com", up.URL, 1)), "oauth_config_id": calendar}))
+	carol := user{token: tokens["carol"]}
+	e.do(carol, "POST", fmt.Sprintf("/tool/%d/run", local), `{"method":"get_ticket","args":{"id":7}}`).decode(t, new(any))
+	e.do(carol, "POST", fmt.Sprintf("/tool/%d/run", tickets), `{"method":"get_ticket","args":{"id":"seven"}}`).decode400(t)
+
+	// Since 00009 (after 00007): the company's directory (SCIM): its token, a person it
 	// made (with the enterprise extension), Ann, whose account it took
 	// over, Fay, whom it deactivated, a group it made, and sales, which it
 	// took over by adding Dan.
@@ -568,7 +610,7 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	ask("admin", "/manage/admin/user-group")
 	ask("admin", "/admin/api-key")
 	each("admin", "/tool", "/tool")
-	ask("admin", "/admin/oauth-config")
+	each("admin", "/admin/oauth-config", "/admin/oauth-config")
 	ask("admin", "/admin/audit-log?limit=1000")
 	ask("admin", "/manage/users/accepted?page_size=1000")
 	ask("admin", "/manage/users/invited")
@@ -581,6 +623,9 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	ask("basic", "/manage/credential")
 	ask("limited", "/manage/credential")
 	ask("carol", "/manage/credential")
+	if tokens["carol"] != "" {
+		ask("carol", "/user-oauth-token/status")
+	}
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")
 		var list struct {
@@ -594,4 +639,12 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 		}
 	}
 	return out
+}
+
+// decode400 asserts a 400 answer.
+func (r *response) decode400(t *testing.T) {
+	t.Helper()
+	if r.status != 400 {
+		t.Fatalf("status %d, want 400: %s", r.status, r.body)
+	}
 }

@@ -308,45 +308,53 @@ func signInError(code string, format string, args ...any) *SignInError {
 	return &SignInError{Code: code, Err: fmt.Errorf(format, args...)}
 }
 
+// SignInTokens are the provider's tokens of a finished sign-in: the raw ID
+// token, and the access and refresh tokens (kept for the tools that pass
+// them through). They are secrets.
+type SignInTokens struct {
+	IDToken string
+	Token   quarry.OAuthToken
+}
+
 // Exchange finishes sign-in l: it trades code for the provider's tokens
 // (with the PKCE verifier), checks the ID token (signature, issuer,
 // audience, expiry, nonce) and returns the person it vouches for, and the
-// raw ID token. Errors are *SignInError, or EUNAVAILABLE.
-func (p *Provider) Exchange(ctx context.Context, l *Login, code string) (*quarry.Identity, string, error) {
+// tokens. Errors are *SignInError, or EUNAVAILABLE.
+func (p *Provider) Exchange(ctx context.Context, l *Login, code string) (*quarry.Identity, *SignInTokens, error) {
 	d, err := p.discovered()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	ctx = oidc.ClientContext(ctx, p.client)
 	tok, err := d.oauth2.Exchange(ctx, code, oauth2.VerifierOption(l.Verifier))
 	if err != nil {
-		return nil, "", signInError("code", "exchanging the code: %w", err)
+		return nil, nil, signInError("code", "exchanging the code: %w", err)
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return nil, "", signInError("token", "the token response holds no ID token")
+		return nil, nil, signInError("token", "the token response holds no ID token")
 	}
 	idt, err := d.idTokens.Verify(ctx, raw)
 	if err != nil {
-		return nil, "", signInError("token", "checking the ID token: %w", err)
+		return nil, nil, signInError("token", "checking the ID token: %w", err)
 	}
 	if idt.Nonce == "" || !constantTimeEqual(idt.Nonce, l.Nonce) {
-		return nil, "", signInError("token", "the ID token's nonce is not the one sent")
+		return nil, nil, signInError("token", "the ID token's nonce is not the one sent")
 	}
 	claims := map[string]any{}
 	if err := idt.Claims(&claims); err != nil {
-		return nil, "", signInError("token", "reading the ID token's claims: %w", err)
+		return nil, nil, signInError("token", "reading the ID token's claims: %w", err)
 	}
 	if _, ok := claims["email"].(string); !ok && d.provider.UserInfoEndpoint() != "" {
 		// Some providers keep the email out of the ID token: ask the
 		// userinfo endpoint, and keep what it says of the same subject.
 		info, err := d.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))
 		if err != nil {
-			return nil, "", signInError("email", "reading userinfo: %w", err)
+			return nil, nil, signInError("email", "reading userinfo: %w", err)
 		}
 		more := map[string]any{}
 		if err := info.Claims(&more); err != nil || info.Subject != idt.Subject {
-			return nil, "", signInError("email", "userinfo is about another subject or unreadable")
+			return nil, nil, signInError("email", "userinfo is about another subject or unreadable")
 		}
 		for k, v := range more {
 			if _, ok := claims[k]; !ok {
@@ -356,9 +364,9 @@ func (p *Provider) Exchange(ctx context.Context, l *Login, code string) (*quarry
 	}
 	id, err := p.identity(idt.Issuer, idt.Subject, claims)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return id, raw, nil
+	return id, &SignInTokens{IDToken: raw, Token: fromOAuth2(tok)}, nil
 }
 
 // identity returns the person the claims describe, refusing an email the

@@ -136,6 +136,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.runs != nil { // tool-run's floor: the same calls, made directly to the upstream.
+		stopFloor()
+		floorBase, stopFloor = w.runs.upstream, func() {}
+	}
 	floor, err := w.load(ctx, "floor", floorBase, &o, sc)
 	stopFloor()
 	if err != nil {
@@ -170,6 +174,9 @@ func (o *Options) check() ([]weight, error) {
 		return nil, fmt.Errorf("-pairs: %d is not between 1 and %d", o.Pairs, MaxPairs)
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
+	}
+	if o.Target != "" && o.Op == ToolRun {
+		return nil, fmt.Errorf("-op %s needs the in-process server, which opens the egress guard to bench's own upstream; it does not go with -target", ToolRun)
 	}
 	if o.Target != "" {
 		u, err := url.Parse(o.Target)
@@ -239,6 +246,7 @@ type system struct {
 	seedTime  time.Duration
 	loadTime  time.Duration // Of the server's first, whole read of the status listing.
 	tools     int           // Custom tools that put-tool updates.
+	upstream  *upstream     // tool-run's upstream (toolrun.go); nil for the other operations.
 	close     func()
 }
 
@@ -307,7 +315,15 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 	if err != nil {
 		return sys, err
 	}
-	handler := api.NewServer(o.Server.API, db, o.Server.Log)
+	ac := o.Server.API
+	if o.Op == ToolRun {
+		if sys.upstream, err = startUpstream(o.Server); err != nil {
+			return sys, err
+		}
+		cleanups = append(cleanups, sys.upstream.stop)
+		ac.ToolEgress = sys.upstream.egress()
+	}
+	handler := api.NewServer(ac, db, o.Server.Log)
 	// As serve does at start: the listing is read whole once, timed apart.
 	sc.line("reading the status listing")
 	start = time.Now()

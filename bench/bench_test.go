@@ -57,7 +57,7 @@ func TestOps(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, mix" {
+	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mix" {
 		t.Errorf("OpNames: %s", got)
 	}
 	mix, err := parseMix(DefaultMix)

@@ -93,10 +93,11 @@ func (c *client) step(measure bool) {
 	c.w.pick(c.rng).step(c, measure)
 }
 
-// do makes one request of series s (with its route's method, to path)
-// and records its latency, from sending it to reading the last byte of
-// the answer, or its failure. It reports whether the answer was a 2xx.
-func (c *client) do(s series, path string, body []byte, measure bool) bool {
+// do makes one request of series s (with its route's method, to path,
+// with the headers of name, value pairs) and records its latency, from
+// sending it to reading the last byte of the answer, or its failure. It
+// reports whether the answer was a 2xx.
+func (c *client) do(s series, path string, body []byte, measure bool, headers ...string) bool {
 	method := s.route.method
 	var r io.Reader
 	if body != nil {
@@ -110,6 +111,9 @@ func (c *client) do(s series, path string, body []byte, measure bool) bool {
 	req.Header.Set("Authorization", "Bearer "+c.w.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
 	}
 	start := time.Now()
 	res, err := c.http.Do(req)

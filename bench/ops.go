@@ -41,6 +41,11 @@ type series struct {
 	// part marks a request that is part of an operation but not the one
 	// it is timed by: the loading line does not count it.
 	part bool
+	// direct marks a series whose floor is not the server's answers from
+	// memory but the same call made directly to the upstream the server
+	// calls (tool-run): the report calls the floor "direct" and subtracts
+	// it, the overhead.
+	direct bool
 }
 
 // A route is a kind of request: its method and the path its URLs start
@@ -111,6 +116,14 @@ var ops = []*op{
 			t := c.w.tools[c.rng.IntN(len(c.w.tools))]
 			c.do(putSeries, toolPath+itoa(t.id), t.body, measure)
 		},
+	},
+	{
+		// A run of a custom tool against bench's own upstream (toolrun.go);
+		// in process only.
+		name:    ToolRun,
+		series:  []series{runSeries},
+		prepare: prepareToolRuns,
+		step:    stepToolRun,
 	},
 }
 

@@ -79,6 +79,10 @@ type Result struct {
 	// VsFloor divides the server's numbers by the floor's: throughput
 	// below 1 and latencies above 1 are what Quarry adds to HTTP.
 	VsFloor Ratios `json:"vs_floor"`
+	// OverheadMS, for tool-run (whose floor is the same call made
+	// directly to the upstream), subtracts the floor's latencies from the
+	// server's: what a run adds to the call.
+	OverheadMS *Latency `json:"overhead_ms,omitempty"`
 }
 
 // Numbers are a series' throughput and latencies in one phase.
@@ -232,6 +236,11 @@ func (r *Report) addResults(w *work, server, floor *phase) {
 			P99:        ratio(sv.LatencyMS.P99, fl.LatencyMS.P99),
 			Max:        ratio(sv.LatencyMS.Max, fl.LatencyMS.Max),
 		}
+		if s.direct { // The floor is the direct call: the difference is the run's overhead.
+			res.OverheadMS = &Latency{Mean: round(sv.LatencyMS.Mean - fl.LatencyMS.Mean),
+				P50: round(sv.LatencyMS.P50 - fl.LatencyMS.P50), P90: round(sv.LatencyMS.P90 - fl.LatencyMS.P90),
+				P99: round(sv.LatencyMS.P99 - fl.LatencyMS.P99), Max: round(sv.LatencyMS.Max - fl.LatencyMS.Max)}
+		}
 		r.Results = append(r.Results, res)
 	}
 	r.Errors, r.FloorErrors = errorCountsOf(&server.errs), errorCountsOf(&floor.errs)
@@ -321,18 +330,25 @@ func (r *Report) WriteText(w io.Writer) {
 	const row = "%-18s %9s %10s %9s %9s %9s %9s %9s %9s\n"
 	fmt.Fprintf(w, row, "", "requests", "req/s", "mean", "p50", "p90", "p99", "max", "bytes")
 	for _, res := range r.Results {
+		floor := "floor"
+		if res.OverheadMS != nil {
+			floor = "direct" // The same call, made directly to the upstream.
+		}
 		for _, n := range []struct {
 			label string
 			Numbers
 			size string
-		}{{res.Op, res.Server, strconv.Itoa(res.ResponseBytes)}, {"  floor", res.Floor, ""}} {
+		}{{res.Op, res.Server, strconv.Itoa(res.ResponseBytes)}, {"  " + floor, res.Floor, ""}} {
 			l := n.LatencyMS
 			fmt.Fprintf(w, row, n.label, strconv.FormatUint(n.Requests, 10), num(n.ThroughputRPS),
 				ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), n.size)
 		}
 		v := res.VsFloor
-		fmt.Fprintf(w, row, "  vs floor", "", num(v.Throughput)+"×", "",
+		fmt.Fprintf(w, row, "  vs "+floor, "", num(v.Throughput)+"×", "",
 			num(v.P50)+"×", num(v.P90)+"×", num(v.P99)+"×", num(v.Max)+"×", "")
+		if o := res.OverheadMS; o != nil {
+			fmt.Fprintf(w, row, "  overhead", "", "", "+"+ms(o.Mean), "+"+ms(o.P50), "+"+ms(o.P90), "+"+ms(o.P99), "", "")
+		}
 	}
 	fmt.Fprintln(w)
 	writeErrors(w, "errors", r.Errors)

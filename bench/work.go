@@ -26,7 +26,8 @@ type work struct {
 	total  int // Sum of the weights.
 	creds  []*credential
 	tools  []*tool
-	status []byte // The status listing, as fetched before the load.
+	runs   *toolRuns // tool-run's requests (toolrun.go)
+	status []byte    // The status listing, as fetched before the load.
 	// answers are the server's answers to one request of each route the
 	// mix sends, which the floor serves.
 	answers map[route][]byte

@@ -173,6 +173,34 @@ class OAuthConfigCreate(BaseModel):
     client_id: str
     client_secret: str
     scopes: Optional[list[str]] = None
+    additional_params: Optional[dict[str, Any]] = None
+
+
+class OAuthConfigUpdate(BaseModel):
+    name: Optional[str] = None
+    authorization_url: Optional[str] = None
+    token_url: Optional[str] = None
+    client_id: Optional[str] = None
+    client_secret: Optional[str] = None
+    scopes: Optional[list[str]] = None
+    additional_params: Optional[dict[str, Any]] = None
+    clear_client_id: bool = False
+    clear_client_secret: bool = False
+
+
+class OAuthInitiate(BaseModel):
+    oauth_config_id: Int64
+    return_path: str = "/"
+
+
+class OAuthCallbackQuery(BaseModel):
+    code: str
+    state: str
+
+
+class ToolRun(BaseModel):
+    method: str
+    args: dict[str, Any] = {}
 
 
 class StatusQuery(BaseModel):
@@ -274,6 +302,10 @@ ENDPOINTS = {
     "setCurator": ("POST", "/manage/admin/user-group/{group_id}/set-curator", ["group_id"], None, SetCurator),
     "apiKeyCreate": ("POST", "/admin/api-key", [], None, APIKeyCreate),
     "oauthConfigCreate": ("POST", "/admin/oauth-config", [], None, OAuthConfigCreate),
+    "oauthConfigUpdate": ("PUT", "/admin/oauth-config/{oauth_config_id}", ["oauth_config_id"], None, OAuthConfigUpdate),
+    "oauthInitiate": ("POST", "/oauth-config/initiate", [], None, OAuthInitiate),
+    "oauthCallbackQuery": ("POST", "/oauth-config/callback", [], OAuthCallbackQuery, None),
+    "toolRun": ("POST", "/tool/{tool_id}/run", ["tool_id"], None, ToolRun),
     "statusQuery": ("GET", "/manage/admin/connector/status", [], StatusQuery, None),
     "auditQuery": ("GET", "/admin/audit-log", [], AuditQuery, None),
     "register": ("POST", "/auth/register", [], None, RegisterRequest),
@@ -732,6 +764,38 @@ def corpus():
     case("oauthConfigCreate", "scopes string", body=dict(good_oauth, scopes="a b"))
     case("oauthConfigCreate", "urls numbers", body=dict(good_oauth, token_url=1, authorization_url=None))
     case("oauthConfigCreate", "scopes ok", body=dict(good_oauth, scopes=[]))
+    case("oauthConfigCreate", "additional params", body=dict(good_oauth, additional_params={"access_type": "offline"}))
+    case("oauthConfigCreate", "additional params not an object", body=dict(good_oauth, additional_params=["a"]))
+    case("oauthConfigCreate", "additional params null", body=dict(good_oauth, additional_params=None))
+    # oauthConfigUpdate.
+    case("oauthConfigUpdate", "empty", body={})
+    case("oauthConfigUpdate", "every field", body=dict(good_oauth, scopes=["a"], additional_params={"x": "y"},
+                                                      clear_client_id="true", clear_client_secret=0))
+    case("oauthConfigUpdate", "nulls", body={"name": None, "client_secret": None, "scopes": None, "additional_params": None})
+    case("oauthConfigUpdate", "bad types", body={"name": 1, "scopes": "a", "clear_client_id": "maybe",
+                                                 "clear_client_secret": None, "additional_params": "x"})
+    case("oauthConfigUpdate", "bad path", body={}, path={"oauth_config_id": "x"})
+    case("oauthConfigUpdate", "not an object", body=["name"])
+    # oauthInitiate.
+    case("oauthInitiate", "valid", body={"oauth_config_id": 3})
+    case("oauthInitiate", "valid return path", body={"oauth_config_id": "3", "return_path": "/#tool/3"})
+    case("oauthInitiate", "missing", body={})
+    case("oauthInitiate", "bad", body={"oauth_config_id": "x", "return_path": None})
+    case("oauthInitiate", "float id", body={"oauth_config_id": 1.5})
+    # oauthCallbackQuery.
+    case("oauthCallbackQuery", "valid", query="code=abc&state=xyz")
+    case("oauthCallbackQuery", "missing both", query="")
+    case("oauthCallbackQuery", "missing state", query="code=abc")
+    case("oauthCallbackQuery", "empty values", query="code=&state=")
+    case("oauthCallbackQuery", "last wins", query="code=a&code=b&state=s")
+    # toolRun.
+    case("toolRun", "valid", body={"method": "getWeather", "args": {"city": "Oslo", "days": 3}})
+    case("toolRun", "valid without args", body={"method": "ping"})
+    case("toolRun", "missing method", body={"args": {}})
+    case("toolRun", "bad types", body={"method": 5, "args": ["city"]})
+    case("toolRun", "args null", body={"method": "m", "args": None})
+    case("toolRun", "bad path", body={"method": "m"}, path={"tool_id": "t"})
+    case("toolRun", "not an object", body="run")
     # statusQuery.
     case("statusQuery", "no params", query="")
     case("statusQuery", "valid lists", query="source=web&source=slack&access_type=public")

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -46,7 +47,7 @@ func (db *DB) AuditEvents(ctx context.Context, f quarry.AuditFilter) ([]*quarry.
 		return nil, 0, mapError(err)
 	}
 	rows, err := db.read.QueryContext(ctx, `
-		SELECT a.id, a.at, a.actor_id, u.email, a.api_key_id, a.scim_token_id, t.name, a.action, a.resource_type, a.resource_id, a.fields, a.request_id, a.source_ip
+		SELECT a.id, a.at, a.actor_id, u.email, a.api_key_id, a.scim_token_id, t.name, a.action, a.resource_type, a.resource_id, a.fields, a.request_id, a.source_ip, a.details
 		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id LEFT JOIN scim_tokens t ON t.id = a.scim_token_id`+auditWhere+`
 		ORDER BY a.id DESC LIMIT $9 OFFSET $10`, append(args, limit, f.Offset)...)
 	if err != nil {
@@ -55,11 +56,12 @@ func (db *DB) AuditEvents(ctx context.Context, f quarry.AuditFilter) ([]*quarry.
 	out := []*quarry.AuditEvent{}
 	for rows.Next() {
 		var (
-			e      quarry.AuditEvent
-			at     int64
-			fields string
+			e       quarry.AuditEvent
+			at      int64
+			fields  string
+			details sql.NullString
 		)
-		if err := rows.Scan(&e.ID, &at, &e.ActorID, &e.ActorEmail, &e.APIKeyID, &e.SCIMTokenID, &e.SCIMTokenName, &e.Action, &e.ResourceType, &e.ResourceID, &fields, &e.RequestID, &e.SourceIP); err != nil {
+		if err := rows.Scan(&e.ID, &at, &e.ActorID, &e.ActorEmail, &e.APIKeyID, &e.SCIMTokenID, &e.SCIMTokenName, &e.Action, &e.ResourceType, &e.ResourceID, &fields, &e.RequestID, &e.SourceIP, &details); err != nil {
 			rows.Close()
 			return nil, 0, mapError(err)
 		}
@@ -67,6 +69,9 @@ func (db *DB) AuditEvents(ctx context.Context, f quarry.AuditFilter) ([]*quarry.
 		if err := json.Unmarshal([]byte(fields), &e.Fields); err != nil {
 			rows.Close()
 			return nil, 0, fmt.Errorf("audit event %d: %w", e.ID, err)
+		}
+		if details.Valid {
+			e.Details = json.RawMessage(details.String)
 		}
 		out = append(out, &e)
 	}

@@ -34,6 +34,9 @@ const (
 	purposeOAuthSecret = "oauth_client_secret"
 	purposeIDToken     = "session_id_token"
 	purposeOIDCLogin   = "oidc_login"
+	purposeToolToken   = "oauth_token"       // A person's token for a tool's OAuth configuration.
+	purposeSSOToken    = "session_sso_token" // A session's single sign-on access and refresh tokens.
+	purposeOAuthState  = "oauth_state"       // The PKCE verifier of an OAuth connection in progress.
 )
 
 // Keyring encrypts secrets with its primary key and decrypts them with any

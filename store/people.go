@@ -347,9 +347,10 @@ func (db *DB) SetActive(ctx context.Context, c *quarry.Caller, email string, act
 
 // setActive activates or deactivates user u, as c does (an admin, or the
 // directory), and records it. It is the one way a user is deactivated, so
-// that every way in closes at once: the user's sessions are deleted here,
-// and its API keys and the OpenID provider's access tokens open nothing for
-// an inactive user wherever they are presented (Authenticate, userCaller).
+// that every way in closes at once: the user's sessions and the OAuth
+// tokens of its tools are deleted here, and its API keys and the OpenID
+// provider's access tokens open nothing for an inactive user wherever they
+// are presented (Authenticate, userCaller).
 // A kind of token that is not checked against its user's activation when
 // presented (such as personal access tokens, to come) must be revoked here
 // too. Activating again brings nothing back. The last active admin stays
@@ -364,6 +365,9 @@ func (tx *Tx) setActive(ctx context.Context, c *quarry.Caller, u *quarry.User, a
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
+			return err
+		}
+		if err := tx.dropToolTokens(ctx, u.ID); err != nil { // the person's tools' OAuth tokens: store/tooltoken.go
 			return err
 		}
 		action = "user.deactivate"

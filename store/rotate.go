@@ -38,6 +38,9 @@ var secretColumns = []secretColumn{
 	{"tool header set", "tool header sets", "custom_headers", "tools", "headers", purposeToolHeaders},
 	{"OAuth client secret", "OAuth client secrets", "client_secret", "oauth_configs", "client_secret", purposeOAuthSecret},
 	{"session ID token", "session ID tokens", "id_token", "sessions", "id_token", purposeIDToken},
+	{"tool OAuth token", "tool OAuth tokens", "oauth_token", "oauth_tokens", "token", purposeToolToken},
+	{"single sign-on token", "single sign-on tokens", "sso_token", "sso_tokens", "token", purposeSSOToken},
+	{"OAuth connection in progress", "OAuth connections in progress", "oauth_state", "oauth_states", "secret", purposeOAuthState},
 }
 
 // KindCount is a number of secrets of one kind.

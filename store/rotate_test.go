@@ -81,12 +81,25 @@ func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
 		}
 	}
 	// A person signed in with single sign-on: the session keeps the ID
-	// token, sealed.
+	// token, and the access and refresh tokens, sealed.
 	if _, _, err := db.SignInOIDC(ctx, &quarry.Identity{Issuer: "https://idp.example.com", Subject: "s1", Email: "p@example.com", Role: quarry.RoleBasic},
-		quarry.NewSession{Method: quarry.SignInOIDC, IDToken: rotationIDToken}, testSessions); err != nil {
+		quarry.NewSession{Method: quarry.SignInOIDC, IDToken: rotationIDToken, SSOToken: &rotationSSOToken}, testSessions); err != nil {
 		t.Fatal(err)
 	}
-	f.secrets = credentials + 3 + 2 + 1
+	// The admin connected the first OAuth config, and is connecting the
+	// second.
+	configs, err := db.OAuthConfigs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveOAuthToken(ctx, f.admin, configs[0].ID, rotationToolToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.BeginOAuthConnection(ctx, f.admin, rotationState, &quarry.OAuthConnection{OAuthConfigID: configs[1].ID,
+		Verifier: rotationVerifier, RedirectURI: "https://q.example.com/oauth-config/callback", ReturnPath: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	f.secrets = credentials + 3 + 2 + 1 + 3
 	f.creds, f.tools = f.read(t, db)
 	return f
 }
@@ -135,11 +148,42 @@ func (f *rotationFixture) checkRotated(t *testing.T) {
 	if err != nil || len(sessions) != 1 {
 		t.Fatalf("Sessions = %v, %v", sessions, err)
 	}
+	noRefresh := func(context.Context, quarry.OAuthToken) (quarry.OAuthToken, error) {
+		t.Error("a token was refreshed")
+		return quarry.OAuthToken{}, errors.New("no refresh")
+	}
+	sso, err := db.SessionToken(ctx, sessions[0].ID, noRefresh)
+	if err != nil || sso.AccessToken != rotationSSOToken.AccessToken || sso.RefreshToken != rotationSSOToken.RefreshToken {
+		t.Errorf("the session's single sign-on token after the rotation = %+v, %v", sso, err)
+	}
 	idToken, err := db.CloseSession(ctx, &quarry.Caller{User: people[0].User}, sessions[0].ID)
 	if err != nil || idToken != rotationIDToken {
 		t.Errorf("the session's ID token after the rotation = %q, %v; want %q", idToken, err, rotationIDToken)
 	}
+	configs, err := db.OAuthConfigs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := db.ToolToken(ctx, f.admin.ID, configs[0], noRefresh)
+	if err != nil || tok.AccessToken != rotationToolToken.AccessToken || tok.RefreshToken != rotationToolToken.RefreshToken {
+		t.Errorf("the tool token after the rotation = %+v, %v", tok, err)
+	}
+	k, err := db.TakeOAuthConnection(ctx, rotationState)
+	if err != nil || k.Verifier != rotationVerifier {
+		t.Errorf("the connection in progress after the rotation = %+v, %v", k, err)
+	}
 }
+
+// The tokens of the fixture (not checked by anyone).
+var (
+	rotationSSOToken  = quarry.OAuthToken{AccessToken: "sso-access-token-0123", RefreshToken: "sso-refresh-token-0123"}
+	rotationToolToken = quarry.OAuthToken{AccessToken: "tool-access-token-0123", RefreshToken: "tool-refresh-token-0123", TokenType: "Bearer"}
+)
+
+const (
+	rotationState    = "state-of-a-connection-in-progress-0123456789"
+	rotationVerifier = "verifier-of-a-connection-in-progress-0123456789"
+)
 
 // rotationIDToken is the (unchecked) ID token of the fixture's session.
 const rotationIDToken = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzMSJ9.c2lnbmF0dXJl"
@@ -151,7 +195,8 @@ func TestRotateKeys(t *testing.T) {
 	if err != nil || n != f.secrets {
 		t.Fatalf("SecretsToRotate = %d, %v; want %d", n, err, f.secrets)
 	}
-	wantKinds := []store.KindCount{{"credentials", 120}, {"tool header sets", 3}, {"OAuth client secrets", 2}, {"session ID tokens", 1}}
+	wantKinds := []store.KindCount{{"credentials", 120}, {"tool header sets", 3}, {"OAuth client secrets", 2}, {"session ID tokens", 1},
+		{"tool OAuth tokens", 1}, {"single sign-on tokens", 1}, {"OAuth connections in progress", 1}}
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
@@ -166,14 +211,22 @@ func TestRotateKeys(t *testing.T) {
 	if diff := cmp.Diff(wantKinds, res.RotatedKinds); diff != "" {
 		t.Errorf("rotated kinds (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(res.Summary(), "re-encrypted 126 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token)") {
+	if !strings.Contains(res.Summary(), "re-encrypted 129 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, "+
+		"1 tool OAuth token, 1 single sign-on token, 1 OAuth connection in progress)") {
 		t.Errorf("summary %q", res.Summary())
 	}
-	// 50 + 50 + 20 credentials, then 3 tools, 2 OAuth configs, 1 session.
-	wantProgress := []progress.Count{{Done: 50, Total: 126}, {Done: 100, Total: 126}, {Done: 120, Total: 126},
-		{Done: 123, Total: 126}, {Done: 125, Total: 126}, {Done: 126, Total: 126}}
+	// 50 + 50 + 20 credentials, then 3 tools, 2 OAuth configs, 1 session,
+	// 1 tool token, 1 session's tokens, 1 connection.
+	var wantProgress []progress.Count
+	for _, n := range []int64{50, 100, 120, 123, 125, 126, 127, 128, 129} {
+		wantProgress = append(wantProgress, progress.Count{Done: n, Total: 129})
+	}
 	if diff := cmp.Diff(wantProgress, counts); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	check, err := f.open(t, f.newKey).CheckSecrets(ctx, store.CheckOptions{})
+	if err != nil || check.Opened != f.secrets || check.Failed != 0 || !cmp.Equal(check.OpenedKinds, wantKinds) {
+		t.Errorf("quarry check after the rotation: %+v, %v", check, err)
 	}
 	f.checkRotated(t)
 
@@ -182,7 +235,7 @@ func TestRotateKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e := events[0]; e.Action != "encryption_key.rotate" || e.ResourceID != res.PrimaryKeyID ||
-		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret", "id_token"}) {
+		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret", "id_token", "oauth_token", "sso_token", "oauth_state"}) {
 		t.Errorf("last audit event %+v; want the rotation", e)
 	}
 
@@ -241,7 +294,8 @@ func TestRotateKeysWithoutTheOldKey(t *testing.T) {
 				t.Errorf("%d unreadable, %d rotated; want %d, 0", ue.Count, res.Rotated, f.secrets)
 			}
 			msg := err.Error()
-			for _, want := range []string{"16 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token) cannot be opened",
+			for _, want := range []string{"19 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, 1 tool OAuth token, " +
+				"1 single sign-on token, 1 OAuth connection in progress) cannot be opened",
 				"QUARRY_OLD_ENCRYPTION_KEYS", "nothing was changed"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not say %q", msg, want)

@@ -87,6 +87,9 @@ func (tx *Tx) openSession(ctx context.Context, userID string, ns quarry.NewSessi
 	if err != nil {
 		return "", 0, err
 	}
+	if err := tx.keepSSOToken(ctx, id, ns.SSOToken); err != nil { // store/tooltoken.go
+		return "", 0, err
+	}
 	return token, id, tx.auditAs(ctx, userID, "user.sign_in", "session", id, []string{ns.Method})
 }
 

@@ -51,6 +51,7 @@ type DB struct {
 	migrations fs.FS    // The migrations, a directory per dialect.
 	held       *os.File // SQLite: the database file, share-locked while open (see Restore).
 	statements atomic.Int64
+	runs       runQueue // The audit entries of tool runs waiting to be written (store/toolrun.go).
 }
 
 // pool is a connection pool that counts the statements it runs and, on

@@ -22,6 +22,7 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/store/storetest"
+	"github.com/quarryhq/quarry/toolrun"
 )
 
 // startIdP runs web/e2e/idp.mjs (npm's oidc-provider) on a free port for
@@ -99,7 +100,7 @@ func TestSignInInChromium(t *testing.T) {
 	srv.Config.Handler = api.NewServer(api.Config{MaskCredentials: true, Version: "e2e", SignIn: api.SignInConfig{
 		LocalAccounts: true, Registration: quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen},
 		OIDC: provider, OIDCName: "Example IdP", PublicURL: public,
-	}}, db, slog.New(slog.DiscardHandler))
+	}, ToolEgress: loopbackEgress(t)}, db, slog.New(slog.DiscardHandler))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	name := "e2e admin"
@@ -118,7 +119,7 @@ func TestSignInInChromium(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(e2eDir, "signin.mjs"), base, token, shots)
 	cmd.Dir = e2eDir
-	cmd.Env = append(os.Environ(), "QUARRY_CHROMIUM="+chromiumPath)
+	cmd.Env = append(os.Environ(), "QUARRY_CHROMIUM="+chromiumPath, "QUARRY_E2E_ISSUER="+issuer)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -127,6 +128,8 @@ func TestSignInInChromium(t *testing.T) {
 	var ids struct {
 		AnnCredential int64  `json:"annCredential"`
 		Cy            string `json:"cy"`
+		Tool          int64  `json:"tool"`
+		OAuthConfig   int64  `json:"oauthConfig"`
 	}
 	for line := range strings.Lines(stdout.String()) {
 		t.Log(strings.TrimSpace(line))
@@ -174,4 +177,44 @@ func TestSignInInChromium(t *testing.T) {
 	if err != nil || cred.UserEmail == nil || *cred.UserEmail != "ann@example.com" {
 		t.Errorf("Ann's credential %d: %+v, %v", ids.AnnCredential, cred, err)
 	}
+
+	// Ann connected her account for the tool, ran it (refused, then
+	// answered), and disconnected, as the audit log has it.
+	events, _, err := db.AuditEvents(context.Background(), quarry.AuditFilter{Actor: &ann.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trail []string
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		switch e.Action {
+		case "tool.run", "oauth_token.connect", "oauth_token.disconnect":
+			trail = append(trail, e.Action+" "+e.ResourceID+" "+string(e.Details))
+		}
+	}
+	want1 := []string{
+		fmt.Sprintf(`tool.run %d {"duration_ms":`, ids.Tool),
+		fmt.Sprintf(`oauth_token.connect %d `, ids.OAuthConfig),
+		fmt.Sprintf(`tool.run %d {"duration_ms":`, ids.Tool),
+		fmt.Sprintf(`oauth_token.disconnect %d `, ids.OAuthConfig),
+	}
+	outcomes := []string{`"outcome":"no_token"`, "", `"outcome":"ok"`, ""}
+	if len(trail) != len(want1) {
+		t.Fatalf("Ann's tool trail:\n%s", strings.Join(trail, "\n"))
+	}
+	for i := range want1 {
+		if !strings.HasPrefix(trail[i], want1[i]) || !strings.Contains(trail[i], outcomes[i]) {
+			t.Errorf("Ann's tool trail, entry %d: %s, want %s…%s", i, trail[i], want1[i], outcomes[i])
+		}
+	}
+}
+
+// loopbackEgress opens 127.0.0.1 to tool runs: the test's provider, whose
+// userinfo endpoint is the tool's API, listens there.
+func loopbackEgress(t *testing.T) toolrun.Policy {
+	nets, hosts, err := toolrun.ParseAllow("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toolrun.Policy{Allow: nets, AllowHosts: hosts}
 }

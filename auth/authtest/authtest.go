@@ -4,8 +4,10 @@
 // A Provider serves the provider's own endpoints over plain HTTP on a
 // loopback address: discovery (/.well-known/openid-configuration), the
 // authorization endpoint (/authorize), the token endpoint (/oauth/token,
-// with client_secret_basic or client_secret_post), userinfo (/userinfo), the
-// key set (/keys) and RP-initiated logout (/end_session). The protocol is
+// with client_secret_basic or client_secret_post; the authorization code
+// grant, and the refresh_token grant for clients with RefreshTokens),
+// token revocation (/revoke), userinfo (/userinfo), the key set (/keys)
+// and RP-initiated logout (/end_session). The protocol is
 // zitadel's; this package supplies what op leaves to its user: an in-memory
 // storage of users, clients, keys and tokens, and a small HTML login page
 // (/login) with a username, a password, a "Sign in" and a "Deny" button.
@@ -123,6 +125,13 @@ type Client struct {
 	// exp in the past, or check a short-lived token with a verifier whose
 	// clock runs ahead.
 	AccessTokenLifetime time.Duration
+
+	// RefreshTokens lets the client use the refresh_token grant: an
+	// authorization request with the offline_access scope then gets a
+	// refresh token with its access token. Refresh tokens rotate: each
+	// refresh answers a new one and the one used stops working, so a
+	// refresh token used twice fails with invalid_grant.
+	RefreshTokens bool
 }
 
 // Provider is an OpenID Provider serving on a loopback address. It is safe
@@ -184,6 +193,7 @@ func New(tb testing.TB) *Provider {
 		DefaultLogoutRedirectURI: loggedOutPath,
 		CodeMethodS256:           true,
 		AuthMethodPost:           true,
+		GrantTypeRefreshToken:    true, // for the clients with RefreshTokens
 		SupportedScopes:          append(slices.Clone(op.DefaultSupportedScopes), ScopeGroups),
 		SupportedClaims:          append(slices.Clone(op.DefaultSupportedClaims), "groups", "scope"),
 	}
@@ -272,6 +282,31 @@ func (p *Provider) RetireOldKeys() {
 	p.store.keys = p.store.keys[:1]
 }
 
+// Refreshes returns the number of refresh_token grants the provider has
+// answered with new tokens.
+func (p *Provider) Refreshes() int {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	return p.store.refreshes
+}
+
+// RevokeRefreshTokens revokes every refresh token of user subject, as an
+// administrator of the provider (or the user, at the provider) would: they
+// fail with invalid_grant from then on. Access tokens already issued stay
+// valid until they expire. It returns how many were revoked.
+func (p *Provider) RevokeRefreshTokens(subject string) int {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	n := 0
+	for rt, g := range p.store.refresh {
+		if g.subject == subject {
+			delete(p.store.refresh, rt)
+			n++
+		}
+	}
+	return n
+}
+
 // KeyID returns the kid of the current signing key.
 func (p *Provider) KeyID() string {
 	return p.store.currentKey().id
@@ -300,5 +335,5 @@ func randomID() string {
 }
 
 // errNotSupported answers the op storage methods for features the provider
-// does not offer (refresh tokens, JWT profile grants, introspection).
+// does not offer (JWT profile grants, introspection).
 var errNotSupported = errors.New("authtest: not supported")

@@ -590,3 +590,50 @@ func TestDiscovery(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshTokens checks the refresh_token grant of a client that may
+// use it: offline_access brings a refresh token, each refresh rotates it,
+// a refresh token used twice or revoked fails with invalid_grant.
+func TestRefreshTokens(t *testing.T) {
+	t.Parallel()
+	p, rp := setup(t)
+	ctx := t.Context()
+	p.AddClient(authtest.Client{ID: clientID, Secret: clientSecret, RedirectURIs: []string{rp.URL + "/callback"}, RefreshTokens: true})
+
+	// Without offline_access, no refresh token.
+	tok, err := rp.conf.Exchange(ctx, signIn(t, p, rp), oauth2.VerifierOption(rp.verifier))
+	if err != nil || tok.RefreshToken != "" {
+		t.Fatalf("without offline_access: %v, refresh token %q", err, tok.RefreshToken)
+	}
+	rp.conf.Scopes = append(rp.conf.Scopes, oidc.ScopeOfflineAccess)
+	tok, err = rp.conf.Exchange(ctx, signIn(t, p, rp), oauth2.VerifierOption(rp.verifier))
+	if err != nil || tok.RefreshToken == "" {
+		t.Fatalf("with offline_access: %v, refresh token %q", err, tok.RefreshToken)
+	}
+	refresh := func(rt string) (*oauth2.Token, error) {
+		return rp.conf.TokenSource(ctx, &oauth2.Token{RefreshToken: rt, Expiry: time.Unix(1, 0)}).Token()
+	}
+	next, err := refresh(tok.RefreshToken)
+	if err != nil || next.AccessToken == "" || next.AccessToken == tok.AccessToken || next.RefreshToken == tok.RefreshToken {
+		t.Fatalf("refresh: %v, %+v", err, next)
+	}
+	if p.Refreshes() != 1 {
+		t.Errorf("Refreshes() = %d, want 1", p.Refreshes())
+	}
+	// The new access token works at userinfo; the used refresh token does not refresh again.
+	if _, err := rp.op.UserInfo(ctx, oauth2.StaticTokenSource(next)); err != nil {
+		t.Errorf("userinfo with the refreshed token: %v", err)
+	}
+	if _, err := refresh(tok.RefreshToken); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("a used refresh token: %v, want invalid_grant", err)
+	}
+	if n := p.RevokeRefreshTokens(ada.Subject); n != 1 {
+		t.Errorf("revoked %d refresh tokens, want 1", n)
+	}
+	if _, err := refresh(next.RefreshToken); !isOAuthError(err, "invalid_grant") {
+		t.Errorf("a revoked refresh token: %v, want invalid_grant", err)
+	}
+	if p.Refreshes() != 1 {
+		t.Errorf("Refreshes() = %d, want 1", p.Refreshes())
+	}
+}

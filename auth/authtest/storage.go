@@ -25,7 +25,30 @@ type storage struct {
 	requests map[string]*authRequest
 	codes    map[string]string // authorization code -> auth request id
 	tokens   map[string]token  // by id (the jti of the JWT)
+	refresh  map[string]*refreshGrant
+	// refreshes counts the refresh_token grants answered.
+	refreshes int
 }
+
+// refreshGrant is what a refresh token stands for: the sign-in it came
+// from.
+type refreshGrant struct {
+	subject  string
+	clientID string
+	scopes   []string
+	authTime time.Time
+	amr      []string
+}
+
+var _ op.RefreshTokenRequest = (*refreshGrant)(nil)
+
+func (g *refreshGrant) GetAMR() []string                 { return g.amr }
+func (g *refreshGrant) GetAudience() []string            { return []string{g.clientID} }
+func (g *refreshGrant) GetAuthTime() time.Time           { return g.authTime }
+func (g *refreshGrant) GetClientID() string              { return g.clientID }
+func (g *refreshGrant) GetScopes() []string              { return g.scopes }
+func (g *refreshGrant) GetSubject() string               { return g.subject }
+func (g *refreshGrant) SetCurrentScopes(scopes []string) { g.scopes = scopes }
 
 func newStorage() *storage {
 	return &storage{
@@ -34,6 +57,7 @@ func newStorage() *storage {
 		requests: make(map[string]*authRequest),
 		codes:    make(map[string]string),
 		tokens:   make(map[string]token),
+		refresh:  make(map[string]*refreshGrant),
 	}
 }
 
@@ -224,28 +248,74 @@ func (s *storage) deny(id string) (*authRequest, error) {
 }
 
 func (s *storage) CreateAccessToken(_ context.Context, req op.TokenRequest) (string, time.Time, error) {
-	a, ok := req.(*authRequest)
-	if !ok {
-		return "", time.Time{}, errNotSupported
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lifetime := s.clients[a.GetClientID()].AccessTokenLifetime
+	return s.createAccessTokenLocked(req)
+}
+
+// createAccessTokenLocked records an access token for an authorization
+// request or a refresh grant.
+func (s *storage) createAccessTokenLocked(req op.TokenRequest) (string, time.Time, error) {
+	var clientID string
+	switch r := req.(type) {
+	case *authRequest:
+		clientID = r.GetClientID()
+	case *refreshGrant:
+		clientID = r.clientID
+	default:
+		return "", time.Time{}, errNotSupported
+	}
+	lifetime := s.clients[clientID].AccessTokenLifetime
 	if lifetime == 0 {
 		lifetime = DefaultLifetime
 	}
 	id := randomID()
-	t := token{subject: a.subject, clientID: a.GetClientID(), scopes: a.GetScopes(), expires: time.Now().Add(lifetime)}
+	t := token{subject: req.GetSubject(), clientID: clientID, scopes: req.GetScopes(), expires: time.Now().Add(lifetime)}
 	s.tokens[id] = t
 	return id, t.expires, nil
 }
 
-func (s *storage) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
-	return "", "", time.Time{}, errNotSupported
+// CreateAccessAndRefreshTokens issues an access token and a refresh token:
+// for a code exchanged with the offline_access scope, or for a refresh
+// (which retires the refresh token used: they rotate).
+func (s *storage) CreateAccessAndRefreshTokens(_ context.Context, req op.TokenRequest, current string) (string, string, time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var g refreshGrant
+	switch r := req.(type) {
+	case *authRequest:
+		g = refreshGrant{subject: r.subject, clientID: r.GetClientID(), scopes: r.GetScopes(), authTime: r.authTime, amr: r.GetAMR()}
+	case *refreshGrant:
+		if _, ok := s.refresh[current]; !ok {
+			return "", "", time.Time{}, oidc.ErrInvalidGrant().WithDescription("the refresh token is unknown, used or revoked")
+		}
+		delete(s.refresh, current)
+		s.refreshes++
+		g = *r
+	default:
+		return "", "", time.Time{}, errNotSupported
+	}
+	id, exp, err := s.createAccessTokenLocked(&g)
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	rt := "rt-" + randomID()
+	s.refresh[rt] = &g
+	return id, rt, exp, nil
 }
 
-func (s *storage) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
-	return nil, errNotSupported
+// TokenRequestByRefreshToken returns the grant of a refresh token that is
+// still good (a copy, which op may narrow the scopes of).
+func (s *storage) TokenRequestByRefreshToken(_ context.Context, rt string) (op.RefreshTokenRequest, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.refresh[rt]
+	if !ok {
+		return nil, errors.New("authtest: unknown, used or revoked refresh token")
+	}
+	c := *g
+	c.scopes = slices.Clone(g.scopes)
+	return &c, nil
 }
 
 // TerminateSession, called by the end-session endpoint, revokes the user's
@@ -263,16 +333,27 @@ func (s *storage) TerminateSession(_ context.Context, userID, clientID string) e
 	return nil
 }
 
+// RevokeToken revokes an access token (by id) or a refresh token (RFC 7009).
 func (s *storage) RevokeToken(_ context.Context, tokenOrID, _, clientID string) *oidc.Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.tokens[tokenOrID]; ok && t.clientID == clientID {
 		delete(s.tokens, tokenOrID)
 	}
+	if g, ok := s.refresh[tokenOrID]; ok && g.clientID == clientID {
+		delete(s.refresh, tokenOrID)
+	}
 	return nil
 }
 
-func (s *storage) GetRefreshTokenInfo(context.Context, string, string) (string, string, error) {
+// GetRefreshTokenInfo tells op whether a token being revoked is a refresh
+// token, and whose.
+func (s *storage) GetRefreshTokenInfo(_ context.Context, clientID, token string) (string, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.refresh[token]; ok && g.clientID == clientID {
+		return g.subject, token, nil
+	}
 	return "", "", op.ErrInvalidRefreshToken
 }
 
@@ -424,7 +505,12 @@ func (c client) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBas
 func (c client) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
-func (c client) GrantTypes() []oidc.GrantType        { return []oidc.GrantType{oidc.GrantTypeCode} }
+func (c client) GrantTypes() []oidc.GrantType {
+	if c.c.RefreshTokens {
+		return []oidc.GrantType{oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+	}
+	return []oidc.GrantType{oidc.GrantTypeCode}
+}
 func (c client) LoginURL(id string) string           { return loginPath + "?authRequestID=" + id }
 func (c client) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
 func (c client) IDTokenLifetime() time.Duration {

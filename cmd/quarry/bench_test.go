@@ -81,6 +81,7 @@ func TestBenchOps(t *testing.T) {
 		{"status-cold", nil, []string{"status-cold", "status-cold:write"}},
 		{"patch-credential", nil, []string{"patch-credential"}},
 		{"put-tool", []string{"-tools", "10"}, []string{"put-tool"}},
+		{"tool-run", nil, []string{"tool-run"}},
 		{"mix", []string{"-tools", "10", "-mix", "status=5,patch-credential=3,put-tool=2"}, []string{"status", "patch-credential", "put-tool"}},
 	} {
 		t.Run(tt.op, func(t *testing.T) {
@@ -101,10 +102,22 @@ func TestBenchOps(t *testing.T) {
 			if r.Server.Mode != "in-process" || r.Server.PeakRSSBytes == nil || *r.Server.PeakRSSBytes <= 0 {
 				t.Errorf("server: %+v", r.Server)
 			}
+			if tt.op == "tool-run" && r.Results[0].OverheadMS == nil {
+				t.Errorf("tool-run: no overhead over the direct calls: %+v", r.Results[0])
+			}
 			if !strings.Contains(stderr, "loading the server") || !strings.Contains(stderr, "loading the floor") {
 				t.Errorf("no progress on stderr:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestBenchToolRunTarget: tool-run opens the egress guard to bench's own
+// upstream, which a running server's guard would refuse.
+func TestBenchToolRunTarget(t *testing.T) {
+	_, _, err := runBenchCommand(t, "-op", "tool-run", "-target", "http://127.0.0.1:1", "-token", "x")
+	if err == nil || !strings.Contains(err.Error(), "-target") {
+		t.Fatalf("err = %v", err)
 	}
 }
 

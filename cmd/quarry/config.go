@@ -18,6 +18,7 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/toolrun"
 )
 
 // Config is the configuration of every command, from flags, environment
@@ -62,6 +63,9 @@ type Config struct {
 	OIDCRoleMap          map[string]quarry.Role
 	OIDCAlgorithms       []string
 	OIDCSkew             time.Duration
+
+	// Runs of custom tools: where they may connect, and their limits.
+	ToolEgress toolrun.Policy
 }
 
 // setting is one configuration value: its flag (empty for secrets, which
@@ -176,6 +180,25 @@ var settings = []setting{
 		}},
 	{"oidc-skew", "QUARRY_OIDC_SKEW", "30s", "clock difference tolerated on the expiry and not-before times of access tokens",
 		func(c *Config, v string) (err error) { c.OIDCSkew, err = parseDuration(v); return err }},
+
+	// Runs of custom tools (package toolrun).
+	{"tool-egress-allow", "QUARRY_TOOL_EGRESS_ALLOW", "", "comma-separated networks (CIDR), addresses and host names (*.example.com for subdomains) that tool runs may call although they are internal (loopback, private, link-local...)",
+		func(c *Config, v string) (err error) {
+			c.ToolEgress.Allow, c.ToolEgress.AllowHosts, err = toolrun.ParseAllow(v)
+			return err
+		}},
+	{"tool-connect-timeout", "QUARRY_TOOL_CONNECT_TIMEOUT", "5s", "time a tool run may take to connect to the tool's server (and for TLS)",
+		func(c *Config, v string) (err error) {
+			c.ToolEgress.ConnectTimeout, err = parsePositiveDuration(v)
+			return err
+		}},
+	{"tool-timeout", "QUARRY_TOOL_TIMEOUT", "30s", "time a whole tool run may take: the call, its redirects and reading the answer",
+		func(c *Config, v string) (err error) {
+			c.ToolEgress.Timeout, err = parsePositiveDuration(v)
+			return err
+		}},
+	{"tool-max-bytes", "QUARRY_TOOL_MAX_BYTES", "1048576", "largest answer of a tool's server kept; longer ones are cut (truncated)",
+		func(c *Config, v string) (err error) { c.ToolEgress.MaxBytes, err = parsePositive(v); return err }},
 }
 
 // loadConfig parses args with the flags of the named settings (all when

@@ -64,8 +64,7 @@ func TestTwoReplicas(t *testing.T) {
 	if n := count(`SELECT COUNT(*) FROM api_keys`); n != 1 || token == "" {
 		t.Errorf("%d API keys, bootstrap key printed: %t; want one", n, token != "")
 	}
-	// Each once: migration numbers may have gaps (they are given out
-	// ahead of the work that merges them).
+	// Each migration once (the numbers may have gaps: a branch's number is kept until the merge renumbers it).
 	if n := count(`SELECT COUNT(*) FROM goose_db_version WHERE version_id > 0`); n != count(`SELECT COUNT(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0`) {
 		t.Errorf("%d migrations recorded, want each once", n)
 	}

@@ -73,7 +73,12 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		MaxBodyBytes:    cfg.MaxBodyBytes,
 		DBTimeout:       cfg.DBTimeout,
 		SignIn:          signIn,
+		ToolEgress:      cfg.ToolEgress,
 	}), db, log)
+	if cfg.WriteTimeout > 0 && cfg.ToolEgress.Timeout+cfg.DBTimeout > cfg.WriteTimeout {
+		log.Warn("QUARRY_TOOL_TIMEOUT and QUARRY_DB_TIMEOUT add up to more than QUARRY_WRITE_TIMEOUT: a slow tool run is cut before it can answer",
+			"tool_timeout", cfg.ToolEgress.Timeout, "db_timeout", cfg.DBTimeout, "write_timeout", cfg.WriteTimeout)
+	}
 	go func() {
 		// Read the status listing now rather than at its first request.
 		start := time.Now()

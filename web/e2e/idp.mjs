@@ -4,8 +4,10 @@
 // consent page). node idp.mjs <port> <Quarry's URL>
 //
 // Every login is an email; the account's claims are that email (verified)
-// and the name before the @. Quarry is its one client. It prints
-// "listening <issuer>" once it serves.
+// and the name before the @. Quarry is its client twice: for signing in,
+// and for a custom tool whose API is the provider's own userinfo endpoint
+// (people connect their account for it). It prints "listening <issuer>"
+// once it serves.
 
 import Provider from 'oidc-provider';
 
@@ -22,6 +24,15 @@ const provider = new Provider(issuer, {
     client_secret: 'e2e-client-secret-at-the-idp',
     redirect_uris: [`${quarry}/auth/oidc/callback`],
     post_logout_redirect_uris: [`${quarry}/`],
+    response_types: ['code'],
+    grant_types: ['authorization_code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+  }, {
+    // The OAuth client of a custom tool: people connect their account at
+    // the provider for it (Quarry's /oauth-config/callback).
+    client_id: 'quarry-tools',
+    client_secret: 'e2e-tools-secret-at-the-idp',
+    redirect_uris: [`${quarry}/oauth-config/callback`],
     response_types: ['code'],
     grant_types: ['authorization_code'],
     token_endpoint_auth_method: 'client_secret_basic',

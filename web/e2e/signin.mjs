@@ -6,8 +6,9 @@
 // through the provider's own login and consent pages; Ann makes a
 // credential and sees herself as its owner; Cy signs in the same way, is
 // made curator of one group and sees only that group's pairs; the admin
-// deactivates Cy, whose next request is refused; Ann signs out, at the
-// provider too. Then Lee registers a local account, signs out, and signs in
+// deactivates Cy, whose next request is refused; Ann connects her account
+// at the provider for a custom tool, runs it, and disconnects it; Ann signs
+// out, at the provider too. Then Lee registers a local account, signs out, and signs in
 // with email and password. It prints "ids <json>" for the Go test to check.
 
 import { chromium } from 'playwright-core';
@@ -125,6 +126,46 @@ try {
   // The secret is shown masked.
   await ann.waitForFunction(() => [...document.querySelectorAll('#credential-fields input')].some((i) => i.value === 'ann-...6789'));
   await shot(ann, '21-ann-credential-owner');
+
+  // 2b. Ann connects her account at the provider for a custom tool (whose
+  // API is the provider's userinfo endpoint), and tries the tool.
+  step = 'ann connects an account for a tool';
+  const issuer = process.env.QUARRY_E2E_ISSUER;
+  const oauth = await api('POST', 'admin/oauth-config', { name: 'Example IdP tools', authorization_url: `${issuer}/auth`,
+    token_url: `${issuer}/token`, client_id: 'quarry-tools', client_secret: 'e2e-tools-secret-at-the-idp', scopes: ['openid', 'email'] });
+  const tool = await api('POST', 'admin/tool/custom', { name: 'Who am I', passthrough_auth: false, oauth_config_id: oauth.id,
+    definition: { openapi: '3.0.3', info: { title: 'Userinfo', description: 'The provider says who the token is for', version: '1' },
+      servers: [{ url: issuer }], paths: { '/me': { get: { operationId: 'userinfo', summary: 'Who am I',
+        responses: { 200: { description: 'The claims' } } } } } } });
+  ids.tool = tool.id;
+  ids.oauthConfig = oauth.id;
+  await ann.goto(`${url}#tool/${tool.id}`);
+  await ann.locator('#tool-connect-text', { hasText: 'not connected' }).waitFor();
+  await ann.getByRole('button', { name: 'Run' }).click();
+  await ann.locator('#tool-try-error', { hasText: 'Connect your Example IdP tools account first' }).waitFor();
+  await shot(ann, '21b-ann-tool-not-connected');
+  await ann.getByRole('button', { name: 'Connect Example IdP tools' }).click();
+  // At the provider, signed in already: it asks to consent for the tool's client.
+  await ann.waitForURL((u) => !u.href.startsWith(url));
+  await ann.getByRole('button', { name: 'Continue' }).click();
+  await ann.waitForURL((u) => u.href.startsWith(url));
+  check(!ann.url().includes('oauth_'), `the notice's parameters are taken off the address: ${ann.url()}`);
+  await ann.locator('#page-notice', { hasText: 'Your account is connected' }).waitFor();
+  await ann.locator('#tool-connect-text', { hasText: 'is connected' }).waitFor();
+  await ann.getByRole('button', { name: 'Run' }).click();
+  await ann.locator('#tool-try-result', { hasText: 'HTTP 200' }).waitFor();
+  const answer = await ann.locator('#tool-try-result pre').innerText();
+  check(answer.includes('"email": "ann@example.com"'), `the tool answered Ann's claims: ${answer}`);
+  await shot(ann, '21c-ann-tool-connected-run');
+  // Her account lists the connection; she disconnects it there.
+  await ann.goto(`${url}#account`);
+  await ann.locator('#connections-rows', { hasText: 'Example IdP tools' }).waitFor();
+  await shot(ann, '21d-ann-connected-accounts');
+  await ann.getByRole('button', { name: 'Disconnect Example IdP tools' }).click();
+  await ann.locator('#confirm-yes').click();
+  await ann.locator('#connections-rows', { hasText: 'No connected accounts' }).waitFor();
+  await ann.goto(`${url}#tool/${tool.id}`);
+  await ann.locator('#tool-connect-text', { hasText: 'not connected' }).waitFor();
 
   // 3. Cy signs in, is made curator of one group, and sees its pairs only.
   step = 'cy, curator of one group';

@@ -1,8 +1,10 @@
-// The signed-in person's own account, and changing their own password
-// (POST /auth/change-password: the current one is asked again).
+// The signed-in person's own account, changing their own password
+// (POST /auth/change-password: the current one is asked again), and the
+// accounts they connected for custom tools (GET user-oauth-token/status,
+// DELETE oauth-config/{id}/token).
 
 import { call } from './api.js';
-import { $, el, showError, clearError, busy, said, fmtTime } from './ui.js';
+import { $, el, showError, clearError, busy, said, fmtTime, emptyRow, confirmAction } from './ui.js';
 import { session } from './session.js';
 
 /** show shows the account of /me. */
@@ -21,6 +23,43 @@ export function show() {
   $('password-done').textContent = '';
   // An API key's account has no password.
   $('password-form').hidden = session.withKey || me.service_account;
+  $('connections').hidden = me.role === 'limited';
+  if (me.role !== 'limited') connections();
+}
+
+/** connections lists the accounts the person connected for tools. */
+async function connections() {
+  const box = $('connections-error');
+  clearError(box);
+  const tbody = $('connections-rows');
+  try {
+    const { data } = await call('GET', 'user-oauth-token/status');
+    tbody.replaceChildren(...data.map((c) => {
+      const name = c.oauth_config_name || `OAuth configuration #${c.oauth_config_id}`;
+      const off = el('button', { type: 'button', class: 'secondary', 'aria-label': `Disconnect ${name}` }, 'Disconnect');
+      off.addEventListener('click', async () => {
+        if (!(await confirmAction(`Disconnect your ${name} account? Tools that use it stop working for you until you connect again.`, 'Disconnect'))) return;
+        clearError(box);
+        await busy(off, async () => {
+          try {
+            await call('DELETE', `oauth-config/${c.oauth_config_id}/token`);
+            said($('connections-done'), `Your ${name} account is disconnected.`);
+            await connections();
+            $('connections-title').focus();
+          } catch (e) {
+            showError(box, e);
+          }
+        });
+      });
+      const exp = c.expires_at ? fmtTime(new Date(c.expires_at * 1000).toISOString()) : 'not said';
+      return el('tr', {}, el('td', {}, name), el('td', {}, exp, c.is_expired ? ' ' : null,
+        c.is_expired ? el('span', { class: 'badge' }, 'expired') : null), el('td', {}, off));
+    }));
+    if (data.length === 0) tbody.replaceChildren(emptyRow(3, 'No connected accounts. Connect one from the page of a tool that uses OAuth.'));
+  } catch (e) {
+    tbody.replaceChildren();
+    showError(box, e);
+  }
 }
 
 async function change(ev) {
@@ -51,6 +90,8 @@ export function wire() {
 
 export function reset() {
   $('account-facts').replaceChildren();
+  $('connections-rows').replaceChildren();
+  $('connections-done').textContent = '';
   $('password-current').value = '';
   $('password-new').value = '';
 }

@@ -70,6 +70,31 @@ function showView(name, nav, { focus = true } = {}) {
   if (focus) title.focus();
 }
 
+// The reasons an OAuth connection's callback gives (?oauth_error=), in words.
+const oauthErrors = {
+  state: 'The account could not be connected: the connection was started elsewhere, used already, or took more than 5 minutes. Try again.',
+  signin: 'The account could not be connected: you were not signed in here when the provider sent you back. Sign in, then connect again.',
+  user: 'The account could not be connected: the connection was started by someone else. Connect from your own session.',
+  provider: 'The connection was refused or cancelled at the provider.',
+  code: 'The provider did not accept the connection. Try again.',
+  unreachable: 'The provider could not be reached to finish the connection. Try again shortly.',
+  config: 'The OAuth configuration no longer exists.',
+};
+
+/** notices shows what an OAuth provider's redirect back here says, once. */
+function notices() {
+  const params = new URLSearchParams(location.search);
+  const connected = params.get('oauth_connected');
+  const failed = params.get('oauth_error');
+  if (connected === null && failed === null) return;
+  if (connected !== null) $('page-notice').textContent = 'Your account is connected: tools that use it now call their APIs as you.';
+  if (failed !== null) showError($('page-alert'), new Error(oauthErrors[failed] || 'The account could not be connected. Try again.'));
+  params.delete('oauth_connected');
+  params.delete('oauth_error');
+  const rest = params.toString();
+  history.replaceState(null, '', location.pathname + (rest ? `?${rest}` : '') + location.hash);
+}
+
 /** route shows the view of the current fragment. */
 async function route({ focus = true } = {}) {
   if (!session.me) {
@@ -277,7 +302,11 @@ async function start() {
   window.addEventListener('quarry:unauthorized', () => {
     if (session.me) signedOut('The server no longer accepts your sign-in (401): it ended or was revoked. Sign in again.');
   });
-  window.addEventListener('hashchange', () => route());
+  window.addEventListener('hashchange', () => {
+    $('page-notice').textContent = '';
+    clearError($('page-alert'));
+    route();
+  });
   for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, audit]) m.wire();
 
   // Back from the identity provider with a reason why not?
@@ -287,6 +316,7 @@ async function start() {
     showError($('signin-error'), new Error(signinErrors[reason] || 'The sign-in did not succeed. Try again.'));
     history.replaceState(null, '', location.pathname + location.hash);
   }
+  notices();
   try {
     ({ data: ways } = await call('GET', 'auth/type'));
   } catch (e) {

@@ -2,13 +2,15 @@
 // /admin/tool/custom), the editor of one (GET /tool/{id}, PUT
 // /admin/tool/custom/{id} with If-Match), deleting it, and the OAuth
 // configurations tools may use (admins). Built-in tools are shown
-// read-only. Header values come masked and are sent back as they are
+// read-only. A custom tool's page also has "Try it" and the person's own
+// connection to its OAuth configuration (toolrun.js). Header values come masked and are sent back as they are
 // unless changed: the server keeps the stored value of a mask.
 
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, confirmDelete, isMasked, uid, emptyRow } from './ui.js';
 import { isAdmin, curatesOrAdmin } from './session.js';
 import { go, href } from './route.js';
+import * as toolrun from './toolrun.js';
 
 const passthroughConflict = 'Cannot use passthrough auth with custom authorization headers';
 
@@ -114,6 +116,7 @@ function fill(tool, etag) {
   $('tool-delete').hidden = false;
   $('tool-methods').replaceChildren();
   $('tool-form').hidden = false;
+  toolrun.show(tool);
 }
 
 /**
@@ -178,6 +181,7 @@ export async function open(id) {
   clearError(errBox);
   $('tool-saved').textContent = '';
   $('tool-form').hidden = true;
+  toolrun.reset();
   await loadOAuth();
   if (id === 'new') {
     fillNew();
@@ -356,6 +360,7 @@ export function wire() {
   $('oauth-form').addEventListener('submit', oauthCreate);
   $('tool-reload').addEventListener('click', () => open(state.id));
   $('tool-validate').addEventListener('click', validate);
+  toolrun.wire();
   $('tool-add-header').addEventListener('click', () => {
     const r = headerRow({ key: '', value: '' });
     state.headers.push(r);
@@ -371,4 +376,5 @@ export function reset() {
   $('tool-headers').replaceChildren();
   $('tool-form').hidden = true;
   $('tools-rows').replaceChildren();
+  toolrun.reset();
 }

@@ -1,0 +1,214 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+	"github.com/quarryhq/quarry/auth"
+	"github.com/quarryhq/quarry/toolrun"
+)
+
+// toolRunAnswer is the answer to POST /tool/{tool_id}/run: what the tool's
+// server answered.
+type toolRunAnswer struct {
+	Status       int               `json:"status"`
+	ContentType  *string           `json:"content_type"`
+	Headers      map[string]string `json:"headers"`
+	Body         json.RawMessage   `json:"body"`
+	BodyEncoding string            `json:"body_encoding"`
+	Truncated    bool              `json:"truncated"`
+	DurationMS   float64           `json:"duration_ms"`
+}
+
+// handleRunTool serves POST /tool/{tool_id}/run: it runs one operation of
+// a custom tool for the caller and answers what the tool's server
+// answered, whatever its status. Checks, in order: the tool exists (404);
+// the caller may run it (403 limited, 400 built-in, 409 disabled); its
+// definition still passes validation (409); the method and arguments fit
+// the definition (400); the egress guard lets the URL through (403); the
+// caller has the token the tool sends (409); then the call (502, 504).
+// Every run of an existing tool, refused or not, is an audit entry and is
+// counted in the metrics.
+func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		ID   int64   `path:"tool_id"`
+		Body toolRun `body:""`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	start := time.Now()
+	ctx := r.Context()
+	dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
+	t, err := s.db.Tool(dctx, in.ID)
+	cancel()
+	if err != nil {
+		return err
+	}
+	rec := &quarry.ToolRunRecord{ToolID: t.ID, Method: in.Body.Method}
+	res, outcome, err := s.runTool(ctx, r, c, t, in.Body, rec)
+	rec.Duration = time.Since(start)
+	if res != nil {
+		rec.Status = res.Status
+	}
+	rec.Outcome = outcome
+	if rec.Outcome == "" {
+		rec.Outcome = quarry.RunOutcome(rec.Status, err)
+	}
+	s.metrics.observeRun(rec.Outcome, rec.Duration)
+	if err != nil && rec.Outcome != quarry.RunInvalid && rec.Outcome != quarry.RunDisabled {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "tool run failed", slog.String("request_id", quarry.RequestIDFrom(ctx)),
+			slog.Int64("tool_id", t.ID), slog.String("method", rec.Method), slog.String("host", rec.Host),
+			slog.String("outcome", rec.Outcome), slog.String("error", quarry.ErrorMessage(err)))
+	}
+	// The run is recorded even when its caller has gone.
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.DBTimeout)
+	defer acancel()
+	if aerr := s.db.RecordToolRun(actx, c, rec); aerr != nil {
+		return aerr
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, toolRunAnswer{Status: res.Status, ContentType: nonEmpty(res.ContentType),
+		Headers: res.Headers, Body: res.Body, BodyEncoding: res.BodyEncoding, Truncated: res.Truncated,
+		DurationMS: math.Round(float64(res.Duration.Microseconds())) / 1000})
+}
+
+// nonEmpty returns a pointer to s, or nil for "".
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// runTool does the work of handleRunTool after the tool is read, noting
+// in rec the host it calls. It returns the outcome of a run it refused
+// before calling (see quarry.RunOutcomes), or "" to let the answer or the
+// call's error decide.
+func (s *Server) runTool(ctx context.Context, r *http.Request, c *quarry.Caller, t *quarry.Tool, in toolRun, rec *quarry.ToolRunRecord) (*quarry.ToolRunResult, string, error) {
+	if t.Definition != nil {
+		if d, err := s.runner.Definition(ctx, t.Definition); err == nil {
+			rec.Host = d.Host()
+		}
+	}
+	if err := c.CheckToolRun(t); err != nil {
+		if quarry.ErrorCode(err) == quarry.ECONFLICT {
+			return nil, quarry.RunDisabled, err
+		}
+		return nil, quarry.RunInvalid, err
+	}
+	if _, err := s.defs.Validate(ctx, t.Definition); err != nil {
+		if quarry.ErrorCode(err) == quarry.EINVALID {
+			return nil, quarry.RunInvalid, quarry.Errorf(quarry.ECONFLICT,
+				"Tool %d's definition does not pass validation any more (%s); fix it with PUT /admin/tool/custom/%d",
+				t.ID, quarry.ErrorMessage(err), t.ID)
+		}
+		return nil, quarry.RunError, err
+	}
+	args, err := toolrun.DecodeArgs(in.Args)
+	if err != nil {
+		return nil, quarry.RunInvalid, err
+	}
+	call, err := s.runner.Prepare(ctx, t.Definition, in.Method, args)
+	switch quarry.ErrorCode(err) {
+	case "":
+	case quarry.EFORBIDDEN:
+		return nil, quarry.RunRefused, err
+	case quarry.EINVALID:
+		return nil, quarry.RunInvalid, err
+	default:
+		return nil, quarry.RunError, err
+	}
+	bearer, err := s.runBearer(ctx, r, c, t)
+	if quarry.ErrorCode(err) == quarry.ECONFLICT {
+		return nil, quarry.RunNoToken, err
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := s.runner.Do(ctx, call, t.Headers, bearer)
+	return res, "", err
+}
+
+// runBearer returns the token a run of t sends as "Authorization: Bearer",
+// or "" for none (quarry.Tool.RunAuth): the caller's token for the tool's
+// OAuth configuration, refreshed if due; or, for passthrough, the
+// caller's own single sign-on access token: the one kept with the session
+// the request came with (refreshed if due), or the provider's access token
+// the request was authenticated with.
+func (s *Server) runBearer(ctx context.Context, r *http.Request, c *quarry.Caller, t *quarry.Tool) (string, error) {
+	switch t.RunAuth() {
+	case quarry.ToolAuthOAuth:
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.DBTimeout)
+		cfg, err := s.db.OAuthConfig(dctx, *t.OAuthConfigID)
+		cancel()
+		if err != nil {
+			return "", err
+		}
+		tok, err := s.db.ToolToken(ctx, c.ID, cfg, func(ctx context.Context, tok quarry.OAuthToken) (quarry.OAuthToken, error) {
+			return s.refreshToolToken(ctx, cfg, tok)
+		})
+		if err != nil {
+			return "", err
+		}
+		return tok.AccessToken, nil
+	case quarry.ToolAuthPassthrough:
+		p := s.cfg.SignIn.OIDC
+		switch {
+		case p == nil:
+			return "", quarry.ErrNoPassthroughToken
+		case c.SessionID != 0:
+			tok, err := s.db.SessionToken(ctx, c.SessionID, p.Refresh)
+			if err != nil {
+				return "", err
+			}
+			return tok.AccessToken, nil
+		case c.APIKeyID == 0:
+			if jwt, ok := providerToken(r); ok {
+				return jwt, nil
+			}
+		}
+		return "", quarry.ErrNoPassthroughToken
+	}
+	return "", nil
+}
+
+// providerToken returns the bearer token of r when it is a JWT: for a
+// caller authenticated neither by an API key nor by a session, the
+// provider's access token it was authenticated with.
+func providerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "bearer") || !auth.LooksLikeJWT(token) {
+		return "", false
+	}
+	return token, true
+}
+
+// refreshToolToken refreshes a person's token for cfg at its token
+// endpoint, through the egress guard.
+func (s *Server) refreshToolToken(ctx context.Context, cfg *quarry.OAuthConfig, tok quarry.OAuthToken) (quarry.OAuthToken, error) {
+	rctx, cancel := context.WithTimeout(ctx, s.runner.Policy().Timeout)
+	defer cancel()
+	next, err := auth.ToolRefresh(rctx, s.runner.Client(), cfg, tok)
+	return next, s.runner.Explain(ctx, hostOf(cfg.TokenURL), err)
+}
+
+// hostOf returns the host of a URL, for messages.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the token endpoint"
+	}
+	return u.Hostname()
+}

@@ -1,0 +1,164 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/quarryhq/quarry"
+)
+
+// OAuth 2.0 for custom tools: the authorization code flow with PKCE (S256)
+// against a tool's OAuth configuration, and refreshes, for each person;
+// and refreshes of the single sign-on tokens kept for passthrough tools.
+
+// fromOAuth2 returns the domain's form of an oauth2 token: its lifetime
+// as the server gave it (expires_in), so that the store computes the
+// expiry with its own clock.
+func fromOAuth2(t *oauth2.Token) quarry.OAuthToken {
+	out := quarry.OAuthToken{AccessToken: t.AccessToken, TokenType: t.TokenType, RefreshToken: t.RefreshToken}
+	if s, ok := t.Extra("scope").(string); ok {
+		out.Scope = s
+	}
+	switch {
+	case t.ExpiresIn > 0:
+		out.ExpiresIn = time.Duration(t.ExpiresIn) * time.Second
+	case !t.Expiry.IsZero():
+		out.Expiry = t.Expiry
+	}
+	return out
+}
+
+// toolConfig returns the oauth2 configuration of cfg with redirectURL.
+// The client authenticates at the token endpoint as the server accepts
+// (HTTP Basic, or the client id and secret in the form), which
+// oauth2.AuthStyleAutoDetect finds out and remembers.
+func toolConfig(cfg *quarry.OAuthConfig, redirectURL string) *oauth2.Config {
+	return &oauth2.Config{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: redirectURL,
+		Scopes: cfg.Scopes, Endpoint: oauth2.Endpoint{AuthURL: cfg.AuthorizationURL, TokenURL: cfg.TokenURL}}
+}
+
+// ToolAuthCodeURL returns where to send a person to connect their account
+// for OAuth configuration cfg: its authorization endpoint with the client
+// id, redirectURL, the scopes, state, the PKCE challenge of verifier (S256)
+// and the configuration's additional parameters (with those a known server
+// needs to issue a refresh token, see quarry.OfflineAccessParams).
+func ToolAuthCodeURL(cfg *quarry.OAuthConfig, redirectURL, state, verifier string) string {
+	params := map[string]string{}
+	for k, v := range quarry.OfflineAccessParams(cfg.AuthorizationURL, cfg.AdditionalParams) {
+		params[k] = v
+	}
+	for k, v := range cfg.AdditionalParams {
+		params[k] = v
+	}
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
+	for _, k := range keys {
+		opts = append(opts, oauth2.SetAuthURLParam(k, params[k]))
+	}
+	return toolConfig(cfg, redirectURL).AuthCodeURL(state, opts...)
+}
+
+// ToolExchange trades the code of a connection to cfg for the person's
+// token, with the PKCE verifier, through client (the egress-guarded
+// client). A code the server refuses is a 400 that says why (in the
+// server's words: an OAuth error code and description); other failures
+// are returned as they are.
+func ToolExchange(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig, redirectURL, code, verifier string) (quarry.OAuthToken, error) {
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, client)
+	tok, err := toolConfig(cfg, redirectURL).Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return quarry.OAuthToken{}, quarry.Errorf(quarry.EINVALID, "The authorization server of %s refused the code: %s", cfg.Name, oauthReason(re))
+		}
+		return quarry.OAuthToken{}, err
+	}
+	if tok.AccessToken == "" {
+		return quarry.OAuthToken{}, quarry.Errorf(quarry.EBADGATEWAY, "The authorization server of %s answered no access token", cfg.Name)
+	}
+	return fromOAuth2(tok), nil
+}
+
+// ToolRefresh refreshes a person's token for cfg through client. A refresh
+// token the server refuses for good (invalid_grant) fails with
+// quarry.ErrTokenRevoked; another refusal with a 502 that says why; other
+// failures are returned as they are.
+func ToolRefresh(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig, tok quarry.OAuthToken) (quarry.OAuthToken, error) {
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, client)
+	return refresh(ctx, toolConfig(cfg, ""), tok, "The authorization server of "+cfg.Name)
+}
+
+// Refresh refreshes the single sign-on token of a session at the OpenID
+// provider, as ToolRefresh does.
+func (p *Provider) Refresh(ctx context.Context, tok quarry.OAuthToken) (quarry.OAuthToken, error) {
+	d, err := p.discovered()
+	if err != nil {
+		return quarry.OAuthToken{}, err
+	}
+	next, err := refresh(oidc.ClientContext(ctx, p.client), &d.oauth2, tok, "The single sign-on provider")
+	if err != nil && quarry.ErrorCode(err) == quarry.EINTERNAL && !errors.Is(err, quarry.ErrTokenRevoked) && ctx.Err() == nil {
+		return quarry.OAuthToken{}, quarry.Errorf(quarry.EBADGATEWAY, "The single sign-on provider cannot be reached to refresh your token; try again shortly")
+	}
+	return next, err
+}
+
+// refresh runs the refresh token grant of conf for tok.
+func refresh(ctx context.Context, conf *oauth2.Config, tok quarry.OAuthToken, who string) (quarry.OAuthToken, error) {
+	// An expired token makes the source refresh at once.
+	src := conf.TokenSource(ctx, &oauth2.Token{RefreshToken: tok.RefreshToken, Expiry: time.Unix(1, 0)})
+	next, err := src.Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			if re.ErrorCode == "invalid_grant" {
+				return quarry.OAuthToken{}, fmt.Errorf("%s: %w", who, quarry.ErrTokenRevoked)
+			}
+			return quarry.OAuthToken{}, quarry.Errorf(quarry.EBADGATEWAY, "%s refused to refresh the token: %s", who, oauthReason(re))
+		}
+		return quarry.OAuthToken{}, err
+	}
+	return fromOAuth2(next), nil
+}
+
+// oauthReason renders an OAuth error answer: its error code and
+// description, or its status.
+func oauthReason(re *oauth2.RetrieveError) string {
+	switch {
+	case re.ErrorCode != "" && re.ErrorDescription != "":
+		return re.ErrorCode + " (" + limit(re.ErrorDescription, 200) + ")"
+	case re.ErrorCode != "":
+		return re.ErrorCode
+	case re.Response != nil:
+		return "HTTP " + re.Response.Status
+	}
+	return "an error"
+}
+
+// limit cuts s to n bytes, between characters, and removes line breaks.
+func limit(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
