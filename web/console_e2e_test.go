@@ -25,8 +25,10 @@ import (
 // registers and is the admin; the admin creates a connector, a credential
 // and a pair, a group, invites a person and makes them the group's
 // curator; the curator signs in and sees only that group's pairs; the
-// admin manages API keys, tools, people, and reads the story in the audit
-// log. Every view is checked with axe-core and shot at 1280 and 390 px.
+// admin manages API keys, tools, people, makes a SCIM token with which the
+// company's directory provisions a person and a group (shown as the
+// directory's, read-only where it decides), and reads the story in the
+// audit log. Every view is checked with axe-core and shot at 1280 and 390 px.
 // Then the store is asked what the page did.
 func TestConsoleInChromium(t *testing.T) {
 	node, npm := e2eTools(t)
@@ -78,7 +80,7 @@ func TestConsoleInChromium(t *testing.T) {
 	for _, p := range people {
 		got = append(got, fmt.Sprintf("%s %s %v", p.Email, p.Role, p.IsActive))
 	}
-	want := []string{"ada@example.com admin true", "cy@example.com curator true"}
+	want := []string{"ada@example.com admin true", "cy@example.com curator true", "dan@example.com basic false"}
 	if !slices.Equal(got, want) {
 		t.Errorf("people after the story:\n got %v\nwant %v", got, want)
 	}
