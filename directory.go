@@ -105,7 +105,8 @@ type DirectoryEmail struct {
 
 // DirectoryGroup is a user group as SCIM shows it: every group is one (the
 // directory can take a group made by hand over by changing it), and
-// Managed says whether the directory manages it already.
+// Managed says whether the directory manages it already. The default
+// groups are shown too, and are never the directory's (see CheckWrite).
 type DirectoryGroup struct {
 	ID          int64
 	DisplayName string
@@ -115,6 +116,7 @@ type DirectoryGroup struct {
 	// added by hand) are not its to see or change.
 	Members   []DirectoryMember
 	Managed   bool
+	IsDefault bool // One of the default groups, Admin and Basic (see UserGroup.IsDefault).
 	CreatedAt Time
 	UpdatedAt Time
 }
@@ -336,17 +338,28 @@ func ErrReservedGroup(name string) error {
 }
 
 // CheckDirectoryGroupName reports why the directory may not give a group
-// whose name is now old (empty for a new group) the name next.
+// whose name is now old (empty for a new group) the name next: the
+// default groups' names are reserved (ReservedGroupName).
 func CheckDirectoryGroupName(old, next string) error {
 	switch {
 	case strings.TrimSpace(next) == "":
 		return errDirectory("displayName is required")
 	case len(next) > MaxDirectoryText || !utf8.ValidString(next):
 		return errDirectory("displayName is longer than %d bytes", MaxDirectoryText)
-	case old != "" && ReservedGroupName(old):
-		return ErrReservedGroup(old)
 	case next != old && ReservedGroupName(next):
 		return ErrReservedGroupName(next)
+	}
+	return nil
+}
+
+// CheckWrite reports why the directory may not change or delete g: a
+// default group is Quarry's (409). Its members follow their roles, and
+// it may be granted anything up to admin, so a directory that changed
+// its members could hand out permissions; Onyx v4.6.1 refuses only its
+// renaming and deletion.
+func (g *DirectoryGroup) CheckWrite() error {
+	if g.IsDefault {
+		return ErrReservedGroup(g.DisplayName)
 	}
 	return nil
 }

@@ -37,11 +37,30 @@ func TestReservedGroupName(t *testing.T) {
 		{"", " ", "invalid: displayName is required"},
 		{"", strings.Repeat("x", 513), "invalid: displayName is longer than 512 bytes"},
 		{"Eng", "Basic", "conflict: 'Basic' is a reserved group name."},
-		{"Admin", "Admin", "conflict: 'Admin' is a reserved group name and cannot be changed or deleted."},
+		{"Eng", " BASIC ", "conflict: ' BASIC ' is a reserved group name."},
 		{"Eng", "Ops", ""},
+		{"Eng", "Eng", ""},
 	} {
 		if got := errText(quarry.CheckDirectoryGroupName(tt.old, tt.next)); got != tt.want {
 			t.Errorf("CheckDirectoryGroupName(%q, %q) = %q, want %q", tt.old, tt.next, got, tt.want)
+		}
+	}
+}
+
+// TestDirectoryGroupCheckWrite: the directory changes and deletes the
+// groups it sees but the default ones, whatever their names.
+func TestDirectoryGroupCheckWrite(t *testing.T) {
+	for _, tt := range []struct {
+		g    quarry.DirectoryGroup
+		want string
+	}{
+		{quarry.DirectoryGroup{DisplayName: "Admin", IsDefault: true}, "conflict: 'Admin' is a reserved group name and cannot be changed or deleted."},
+		{quarry.DirectoryGroup{DisplayName: "Basic", IsDefault: true, Managed: false}, "conflict: 'Basic' is a reserved group name and cannot be changed or deleted."},
+		{quarry.DirectoryGroup{DisplayName: "Eng", Managed: true}, ""},
+		{quarry.DirectoryGroup{DisplayName: "Made by hand"}, ""},
+	} {
+		if got := errText(tt.g.CheckWrite()); got != tt.want {
+			t.Errorf("CheckWrite(%+v) = %q, want %q", tt.g, got, tt.want)
 		}
 	}
 }

@@ -595,12 +595,12 @@ func (tx *Tx) removeMembers(ctx context.Context, c *quarry.Caller, id int64, use
 
 // directoryGroupColumns are the columns scanDirectoryGroup reads, of
 // user_groups g left-joined with scim_groups sg.
-const directoryGroupColumns = `g.id, g.name, g.created_at, g.updated_at, sg.external_id, sg.group_id IS NOT NULL`
+const directoryGroupColumns = `g.id, g.name, g.created_at, g.updated_at, sg.external_id, sg.group_id IS NOT NULL, g.is_default`
 
 func scanDirectoryGroup(s interface{ Scan(...any) error }) (*quarry.DirectoryGroup, error) {
 	g := &quarry.DirectoryGroup{Members: []quarry.DirectoryMember{}}
 	var created, updated int64
-	if err := s.Scan(&g.ID, &g.DisplayName, &created, &updated, &g.ExternalID, &g.Managed); err != nil {
+	if err := s.Scan(&g.ID, &g.DisplayName, &created, &updated, &g.ExternalID, &g.Managed, &g.IsDefault); err != nil {
 		return nil, err
 	}
 	g.CreatedAt, g.UpdatedAt = quarry.TimeFromMicros(created), quarry.TimeFromMicros(updated)
@@ -720,10 +720,10 @@ func readDirectoryGroups(ctx context.Context, q querier, members bool, query str
 	return groups, closeRows(rows)
 }
 
-// CreateDirectoryGroup makes group in as the directory c: its name must be
-// no group's (409) nor a default group's (quarry.CheckDirectoryGroupName),
-// its externalId no other directory group's, and its members the
-// directory's people (400).
+// CreateDirectoryGroup makes group in as the directory c, granted basic
+// as every group is (insertGroup): its name must be no group's (409) nor
+// a default group's (quarry.CheckDirectoryGroupName), its externalId no
+// other directory group's, and its members the directory's people (400).
 func (db *DB) CreateDirectoryGroup(ctx context.Context, c *quarry.Caller, in *quarry.DirectoryGroup) (*quarry.DirectoryGroup, error) {
 	if err := quarry.CheckDirectoryGroupName("", in.DisplayName); err != nil {
 		return nil, err
@@ -739,9 +739,8 @@ func (db *DB) CreateDirectoryGroup(ctx context.Context, c *quarry.Caller, in *qu
 		if err := tx.checkDirectoryMembers(ctx, in.MemberIDs()); err != nil {
 			return err
 		}
-		var id int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO user_groups (name, name_key, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
-			in.DisplayName, quarry.FoldCase(in.DisplayName), tx.now.Micros()).Scan(&id); err != nil {
+		id, err := tx.insertGroup(ctx, in.DisplayName)
+		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO scim_groups (group_id, external_id, created_at) VALUES ($1, $2, $3)`,
@@ -754,7 +753,6 @@ func (db *DB) CreateDirectoryGroup(ctx context.Context, c *quarry.Caller, in *qu
 		if err := tx.audit(ctx, c, "user_group.create", "user_group", id, []string{"name", "user_ids", "external_id"}); err != nil {
 			return err
 		}
-		var err error
 		out, err = readDirectoryGroup(ctx, tx, strconv.FormatInt(id, 10), true, "")
 		return err
 	})
@@ -853,7 +851,7 @@ func (tx *Tx) addMembers(ctx context.Context, id int64, users []string) error {
 // memberships of the directory's people (those added must be its people;
 // the group's other members stay). A group made by hand becomes the
 // directory's by the first change it makes (user_group.adopt). A default
-// group is never the directory's to change (409).
+// group is never the directory's to change (quarry.DirectoryGroup.CheckWrite).
 func (db *DB) UpdateDirectoryGroup(ctx context.Context, c *quarry.Caller, id string, ifMatch []string,
 	change func(*quarry.DirectoryGroup) error) (*quarry.DirectoryGroup, error) {
 	var out *quarry.DirectoryGroup
@@ -865,8 +863,8 @@ func (db *DB) UpdateDirectoryGroup(ctx context.Context, c *quarry.Caller, id str
 		if err := checkIfMatch(ifMatch, old.Version()); err != nil {
 			return err
 		}
-		if quarry.ReservedGroupName(old.DisplayName) {
-			return quarry.ErrReservedGroup(old.DisplayName)
+		if err := old.CheckWrite(); err != nil {
+			return err
 		}
 		g := old.Clone()
 		if err := change(g); err != nil {
@@ -966,7 +964,7 @@ func diffMembers(old, next []string) (added, removed []string) {
 
 // DeleteDirectoryGroup deletes group id as the directory c, as an admin's
 // deletion does (see DeleteGroup); a default group is never the
-// directory's to delete (409).
+// directory's to delete (quarry.DirectoryGroup.CheckWrite).
 func (db *DB) DeleteDirectoryGroup(ctx context.Context, c *quarry.Caller, id string, ifMatch []string) error {
 	return db.update(ctx, func(tx *Tx) error {
 		old, err := readDirectoryGroup(ctx, tx, id, true, tx.db.forUpdate())
@@ -976,8 +974,8 @@ func (db *DB) DeleteDirectoryGroup(ctx context.Context, c *quarry.Caller, id str
 		if err := checkIfMatch(ifMatch, old.Version()); err != nil {
 			return err
 		}
-		if quarry.ReservedGroupName(old.DisplayName) {
-			return quarry.ErrReservedGroup(old.DisplayName)
+		if err := old.CheckWrite(); err != nil {
+			return err
 		}
 		return tx.deleteGroup(ctx, c, old.ID)
 	})

@@ -26,13 +26,8 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 		if err := tx.checkGroupName(ctx, *in.Name, 0); err != nil {
 			return err
 		}
-		var id int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO user_groups (name, name_key, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
-			*in.Name, quarry.FoldCase(*in.Name), tx.now.Micros()).Scan(&id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO group_permissions (group_id, permission, granted_at) VALUES ($1, $2, $3)`,
-			id, quarry.PermBasic, tx.now.Micros()); err != nil {
+		id, err := tx.insertGroup(ctx, *in.Name)
+		if err != nil {
 			return err
 		}
 		if err := tx.setGroupMembers(ctx, c, id, in.UserIDs); err != nil {
@@ -45,11 +40,26 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 		if err := tx.audit(ctx, c, "user_group.create", "user_group", id, []string{"name", "user_ids", "cc_pair_ids"}); err != nil {
 			return err
 		}
-		var err error
 		g, err = tx.group(ctx, c, id)
 		return err
 	})
 	return g, err
+}
+
+// insertGroup makes a group named name, with no members, granted basic:
+// every group is, whether the admin API or the directory makes it,
+// as in Onyx v4.6.1. It returns the group's id.
+func (tx *Tx) insertGroup(ctx context.Context, name string) (int64, error) {
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO user_groups (name, name_key, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
+		name, quarry.FoldCase(name), tx.now.Micros()).Scan(&id); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO group_permissions (group_id, permission, granted_at) VALUES ($1, $2, $3)`,
+		id, quarry.PermBasic, tx.now.Micros()); err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 func (tx *Tx) checkGroupName(ctx context.Context, name string, self int64) error {
