@@ -15,11 +15,9 @@ import (
 // Okta's and in Entra ID's style as Onyx runs them (Entra's capitalised
 // operations, enterprise extension and emails), with at least Onyx's
 // assertions. Not ported: the seat-limit tests (Quarry has no licence
-// seats), the group permission grant test (Quarry has no permissions but
-// roles), and test_create_user_default_group_and_account_type's "Basic"
-// default group membership (default groups are issue 24's; its other
-// assertions are ported). Onyx's reserved default group "Admin" is made by
-// hand here, as Quarry has no default groups yet.
+// seats). The reserved default groups "Admin" and "Basic" are those the
+// migrations seed, as in Onyx: SCIM people join Basic, SCIM groups are
+// granted basic.
 
 // onyxStyles are Onyx's idp_style parameters.
 var onyxStyles = []string{"okta", "entra"}
@@ -173,18 +171,32 @@ func TestOnyxSCIMUsers(t *testing.T) {
 				email := "scim_defaults_" + style + "@example.com"
 				id := created(t, create(email, "ext-defaults-"+style))
 				got := scimJSON(t, d.do("GET", "/Users/"+id, nil), 200)
+				names := map[any]bool{}
 				for _, g := range got["groups"].([]any) {
-					if g.(map[string]any)["display"] == "Admin" {
-						t.Errorf("a SCIM user in the Admin group")
-					}
+					names[g.(map[string]any)["display"]] = true
+				}
+				if !names["Basic"] {
+					t.Errorf("Expected 'Basic' in groups, got %v", got["groups"])
+				}
+				if names["Admin"] {
+					t.Errorf("SCIM user should not be in Admin group: %v", got["groups"])
 				}
 				var page struct {
 					TotalItems int              `json:"total_items"`
 					Items      []map[string]any `json:"items"`
 				}
 				e.do(e.admin, "GET", "/manage/users/accepted?q="+email, nil).decode(t, &page)
-				if page.TotalItems < 1 || page.Items[0]["email"] != email || page.Items[0]["account_type"] != "standard" {
-					t.Errorf("user listing %v", page.Items)
+				var snapshot map[string]any
+				for _, u := range page.Items {
+					if u["email"] == email {
+						snapshot = u
+					}
+				}
+				if page.TotalItems < 1 || snapshot == nil {
+					t.Fatalf("SCIM user %s not found in user listing: %v", email, page.Items)
+				}
+				if snapshot["account_type"] != "STANDARD" {
+					t.Errorf("Expected STANDARD, got %v", snapshot["account_type"])
 				}
 			})
 			t.Run("test_get_user", func(t *testing.T) {
@@ -298,8 +310,6 @@ func TestOnyxSCIMGroups(t *testing.T) {
 		t.Run(style, func(t *testing.T) {
 			e := newEnv(t)
 			d := e.newDirectory("scim-group-tests-" + style)
-			// Onyx's reserved default group, which issue 24 will seed.
-			e.do(e.admin, "POST", "/manage/admin/user-group", map[string]any{"name": "Admin", "user_ids": []string{}}).decode(t, new(any))
 			newUser := func(email, ext string) string {
 				return created(t, d.do("POST", "/Users", map[string]any{"schemas": []string{scim.UserSchema}, "userName": email,
 					"externalId": ext, "name": map[string]any{"givenName": "Test", "familyName": "User"}, "active": true}))
@@ -524,6 +534,10 @@ func TestOnyxSCIMGroups(t *testing.T) {
 			})
 			t.Run("test_delete_reserved_group_rejected", func(t *testing.T) {
 				wantReserved(d.do("DELETE", "/Groups/"+adminID(), nil))
+			})
+			t.Run("test_scim_created_group_has_basic_permission", func(t *testing.T) {
+				g := scimJSON(t, group("Basic Perm Group "+style, "ext-basic-perm-"+style), 201)
+				e.do(e.admin, "GET", "/manage/admin/user-group/"+g["id"].(string)+"/permissions", nil).want(t, 200, `["basic"]`)
 			})
 			t.Run("test_replace_group_cannot_rename_from_reserved", func(t *testing.T) {
 				wantReserved(d.do("PUT", "/Groups/"+adminID(), map[string]any{"schemas": []string{scim.GroupSchema},

@@ -104,9 +104,16 @@ func TestOktaSpecTest(t *testing.T) {
 	if r := scimJSON(t, okta("GET", "/Users?"+filterQuery(`userName eq "RONALD.ONEAL@EXAMPLE.COM"`), nil), 200); r["totalResults"] != 1.0 {
 		t.Errorf("case: %v", r)
 	}
-	// Optional Test: Verify Groups endpoint.
-	if r := scimJSON(t, okta("GET", "/Groups", nil), 200); r["totalResults"] != 0.0 {
-		t.Errorf("groups: %v", r)
+	// Optional Test: Verify Groups endpoint. The default groups are
+	// groups too (as in Onyx), Basic with the two people in it.
+	groups := scimJSON(t, okta("GET", "/Groups", nil), 200)
+	var names []string
+	for _, g := range groups["Resources"].([]any) {
+		g := g.(map[string]any)
+		names = append(names, fmt.Sprintf("%s (%d)", g["displayName"], len(g["members"].([]any))))
+	}
+	if !hasSchema(groups, scim.ListResponseSchema) || groups["totalResults"] != 2.0 || strings.Join(names, ", ") != "Admin (0), Basic (2)" {
+		t.Errorf("groups: %v", groups)
 	}
 	// Required Test: Check status 401.
 	r := e.do(user{}, "GET", "/scim/v2/Users?"+filterQuery(`userName eq "RONALD.ONEAL@EXAMPLE.COM"`), nil, "Authorization", "non-token")
@@ -236,9 +243,9 @@ func TestEntraProvisioning(t *testing.T) {
 	d.wantSCIM(t, r, 201, fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],
 		"id":%q,"externalId":"0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef","userName":%q,
 		"name":{"givenName":"givenName","familyName":"familyName","formatted":"givenName familyName"},"displayName":"givenName familyName",
-		"emails":[{"value":"Test_User_fd0ea19b@testuser.com","type":"work","primary":true}],"active":true,"groups":[],
+		"emails":[{"value":"Test_User_fd0ea19b@testuser.com","type":"work","primary":true}],"active":true,"groups":[%s],
 		"meta":{"resourceType":"User","created":%q,"lastModified":%q,"location":"$BASE/Users/%s","version":"$VERSION"},
-		"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Research"}}`, id, userName, testNowJSON, testNowJSON, id))
+		"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Research"}}`, id, userName, fxBasicGroupRef, testNowJSON, testNowJSON, id))
 	// Get User, Get User by query (any case).
 	scimJSON(t, d.do("GET", "/Users/"+id, nil), 200)
 	if r := scimJSON(t, d.do("GET", "/Users?"+filterQuery(`userName eq "`+strings.ToUpper(userName)+`"`), nil), 200); r["totalResults"] != 1.0 {

@@ -96,16 +96,19 @@ func scimError(status int, kind, detail string) string {
 }
 
 // userJSON is the SCIM User resource Okta-style people have in these
-// tests: userName u, the work email u, given and family names, no groups,
-// active, never changed but as n says (lastModified moves by a
-// microsecond per change).
+// tests: userName u, the work email u, given and family names, in no
+// group but Basic (the default group of their role, basic, which SCIM
+// shows as Onyx does), active, never changed.
 func userJSON(id, userName, given, family string, active bool, extra string) string {
 	return fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"id":%q%s,"userName":%q,
 		"name":{"givenName":%q,"familyName":%q,"formatted":%q},"displayName":%q,
-		"emails":[{"value":%q,"type":"work","primary":true}],"active":%t,"groups":[],
+		"emails":[{"value":%q,"type":"work","primary":true}],"active":%t,"groups":[%s],
 		"meta":{"resourceType":"User","created":%q,"lastModified":%q,"location":"$BASE/Users/%s","version":"$VERSION"}}`,
-		id, extra, userName, given, family, given+" "+family, given+" "+family, userName, active, testNowJSON, testNowJSON, id)
+		id, extra, userName, given, family, given+" "+family, given+" "+family, userName, active, fxBasicGroupRef, testNowJSON, testNowJSON, id)
 }
+
+// fxBasicGroupRef is the default group Basic in a SCIM User's groups.
+var fxBasicGroupRef = fmt.Sprintf(`{"value":"%d","display":"Basic"}`, basicGroupID)
 
 // oktaUser is the body of Okta's POST /Users for a person.
 func oktaUser(userName, given, family string) map[string]any {
@@ -459,7 +462,7 @@ func TestSCIMGroupsAndTheAdminAPI(t *testing.T) {
 		gid, ann, testNowJSON, testNowJSON, gid))
 	// Ann's groups follow.
 	annJSON := scimJSON(t, d.do("GET", "/Users/"+ann, nil), 200)
-	if fmt.Sprint(annJSON["groups"]) != fmt.Sprintf("[map[display:Eng value:%s]]", gid) {
+	if fmt.Sprint(annJSON["groups"]) != fmt.Sprintf("[map[display:Basic value:%d] map[display:Eng value:%s]]", basicGroupID, gid) {
 		t.Errorf("Ann's groups: %v", annJSON["groups"])
 	}
 	// The admin API: the group is the directory's.
