@@ -602,9 +602,24 @@ try {
   await danMember.locator('text=in the directory').waitFor();
   check(await ada.getByRole('button', { name: 'Remove dan@example.com from the group' }).count() === 0, 'no Remove for the directory\'s member');
   check(await ada.locator('#group-add-user option', { hasText: 'dan@example.com' }).count() === 0, 'the directory\'s people are not offered');
+  // Its permissions are Quarry's: granted here, with the keyboard, as any
+  // group's (the directory made it with basic).
+  await ada.locator('#group-perms-fixed', { hasText: 'basic' }).waitFor();
+  await press(ada, '#group-perm-manage-connectors', { back: true, key: 'Space' });
+  await ada.locator('#group-saved', { hasText: 'Directory team now has manage:connectors' }).waitFor();
   await view(ada, 'group-directory');
+  await ada.reload();
+  await ada.locator('#group-directory:not([hidden])').waitFor();
+  check(await ada.locator('#group-perm-manage-connectors').isChecked(), 'the grant to the directory\'s group is kept');
   await navTo(ada, 'groups');
   await ada.locator('#groups-rows tr', { hasText: 'Directory team' }).locator('.badge.directory').waitFor();
+  // The default group Basic: Dan is in it by his role, shown as the
+  // directory's person; the group is not the directory's.
+  await ada.goto(`${url}#group/2`);
+  await ada.locator('#group-title', { hasText: 'Basic (default)' }).waitFor();
+  await ada.locator('#group-members tr', { hasText: 'dan@example.com' }).locator('.badge.directory').waitFor();
+  check(await ada.locator('#group-directory').isHidden(), 'Basic is not the directory\'s');
+  await view(ada, 'group-default-directory');
 
   // 13. Tools: an OAuth configuration, a new tool using it, deleted and made again.
   step = 'tools';

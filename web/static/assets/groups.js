@@ -120,7 +120,8 @@ function fill(g, accounts, perms) {
   const members = $('group-members');
   members.replaceChildren(...g.users.map((u) => {
     if (g.is_default) {
-      return el('tr', {}, el('td', {}, u.email), el('td', {}, el('span', { class: 'badge' }, u.role)),
+      return el('tr', {}, el('td', {}, u.email, ...(u.is_scim_synced ? [' ', directoryBadge('person')] : [])),
+        el('td', {}, el('span', { class: 'badge' }, u.role)),
         el('td', {}, el('span', { class: 'muted' }, 'no curators')), el('td', {}, el('span', { class: 'muted' }, 'by role')));
     }
     const flag = el('input', { type: 'checkbox', checked: g.curator_ids.includes(u.id), 'aria-label': `${u.email} curates ${g.name}`,
