@@ -624,8 +624,9 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 
 	// Since 00009 (after 00007): the company's directory (SCIM): its token, a person it
 	// made (with the enterprise extension), Ann, whose account it took
-	// over, Fay, whom it deactivated, a group it made, and sales, which it
-	// took over by adding Dan.
+	// over, Fay, whom it deactivated, a group it made (granted basic, and
+	// manage:actions by an admin), and sales, which it took over by adding
+	// Dan.
 	var made struct {
 		RawToken string `json:"raw_token"`
 	}
@@ -638,8 +639,10 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	created(t, d.do("POST", "/Users", oktaUser("ann@example.com", "Ann", "Lee")))
 	fay := created(t, d.do("POST", "/Users", oktaUser("fay@example.com", "Fay", "Ruiz")))
 	scimJSON(t, d.do("PATCH", "/Users/"+fay, `{"Operations":[{"op":"replace","value":{"active":false}}]}`), 200)
-	created(t, d.do("POST", "/Groups", map[string]any{"displayName": "directory team", "externalId": "00gTeam",
+	team := created(t, d.do("POST", "/Groups", map[string]any{"displayName": "directory team", "externalId": "00gTeam",
 		"members": []any{map[string]any{"value": dan}, map[string]any{"value": fay}}}))
+	e.do(admin, "PUT", "/manage/admin/user-group/"+team+"/permissions", map[string]any{"permission": "manage:actions", "enabled": true}).
+		want(t, 200, `{"permission":"manage:actions","enabled":true}`)
 	scimJSON(t, d.do("PATCH", fmt.Sprintf("/Groups/%d", sales), `{"Operations":[{"op":"add","path":"members","value":[{"value":"`+dan+`"}]}]}`), 200)
 	return tokens, oauthSecrets
 }

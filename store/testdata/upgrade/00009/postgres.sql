@@ -2,7 +2,7 @@
 -- PostgreSQL database dump
 --
 
-\restrict zOQL7aEM5jky16NiFKcOkNSEa5nDhOYlGvNj3GkhHjQWua7qejOF0DNdzj9j634
+\restrict OFdKNeRkqVQnQH3Rs0o9P4Waa7FHylolIz0GbjhSs1YsgtkGsygk4rDwJgjAnJn
 
 -- Dumped from database version 15.18 (Debian 15.18-0+deb12u1)
 -- Dumped by pg_dump version 15.18 (Debian 15.18-0+deb12u1)
@@ -684,12 +684,12 @@ CREATE TABLE public.users (
 -- Data for Name: api_keys; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', '2d9a5dbbc6ca290fddb4a48b9dd9e86fb8932274c42177360cf6f94bd7900655', 'qry_-yp0********H6t0', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456);
-INSERT INTO public.api_keys VALUES (2, 'curator key', '2a2777d513e846fe74d2493be7e7a436868250e22461e501791f17caad44b56d', 'qry_WdrS********YxWc', 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 1795256130123456);
-INSERT INTO public.api_keys VALUES (3, 'global key', 'e28085cdf1aa293fe54fcb0a0becfebece08ccb9e0811c4f2082d152f1c5139e', 'qry_Idnz********vkx8', 'a0ec85f9-46de-4cdd-b5c3-0ee97cfa70cf', 1795256130123456);
-INSERT INTO public.api_keys VALUES (4, 'basic key', 'b9d0477cc08d745764981ca5b3d12868b2550f50af68fdcce0579c7fd3ea96d4', 'qry_MFqZ********_GwA', '6c34d435-5e2a-4fa3-a9fb-552755609c3c', 1795256130123456);
-INSERT INTO public.api_keys VALUES (5, 'limited key', '24702aadb6a3d20155f4ccbcdfec8858b2259b02ec437cbf63e629a6de04431e', 'qry_uXYy********oLiE', '275d30e8-a2ed-4402-bc24-0e27a779df3f', 1795256130123456);
-INSERT INTO public.api_keys VALUES (7, 'rotated key', 'ef9cafa25e8c771329a110bf2ee23163d035b6427a80425a0582e0445466c6d1', 'qry_xLC1********AffE', 'a7f2975d-6f72-4ca2-9a05-23ac86b9f84a', 1795256130123456);
+INSERT INTO public.api_keys VALUES (1, 'bootstrap admin', '83027bed408d7c8d98699871b325472d4b906c4266b46ec87b22c22f1c1d3ba1', 'qry_FCl4********n6a8', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456);
+INSERT INTO public.api_keys VALUES (2, 'curator key', '11e1763b807e81b3e94d6762006d4fc93f63367a13042cf3f18fe6a926735fd8', 'qry_6Bqo********354I', '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 1795256130123456);
+INSERT INTO public.api_keys VALUES (3, 'global key', '9546a79ec94bbbb6065c0b56b4b0ab87e94cf8b14da5d6c0077a1966c1c0c7dd', 'qry_YnsU********HHDc', 'ab9b7d08-05ed-41a4-be9c-2deca53a00f4', 1795256130123456);
+INSERT INTO public.api_keys VALUES (4, 'basic key', '041946d398631d7aba98f672618dd668e1e991f03f3aba442a737fa230862ab3', 'qry__QBt********0zYw', '111e8991-e53a-4d9b-87c8-b78b972139f9', 1795256130123456);
+INSERT INTO public.api_keys VALUES (5, 'limited key', '64b4f21c8917b34f35542b5ebfe43a621f51bbc3b1f017bbed36b29172a25c41', 'qry__VAD********kaBc', 'ad0c0246-b019-4f90-b141-002ae379e362', 1795256130123456);
+INSERT INTO public.api_keys VALUES (7, 'rotated key', 'c88789d6e86f3adec032dbaa1483e8b21fbb3e03b742a2440ddbb8046f966e58', 'qry__9uG********rp6I', 'fd3c93c8-722d-4001-9e63-eda1b421d592', 1795256130123456);
 
 
 --
@@ -697,68 +697,69 @@ INSERT INTO public.api_keys VALUES (7, 'rotated key', 'ef9cafa25e8c771329a110bf2
 --
 
 INSERT INTO public.audit_events VALUES (1, 1795256130123456, NULL, NULL, 'api_key.create', 'api_key', '1', '["name","role"]', '', '', NULL, NULL);
-INSERT INTO public.audit_events VALUES (2, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.create', 'api_key', '2', '["name","role"]', '0b73e75c452aae6c38c80b9e0a83ff1b', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (3, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.create', 'api_key', '3', '["name","role"]', 'e7588bbf98a223135629c317f04b1693', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (4, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.create', 'api_key', '4', '["name","role"]', 'be1993d5f8679a7ebf2be0170dd58645', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (5, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.create', 'api_key', '5', '["name","role"]', '90b7a9f9f36dee4116fffb44202b5270', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (6, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.create', 'api_key', '6', '["name","role"]', 'a189d72265de531f273e3b2cc67ead21', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (7, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.create', 'api_key', '7', '["name","role"]', '40e4a1746cdd19f229a61d0abe174fa9', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (8, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user_group.create', 'user_group', '3', '["name","user_ids","cc_pair_ids"]', '1a83f5991bed94157a98cfa93ce063cc', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (9, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user_group.create', 'user_group', '4', '["name","user_ids","cc_pair_ids"]', 'f8f1011bb9548c0800f59a777d424264', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (10, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user_group.set_curator', 'user_group', '3', '["is_curator"]', 'bd9d40981495e7d50e00917b482c2e3f', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (11, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', '00eed56f3fd95c42cfd8bc7853888496', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (12, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '253cd7b1f63e05c23dbb5567bf73a2e6', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (13, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '236010af9d765c98373edbe39c230643', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (14, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'c354dcefb0b1d52c62d0f9b8a5b11888', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (15, 1795256130123456, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'f91bd8bf3f6bfae5c58632dd1ed1abac', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (16, 1795256130123456, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'df9ebe7112420eb92ab76c4179487764', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (17, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', '2158ad6489d838e760932476d3bc0539', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (18, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', '54a2bdeea5e025e6e0733c943b2b10f6', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (19, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', 'f2037949914760174b62d304a399974d', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (20, 1795256130123456, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', '7e0feb9ebbd75eee90365906df1f276d', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (21, 1795256130123456, '6c34d435-5e2a-4fa3-a9fb-552755609c3c', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', '9db86be203a70235a25cdbea3347d0fa', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (22, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', 'a03b3ebc6d7332003b1798fe77820363', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (23, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', 'b3de52f4d4f304c58c49fe57d0612835', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (24, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', 'cb22212c0814c8007e083c08aa71d46b', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (25, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', '7eb22f35a3ff1e52ff2529a443eeed47', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (26, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', '7508c925f04b09142560e5216d07cfb6', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (27, 1795256130123456, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', '79e296c2d0050e1f306f5a4dc534b192', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (28, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'cc_pair.update', 'cc_pair', '2', '["status"]', '4f3c51428dc2a647a3fcda6dd06f4caa', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (29, 1795256130123456, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 2, 'cc_pair.update', 'cc_pair', '4', '["name"]', 'd92ded14ac1c3034dabe01a517641d0f', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (30, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '8e761066052dddea48cc9b4e7cae25ed', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (31, 1795256130123456, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'fd45352c24cc82aa95a232e6f5109cfc', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (32, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', 'a1368ef535aebe58c189778c0a6ecbc9', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (33, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'connector.delete', 'connector', '3', '[]', 'b31eeaec6821db380744723604ded7d9', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (34, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'credential.delete', 'credential', '6', '[]', '5ce3ceb8099bbfdd63edfca21d8610bf', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (35, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.delete', 'api_key', '6', '[]', 'bc022cd46ac37e324aee2ad27e0909fc', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (36, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', '3a1f435170b0fa315578bf613a9f2001', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (37, 1795256130123456, '0b3b336f-8f49-4e69-8209-e8ec65d51852', NULL, 'user.register', 'user', '0b3b336f-8f49-4e69-8209-e8ec65d51852', '["email","role"]', '112c4241e15fb4f18a06a5c8ba8bc16a', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (38, 1795256130123456, '0b3b336f-8f49-4e69-8209-e8ec65d51852', NULL, 'user.sign_in', 'session', '1', '["password"]', 'd6315c0f934664769c5b851b25d03d48', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (39, 1795256130123456, 'b0f6629a-9288-4104-8e0a-e76711fb9b79', NULL, 'user.register', 'user', 'b0f6629a-9288-4104-8e0a-e76711fb9b79', '["email","role"]', '43d911799afa9719ce1c71a70f1b4c4a', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (40, 1795256130123456, 'b0f6629a-9288-4104-8e0a-e76711fb9b79', NULL, 'user.sign_in', 'session', '2', '["password"]', '6aff7e118793d4af09167d22730f7cfc', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (41, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user.role_change', 'user', 'b0f6629a-9288-4104-8e0a-e76711fb9b79', '["role"]', '110f8048ea6453ea5d5d4da9c47bc045', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (42, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user.deactivate', 'user', 'b0f6629a-9288-4104-8e0a-e76711fb9b79', '["is_active"]', '9e049915f0afbe667ea5ae6932dd3968', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (43, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', '8dab7a395917154d9f26c3dccb0713ca', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (44, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user.invite', 'invitation', 'erin@example.com', '["link"]', '1a44d4aad6d0947cbb8f0809f80d0927', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (45, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user_group.set_permission', 'user_group', '2', '["permissions"]', '39257784395dcf226e0ed6e0748838b9', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (46, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user_group.set_permission', 'user_group', '4', '["permissions"]', '27db5f296543b4945b31851afb97e849', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (47, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', 'c99e5a1d8627bc32ddfb1b89d3352d55', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (48, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', 'cf2c3b650fe497750bd79e3ead11d934', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (49, 1795256130123456, '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', NULL, 'user.create', 'user', '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', '["email","role"]', '455ba7ac1914d8327a4518e5fffcc6b8', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (50, 1795256130123456, '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', NULL, 'user.sign_in', 'session', '3', '["oidc"]', '455ba7ac1914d8327a4518e5fffcc6b8', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (51, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'oauth_config.create', 'oauth_config', '2', '["name","authorization_url","token_url","client_id","client_secret","scopes","additional_params"]', '5f9f664bcb001c0414a5dc08a26f5f66', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (52, 1795256130123456, '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', NULL, 'oauth_token.connect', 'oauth_config', '2', '["token"]', '2debacd0bf92d500e32d6e2ddf071f04', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (53, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'tool.create', 'tool', '7', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'f966eb324f01a0e073011c163ca2f551', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (54, 1795256130123456, '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', NULL, 'tool.run', 'tool', '7', '[]', '394f894fad7ba782f7648d5fa862ae70', '127.0.0.1', '{"duration_ms":6.041,"host":"127.0.0.1","method":"get_ticket","outcome":"ok","status":200}', NULL);
-INSERT INTO public.audit_events VALUES (55, 1795256130123456, '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', NULL, 'tool.run', 'tool', '5', '[]', 'd4b44d88641802b70df079c5373a6e0a', '127.0.0.1', '{"duration_ms":0.586,"host":"tickets.example.com","method":"get_ticket","outcome":"invalid","status":null}', NULL);
-INSERT INTO public.audit_events VALUES (56, 1795256130123456, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 'scim_token.create', 'scim_token', '1', '["name"]', '66022dd31d4a416cfa6bf1ac7a6773f2', '127.0.0.1', NULL, NULL);
-INSERT INTO public.audit_events VALUES (57, 1795256130123456, NULL, NULL, 'user.create', 'user', 'c1f64b51-a085-47bd-98e6-7d7ecb78a26d', '["userName","email","externalId","name","displayName","name.givenName","name.familyName","emails","department","manager"]', '82e1d03fc0152c5f69b21496c354d39b', '127.0.0.1', NULL, 1);
-INSERT INTO public.audit_events VALUES (58, 1795256130123456, NULL, NULL, 'user.adopt', 'user', '0b3b336f-8f49-4e69-8209-e8ec65d51852', '["userName","email","externalId","name","displayName","name.givenName","name.familyName","emails"]', '97e636aed8405b8ee64364b38ef981a3', '127.0.0.1', NULL, 1);
-INSERT INTO public.audit_events VALUES (59, 1795256130123456, NULL, NULL, 'user.create', 'user', '20068872-7278-4433-981a-2507c2586b67', '["userName","email","externalId","name","displayName","name.givenName","name.familyName","emails"]', '3e850e5edd217905e30acaa45d023adc', '127.0.0.1', NULL, 1);
-INSERT INTO public.audit_events VALUES (60, 1795256130123456, NULL, NULL, 'user.deactivate', 'user', '20068872-7278-4433-981a-2507c2586b67', '["is_active"]', 'b6ced1025485599af943630a7e505934', '127.0.0.1', NULL, 1);
-INSERT INTO public.audit_events VALUES (61, 1795256130123456, NULL, NULL, 'user_group.create', 'user_group', '5', '["name","user_ids","external_id"]', 'fc4af84970d9d4708b938d6b9b8675fb', '127.0.0.1', NULL, 1);
-INSERT INTO public.audit_events VALUES (62, 1795256130123456, NULL, NULL, 'user_group.adopt', 'user_group', '4', '[]', '5288b1154f12641eb40d2dbed48589a5', '127.0.0.1', NULL, 1);
-INSERT INTO public.audit_events VALUES (63, 1795256130123456, NULL, NULL, 'user_group.update', 'user_group', '4', '["user_ids"]', '5288b1154f12641eb40d2dbed48589a5', '127.0.0.1', NULL, 1);
+INSERT INTO public.audit_events VALUES (2, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.create', 'api_key', '2', '["name","role"]', '1eb42fc061a28bafb7ae9a9b00b06989', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (3, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.create', 'api_key', '3', '["name","role"]', '192236396d901c2d7328ecb739c5170a', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (4, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.create', 'api_key', '4', '["name","role"]', 'ac21a2d4ab47a91d24227292553544ed', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (5, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.create', 'api_key', '5', '["name","role"]', 'f0470c0144ac38fcb061b13db717e248', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (6, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.create', 'api_key', '6', '["name","role"]', '5b53a7f7a238563608cbdf6f22e0593e', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (7, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.create', 'api_key', '7', '["name","role"]', '64bf5ead1155e4e3d8dab606af410591', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (8, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.create', 'user_group', '3', '["name","user_ids","cc_pair_ids"]', '2318ea249a47dd0f10d08480d6213c09', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (9, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.create', 'user_group', '4', '["name","user_ids","cc_pair_ids"]', '991c369c3d5aed9f1ba9cf6536a0fbd3', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (10, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.set_curator', 'user_group', '3', '["is_curator"]', '763ba8135d8f29091ebeea6f98cbcc95', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (11, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'oauth_config.create', 'oauth_config', '1', '["name","authorization_url","token_url","client_id","client_secret","scopes"]', '2f640d321f85bb375e003f9682a5db1d', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (12, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'connector.create', 'connector', '1', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '4de1bea82601fc3a31a327efe839cd96', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (13, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'connector.create', 'connector', '2', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'b14b44b6e4ddfca45e57ccfc5ae337df', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (14, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'connector.create', 'connector', '3', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', '5e137e96cf0a0a18f3fc352f970c5f2d', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (15, 1795256130123456, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 2, 'connector.create', 'connector', '4', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'd4f809da4ed26a70bd01f59b89af66ae', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (16, 1795256130123456, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 2, 'connector.create', 'connector', '5', '["name","source","input_type","connector_specific_config","refresh_freq","prune_freq","indexing_start","access_type","groups"]', 'ed859d782e5fb30a19c017e68647c46f', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (17, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'credential.create', 'credential', '1', '["credential_json","admin_public","source","name","curator_public","groups"]', '1215763963320c9e0fbce814fb887cf8', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (18, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'credential.create', 'credential', '2', '["credential_json","admin_public","source","name","curator_public","groups"]', 'be27eec8631aa978d5413f616672f4f7', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (19, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'credential.create', 'credential', '3', '["credential_json","admin_public","source","name","curator_public","groups"]', '961a5de1a648f191e8c4aad1e919ffb7', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (20, 1795256130123456, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 2, 'credential.create', 'credential', '4', '["credential_json","admin_public","source","name","curator_public","groups"]', 'aa035d4f24b8de130a188788be04bd2f', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (21, 1795256130123456, '111e8991-e53a-4d9b-87c8-b78b972139f9', 4, 'credential.create', 'credential', '5', '["credential_json","admin_public","source","name","curator_public","groups"]', 'fa656e6ea5e78e848f403977c6165911', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (22, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'credential.create', 'credential', '6', '["credential_json","admin_public","source","name","curator_public","groups"]', '737b637d496f6935703a786638c982e7', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (23, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'credential.update', 'credential', '1', '["credential_json","name","groups"]', 'd623b8ea1afed99fc9224e7a50489d12', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (24, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'cc_pair.create', 'cc_pair', '1', '["name","access_type","groups"]', '03481ef10213e40803b03458e6c56acf', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (25, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'cc_pair.create', 'cc_pair', '2', '["name","access_type","groups"]', '3c4fac7f6e9c33679c53f72e1b613875', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (26, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'cc_pair.create', 'cc_pair', '3', '["name","access_type","groups"]', 'ef8ee7dd6f39c31db46dc80826500cb9', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (27, 1795256130123456, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 2, 'cc_pair.create', 'cc_pair', '4', '["name","access_type","groups"]', '82e804220e803c412a24f5565c48a48c', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (28, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'cc_pair.update', 'cc_pair', '2', '["status"]', 'd5f9613e32fc447c1313dab7afa42214', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (29, 1795256130123456, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 2, 'cc_pair.update', 'cc_pair', '4', '["name"]', 'fef07b7257b6336fa41ba4557437ceb2', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (30, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'tool.create', 'tool', '5', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', '299b10c335905f898127d2e48f0597c0', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (31, 1795256130123456, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 2, 'tool.create', 'tool', '6', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'ac686ce86f9eeff86469209f90e80330', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (32, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'tool.update', 'tool', '5', '["description","custom_headers"]', '34c9e0961f8a09ff8a9abca81e5a4bf0', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (33, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'connector.delete', 'connector', '3', '[]', 'f24ba7f1604fb2d9e52cbf0b8f45d885', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (34, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'credential.delete', 'credential', '6', '[]', '7b57cce9847583130e05c466c9e62d71', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (35, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.delete', 'api_key', '6', '[]', '39bbad7f0ce260fa8b4e868db89acffc', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (36, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'api_key.regenerate', 'api_key', '7', '["api_key"]', 'd27735d271d2b86d2fe8e911fbc3e158', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (37, 1795256130123456, '4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', NULL, 'user.register', 'user', '4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', '["email","role"]', 'c4bf2141b9625e40ecc9ba05fde86d1f', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (38, 1795256130123456, '4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', NULL, 'user.sign_in', 'session', '1', '["password"]', 'c10b4e737808c42d1317467c853c8315', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (39, 1795256130123456, '4cdc131e-3d01-4713-a691-fbb851200665', NULL, 'user.register', 'user', '4cdc131e-3d01-4713-a691-fbb851200665', '["email","role"]', '61ab08d0910c2c4e915200b4101842a6', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (40, 1795256130123456, '4cdc131e-3d01-4713-a691-fbb851200665', NULL, 'user.sign_in', 'session', '2', '["password"]', 'f2b5c0415fb3c3ad33acfc68d3a662f6', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (41, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user.role_change', 'user', '4cdc131e-3d01-4713-a691-fbb851200665', '["role"]', '7c13b6a3ca41e71e423c93c08e62ccff', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (42, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user.deactivate', 'user', '4cdc131e-3d01-4713-a691-fbb851200665', '["is_active"]', '4ca6d71e516e7600455a8823f7fdf519', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (43, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user.invite', 'invitation', 'dave@example.com', '[]', '90707dc89cb94def2d402e588f599775', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (44, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user.invite', 'invitation', 'erin@example.com', '["link"]', '35aa47d3337c012afb71dd22ade24769', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (45, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.set_permission', 'user_group', '2', '["permissions"]', '5bcd5803359ae64fcae63a70ac0f7aec', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (46, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.set_permission', 'user_group', '4', '["permissions"]', '140a95ae753137b027c73f993c4f58a7', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (47, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', '3d9dbffe23d949061c48f7f93aae7467', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (48, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.set_permission', 'user_group', '3', '["permissions"]', 'e6cb78a2edc7fd9d3fe210aa16550aba', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (49, 1795256130123456, 'dde84738-112d-4cc1-b254-056e313c2490', NULL, 'user.create', 'user', 'dde84738-112d-4cc1-b254-056e313c2490', '["email","role"]', '138202882fe3c05c2786648baefc5d81', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (50, 1795256130123456, 'dde84738-112d-4cc1-b254-056e313c2490', NULL, 'user.sign_in', 'session', '3', '["oidc"]', '138202882fe3c05c2786648baefc5d81', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (51, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'oauth_config.create', 'oauth_config', '2', '["name","authorization_url","token_url","client_id","client_secret","scopes","additional_params"]', 'b0f55f7727a81bb0fc043a869a2fd114', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (52, 1795256130123456, 'dde84738-112d-4cc1-b254-056e313c2490', NULL, 'oauth_token.connect', 'oauth_config', '2', '["token"]', '4b28f853d3009654292b2b38b2a4d4f4', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (53, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'tool.create', 'tool', '7', '["name","description","definition","custom_headers","passthrough_auth","oauth_config_id"]', 'f0aec7138bf937997a6d32b343de293c', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (54, 1795256130123456, 'dde84738-112d-4cc1-b254-056e313c2490', NULL, 'tool.run', 'tool', '7', '[]', 'b8c88572b03a106a8fa9bd852dd92969', '127.0.0.1', '{"duration_ms":2.37,"host":"127.0.0.1","method":"get_ticket","outcome":"ok","status":200}', NULL);
+INSERT INTO public.audit_events VALUES (55, 1795256130123456, 'dde84738-112d-4cc1-b254-056e313c2490', NULL, 'tool.run', 'tool', '5', '[]', 'aa38222a95bc14136afbfcfac3b9064f', '127.0.0.1', '{"duration_ms":0.521,"host":"tickets.example.com","method":"get_ticket","outcome":"invalid","status":null}', NULL);
+INSERT INTO public.audit_events VALUES (56, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'scim_token.create', 'scim_token', '1', '["name"]', '6fadcd161800c907416f1a1eb3bc34d1', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (57, 1795256130123456, NULL, NULL, 'user.create', 'user', 'f7ab18e0-b1de-48d1-94bf-b8342eaaf2ee', '["userName","email","externalId","name","displayName","name.givenName","name.familyName","emails","department","manager"]', 'e671292ba97572da57a6ec2ded5b2d03', '127.0.0.1', NULL, 1);
+INSERT INTO public.audit_events VALUES (58, 1795256130123456, NULL, NULL, 'user.adopt', 'user', '4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', '["userName","email","externalId","name","displayName","name.givenName","name.familyName","emails"]', '8ff9312d8237c0a2ac0b051037d8ed99', '127.0.0.1', NULL, 1);
+INSERT INTO public.audit_events VALUES (59, 1795256130123456, NULL, NULL, 'user.create', 'user', 'd8be9261-486a-49c3-9fa9-0de26938dc9d', '["userName","email","externalId","name","displayName","name.givenName","name.familyName","emails"]', 'a781ffba74ae348be7b3afbc734a32b5', '127.0.0.1', NULL, 1);
+INSERT INTO public.audit_events VALUES (60, 1795256130123456, NULL, NULL, 'user.deactivate', 'user', 'd8be9261-486a-49c3-9fa9-0de26938dc9d', '["is_active"]', '70701f801bee9e0a3e34df285556abe3', '127.0.0.1', NULL, 1);
+INSERT INTO public.audit_events VALUES (61, 1795256130123456, NULL, NULL, 'user_group.create', 'user_group', '5', '["name","user_ids","external_id"]', 'c9bb50c9989feee2f449730f413889c9', '127.0.0.1', NULL, 1);
+INSERT INTO public.audit_events VALUES (62, 1795256130123456, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 'user_group.set_permission', 'user_group', '5', '["permissions"]', 'c7276f79b93a27adcdd0749f60b7131e', '127.0.0.1', NULL, NULL);
+INSERT INTO public.audit_events VALUES (63, 1795256130123456, NULL, NULL, 'user_group.adopt', 'user_group', '4', '[]', '970b07bb8cf501a5f9bf047c712818f2', '127.0.0.1', NULL, 1);
+INSERT INTO public.audit_events VALUES (64, 1795256130123456, NULL, NULL, 'user_group.update', 'user_group', '4', '["user_ids"]', '970b07bb8cf501a5f9bf047c712818f2', '127.0.0.1', NULL, 1);
 
 
 --
@@ -774,10 +775,10 @@ INSERT INTO public.cc_pair_groups VALUES (4, 3);
 -- Data for Name: cc_pairs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 'ACTIVE', 1);
-INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 'ACTIVE', 1);
-INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 'PAUSED', 2);
-INSERT INTO public.cc_pairs VALUES (4, 'team drive', 4, 4, 'private', 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 1795256130123456, 'ACTIVE', 2);
+INSERT INTO public.cc_pairs VALUES (1, 'wiki', 1, 1, 'public', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 'ACTIVE', 1);
+INSERT INTO public.cc_pairs VALUES (3, 'chat sync', 2, 3, 'sync', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 'ACTIVE', 1);
+INSERT INTO public.cc_pairs VALUES (2, 'chat', 2, 2, 'private', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 'PAUSED', 2);
+INSERT INTO public.cc_pairs VALUES (4, 'team drive', 4, 4, 'private', '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 1795256130123456, 'ACTIVE', 2);
 
 
 --
@@ -791,10 +792,10 @@ INSERT INTO public.connector_groups VALUES (4, 3);
 -- Data for Name: connectors; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 1795256130123456, 1795256130123456, 'private');
-INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 1795256130123456, 1795256130123456, 'public');
+INSERT INTO public.connectors VALUES (1, 'wiki', 'confluence', 'poll', '{"index_recursively":true,"space":"ENG","wiki_base":"https://acme.atlassian.net/wiki"}', 3600, 86400, 1767323045000000, '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (2, 'chat', 'slack', 'poll', '{"channels":["general","eng"]}', NULL, NULL, NULL, '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (4, 'drive', 'google_drive', 'poll', '{}', NULL, NULL, NULL, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 1795256130123456, 1795256130123456, 'private');
+INSERT INTO public.connectors VALUES (5, 'handbook', 'web', 'load_state', '{"base_url":"https://handbook.example.com"}', NULL, NULL, NULL, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 1795256130123456, 1795256130123456, 'public');
 
 
 --
@@ -809,11 +810,11 @@ INSERT INTO public.credential_groups VALUES (1, 4);
 -- Data for Name: credentials; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x0115fa4abe11d61986bd65ab6f5bcbf52ca5feabea4dc66f9e2dab13f64a79795e4841b8d69529a01c5d326840b43eb9fce5f707343ac419979213655a2f50e4c2722977442c17a4c6a45f6c3208a15cc269c23937afda15df29ca1efaca76a3f39d9fbf35a2298a22da07b5c5800a613e0316166cb7caf4245085bf353d3d13b543595e7e2aa8f11b17d9f7a16aaee8fb38a058eff191703c3b', false, false, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x0115fa4abec9a43d770811578a0a6e693c8846da8b6fec4522d63292e3a89ebc33e6b2ecba7454ef9df757e5e7d592206c73513efe7a67a2b42280dd0fb58493bbd04b59a8a09cddff4729a68ea8dc00b993d2', true, false, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x0115fa4abed583c5593fc37ebf35a92e57bdaf7e24d7b991532c8b834ebf84014997c7303ef9677936a3d44b0f76635d9f59dbe5f855ba711a587d125425ad74abb8feae54db3175f310850d2f102cfd40f3f1819e47753a56718229e9c1c0548751', false, false, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x0115fa4abe7cd16fc4f1f9c62be546e3337ac4095d001f6364caa14f3db83283b81bbbd9941c12312f2286dfd8b101f1406ddfbd52f7ad80b3e1448c6d6b9dd3ef77dec0410d70ca35c00063e40c244276314540a4f0b08b189dd99215e2', false, false, '6c34d435-5e2a-4fa3-a9fb-552755609c3c', 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x0115fa4abe39037b261ba90741bb067ba29c4f0374b4d03b4c4327d55c35dbb34bddfa25c2ded4b758e614d6b557250995b4e977e8c56192f9d007ad45196e13db2756cdc4e582c879c3d6062584aed0d77e74376cbcc3cdd7c6690c33e48e339ce7fd7261c8060a562f7b4caf4125f72ade16680c26982a83e11cdf94b124478b4bdfea3c32267583b5675aa6efee91aa55e1feb294', true, false, '113cba80-a661-4982-8ceb-15ec59cbc15f', 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.credentials VALUES (2, NULL, 'slack', '\x018648eb9a77efcb2a374f7ec178fa890dc3c55112c2fe241ebde9e5875b16012918e5af431aa99a035abfa87c656525fc276d4bbb3c41735d971bbab47e72bb6d71c90e31eac0b5d9cee07165ddec82576d8941fcc901cf037d09c5c3d628db6c4c31adebffa80b06e1e37124f037c1b4247056e8e3e1f1774d85de4767eea9e7df8f7da0c9c4ba77fdc5710a6a35054ff9f4f135d9505fb57a', false, false, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (3, 'sync', 'slack', '\x018648eb9a2f3c8ee39047341c51df6a186ac3274da954e2c5cd1ad5d237646aab9c380503f07e3f73e8b88a705eeb39ad8bfd4c5e063dc9f57fedcb3f620f6e5d3b8e5da10cc27296d3ccc0d0321636fd228c', true, false, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (4, NULL, 'google_drive', '\x018648eb9ac83e0f6e638eca0ebd9b8d8dc96e0908a510b50dfa1de7093064557f9db3c5ece3eb6beae0ff68919484ebbfd464250d268adc5d89534f70139f2a3f319b7ee1ceb6059d32384c9b0c1d3a4f931848a1cecf03d318fc1aac5ac2819039', false, false, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (5, 'mine', 'confluence', '\x018648eb9a4d649608059f0f1c6ab5de75a0eed06005bfa15c5220969e3ee0401c2ed371bbddc680966bd7fbbd45c51aaf61a7c4d9360632fb00962560c1065e395741cf55070a5d9deb2a1db0599d4cba3635846df591443fbedc44e071', false, false, '111e8991-e53a-4d9b-87c8-b78b972139f9', 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.credentials VALUES (1, 'wiki bot (renamed)', 'confluence', '\x018648eb9ac71ba757aea6c7dfba63bf326aa1087eb052e60840b11e7934bcabf2f4becc43d6587cf2464c9d062c8c54f23b6995372f5ab89e32718de8805039f8defe411a561aa8392cee4f15ba5481dfdaa66819b7768c14abe41ef7300e65edbb11f4471dfc6685550b7d93fbb868a834846aa664b9ecf7e2fc845a18d892f75580ed0b221c648b915e89683846190b2e17c80b6c', true, false, '3220b640-06c0-47b6-b530-0c164be6abcf', 2, 1795256130123456, 1795256130123457);
 
 
 --
@@ -827,36 +828,38 @@ INSERT INTO public.data_version VALUES (1, 7);
 -- Data for Name: goose_db_version; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-26 02:46:38.621194');
-INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-26 02:46:38.648452');
-INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-26 02:46:38.794798');
-INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-26 02:46:38.837732');
-INSERT INTO public.goose_db_version VALUES (5, 4, true, '2026-11-26 02:46:38.842627');
-INSERT INTO public.goose_db_version VALUES (6, 5, true, '2026-11-26 02:46:38.843921');
-INSERT INTO public.goose_db_version VALUES (7, 6, true, '2026-11-26 02:46:38.848183');
-INSERT INTO public.goose_db_version VALUES (8, 7, true, '2026-11-26 02:46:38.851518');
-INSERT INTO public.goose_db_version VALUES (9, 8, true, '2026-11-26 02:46:38.870303');
-INSERT INTO public.goose_db_version VALUES (10, 9, true, '2026-11-26 02:46:38.87863');
+INSERT INTO public.goose_db_version VALUES (1, 0, true, '2026-11-26 03:01:02.161736');
+INSERT INTO public.goose_db_version VALUES (2, 1, true, '2026-11-26 03:01:02.178761');
+INSERT INTO public.goose_db_version VALUES (3, 2, true, '2026-11-26 03:01:02.224751');
+INSERT INTO public.goose_db_version VALUES (4, 3, true, '2026-11-26 03:01:02.242306');
+INSERT INTO public.goose_db_version VALUES (5, 4, true, '2026-11-26 03:01:02.245636');
+INSERT INTO public.goose_db_version VALUES (6, 5, true, '2026-11-26 03:01:02.246805');
+INSERT INTO public.goose_db_version VALUES (7, 6, true, '2026-11-26 03:01:02.248888');
+INSERT INTO public.goose_db_version VALUES (8, 7, true, '2026-11-26 03:01:02.251297');
+INSERT INTO public.goose_db_version VALUES (9, 8, true, '2026-11-26 03:01:02.264386');
+INSERT INTO public.goose_db_version VALUES (10, 9, true, '2026-11-26 03:01:02.271769');
 
 
 --
 -- Data for Name: group_permissions; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.group_permissions VALUES (1, 'admin', NULL, 1795661198870303);
-INSERT INTO public.group_permissions VALUES (2, 'basic', NULL, 1795661198870303);
+INSERT INTO public.group_permissions VALUES (1, 'admin', NULL, 1795662062264386);
+INSERT INTO public.group_permissions VALUES (2, 'basic', NULL, 1795662062264386);
 INSERT INTO public.group_permissions VALUES (3, 'basic', NULL, 1795256130123456);
 INSERT INTO public.group_permissions VALUES (4, 'basic', NULL, 1795256130123456);
-INSERT INTO public.group_permissions VALUES (2, 'manage:llms', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456);
-INSERT INTO public.group_permissions VALUES (4, 'manage:connectors', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456);
+INSERT INTO public.group_permissions VALUES (2, 'manage:llms', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456);
+INSERT INTO public.group_permissions VALUES (4, 'manage:connectors', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456);
+INSERT INTO public.group_permissions VALUES (5, 'basic', NULL, 1795256130123456);
+INSERT INTO public.group_permissions VALUES (5, 'manage:actions', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456);
 
 
 --
 -- Data for Name: invited_users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, NULL, NULL);
-INSERT INTO public.invited_users VALUES ('erin@example.com', 'erin@example.com', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 'ef161fa5b3de6ca51a15e3e4a15dd2ca2a4eef46df209a265eb88fdf79b28f5f', 1795860930123456);
+INSERT INTO public.invited_users VALUES ('dave@example.com', 'dave@example.com', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, NULL, NULL);
+INSERT INTO public.invited_users VALUES ('erin@example.com', 'erin@example.com', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 'a851508b41b658b459965725064e780487e364bddbc58139f939c915c2cbe03b', 1795860930123456);
 
 
 --
@@ -876,22 +879,22 @@ INSERT INTO public.listing_changes VALUES (7, 'pair', 4);
 -- Data for Name: oauth_configs; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x0115fa4abe7da905dd141892bbfbb211832eb9682150f2dc8530b6f3769bfc9861c41c4b84001cd06795371bdd6c6e456b4a9767148e8287b8fdefb8d308751e2809d427adfbe5', '["tickets.read","tickets.write"]', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 1795256130123456, NULL);
-INSERT INTO public.oauth_configs VALUES (2, 'calendar', 'http://127.0.0.1:41533/authorize', 'http://127.0.0.1:41533/oauth/token', 'tools-upgrade', '\x0115fa4abebcce1f417ec9502c7a04e03830dc8d95ebf11e19e368f47a92bba99b6ac2226eef46eda3907144d5f6adf603244b138de10104d08bd5a4fa5a625c43517e47950f5d', '["openid","offline_access"]', '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 1795256130123456, '{"prompt":"login"}');
+INSERT INTO public.oauth_configs VALUES (1, 'help desk sso', 'https://sso.example.com/authorize', 'https://sso.example.com/token', 'quarry-upgrade', '\x018648eb9a94f9763ce16829ab19808ce9a2a0d69ff1f941ebf5dd361d10c62749bbcc263c1d2116ab1bfd7db09d7e01d20b5cbc61c50075cce9312572296ceea0752302525a9b', '["tickets.read","tickets.write"]', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 1795256130123456, NULL);
+INSERT INTO public.oauth_configs VALUES (2, 'calendar', 'http://127.0.0.1:38745/authorize', 'http://127.0.0.1:38745/oauth/token', 'tools-upgrade', '\x018648eb9ab6fe0ba7331c53fa471862ad7b118e009affbac34c8c0caf9ab72e8b90237ee30d328af75082af890a92bab8a205fc2d6a7a7a03d6d3425c399794c54e4113a89b20', '["openid","offline_access"]', '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 1795256130123456, '{"prompt":"login"}');
 
 
 --
 -- Data for Name: oauth_states; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_states VALUES (2, 'a790d442aa68d50146cf49099395a414e5da398fa9f8820ef843e9c219060dd3', '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', 2, '\x0115fa4abed5ce9494a908026f6a728daa01bd80ff2c43e2aeab0a20bc4941abeddac13f34585485278b2fdcf3414e083316376d8a0c07964cfecda559f9fa5ded6a5f0b35a1c22cc537bf4feb32a85870b1c5d907e6c8f55279f0535f8258905eb58bd15574e80b32cd7acce7f0219ed5d5d62ff69bd82dadfb409c7de25bb4bec70c6d798b62384fe4e7ca2ffc43167e1c10a891bbcf077f', '/#account', 1795256130123456, 1795256430123456);
+INSERT INTO public.oauth_states VALUES (2, '65f855afeb76b2f0396142d7e9583d83f9c642b7467f010cb83de16c7c4f4068', 'dde84738-112d-4cc1-b254-056e313c2490', 2, '\x018648eb9ab6391d42426966468db20e3ccf5fe261487cd7147dcce82c1115fc9e34dc3ef2dfaef73aa13d4be56068b91aadb3006a3ff309507c6e3c7876c3e6f24b50c7836fb5a8a9490b089e99d3376e2295d44a92676371e48c18392143bc67b8adb8b27b052f24bcc9c614dd5e8417def16b24cbfeb001f760ca20a8d7bf28655dac2a060cbc0690f017ba080ba07575fc351a9114bebe', '/#account', 1795256130123456, 1795256430123456);
 
 
 --
 -- Data for Name: oauth_tokens; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.oauth_tokens VALUES (1, 2, '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', '\x0115fa4abe78e516fc31dfcc871c9e96188d3e7ee276e67311796a592f6fc9e24b344158ec03364c5e3ad8e8968afcd391504570201ebf14f758924d6fdf3fe98cde8e77a20a6ffc6a95dcf23f1a4ecf6b334c9b2343f0713fcede897c7cc3a2551c34a9e775ee1d4baae7659837a8b6a89fd18674b0b84bddd9488ec293f12e8d12573011b685ecd9ef1228f3a6f1c96f15448a8c6ff4a3e8070170c7b6356fed5de905f048285b4cdfe8cd920a43c8e2fc16a8cd569378d9e7bef6849aa0a6b9c25a14a8019390792a3883ec769f8007d2f2f74b42878f31a4e85ddce133254bdf4eb96ca544adfc0a4a12653ad271c9d2f0bd53ee50a61ca3b8b7e78b7350e4c0d1264959a6ed5d7316cdf398d2405e6fb37d7cc29a787bd29f4dfcaed66950ef1be40a37bb783b8c8b8677cc50882328c439a759929ba578e853c5318dffcb68ca0cca705e30f1d582987d28a4b9a389658318fd0680927f5b729d95d833b34b682a091cdd4dfc27bc668f75e72bd2e2bbeb2b77f908a8b0b1512374c5c6ed0f5776a2eff49cd53598339a1fa1af46dc15f6e178191952b64923e9f6a819ef70597c128ac2b466f72e98e75e563c6678970d28bc82a599a5095e6bc9439ad24fd12b35934bb9319ad5e57dcec4b857183fe00947a096428aef02895a9a4d60dd8bf90f177b1dd213c492e0de37fb492c2915bbab00e382f5f695f5c5561a3a746c32d7f81d90e623ff38a7c7cbc97f2c2ac3181ae883c3e35c07fc092cb4af2722275a4657fe8d25b0f97c67172b77992eca47fc2be81e7064af67c1fbde520747df3ba60a11e5da95a9f25ee153462c8450b8b314b7c2724ec53d12a1ca7f4f0c04583fedcf01ba515aca9191a5b8c3d11255856f9363fe0a2e05b3accf163d88081a583b2c26691688d5ebfd399e09d45a81431c6f5ae41475f2b17b2d42e088e3926ca7813c77cea5b371325c3f4d13cbf02baa80c5751b64f6e30ec77bc93785c8217ffe4e6cc0354a2f4f365f1aa06a3357cf2d44838e08b2df902fc7b9badefd6bd6e7d6052baa4673c26035597491c8a4017b8e177f0bf8dd9bcf649b710a512fe615a2265089dc4125b0e2d6b255cf6125cde87321c09847509dcfa5a6b9d33669b1a4cd178362f6c30390200c7d0d810e3888e4818c8e76083782dbccba290ad616e3bd6b0e3d80f852d935f70701f1b81afa6a118429eabfbfa94cb49e0f165ca6e9', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
+INSERT INTO public.oauth_tokens VALUES (1, 2, 'dde84738-112d-4cc1-b254-056e313c2490', '\x018648eb9a604639268cc21e891f2bf06f62f69f3f85a3937055e9706cda061a52ffd37436ccce24c334f025c8ce83a0aef5962be29ebea5c91d3315791cf448328ab7ffee0c647e3333f963c2efebcaf204e9e36ac8be162fb23b1d7c1d1904043414be5678e1162822f85860f30846abef4be1ff75c6b7a7e2ebc938867de0e6497748a408aa63844b60ab3941711ed9f348acfd541c240b4b68114b1be90a164cb3d9ad93a98f65d82c97f5e67a9d328e7396393dbfdf18a1035470e88f1d094f8066b3f04dafdfa91bede44a5cfcffdaa0b7fe782a30d96abf7ffab01584237e42dc0763d57f5f61c505e4d049ec710fd54bf60c16947caecfde584e2628f7248cd3d83f200acc422c5ce5a804574ba720eba26b4766fdead08571eb334e00cc6a702d5448de67f10c0eb4792adb77d76ea775b237a4edeb8a47520a6f2bbe4038b80aff3d1a46b3c08e27f3628fbcbc36e603cb9d400e4629eb3672b1e68ecb25e2456b102463b14c2ae704da245371c07c69c532e3b88f07da223801a5f541c4249a301c6ea4509a0d0a1b964b7268b858d9d9513ef34381e63b29ecfbcc628cb9158bb88aa119e2d6696b4d7cd8c5b3a41ea0796c897bbf1fd5b3aa145ac1c61d6b1d26c5dac1adfc3680e31a1cf5cfe9b5dadf1403a62fff2ad98288d49e6474d28484e2c12746f8e7241ed81bdd224ceee3f1f7c71f4bb5338a912c4a4e0ead0f131dd429fcd43cccce6176f219b5e0e04bb877b288aaef7683cac6141ec3050b07c6d00909ca53142402366fb08c128b9e4c1ae91813d0fa9b798019e6d5ca0627703475c06ea8059fb3314f90f54d3f15ee2d68277b4b5e52f9ae42c51b37f38efd0ea425519d5e43c01246d33ffc23677fe0bc303ce17bae4c3a013b28ec8755d7ee7cd06c479680de6deda3baf426f32f887c33e5b8ff9d1a938399900f18fbbfeaef142027f42453dfac39c1685791509892e756e82b389c5bb3a9a1d587a073c2b965e1e38a0818dabce7a8ca22e336426ff569c70060c03e512ce3814c9b29f4dc1c604d81f49495ac4c27b62a4b60922c3e20ecd3d3db7077c73821bdca434c430607374b86c31731585052f40835e59fe1f476567fc2182a1dbe9ec77f7790e0732b8ca1ca5f05be1579249ffacaffb72893db3372e082c555d9e07102b208ea19c8ae3913ecf53971c3e788559f7ceaf8a74bc1b96ce8b7ed9359522836396f', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
 
 
 --
@@ -912,33 +915,33 @@ INSERT INTO public.scim_groups VALUES (4, NULL, 1795256130123456);
 -- Data for Name: scim_tokens; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.scim_tokens VALUES (1, 'okta', '21dbd7c5256dfd05b0e7157aca80f34e9ffee0403057118d134e96ffb033473d', 'qrd_****SRoY', true, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1795256130123456, 1795256130123456);
+INSERT INTO public.scim_tokens VALUES (1, 'okta', '4a2e4e5507e6c949f24dd98e343ff51430fd3f9edda7672ce6f5b14099111940', 'qrd_****oWhc', true, '3220b640-06c0-47b6-b530-0c164be6abcf', 1795256130123456, 1795256130123456);
 
 
 --
 -- Data for Name: scim_user_emails; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.scim_user_emails VALUES ('c1f64b51-a085-47bd-98e6-7d7ecb78a26d', 0, 'dan@example.com', 'dan@example.com', 'work', true, NULL);
-INSERT INTO public.scim_user_emails VALUES ('0b3b336f-8f49-4e69-8209-e8ec65d51852', 0, 'ann@example.com', 'ann@example.com', 'work', true, NULL);
-INSERT INTO public.scim_user_emails VALUES ('20068872-7278-4433-981a-2507c2586b67', 0, 'fay@example.com', 'fay@example.com', 'work', true, NULL);
+INSERT INTO public.scim_user_emails VALUES ('f7ab18e0-b1de-48d1-94bf-b8342eaaf2ee', 0, 'dan@example.com', 'dan@example.com', 'work', true, NULL);
+INSERT INTO public.scim_user_emails VALUES ('4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', 0, 'ann@example.com', 'ann@example.com', 'work', true, NULL);
+INSERT INTO public.scim_user_emails VALUES ('d8be9261-486a-49c3-9fa9-0de26938dc9d', 0, 'fay@example.com', 'fay@example.com', 'work', true, NULL);
 
 
 --
 -- Data for Name: scim_users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.scim_users VALUES (1, 'c1f64b51-a085-47bd-98e6-7d7ecb78a26d', 'dan@example.com', 'dan@example.com', '00uDan', 'Dan Ng', 'Dan', 'Ng', NULL, 'Support', '00uBoss', true, 1795256130123456, 1795256130123456);
-INSERT INTO public.scim_users VALUES (2, '0b3b336f-8f49-4e69-8209-e8ec65d51852', 'ann@example.com', 'ann@example.com', '00uAnn', 'Ann Lee', 'Ann', 'Lee', NULL, NULL, NULL, true, 1795256130123456, 1795256130123456);
-INSERT INTO public.scim_users VALUES (3, '20068872-7278-4433-981a-2507c2586b67', 'fay@example.com', 'fay@example.com', '00uFay', 'Fay Ruiz', 'Fay', 'Ruiz', NULL, NULL, NULL, false, 1795256130123456, 1795256130123457);
+INSERT INTO public.scim_users VALUES (1, 'f7ab18e0-b1de-48d1-94bf-b8342eaaf2ee', 'dan@example.com', 'dan@example.com', '00uDan', 'Dan Ng', 'Dan', 'Ng', NULL, 'Support', '00uBoss', true, 1795256130123456, 1795256130123456);
+INSERT INTO public.scim_users VALUES (2, '4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', 'ann@example.com', 'ann@example.com', '00uAnn', 'Ann Lee', 'Ann', 'Lee', NULL, NULL, NULL, true, 1795256130123456, 1795256130123456);
+INSERT INTO public.scim_users VALUES (3, 'd8be9261-486a-49c3-9fa9-0de26938dc9d', 'fay@example.com', 'fay@example.com', '00uFay', 'Fay Ruiz', 'Fay', 'Ruiz', NULL, NULL, NULL, false, 1795256130123456, 1795256130123457);
 
 
 --
 -- Data for Name: sessions; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.sessions VALUES (1, '68a1b46b91368352aeb3124a06d668a83ea33822ee050928ae0493adc38796bd', '0b3b336f-8f49-4e69-8209-e8ec65d51852', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
-INSERT INTO public.sessions VALUES (3, 'a07548a086a4afe56f0c9643a3e4f7d3774e246f0417a83a4b0775be0f61fd13', '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', 'oidc', '\x0115fa4abeec42d4f9a5f40c2591d3fcdaa3ad3c54727462e5a5296aa1476102a68bd0455984eb2f107d76e629636c61936dbfd6983c908f56d8fb6d36bd2b555390dfeeaf64bf936003075db75eeca8443713575372c81d954dcd782b6289f0b6e98a5bcb38260e31af7398c38757643a85037a6c5995e7f4a15158ad821316885b8fa9010509f33b02dd3080d40c68a3dd71be71a23025e978a4d21e9179c3495af78b9072da86cf7d8c98a279179380303fb2b55e5048e96a40b18c3bd9ec4f8fb16bac989c021a867ab207aae95247565de5cfde32676db4232f7ff5286f3c9da6dc8e1c66db89c8ed2acf8a8227ca2a3c5cf374e33d483c9717f52fd7f111932e42170272aeeae69b53cceb69eaa7cf823f9de4d1149b79cc222ab9e00bb369c1c8135a0642d55dd9ea6be08364ae93e8353e78c51c23a01a5b0d8ed3932f22a3fd8aea070a8c3ed39315954a135d266dc7614d33d7ccaaecba78895bcf4df23e8819fdf10fe952a7d6ee26937ce2c116aa1061b8b8dd4dc7982dd596fdd92f4f236b60447f1e4bdfd99387db28bc15f87c5cfb299923adc7c4f4a6cdc6cd3cb0aef532ef1ecfaa2e0c2b4759d68a56d7e3e3041df79f79e319df4fd2c56debf31046ea36af21064b924d9768a23841bd3e86b971e0fcbfe84b26141cc8654cda525bb1d746619ecb966319cb7854a229939c692f8287a1a6578498d0cb523208ad54f112c4a5e535d263b53666f28ff52fc4edabc032157e6ab895998e393270f11785471c38d8efa9da5f3c51e447140c5ef7d3163c0accae73bb131dafea0cfd198c78421e43545bccb91a22ea77e94aaf392cd97b1a79a30fbe16731992d868fccb294cd4abded5a57416c0cf23a2490c0ea01a7fa047f470d2c595cd88b3829f3583fac4eda95e2e5bc0a4a3a47c95c60ededa0bb360d786bad2962592f752170b2f0fbe9d38db2a351a562034ace00bc34a0c0b1d18023170c83dfbfe2acbdc9c691dac0ccecad6678a74172376ba34135d46a48f16ae6f02402c69c1f18963d2b0d9d56bd7bdfdaf3938fc9d317b0f85b22aec53e1b56265ca59aee9185aae92d69831b9b3dc61756a889bbbd9f0e92e0b6e76faa65fa32d7f5b22e38b8a372f48b59a320a1b6dcd5001a2813339729d819394b078989e56dbfc1c9646d716c1c8d298939921cd5afbe319a997afb665d4b8bd750ae89f4cc32af4d50bb20d4f698f685c0b54f3e5d09f9aa27895924a8ab5a92cf0db8684c84f3300f45b56f771b6277c65bf26b5a6860eb7611a91b45d840d0731f3098172508239be23222f47f6f8e1903ead2395d1d02c576fd0c7e49fff47', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (1, 'e3e2e5bc672534b42e0fe3a4f87b4b901cb6d9c77899fdb3e3d2b3c34abbe2a0', '4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', 'password', NULL, '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
+INSERT INTO public.sessions VALUES (3, 'c7571df5a20273c52e8e76f643164afdcec9d11c5386a4a3a6075061de8a4d63', 'dde84738-112d-4cc1-b254-056e313c2490', 'oidc', '\x018648eb9a5e1b0cb7df10efebcfbe5c59124f445d72bd41e8c6f2387d1b0e51e0c2b3625c8c451e508f2a949086905c2b6e2685ec64b9cc9b9c90a92c3ccec6549fc600dc8bfe3d2ee59300c869f1814340cc827ff207f9d5c5da35c34a5d80b206fe25fe64227afba831d97535c635105c1af1ac18a471a4243575ade5f14d888b9524ac082fbee88b41e527a5f8a1732576f40da0173f22fe578055e5bc429c4d36551df9d7492718871c401a43b8cccb53e0b5a0e99a4ddfe2a315302f10aa0e6d7af65c36f9b732d6d786e23d9153e4d9c64c7bc742b9176dda47ee151485854053a3a5183c9bf24935335db202262d9ff4d7b21cb980b0d7605aaf03f39e6a0b3bcced8e588e9001cd9aa872a7549f8c6d08dfee3ead0f30c119bcd44bccfa41cb96a50b4917d3c10aa455522286ad5cf640a90a6deb1cb3638691efbcef6ebb8eff6f4fb4232e9b298f8ab25fda0a6cec9867f06e4dd2b6b62cc59868eec85f0182ad6184b2f126165a81d717c3b2a37680fb910857f465366534062ff1ee529cb66924145b95a0341e380a25faa2fe602dc93fb10ae6d7a5be5770a3a1345646e04c9dfc5eff13cc927453f3e417e721ce603c0d9545ddcc827dea84d09328164d0b78405a9966b2271361044284ab0b7102bc4d000ca6d76714a1483f17bcf170539ff20b16dd7e81f086973a39cd7c04c02752ef4f77578582680067e31b2daa8acf594a00d542391809ff91ee5727c5c2e42bc0c900ffe510ae54ae2916a4efbfb4e710903839dc81442f7600b076fcab78fb57033a8435157d76cb8f8c4390c298e038547bd956a44513e18505447b9b7f7aecd172cb0d54b2b4bddc904c856843c0e33cec4cff574f0e15927dfcb71f9ec0b97b8ab7d8d83fb26f8fe96967a7269b8ca0d500863d047d4d7fe1eeb2f2913466e99cf598644c8643dc198f84dda72897211ab48448d1f14e8fbf0f858d0a1930c1f3a425c3d65725c6d813ccb5bedd006f5a5cc081f19b53868d5676be89a50359c3ad59420865fdcf91972c214b2c085b32707198dac9b94d03db6febc41cf51a21aa5d6f94299fdd941bd6905a7bb8dd16c3f150e4b6c87e1bedad7376f66f84b9c4f4a28ba386e66f6ec6ff4cd177e16f7800384b5e2a49cdd525ff8b9bab2d203df5b42ba7709283d326dd73aa81ba4cc41371361257a9c263a7ebe901ab2f898b1e916cfac6ae0f5c323544fbea209a29c286cc84da96be17efe4de1712de66bc0fbd41df78b6e2da78398329c3aeb25dd50680e55e7e27cf3657b53b5248ba754bee8a7d582f3b7412aa980c3a593ade6a750501f9b86fb762cc95bda389', '127.0.0.1', 'Go-http-client/1.1', 1795256130123456, 1795256130123456, 1795860930123456);
 
 
 --
@@ -963,51 +966,51 @@ INSERT INTO public.sign_in_failures VALUES ('address:127.0.0.1', 0, 179525613012
 -- Data for Name: sso_tokens; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.sso_tokens VALUES (1, 3, '\x0115fa4abeeb580b0685b7d900667871b8ffd2d74d043dbc83b0931c36a5ebeeb5a1ea71c7a9b3b6a61fd9a8b9bda12e0d83efc5370e15320a3372c9f781fa8a65b3626d30dc8f09f85705f6c26db12462be0eb09cc38d61406445310b0925702da50451e02393be8f854afb3af6bb5048855d252ada36652e71e40dba71c283231c3b28ac03a4c25a1a5a7d8c0274b12869753d8ee2871f7c5e6612a9b23eb64fd95a2e6f00fa7dd496995589a0bce76cae588e9b95441a50cc705557a671621b33e164a3663c2d1e49d3ad5767b06f3275c16c10cda7b6b0fa32fbd7fb0f5a6e876606fa6ec670960e6f1c2008cf8b811ab9b8cc6cd4628a9f898a73049a00286395d9acdc854314e2ab615359ddb335800fa6c1f985fa3b21532d60d58a7f35ab96c0211d44f173116df5659269ae882ca6fe3676b5962215313afed1dbe2b2aa39737a296c03458671cbba2933e935cbf9286f66fd2812bd8f11c475177a36eedd072b32055dc82cde0d03dd3eb4e5c41f802db0567d24e3ab94c2e637a933c07c8f5f4671afb2d85c6464df7f40576afcafe7cd472e8745ceecee1153708a8ff93e791016bf5aeb0f7f5ceb7495d0a8585ea0f6ef00d52ffb3e065a9758a08fb3954f2f25a73dc7b2b0fb564b713e186191b5912502c260e11fef7410e9361bba22b129fdbad806470c99049ae9226a8b36aa4cb0586db6997c8f942d830d9610a8ffa40b65212d2027adc95a5b50f94ea3ca2e5c32b7477fe944aae36709f34e5c489dcabb46654075d5a23bf59c07f9f6606d533260298c382dae97effebfdae0cee58b04321970e01b8c708f004e18a3bced35780bf9431e4141c7c91b7f002c603d2434c099dfb79bd40a68b78fc164db40e49a1bf6f169090129d93a7b34734484dd64cd2a944b9857fd0a785f4bc4559bd17f87489b96185c71dd7d727d3d2c5075dcd7b55dde7b9bfac33efb550eeeefc2d02273c7100a19257687584c66ae8471a0eb5bf4bd12f93dd23346945b410e3cbbd19ca82c54243530dcdeb123a8d37f4421e3e3d124ec5a1dab551f2742027bffefd18b0cc288b775604caab42c5c0acbe385dd0fd1d5d53f1551af03e1371b3a01792a6efd13d1472e98dc6c95ee5fa53b5e9afe4711d83c6a5c397c15f41934422789243e8a1ea7e8702962f4fcb5c1944778604ad06e514ee4859303f665be338494ca4327ebc053a1d899af96df21c554f150d2786bf9cc224b80555233336beac9a8c10c9f3d226cd829aca1abecbecb35b7afa0e196fe830f1239622d3bb672a3eb25f641d1', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
+INSERT INTO public.sso_tokens VALUES (1, 3, '\x018648eb9a4fda4411a1f50dcea3569cb9e4086c9fbf72f9720e8617687ee9a514e216eaadbb1e46ab3d434b2eb6e9019ad1ffc2aa371ba788224beeb959176d3eb0b705e3f53ac69b7199cb4386df3be50f740c7018c2d99b577241a666ed4810f9fac8292f368a1b405d864e5c28b865e6479376541ee6b932d01587e33148ebc15d29b380311198a36ea227ae49f7b690038c082c8213e414597f043f9be415e4c5e7913cd45581f86171f0c26f1b05b51b51794e7655de51de43f63699adef1657110ef0dd8ece33bccc36acbe2ece47c025aa6c7a3b7df578e9db5127d68ae14e2be01955a2bc5d16ada4e2cfee01e74288ecdb79b7dd01ad22790cf023f19b3c6b0958133a024945bc9ba07f380fd11cf01075329884d854d5b3a04c0a492d62663a854415f708808f0abd870fd6fca99bd3b31780e307cd8dc4c8718ef46b72380762a9493728c06c35d40a72957463eb04bf73f5eea12043f9a579ef5806087394abf4aeddeb64bc31d4a2331a69ed3052208f211238f1012e4b8caa067e1e6f7dc050235edca388677ab5197596abe4f2ede7b4fbcbabbb65360aa61e20e204044c4747b37230e185911c9bb9bd2dce700e9c9e30fb6b11018d0190274c3e10160f00f1c39ef09fa069ef3e3b7a6c25f40fa5d586b0420b83374c1b743caaa826503bc4155c4108378819f94d35477c1dc7647d3b7a510736adedea9405cd4d32a89f140e98884c2bc489a8ab52b56240726e508fec7873d2b4b1395f2f36723f90c622f84a925bd143af13e33078beae28c21e11a7d7082907ac309316c8bde7c6e43d00eae60a3c77951f9055342e38f28b8c47f27513d39d41e162df0e0f5f7c599c649c7fe5611afe26280151536631a37e7b48ad2f6ef056886b315a4c0acfc98599f0b475ec9779771c6f32771127e481e7d5b84ae01aa8e28a4d8ece6f14976300d18e4642ea5e14422e5cda6781f6959637cd05cb538dd91740006ed37e508dadb9cdc66747c61aaf5c308f7f4613cf53f9a28e55a8371200a4d7c21191cb478cfa9328881e60acd95fd44faab7f4ae5c208754286f69e0cdab71e08d37b198e311ec86f4e511054dc100abf84259088cdcb4d2783276d93e5c9a279b6821105ead32cf05a5aa8e0f0be674e076030713e8fd88e5d74901345b378507c9648ba718fc78e29d78e109cd59ba814c4a6b5bb3a2197181efe88449523206d2d274fddc28adb286accb7e4e445017c76581b7f2e3c8802c5c7a342a7c4086d6e940b99451c12663da08925e24b1d9ee781223bd437830c7aec2', 1795256429123456, 1, '', 0, 1795256130123456, 1795256130123456);
 
 
 --
 -- Data for Name: tools; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795661198648452, 1795661198648452);
-INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795661198648452, 1795661198648452);
-INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795661198648452, 1795661198648452);
-INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795661198648452, 1795661198648452);
-INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x0115fa4abeeca4742e928489a82dbbe5d99f524e2fc02d1c05b78d227fa6fb30354974436842df777b4ed92f918af18715a526bedf887aed680df6658c4038cc1196c2d6f44bea9ca2e901a97b3392d6dc4a77fef75ae44a3ac3', true, NULL, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
-INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x0115fa4abe196617165e01c0cd8cc8bfb15a80e2bf55013a05ef36ea86fec4d447d6dcc966075c2fda9c03350f6afdc479926594788b00e1c62f3ddfdb5d0366b10fb66ee0d76d1768fa9617b2874c9c02c47408ef63cb166d78f9cd62a7ef50445ed6c911b0fca1e7bd363614910d18d5d615eec5fd43e64a6e21739a8a968428fd9b1e0a45cb4b69', false, NULL, '113cba80-a661-4982-8ceb-15ec59cbc15f', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
-INSERT INTO public.tools VALUES (7, 'local tickets', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"http://127.0.0.1:43735"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x0115fa4abe7ea096d09224a2f173faab4f9c77335ca769db6d6a4349d95e3b70519334', false, NULL, '113cba80-a661-4982-8ceb-15ec59cbc15f', 2, true, true, true, false, 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.tools VALUES (1, 'internal_search', 'The Search Action allows the assistant to search through connected knowledge to help build an answer.', NULL, 'Internal Search', 'SearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795662062178761, 1795662062178761);
+INSERT INTO public.tools VALUES (2, 'web_search', 'The Web Search Action allows the assistant to perform internet searches for up-to-date information.', NULL, 'Web Search', 'WebSearchTool', NULL, false, NULL, NULL, NULL, true, true, true, true, 1, 1795662062178761, 1795662062178761);
+INSERT INTO public.tools VALUES (3, 'generate_image', 'The Image Generation Action allows the assistant to generate images from a text description.', NULL, 'Image Generation', 'ImageGenerationTool', NULL, false, NULL, NULL, NULL, true, true, true, false, 1, 1795662062178761, 1795662062178761);
+INSERT INTO public.tools VALUES (4, 'open_url', 'The Open URL Action allows the assistant to fetch and read the content of web pages.', NULL, 'Open URL', 'OpenURLTool', NULL, false, NULL, NULL, NULL, true, false, true, true, 1, 1795662062178761, 1795662062178761);
+INSERT INTO public.tools VALUES (6, 'tickets (passthrough)', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x018648eb9a78280e3690102fe32402a2a3277c223ae7f49e44533c10a9a5fd7b9830a6f12e3663572f488eb267ceb4bc693053044a7985b5c434aa6b5300dda12470f9771dbe342563c8a11eecec779431e4d4b21a659683f8b5', true, NULL, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', NULL, true, true, true, false, 1, 1795256130123456, 1795256130123456);
+INSERT INTO public.tools VALUES (5, 'tickets', 'Help desk tickets, read and write', '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"https://tickets.example.com"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x018648eb9a198b153756dd952f5a109ab4b9e588b8f9cf9bc6b5daa1849588f2f5a1b73fc325f2aa642ff97a3cbc845d5727febab60bfc6bc7065c8f1cf62ead88d0285f97ddef0f813540b1ceb30f9fbe85423a62ee447408ec4ca581a3656bf9133424e96fa31606c803b8ba598605690348bd619aa74b137677b208bb3cd38bf8e8668db30bbab1', false, NULL, '3220b640-06c0-47b6-b530-0c164be6abcf', 1, true, true, true, false, 2, 1795256130123456, 1795256130123457);
+INSERT INTO public.tools VALUES (7, 'local tickets', NULL, '{"openapi":"3.0.3","info":{"title":"Tickets","description":"Help desk tickets","version":"1"},"servers":[{"url":"http://127.0.0.1:39397"}],"paths":{"/tickets/{id}":{"get":{"operationId":"get_ticket","summary":"Get a ticket","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],"responses":{"200":{"description":"OK"}}}}}}', NULL, NULL, '\x018648eb9a008dcb4f34e0111b5b73190b2b0fa109b24710eb1c199551d0f9f819b565', false, NULL, '3220b640-06c0-47b6-b530-0c164be6abcf', 2, true, true, true, false, 1, 1795256130123456, 1795256130123456);
 
 
 --
 -- Data for Name: user_group_members; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_group_members VALUES (1, '113cba80-a661-4982-8ceb-15ec59cbc15f', false);
-INSERT INTO public.user_group_members VALUES (2, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', false);
-INSERT INTO public.user_group_members VALUES (2, 'a0ec85f9-46de-4cdd-b5c3-0ee97cfa70cf', false);
-INSERT INTO public.user_group_members VALUES (2, '6c34d435-5e2a-4fa3-a9fb-552755609c3c', false);
-INSERT INTO public.user_group_members VALUES (1, 'a7f2975d-6f72-4ca2-9a05-23ac86b9f84a', false);
-INSERT INTO public.user_group_members VALUES (3, '6c34d435-5e2a-4fa3-a9fb-552755609c3c', false);
-INSERT INTO public.user_group_members VALUES (3, 'a0ec85f9-46de-4cdd-b5c3-0ee97cfa70cf', false);
-INSERT INTO public.user_group_members VALUES (4, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', false);
-INSERT INTO public.user_group_members VALUES (3, 'ba94c4c4-6bd1-4810-8f33-e44d23f865fd', true);
-INSERT INTO public.user_group_members VALUES (1, '0b3b336f-8f49-4e69-8209-e8ec65d51852', false);
-INSERT INTO public.user_group_members VALUES (2, 'b0f6629a-9288-4104-8e0a-e76711fb9b79', false);
-INSERT INTO public.user_group_members VALUES (2, '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', false);
-INSERT INTO public.user_group_members VALUES (2, 'c1f64b51-a085-47bd-98e6-7d7ecb78a26d', false);
-INSERT INTO public.user_group_members VALUES (2, '20068872-7278-4433-981a-2507c2586b67', false);
-INSERT INTO public.user_group_members VALUES (5, 'c1f64b51-a085-47bd-98e6-7d7ecb78a26d', false);
-INSERT INTO public.user_group_members VALUES (5, '20068872-7278-4433-981a-2507c2586b67', false);
-INSERT INTO public.user_group_members VALUES (4, 'c1f64b51-a085-47bd-98e6-7d7ecb78a26d', false);
+INSERT INTO public.user_group_members VALUES (1, '3220b640-06c0-47b6-b530-0c164be6abcf', false);
+INSERT INTO public.user_group_members VALUES (2, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', false);
+INSERT INTO public.user_group_members VALUES (2, 'ab9b7d08-05ed-41a4-be9c-2deca53a00f4', false);
+INSERT INTO public.user_group_members VALUES (2, '111e8991-e53a-4d9b-87c8-b78b972139f9', false);
+INSERT INTO public.user_group_members VALUES (1, 'fd3c93c8-722d-4001-9e63-eda1b421d592', false);
+INSERT INTO public.user_group_members VALUES (3, '111e8991-e53a-4d9b-87c8-b78b972139f9', false);
+INSERT INTO public.user_group_members VALUES (3, 'ab9b7d08-05ed-41a4-be9c-2deca53a00f4', false);
+INSERT INTO public.user_group_members VALUES (4, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', false);
+INSERT INTO public.user_group_members VALUES (3, '6f881206-9ab8-4b7c-8cbf-84a174f3b171', true);
+INSERT INTO public.user_group_members VALUES (1, '4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', false);
+INSERT INTO public.user_group_members VALUES (2, '4cdc131e-3d01-4713-a691-fbb851200665', false);
+INSERT INTO public.user_group_members VALUES (2, 'dde84738-112d-4cc1-b254-056e313c2490', false);
+INSERT INTO public.user_group_members VALUES (2, 'f7ab18e0-b1de-48d1-94bf-b8342eaaf2ee', false);
+INSERT INTO public.user_group_members VALUES (2, 'd8be9261-486a-49c3-9fa9-0de26938dc9d', false);
+INSERT INTO public.user_group_members VALUES (5, 'f7ab18e0-b1de-48d1-94bf-b8342eaaf2ee', false);
+INSERT INTO public.user_group_members VALUES (5, 'd8be9261-486a-49c3-9fa9-0de26938dc9d', false);
+INSERT INTO public.user_group_members VALUES (4, 'f7ab18e0-b1de-48d1-94bf-b8342eaaf2ee', false);
 
 
 --
 -- Data for Name: user_groups; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_groups VALUES (1, 'Admin', 1795661198870303, 1795661198870303, true, 'admin');
-INSERT INTO public.user_groups VALUES (2, 'Basic', 1795661198870303, 1795661198870303, true, 'basic');
+INSERT INTO public.user_groups VALUES (1, 'Admin', 1795662062264386, 1795662062264386, true, 'admin');
+INSERT INTO public.user_groups VALUES (2, 'Basic', 1795662062264386, 1795662062264386, true, 'basic');
 INSERT INTO public.user_groups VALUES (3, 'engineering', 1795256130123456, 1795256130123456, false, 'engineering');
 INSERT INTO public.user_groups VALUES (5, 'directory team', 1795256130123456, 1795256130123456, false, 'directory team');
 INSERT INTO public.user_groups VALUES (4, 'sales', 1795256130123456, 1795256130123457, false, 'sales');
@@ -1017,25 +1020,25 @@ INSERT INTO public.user_groups VALUES (4, 'sales', 1795256130123456, 17952561301
 -- Data for Name: user_identities; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.user_identities VALUES ('http://127.0.0.1:41533', 'u-carol', '85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', 1795256130123456);
+INSERT INTO public.user_identities VALUES ('http://127.0.0.1:38745', 'u-carol', 'dde84738-112d-4cc1-b254-056e313c2490', 1795256130123456);
 
 
 --
 -- Data for Name: users; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.users VALUES ('113cba80-a661-4982-8ceb-15ec59cbc15f', 'api_key__bootstrap_admin@113cba80-a661-4982-8ceb-15ec59cbc15f.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@113cba80-a661-4982-8ceb-15ec59cbc15f.quarry.invalid', 'bootstrap admin', 1795256130123456, 'api_key__bootstrap_adrnin@ll3cba8O-a66l-4982-8ceb-l5ec59cbcl5f.quarry.invalid');
-INSERT INTO public.users VALUES ('ba94c4c4-6bd1-4810-8f33-e44d23f865fd', 'api_key__curator_key@ba94c4c4-6bd1-4810-8f33-e44d23f865fd.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@ba94c4c4-6bd1-4810-8f33-e44d23f865fd.quarry.invalid', 'curator key', 1795256130123456, 'api_key__curator_key@ba94c4c4-6bdl-48lO-8f33-e44d23f865fd.quarry.invalid');
-INSERT INTO public.users VALUES ('a0ec85f9-46de-4cdd-b5c3-0ee97cfa70cf', 'api_key__global_key@a0ec85f9-46de-4cdd-b5c3-0ee97cfa70cf.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@a0ec85f9-46de-4cdd-b5c3-0ee97cfa70cf.quarry.invalid', 'global key', 1795256130123456, 'api_key__global_key@aOec85f9-46de-4cdd-b5c3-Oee97cfa7Ocf.quarry.invalid');
-INSERT INTO public.users VALUES ('6c34d435-5e2a-4fa3-a9fb-552755609c3c', 'api_key__basic_key@6c34d435-5e2a-4fa3-a9fb-552755609c3c.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@6c34d435-5e2a-4fa3-a9fb-552755609c3c.quarry.invalid', 'basic key', 1795256130123456, 'api_key__basic_key@6c34d435-5e2a-4fa3-a9fb-5527556O9c3c.quarry.invalid');
-INSERT INTO public.users VALUES ('275d30e8-a2ed-4402-bc24-0e27a779df3f', 'api_key__limited_key@275d30e8-a2ed-4402-bc24-0e27a779df3f.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@275d30e8-a2ed-4402-bc24-0e27a779df3f.quarry.invalid', 'limited key', 1795256130123456, 'api_key__lirnited_key@275d3Oe8-a2ed-44O2-bc24-Oe27a779df3f.quarry.invalid');
-INSERT INTO public.users VALUES ('26866879-c908-4a47-acf3-715872548ac4', 'api_key__revoked_key@26866879-c908-4a47-acf3-715872548ac4.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@26866879-c908-4a47-acf3-715872548ac4.quarry.invalid', 'revoked key', 1795256130123456, 'api_key__revoked_key@26866879-c9O8-4a47-acf3-7l5872548ac4.quarry.invalid');
-INSERT INTO public.users VALUES ('a7f2975d-6f72-4ca2-9a05-23ac86b9f84a', 'api_key__rotated_key@a7f2975d-6f72-4ca2-9a05-23ac86b9f84a.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@a7f2975d-6f72-4ca2-9a05-23ac86b9f84a.quarry.invalid', 'rotated key', 1795256130123456, 'api_key__rotated_key@a7f2975d-6f72-4ca2-9aO5-23ac86b9f84a.quarry.invalid');
-INSERT INTO public.users VALUES ('b0f6629a-9288-4104-8e0a-e76711fb9b79', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$pjaqqhLLls95sbj2TBii0A$8I6Vh+6kiE16MX5yp+O4aeYIQ1QHtH0OkUBKXmBf+RU', 'bob@example.com', '', 1795256130123456, 'bob@exarnple.corn');
-INSERT INTO public.users VALUES ('85d4f1df-4454-4c05-81f3-7adb8c8ea8d0', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 'carol example', 1795256130123456, 'carol@exarnple.corn');
-INSERT INTO public.users VALUES ('c1f64b51-a085-47bd-98e6-7d7ecb78a26d', 'dan@example.com', 'basic', false, 1795256130123456, 'Dan Ng', true, NULL, 'dan@example.com', 'dan ng', 1795256130123456, 'dan@exarnple.corn');
-INSERT INTO public.users VALUES ('0b3b336f-8f49-4e69-8209-e8ec65d51852', 'ann@example.com', 'admin', false, 1795256130123456, 'Ann Lee', true, '$argon2id$v=19$m=19456,t=2,p=1$SIxdd+P44E54CosrC2l73w$rvg7aJqcyDzkuAvBPlmEUmL8ct94XLECsjMP9FExseU', 'ann@example.com', 'ann lee', 1795256130123456, 'ann@exarnple.corn');
-INSERT INTO public.users VALUES ('20068872-7278-4433-981a-2507c2586b67', 'fay@example.com', 'basic', false, 1795256130123456, 'Fay Ruiz', false, NULL, 'fay@example.com', 'fay ruiz', 1795256130123456, 'fay@exarnple.corn');
+INSERT INTO public.users VALUES ('3220b640-06c0-47b6-b530-0c164be6abcf', 'api_key__bootstrap_admin@3220b640-06c0-47b6-b530-0c164be6abcf.quarry.invalid', 'admin', true, 1795256130123456, 'bootstrap admin', true, NULL, 'api_key__bootstrap_admin@3220b640-06c0-47b6-b530-0c164be6abcf.quarry.invalid', 'bootstrap admin', 1795256130123456, 'api_key__bootstrap_adrnin@322Ob64O-O6cO-47b6-b53O-Ocl64be6abcf.quarry.invalid');
+INSERT INTO public.users VALUES ('6f881206-9ab8-4b7c-8cbf-84a174f3b171', 'api_key__curator_key@6f881206-9ab8-4b7c-8cbf-84a174f3b171.quarry.invalid', 'curator', true, 1795256130123456, 'curator key', true, NULL, 'api_key__curator_key@6f881206-9ab8-4b7c-8cbf-84a174f3b171.quarry.invalid', 'curator key', 1795256130123456, 'api_key__curator_key@6f88l2O6-9ab8-4b7c-8cbf-84al74f3bl7l.quarry.invalid');
+INSERT INTO public.users VALUES ('ab9b7d08-05ed-41a4-be9c-2deca53a00f4', 'api_key__global_key@ab9b7d08-05ed-41a4-be9c-2deca53a00f4.quarry.invalid', 'global_curator', true, 1795256130123456, 'global key', true, NULL, 'api_key__global_key@ab9b7d08-05ed-41a4-be9c-2deca53a00f4.quarry.invalid', 'global key', 1795256130123456, 'api_key__global_key@ab9b7dO8-O5ed-4la4-be9c-2deca53aOOf4.quarry.invalid');
+INSERT INTO public.users VALUES ('111e8991-e53a-4d9b-87c8-b78b972139f9', 'api_key__basic_key@111e8991-e53a-4d9b-87c8-b78b972139f9.quarry.invalid', 'basic', true, 1795256130123456, 'basic key', true, NULL, 'api_key__basic_key@111e8991-e53a-4d9b-87c8-b78b972139f9.quarry.invalid', 'basic key', 1795256130123456, 'api_key__basic_key@llle899l-e53a-4d9b-87c8-b78b972l39f9.quarry.invalid');
+INSERT INTO public.users VALUES ('ad0c0246-b019-4f90-b141-002ae379e362', 'api_key__limited_key@ad0c0246-b019-4f90-b141-002ae379e362.quarry.invalid', 'limited', true, 1795256130123456, 'limited key', true, NULL, 'api_key__limited_key@ad0c0246-b019-4f90-b141-002ae379e362.quarry.invalid', 'limited key', 1795256130123456, 'api_key__lirnited_key@adOcO246-bOl9-4f9O-bl4l-OO2ae379e362.quarry.invalid');
+INSERT INTO public.users VALUES ('144d7d2c-b8bd-4f69-92e9-6dd78a46c5f7', 'api_key__revoked_key@144d7d2c-b8bd-4f69-92e9-6dd78a46c5f7.quarry.invalid', 'basic', true, 1795256130123456, 'revoked key', true, NULL, 'api_key__revoked_key@144d7d2c-b8bd-4f69-92e9-6dd78a46c5f7.quarry.invalid', 'revoked key', 1795256130123456, 'api_key__revoked_key@l44d7d2c-b8bd-4f69-92e9-6dd78a46c5f7.quarry.invalid');
+INSERT INTO public.users VALUES ('fd3c93c8-722d-4001-9e63-eda1b421d592', 'api_key__rotated_key@fd3c93c8-722d-4001-9e63-eda1b421d592.quarry.invalid', 'admin', true, 1795256130123456, 'rotated key', true, NULL, 'api_key__rotated_key@fd3c93c8-722d-4001-9e63-eda1b421d592.quarry.invalid', 'rotated key', 1795256130123456, 'api_key__rotated_key@fd3c93c8-722d-4OOl-9e63-edalb42ld592.quarry.invalid');
+INSERT INTO public.users VALUES ('4cdc131e-3d01-4713-a691-fbb851200665', 'Bob@Example.com', 'global_curator', false, 1795256130123456, NULL, false, '$argon2id$v=19$m=19456,t=2,p=1$K2YPVhGnPNxwpMx+CFPWDw$lYVs430gKVoTClNnuNt4RMc2bV7oFzs/t/lVS/AR9dc', 'bob@example.com', '', 1795256130123456, 'bob@exarnple.corn');
+INSERT INTO public.users VALUES ('dde84738-112d-4cc1-b254-056e313c2490', 'carol@example.com', 'basic', false, 1795256130123456, 'Carol Example', true, NULL, 'carol@example.com', 'carol example', 1795256130123456, 'carol@exarnple.corn');
+INSERT INTO public.users VALUES ('f7ab18e0-b1de-48d1-94bf-b8342eaaf2ee', 'dan@example.com', 'basic', false, 1795256130123456, 'Dan Ng', true, NULL, 'dan@example.com', 'dan ng', 1795256130123456, 'dan@exarnple.corn');
+INSERT INTO public.users VALUES ('4fdb1e3f-cbf1-4e13-93be-7bf4dea39d2d', 'ann@example.com', 'admin', false, 1795256130123456, 'Ann Lee', true, '$argon2id$v=19$m=19456,t=2,p=1$FgaEiG0Qt1OCOeVl4Bopbw$B0I0+HclAXNfbK21vxKqWMIc1l1vsvBl9jq40V5UgbY', 'ann@example.com', 'ann lee', 1795256130123456, 'ann@exarnple.corn');
+INSERT INTO public.users VALUES ('d8be9261-486a-49c3-9fa9-0de26938dc9d', 'fay@example.com', 'basic', false, 1795256130123456, 'Fay Ruiz', false, NULL, 'fay@example.com', 'fay ruiz', 1795256130123456, 'fay@exarnple.corn');
 
 
 --
@@ -1049,7 +1052,7 @@ SELECT pg_catalog.setval('public.api_keys_id_seq', 7, true);
 -- Name: audit_events_id_seq; Type: SEQUENCE SET; Schema: public; Owner: -
 --
 
-SELECT pg_catalog.setval('public.audit_events_id_seq', 63, true);
+SELECT pg_catalog.setval('public.audit_events_id_seq', 64, true);
 
 
 --
@@ -1902,5 +1905,5 @@ ALTER TABLE ONLY public.user_identities
 -- PostgreSQL database dump complete
 --
 
-\unrestrict zOQL7aEM5jky16NiFKcOkNSEa5nDhOYlGvNj3GkhHjQWua7qejOF0DNdzj9j634
+\unrestrict OFdKNeRkqVQnQH3Rs0o9P4Waa7FHylolIz0GbjhSs1YsgtkGsygk4rDwJgjAnJn
 
