@@ -5,17 +5,21 @@ import "encoding/json"
 // AuditEvent records one change: who made it, when, to what, and the names
 // (never the values) of the fields it changed.
 type AuditEvent struct {
-	ID           int64    `json:"id"`
-	At           Time     `json:"time"`
-	ActorID      *string  `json:"actor_user_id"`
-	ActorEmail   *string  `json:"actor_email"`
-	APIKeyID     *int64   `json:"api_key_id"`
-	Action       string   `json:"action"` // e.g. "credential.update"
-	ResourceType string   `json:"resource_type"`
-	ResourceID   string   `json:"resource_id"`
-	Fields       []string `json:"fields"`
-	RequestID    string   `json:"request_id"`
-	SourceIP     string   `json:"source_ip"`
+	ID         int64   `json:"id"`
+	At         Time    `json:"time"`
+	ActorID    *string `json:"actor_user_id"`
+	ActorEmail *string `json:"actor_email"`
+	APIKeyID   *int64  `json:"api_key_id"`
+	// SCIMTokenID and SCIMTokenName name the company's directory's token
+	// when the directory made the change (it is no user: ActorID is nil).
+	SCIMTokenID   *int64   `json:"scim_token_id"`
+	SCIMTokenName *string  `json:"scim_token_name"`
+	Action        string   `json:"action"` // e.g. "credential.update"
+	ResourceType  string   `json:"resource_type"`
+	ResourceID    string   `json:"resource_id"`
+	Fields        []string `json:"fields"`
+	RequestID     string   `json:"request_id"`
+	SourceIP      string   `json:"source_ip"`
 	// Details holds facts of the event beyond its fields, as a JSON
 	// object (a tool run's method, host, status and duration); absent
 	// when there are none. Never secrets.

@@ -40,9 +40,12 @@ func ParseEmail(s string) (email, key string, err error) {
 // lookups: without surrounding space, NFKC-normalized and case-folded
 // (NFKC_Casefold), so that "Kate@corp.example", "\u212Aate@corp.example"
 // (a Kelvin sign) and full-width letters are the same address.
-func EmailKey(email string) string {
-	nfkc := norm.NFKC.String(strings.TrimSpace(email))
-	return norm.NFKC.String(cases.Fold().String(nfkc))
+func EmailKey(email string) string { return FoldCase(strings.TrimSpace(email)) }
+
+// FoldCase returns s in the form in which texts are compared without
+// regard to case: NFKC-normalized and case-folded (NFKC_Casefold).
+func FoldCase(s string) string {
+	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
 }
 
 // EmailSkeleton returns the skeleton of the email with key key (Unicode

@@ -19,8 +19,13 @@ type UserGroup struct {
 	// credentials in clear: responses show them masked.
 	CCPairs   []*CCPairInfo `json:"-"`
 	IsDefault bool          `json:"is_default"` // One of the default groups, Admin and Basic.
-	CreatedAt Time          `json:"time_created"`
-	UpdatedAt Time          `json:"time_updated"`
+	// SCIMSynced says whether the company's directory manages the group,
+	// and SCIMMemberIDs are its members whom the directory manages (see
+	// DirectoryGroup), ascending.
+	SCIMSynced    bool     `json:"-"`
+	SCIMMemberIDs []string `json:"-"`
+	CreatedAt     Time     `json:"time_created"`
+	UpdatedAt     Time     `json:"time_updated"`
 }
 
 // Membership is a user's membership of a group.
@@ -69,10 +74,18 @@ func DefaultGroupFor(r Role) string {
 	return ""
 }
 
+// ReservedGroupName reports whether name is the name of one of the default
+// groups, in any case and whatever space surrounds it: no other group may
+// have it, whether made by hand or by the company's directory.
+func ReservedGroupName(name string) bool {
+	k := FoldCase(strings.TrimSpace(name))
+	return k == FoldCase(DefaultGroupAdmin) || k == FoldCase(DefaultGroupBasic)
+}
+
 // CheckGroupName reports why a group may not be given name: the names of
-// the default groups are reserved, in any case.
+// the default groups are reserved (ReservedGroupName).
 func CheckGroupName(name string) error {
-	if strings.EqualFold(name, DefaultGroupAdmin) || strings.EqualFold(name, DefaultGroupBasic) {
+	if ReservedGroupName(name) {
 		return Errorf(ECONFLICT, "The name '%s' is reserved for a default group", name)
 	}
 	return nil

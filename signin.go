@@ -231,10 +231,16 @@ func (p *RolePolicy) Role(key string, verified bool, values []string) (Role, boo
 type Identity struct {
 	Issuer  string
 	Subject string
-	Email   string
+	// ObjectID is the person's id in the provider's directory when the
+	// provider says it apart from the subject (Entra ID's "oid" claim;
+	// Entra's subjects differ per application), for matching the
+	// directory's externalId (see CheckLink).
+	ObjectID string
+	Email    string
 	// EmailVerified says that the provider said outright that the email is
 	// the person's (email_verified true). Only then is the identity linked
-	// to an account that has the email already (see CheckLink).
+	// to an account that has the email already, or when the directory
+	// vouches for it (see CheckLink).
 	EmailVerified bool
 	Name          *string
 	// Role is the role the sign-in policy gives the person; RoleFromProvider
@@ -249,16 +255,29 @@ type Identity struct {
 var ErrNotLinkable = Errorf(EFORBIDDEN, "An account with this email exists, and the provider does not confirm the email is yours; ask an admin")
 
 // CheckLink reports why id, signing in for the first time, may not be
-// linked to the account that has its email already: only when the provider
-// says the email is verified, or anybody who can set an email at a provider
-// could take over an account. Linking a local account ends its password and
-// its sessions: whoever registered that email locally proved nothing, the
-// provider did.
-func (id *Identity) CheckLink() error {
-	if !id.EmailVerified {
-		return ErrNotLinkable
+// linked to u, the account that has its email already: only when the
+// provider says the email is verified, or anybody who can set an email at a
+// provider could take over an account. Linking a local account ends its
+// password and its sessions: whoever registered that email locally proved
+// nothing, the provider did.
+//
+// A person the company's directory provisioned (externalID, the
+// directory's id of them, is not nil) is also linked when the provider
+// names them by that id (the subject, as Okta does, or the object id, as
+// Entra ID does, whose emails are not said to be verified): the directory
+// and the provider are the same company's, and both say who the person is.
+// Not an admin or a curator, though: the directory's token sets externalId,
+// and must not open such an account to whoever the provider knows by it.
+func (id *Identity) CheckLink(u *User, externalID *string) error {
+	switch {
+	case id.EmailVerified:
+		return nil
+	case externalID == nil || *externalID == "":
+	case u.Role == RoleAdmin || u.Role == RoleCurator || u.Role == RoleGlobalCurator:
+	case *externalID == id.Subject || (id.ObjectID != "" && *externalID == id.ObjectID):
+		return nil
 	}
-	return nil
+	return ErrNotLinkable
 }
 
 // RoleOutOfDate reports whether the role the provider gives in id should

@@ -219,11 +219,38 @@ func TestIdentityRules(t *testing.T) {
 			t.Errorf("%s: RoleOutOfDate = %t, want %t", tt.name, got, tt.outdated)
 		}
 	}
-	if err := (&quarry.Identity{EmailVerified: true}).CheckLink(); err != nil {
-		t.Errorf("a verified email is linked: %v", err)
-	}
-	if err := (&quarry.Identity{}).CheckLink(); err != quarry.ErrNotLinkable {
-		t.Errorf("an email the provider does not vouch for is linked: %v", err)
+}
+
+func TestCheckLink(t *testing.T) {
+	basic := &quarry.User{Role: quarry.RoleBasic}
+	ext := func(s string) *string { return &s }
+	okta := &quarry.Identity{Subject: "00u1"}
+	entra := &quarry.Identity{Subject: "pairwise", ObjectID: "oid-1"}
+	for _, tt := range []struct {
+		name     string
+		id       *quarry.Identity
+		u        *quarry.User
+		external *string
+		linked   bool
+	}{
+		{"verified email", &quarry.Identity{EmailVerified: true}, basic, nil, true},
+		{"verified email, admin", &quarry.Identity{EmailVerified: true}, &quarry.User{Role: quarry.RoleAdmin}, nil, true},
+		{"unverified email", &quarry.Identity{}, basic, nil, false},
+		{"unverified, not a directory person", okta, basic, nil, false},
+		{"directory externalId is the subject", okta, basic, ext("00u1"), true},
+		{"directory externalId is the object id", entra, basic, ext("oid-1"), true},
+		{"limited user", okta, &quarry.User{Role: quarry.RoleLimited}, ext("00u1"), true},
+		{"another externalId", okta, basic, ext("00u2"), false},
+		{"empty externalId", &quarry.Identity{}, basic, ext(""), false},
+		{"no object id does not match an empty one", &quarry.Identity{Subject: "s"}, basic, ext(""), false},
+		{"admin", okta, &quarry.User{Role: quarry.RoleAdmin}, ext("00u1"), false},
+		{"curator", okta, &quarry.User{Role: quarry.RoleCurator}, ext("00u1"), false},
+		{"global curator", entra, &quarry.User{Role: quarry.RoleGlobalCurator}, ext("oid-1"), false},
+	} {
+		err := tt.id.CheckLink(tt.u, tt.external)
+		if (err == nil) != tt.linked || (err != nil && err != quarry.ErrNotLinkable) {
+			t.Errorf("%s: CheckLink = %v, want linked %t", tt.name, err, tt.linked)
+		}
 	}
 }
 

@@ -30,6 +30,10 @@ type Caller struct {
 
 	permissions PermissionSet // Permissions, once SetGrants has worked them out.
 	resolved    bool
+	// Directory, when set, is the SCIM token of the company's directory
+	// that made the request: the caller is then no user (see
+	// DirectoryCaller).
+	Directory *SCIMToken
 }
 
 // IsAdmin reports whether c holds the admin permission: whether it is an
@@ -194,6 +198,10 @@ type Person struct {
 	Identities         []string     // The issuers of the OpenID identities linked to the person.
 	Groups             []GroupBrief // The groups the person is a member of, ascending by id.
 	UpdatedAt          Time
+	// SCIMSynced says whether the company's directory manages the person,
+	// and SCIMActive, then, whether it says the person is active.
+	SCIMSynced bool
+	SCIMActive *bool
 }
 
 // GroupBrief names a group.

@@ -162,6 +162,11 @@ var goldenTargets = map[string]func() any{
 			Body ccPairIdentifier `body:""`
 		}{}
 	},
+	"scimTokenCreate": func() any {
+		return &struct {
+			Body scimTokenCreate `body:""`
+		}{}
+	},
 	"addUsers": func() any {
 		return &struct {
 			ID   int64    `path:"group_id"`

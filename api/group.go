@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -28,6 +29,10 @@ type userGroupView struct {
 	CCPairIDs       []int64            `json:"cc_pair_ids"`
 	CreatedAt       quarry.Time        `json:"time_created"`
 	UpdatedAt       quarry.Time        `json:"time_updated"`
+	// IsSCIMSynced says whether the company's directory manages the group:
+	// its name, and the memberships of its people (whose users say
+	// is_scim_synced), are the directory's.
+	IsSCIMSynced bool `json:"is_scim_synced"`
 }
 
 // userInfo is a member of a group: the user, with the fields of Onyx's
@@ -38,15 +43,19 @@ type userInfo struct {
 	IsSuperuser bool     `json:"is_superuser"`
 	IsVerified  bool     `json:"is_verified"`
 	Preferences struct{} `json:"preferences"`
+	// IsSCIMSynced says whether the company's directory manages the user.
+	IsSCIMSynced bool `json:"is_scim_synced"`
 }
 
 // groupView returns what a response shows of g.
 func (s *Server) groupView(g *quarry.UserGroup) (*userGroupView, error) {
 	v := &userGroupView{ID: g.ID, Name: g.Name, Users: make([]userInfo, len(g.Users)), CuratorIDs: g.CuratorIDs,
 		CCPairs: make([]ccPairDescriptor, len(g.CCPairs)), DocumentSets: []json.RawMessage{}, Personas: []json.RawMessage{},
-		IsUpToDate: true, IsDefault: g.IsDefault, CCPairIDs: g.CCPairIDs, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+		IsUpToDate: true, IsDefault: g.IsDefault, CCPairIDs: g.CCPairIDs, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
+		IsSCIMSynced: g.SCIMSynced}
 	for i, u := range g.Users {
-		v.Users[i] = userInfo{User: u}
+		_, synced := slices.BinarySearch(g.SCIMMemberIDs, u.ID)
+		v.Users[i] = userInfo{User: u, IsSCIMSynced: synced}
 	}
 	for i, p := range g.CCPairs {
 		d, err := s.pairDescriptor(p)

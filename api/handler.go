@@ -105,7 +105,8 @@ var (
 
 // authenticate returns the caller of a request: the Authorization header's
 // bearer token (an API key, a personal access token, a session token, or
-// the OpenID provider's JWT access token) or, without that header, the session cookie. A request
+// the OpenID provider's JWT access token) or, without that header, the
+// session cookie. A SCIM token opens nothing here. A request
 // that changes something with the cookie must come from this site
 // (cross-site request forgery is refused).
 func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
@@ -123,6 +124,8 @@ func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
 			return s.opened(s.db.PATCaller(ctx, quarry.HashToken(token)))
 		case quarry.ValidSessionTokenFormat(token):
 			return s.opened(s.db.SessionCaller(ctx, quarry.HashToken(token), s.cfg.SignIn.Sessions))
+		case quarry.ValidSCIMTokenFormat(token):
+			return nil, errInvalidToken // The directory's token opens the SCIM routes only (scimAuthed).
 		case s.cfg.SignIn.OIDC != nil && auth.LooksLikeJWT(token):
 			return s.accessToken(r, token)
 		}

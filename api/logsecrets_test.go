@@ -117,10 +117,14 @@ func noteSecrets(t *testing.T, req *http.Request, body any, resBody []byte) {
 		}
 	}
 	var res struct {
-		APIKey string `json:"api_key"`
+		APIKey   string `json:"api_key"`
+		RawToken string `json:"raw_token"` // a SCIM token
 	}
 	if json.Unmarshal(resBody, &res) == nil && quarry.ValidAPIKeyFormat(res.APIKey) {
 		set.add(res.APIKey)
+	}
+	if quarry.ValidSCIMTokenFormat(res.RawToken) {
+		set.add(res.RawToken)
 	}
 	var links []struct {
 		Token string `json:"token"`

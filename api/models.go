@@ -218,6 +218,12 @@ type apiKeyCreate struct {
 	Role quarry.Role             `json:"role" default:"\"basic\""`
 }
 
+// scimTokenCreate is the body of POST /admin/enterprise-settings/scim/token:
+// Onyx's ScimTokenCreate.
+type scimTokenCreate struct {
+	Name string `json:"name"`
+}
+
 // oauthConfigCreate is the body of POST /admin/oauth-config (and of
 // Onyx's POST /admin/oauth-config/create): Onyx's OAuthConfigCreate.
 type oauthConfigCreate struct {

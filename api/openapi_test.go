@@ -96,7 +96,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		"GET /auth/oidc/callback": true, "GET /oauth-config/callback": true,
 		"GET /metrics": true, "GET /version": true, "GET /": true, "GET /assets/{path}": true,
 		"GET /mcp/oauth/callback": true, "GET /.well-known/oauth-protected-resource": true,
-		"GET /.well-known/oauth-protected-resource/{path}": true}
+		"GET /.well-known/oauth-protected-resource/{path}": true,
+		"GET /scim/v2/ServiceProviderConfig": true, "GET /scim/v2/ResourceTypes": true, "GET /scim/v2/ResourceTypes/{name}": true,
+		"GET /scim/v2/Schemas": true, "GET /scim/v2/Schemas/{id}": true}
 	// Quarry's MCP endpoint takes bearer tokens only, never the cookie.
 	bearerOnly := map[string]bool{"POST /mcp": true, "GET /mcp": true, "DELETE /mcp": true}
 	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -116,12 +118,17 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			}
 			continue
 		}
+		// The SCIM routes take the SCIM token, and only it; their ids are
+		// strings, as SCIM's are.
+		scimRoute := isSCIMRoute(route)
 		switch {
+		case scimRoute && (op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["scim"] == nil):
+			t.Errorf("%s: a SCIM route whose security is not the SCIM token alone", route)
 		case bearerOnly[route]:
 			if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["bearer"] == nil || len((*op.Security)[0]) != 1 {
 				t.Errorf("%s: security is not the bearer scheme alone", route)
 			}
-		case op.Security != nil:
+		case !scimRoute && op.Security != nil:
 			t.Errorf("%s: overrides the document's security", route)
 		}
 		for _, status := range []int{401, 500, 503} {
@@ -130,7 +137,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			}
 		}
 		for _, p := range op.Parameters {
-			if p.Value.In == openapi3.ParameterInPath && !p.Value.Schema.Value.Type.Is("integer") {
+			if p.Value.In == openapi3.ParameterInPath && !scimRoute && !p.Value.Schema.Value.Type.Is("integer") {
 				t.Errorf("%s: path parameter %s is not an integer", route, p.Value.Name)
 			}
 		}
@@ -150,6 +157,13 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			t.Errorf("enum %s differs from package quarry's (-quarry +document):\n%s", name, diff)
 		}
 	}
+}
+
+// isSCIMRoute reports whether route ("METHOD /path") is one of SCIM's, which
+// answer application/scim+json.
+func isSCIMRoute(route string) bool {
+	_, path, _ := strings.Cut(route, " ")
+	return strings.HasPrefix(path, "/scim/v2/")
 }
 
 // documentOperations returns the document's operations by route, "METHOD /path".
@@ -327,6 +341,8 @@ func conformer() (*conformance, error) {
 		}
 		closeResponseSchemas(doc)
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+		// SCIM's bodies are JSON (RFC 7644 section 3.1).
+		openapi3filter.RegisterBodyDecoder("application/scim+json", openapi3filter.JSONBodyDecoder)
 		router, err := gorillamux.NewRouter(doc)
 		if err != nil {
 			conformErr = fmt.Errorf("routing %s: %w", documentFile, err)
@@ -454,7 +470,7 @@ func (c *conformance) check(req *http.Request, reqBody []byte, basePath string, 
 	}
 	route, params, err := c.router.FindRoute(r)
 	if err != nil {
-		return c.checkUnrouted(err, status, resBody)
+		return c.checkUnrouted(r.URL.Path, err, status, header, resBody)
 	}
 	in := &openapi3filter.RequestValidationInput{
 		Request:    r,
@@ -622,9 +638,10 @@ func laxValue(s *openapi3.Schema, v any) any {
 	return v
 }
 
-// checkUnrouted checks the answer to a request that matches no route of
-// the document: FastAPI's 404 or 405.
-func (c *conformance) checkUnrouted(routeErr error, status int, resBody []byte) error {
+// checkUnrouted checks the answer to a request for path that matches no
+// route of the document: FastAPI's 404 or 405, or, under /scim/v2, SCIM's
+// (application/scim+json, a ScimError).
+func (c *conformance) checkUnrouted(path string, routeErr error, status int, header http.Header, resBody []byte) error {
 	if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
 		return fmt.Errorf("the document has no route for the request (%v), but the server answered %d, not 404 or 405", routeErr, status)
 	}
@@ -632,9 +649,16 @@ func (c *conformance) checkUnrouted(routeErr error, status int, resBody []byte) 
 	if err := json.Unmarshal(resBody, &v); err != nil {
 		return fmt.Errorf("response: not JSON: %w", err)
 	}
-	schema := c.doc.Components.Schemas["ErrorDetail"].Value
+	name, contentType := "ErrorDetail", "application/json"
+	if path == "/scim/v2" || strings.HasPrefix(path, "/scim/v2/") {
+		name, contentType = "ScimError", "application/scim+json"
+	}
+	if got := header.Get("Content-Type"); got != contentType {
+		return fmt.Errorf("response: Content-Type %q, want %q", got, contentType)
+	}
+	schema := c.doc.Components.Schemas[name].Value
 	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
-		return fmt.Errorf("response: not an ErrorDetail: %w", err)
+		return fmt.Errorf("response: not an %s: %w", name, err)
 	}
 	return nil
 }
@@ -642,6 +666,7 @@ func (c *conformance) checkUnrouted(routeErr error, status int, resBody []byte) 
 // bearerPresent checks the bearer security scheme: the request carries
 // a bearer token (the server decides whether it is a good one).
 func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	// The bearer and scim schemes: the request carries a bearer token.
 	if in.SecuritySchemeName == "session" {
 		if c, err := in.RequestValidationInput.Request.Cookie("fastapiusersauth"); err != nil || c.Value == "" {
 			return errors.New("no session cookie")

@@ -26,9 +26,13 @@ type fullUserSnapshot struct {
 	CreatedAt          quarry.Time         `json:"created_at"`
 	UpdatedAt          quarry.Time         `json:"updated_at"`
 	Groups             []quarry.GroupBrief `json:"groups"`
-	IsSCIMSynced       bool                `json:"is_scim_synced"`
-	CraftEnabled       *bool               `json:"craft_enabled"` // Onyx's Craft, which Quarry has not: null.
-	SSOIssuers         []string            `json:"sso_issuers"`   // The OpenID providers the person signed in with.
+	IsSCIMSynced       bool                `json:"is_scim_synced"` // The company's directory manages the person.
+	CraftEnabled       *bool               `json:"craft_enabled"`  // Onyx's Craft, which Quarry has not: null.
+	SSOIssuers         []string            `json:"sso_issuers"`    // The OpenID providers the person signed in with.
+	// SCIMActive is, for a person the directory manages, whether it says
+	// they are active (an admin may not activate one it deactivated); null
+	// otherwise.
+	SCIMActive *bool `json:"scim_active"`
 }
 
 // snapshotOf returns what the listings show of p; groups says whether
@@ -36,7 +40,8 @@ type fullUserSnapshot struct {
 func snapshotOf(p *quarry.Person, groups bool) fullUserSnapshot {
 	s := fullUserSnapshot{ID: p.ID, Email: p.Email, Role: p.Role, AccountType: "STANDARD",
 		IsActive: p.IsActive, PasswordConfigured: p.PasswordConfigured, PersonalName: p.Name, CreatedAt: p.CreatedAt,
-		UpdatedAt: p.UpdatedAt, Groups: []quarry.GroupBrief{}, SSOIssuers: p.Identities}
+		UpdatedAt: p.UpdatedAt, Groups: []quarry.GroupBrief{}, IsSCIMSynced: p.SCIMSynced, SSOIssuers: p.Identities,
+		SCIMActive: p.SCIMActive}
 	if p.ServiceAccount {
 		s.AccountType = "SERVICE_ACCOUNT"
 	}

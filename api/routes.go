@@ -161,6 +161,30 @@ func (s *Server) routes() {
 	m.Handle("POST /manage/admin/end-user-sessions", s.authed(adminOnly, s.handleEndUserSessions))
 	m.Handle("POST /manage/admin/reset-password", s.authed(adminOnly, s.handleResetPassword))
 
+	// The company's directory (SCIM 2.0, api/scim.go): discovery is public;
+	// the rest takes the directory's SCIM token, which opens nothing else,
+	// and nothing else opens it. Admins manage the token.
+	m.Handle("GET /scim/v2/ServiceProviderConfig", s.scimPublic(s.handleSCIMServiceProviderConfig))
+	m.Handle("GET /scim/v2/ResourceTypes", s.scimPublic(s.handleSCIMResourceTypes))
+	m.Handle("GET /scim/v2/ResourceTypes/{name}", s.scimPublic(s.handleSCIMResourceType))
+	m.Handle("GET /scim/v2/Schemas", s.scimPublic(s.handleSCIMSchemas))
+	m.Handle("GET /scim/v2/Schemas/{id}", s.scimPublic(s.handleSCIMSchema))
+	m.Handle("GET /scim/v2/Users", s.scimAuthed(s.handleSCIMListUsers))
+	m.Handle("POST /scim/v2/Users", s.scimAuthed(s.handleSCIMCreateUser))
+	m.Handle("GET /scim/v2/Users/{user_id}", s.scimAuthed(s.handleSCIMGetUser))
+	m.Handle("PUT /scim/v2/Users/{user_id}", s.scimAuthed(s.handleSCIMReplaceUser))
+	m.Handle("PATCH /scim/v2/Users/{user_id}", s.scimAuthed(s.handleSCIMPatchUser))
+	m.Handle("DELETE /scim/v2/Users/{user_id}", s.scimAuthed(s.handleSCIMDeleteUser))
+	m.Handle("GET /scim/v2/Groups", s.scimAuthed(s.handleSCIMListGroups))
+	m.Handle("POST /scim/v2/Groups", s.scimAuthed(s.handleSCIMCreateGroup))
+	m.Handle("GET /scim/v2/Groups/{group_id}", s.scimAuthed(s.handleSCIMGetGroup))
+	m.Handle("PUT /scim/v2/Groups/{group_id}", s.scimAuthed(s.handleSCIMReplaceGroup))
+	m.Handle("PATCH /scim/v2/Groups/{group_id}", s.scimAuthed(s.handleSCIMPatchGroup))
+	m.Handle("DELETE /scim/v2/Groups/{group_id}", s.scimAuthed(s.handleSCIMDeleteGroup))
+	m.Handle("GET /admin/enterprise-settings/scim/token", s.authed(adminOnly, s.handleGetSCIMToken))
+	m.Handle("POST /admin/enterprise-settings/scim/token", s.authed(adminOnly, s.handleCreateSCIMToken))
+	m.Handle("DELETE /admin/enterprise-settings/scim/token", s.authed(adminOnly, s.handleRevokeSCIMToken))
+
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI) // public: this API's description
 	m.HandleFunc("GET /docs", s.handleDocs)            // public: the description as a page
 

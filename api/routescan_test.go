@@ -30,6 +30,13 @@ var publicRoutes = map[string]bool{
 	// The protected resource metadata of /mcp (RFC 9728).
 	"GET /.well-known/oauth-protected-resource":  true,
 	"GET /.well-known/oauth-protected-resource/": true,
+
+	// SCIM's discovery: identity providers read it before they have a token.
+	"GET /scim/v2/ServiceProviderConfig": true,
+	"GET /scim/v2/ResourceTypes":         true,
+	"GET /scim/v2/ResourceTypes/{name}":  true,
+	"GET /scim/v2/Schemas":               true,
+	"GET /scim/v2/Schemas/{id}":          true,
 }
 
 // mcpEndpoint reports whether route is Quarry's MCP endpoint, whose 401s
@@ -48,8 +55,9 @@ func isAdminPage(route string) bool {
 
 // TestEveryRouteNeedsAToken scans every route registered on the server's
 // mux (as the OpenAPI drift test finds them) and asks each without a
-// token, with a malformed one, with a well-formed unknown one and with
-// another scheme: all but the public routes answer 401, before looking at
+// token, with a malformed one, with a well-formed unknown one (of each
+// kind) and with another scheme: all but the public routes answer 401
+// (SCIM's in SCIM's error body), before looking at
 // path parameters or the body. The request log confirms that the probes
 // reach the route under test (not the catch-all), at the root and under a
 // base path.
@@ -58,12 +66,16 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 	if len(routes) < 30 {
 		t.Fatalf("found only %d routes: %q", len(routes), routes)
 	}
-	const unauthorized = `{"detail":"Not authenticated"}`
+	const (
+		unauthorized     = `{"detail":"Not authenticated"}`
+		scimUnauthorized = `{"schemas":["urn:ietf:params:scim:api:messages:2.0:Error"],"status":"401","detail":"Not authenticated"}`
+	)
 	credentials := []struct{ name, header, cookie string }{
 		{"no token", "", ""},
 		{"malformed token", "Bearer not-a-key", ""},
 		{"unknown token", "Bearer qry_" + strings.Repeat("A", 43), ""},
 		{"unknown session token", "Bearer qrs_" + strings.Repeat("A", 43), ""},
+		{"unknown SCIM token", "Bearer qrd_" + strings.Repeat("A", 43), ""},
 		{"a JWT without a provider", "Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln", ""},
 		{"other scheme", "Basic YWRtaW46YWRtaW4=", ""},
 		{"unknown session cookie", "", "qrs_" + strings.Repeat("A", 43)},
@@ -101,8 +113,12 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 					case public && r.status == http.StatusUnauthorized:
 						t.Errorf("public route %s (%s) answered 401", route, c.name)
 					case !public:
-						if r.status != http.StatusUnauthorized || string(r.body) != unauthorized {
-							t.Errorf("%s%s with %s: %d %s, want 401 %s", bp, route, c.name, r.status, r.body, unauthorized)
+						body := unauthorized
+						if strings.HasPrefix(path, "/scim/v2/") {
+							body = scimUnauthorized
+						}
+						if r.status != http.StatusUnauthorized || string(r.body) != body {
+							t.Errorf("%s%s with %s: %d %s, want 401 %s", bp, route, c.name, r.status, r.body, body)
 						}
 						want := `Bearer error="invalid_token"`
 						if c.name == "no token" {

@@ -200,7 +200,8 @@ func namedSnapshotJSON(id, email string, name any, role string, active bool, gro
 		issuers = []string{}
 	}
 	return fmt.Sprintf(`{"id":%q,"email":%q,"role":%q,"account_type":"STANDARD","is_active":%v,"password_configured":%v,
-		"personal_name":%s,"created_at":%q,"updated_at":%q,"groups":%s,"is_scim_synced":false,"craft_enabled":null,"sso_issuers":%s}`,
+		"personal_name":%s,"created_at":%q,"updated_at":%q,"groups":%s,"is_scim_synced":false,"craft_enabled":null,"sso_issuers":%s,
+		"scim_active":null}`,
 		id, email, role, active, len(issuers) == 0, fxJSON(name), testNowJSON, testNowJSON, fxJSON(groups), fxJSON(issuers))
 }
 

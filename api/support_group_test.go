@@ -29,7 +29,7 @@ func fxPairDescJSON(id int64, name string, access quarry.AccessType, connector, 
 // service account made by env.user at the fixed clock.
 func fxMemberJSON(u user, role quarry.Role) string {
 	return fmt.Sprintf(`{"id":%q,"email":%q,"name":%q,"role":%q,"is_active":true,"service_account":true,"created_at":%q,
-		"is_superuser":false,"is_verified":false,"preferences":{}}`, u.id, u.email, u.name, role, testNowJSON)
+		"is_superuser":false,"is_verified":false,"preferences":{},"is_scim_synced":false}`, u.id, u.email, u.name, role, testNowJSON)
 }
 
 // fxGroupJSON is the expected UserGroup; users are given in email order,
@@ -49,7 +49,8 @@ func fxGroupJSONAt(id int64, name string, users []string, curatorIDs []string, p
 		ids, descs = append(ids, p.id), append(descs, p.desc)
 	}
 	return fmt.Sprintf(`{"id":%d,"name":%q,"users":[%s],"curator_ids":%s,"cc_pairs":[%s],"document_sets":[],"personas":[],
-		"is_up_to_date":true,"is_up_for_deletion":false,"is_default":false,"incognito_enabled":false,"cc_pair_ids":%s,"time_created":%q,"time_updated":%q}`,
+		"is_up_to_date":true,"is_up_for_deletion":false,"is_default":false,"incognito_enabled":false,"cc_pair_ids":%s,"time_created":%q,
+		"time_updated":%q,"is_scim_synced":false}`,
 		id, name, strings.Join(users, ","), fxJSON(curatorIDs), strings.Join(descs, ","), fxJSON(ids), testNowJSON, fxLater(n))
 }
 

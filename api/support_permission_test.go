@@ -114,7 +114,8 @@ func TestSupportGroupPermissions(t *testing.T) {
 // the migration at created (its clock, not the test's).
 func fxDefaultGroupJSON(id int64, name string, users []string, created string) string {
 	return fmt.Sprintf(`{"id":%d,"name":%q,"users":[%s],"curator_ids":[],"cc_pairs":[],"document_sets":[],"personas":[],
-		"is_up_to_date":true,"is_up_for_deletion":false,"is_default":true,"incognito_enabled":false,"cc_pair_ids":[],"time_created":%q,"time_updated":%q}`,
+		"is_up_to_date":true,"is_up_for_deletion":false,"is_default":true,"incognito_enabled":false,"cc_pair_ids":[],"time_created":%q,"time_updated":%q,
+		"is_scim_synced":false}`,
 		id, name, strings.Join(users, ","), created, created)
 }
 
@@ -267,10 +268,11 @@ func TestSupportPermissionHolders(t *testing.T) {
 }
 
 // fxListedJSON is a user as GET /manage/users lists it: Onyx's
-// FullUserSnapshot without groups.
+// FullUserSnapshot without groups, not the directory's.
 func fxListedJSON(id, email string, name any, role, accountType string, password bool) string {
 	return fmt.Sprintf(`{"id":%q,"email":%q,"role":%q,"account_type":%q,"is_active":true,"password_configured":%t,
-		"personal_name":%s,"created_at":%q,"updated_at":%q,"groups":[],"is_scim_synced":false,"craft_enabled":null,"sso_issuers":[]}`,
+		"personal_name":%s,"created_at":%q,"updated_at":%q,"groups":[],"is_scim_synced":false,"craft_enabled":null,"sso_issuers":[],
+		"scim_active":null}`,
 		id, email, role, accountType, password, fxJSON(name), testNowJSON, testNowJSON)
 }
 

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/auth/authtest"
 	"github.com/quarryhq/quarry/internal/syncbuf"
+	"github.com/quarryhq/quarry/scim"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -124,11 +126,13 @@ func TestUpgrade(t *testing.T) {
 					t.Errorf("%s %s: ETag %q, want %q", r.Method, r.Path, got.header.Get("ETag"), r.ETag)
 				}
 				var want, have any
-				if err := json.Unmarshal(r.Body, &want); err != nil {
+				// The server's own URLs (SCIM's locations) are compared
+				// without their origin: each run has a port of its own.
+				if err := json.Unmarshal(loopbackOrigin.ReplaceAll(r.Body, []byte("http://server")), &want); err != nil {
 					t.Fatalf("%s %s: recorded body: %v", r.Method, r.Path, err)
 				}
 				want = changed(r.Path, want)
-				if err := json.Unmarshal(got.body, &have); err != nil {
+				if err := json.Unmarshal(loopbackOrigin.ReplaceAll(got.body, []byte("http://server")), &have); err != nil {
 					t.Fatalf("%s %s: %v: %s", r.Method, r.Path, err, got.body)
 				}
 				for _, d := range holds(have, want, "") {
@@ -247,6 +251,9 @@ func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path 
 		return want
 	}
 }
+
+// loopbackOrigin matches the origin of a test server.
+var loopbackOrigin = regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+`)
 
 // upgradeKeyring returns the keyring of a fixture's test key.
 func upgradeKeyring(t *testing.T, key string) *store.Keyring {
@@ -614,6 +621,29 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	carol := user{token: tokens["carol"]}
 	e.do(carol, "POST", fmt.Sprintf("/tool/%d/run", local), `{"method":"get_ticket","args":{"id":7}}`).decode(t, new(any))
 	e.do(carol, "POST", fmt.Sprintf("/tool/%d/run", tickets), `{"method":"get_ticket","args":{"id":"seven"}}`).decode400(t)
+
+	// Since 00009 (after 00007): the company's directory (SCIM): its token, a person it
+	// made (with the enterprise extension), Ann, whose account it took
+	// over, Fay, whom it deactivated, a group it made (granted basic, and
+	// manage:actions by an admin), and sales, which it took over by adding
+	// Dan.
+	var made struct {
+		RawToken string `json:"raw_token"`
+	}
+	e.do(admin, "POST", "/admin/enterprise-settings/scim/token", map[string]any{"name": "okta"}).decode(t, &made)
+	tokens["scim"] = made.RawToken
+	d := &directory{e: e, token: made.RawToken, contentType: scim.MediaType}
+	danBody := oktaUser("dan@example.com", "Dan", "Ng")
+	danBody[scim.EnterpriseUserSchema] = map[string]any{"department": "Support", "manager": map[string]any{"value": "00uBoss"}}
+	dan := created(t, d.do("POST", "/Users", danBody))
+	created(t, d.do("POST", "/Users", oktaUser("ann@example.com", "Ann", "Lee")))
+	fay := created(t, d.do("POST", "/Users", oktaUser("fay@example.com", "Fay", "Ruiz")))
+	scimJSON(t, d.do("PATCH", "/Users/"+fay, `{"Operations":[{"op":"replace","value":{"active":false}}]}`), 200)
+	team := created(t, d.do("POST", "/Groups", map[string]any{"displayName": "directory team", "externalId": "00gTeam",
+		"members": []any{map[string]any{"value": dan}, map[string]any{"value": fay}}}))
+	e.do(admin, "PUT", "/manage/admin/user-group/"+team+"/permissions", map[string]any{"permission": "manage:actions", "enabled": true}).
+		want(t, 200, `{"permission":"manage:actions","enabled":true}`)
+	scimJSON(t, d.do("PATCH", fmt.Sprintf("/Groups/%d", sales), `{"Operations":[{"op":"add","path":"members","value":[{"value":"`+dan+`"}]}]}`), 200)
 	return tokens, oauthSecrets
 }
 
@@ -683,6 +713,18 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	ask("carol", "/manage/credential")
 	if tokens["carol"] != "" {
 		ask("carol", "/user-oauth-token/status")
+	}
+	if tokens["scim"] != "" {
+		ask("admin", "/admin/enterprise-settings/scim/token")
+		var list struct {
+			Resources []struct{ ID string } `json:"Resources"`
+		}
+		for _, kind := range []string{"Users", "Groups"} {
+			ask("scim", "/scim/v2/"+kind).decode(t, &list)
+			for _, r := range list.Resources {
+				ask("scim", "/scim/v2/"+kind+"/"+r.ID)
+			}
+		}
 	}
 	return out
 }

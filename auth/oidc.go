@@ -397,6 +397,9 @@ func (p *Provider) identity(issuer, subject string, claims map[string]any) (*qua
 		return nil, signInError("domain", "the email of subject %q is not of an allowed domain", subject)
 	}
 	id := &quarry.Identity{Issuer: issuer, Subject: subject, Email: email, EmailVerified: said && truthy(v)}
+	if oid, _ := claims["oid"].(string); len(oid) <= maxNameBytes {
+		id.ObjectID = oid // Entra ID's object id, which its SCIM provisioning may send as externalId.
+	}
 	if name, _ := claims["name"].(string); strings.TrimSpace(name) != "" {
 		n := strings.TrimSpace(name)
 		if len(n) > maxNameBytes {

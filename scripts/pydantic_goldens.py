@@ -425,6 +425,10 @@ class AllUsersQuery(BaseModel):
     include_api_keys: bool = False
 
 
+class ScimTokenCreate(BaseModel):
+    name: str
+
+
 # Each endpoint: the Go model name, the method and path, its path
 # parameters, its query model and its body model.
 ENDPOINTS = {
@@ -477,6 +481,7 @@ ENDPOINTS = {
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
     "allUsersQuery": ("GET", "/manage/users", [], AllUsersQuery, None),
+    "scimTokenCreate": ("POST", "/admin/enterprise-settings/scim/token", [], None, ScimTokenCreate),
 }
 
 # Endpoints whose fields are Form parameters, validated one by one.
@@ -1129,6 +1134,12 @@ def corpus():
     case("allUsersQuery", "onyx's test", query="include_api_keys=true")
     case("allUsersQuery", "pages", query="q=ann&accepted_page=0&slack_users_page=0&invited_page=1&include_api_keys=false")
     case("allUsersQuery", "bad", query="accepted_page=-1&slack_users_page=x&invited_page=1.5&include_api_keys=maybe")
+    # scimTokenCreate.
+    case("scimTokenCreate", "valid", body={"name": "Okta"})
+    case("scimTokenCreate", "missing name", body={})
+    case("scimTokenCreate", "name not a string", body={"name": 7})
+    case("scimTokenCreate", "null name", body={"name": None})
+    case("scimTokenCreate", "null body", raw="null")
 
 
 def write_requests():

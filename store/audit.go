@@ -47,8 +47,8 @@ func (db *DB) AuditEvents(ctx context.Context, f quarry.AuditFilter) ([]*quarry.
 		return nil, 0, mapError(err)
 	}
 	rows, err := db.read.QueryContext(ctx, `
-		SELECT a.id, a.at, a.actor_id, u.email, a.api_key_id, a.action, a.resource_type, a.resource_id, a.fields, a.request_id, a.source_ip, a.details
-		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id`+auditWhere+`
+		SELECT a.id, a.at, a.actor_id, u.email, a.api_key_id, a.scim_token_id, t.name, a.action, a.resource_type, a.resource_id, a.fields, a.request_id, a.source_ip, a.details
+		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id LEFT JOIN scim_tokens t ON t.id = a.scim_token_id`+auditWhere+`
 		ORDER BY a.id DESC LIMIT $9 OFFSET $10`, append(args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, mapError(err)
@@ -61,7 +61,7 @@ func (db *DB) AuditEvents(ctx context.Context, f quarry.AuditFilter) ([]*quarry.
 			fields  string
 			details sql.NullString
 		)
-		if err := rows.Scan(&e.ID, &at, &e.ActorID, &e.ActorEmail, &e.APIKeyID, &e.Action, &e.ResourceType, &e.ResourceID, &fields, &e.RequestID, &e.SourceIP, &details); err != nil {
+		if err := rows.Scan(&e.ID, &at, &e.ActorID, &e.ActorEmail, &e.APIKeyID, &e.SCIMTokenID, &e.SCIMTokenName, &e.Action, &e.ResourceType, &e.ResourceID, &fields, &e.RequestID, &e.SourceIP, &details); err != nil {
 			rows.Close()
 			return nil, 0, mapError(err)
 		}

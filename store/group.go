@@ -26,13 +26,8 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 		if err := tx.checkGroupName(ctx, *in.Name, 0); err != nil {
 			return err
 		}
-		var id int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO user_groups (name, created_at, updated_at) VALUES ($1, $2, $2) RETURNING id`,
-			*in.Name, tx.now.Micros()).Scan(&id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO group_permissions (group_id, permission, granted_at) VALUES ($1, $2, $3)`,
-			id, quarry.PermBasic, tx.now.Micros()); err != nil {
+		id, err := tx.insertGroup(ctx, *in.Name)
+		if err != nil {
 			return err
 		}
 		if err := tx.setGroupMembers(ctx, c, id, in.UserIDs); err != nil {
@@ -45,11 +40,26 @@ func (db *DB) CreateGroup(ctx context.Context, c *quarry.Caller, in quarry.UserG
 		if err := tx.audit(ctx, c, "user_group.create", "user_group", id, []string{"name", "user_ids", "cc_pair_ids"}); err != nil {
 			return err
 		}
-		var err error
 		g, err = tx.group(ctx, c, id)
 		return err
 	})
 	return g, err
+}
+
+// insertGroup makes a group named name, with no members, granted basic:
+// every group is, whether the admin API or the directory makes it,
+// as in Onyx v4.6.1. It returns the group's id.
+func (tx *Tx) insertGroup(ctx context.Context, name string) (int64, error) {
+	var id int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO user_groups (name, name_key, created_at, updated_at) VALUES ($1, $2, $3, $3) RETURNING id`,
+		name, quarry.FoldCase(name), tx.now.Micros()).Scan(&id); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO group_permissions (group_id, permission, granted_at) VALUES ($1, $2, $3)`,
+		id, quarry.PermBasic, tx.now.Micros()); err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 func (tx *Tx) checkGroupName(ctx context.Context, name string, self int64) error {
@@ -215,16 +225,17 @@ func (tx *Tx) group(ctx context.Context, c *quarry.Caller, id int64) (*quarry.Us
 // unless c is nil, the details of their cc-pairs that c may see (see
 // ccPairInfos).
 func (db *DB) groups(ctx context.Context, q querier, c *quarry.Caller, id int64) ([]*quarry.UserGroup, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, name, is_default, created_at, updated_at FROM user_groups WHERE id BETWEEN $1 AND $2 ORDER BY id`, idRange(id)...)
+	rows, err := q.QueryContext(ctx, `SELECT g.id, g.name, g.is_default, g.created_at, g.updated_at, sg.group_id IS NOT NULL
+		FROM user_groups g LEFT JOIN scim_groups sg ON sg.group_id = g.id WHERE g.id BETWEEN $1 AND $2 ORDER BY g.id`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	groups := []*quarry.UserGroup{}
 	byID := map[int64]*quarry.UserGroup{}
 	for rows.Next() {
-		g := &quarry.UserGroup{Users: []quarry.User{}, CuratorIDs: []string{}, CCPairIDs: []int64{}}
+		g := &quarry.UserGroup{Users: []quarry.User{}, CuratorIDs: []string{}, CCPairIDs: []int64{}, SCIMMemberIDs: []string{}}
 		var created, updated int64
-		if err := rows.Scan(&g.ID, &g.Name, &g.IsDefault, &created, &updated); err != nil {
+		if err := rows.Scan(&g.ID, &g.Name, &g.IsDefault, &created, &updated, &g.SCIMSynced); err != nil {
 			rows.Close()
 			return nil, mapError(err)
 		}
@@ -236,19 +247,19 @@ func (db *DB) groups(ctx context.Context, q querier, c *quarry.Caller, id int64)
 		return nil, err
 	}
 	rows, err = q.QueryContext(ctx, `
-		SELECT `+userColumns+`, m.group_id, m.is_curator
-		FROM user_group_members m JOIN users u ON u.id = m.user_id
+		SELECT `+userColumns+`, m.group_id, m.is_curator, s.user_id IS NOT NULL
+		FROM user_group_members m JOIN users u ON u.id = m.user_id LEFT JOIN scim_users s ON s.user_id = m.user_id
 		WHERE m.group_id BETWEEN $1 AND $2 ORDER BY m.group_id, u.email`, idRange(id)...)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	for rows.Next() {
 		var (
-			gid       int64
-			isCurator bool
-			u         quarry.User
+			gid                  int64
+			isCurator, directory bool
+			u                    quarry.User
 		)
-		if err := scanUser(rows, &u, &gid, &isCurator); err != nil {
+		if err := scanUser(rows, &u, &gid, &isCurator, &directory); err != nil {
 			rows.Close()
 			return nil, mapError(err)
 		}
@@ -257,7 +268,13 @@ func (db *DB) groups(ctx context.Context, q querier, c *quarry.Caller, id int64)
 			if isCurator {
 				g.CuratorIDs = append(g.CuratorIDs, u.ID)
 			}
+			if directory {
+				g.SCIMMemberIDs = append(g.SCIMMemberIDs, u.ID)
+			}
 		}
+	}
+	for _, g := range groups {
+		slices.Sort(g.SCIMMemberIDs)
 	}
 	if err := closeRows(rows); err != nil {
 		return nil, err
@@ -316,21 +333,30 @@ func (db *DB) UpdateGroup(ctx context.Context, c *quarry.Caller, id int64, in qu
 		if err := c.CheckChangeGroup(old, in); err != nil {
 			return err
 		}
+		oldIDs := make([]string, len(old.Users))
+		for i, u := range old.Users {
+			oldIDs[i] = u.ID
+		}
+		renamed := in.Name != nil && *in.Name != old.Name
+		var added, removed []string
+		if in.UserIDs != nil {
+			added, removed = diffMembers(oldIDs, dedupe(in.UserIDs))
+		}
+		if err := tx.checkDirectoryGroupChange(ctx, c, old, renamed, added, removed); err != nil {
+			return err
+		}
 		var fields []string
-		if in.Name != nil && *in.Name != old.Name {
+		if renamed {
 			if err := tx.checkGroupName(ctx, *in.Name, id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET name = $1 WHERE id = $2`, *in.Name, id); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET name = $1, name_key = $2 WHERE id = $3`,
+				*in.Name, quarry.FoldCase(*in.Name), id); err != nil {
 				return err
 			}
 			fields = append(fields, "name")
 		}
 		if in.UserIDs != nil {
-			oldIDs := make([]string, len(old.Users))
-			for i, u := range old.Users {
-				oldIDs[i] = u.ID
-			}
 			if !slices.Equal(dedupe(in.UserIDs), dedupe(oldIDs)) {
 				fields = append(fields, "user_ids")
 			}
@@ -429,6 +455,10 @@ func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, u
 		if err := c.CheckChangeGroup(old, quarry.UserGroupInput{UserIDs: append(slices.Clone(members), userIDs...)}); err != nil {
 			return err
 		}
+		added, _ := diffMembers(members, dedupe(userIDs))
+		if err := tx.checkDirectoryGroupChange(ctx, c, old, false, added, nil); err != nil {
+			return err
+		}
 		if err := tx.setGroupMembers(ctx, c, id, append(members, userIDs...)); err != nil {
 			return err
 		}
@@ -448,9 +478,9 @@ func (db *DB) AddGroupMembers(ctx context.Context, c *quarry.Caller, id int64, u
 	return g, err
 }
 
-// DeleteGroup deletes group id; what was shared with it is no longer shared
-// with it, and curators who curate nothing after become basic users. The
-// default groups stay (quarry.UserGroup.CheckDelete).
+// DeleteGroup deletes group id (see deleteGroup), as an admin: the default
+// groups stay (quarry.UserGroup.CheckDelete), and a group the directory
+// manages is deleted there (quarry.Caller.CheckDirectoryGroupDelete).
 func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		g, err := tx.group(ctx, nil, id)
@@ -460,30 +490,57 @@ func (db *DB) DeleteGroup(ctx context.Context, c *quarry.Caller, id int64) error
 		if err := g.CheckDelete(); err != nil {
 			return err
 		}
-		// Its credentials lose a group: their representation, so their
-		// version (ETag), changes.
-		var creds []int64
-		err = eachInts(ctx, tx, `SELECT credential_id, group_id FROM credential_groups WHERE group_id = $1`, []any{id},
-			func(cred, _ int64) { creds = append(creds, cred) })
-		if err != nil {
+		if err := c.CheckDirectoryGroupDelete(g); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE credentials SET version = version + 1
-			WHERE id IN (SELECT credential_id FROM credential_groups WHERE group_id = $1)`, id); err != nil {
-			return err
-		}
-		tx.changed(ChangeCredential, creds...)
-		tx.changed(ChangePair, g.CCPairIDs...)
-		if _, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE id = $1`, id); err != nil {
-			return err
-		}
-		for _, u := range g.CuratorIDs {
-			if err := tx.syncCuratorRole(ctx, c, u); err != nil {
-				return err
-			}
-		}
-		return tx.audit(ctx, c, "user_group.delete", "user_group", id, nil)
+		return tx.deleteGroup(ctx, c, id)
 	})
+}
+
+// deleteGroup deletes group id; what was shared with it is no longer shared
+// with it, and curators who curate nothing after become basic users.
+func (tx *Tx) deleteGroup(ctx context.Context, c *quarry.Caller, id int64) error {
+	g, err := tx.group(ctx, nil, id)
+	if err != nil {
+		return err
+	}
+	// Its credentials lose a group: their representation, so their
+	// version (ETag), changes.
+	var creds []int64
+	err = eachInts(ctx, tx, `SELECT credential_id, group_id FROM credential_groups WHERE group_id = $1`, []any{id},
+		func(cred, _ int64) { creds = append(creds, cred) })
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE credentials SET version = version + 1
+		WHERE id IN (SELECT credential_id FROM credential_groups WHERE group_id = $1)`, id); err != nil {
+		return err
+	}
+	tx.changed(ChangeCredential, creds...)
+	tx.changed(ChangePair, g.CCPairIDs...)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM user_groups WHERE id = $1`, id); err != nil {
+		return err
+	}
+	for _, u := range g.CuratorIDs {
+		if err := tx.syncCuratorRole(ctx, c, u); err != nil {
+			return err
+		}
+	}
+	return tx.audit(ctx, c, "user_group.delete", "user_group", id, nil)
+}
+
+// checkDirectoryGroupChange applies quarry.Caller.CheckDirectoryGroupChange to a change of
+// group g by c that renames it or not, and adds and removes the given
+// members.
+func (tx *Tx) checkDirectoryGroupChange(ctx context.Context, c *quarry.Caller, g *quarry.UserGroup, renamed bool, added, removed []string) error {
+	if !g.SCIMSynced || (!renamed && len(added)+len(removed) == 0) {
+		return nil
+	}
+	people, err := tx.directoryPeople(ctx, slices.Concat(added, removed))
+	if err != nil {
+		return err
+	}
+	return c.CheckDirectoryGroupChange(g, renamed, added, removed, people)
 }
 
 // SetCurator sets or clears the curator flag of member userID of group id.

@@ -58,7 +58,7 @@ var importTables = []struct {
 	name, columns string
 	ids           bool
 }{
-	{"user_groups", "id, name, created_at, updated_at", true},
+	{"user_groups", "id, name, name_key, created_at, updated_at", true},
 	{"group_permissions", "group_id, permission, granted_at", false},
 	{"user_group_members", "group_id, user_id, is_curator", false},
 	{"connectors", "id, name, source, input_type, config, refresh_freq, prune_freq, indexing_start, access_type, creator_id, created_at, updated_at", true},
@@ -106,7 +106,7 @@ func (im *Importer) APIKey(name *string, role quarry.Role) (*quarry.APIKey, stri
 // every group is (DB.CreateGroup).
 func (im *Importer) Group(g *quarry.UserGroup) error {
 	now := im.tx.now.Micros()
-	if err := im.add(importGroups, g.ID, g.Name, now, now); err != nil {
+	if err := im.add(importGroups, g.ID, g.Name, quarry.FoldCase(g.Name), now, now); err != nil {
 		return err
 	}
 	if err := im.add(importGrants, g.ID, quarry.PermBasic, now); err != nil {

@@ -54,15 +54,23 @@ func (db *DB) Migrate(ctx context.Context) error {
 		}
 		return fmt.Errorf("store: migrating: %w", err)
 	}
-	if v, err := p.GetDBVersion(ctx); err != nil || v < emailSkeletonVersion {
+	v, err := p.GetDBVersion(ctx)
+	if err != nil || v < emailSkeletonVersion {
 		return err
 	}
-	return db.fillEmailKeys(ctx)
+	if err := db.fillEmailKeys(ctx); err != nil || v < groupNameKeyVersion {
+		return err
+	}
+	return db.fillGroupNameKeys(ctx)
 }
 
 // emailSkeletonVersion is the migration that adds users.email_skeleton,
 // which fillEmailKeys fills in.
 const emailSkeletonVersion = 6
+
+// groupNameKeyVersion is the migration that adds user_groups.name_key,
+// which fillGroupNameKeys fills in.
+const groupNameKeyVersion = 9
 
 // SchemaVersion returns the version of the newest applied migration, 0 for
 // a database without Quarry's schema, and of the newest embedded one. It

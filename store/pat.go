@@ -168,8 +168,9 @@ func (db *DB) PATCaller(ctx context.Context, hash string) (*quarry.Caller, error
 
 // dropPATs deletes person userID's personal access tokens, and returns
 // how many there were. It is the one way a person's tokens end with them:
-// the transaction that deactivates them calls it (SetActive), and so
-// must any other path that deactivates people.
+// the transaction that deactivates them calls it (Tx.setActive, which an
+// admin's deactivation and the directory's, SCIM, share), and so must any
+// other path that deactivates people.
 func (tx *Tx) dropPATs(ctx context.Context, userID string) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM personal_access_tokens WHERE user_id = $1`, userID)
 	if err != nil {

@@ -318,9 +318,9 @@ func (db *DB) SetRole(ctx context.Context, c *quarry.Caller, email string, r qua
 	})
 }
 
-// SetActive activates or deactivates the user with email. A deactivated
-// user's sessions end, and its sessions, API keys and access tokens open
-// nothing until it is activated again; what it owns keeps its owner.
+// SetActive activates or deactivates the user with email, as an admin: a
+// person the directory deactivated is activated there
+// (quarry.Caller.CheckDirectoryActivation). See setActive.
 func (db *DB) SetActive(ctx context.Context, c *quarry.Caller, email string, active bool) error {
 	return db.update(ctx, func(tx *Tx) error {
 		u, err := tx.personByEmail(ctx, email)
@@ -333,37 +333,63 @@ func (db *DB) SetActive(ctx context.Context, c *quarry.Caller, email string, act
 		if err := c.CheckSetActive(u, active); err != nil {
 			return err
 		}
-		action := "user.activate"
-		if !active {
-			if err := tx.checkLastAdmin(ctx, u, "deactivated"); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
-				return err
-			}
-			if err := tx.dropToolTokens(ctx, u.ID); err != nil { // store/tooltoken.go
-				return err
-			}
-			if err := tx.dropMCPConnections(ctx, u.ID); err != nil { // store/mcp.go
-				return err
-			}
-			if _, err := tx.dropPATs(ctx, u.ID); err != nil { // store/pat.go
-				return err
-			}
-			action = "user.deactivate"
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET is_active = $1, updated_at = $2 WHERE id = $3`, active, tx.now.Micros(), u.ID); err != nil {
+		var directoryActive bool
+		err = tx.QueryRowContext(ctx, `SELECT active FROM scim_users WHERE user_id = $1`, u.ID).Scan(&directoryActive)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if active {
-			// A deactivated user keeps its groups; activation checks
-			// that it is in its role's default group, as Onyx does.
-			if err := tx.syncDefaultGroups(ctx, u.ID); err != nil {
-				return err
-			}
+		if err := c.CheckDirectoryActivation(u, err == nil, directoryActive, active); err != nil {
+			return err
 		}
-		return tx.audit(ctx, c, action, "user", u.ID, []string{"is_active"})
+		return tx.setActive(ctx, c, u, active)
 	})
+}
+
+// setActive activates or deactivates user u, as c does (an admin, or the
+// directory), and records it. It is the one way a user is deactivated, so
+// that every way in closes at once: the user's sessions and the OAuth
+// tokens of its tools are deleted here, and its API keys and the OpenID
+// provider's access tokens open nothing for an inactive user wherever they
+// are presented (Authenticate, userCaller).
+// A kind of token that is not checked against its user's activation when
+// presented (such as personal access tokens, to come) must be revoked here
+// too. Activating again brings nothing back but the user's default group
+// (a deactivated user keeps its groups; activation checks that it is in
+// its role's, as Onyx does). The last active admin stays
+// (quarry.CheckLastAdmin).
+func (tx *Tx) setActive(ctx context.Context, c *quarry.Caller, u *quarry.User, active bool) error {
+	if u.IsActive == active {
+		return nil
+	}
+	action := "user.activate"
+	if !active {
+		if err := tx.checkLastAdmin(ctx, u, "deactivated"); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
+			return err
+		}
+		if err := tx.dropToolTokens(ctx, u.ID); err != nil { // the person's tools' OAuth tokens: store/tooltoken.go
+			return err
+		}
+		if err := tx.dropMCPConnections(ctx, u.ID); err != nil { // their values and tokens for MCP servers: store/mcp.go
+			return err
+		}
+		if _, err := tx.dropPATs(ctx, u.ID); err != nil { // their personal access tokens: store/pat.go
+			return err
+		}
+		action = "user.deactivate"
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET is_active = $1, updated_at = $2 WHERE id = $3`, active, tx.now.Micros(), u.ID); err != nil {
+		return err
+	}
+	u.IsActive = active
+	if active {
+		if err := tx.syncDefaultGroups(ctx, u.ID); err != nil {
+			return err
+		}
+	}
+	return tx.audit(ctx, c, action, "user", u.ID, []string{"is_active"})
 }
 
 // changeRole gives u the role r, as c (nil: the sign-in policy) does, moves
@@ -412,7 +438,8 @@ func readPeople(ctx context.Context, q querier, f quarry.UserFilter) ([]*quarry.
 		return nil, 0, mapError(err)
 	}
 	n := len(args)
-	rows, err := q.QueryContext(ctx, `SELECT `+userColumns+`, u.password_hash IS NOT NULL, u.updated_at FROM users u
+	rows, err := q.QueryContext(ctx, `SELECT `+userColumns+`, u.password_hash IS NOT NULL, u.updated_at, s.active FROM users u
+		LEFT JOIN scim_users s ON s.user_id = u.id
 		WHERE `+where+fmt.Sprintf(` ORDER BY u.email_key LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, mapError(err)
@@ -423,10 +450,11 @@ func readPeople(ctx context.Context, q querier, f quarry.UserFilter) ([]*quarry.
 	for rows.Next() {
 		p := &quarry.Person{Identities: []string{}, Groups: []quarry.GroupBrief{}}
 		var updated int64
-		if err := scanUser(rows, &p.User, &p.PasswordConfigured, &updated); err != nil {
+		if err := scanUser(rows, &p.User, &p.PasswordConfigured, &updated, &p.SCIMActive); err != nil {
 			rows.Close()
 			return nil, 0, mapError(err)
 		}
+		p.SCIMSynced = p.SCIMActive != nil
 		p.UpdatedAt = quarry.TimeFromMicros(updated)
 		people = append(people, p)
 		byID[p.ID] = p

@@ -216,7 +216,8 @@ func (db *DB) IdentityCaller(ctx context.Context, id *quarry.Identity) (*quarry.
 // identityUser returns the active account of identity id, making or linking
 // it, and bringing its role up to date, as SignInOIDC says. An identity is
 // linked to the account that has its email (a local account, or another
-// provider's identity) under quarry.Identity.CheckLink; linking a local
+// provider's identity, or a person the directory provisioned) under
+// quarry.Identity.CheckLink; linking a local
 // account ends its password and its sessions.
 func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.User, error) {
 	u := &quarry.User{}
@@ -226,9 +227,13 @@ func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.Us
 		if id.Email == "" {
 			return nil, errNotAuthenticated
 		}
-		var hasPassword bool
-		err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+`, u.password_hash IS NOT NULL FROM users u
-			WHERE u.email_key = $1 AND NOT u.service_account`, quarry.EmailKey(id.Email)), u, &hasPassword)
+		var (
+			hasPassword bool
+			externalID  *string // The directory's id of the person, if it manages them.
+		)
+		err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+`, u.password_hash IS NOT NULL, s.external_id FROM users u
+			LEFT JOIN scim_users s ON s.user_id = u.id
+			WHERE u.email_key = $1 AND NOT u.service_account`, quarry.EmailKey(id.Email)), u, &hasPassword, &externalID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if err := quarry.CheckNewEmail(id.Email); err != nil {
@@ -249,8 +254,8 @@ func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.Us
 			}
 		case err != nil:
 			return nil, err
-		case id.CheckLink() != nil:
-			return nil, id.CheckLink()
+		case id.CheckLink(u, externalID) != nil:
+			return nil, id.CheckLink(u, externalID)
 		case hasPassword:
 			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = NULL, updated_at = $1 WHERE id = $2`, tx.now.Micros(), u.ID); err != nil {
 				return nil, err

@@ -576,22 +576,27 @@ func (db *DB) whileBusy(ctx context.Context, fn func() error) error {
 	}
 }
 
-// audit appends an audit entry for a change made by c.
+// audit appends an audit entry for a change made by c (a user, or the
+// company's directory).
 func (tx *Tx) audit(ctx context.Context, c *quarry.Caller, action, resourceType string, resourceID any, fields []string) error {
 	if fields == nil {
 		fields = []string{}
 	}
 	var actor *string
-	var keyID *int64
-	if c != nil {
+	var keyID, scimTokenID *int64
+	switch {
+	case c == nil:
+	case c.Directory != nil: // The company's directory, named by its token.
+		scimTokenID = &c.Directory.ID
+	default:
 		actor = &c.ID
 		if c.APIKeyID != 0 {
 			keyID = &c.APIKeyID
 		}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, actor_id, api_key_id, action, resource_type, resource_id, fields, request_id, source_ip)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		tx.now.Micros(), actor, keyID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields),
+	_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, actor_id, api_key_id, scim_token_id, action, resource_type, resource_id, fields, request_id, source_ip)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		tx.now.Micros(), actor, keyID, scimTokenID, action, resourceType, fmt.Sprint(resourceID), jsonText(fields),
 		quarry.RequestIDFrom(ctx), quarry.ClientIPFrom(ctx))
 	return err
 }

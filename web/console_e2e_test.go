@@ -28,8 +28,11 @@ import (
 // and a pair, a group, invites a person and makes them the group's
 // curator; the curator signs in and sees only that group's pairs; the
 // admin manages API keys, tools, MCP servers (two, on loopback), people,
-// makes a personal access token an MCP client lists tools with, and reads
-// the story in the audit log. Every view is checked with axe-core and shot at 1280 and 390 px.
+// makes a personal access token an MCP client lists tools with, makes a
+// SCIM token with which the company's directory provisions a person and a
+// group (shown as the directory's, read-only where it decides), and reads
+// the story in the audit log. Every view is checked with axe-core and shot
+// at 1280 and 390 px.
 // Then the store is asked what the page did.
 func TestConsoleInChromium(t *testing.T) {
 	node, npm := e2eTools(t)
@@ -89,7 +92,7 @@ func TestConsoleInChromium(t *testing.T) {
 	for _, p := range people {
 		got = append(got, fmt.Sprintf("%s %s %v", p.Email, p.Role, p.IsActive))
 	}
-	want := []string{"ada@example.com admin true", "cy@example.com curator true"}
+	want := []string{"ada@example.com admin true", "cy@example.com curator true", "dan@example.com basic false"}
 	if !slices.Equal(got, want) {
 		t.Errorf("people after the story:\n got %v\nwant %v", got, want)
 	}

@@ -212,17 +212,21 @@ func (tg Target) storedHeaders(t *testing.T, id int64) []quarry.Header {
 // AuditEntry is an entry of the audit log (GET /admin/audit-log), as a
 // client reads it: the api tests compare whole entries with it.
 type AuditEntry struct {
-	ID           int64    `json:"id"`
-	Time         string   `json:"time"`
-	ActorID      *string  `json:"actor_user_id"`
-	ActorEmail   *string  `json:"actor_email"`
-	APIKeyID     *int64   `json:"api_key_id"`
-	Action       string   `json:"action"`
-	ResourceType string   `json:"resource_type"`
-	ResourceID   string   `json:"resource_id"`
-	Fields       []string `json:"fields"`
-	RequestID    string   `json:"request_id"`
-	SourceIP     string   `json:"source_ip"`
+	ID         int64   `json:"id"`
+	Time       string  `json:"time"`
+	ActorID    *string `json:"actor_user_id"`
+	ActorEmail *string `json:"actor_email"`
+	APIKeyID   *int64  `json:"api_key_id"`
+	// SCIMTokenID and SCIMTokenName name the company's directory's token
+	// when the directory made the change.
+	SCIMTokenID   *int64   `json:"scim_token_id"`
+	SCIMTokenName *string  `json:"scim_token_name"`
+	Action        string   `json:"action"`
+	ResourceType  string   `json:"resource_type"`
+	ResourceID    string   `json:"resource_id"`
+	Fields        []string `json:"fields"`
+	RequestID     string   `json:"request_id"`
+	SourceIP      string   `json:"source_ip"`
 }
 
 // audit returns the audit log entries that query (e.g.

@@ -70,7 +70,8 @@ const ScopeGroups = "groups"
 //
 // The provider puts the user's claims in ID tokens, userinfo answers and JWT
 // access tokens according to the granted scopes: "email" gives email and
-// email_verified (always present, true or false), "profile" gives name,
+// email_verified (true or false, unless EmailUnsaid), "profile" gives name
+// (and oid, for a user with an ObjectID),
 // "groups" ([ScopeGroups]) gives groups (a JSON array, empty when Groups is
 // empty). Scopes other than openid, profile, email, phone, address,
 // offline_access and groups are dropped from the request by op.
@@ -80,6 +81,12 @@ type User struct {
 	EmailVerified bool
 	Name          string
 	Groups        []string // the "groups" claim, with the groups scope
+
+	// Like Entra ID: EmailUnsaid leaves email_verified out (Entra ID sends
+	// none), and ObjectID, when set, is the "oid" claim (Entra ID's object
+	// id of the person, with the profile scope).
+	EmailUnsaid bool
+	ObjectID    string
 
 	// Password is what the login form accepts for this user, who signs in
 	// with either Subject or Email as the username. A user with an empty

@@ -475,10 +475,15 @@ func userClaims(u User, scopes []string) map[string]any {
 			if u.Email != "" {
 				claims["email"] = u.Email
 			}
-			claims["email_verified"] = u.EmailVerified
+			if !u.EmailUnsaid {
+				claims["email_verified"] = u.EmailVerified
+			}
 		case oidc.ScopeProfile:
 			if u.Name != "" {
 				claims["name"] = u.Name
+			}
+			if u.ObjectID != "" {
+				claims["oid"] = u.ObjectID
 			}
 		case ScopeGroups:
 			claims["groups"] = append([]string{}, u.Groups...)

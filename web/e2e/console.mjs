@@ -587,6 +587,67 @@ try {
   check(cyPassword.length === 20, 'a new password of 20 characters');
   await view(ada, 'people');
 
+  // 12b. The company's directory: Ada makes a SCIM token; the identity
+  // provider (here, plain requests) provisions Dan and a group with him,
+  // then deactivates him. The console shows what the directory manages,
+  // read-only where the directory decides, and why.
+  step = 'directory';
+  await ada.getByRole('link', { name: 'API keys', exact: true }).click();
+  await ada.locator('#scim-facts', { hasText: 'none' }).waitFor();
+  await ada.getByRole('button', { name: 'Make a SCIM token' }).click();
+  await ada.locator('#scim-secret', { hasText: 'SCIM token' }).waitFor();
+  const scimToken = await ada.locator('#scim-secret input').inputValue();
+  check(scimToken.startsWith('qrd_'), 'a SCIM token');
+  await ada.locator('#scim-facts', { hasText: 'qrd_****' }).waitFor();
+  await view(ada, 'api-keys-scim');
+  const scim = async (method, p, body) => {
+    const res = await fetch(`${url}scim/v2${p}`, { method, headers: { Authorization: `Bearer ${scimToken}`, 'Content-Type': 'application/scim+json' },
+      body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    check(res.ok, `${method} ${p}: ${res.status} ${text}`);
+    return JSON.parse(text);
+  };
+  const dan = await scim('POST', '/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'dan@example.com',
+    externalId: '00u-dan', name: { givenName: 'Dan', familyName: 'Reyes' }, emails: [{ value: 'dan@example.com', primary: true, type: 'work' }] });
+  const team = await scim('POST', '/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Directory team',
+    members: [{ value: dan.id }] });
+  await ada.getByRole('link', { name: 'People', exact: true }).click();
+  await ada.locator('#people-rows tr', { hasText: 'dan@example.com' }).locator('.badge.directory').waitFor();
+  await ada.getByRole('button', { name: 'Deactivate dan@example.com' }).waitFor();
+  await scim('PATCH', `/Users/${dan.id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', value: { active: false } }] });
+  await ada.reload();
+  const danRow = ada.locator('#people-rows tr', { hasText: 'dan@example.com' });
+  await danRow.locator('text=deactivated by the directory').waitFor();
+  await danRow.locator('text=activated in the directory').waitFor();
+  check(await ada.getByRole('button', { name: 'Activate dan@example.com' }).count() === 0, 'no Activate button for a person the directory deactivated');
+  await view(ada, 'people-directory');
+  await ada.goto(`${url}#group/${team.id}`);
+  await ada.locator('#group-directory:not([hidden])').waitFor();
+  check(await ada.locator('#group-name').evaluate((e) => e.readOnly), "the directory's group name is read-only");
+  check(await ada.locator('#group-rename').isHidden() && await ada.locator('#group-delete').isHidden(), 'no rename nor delete');
+  const danMember = ada.locator('#group-members tr', { hasText: 'dan@example.com' });
+  await danMember.locator('text=in the directory').waitFor();
+  check(await ada.getByRole('button', { name: 'Remove dan@example.com from the group' }).count() === 0, 'no Remove for the directory\'s member');
+  check(await ada.locator('#group-add-user option', { hasText: 'dan@example.com' }).count() === 0, 'the directory\'s people are not offered');
+  // Its permissions are Quarry's: granted here, with the keyboard, as any
+  // group's (the directory made it with basic).
+  await ada.locator('#group-perms-fixed', { hasText: 'basic' }).waitFor();
+  await press(ada, '#group-perm-manage-connectors', { back: true, key: 'Space' });
+  await ada.locator('#group-saved', { hasText: 'Directory team now has manage:connectors' }).waitFor();
+  await view(ada, 'group-directory');
+  await ada.reload();
+  await ada.locator('#group-directory:not([hidden])').waitFor();
+  check(await ada.locator('#group-perm-manage-connectors').isChecked(), 'the grant to the directory\'s group is kept');
+  await navTo(ada, 'groups');
+  await ada.locator('#groups-rows tr', { hasText: 'Directory team' }).locator('.badge.directory').waitFor();
+  // The default group Basic: Dan is in it by his role, shown as the
+  // directory's person; the group is not the directory's.
+  await ada.goto(`${url}#group/2`);
+  await ada.locator('#group-title', { hasText: 'Basic (default)' }).waitFor();
+  await ada.locator('#group-members tr', { hasText: 'dan@example.com' }).locator('.badge.directory').waitFor();
+  check(await ada.locator('#group-directory').isHidden(), 'Basic is not the directory\'s');
+  await view(ada, 'group-default-directory');
+
   // 13. Tools: an OAuth configuration, a new tool using it, deleted and made again.
   step = 'tools';
   await ada.getByRole('link', { name: 'Custom tools', exact: true }).click();

@@ -12,13 +12,14 @@ const pageSize = 50;
 const actions = ['api_key.create', 'api_key.delete', 'api_key.regenerate', 'cc_pair.create', 'cc_pair.delete', 'cc_pair.update',
   'connector.create', 'connector.delete', 'connector.update', 'credential.create', 'credential.delete', 'credential.update',
   'encryption_key.rotate', 'mcp_credentials.delete', 'mcp_credentials.save', 'mcp_server.create', 'mcp_server.delete',
-  'mcp_server.update', 'mcp_token.connect', 'oauth_config.create', 'oauth_config.delete', 'pat.create', 'pat.revoke', 'session.end',
-  'tool.create', 'tool.delete', 'tool.run', 'tool.update',
-  'user.activate', 'user.create', 'user.deactivate', 'user.end_sessions', 'user.invite', 'user.link_identity', 'user.password_change',
-  'user.password_reset', 'user.register', 'user.role_change', 'user.sign_in', 'user.sign_in_failed', 'user.sign_out', 'user.uninvite',
-  'user_group.create', 'user_group.delete', 'user_group.set_curator', 'user_group.update'];
-const resources = ['api_key', 'cc_pair', 'connector', 'credential', 'encryption_key', 'mcp_server', 'oauth_config', 'pat', 'session', 'tool',
-  'user', 'user_group'];
+  'mcp_server.update', 'mcp_token.connect', 'oauth_config.create', 'oauth_config.delete', 'pat.create', 'pat.revoke',
+  'scim_token.create', 'scim_token.revoke', 'session.end', 'tool.create', 'tool.delete', 'tool.run', 'tool.update',
+  'user.activate', 'user.adopt', 'user.create', 'user.deactivate', 'user.end_sessions', 'user.invite', 'user.link_identity',
+  'user.password_change', 'user.password_reset', 'user.register', 'user.release', 'user.role_change', 'user.sign_in',
+  'user.sign_in_failed', 'user.sign_out', 'user.uninvite', 'user.update',
+  'user_group.adopt', 'user_group.create', 'user_group.delete', 'user_group.set_curator', 'user_group.update'];
+const resources = ['api_key', 'cc_pair', 'connector', 'credential', 'encryption_key', 'mcp_server', 'oauth_config', 'pat', 'scim_token',
+  'session', 'tool', 'user', 'user_group'];
 
 /** Where a resource of the log is shown in this page. */
 const views = { connector: 'connector', credential: 'credential', cc_pair: 'pair', user_group: 'group', tool: 'tool', mcp_server: 'mcp-server' };
@@ -108,7 +109,9 @@ function row(e) {
   const cell = (label, ...c) => el('td', { 'data-label': label, role: 'cell' }, ...c);
   return el('tr', { role: 'row' },
     cell('When', el('time', { dateTime: e.time }, fmtTime(e.time))),
-    cell('Who', e.actor_email ?? el('span', { class: 'muted' }, 'the server'), e.api_key_id ? el('span', { class: 'muted small' }, ` (key #${e.api_key_id})`) : null),
+    cell('Who', e.actor_email ?? (e.scim_token_name !== null && e.scim_token_name !== undefined
+      ? `the directory (SCIM token “${e.scim_token_name}”)` : el('span', { class: 'muted' }, 'the server')),
+    e.api_key_id ? el('span', { class: 'muted small' }, ` (key #${e.api_key_id})`) : null),
     cell('Action', el('code', {}, e.action)),
     cell('Resource', view && e.resource_id ? el('a', { href: href(view, e.resource_id) }, resource) : resource),
     cell('Fields changed', e.fields.length ? e.fields.join(', ') : el('span', { class: 'muted' }, '—')),

@@ -44,8 +44,9 @@ export async function list() {
       const curators = g.users.filter((u) => g.curator_ids.includes(u.id)).map((u) => u.email);
       return el('tr', {},
         el('td', { class: 'num' }, String(g.id)),
-        el('td', {}, el('a', { href: href('group', g.id) }, g.name), g.is_default ? ' ' : '',
-          g.is_default ? el('span', { class: 'badge' }, 'default: by role') : ''),
+        el('td', {}, el('a', { href: href('group', g.id) }, g.name),
+          ...(g.is_default ? [' ', el('span', { class: 'badge' }, 'default: by role')] : []),
+          ...(g.is_scim_synced ? [' ', directoryBadge('group')] : [])),
         el('td', { class: 'num' }, String(g.users.length)),
         el('td', {}, curators.length ? curators.join(', ') : el('span', { class: 'muted' }, 'none')),
         el('td', { class: 'num' }, String(g.cc_pair_ids.length)),
@@ -73,14 +74,31 @@ async function create(ev) {
   });
 }
 
-/** candidates returns the accounts that may join: people, and API keys' service accounts. */
-async function candidates() {
+/**
+ * directoryBadge says that the company's directory (SCIM) manages a person
+ * or a group, with the reason in its title and, for screen readers, in a
+ * visually hidden text.
+ */
+export function directoryBadge(what) {
+  const why = what === 'group'
+    ? 'Managed by the company\'s directory (SCIM): its name and its directory members are changed there'
+    : 'Managed by the company\'s directory (SCIM): their email, name, activation and membership of the directory\'s groups are changed there';
+  return el('span', { class: 'badge directory', title: why }, 'directory', el('span', { class: 'visually-hidden' }, `: ${why}`));
+}
+
+/**
+ * candidates returns the accounts that may join: people, and API keys'
+ * service accounts; the people the directory manages join its groups
+ * there.
+ */
+async function candidates(directoryGroup) {
   const [people, keys] = await Promise.all([
     call('GET', 'manage/users/accepted?page_size=1000'),
     call('GET', 'admin/api-key').catch(() => ({ data: [] })),
   ]);
   return [
-    ...people.data.items.filter((p) => p.is_active).map((p) => ({ id: p.id, label: `${p.email} (${p.role})` })),
+    ...people.data.items.filter((p) => p.is_active && !(directoryGroup && p.is_scim_synced))
+      .map((p) => ({ id: p.id, label: `${p.email} (${p.role})` })),
     ...keys.data.map((k) => ({ id: k.user_id, label: `API key ${k.api_key_name || k.api_key_display} (${k.api_key_role})` })),
   ];
 }
@@ -92,19 +110,29 @@ function fill(g, accounts, perms) {
   $('group-default-note').hidden = !g.is_default;
   for (const part of $('group-body').querySelectorAll('[data-editable]')) part.hidden = g.is_default;
   fillPermissions(g, perms);
+  // A group of the directory: its name and its directory people are the
+  // directory's (the server refuses changing them: 409).
+  const directory = Boolean(g.is_scim_synced);
+  $('group-directory').hidden = !directory;
+  $('group-name').readOnly = directory;
+  $('group-rename').hidden = directory;
+  $('group-delete').hidden = directory;
   const members = $('group-members');
   members.replaceChildren(...g.users.map((u) => {
     if (g.is_default) {
-      return el('tr', {}, el('td', {}, u.email), el('td', {}, el('span', { class: 'badge' }, u.role)),
+      return el('tr', {}, el('td', {}, u.email, ...(u.is_scim_synced ? [' ', directoryBadge('person')] : [])),
+        el('td', {}, el('span', { class: 'badge' }, u.role)),
         el('td', {}, el('span', { class: 'muted' }, 'no curators')), el('td', {}, el('span', { class: 'muted' }, 'by role')));
     }
     const flag = el('input', { type: 'checkbox', checked: g.curator_ids.includes(u.id), 'aria-label': `${u.email} curates ${g.name}`,
       'data-user': u.id });
     flag.addEventListener('change', () => setCurator(u, flag));
-    const remove = el('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${u.email} from the group` }, 'Remove');
-    remove.addEventListener('click', () => patch({ user_ids: g.users.filter((x) => x.id !== u.id).map((x) => x.id) }, `${u.email} left the group.`));
+    const fixed = directory && u.is_scim_synced;
+    const remove = fixed ? el('span', { class: 'muted' }, 'in the directory')
+      : el('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${u.email} from the group` }, 'Remove');
+    if (!fixed) remove.addEventListener('click', () => patch({ user_ids: g.users.filter((x) => x.id !== u.id).map((x) => x.id) }, `${u.email} left the group.`));
     return el('tr', {},
-      el('td', {}, u.email),
+      el('td', {}, u.email, ...(u.is_scim_synced ? [' ', directoryBadge('person')] : [])),
       el('td', {}, el('span', { class: 'badge' }, u.role)),
       el('td', {}, flag),
       el('td', {}, remove));
@@ -169,11 +197,13 @@ async function load() {
   const view = $('view-group');
   view.setAttribute('aria-busy', 'true');
   try {
-    const [{ data }, accounts, perms] = await Promise.all([call('GET', 'manage/admin/user-group?include_default=true'), candidates(),
+    const [{ data }, perms] = await Promise.all([call('GET', 'manage/admin/user-group?include_default=true'),
       call('GET', `manage/admin/user-group/${id}/permissions`).then((r) => r.data).catch(() => [])]);
     if (state.id !== id) return;
     const g = data.find((x) => String(x.id) === String(id));
     if (!g) throw new Error(`User group ${id} does not exist.`);
+    const accounts = await candidates(g.is_scim_synced);
+    if (state.id !== id) return;
     fill(g, accounts, perms);
   } catch (e) {
     showError($('group-error'), e);

@@ -7,6 +7,7 @@ import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmAction, loadingRow, emptyRow, fmtInt, fmtTime, secretBox, keepFocus } from './ui.js';
 import { session } from './session.js';
 import { setParams } from './route.js';
+import { directoryBadge } from './groups.js';
 
 const pageSize = 25;
 const roles = ['admin', 'global_curator', 'basic', 'limited'];
@@ -84,19 +85,23 @@ function personRow(p) {
   active.setAttribute('aria-label', `${p.is_active ? 'Deactivate' : 'Activate'} ${p.email}`);
   active.hidden = self;
   active.addEventListener('click', () => setActive(p, active));
+  // The directory deactivated them: they are activated there (the server
+  // refuses it here: 409).
+  const byDirectory = p.is_scim_synced && !p.is_active && p.scim_active === false;
+  const activation = byDirectory ? el('span', { class: 'muted' }, 'activated in the directory') : active;
   const reset = el('button', { type: 'button', class: 'secondary', 'aria-label': `Reset password of ${p.email}` }, 'Reset password');
   reset.addEventListener('click', () => resetPassword(p, reset));
   const end = el('button', { type: 'button', class: 'secondary', 'aria-label': `End sessions of ${p.email}` }, 'End sessions');
   end.addEventListener('click', () => endSessions(p, end));
   const how = [p.password_configured ? 'password' : null, ...p.sso_issuers.map((i) => `single sign-on (${hostOf(i)})`)].filter(Boolean);
   return el('tr', {},
-    el('td', {}, p.email, self ? el('span', { class: 'muted' }, ' (you)') : null),
+    el('td', {}, p.email, self ? el('span', { class: 'muted' }, ' (you)') : null, ...(p.is_scim_synced ? [' ', directoryBadge('person')] : [])),
     el('td', {}, p.personal_name ?? ''),
     el('td', {}, role),
-    el('td', {}, el('span', { class: `badge ${p.is_active ? 'active' : 'paused'}` }, p.is_active ? 'active' : 'deactivated')),
+    el('td', {}, el('span', { class: `badge ${p.is_active ? 'active' : 'paused'}` }, p.is_active ? 'active' : byDirectory ? 'deactivated by the directory' : 'deactivated')),
     el('td', {}, how.join(', ') || el('span', { class: 'muted' }, 'nothing yet')),
     el('td', {}, p.groups.map((g) => g.name).join(', ') || el('span', { class: 'muted' }, 'none')),
-    el('td', { class: 'actions' }, active, reset, end));
+    el('td', { class: 'actions' }, activation, reset, end));
 }
 
 function hostOf(u) {
@@ -121,7 +126,8 @@ async function setRole(p, select) {
 
 async function setActive(p, button) {
   const path = p.is_active ? 'manage/admin/deactivate-user' : 'manage/admin/activate-user';
-  if (p.is_active && !(await confirmAction(`Deactivate ${p.email}? Their sessions and API keys stop working at once; what they own keeps its owner.`, 'Deactivate'))) return;
+  const warning = p.is_scim_synced ? ' The company\'s directory manages them: deactivate them there too, or its next sync may activate them again.' : '';
+  if (p.is_active && !(await confirmAction(`Deactivate ${p.email}? Their sessions and API keys stop working at once; what they own keeps its owner.${warning}`, 'Deactivate'))) return;
   clearError($('people-error'));
   await busy(button, async () => {
     try {
