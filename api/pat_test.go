@@ -88,6 +88,22 @@ func TestPersonalAccessTokens(t *testing.T) {
 		e.do(e.admin, "PATCH", "/manage/admin/activate-user", `{"user_email":"ann@example.com"}`).decode(t, new(any))
 		e.do(user{token: token}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
 	})
+	t.Run("deactivation by the company's directory ends them too", func(t *testing.T) {
+		d := e.newDirectory("okta")
+		id := created(t, d.do("POST", "/Users", oktaUser("dora@example.com", "Dora", "Ng")))
+		var reset struct {
+			Password string `json:"new_password"`
+		}
+		e.do(e.admin, "POST", "/manage/admin/reset-password", map[string]any{"user_email": "dora@example.com"}).decode(t, &reset)
+		secretsOf(t).add(reset.Password)
+		dora := user{cookie: sessionCookie(e.login("dora@example.com", reset.Password)).Value}
+		_, token := e.makePAT(t, dora, `{"name":"agent"}`)
+		e.do(user{token: token}, "GET", "/me", nil).decode(t, new(any))
+		scimJSON(t, d.do("PATCH", "/Users/"+id, `{"Operations":[{"op":"replace","value":{"active":false}}]}`), 200)
+		e.do(user{token: token}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+		scimJSON(t, d.do("PATCH", "/Users/"+id, `{"Operations":[{"op":"replace","value":{"active":true}}]}`), 200)
+		e.do(user{token: token}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	})
 }
 
 // TestPersonalAccessTokenScopes: a scoped token opens only what its scopes
