@@ -173,6 +173,7 @@ func (e *env) do(u user, method, path string, body any, headers ...string) *resp
 	noteSecrets(e.t, req, body, b) // logsecrets_test.go
 	noteSetCookies(e.t, res)
 	e.conform(req, body, res, b)
+	e.conformOnyx(req, res.StatusCode, b) // onyx_answers_test.go
 	return &response{status: res.StatusCode, header: res.Header, body: b}
 }
 

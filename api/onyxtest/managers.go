@@ -879,6 +879,60 @@ func (c client) defaultGroupMembers(by User, name string) (ids, emails []string,
 	return ids, emails, nil
 }
 
+// ---- PATManager (pat.py) ----
+
+// createPATResponse is PATManager.create_response: name and
+// expiration_days (None sent as null), and scopes when given; the answer
+// is not raised for.
+func (c client) createPATResponse(name string, expirationDays *int, by daUser, scopes []string) *Response {
+	body := map[string]any{"name": name, "expiration_days": expirationDays}
+	if scopes != nil {
+		body["scopes"] = scopes
+	}
+	return c.tg.Do(by.caller(), "POST", "/user/pats", body)
+}
+
+// createPAT is PATManager.create: create_response raised for, parsed as
+// DATestPAT.
+func (c client) createPAT(name string, expirationDays *int, by daUser, scopes []string) (onyxDATestPAT, error) {
+	r := c.createPATResponse(name, expirationDays, by, scopes)
+	if err := raiseForStatus("POST", "/user/pats", r); err != nil {
+		return onyxDATestPAT{}, err
+	}
+	return parse[onyxDATestPAT](r)
+}
+
+// selectableScopes is PATManager.selectable_scopes: the answer's JSON,
+// read by key.
+func (c client) selectableScopes(by daUser) ([]map[string]any, error) {
+	r, err := c.do(by.caller(), "GET", "/user/pats/scopes", nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	if err := json.Unmarshal(r.Body, &out); err != nil {
+		return nil, &validationError{"list[dict]", err, r.Body}
+	}
+	return out, nil
+}
+
+// listPATs is PATManager.list: each token parsed as DATestPAT.
+func (c client) listPATs(by daUser) ([]onyxDATestPAT, error) {
+	return call[[]onyxDATestPAT](c, by.caller(), "GET", "/user/pats", nil)
+}
+
+// revokePAT is PATManager.revoke.
+func (c client) revokePAT(id int64, by daUser) error {
+	_, err := c.do(by.caller(), "DELETE", fmt.Sprint("/user/pats/", id), nil)
+	return err
+}
+
+// authenticatePAT is PATManager.authenticate: GET /me with the token
+// alone, not raised for.
+func (c client) authenticatePAT(token string) *Response {
+	return c.tg.Do(User{Token: token}, "GET", "/me", nil)
+}
+
 // ---- helpers ----
 
 // must returns a function that returns v, or ends the test with err (an

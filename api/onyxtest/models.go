@@ -578,6 +578,19 @@ type onyxDATestUserGroup struct {
 	CCPairIDs []int64  `json:"cc_pair_ids"`
 }
 
+// onyxDATestPAT mirrors DATestPAT, which PATManager.create and list parse
+// each token into (its times are strings: the model reads them as such).
+type onyxDATestPAT struct {
+	ID           int64     `json:"id"`
+	Name         string    `json:"name"`
+	Token        *string   `json:"token" onyx:"default"`
+	TokenDisplay string    `json:"token_display"`
+	CreatedAt    string    `json:"created_at"`
+	ExpiresAt    *string   `json:"expires_at" onyx:"default"`
+	LastUsedAt   *string   `json:"last_used_at" onyx:"default"`
+	Scopes       *[]string `json:"scopes" onyx:"default"`
+}
+
 // mirrors lists every mirror with the model of the table it stands for.
 var mirrors = map[reflect.Type]onyxRef{
 	reflect.TypeFor[onyxConnectorUpdateRequest]():   {Model: "ConnectorUpdateRequest"},
@@ -619,6 +632,7 @@ var mirrors = map[reflect.Type]onyxRef{
 	reflect.TypeFor[onyxDATestCredential]():      {Model: "DATestCredential"},
 	reflect.TypeFor[onyxDATestConnector]():       {Model: "DATestConnector"},
 	reflect.TypeFor[onyxDATestUserGroup]():       {Model: "DATestUserGroup"},
+	reflect.TypeFor[onyxDATestPAT]():             {Model: "DATestPAT"},
 }
 
 // refFor returns the model of the table that typ (a mirror, or a slice of

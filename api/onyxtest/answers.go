@@ -1,0 +1,127 @@
+package onyxtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Checks of the routes Quarry shares with Onyx but Onyx's managers do not
+// call (MCP servers, personal access tokens), for the API tests: their
+// bodies against the table of Onyx's models, so that neither Quarry's
+// structs nor its answers can drift from Onyx's models unnoticed.
+
+// Field is a field of one of Onyx's models: its name, and whether a body
+// must have it.
+type Field struct {
+	Name     string
+	Required bool
+}
+
+// Fields returns the fields of Onyx's model name, in pydantic's order, and
+// whether the table has the model.
+func Fields(name string) ([]Field, bool) {
+	m, ok := table().Models[name]
+	if !ok {
+		return nil, false
+	}
+	out := make([]Field, len(m.Fields))
+	for i, f := range m.Fields {
+		out[i] = Field{f.Name, f.Required}
+	}
+	return out, true
+}
+
+// CheckAnswer checks body, an answer of a route Quarry shares with Onyx,
+// against Onyx's response model (a list of it, with list): as FastAPI
+// writes a response_model, every field of the model is there and no
+// other, in every model it holds, and each value is of its type (as
+// pydantic parses it).
+func CheckAnswer(body []byte, model string, list bool) error {
+	if _, ok := table().Models[model]; !ok {
+		return fmt.Errorf("the table of Onyx's models has no %s", model)
+	}
+	item := onyxType{Name: model}
+	t := item
+	if list {
+		t = onyxType{List: &item}
+	}
+	if err := checkTable(model, body, t, nil); err != nil {
+		return err
+	}
+	return exactFields(model, body, t)
+}
+
+// exactFields checks that every object of raw that t says is a model has
+// exactly the model's fields.
+func exactFields(loc string, raw json.RawMessage, t onyxType) error {
+	tb := table()
+	if string(raw) == "null" {
+		return nil
+	}
+	switch {
+	case t.Union != nil:
+		for _, m := range t.flatten() {
+			if m.Name != "None" && checkTable(loc, raw, m, nil) == nil {
+				return exactFields(loc, raw, m)
+			}
+		}
+		return nil
+	case t.List != nil:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for i, item := range items {
+			if err := exactFields(fmt.Sprintf("%s[%d]", loc, i), item, *t.List); err != nil {
+				return err
+			}
+		}
+		return nil
+	case t.Dict != nil:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil
+		}
+		for k, v := range obj {
+			if err := exactFields(loc+"."+k, v, t.Dict[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	m, ok := tb.Models[t.Name]
+	if !ok {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return nil
+	}
+	var errs []error
+	var names []string
+	for _, f := range m.Fields {
+		names = append(names, f.Name)
+		v, ok := obj[f.Name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s.%s: missing (FastAPI writes every field of Onyx's %s)", loc, f.Name, t.Name))
+			continue
+		}
+		if err := exactFields(loc+"."+f.Name, v, f.Tree); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var extra []string
+	for k := range obj {
+		if !slices.Contains(names, k) {
+			extra = append(extra, k)
+		}
+	}
+	if extra != nil {
+		slices.Sort(extra)
+		errs = append(errs, fmt.Errorf("%s: %s not in Onyx's %s", loc, strings.Join(extra, ", "), t.Name))
+	}
+	return errors.Join(errs...)
+}
