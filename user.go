@@ -228,15 +228,16 @@ func CheckLastAdmin(u *User, others int, what string) error {
 // CheckRoleChange reports whether giving u the role r changes anything, and
 // why it may not be done (PATCH /manage/set-user-role, an admin's act; the
 // last admin rule comes on top, see CheckLastAdmin): curators are made
-// through group curator flags, and service accounts keep the role of their
-// key.
-func CheckRoleChange(u *User, r Role) (change bool, err error) {
+// through group curator flags unless the admin overrides that (Onyx's
+// explicit_override: a curator of no group until given flags), and service
+// accounts keep the role of their key.
+func CheckRoleChange(u *User, r Role, override bool) (change bool, err error) {
 	switch {
 	case u.ServiceAccount:
 		return false, Errorf(EINVALID, "Cannot change the role of a service account user: make a new API key instead")
 	case r == u.Role:
 		return false, nil
-	case r == RoleCurator:
+	case r == RoleCurator && !override:
 		return false, Errorf(EINVALID, "Curator role must be set via the User Group Menu")
 	}
 	return true, nil

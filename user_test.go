@@ -30,21 +30,23 @@ func TestPeopleRules(t *testing.T) {
 	})
 	t.Run("role change", func(t *testing.T) {
 		for _, tt := range []struct {
-			u      *quarry.User
-			r      quarry.Role
-			change bool
-			want   string
+			u        *quarry.User
+			r        quarry.Role
+			override bool
+			change   bool
+			want     string
 		}{
-			{basic, quarry.RoleAdmin, true, ""},
-			{basic, quarry.RoleGlobalCurator, true, ""},
-			{basic, quarry.RoleBasic, false, ""},
-			{basic, quarry.RoleCurator, false, "invalid: Curator role must be set via the User Group Menu"},
-			{service, quarry.RoleBasic, false, "invalid: Cannot change the role of a service account user: make a new API key instead"},
-			{service, quarry.RoleAdmin, false, "invalid: Cannot change the role of a service account user: make a new API key instead"},
+			{basic, quarry.RoleAdmin, false, true, ""},
+			{basic, quarry.RoleGlobalCurator, false, true, ""},
+			{basic, quarry.RoleBasic, false, false, ""},
+			{basic, quarry.RoleCurator, false, false, "invalid: Curator role must be set via the User Group Menu"},
+			{basic, quarry.RoleCurator, true, true, ""},
+			{service, quarry.RoleBasic, false, false, "invalid: Cannot change the role of a service account user: make a new API key instead"},
+			{service, quarry.RoleAdmin, true, false, "invalid: Cannot change the role of a service account user: make a new API key instead"},
 		} {
-			change, err := quarry.CheckRoleChange(tt.u, tt.r)
+			change, err := quarry.CheckRoleChange(tt.u, tt.r, tt.override)
 			if change != tt.change || errText(err) != tt.want {
-				t.Errorf("CheckRoleChange(%s, %s) = %t, %q; want %t, %q", tt.u.Email, tt.r, change, errText(err), tt.change, tt.want)
+				t.Errorf("CheckRoleChange(%s, %s, %t) = %t, %q; want %t, %q", tt.u.Email, tt.r, tt.override, change, errText(err), tt.change, tt.want)
 			}
 		}
 	})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -70,15 +71,26 @@ func (s *Server) handleCreateConnector(w http.ResponseWriter, r *http.Request, c
 	}{ID: id})
 }
 
-// handleListConnectors serves GET /manage/connector.
+// handleListConnectors serves GET /manage/connector and Onyx's GET
+// /manage/admin/connector, whose credential query keeps the connectors
+// the caller sees paired with that credential.
 func (s *Server) handleListConnectors(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in struct {
+		Credential decode.Optional[int64] `query:"credential"`
+	}
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
 	cs, err := s.db.Connectors(r.Context(), c)
 	if err != nil {
 		return err
 	}
-	out := make([]connectorView, len(cs))
-	for i, conn := range cs {
-		out[i] = viewConnector(conn)
+	out := make([]connectorView, 0, len(cs))
+	for _, conn := range cs {
+		if in.Credential.Set() && !slices.Contains(conn.CredentialIDs, in.Credential.Value) {
+			continue
+		}
+		out = append(out, viewConnector(conn))
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -96,8 +96,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		"GET /auth/oidc/callback": true, "GET /oauth-config/callback": true,
 		"GET /metrics": true, "GET /version": true, "GET /": true, "GET /assets/{path}": true,
 		"GET /mcp/oauth/callback": true, "GET /.well-known/oauth-protected-resource": true,
-		"GET /.well-known/oauth-protected-resource/{path}": true,
-		"GET /scim/v2/ServiceProviderConfig": true, "GET /scim/v2/ResourceTypes": true, "GET /scim/v2/ResourceTypes/{name}": true,
+		"GET /.well-known/oauth-protected-resource/{path}": true, "GET /scim/v2/ServiceProviderConfig": true,
+		"GET /scim/v2/ResourceTypes": true, "GET /scim/v2/ResourceTypes/{name}": true,
 		"GET /scim/v2/Schemas": true, "GET /scim/v2/Schemas/{id}": true}
 	// Quarry's MCP endpoint takes bearer tokens only, never the cookie.
 	bearerOnly := map[string]bool{"POST /mcp": true, "GET /mcp": true, "DELETE /mcp": true}

@@ -176,7 +176,7 @@ func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request, c *qu
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	if err := s.db.SetRole(r.Context(), c, in.Body.UserEmail, in.Body.NewRole); err != nil {
+	if err := s.db.SetRole(r.Context(), c, in.Body.UserEmail, in.Body.NewRole, in.Body.ExplicitOverride); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, nil)

@@ -19,6 +19,7 @@ func (s *Server) routes() {
 	// Connectors.
 	m.Handle("POST /manage/admin/connector", s.authed(connectorAccess, s.handleCreateConnector))
 	m.Handle("GET /manage/connector", s.authed(connectorAccess, s.handleListConnectors))
+	m.Handle("GET /manage/admin/connector", s.authed(connectorAccess, s.handleListConnectors))
 	m.Handle("GET /manage/connector/{connector_id}", s.authed(connectorAccess, s.handleGetConnector))
 	m.Handle("PATCH /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleUpdateConnector))
 	m.Handle("DELETE /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleDeleteConnector))

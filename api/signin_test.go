@@ -423,6 +423,10 @@ func TestManagePeople(t *testing.T) {
 		e.do(bob, "GET", "/me", nil).want(t, 200, personJSON(bob, quarry.RoleGlobalCurator))
 		// Onyx's UserManager reads role and is_active from /me.
 		f.role(bob)
+		// Onyx's explicit_override makes a curator of no group directly.
+		eve := e.person("eve@example.com")
+		e.do(ada, "PATCH", "/manage/set-user-role", `{"user_email": "eve@example.com", "new_role": "curator", "explicit_override": true}`).want(t, 200, `null`)
+		e.do(eve, "GET", "/me", nil).want(t, 200, personJSON(eve, quarry.RoleCurator))
 	})
 
 	t.Run("groups and curators, as for service accounts", func(t *testing.T) {

@@ -142,6 +142,23 @@ func TestSupportConnectorRead(t *testing.T) {
 			view(sharedB, "shared B", "web")+","+
 			view(public, "public", "web")+"]")
 	})
+	// Onyx's GET /manage/admin/connector: the same list, and with
+	// credential only the connectors paired with it that the caller sees.
+	t.Run("by credential", func(t *testing.T) {
+		c.do(c.admin, "GET", "/manage/admin/connector", nil).want(t, 200, string(c.do(c.admin, "GET", "/manage/connector", nil).body))
+		c.do(c.admin, "GET", fmt.Sprintf("/manage/admin/connector?credential=%d", k2), nil).want(t, 200, "["+
+			view(shared, "shared", "web", k1, k2)+"]")
+		c.do(c.admin, "GET", fmt.Sprintf("/manage/admin/connector?credential=%d", k1), nil).want(t, 200, "["+
+			view(shared, "shared", "web", k1, k2)+","+
+			view(member, "member", "web", k1)+","+
+			view(private, "private", "web", k1)+"]")
+		// The curator does not see the pair of k2, which is shared with gC.
+		c.do(c.curator, "GET", fmt.Sprintf("/manage/admin/connector?credential=%d", k2), nil).want(t, 200, "[]")
+		c.do(c.admin, "GET", "/manage/admin/connector?credential=99999", nil).want(t, 200, "[]")
+		c.do(c.admin, "GET", "/manage/admin/connector?credential=k", nil).want(t, 422, `{"detail":[{"type":"int_parsing",
+			"loc":["query","credential"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"k"}]}`)
+		c.do(c.basic, "GET", "/manage/admin/connector", nil).want(t, 403, fxNotCurator)
+	})
 	for _, tt := range []struct {
 		name   string
 		u      user

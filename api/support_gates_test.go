@@ -40,6 +40,7 @@ func TestSupportGates(t *testing.T) {
 	}{
 		{"POST", "/manage/admin/connector", curators, nil, true},
 		{"GET", "/manage/connector", curators, nil, false},
+		{"GET", "/manage/admin/connector", curators, nil, false},
 		{"GET", "/manage/connector/abc", curators, []string{"connector_id"}, false},
 		{"PATCH", "/manage/admin/connector/abc", curators, []string{"connector_id"}, true},
 		{"DELETE", "/manage/admin/connector/abc", curators, []string{"connector_id"}, false},

@@ -300,15 +300,15 @@ func (tx *Tx) otherAdmins(ctx context.Context, u *quarry.User) (int, error) {
 const lastAdminLock = 7243870391
 
 // SetRole gives the person with email the role r (contract: PATCH
-// /manage/set-user-role), under quarry.CheckRoleChange and
-// quarry.CheckLastAdmin.
-func (db *DB) SetRole(ctx context.Context, c *quarry.Caller, email string, r quarry.Role) error {
+// /manage/set-user-role; override is its explicit_override), under
+// quarry.CheckRoleChange and quarry.CheckLastAdmin.
+func (db *DB) SetRole(ctx context.Context, c *quarry.Caller, email string, r quarry.Role, override bool) error {
 	return db.update(ctx, func(tx *Tx) error {
 		u, err := tx.personByEmail(ctx, email)
 		if err != nil {
 			return err
 		}
-		if change, err := quarry.CheckRoleChange(u, r); !change {
+		if change, err := quarry.CheckRoleChange(u, r, override); !change {
 			return err
 		}
 		if err := tx.checkLastAdmin(ctx, u, "demoted"); err != nil {

@@ -400,12 +400,12 @@ func TestDeactivate(t *testing.T) {
 		want string
 	}{
 		{"deactivate yourself", db.SetActive(ctx, admin, "admin@example.com", false), "invalid: You cannot deactivate yourself"},
-		{"demote the last admin", db.SetRole(ctx, admin, "admin@example.com", quarry.RoleBasic),
+		{"demote the last admin", db.SetRole(ctx, admin, "admin@example.com", quarry.RoleBasic, false),
 			"invalid: admin@example.com is the last active admin and cannot be demoted"},
-		{"make a curator", db.SetRole(ctx, admin, "p@example.com", quarry.RoleCurator), "invalid: Curator role must be set via the User Group Menu"},
-		{"a service account's role", db.SetRole(ctx, admin, keyEmail, quarry.RoleAdmin),
+		{"make a curator", db.SetRole(ctx, admin, "p@example.com", quarry.RoleCurator, false), "invalid: Curator role must be set via the User Group Menu"},
+		{"a service account's role", db.SetRole(ctx, admin, keyEmail, quarry.RoleAdmin, false),
 			"invalid: Cannot change the role of a service account user: make a new API key instead"},
-		{"nobody", db.SetRole(ctx, admin, "nobody@example.com", quarry.RoleBasic), "not_found: User not found"},
+		{"nobody", db.SetRole(ctx, admin, "nobody@example.com", quarry.RoleBasic, false), "not_found: User not found"},
 	} {
 		if got := code(tc.err); got != tc.want {
 			t.Errorf("%s: %s; want %s", tc.name, got, tc.want)
@@ -416,7 +416,7 @@ func TestDeactivate(t *testing.T) {
 	if _, _, err := db.CreateAPIKey(ctx, admin, ptr("admin script"), quarry.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetRole(ctx, admin, "admin@example.com", quarry.RoleGlobalCurator); err != nil {
+	if err := db.SetRole(ctx, admin, "admin@example.com", quarry.RoleGlobalCurator, false); err != nil {
 		t.Errorf("demoting an admin who is not the last: %v", err)
 	}
 }
@@ -529,7 +529,7 @@ func TestPeople(t *testing.T) {
 		db.Register(ctx, fmt.Sprintf("user%02d@example.com", i), ptr(fmt.Sprintf("User 100%% %d", i)), "h", "", open)
 	}
 	db.SetActive(ctx, admin, "user03@example.com", false)
-	db.SetRole(ctx, admin, "user04@example.com", quarry.RoleGlobalCurator)
+	db.SetRole(ctx, admin, "user04@example.com", quarry.RoleGlobalCurator, false)
 	db.CreateAPIKey(ctx, admin, ptr("not a person"), quarry.RoleAdmin)
 	g, err := db.CreateGroup(ctx, admin, quarry.UserGroupInput{Name: ptr("G"), UserIDs: []string{adminUser.ID}})
 	if err != nil {
@@ -625,7 +625,7 @@ func TestLastAdminAtOnce(t *testing.T) {
 	ca := &quarry.Caller{User: *a}
 	for round := range 10 {
 		for _, email := range []string{"a@example.com", "b@example.com"} {
-			if err := dbs[0].SetRole(ctx, ca, email, quarry.RoleAdmin); err != nil {
+			if err := dbs[0].SetRole(ctx, ca, email, quarry.RoleAdmin, false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -634,7 +634,7 @@ func TestLastAdminAtOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				dbs[i].SetRole(ctx, &quarry.Caller{User: quarry.User{ID: []string{a.ID, b.ID}[i], Role: quarry.RoleAdmin}}, email, quarry.RoleBasic)
+				dbs[i].SetRole(ctx, &quarry.Caller{User: quarry.User{ID: []string{a.ID, b.ID}[i], Role: quarry.RoleAdmin}}, email, quarry.RoleBasic, false)
 			}()
 		}
 		wg.Wait()

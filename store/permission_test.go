@@ -73,19 +73,19 @@ func TestDefaultGroupMembers(t *testing.T) {
 		t.Errorf("the admin key's grants %v", admin.Grants)
 	}
 
-	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleGlobalCurator); err != nil {
+	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleGlobalCurator, false); err != nil {
 		t.Fatal(err)
 	}
 	want("a global curator", second.ID, "Basic")
-	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleAdmin); err != nil {
+	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleAdmin, false); err != nil {
 		t.Fatal(err)
 	}
 	want("made an admin", second.ID, "Admin")
-	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleLimited); err != nil {
+	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleLimited, false); err != nil {
 		t.Fatal(err)
 	}
 	want("made limited", second.ID)
-	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleBasic); err != nil {
+	if err := db.SetRole(ctx, admin, second.Email, quarry.RoleBasic, false); err != nil {
 		t.Fatal(err)
 	}
 	want("basic again", second.ID, "Basic")
