@@ -26,6 +26,7 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/auth/authtest"
+	"github.com/quarryhq/quarry/internal/mcptest"
 	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/scim"
 	"github.com/quarryhq/quarry/store"
@@ -91,6 +92,9 @@ func upgradeSSOEnv(t *testing.T, u string, keys *store.Keyring) *ssoEnv {
 	// Tools' OAuth (schema 00007) at the same provider, for another client.
 	op.AddClient(authtest.Client{ID: "tools-upgrade", Secret: "tools-upgrade-client-secret-0123456789",
 		RedirectURIs: []string{base + "/oauth-config/callback"}, RefreshTokens: true})
+	// MCP servers' OAuth (schema 00010) at the same provider.
+	op.AddClient(authtest.Client{ID: upgradeMCPClient, Secret: upgradeMCPSecret,
+		RedirectURIs: []string{base + "/mcp/oauth/callback"}, RefreshTokens: true})
 	e := envOn(t, srv, u, keys, withLocalAccounts, allowLoopback, func(c *api.Config) {
 		c.SignIn.OIDC, c.SignIn.OIDCName, c.SignIn.PublicURL = p, "Example SSO", public
 	})
@@ -644,8 +648,78 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "PUT", "/manage/admin/user-group/"+team+"/permissions", map[string]any{"permission": "manage:actions", "enabled": true}).
 		want(t, 200, `{"permission":"manage:actions","enabled":true}`)
 	scimJSON(t, d.do("PATCH", fmt.Sprintf("/Groups/%d", sales), `{"Operations":[{"op":"add","path":"members","value":[{"value":"`+dan+`"}]}]}`), 200)
+
+	// Since 00010: MCP servers, as sources of tools (Go SDK servers on
+	// loopback): kit, called with the admin's sealed token through a
+	// header template, whose tools (with their input schemas) were listed
+	// and two enabled; desk, called with each person's own key, which
+	// Carol gave; vault, behind OAuth at the provider, to which Carol
+	// connected her account and started another connection she did not
+	// finish. Carol's personal access tokens: one unscoped (in the
+	// manifest, as "pat"), one scoped, one revoked.
+	setUp := func(body string) int64 {
+		t.Helper()
+		var out struct {
+			ServerID int64 `json:"server_id"`
+		}
+		e.do(admin, "POST", "/admin/mcp/servers/create", body).decode(t, &out)
+		return out.ServerID
+	}
+	const kitToken = "mcp-upgrade-admin-token-0123456789"
+	kitUp := mcptest.Start(t, mcptest.Options{Header: "X-Api-Key", Values: map[string]string{kitToken: "admin"}})
+	kit := setUp(fmt.Sprintf(`{"name":"kit","description":"A test kit","server_url":%q,"auth_type":"API_TOKEN","auth_performer":"ADMIN",
+		"api_token":%q,"auth_template":{"headers":{"X-Api-Key":"{api_key}","X-User":"{user_email}","X-Tenant":"{tenant}"}},
+		"admin_credentials":{"tenant":"acme"}}`, kitUp.URL, kitToken))
+	e.syncMCPTools(admin, kit, "echo", "whoami")
+	deskUp := mcptest.Start(t, mcptest.Options{Header: "Authorization", Values: map[string]string{
+		"Bearer desk-upgrade-admin-0123456789": "admin", "Bearer desk-upgrade-carol-0123456789": "carol"}})
+	desk := setUp(fmt.Sprintf(`{"name":"desk","server_url":%q,"auth_type":"API_TOKEN","auth_performer":"PER_USER",
+		"auth_template":{"headers":{"Authorization":"Bearer {api_key}"}},"admin_credentials":{"api_key":"desk-upgrade-admin-0123456789"}}`, deskUp.URL))
+	e.syncMCPTools(admin, desk, "whoami")
+	e.do(carol, "POST", "/mcp/user-credentials", fmt.Sprintf(`{"server_id":%d,"credentials":{"api_key":"desk-upgrade-carol-0123456789"},
+		"transport":"STREAMABLE_HTTP"}`, desk)).decode(t, new(any))
+	vaultUp := mcptest.Start(t, mcptest.Options{Issuer: s.op.Issuer, Audience: upgradeMCPClient, Scopes: []string{"openid", "email", "offline_access"}})
+	vault := setUp(fmt.Sprintf(`{"name":"vault","server_url":%q,"auth_type":"OAUTH","auth_performer":"PER_USER",
+		"oauth_client_id":%q,"oauth_client_secret":%q}`, vaultUp.URL, upgradeMCPClient, upgradeMCPSecret))
+	connectMCP := func() string {
+		t.Helper()
+		var out struct {
+			OAuthURL string `json:"oauth_url"`
+		}
+		b.send("POST", "/mcp/oauth/connect", fmt.Sprintf(`{"server_id":%d,"return_path":"/#mcp","include_resource_param":true}`, vault),
+			"Content-Type", "application/json").decodeInto(t, &out)
+		return out.OAuthURL
+	}
+	cb, err = s.op.Authorize(b.c, connectMCP(), "u-carol", "pw-u-carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := b.get(cb.String()); r.status != 303 || !strings.Contains(r.header.Get("Location"), "mcp_connected=") {
+		t.Fatalf("connecting Carol to vault: %d %s", r.status, r.header.Get("Location"))
+	}
+	connectMCP() // not finished: a connection in progress
+	pat := func(body string) (int64, string) {
+		t.Helper()
+		var out struct {
+			ID    int64  `json:"id"`
+			Token string `json:"token"`
+		}
+		e.do(carol, "POST", "/user/pats", body).decode(t, &out)
+		return out.ID, out.Token
+	}
+	_, tokens["pat"] = pat(`{"name":"laptop","expiration_days":30}`)
+	pat(`{"name":"scoped","expiration_days":null,"scopes":["manage:actions"]}`)
+	old, _ := pat(`{"name":"old","expiration_days":7}`)
+	e.do(carol, "DELETE", fmt.Sprintf("/user/pats/%d", old), nil).decode(t, new(any))
 	return tokens, oauthSecrets
 }
+
+// The client Quarry is at the provider for the fixture's MCP server behind
+// OAuth (schema 00010).
+const (
+	upgradeMCPClient = "quarry-at-mcp-upgrade"
+	upgradeMCPSecret = "quarry-at-mcp-upgrade-secret-0123456789"
+)
 
 // upgradeReads asks the API every read question about the deployment, as
 // each holder of a key, and returns the answers.
@@ -671,7 +745,7 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 			ask(as, fmt.Sprintf("%s/%d", item, o.ID))
 		}
 	}
-	for _, as := range []string{"admin", "curator", "global", "basic", "limited", "rotated", "revoked", "ann", "bob", "carol"} {
+	for _, as := range []string{"admin", "curator", "global", "basic", "limited", "rotated", "revoked", "ann", "bob", "carol", "pat"} {
 		if tokens[as] != "" {
 			ask(as, "/me")
 			ask(as, "/me/permissions")
@@ -713,6 +787,22 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	ask("carol", "/manage/credential")
 	if tokens["carol"] != "" {
 		ask("carol", "/user-oauth-token/status")
+	}
+	if tokens["pat"] != "" {
+		var servers struct {
+			Servers []struct {
+				ID int64 `json:"id"`
+			} `json:"mcp_servers"`
+		}
+		ask("admin", "/admin/mcp/servers").decode(t, &servers)
+		for _, sv := range servers.Servers {
+			ask("admin", fmt.Sprintf("/admin/mcp/servers/%d", sv.ID))
+			ask("admin", fmt.Sprintf("/admin/mcp/server/%d/db-tools", sv.ID))
+		}
+		ask("admin", "/admin/mcp/tools")
+		ask("carol", "/mcp/servers")
+		ask("carol", "/user/pats")
+		ask("pat", "/user/pats")
 	}
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")
