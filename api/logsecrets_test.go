@@ -126,6 +126,12 @@ func noteSecrets(t *testing.T, req *http.Request, body any, resBody []byte) {
 	if quarry.ValidSCIMTokenFormat(res.RawToken) {
 		set.add(res.RawToken)
 	}
+	var pat struct {
+		Token string `json:"token"` // a personal access token, shown once
+	}
+	if json.Unmarshal(resBody, &pat) == nil && strings.HasPrefix(pat.Token, quarry.PATPrefix) {
+		set.add(pat.Token)
+	}
 	var links []struct {
 		Token string `json:"token"`
 	}
@@ -147,7 +153,8 @@ func noteSetCookies(t *testing.T, res *http.Response) {
 
 // collectSecrets adds the secret values found in a decoded request body
 // to set: every string inside credential_json, the value of every header
-// in custom_headers, client_secret.
+// in custom_headers, client_secret; of MCP servers, the admin's token and
+// values, the OAuth client secret, and a person's credentials.
 func collectSecrets(v any, set *secretSet) {
 	switch v := v.(type) {
 	case []any:
@@ -167,7 +174,8 @@ func collectSecrets(v any, set *secretSet) {
 						}
 					}
 				}
-			case "client_secret", "password", "invitation_token", "token":
+			case "client_secret", "password", "invitation_token", "token",
+				"api_token", "oauth_client_secret", "admin_credentials", "credentials":
 				allStrings(x, set)
 			default:
 				collectSecrets(x, set)

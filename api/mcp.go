@@ -659,7 +659,7 @@ func (s *Server) mcpTargetWith(ctx context.Context, m *quarry.MCPServer, c *quar
 	if err != nil {
 		return t, err
 	}
-	t.Headers = headers
+	t.Headers, t.Values = headers, slices.Collect(maps.Values(creds))
 	if m.Auth() == quarry.MCPAuthPTOAuth {
 		tok, err := s.passthroughToken(ctx, c, authz)
 		if err != nil {

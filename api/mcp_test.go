@@ -203,3 +203,25 @@ func TestMCPServerPerUserCredentials(t *testing.T) {
 		want(t, 400, `{"detail":"This MCP server has no user-configurable header template."}`)
 	e.do(ann, "POST", "/mcp/user-credentials", `{"server_id":999,"credentials":{},"transport":"SSE"}`).want(t, 404, `{"detail":"MCP server not found"}`)
 }
+
+// TestMCPServerErrorsMasked: a server that quotes the admin's token in a
+// JSON-RPC error gets it masked, in the run's answer, over /mcp, and in
+// the log (env's watch), both the whole header and the token alone.
+func TestMCPServerErrorsMasked(t *testing.T) {
+	e := newEnv(t, allowLoopback)
+	const token = "complained-token-0123456789"
+	up := mcptest.Start(t, mcptest.Options{Header: "Authorization", Values: map[string]string{"Bearer " + token: "admin"},
+		Complain: "Authorization"})
+	id := e.setUpMCPServer(e.admin, fmt.Sprintf(`{"name":"careless","server_url":%q,"auth_type":"API_TOKEN","auth_performer":"ADMIN",
+		"api_token":%q,"auth_template":{"headers":{"Authorization":"Bearer {api_key}"}}}`, up.URL, token))
+	tools := e.syncMCPTools(e.admin, id, "complain")
+	basic := e.user(quarry.RoleBasic, "basic")
+	r := e.do(basic, "POST", fmt.Sprintf("/tool/%d/run", tools["complain"]), `{}`)
+	if r.status != 502 || strings.Contains(string(r.body), token) || !strings.Contains(string(r.body), "bad key ••••") {
+		t.Errorf("run: %d %s", r.status, r.body)
+	}
+	res := mcpCall(t, e.mcpSession(t, basic.token), "careless__complain", map[string]any{})
+	if b := resultJSON(t, res); !res.IsError || strings.Contains(b, token) || !strings.Contains(b, "bad key ••••") {
+		t.Errorf("over /mcp: %s", b)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -185,6 +187,7 @@ func (s *Server) mcpTarget(ctx context.Context, m *quarry.MCPServer, c *quarry.C
 			return t, quarry.Errorf(quarry.ECONFLICT, "The MCP server %s cannot be called: its header template lacks values its admin must give (%s)", m.Name, quarry.ErrorMessage(err))
 		}
 		t.Headers = headers
+		t.Values = slices.Collect(maps.Values(subs))
 	}
 	switch m.Auth() {
 	case quarry.MCPAuthOAuth:

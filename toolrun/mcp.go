@@ -38,18 +38,23 @@ type MCPTarget struct {
 	// Bearer, when not empty, is sent as "Authorization: Bearer", over an
 	// Authorization header of Headers. A secret.
 	Bearer string
+	// Values are the secrets rendered into Headers (a token, a person's
+	// key), which a server may echo without the rest of their header.
+	Values []string
 }
 
 // secrets returns the values of t a server must never get back from
-// Quarry's answers.
+// Quarry's answers: results, and the words of its errors.
 func (t *MCPTarget) secrets() []string {
-	var out []string
+	out := slices.Clone(t.Values)
 	for _, v := range t.Headers {
 		out = append(out, v)
 	}
 	if t.Bearer != "" {
 		out = append(out, t.Bearer)
 	}
+	// The longest first, so that a value inside another is masked with it.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 
@@ -192,12 +197,12 @@ func (r *Runner) mcpSession(ctx context.Context, t MCPTarget, fn func(context.Co
 	client := mcp.NewClient(&mcp.Implementation{Name: "quarry", Title: "Quarry", Version: "1"}, nil)
 	cs, err := client.Connect(cctx, transport, nil)
 	if err != nil {
-		return r.mcpFailure(ctx, cctx, u.Hostname(), tr, err)
+		return r.mcpFailure(ctx, cctx, u.Hostname(), tr, t.secrets(), err)
 	}
 	err = fn(cctx, cs)
 	cs.Close()
 	if err != nil {
-		return r.mcpFailure(ctx, cctx, u.Hostname(), tr, err)
+		return r.mcpFailure(ctx, cctx, u.Hostname(), tr, t.secrets(), err)
 	}
 	return nil
 }
@@ -211,18 +216,22 @@ func (noValues) Value(any) any { return nil }
 // mcpFailure turns the error of a session with host into what the caller
 // sees: an *MCPUnauthorizedError when the server refused the credentials,
 // an *MCPError for a JSON-RPC error, and otherwise as runs of OpenAPI
-// tools fail (403 for the guard, 504 past the time-out, 502).
-func (r *Runner) mcpFailure(ctx, cctx context.Context, host string, tr *mcpTransport, err error) error {
+// tools fail (403 for the guard, 504 past the time-out, 502). The
+// server's own words are kept with every secret of secrets masked.
+func (r *Runner) mcpFailure(ctx, cctx context.Context, host string, tr *mcpTransport, secrets []string, err error) error {
 	var qe *quarry.Error
 	if errors.As(err, &qe) {
 		return err
 	}
 	if status, ch := tr.refusal(); status == http.StatusUnauthorized || status == http.StatusForbidden {
+		for i := range ch {
+			ch[i] = scrubText(ch[i], secrets)
+		}
 		return &MCPUnauthorizedError{Host: host, Status: status, Challenges: ch}
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) && ctx.Err() == nil {
-		return &MCPError{Host: host, Code: je.Code, Message: je.Message}
+		return &MCPError{Host: host, Code: je.Code, Message: scrubText(je.Message, secrets)}
 	}
 	if errors.Is(err, errTooLong) {
 		return quarry.Errorf(quarry.EBADGATEWAY, "The MCP server %s answered more than %d bytes", host, r.policy.MaxBytes)
@@ -233,7 +242,7 @@ func (r *Runner) mcpFailure(ctx, cctx context.Context, host string, tr *mcpTrans
 	if f := r.failure(ctx, cctx, host, err); quarry.ErrorCode(f) != quarry.EBADGATEWAY || !isTransportFailure(err) {
 		return f
 	}
-	return quarry.Errorf(quarry.EBADGATEWAY, "The MCP server %s did not speak MCP: %s", host, limitText(err.Error(), 200))
+	return quarry.Errorf(quarry.EBADGATEWAY, "The MCP server %s did not speak MCP: %s", host, limitText(scrubText(err.Error(), secrets), 200))
 }
 
 // isTransportFailure reports whether err is a protocol failure rather

@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -48,6 +49,10 @@ type Options struct {
 	// Scopes are the scopes its metadata lists; nil means openid and
 	// email.
 	Scopes []string
+	// Complain, when set, adds the tool complain, which answers a
+	// JSON-RPC error quoting the value of the header Complain names,
+	// without its "Bearer " (as a careless server quotes a key).
+	Complain string
 }
 
 // Server is an MCP server on loopback, made with the Go SDK. Its tools:
@@ -122,6 +127,12 @@ func Start(t testing.TB, opts Options) *Server {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it failed, as it always does"}}}, nil, nil
 		})
 
+	if opts.Complain != "" {
+		srv.AddTool(&mcp.Tool{Name: "complain", Description: "Quotes a header in an error.", InputSchema: map[string]any{"type": "object"}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return nil, fmt.Errorf("bad key %s", strings.TrimPrefix(req.Extra.Header.Get(opts.Complain), "Bearer "))
+			})
+	}
 	var h http.Handler
 	if opts.SSE {
 		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
