@@ -139,6 +139,17 @@ func (c *Caller) CheckMakePAT() error {
 	return nil
 }
 
+// CheckMakeKey reports why c may not make a credential that lasts on its
+// own (an API key, a new token for one, a SCIM token): not with a personal
+// access token, whose expiry and revocation the new credential would
+// outlive. A nil c is the command line.
+func (c *Caller) CheckMakeKey() error {
+	if c != nil && c.PATID != 0 {
+		return Errorf(EFORBIDDEN, "A personal access token cannot make API keys or SCIM tokens: sign in to make one")
+	}
+	return nil
+}
+
 // LimitTo caps c, authenticated with a token scoped to scopes, to what the
 // scopes and its own rights both allow: its permissions become those it
 // holds that the scopes (expanded by what they imply) hold too, and its

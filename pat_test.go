@@ -58,6 +58,33 @@ func TestLimitTo(t *testing.T) {
 	}
 }
 
+// TestCheckMakeKey: API keys and SCIM tokens are not made with a personal
+// access token (they would outlive it).
+func TestCheckMakeKey(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		c    *quarry.Caller
+		want string
+	}{
+		{"the command line", nil, ""},
+		{"an admin signed in", &quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin}, SessionID: 3}, ""},
+		{"an admin's API key", &quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin, ServiceAccount: true}, APIKeyID: 4}, ""},
+		{"an admin's personal access token", &quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin}, PATID: 5},
+			"A personal access token cannot make API keys or SCIM tokens: sign in to make one"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.CheckMakeKey()
+			got := ""
+			if err != nil {
+				got = quarry.ErrorMessage(err)
+			}
+			if got != tt.want || (err != nil && quarry.ErrorCode(err) != quarry.EFORBIDDEN) {
+				t.Errorf("CheckMakeKey: %v, want %q (403)", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestCheckMakePAT: people make tokens, signed in; keys and tokens do not.
 func TestCheckMakePAT(t *testing.T) {
 	for _, tt := range []struct {

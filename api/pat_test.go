@@ -69,6 +69,23 @@ func TestPersonalAccessTokens(t *testing.T) {
 		limited := e.user(quarry.RoleLimited, "limited")
 		e.do(limited, "GET", "/user/pats", nil).want(t, 403, fxLimited)
 	})
+	// An admin's token makes no credential that would outlive it.
+	t.Run("no keys from tokens", func(t *testing.T) {
+		boss := e.person("boss@example.com")
+		e.do(e.admin, "PATCH", "/manage/set-user-role", `{"user_email":"boss@example.com","new_role":"admin"}`).want(t, 200, `null`)
+		_, token := e.makePAT(t, boss, `{"name":"short","expiration_days":1}`)
+		bossPAT := user{token: token}
+		const refused = `{"detail":"A personal access token cannot make API keys or SCIM tokens: sign in to make one"}`
+		e.do(bossPAT, "POST", "/admin/api-key", `{"name":"forever","role":"admin"}`).want(t, 403, refused)
+		e.do(bossPAT, "POST", fmt.Sprintf("/admin/api-key/%d/regenerate", fx{e}.keyID(e.admin)), nil).want(t, 403, refused)
+		e.do(bossPAT, "POST", "/admin/enterprise-settings/scim/token", `{"name":"okta"}`).want(t, 403, refused)
+		e.do(bossPAT, "GET", "/admin/api-key", nil).decode(t, new(any)) // the token still reads them
+		var key struct {
+			ID int64 `json:"api_key_id"`
+		}
+		e.do(boss, "POST", "/admin/api-key", `{"name":"signed in","role":"basic"}`).decode(t, &key)
+		e.do(boss, "DELETE", fmt.Sprintf("/admin/api-key/%d", key.ID), nil).want(t, 200, `null`)
+	})
 	t.Run("expiry", func(t *testing.T) {
 		e.db.Now = func() time.Time { return time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC) }
 		defer func() { e.db.Now = func() time.Time { return testNow } }()
