@@ -128,6 +128,19 @@ func TestMCPServerOAuth(t *testing.T) {
 		if n := idp.Refreshes() - before; n != 1 {
 			t.Errorf("%d refreshes, want 1", n)
 		}
+		// Every token request names the server (RFC 8707), the refresh too.
+		reqs := idp.TokenRequests()
+		if len(reqs) < 2 {
+			t.Fatalf("token requests: %v", reqs)
+		}
+		for _, form := range reqs {
+			if form.Get("resource") != up.URL {
+				t.Errorf("a %s request's resource %q, want %q", form.Get("grant_type"), form.Get("resource"), up.URL)
+			}
+		}
+		if last := reqs[len(reqs)-1]; last.Get("grant_type") != "refresh_token" {
+			t.Errorf("the last token request: %v", last)
+		}
 	})
 	t.Run("a revoked refresh token", func(t *testing.T) {
 		if idp.RevokeRefreshTokens("ann-at-mcp") == 0 {

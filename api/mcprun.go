@@ -221,7 +221,7 @@ func (s *Server) refreshMCPToken(ctx context.Context, m *quarry.MCPServer, tok q
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.runner.Policy().Timeout)
 	defer cancel()
-	next, err := auth.ToolRefresh(rctx, s.runner.Client(), client.OAuthConfig(m.Name, m.AdditionalAuthParams, false), tok)
+	next, err := auth.MCPRefresh(rctx, s.runner.Client(), client.OAuthConfig(m.Name, m.AdditionalAuthParams, false), tok, client.Resource)
 	return next, s.runner.Explain(ctx, hostOf(client.TokenEndpoint), err)
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -113,6 +115,51 @@ func exchange(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig,
 func ToolRefresh(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig, tok quarry.OAuthToken) (quarry.OAuthToken, error) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, client)
 	return refresh(ctx, toolConfig(cfg, ""), tok, "The authorization server of "+cfg.Name)
+}
+
+// MCPRefresh is ToolRefresh for an MCP server's authorization server,
+// with the server's resource indicator in the request (RFC 8707), as the
+// MCP authorization specification asks of every token request.
+func MCPRefresh(ctx context.Context, client *http.Client, cfg *quarry.OAuthConfig, tok quarry.OAuthToken, resource string) (quarry.OAuthToken, error) {
+	if resource != "" {
+		c := *client
+		c.Transport = &formParam{base: client.Transport, url: cfg.TokenURL, key: "resource", value: resource}
+		client = &c
+	}
+	return ToolRefresh(ctx, client, cfg, tok)
+}
+
+// formParam adds key=value to the form of POSTs to url (oauth2's refresh
+// takes no extra parameters).
+type formParam struct {
+	base       http.RoundTripper
+	url        string
+	key, value string
+}
+
+func (f *formParam) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := f.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if r.Method != http.MethodPost || r.URL.String() != f.url || r.Body == nil {
+		return base.RoundTrip(r)
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	form, err := url.ParseQuery(string(b))
+	if err != nil {
+		return nil, err
+	}
+	form.Set(f.key, f.value)
+	body := form.Encode()
+	r = r.Clone(r.Context())
+	r.Body, r.ContentLength = io.NopCloser(strings.NewReader(body)), int64(len(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	return base.RoundTrip(r)
 }
 
 // Refresh refreshes the single sign-on token of a session at the OpenID

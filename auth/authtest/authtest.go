@@ -45,12 +45,15 @@
 package authtest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"sync"
 	"testing"
@@ -150,8 +153,34 @@ type Provider struct {
 	op      *op.Provider
 	handler http.Handler
 
-	mu  sync.Mutex
-	srv *http.Server // nil while stopped
+	mu     sync.Mutex
+	srv    *http.Server // nil while stopped
+	tokens []url.Values // the forms of the token endpoint's requests
+}
+
+// recordToken notes the form of each request to the token endpoint, then
+// lets next answer it.
+func (p *Provider) recordToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err == nil {
+			if form, err := url.ParseQuery(string(b)); err == nil {
+				p.mu.Lock()
+				p.tokens = append(p.tokens, form)
+				p.mu.Unlock()
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// TokenRequests returns the forms of the requests the token endpoint got,
+// in order (client secrets sent in the form included).
+func (p *Provider) TokenRequests() []url.Values {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.tokens)
 }
 
 // Start returns a provider that is already serving. It stops when the test
@@ -206,6 +235,7 @@ func New(tb testing.TB) *Provider {
 	mux.Handle(loginPath, withIssuer.HandlerFunc(p.login))
 	mux.HandleFunc(loggedOutPath, loggedOut)
 	mux.Handle("/", p.op)
+	mux.Handle("POST /oauth/token", p.recordToken(p.op))
 	p.handler = mux
 
 	tb.Cleanup(p.Stop)
