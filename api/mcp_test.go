@@ -225,3 +225,38 @@ func TestMCPServerErrorsMasked(t *testing.T) {
 		t.Errorf("over /mcp: %s", b)
 	}
 }
+
+// TestMCPEgressGuard: without loopback allowed (as in production), an MCP
+// server on loopback is never reached: not to list its tools, not for a
+// person's credentials, not for OAuth discovery; nor is the cloud's
+// metadata address.
+func TestMCPEgressGuard(t *testing.T) {
+	e := newEnv(t)
+	up := mcptest.Start(t, mcptest.Options{})
+	plain := e.setUpMCPServer(e.admin, fmt.Sprintf(`{"name":"inside","server_url":%q,"auth_type":"NONE","auth_performer":"ADMIN"}`, up.URL))
+	perUser := e.setUpMCPServer(e.admin, fmt.Sprintf(`{"name":"keys","server_url":%q,"auth_type":"API_TOKEN","auth_performer":"PER_USER",
+		"auth_template":{"headers":{"X-Api-Key":"{api_key}"}}}`, up.URL))
+	oauth := e.setUpMCPServer(e.admin, fmt.Sprintf(`{"name":"vault","server_url":%q,"auth_type":"OAUTH","auth_performer":"ADMIN"}`, up.URL))
+	metadata := e.setUpMCPServer(e.admin, `{"name":"metadata","server_url":"http://169.254.169.254/mcp","auth_type":"NONE","auth_performer":"ADMIN"}`)
+	basic := e.user(quarry.RoleBasic, "basic")
+	for _, tt := range []struct {
+		name string
+		r    *response
+	}{
+		{"listing tools", e.do(e.admin, "GET", fmt.Sprintf("/admin/mcp/server/%d/tools", plain), nil)},
+		{"the metadata address", e.do(e.admin, "GET", fmt.Sprintf("/admin/mcp/server/%d/tools", metadata), nil)},
+		{"a person's credentials", e.do(basic, "POST", "/mcp/user-credentials",
+			fmt.Sprintf(`{"server_id":%d,"credentials":{"api_key":"egress-key-0123456789"},"transport":"STREAMABLE_HTTP"}`, perUser))},
+		{"OAuth discovery", e.do(e.admin, "POST", "/admin/mcp/oauth/connect",
+			fmt.Sprintf(`{"server_id":%d,"return_path":"/#mcp","include_resource_param":true}`, oauth))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.r.status != 403 && tt.r.status != 400 || !strings.Contains(string(tt.r.body), "Quarry does not call") {
+				t.Errorf("%d %s", tt.r.status, tt.r.body)
+			}
+		})
+	}
+	if calls := up.Calls(); len(calls) != 0 {
+		t.Errorf("the server on loopback got %d requests", len(calls))
+	}
+}
