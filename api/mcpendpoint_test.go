@@ -300,3 +300,26 @@ func TestMCPOAuthClientSignIn(t *testing.T) {
 		t.Errorf("people: %+v", people)
 	}
 }
+
+// TestMCPEndpointConnectFirst: a custom tool that calls its server with
+// each person's OAuth token is listed to a person who has not connected
+// their account; calling it is a tool error that names the call that
+// connects it, and its server gets nothing.
+func TestMCPEndpointConnectFirst(t *testing.T) {
+	e := newEnv(t, allowLoopback)
+	up := newItemsServer(t)
+	cfg := e.createOAuthConfig("desk")
+	e.itemsTool(e.admin, up.URL, "items", fmt.Sprintf(`,"oauth_config_id":%d`, cfg))
+	basic := e.user(quarry.RoleBasic, "basic")
+	cs := e.mcpSession(t, basic.token)
+	if got := mcptest.Names(mcpTools(t, cs)); !slices.Contains(got, "items__getItem") {
+		t.Fatalf("tools/list: %v", got)
+	}
+	res := mcpCall(t, cs, "items__getItem", map[string]any{"id": 7})
+	res.Meta = nil
+	jsonEq(t, "tools/call", resultJSON(t, res), `{"content":[{"type":"text","text":`+
+		jsonString(quarry.ConnectFirst(cfg, "desk").Message)+`}],"isError":true}`)
+	if n := up.count(); n != 0 {
+		t.Errorf("the tool's server got %d requests", n)
+	}
+}

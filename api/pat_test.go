@@ -86,6 +86,38 @@ func TestPersonalAccessTokens(t *testing.T) {
 		e.do(boss, "POST", "/admin/api-key", `{"name":"signed in","role":"basic"}`).decode(t, &key)
 		e.do(boss, "DELETE", fmt.Sprintf("/admin/api-key/%d", key.ID), nil).want(t, 200, `null`)
 	})
+	// Its last use is written at most every five minutes.
+	t.Run("last use", func(t *testing.T) {
+		id, token := e.makePAT(t, ann, `{"name":"touch"}`)
+		lastUsed := func() string {
+			t.Helper()
+			var pats []struct {
+				ID         int64  `json:"id"`
+				LastUsedAt string `json:"last_used_at"`
+			}
+			e.do(ann, "GET", "/user/pats", nil).decode(t, &pats)
+			for _, p := range pats {
+				if p.ID == id {
+					return p.LastUsedAt
+				}
+			}
+			t.Fatalf("token %d not listed", id)
+			return ""
+		}
+		defer func() { e.db.Now = func() time.Time { return testNow } }()
+		at := func(d time.Duration) string {
+			e.db.Now = func() time.Time { return testNow.Add(d) }
+			e.do(user{token: token}, "GET", "/me", nil).decode(t, new(any))
+			return lastUsed()
+		}
+		first := at(0)
+		if got := at(4*time.Minute + 59*time.Second); got != first {
+			t.Errorf("used again within five minutes: last_used_at %s, want %s", got, first)
+		}
+		if got, want := at(5*time.Minute), testNow.Add(5*time.Minute).UTC().Format("2006-01-02T15:04:05.000000Z"); got != want {
+			t.Errorf("used five minutes later: last_used_at %s, want %s", got, want)
+		}
+	})
 	t.Run("expiry", func(t *testing.T) {
 		e.db.Now = func() time.Time { return time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC) }
 		defer func() { e.db.Now = func() time.Time { return testNow } }()
