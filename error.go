@@ -3,7 +3,9 @@ package quarry
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Error codes. Each kind of failure a caller can act on has one; package api
@@ -36,6 +38,25 @@ type Error struct {
 
 // Error implements the error interface.
 func (e *Error) Error() string { return fmt.Sprintf("quarry: %s: %s", e.Code, e.Message) }
+
+// ClipText returns another server's words fit for a message: control
+// characters (line breaks) as spaces, cut to n bytes between characters,
+// with "…" when cut.
+func ClipText(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {

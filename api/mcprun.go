@@ -137,20 +137,9 @@ func (s *Server) checkMCPArgs(t *quarry.Tool, args json.RawMessage) error {
 		}
 	}
 	if err := resolved.Validate(instance); err != nil {
-		return quarry.Errorf(quarry.EINVALID, "The arguments do not fit the input schema of %s: %s", t.Name, limitMessage(err.Error(), 300))
+		return quarry.Errorf(quarry.EINVALID, "The arguments do not fit the input schema of %s: %s", t.Name, quarry.ClipText(err.Error(), 300))
 	}
 	return nil
-}
-
-// limitMessage cuts s to n bytes, between characters.
-func limitMessage(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // mcpTarget returns how server m is called for c: its URL and transport,

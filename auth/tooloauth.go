@@ -199,7 +199,7 @@ func refresh(ctx context.Context, conf *oauth2.Config, tok quarry.OAuthToken, wh
 func oauthReason(re *oauth2.RetrieveError) string {
 	switch {
 	case re.ErrorCode != "" && re.ErrorDescription != "":
-		return re.ErrorCode + " (" + limit(re.ErrorDescription, 200) + ")"
+		return re.ErrorCode + " (" + quarry.ClipText(re.ErrorDescription, 200) + ")"
 	case re.ErrorCode != "":
 		return re.ErrorCode
 	case re.Response != nil:
@@ -208,19 +208,3 @@ func oauthReason(re *oauth2.RetrieveError) string {
 	return "an error"
 }
 
-// limit cuts s to n bytes, between characters, and removes line breaks.
-func limit(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}

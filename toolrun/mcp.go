@@ -78,24 +78,7 @@ type MCPError struct {
 }
 
 func (e *MCPError) Error() string {
-	return fmt.Sprintf("The MCP server %s answered an error: %s (JSON-RPC error %d)", e.Host, limitText(e.Message, 300), e.Code)
-}
-
-// limitText cuts s to n bytes, between characters, without line breaks.
-func limitText(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < ' ' {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return fmt.Sprintf("The MCP server %s answered an error: %s (JSON-RPC error %d)", e.Host, quarry.ClipText(e.Message, 300), e.Code)
 }
 
 // mcpTransport is the HTTP transport of one session with an MCP server:
@@ -242,7 +225,7 @@ func (r *Runner) mcpFailure(ctx, cctx context.Context, host string, tr *mcpTrans
 	if f := r.failure(ctx, cctx, host, err); quarry.ErrorCode(f) != quarry.EBADGATEWAY || !isTransportFailure(err) {
 		return f
 	}
-	return quarry.Errorf(quarry.EBADGATEWAY, "The MCP server %s did not speak MCP: %s", host, limitText(scrubText(err.Error(), secrets), 200))
+	return quarry.Errorf(quarry.EBADGATEWAY, "The MCP server %s did not speak MCP: %s", host, quarry.ClipText(scrubText(err.Error(), secrets), 200))
 }
 
 // isTransportFailure reports whether err is a protocol failure rather
@@ -343,7 +326,7 @@ func (r *Runner) MCPDiscover(ctx context.Context, serverURL string) (*MCPAuthInf
 		if f := r.failure(ctx, cctx, host, err); quarry.ErrorCode(f) != quarry.EBADGATEWAY || !isTransportFailure(err) {
 			return f
 		}
-		return quarry.Errorf(quarry.EBADGATEWAY, "The OAuth discovery of the MCP server %s failed (%s): %s", host, what, limitText(err.Error(), 200))
+		return quarry.Errorf(quarry.EBADGATEWAY, "The OAuth discovery of the MCP server %s failed (%s): %s", host, what, quarry.ClipText(err.Error(), 200))
 	}
 	var metadataURLs []string
 	var challengeScopes []string
@@ -463,12 +446,12 @@ func (r *Runner) MCPRegister(ctx context.Context, endpoint, redirectURI string, 
 	if err != nil {
 		var re *oauthex.ClientRegistrationError
 		if errors.As(err, &re) {
-			return "", "", quarry.Errorf(quarry.EBADGATEWAY, "The authorization server %s refused to register Quarry: %s", u.Hostname(), limitText(re.Error(), 200))
+			return "", "", quarry.Errorf(quarry.EBADGATEWAY, "The authorization server %s refused to register Quarry: %s", u.Hostname(), quarry.ClipText(re.Error(), 200))
 		}
 		if f := r.failure(ctx, cctx, u.Hostname(), err); quarry.ErrorCode(f) != quarry.EBADGATEWAY || !isTransportFailure(err) {
 			return "", "", f
 		}
-		return "", "", quarry.Errorf(quarry.EBADGATEWAY, "The authorization server %s could not register Quarry: %s", u.Hostname(), limitText(err.Error(), 200))
+		return "", "", quarry.Errorf(quarry.EBADGATEWAY, "The authorization server %s could not register Quarry: %s", u.Hostname(), quarry.ClipText(err.Error(), 200))
 	}
 	return res.ClientID, res.ClientSecret, nil
 }
