@@ -91,20 +91,7 @@ func (db *DB) scanMCPServer(s interface{ Scan(...any) error }) (*quarry.MCPServe
 }
 
 func (db *DB) mcpServers(ctx context.Context, q querier, where string, args ...any) ([]*quarry.MCPServer, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+mcpServerColumns+mcpServerFrom+where+` ORDER BY s.id`, args...)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	out := []*quarry.MCPServer{}
-	for rows.Next() {
-		m, err := db.scanMCPServer(rows)
-		if err != nil {
-			rows.Close()
-			return nil, mapError(err)
-		}
-		out = append(out, m)
-	}
-	return out, closeRows(rows)
+	return queryAll(ctx, q, db.scanMCPServer, `SELECT `+mcpServerColumns+mcpServerFrom+where+` ORDER BY s.id`, args...)
 }
 
 func (db *DB) mcpServer(ctx context.Context, q querier, id int64) (*quarry.MCPServer, error) {
@@ -383,38 +370,12 @@ func (db *DB) MCPToolsOf(ctx context.Context, id int64) ([]*quarry.Tool, error) 
 }
 
 func (db *DB) mcpToolsOf(ctx context.Context, q querier, id int64) ([]*quarry.Tool, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.mcp_server_id = $1 ORDER BY t.id`, id)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	out := []*quarry.Tool{}
-	for rows.Next() {
-		t, err := db.scanTool(rows)
-		if err != nil {
-			rows.Close()
-			return nil, mapError(err)
-		}
-		out = append(out, t)
-	}
-	return out, closeRows(rows)
+	return queryAll(ctx, q, db.scanTool, `SELECT `+toolColumns+toolFrom+` WHERE t.mcp_server_id = $1 ORDER BY t.id`, id)
 }
 
 // MCPTools returns the tool rows of every MCP server, ascending by id.
 func (db *DB) MCPTools(ctx context.Context) ([]*quarry.Tool, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+toolColumns+toolFrom+` WHERE t.mcp_server_id IS NOT NULL ORDER BY t.id`)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	out := []*quarry.Tool{}
-	for rows.Next() {
-		t, err := db.scanTool(rows)
-		if err != nil {
-			rows.Close()
-			return nil, mapError(err)
-		}
-		out = append(out, t)
-	}
-	return out, closeRows(rows)
+	return queryAll(ctx, db.read, db.scanTool, `SELECT `+toolColumns+toolFrom+` WHERE t.mcp_server_id IS NOT NULL ORDER BY t.id`)
 }
 
 // SyncMCPTools makes server id's tool rows those of tools, the server's

@@ -50,21 +50,8 @@ func (db *DB) scanOAuthConfig(s interface{ Scan(...any) error }) (*quarry.OAuthC
 // oauthConfigs returns the OAuth configurations, or the one with id when id
 // is not 0, ascending by id, with their client secrets in clear.
 func (db *DB) oauthConfigs(ctx context.Context, q querier, id int64) ([]*quarry.OAuthConfig, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+oauthConfigColumns+` FROM oauth_configs o
+	return queryAll(ctx, q, db.scanOAuthConfig, `SELECT `+oauthConfigColumns+` FROM oauth_configs o
 		WHERE $1 = 0 OR o.id = $1 ORDER BY o.id`, id)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	out := []*quarry.OAuthConfig{}
-	for rows.Next() {
-		o, err := db.scanOAuthConfig(rows)
-		if err != nil {
-			rows.Close()
-			return nil, mapError(err)
-		}
-		out = append(out, o)
-	}
-	return out, closeRows(rows)
 }
 
 // OAuthConfig returns OAuth configuration id, its client secret in clear

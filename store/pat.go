@@ -90,21 +90,8 @@ func scanPAT(s interface{ Scan(...any) error }) (*quarry.PAT, error) {
 // PATs returns person userID's tokens that have not expired, newest
 // first.
 func (db *DB) PATs(ctx context.Context, userID string) ([]*quarry.PAT, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+patColumns+` FROM personal_access_tokens
+	return queryAll(ctx, db.read, scanPAT, `SELECT `+patColumns+` FROM personal_access_tokens
 		WHERE user_id = $1 AND (expires_at IS NULL OR expires_at > $2) ORDER BY created_at DESC, id DESC`, userID, db.now().Micros())
-	if err != nil {
-		return nil, mapError(err)
-	}
-	out := []*quarry.PAT{}
-	for rows.Next() {
-		p, err := scanPAT(rows)
-		if err != nil {
-			rows.Close()
-			return nil, mapError(err)
-		}
-		out = append(out, p)
-	}
-	return out, closeRows(rows)
 }
 
 // RevokePAT deletes c's token id: it stops at once. A token that is not

@@ -85,6 +85,25 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// queryAll runs query on q and scans each row with scan, in order: an
+// empty answer is an empty slice, not nil.
+func queryAll[T any](ctx context.Context, q querier, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		out = append(out, v)
+	}
+	return out, closeRows(rows)
+}
+
 // conn runs statements on pool p, inside transaction tx when it is not
 // nil, and is the one place that counts them and uses the prepared ones: on
 // the pool a statement is prepared when first met; inside a transaction a

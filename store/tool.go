@@ -85,20 +85,7 @@ func (db *DB) Tool(ctx context.Context, id int64) (*quarry.Tool, error) {
 
 // Tools returns every tool, built-ins first, ascending by id.
 func (db *DB) Tools(ctx context.Context) ([]*quarry.Tool, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT `+toolColumns+toolFrom+` ORDER BY t.id`)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	out := []*quarry.Tool{}
-	for rows.Next() {
-		t, err := db.scanTool(rows)
-		if err != nil {
-			rows.Close()
-			return nil, mapError(err)
-		}
-		out = append(out, t)
-	}
-	return out, closeRows(rows)
+	return queryAll(ctx, db.read, db.scanTool, `SELECT `+toolColumns+toolFrom+` ORDER BY t.id`)
 }
 
 func (db *DB) sealHeaders(hs []quarry.Header) []byte {
