@@ -2,11 +2,7 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/quarryhq/quarry"
@@ -249,52 +245,15 @@ func (s *Server) handleMCPOAuthCallback(w http.ResponseWriter, r *http.Request, 
 // with ?mcp_connected=<server id>, or ?mcp_error=<code> (state, signin,
 // user, provider, code, unreachable, server).
 func (s *Server) handleMCPOAuthCallbackPage(w http.ResponseWriter, r *http.Request) error {
-	ctx, q := r.Context(), r.URL.Query()
-	w.Header().Set("Cache-Control", "no-store")
-	back := func(returnPath, name, value string) error {
-		http.Redirect(w, r, s.publicBase(r)+withQuery(returnPath, name, value), http.StatusSeeOther)
-		return nil
-	}
-	fail := func(returnPath, code string, cause error) error {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "MCP OAuth connection failed", slog.String("request_id", quarry.RequestIDFrom(ctx)),
-			slog.String("reason", code), slog.String("error", cause.Error()))
-		return back(returnPath, "mcp_error", code)
-	}
-	state := q.Get("state")
-	if state == "" {
-		return quarry.Errorf(quarry.EINVALID, "The OAuth callback has no state: it is where an authorization server sends a browser back")
-	}
-	k, err := s.db.TakeMCPOAuth(ctx, state)
-	if quarry.ErrorCode(err) == quarry.EINVALID {
-		return fail("/", "state", err)
-	}
-	if err != nil {
-		return err
-	}
-	c, err := s.authenticate(r)
-	if err != nil {
-		return fail(k.ReturnPath, "signin", err)
-	}
-	if err := c.CheckMCPCallbackCaller(k); err != nil {
-		return fail(k.ReturnPath, "user", err)
-	}
-	if e := q.Get("error"); e != "" {
-		return fail(k.ReturnPath, "provider", fmt.Errorf("the authorization server answered %.100q", e))
-	}
-	code := q.Get("code")
-	if code == "" {
-		return fail(k.ReturnPath, "code", errors.New("no code"))
-	}
-	switch _, err := s.finishMCPConnection(ctx, c, k, code); quarry.ErrorCode(err) {
-	case "":
-	case quarry.EINVALID:
-		return fail(k.ReturnPath, "code", err)
-	case quarry.ENOTFOUND, quarry.ECONFLICT:
-		return fail(k.ReturnPath, "server", err)
-	case quarry.EFORBIDDEN, quarry.EBADGATEWAY, quarry.EGATEWAYTIMEOUT:
-		return fail(k.ReturnPath, "unreachable", err)
-	default:
-		return err
-	}
-	return back(k.ReturnPath, "mcp_connected", strconv.FormatInt(k.ServerID, 10))
+	return s.callbackPage(w, r, mcpCallback, func(ctx context.Context, state string) (*pendingCallback, error) {
+		k, err := s.db.TakeMCPOAuth(ctx, state)
+		if err != nil {
+			return nil, err
+		}
+		return &pendingCallback{ReturnPath: k.ReturnPath, ID: k.ServerID, Check: func(c *quarry.Caller) error { return c.CheckMCPCallbackCaller(k) },
+			Finish: func(ctx context.Context, c *quarry.Caller, code string) error {
+				_, err := s.finishMCPConnection(ctx, c, k, code)
+				return err
+			}}, nil
+	})
 }

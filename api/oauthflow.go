@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -254,31 +255,71 @@ func withQuery(path, name, value string) string {
 }
 
 // handleOAuthCallbackPage serves GET /oauth-config/callback, where the
-// authorization server sends the person's browser back. It takes the
-// connection of the state (once), checks that the browser is signed in as
-// the person who started it, trades the code for the token, keeps it, and
-// sends the browser to the connection's return path: with
-// ?oauth_connected=<config id>, or with ?oauth_error=<code> saying why
-// not (state, signin, user, provider, code, unreachable, config): codes,
-// not messages, so that nobody can make the page say what they like. A
-// request without a state (not from an authorization server) gets a 400.
+// authorization server sends the person's browser back after connecting
+// their account for a tool's OAuth configuration (see callbackPage).
 func (s *Server) handleOAuthCallbackPage(w http.ResponseWriter, r *http.Request) error {
+	return s.callbackPage(w, r, toolsCallback, func(ctx context.Context, state string) (*pendingCallback, error) {
+		k, err := s.db.TakeOAuthConnection(ctx, state)
+		if err != nil {
+			return nil, err
+		}
+		return &pendingCallback{ReturnPath: k.ReturnPath, ID: k.OAuthConfigID, Check: func(c *quarry.Caller) error { return c.CheckCallbackCaller(k) },
+			Finish: func(ctx context.Context, c *quarry.Caller, code string) error {
+				return s.finishConnection(ctx, c, k, code)
+			}}, nil
+	})
+}
+
+// A callbackKind is what differs between the pages where authorization
+// servers send browsers back (tools' OAuth, MCP servers').
+type callbackKind struct {
+	log    string   // the log message of a failure
+	prefix string   // of the return path's query: <prefix>_connected=<id>, <prefix>_error=<code>
+	gone   string   // the error code when what the connection was for is gone
+	goneAs []string // the quarry error codes that mean that
+}
+
+var (
+	toolsCallback = callbackKind{log: "OAuth connection failed", prefix: "oauth", gone: "config", goneAs: []string{quarry.ENOTFOUND}}
+	mcpCallback   = callbackKind{log: "MCP OAuth connection failed", prefix: "mcp", gone: "server", goneAs: []string{quarry.ENOTFOUND, quarry.ECONFLICT}}
+)
+
+// A pendingCallback is a connection in progress, taken by its state: where
+// the browser goes back, what it connects (an id), who may finish it, and
+// how.
+type pendingCallback struct {
+	ReturnPath string
+	ID         int64
+	Check      func(*quarry.Caller) error
+	Finish     func(context.Context, *quarry.Caller, string) error
+}
+
+// callbackPage serves a page where an authorization server sends the
+// person's browser back. It takes the connection of the state (once,
+// with take), checks that the browser is signed in as the person who
+// started it, trades the code for the token, keeps it, and sends the
+// browser to the connection's return path: with ?<prefix>_connected=<id>,
+// or with ?<prefix>_error=<code> saying why not (state, signin, user,
+// provider, code, unreachable, or the kind's gone): codes, not messages,
+// so that nobody can make the page say what they like. A request without
+// a state (not from an authorization server) gets a 400.
+func (s *Server) callbackPage(w http.ResponseWriter, r *http.Request, kind callbackKind, take func(context.Context, string) (*pendingCallback, error)) error {
 	ctx, q := r.Context(), r.URL.Query()
 	w.Header().Set("Cache-Control", "no-store")
 	back := func(returnPath, name, value string) error {
-		http.Redirect(w, r, s.publicBase(r)+withQuery(returnPath, name, value), http.StatusSeeOther)
+		http.Redirect(w, r, s.publicBase(r)+withQuery(returnPath, kind.prefix+"_"+name, value), http.StatusSeeOther)
 		return nil
 	}
 	fail := func(returnPath, code string, cause error) error {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "OAuth connection failed", slog.String("request_id", quarry.RequestIDFrom(ctx)),
+		s.log.LogAttrs(ctx, slog.LevelWarn, kind.log, slog.String("request_id", quarry.RequestIDFrom(ctx)),
 			slog.String("reason", code), slog.String("error", cause.Error()))
-		return back(returnPath, "oauth_error", code)
+		return back(returnPath, "error", code)
 	}
 	state := q.Get("state")
 	if state == "" { // Not from an authorization server: it always sends back the state it got.
 		return quarry.Errorf(quarry.EINVALID, "The OAuth callback has no state: it is where an authorization server sends a browser back")
 	}
-	k, err := s.db.TakeOAuthConnection(ctx, state)
+	k, err := take(ctx, state)
 	if quarry.ErrorCode(err) == quarry.EINVALID {
 		return fail("/", "state", err)
 	}
@@ -289,7 +330,7 @@ func (s *Server) handleOAuthCallbackPage(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return fail(k.ReturnPath, "signin", err)
 	}
-	if err := c.CheckCallbackCaller(k); err != nil {
+	if err := k.Check(c); err != nil {
 		return fail(k.ReturnPath, "user", err)
 	}
 	if e := q.Get("error"); e != "" {
@@ -299,18 +340,19 @@ func (s *Server) handleOAuthCallbackPage(w http.ResponseWriter, r *http.Request)
 	if code == "" {
 		return fail(k.ReturnPath, "code", errors.New("no code"))
 	}
-	switch err := s.finishConnection(ctx, c, k, code); quarry.ErrorCode(err) {
-	case "":
-	case quarry.EINVALID:
+	err = k.Finish(ctx, c, code)
+	switch ec := quarry.ErrorCode(err); {
+	case err == nil:
+	case ec == quarry.EINVALID:
 		return fail(k.ReturnPath, "code", err)
-	case quarry.ENOTFOUND:
-		return fail(k.ReturnPath, "config", err)
-	case quarry.EFORBIDDEN, quarry.EBADGATEWAY, quarry.EGATEWAYTIMEOUT:
+	case slices.Contains(kind.goneAs, ec):
+		return fail(k.ReturnPath, kind.gone, err)
+	case ec == quarry.EFORBIDDEN, ec == quarry.EBADGATEWAY, ec == quarry.EGATEWAYTIMEOUT:
 		return fail(k.ReturnPath, "unreachable", err)
 	default:
 		return err
 	}
-	return back(k.ReturnPath, "oauth_connected", strconv.FormatInt(k.OAuthConfigID, 10))
+	return back(k.ReturnPath, "connected", strconv.FormatInt(k.ID, 10))
 }
 
 // oauthCallbackAnswer is Onyx's OAuthCallbackResponse.
