@@ -518,11 +518,7 @@ func (s *Server) handleMCPToolSnapshots(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	out := make([]toolRecord, len(ts))
-	for i, t := range ts {
-		out[i] = s.toolView(t)
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return s.writeTools(w, ts)
 }
 
 // handleMCPDBTools serves GET /admin/mcp/server/{server_id}/db-tools.
@@ -558,11 +554,7 @@ func (s *Server) handleAllMCPTools(w http.ResponseWriter, r *http.Request, c *qu
 	if err != nil {
 		return err
 	}
-	out := make([]toolRecord, len(ts))
-	for i, t := range ts {
-		out[i] = s.toolView(t)
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return s.writeTools(w, ts)
 }
 
 // handleSelectMCPTools serves POST /admin/mcp/servers/update: the tools

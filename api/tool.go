@@ -181,6 +181,11 @@ func (s *Server) handleListTools(w http.ResponseWriter, r *http.Request, c *quar
 	if err != nil {
 		return err
 	}
+	return s.writeTools(w, ts)
+}
+
+// writeTools answers ts, each as GET /tool/{tool_id} shows it.
+func (s *Server) writeTools(w http.ResponseWriter, ts []*quarry.Tool) error {
 	out := make([]toolRecord, len(ts))
 	for i, t := range ts {
 		out[i] = s.toolView(t)
