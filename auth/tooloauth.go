@@ -207,4 +207,3 @@ func oauthReason(re *oauth2.RetrieveError) string {
 	}
 	return "an error"
 }
-
