@@ -18,7 +18,7 @@ import (
 // (at most every p.TouchEvery, so that reads rarely write).
 func (db *DB) SessionCaller(ctx context.Context, hash string, p quarry.SessionPolicy) (*quarry.Caller, error) {
 	now := db.now().Micros()
-	c, err := db.caller(ctx, `
+	c, err := db.caller(ctx, db.read, `
 		SELECT `+userColumns+`, 0, s.id, `+membershipColumns+`
 		FROM sessions s
 		JOIN users u ON u.id = s.user_id

@@ -78,9 +78,13 @@ func (db *DB) tool(ctx context.Context, q querier, id int64) (*quarry.Tool, erro
 	return t, closeRows(rows)
 }
 
-// Tool returns tool id, with its header values in clear.
+// Tool returns tool id, with its header values in clear. Tools are kept
+// between requests while they hold (see readCache).
 func (db *DB) Tool(ctx context.Context, id int64) (*quarry.Tool, error) {
-	return db.tool(ctx, db.read, id)
+	return cached(ctx, db,
+		func(v int64) (*quarry.Tool, bool) { return db.cache.tool(v, id) },
+		func(q querier) (*quarry.Tool, error) { return db.tool(ctx, q, id) },
+		func(v int64, t *quarry.Tool) { db.cache.putTool(v, t) })
 }
 
 // Tools returns every tool, built-ins first, ascending by id.

@@ -30,16 +30,22 @@ func scanUser(s interface{ Scan(...any) error }, u *quarry.User, more ...any) er
 }
 
 // Authenticate returns the caller whose API key hashes to hash, with its
-// group memberships and their grants, in one statement. A deactivated
-// user's keys open nothing.
+// group memberships and their grants. A deactivated user's keys open
+// nothing. Callers are kept between requests while they hold (see
+// readCache): then a request reads only the version of the copies.
 func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, error) {
-	return db.caller(ctx, `
-		SELECT `+userColumns+`, k.id, 0, `+membershipColumns+`
-		FROM api_keys k
-		JOIN users u ON u.id = k.user_id
-		`+membershipJoins+`
-		WHERE k.hashed_key = $1 AND u.is_active
-		ORDER BY m.group_id`, hash)
+	return cached(ctx, db,
+		func(v int64) (*quarry.Caller, bool) { return db.cache.caller(v, hash) },
+		func(q querier) (*quarry.Caller, error) {
+			return db.caller(ctx, q, `
+				SELECT `+userColumns+`, k.id, 0, `+membershipColumns+`
+				FROM api_keys k
+				JOIN users u ON u.id = k.user_id
+				`+membershipJoins+`
+				WHERE k.hashed_key = $1 AND u.is_active
+				ORDER BY m.group_id`, hash)
+		},
+		func(v int64, c *quarry.Caller) { db.cache.putCaller(v, hash, c) })
 }
 
 // membershipColumns and membershipJoins read a caller's memberships of
@@ -55,8 +61,8 @@ const (
 // caller runs a query that returns userColumns, an API key id, a session id
 // and membershipColumns (rows ordered by group), and returns the caller it
 // describes, with its permissions worked out (quarry.Caller.SetGrants).
-func (db *DB) caller(ctx context.Context, query string, args ...any) (*quarry.Caller, error) {
-	rows, err := db.read.QueryContext(ctx, query, args...)
+func (db *DB) caller(ctx context.Context, q querier, query string, args ...any) (*quarry.Caller, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -98,7 +104,7 @@ func (db *DB) caller(ctx context.Context, query string, args ...any) (*quarry.Ca
 
 // userCaller returns user id as a caller, with its memberships.
 func (db *DB) userCaller(ctx context.Context, id string) (*quarry.Caller, error) {
-	return db.caller(ctx, `
+	return db.caller(ctx, db.read, `
 		SELECT `+userColumns+`, 0, 0, `+membershipColumns+`
 		FROM users u `+membershipJoins+`
 		WHERE u.id = $1 AND u.is_active ORDER BY m.group_id`, id)

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/quarryhq/quarry"
+)
+
+// The copies a server keeps between requests of what every request reads:
+// the callers of API keys and the tools. They hold while the database's
+// cache_version is the one they were read at: triggers on every table they
+// are read from bump it with each change (migration 00011), so one read of
+// that version tells a server whether its copies still hold, whichever
+// replica made the change. A copy is read with the version in one
+// snapshot, and is only kept under that version.
+
+// maxCached bounds each kind of copy; past it, the kind starts again empty.
+const maxCached = 10_000
+
+// readCache is the DB's copies, all of one version.
+type readCache struct {
+	mu      sync.Mutex
+	version int64 // of the copies; -1 before the first
+	callers map[string]*quarry.Caller
+	tools   map[int64]*quarry.Tool
+}
+
+func newReadCache() *readCache {
+	return &readCache{version: -1}
+}
+
+// at drops every copy unless v is their version, which v becomes. Any
+// other version, newer or older (a database restored from a backup), has
+// copies of its own: each copy was read in one snapshot with the version
+// it is kept under, and the version changes with every change to what the
+// copies are read from. Called with mu held.
+func (rc *readCache) at(v int64) {
+	if v != rc.version {
+		rc.version, rc.callers, rc.tools = v, nil, nil
+	}
+}
+
+// caller returns a copy of the caller of API key hash at version v, if
+// there is one.
+func (rc *readCache) caller(v int64, hash string) (*quarry.Caller, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	if c := rc.callers[hash]; c != nil {
+		return cloneCaller(c), true
+	}
+	return nil, false
+}
+
+// putCaller keeps c, read at version v, as the caller of API key hash.
+func (rc *readCache) putCaller(v int64, hash string, c *quarry.Caller) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	if rc.callers == nil || len(rc.callers) >= maxCached {
+		rc.callers = map[string]*quarry.Caller{}
+	}
+	rc.callers[hash] = cloneCaller(c)
+}
+
+// tool returns a copy of tool id at version v, if there is one.
+func (rc *readCache) tool(v, id int64) (*quarry.Tool, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	if t := rc.tools[id]; t != nil {
+		return cloneTool(t), true
+	}
+	return nil, false
+}
+
+// putTool keeps t, read at version v.
+func (rc *readCache) putTool(v int64, t *quarry.Tool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	if rc.tools == nil || len(rc.tools) >= maxCached {
+		rc.tools = map[int64]*quarry.Tool{}
+	}
+	rc.tools[t.ID] = cloneTool(t)
+}
+
+// cloneCaller copies c so that neither the copy kept nor the one given
+// out can change the other.
+func cloneCaller(c *quarry.Caller) *quarry.Caller {
+	out := *c
+	out.Scopes, out.Memberships, out.Grants = slices.Clone(c.Scopes), slices.Clone(c.Memberships), slices.Clone(c.Grants)
+	return &out
+}
+
+// cloneTool copies t likewise.
+func cloneTool(t *quarry.Tool) *quarry.Tool {
+	out := *t
+	out.Headers = slices.Clone(t.Headers)
+	out.Definition, out.MCPInputSchema = slices.Clone(t.Definition), slices.Clone(t.MCPInputSchema)
+	return &out
+}
+
+// cacheVersion reads the version of the copies.
+func cacheVersion(ctx context.Context, q querier) (int64, error) {
+	var v int64
+	err := q.QueryRowContext(ctx, `SELECT version FROM cache_version WHERE id = 1`).Scan(&v)
+	return v, mapError(err)
+}
+
+// cached returns what read returns: the copy get finds at the current
+// version, or else read's answer in one snapshot with the version, which
+// put then keeps under that version.
+func cached[T any](ctx context.Context, db *DB, get func(v int64) (T, bool), read func(q querier) (T, error), put func(v int64, x T)) (T, error) {
+	v, err := cacheVersion(ctx, db.read)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	if x, ok := get(v); ok {
+		return x, nil
+	}
+	var x T
+	err = db.snapshot(ctx, func(q querier) error {
+		var err error
+		if v, err = cacheVersion(ctx, q); err != nil {
+			return err
+		}
+		x, err = read(q)
+		return err
+	})
+	if err != nil {
+		return x, err
+	}
+	put(v, x)
+	return x, nil
+}

@@ -1,0 +1,121 @@
+package store_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// TestReadCacheAcrossReplicas: two stores on one database, as two
+// replicas. One keeps callers and tools between requests; every change
+// the other makes to what they are read from shows on the first at once:
+// a key revoked, its person deactivated, a group joined, a permission
+// granted, a tool's headers changed or the tool disabled. A hit reads the
+// version only.
+func TestReadCacheAcrossReplicas(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	a, b := storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)
+	admin := adminOf(t, b)
+	key := func(name string) (*quarry.APIKey, string) {
+		t.Helper()
+		k, token, err := b.CreateAPIKey(ctx, admin, ptr(name), quarry.RoleBasic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, quarry.HashAPIKey(token)
+	}
+	authenticate := func(hash string) *quarry.Caller {
+		t.Helper()
+		c, err := a.Authenticate(ctx, hash)
+		if err != nil {
+			t.Fatalf("authenticating: %v", err)
+		}
+		return c
+	}
+	refused := func(hash, after string) {
+		t.Helper()
+		if c, err := a.Authenticate(ctx, hash); err == nil {
+			t.Errorf("after %s, the key still opens as %s", after, c.Email)
+		}
+	}
+
+	k1, h1 := key("one")
+	authenticate(h1)
+	before := a.Statements()
+	c := authenticate(h1)
+	if n := a.Statements() - before; n != 1 {
+		t.Errorf("a cached caller took %d statements, want 1 (the version)", n)
+	}
+	// A caller given out cannot change the one kept.
+	c.Memberships = append(c.Memberships, quarry.Membership{GroupID: 999})
+	if got := authenticate(h1); slices.ContainsFunc(got.Memberships, func(m quarry.Membership) bool { return m.GroupID == 999 }) {
+		t.Error("a change to a caller given out changed the copy kept")
+	}
+
+	g, err := b.CreateGroup(ctx, admin, quarry.UserGroupInput{Name: ptr("cached"), UserIDs: []string{k1.UserID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticate(h1); !slices.ContainsFunc(got.Memberships, func(m quarry.Membership) bool { return m.GroupID == g.ID }) {
+		t.Errorf("joining a group on the other replica: memberships %v", got.Memberships)
+	}
+	if err := b.SetGroupPermission(ctx, admin, g.ID, quarry.PermManageConnectors, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := authenticate(h1); !got.Has(quarry.PermManageConnectors) {
+		t.Errorf("a permission granted on the other replica: grants %v", got.Grants)
+	}
+	if err := b.DeleteAPIKey(ctx, admin, k1.ID); err != nil {
+		t.Fatal(err)
+	}
+	refused(h1, "its revocation on the other replica")
+
+	_, h2 := key("two")
+	email := authenticate(h2).Email
+	if err := b.SetActive(ctx, admin, email, false); err != nil {
+		t.Fatal(err)
+	}
+	refused(h2, "its person's deactivation on the other replica")
+
+	tool, err := b.CreateTool(ctx, admin, quarry.ToolInput{Name: "cached", Definition: json.RawMessage(`{}`),
+		Headers: []quarry.Header{{Key: "X-Api-Key", Value: "first-cached-secret"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() *quarry.Tool {
+		t.Helper()
+		got, err := a.Tool(ctx, tool.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	read()
+	before = a.Statements()
+	read().Headers[0].Value = "changed by a reader"
+	if n := a.Statements() - before; n != 1 {
+		t.Errorf("a cached tool took %d statements, want 1 (the version)", n)
+	}
+	if got := read().Headers[0].Value; got != "first-cached-secret" {
+		t.Errorf("a change to a tool given out changed the copy kept: %q", got)
+	}
+	headers := []quarry.Header{{Key: "X-Api-Key", Value: "second-cached-secret"}}
+	if _, err := b.UpdateTool(ctx, admin, tool.ID, quarry.ToolUpdate{Headers: &headers}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read().Headers[0].Value; got != "second-cached-secret" {
+		t.Errorf("headers changed on the other replica: %q", got)
+	}
+	if _, err := b.SetToolsEnabled(ctx, admin, []int64{tool.ID}, false); err != nil {
+		t.Fatal(err)
+	}
+	if read().Enabled {
+		t.Error("a tool disabled on the other replica is still enabled")
+	}
+	if _, err := a.Tool(ctx, 999_999); quarry.ErrorCode(err) != quarry.ENOTFOUND {
+		t.Errorf("a missing tool: %v", err)
+	}
+}
