@@ -19,6 +19,70 @@ import (
 // maxCached bounds each kind of copy; past it, the kind starts again empty.
 const maxCached = 10_000
 
+// cachedTables are the tables callers of API keys and tools are read
+// from: each must bump cache_version on every insert, update and delete
+// for the copies to be kept (see CacheTriggers).
+var cachedTables = []string{"api_keys", "group_permissions", "oauth_configs", "tools", "user_group_members", "user_groups", "users"}
+
+// CacheTriggers returns, as "<table> <event>" lines in order, the row
+// changes that bump cache_version: what migration 00011 made, unless a
+// trigger was lost since (a table rebuilt by a later migration drops its
+// triggers on SQLite).
+func (db *DB) CacheTriggers(ctx context.Context) ([]string, error) {
+	q := `SELECT tbl_name || ' ' || CASE
+			WHEN sql LIKE '%AFTER INSERT ON%' THEN 'insert'
+			WHEN sql LIKE '%AFTER UPDATE ON%' THEN 'update'
+			WHEN sql LIKE '%AFTER DELETE ON%' THEN 'delete' END
+		FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%UPDATE cache_version SET version = version + 1%'`
+	if db.dialect == Postgres {
+		q = `SELECT c.relname || ' ' || e.event
+			FROM pg_trigger t
+			JOIN pg_class c ON c.oid = t.tgrelid
+			JOIN pg_namespace n ON n.oid = c.relnamespace
+			JOIN (VALUES (4, 'insert'), (8, 'delete'), (16, 'update')) e(bit, event) ON t.tgtype & e.bit <> 0
+			WHERE n.nspname = current_schema() AND NOT t.tgisinternal AND t.tgfoid = 'bump_cache_version'::regproc`
+	}
+	rows, err := db.read.QueryContext(ctx, q)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		out = append(out, line)
+	}
+	slices.Sort(out)
+	return out, closeRows(rows)
+}
+
+// keepCopies turns the copies on when every table of cachedTables bumps
+// cache_version on every change, and off otherwise: without the version
+// moving, a copy could outlive a change.
+func (db *DB) keepCopies(ctx context.Context) error {
+	have, err := db.CacheTriggers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range cachedTables {
+		for _, e := range []string{"delete", "insert", "update"} {
+			if !slices.Contains(have, t+" "+e) {
+				db.cache.Store(nil)
+				return nil
+			}
+		}
+	}
+	db.cache.Store(newReadCache())
+	return nil
+}
+
+// KeepsCopies reports whether db keeps callers and tools between
+// requests: once migrated, with every trigger of migration 00011.
+func (db *DB) KeepsCopies() bool { return db.cache.Load() != nil }
+
 // readCache is the DB's copies, all of one version.
 type readCache struct {
 	mu      sync.Mutex
@@ -87,15 +151,17 @@ func (rc *readCache) putTool(v int64, t *quarry.Tool) {
 	rc.tools[t.ID] = cloneTool(t)
 }
 
-// cloneCaller copies c so that neither the copy kept nor the one given
-// out can change the other.
+// cloneCaller copies c so that changing the fields or slices of the copy
+// kept or of the one given out cannot change the other (pointers to
+// strings and numbers are shared: nothing writes through them).
 func cloneCaller(c *quarry.Caller) *quarry.Caller {
 	out := *c
 	out.Scopes, out.Memberships, out.Grants = slices.Clone(c.Scopes), slices.Clone(c.Memberships), slices.Clone(c.Grants)
 	return &out
 }
 
-// cloneTool copies t likewise.
+// cloneTool copies t likewise (its headers, definition and input schema
+// included).
 func cloneTool(t *quarry.Tool) *quarry.Tool {
 	out := *t
 	out.Headers = slices.Clone(t.Headers)
@@ -113,13 +179,17 @@ func cacheVersion(ctx context.Context, q querier) (int64, error) {
 // cached returns what read returns: the copy get finds at the current
 // version, or else read's answer in one snapshot with the version, which
 // put then keeps under that version.
-func cached[T any](ctx context.Context, db *DB, get func(v int64) (T, bool), read func(q querier) (T, error), put func(v int64, x T)) (T, error) {
+func cached[T any](ctx context.Context, db *DB, get func(rc *readCache, v int64) (T, bool), read func(q querier) (T, error), put func(rc *readCache, v int64, x T)) (T, error) {
+	rc := db.cache.Load()
+	if rc == nil {
+		return read(db.read)
+	}
 	v, err := cacheVersion(ctx, db.read)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
-	if x, ok := get(v); ok {
+	if x, ok := get(rc, v); ok {
 		return x, nil
 	}
 	var x T
@@ -134,6 +204,6 @@ func cached[T any](ctx context.Context, db *DB, get func(v int64) (T, bool), rea
 	if err != nil {
 		return x, err
 	}
-	put(v, x)
+	put(rc, v, x)
 	return x, nil
 }

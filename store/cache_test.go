@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
@@ -18,6 +19,9 @@ import (
 func TestReadCacheAcrossReplicas(t *testing.T) {
 	u, keys := storetest.URL(t), storetest.Key(t)
 	a, b := storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)
+	if !a.KeepsCopies() {
+		t.Fatal("a migrated store keeps no copies")
+	}
 	admin := adminOf(t, b)
 	key := func(name string) (*quarry.APIKey, string) {
 		t.Helper()
@@ -80,7 +84,12 @@ func TestReadCacheAcrossReplicas(t *testing.T) {
 	}
 	refused(h2, "its person's deactivation on the other replica")
 
-	tool, err := b.CreateTool(ctx, admin, quarry.ToolInput{Name: "cached", Definition: json.RawMessage(`{}`),
+	o, err := b.CreateOAuthConfig(ctx, admin, quarry.OAuthConfig{Name: "first name", AuthorizationURL: "https://a.example.com",
+		TokenURL: "https://a.example.com/token", ClientID: "cached", ClientSecret: "cached-client-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := b.CreateTool(ctx, admin, quarry.ToolInput{Name: "cached", Definition: json.RawMessage(`{}`), OAuthConfigID: &o.ID,
 		Headers: []quarry.Header{{Key: "X-Api-Key", Value: "first-cached-secret"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +118,12 @@ func TestReadCacheAcrossReplicas(t *testing.T) {
 	if got := read().Headers[0].Value; got != "second-cached-secret" {
 		t.Errorf("headers changed on the other replica: %q", got)
 	}
+	if _, err := b.UpdateOAuthConfig(ctx, admin, o.ID, quarry.OAuthConfigUpdate{Name: ptr("second name")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read().OAuthConfigName; got == nil || *got != "second name" {
+		t.Errorf("its OAuth configuration renamed on the other replica: %v", got)
+	}
 	if _, err := b.SetToolsEnabled(ctx, admin, []int64{tool.ID}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +132,40 @@ func TestReadCacheAcrossReplicas(t *testing.T) {
 	}
 	if _, err := a.Tool(ctx, 999_999); quarry.ErrorCode(err) != quarry.ENOTFOUND {
 		t.Errorf("a missing tool: %v", err)
+	}
+}
+
+// TestReadCacheNeedsEveryTrigger: a store whose database lost one of the
+// triggers that move cache_version keeps no copies, and so still sees
+// every change at once.
+func TestReadCacheNeedsEveryTrigger(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	a, b := storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)
+	drop := `DROP TRIGGER api_keys_delete_bumps_cache`
+	if b.Dialect() == store.Postgres {
+		drop = `DROP TRIGGER api_keys_bumps_cache ON api_keys`
+	}
+	if err := b.ExecForTest(ctx, drop); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a.KeepsCopies() {
+		t.Fatal("a store keeps copies without every trigger")
+	}
+	admin := adminOf(t, b)
+	k, token, err := b.CreateAPIKey(ctx, admin, ptr("k"), quarry.RoleBasic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, quarry.HashAPIKey(token)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteAPIKey(ctx, admin, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Authenticate(ctx, quarry.HashAPIKey(token)); err == nil {
+		t.Error("a revoked key still opens")
 	}
 }

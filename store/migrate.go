@@ -61,8 +61,15 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.fillEmailKeys(ctx); err != nil || v < groupNameKeyVersion {
 		return err
 	}
-	return db.fillGroupNameKeys(ctx)
+	if err := db.fillGroupNameKeys(ctx); err != nil || v < cacheVersionVersion {
+		return err
+	}
+	return db.keepCopies(ctx)
 }
+
+// cacheVersionVersion is the migration that adds cache_version and its
+// triggers, with which a migrated store keeps copies (keepCopies).
+const cacheVersionVersion = 11
 
 // emailSkeletonVersion is the migration that adds users.email_skeleton,
 // which fillEmailKeys fills in.

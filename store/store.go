@@ -51,8 +51,8 @@ type DB struct {
 	migrations fs.FS    // The migrations, a directory per dialect.
 	held       *os.File // SQLite: the database file, share-locked while open (see Restore).
 	statements atomic.Int64
-	runs       runQueue   // The audit entries of tool runs waiting to be written (store/toolrun.go).
-	cache      *readCache // Callers of API keys and tools kept between requests (store/cache.go).
+	runs       runQueue                  // The audit entries of tool runs waiting to be written (store/toolrun.go).
+	cache      atomic.Pointer[readCache] // Callers of API keys and tools kept between requests, once migrated (store/cache.go).
 }
 
 // pool is a connection pool that counts the statements it runs and, on
@@ -324,7 +324,7 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations, cache: newReadCache()}
+	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations}
 	if db.migrations == nil {
 		db.migrations = migrations
 	}

@@ -82,9 +82,9 @@ func (db *DB) tool(ctx context.Context, q querier, id int64) (*quarry.Tool, erro
 // between requests while they hold (see readCache).
 func (db *DB) Tool(ctx context.Context, id int64) (*quarry.Tool, error) {
 	return cached(ctx, db,
-		func(v int64) (*quarry.Tool, bool) { return db.cache.tool(v, id) },
+		func(rc *readCache, v int64) (*quarry.Tool, bool) { return rc.tool(v, id) },
 		func(q querier) (*quarry.Tool, error) { return db.tool(ctx, q, id) },
-		func(v int64, t *quarry.Tool) { db.cache.putTool(v, t) })
+		func(rc *readCache, v int64, t *quarry.Tool) { rc.putTool(v, t) })
 }
 
 // Tools returns every tool, built-ins first, ascending by id.

@@ -35,7 +35,7 @@ func scanUser(s interface{ Scan(...any) error }, u *quarry.User, more ...any) er
 // readCache): then a request reads only the version of the copies.
 func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, error) {
 	return cached(ctx, db,
-		func(v int64) (*quarry.Caller, bool) { return db.cache.caller(v, hash) },
+		func(rc *readCache, v int64) (*quarry.Caller, bool) { return rc.caller(v, hash) },
 		func(q querier) (*quarry.Caller, error) {
 			return db.caller(ctx, q, `
 				SELECT `+userColumns+`, k.id, 0, `+membershipColumns+`
@@ -45,7 +45,7 @@ func (db *DB) Authenticate(ctx context.Context, hash string) (*quarry.Caller, er
 				WHERE k.hashed_key = $1 AND u.is_active
 				ORDER BY m.group_id`, hash)
 		},
-		func(v int64, c *quarry.Caller) { db.cache.putCaller(v, hash, c) })
+		func(rc *readCache, v int64, c *quarry.Caller) { rc.putCaller(v, hash, c) })
 }
 
 // membershipColumns and membershipJoins read a caller's memberships of
