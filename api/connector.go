@@ -75,9 +75,7 @@ func (s *Server) handleCreateConnector(w http.ResponseWriter, r *http.Request, c
 // /manage/admin/connector, whose credential query keeps the connectors
 // the caller sees paired with that credential.
 func (s *Server) handleListConnectors(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Credential decode.Optional[int64] `query:"credential"`
-	}
+	var in connectorsQuery
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -51,10 +51,7 @@ const statusClientClosed = 499
 // its client went away is not a failure: it is logged as such and gets
 // statusClientClosed.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "client went away",
-			slog.String("request_id", quarry.RequestIDFrom(r.Context())))
-		w.WriteHeader(statusClientClosed)
+	if s.clientGone(w, r, err) {
 		return
 	}
 	var verrs decode.Errors
@@ -62,14 +59,35 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusUnprocessableEntity, validationBody{verrs})
 		return
 	}
-	code := quarry.ErrorCode(err)
-	status, ok := statuses[code]
+	writeJSON(w, s.errorStatus(w, r, err), errorBody{quarry.ErrorMessage(err)})
+}
+
+// clientGone reports whether err ended a request whose client went away,
+// and then logs it and writes statusClientClosed (writeError and
+// writeSCIMError).
+func (s *Server) clientGone(w http.ResponseWriter, r *http.Request, err error) bool {
+	if !errors.Is(err, context.Canceled) || r.Context().Err() == nil {
+		return false
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelInfo, "client went away",
+		slog.String("request_id", quarry.RequestIDFrom(r.Context())))
+	w.WriteHeader(statusClientClosed)
+	return true
+}
+
+// errorStatus returns the status of err (its code's, in the statuses
+// table; 500 for anything else), sets the headers that go with it (the
+// bearer challenge of a 401, Retry-After), and logs a failure: the one
+// mapping of errors to statuses, whichever body writeError or
+// writeSCIMError then writes.
+func (s *Server) errorStatus(w http.ResponseWriter, r *http.Request, err error) int {
+	status, ok := statuses[quarry.ErrorCode(err)]
 	if !ok {
 		status = http.StatusInternalServerError
 	}
 	switch status {
 	case http.StatusUnauthorized:
-		if errors.Is(err, errInvalidToken) {
+		if errors.Is(err, errInvalidToken) || errors.Is(err, errSCIMInvalidToken) {
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		} else {
 			w.Header().Set("WWW-Authenticate", "Bearer")
@@ -88,5 +106,5 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", quarry.RequestIDFrom(r.Context())), slog.String("error", err.Error()))
 	}
-	writeJSON(w, status, errorBody{quarry.ErrorMessage(err)})
+	return status
 }

@@ -184,8 +184,9 @@ var goldenTargets = map[string]func() any{
 			Body indexingStatusRequest `body:""`
 		}{}
 	},
-	"groupsQuery":   func() any { return &groupsQuery{} },
-	"allUsersQuery": func() any { return &allUsersQuery{} },
+	"groupsQuery":     func() any { return &groupsQuery{} },
+	"connectorsQuery": func() any { return &connectorsQuery{} },
+	"allUsersQuery":   func() any { return &allUsersQuery{} },
 	"oauthConfigUpdate": func() any {
 		return &struct {
 			ID   int64             `path:"oauth_config_id"`

@@ -194,6 +194,12 @@ type groupsQuery struct {
 	IncludeDefault bool `query:"include_default" default:"false"`
 }
 
+// connectorsQuery holds the query parameters of GET
+// /manage/admin/connector (Onyx's credential: int | None).
+type connectorsQuery struct {
+	Credential decode.Optional[int64] `query:"credential"`
+}
+
 // setPermission is the body of PUT
 // /manage/admin/user-group/{group_id}/permissions, and its answer: Onyx's
 // SetPermissionRequest and SetPermissionResponse.

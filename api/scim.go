@@ -239,12 +239,21 @@ func (s *Server) handleSCIMGetUser(w http.ResponseWriter, r *http.Request, c *qu
 	if err != nil {
 		return err
 	}
-	if quarry.VersionMatches(r.Header.Values("If-None-Match"), u.Version()) {
-		w.Header().Set("ETag", scim.ETag(u.Version()))
-		w.WriteHeader(http.StatusNotModified)
+	if scimNotModified(w, r, u.Version()) {
 		return nil
 	}
 	return s.writeSCIMUser(w, r, http.StatusOK, u, p)
+}
+
+// scimNotModified answers 304 with the resource's ETag, and reports so,
+// when the request's If-None-Match names version.
+func scimNotModified(w http.ResponseWriter, r *http.Request, version string) bool {
+	if !quarry.VersionMatches(r.Header.Values("If-None-Match"), version) {
+		return false
+	}
+	w.Header().Set("ETag", scim.ETag(version))
+	w.WriteHeader(http.StatusNotModified)
+	return true
 }
 
 // handleSCIMCreateUser serves POST /scim/v2/Users: 201 with the person (a
@@ -375,9 +384,7 @@ func (s *Server) handleSCIMGetGroup(w http.ResponseWriter, r *http.Request, c *q
 	if err != nil {
 		return err
 	}
-	if quarry.VersionMatches(r.Header.Values("If-None-Match"), g.Version()) {
-		w.Header().Set("ETag", scim.ETag(g.Version()))
-		w.WriteHeader(http.StatusNotModified)
+	if scimNotModified(w, r, g.Version()) {
 		return nil
 	}
 	return s.writeSCIMGroup(w, r, http.StatusOK, g, p)

@@ -2,10 +2,8 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -28,10 +26,7 @@ var scimTypes = map[string]string{
 // statuses table) and message; anything else is a 500 whose cause goes to
 // the log only. A client that went away gets statusClientClosed.
 func (s *Server) writeSCIMError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "client went away",
-			slog.String("request_id", quarry.RequestIDFrom(r.Context())))
-		w.WriteHeader(statusClientClosed)
+	if s.clientGone(w, r, err) {
 		return
 	}
 	var se *scim.Error
@@ -39,26 +34,8 @@ func (s *Server) writeSCIMError(w http.ResponseWriter, r *http.Request, err erro
 		writeSCIM(w, http.StatusBadRequest, scim.NewErrorBody(http.StatusBadRequest, se.Type, se.Detail))
 		return
 	}
-	code := quarry.ErrorCode(err)
-	status, ok := statuses[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	switch status {
-	case http.StatusUnauthorized:
-		if errors.Is(err, errSCIMInvalidToken) {
-			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-		} else {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-		}
-	case http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", "1")
-	}
-	if status >= 500 {
-		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
-			slog.String("request_id", quarry.RequestIDFrom(r.Context())), slog.String("error", err.Error()))
-	}
-	writeSCIM(w, status, scim.NewErrorBody(status, scimTypes[code], quarry.ErrorMessage(err)))
+	status := s.errorStatus(w, r, err)
+	writeSCIM(w, status, scim.NewErrorBody(status, scimTypes[quarry.ErrorCode(err)], quarry.ErrorMessage(err)))
 }
 
 // writeSCIM writes v as a SCIM body (application/scim+json) with status.

@@ -158,6 +158,9 @@ func TestSupportConnectorRead(t *testing.T) {
 		c.do(c.admin, "GET", "/manage/admin/connector?credential=k", nil).want(t, 422, `{"detail":[{"type":"int_parsing",
 			"loc":["query","credential"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"k"}]}`)
 		c.do(c.basic, "GET", "/manage/admin/connector", nil).want(t, 403, fxNotCurator)
+		for _, gc := range fxGoldens(t, "connectorsQuery") {
+			t.Run(gc.Name, func(t *testing.T) { c.replay(t, c.admin, "GET", "", gc) })
+		}
 	})
 	for _, tt := range []struct {
 		name   string

@@ -414,6 +414,10 @@ class GroupsQuery(BaseModel):
     include_default: bool = False
 
 
+class ConnectorsQuery(BaseModel):
+    credential: Optional[Int64] = None
+
+
 Page = Annotated[int, Field(ge=0, le=1000000)]
 
 
@@ -480,6 +484,7 @@ ENDPOINTS = {
     "setPermission": ("PUT", "/manage/admin/user-group/{group_id}/permissions", ["group_id"], None, SetPermission),
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
+    "connectorsQuery": ("GET", "/manage/admin/connector", [], ConnectorsQuery, None),
     "allUsersQuery": ("GET", "/manage/users", [], AllUsersQuery, None),
     "scimTokenCreate": ("POST", "/admin/enterprise-settings/scim/token", [], None, ScimTokenCreate),
 }
@@ -1130,6 +1135,12 @@ def corpus():
     case("groupsQuery", "include_default", query="include_default=true")
     case("groupsQuery", "as Python prints it", query="include_default=True")
     case("groupsQuery", "bad", query="include_default=maybe")
+    case("connectorsQuery", "none", query="")
+    case("connectorsQuery", "a credential", query="credential=7")
+    case("connectorsQuery", "not a number", query="credential=k")
+    case("connectorsQuery", "a float", query="credential=1.5")
+    case("connectorsQuery", "empty", query="credential=")
+    case("connectorsQuery", "too large", query="credential=9223372036854775808")
     case("allUsersQuery", "none", query="")
     case("allUsersQuery", "onyx's test", query="include_api_keys=true")
     case("allUsersQuery", "pages", query="q=ann&accepted_page=0&slack_users_page=0&invited_page=1&include_api_keys=false")
