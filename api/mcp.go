@@ -1,20 +1,14 @@
 package api
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
-	"github.com/quarryhq/quarry/toolrun"
+	"github.com/quarryhq/quarry/outbound"
 )
 
 // MCP servers as sources of tools, with Onyx's paths and shapes
@@ -327,7 +321,7 @@ func (s *Server) writeMCPServer(w http.ResponseWriter, r *http.Request, c *quarr
 			return err
 		}
 	}
-	can := s.mcpCanAuthenticate(m, c, creds, tokens)
+	can := s.out.CanAuthenticate(m, c, creds, tokens)
 	return writeJSON(w, http.StatusOK, s.mcpView(m, c, details, mine, &can))
 }
 
@@ -360,7 +354,7 @@ func (s *Server) handleListMCPServers(admin bool) handlerFunc {
 			if !admin && (!m.Configured() || m.Status == quarry.MCPDisconnected) {
 				continue
 			}
-			can := s.mcpCanAuthenticate(m, c, creds, tokens)
+			can := s.out.CanAuthenticate(m, c, creds, tokens)
 			out.MCPServers = append(out.MCPServers, s.mcpView(m, c, false, nil, &can))
 		}
 		return writeJSON(w, http.StatusOK, out)
@@ -393,61 +387,6 @@ func (s *Server) handleSetMCPServerStatus(w http.ResponseWriter, r *http.Request
 	return writeJSON(w, http.StatusOK, messageAnswer{"Server status updated to " + string(in.Status)})
 }
 
-// listMCPTools lists server m's tools with c's credentials (for an admin
-// of a server with per-person credentials, their own), and, when sync,
-// makes its tool rows those tools. A server that refuses, or cannot be
-// reached, leaves it AWAITING_AUTH.
-func (s *Server) listMCPTools(ctx context.Context, r *http.Request, c *quarry.Caller, m *quarry.MCPServer, sync bool) ([]*mcp.Tool, error) {
-	if !m.Configured() {
-		return nil, quarry.Errorf(quarry.EINVALID, "MCP server transport is not configured")
-	}
-	if *m.Transport == quarry.MCPStdio {
-		return nil, quarry.Errorf(quarry.EINVALID, "The STDIO transport is not supported: Quarry connects to MCP servers over HTTP")
-	}
-	target, err := s.mcpTarget(ctx, m, c, r.Header.Get("Authorization"))
-	if err != nil {
-		return nil, err
-	}
-	tools, err := s.runner.MCPListTools(ctx, target)
-	if err != nil {
-		if sync {
-			s.db.MarkMCPListingFailed(context.WithoutCancel(ctx), m.ID)
-		}
-		return nil, s.mcpError(m, err)
-	}
-	if sync {
-		infos := make([]quarry.MCPToolInfo, 0, len(tools))
-		for _, t := range tools {
-			infos = append(infos, mcpToolInfo(t))
-		}
-		if _, err := s.db.SyncMCPTools(ctx, c, m.ID, infos); err != nil {
-			return nil, err
-		}
-	}
-	for _, t := range tools {
-		t.Description = quarry.TruncateDescription(t.Description)
-	}
-	return tools, nil
-}
-
-// mcpToolInfo returns what Quarry keeps of a tool a server lists: its
-// display name is its title, or its annotations' title, or its name (as
-// Onyx).
-func mcpToolInfo(t *mcp.Tool) quarry.MCPToolInfo {
-	display := t.Title
-	if display == "" && t.Annotations != nil {
-		display = t.Annotations.Title
-	}
-	if display == "" {
-		display = t.Name
-	}
-	schema, err := json.Marshal(t.InputSchema)
-	if err != nil || string(schema) == "null" {
-		schema = []byte(`{"type":"object"}`)
-	}
-	return quarry.MCPToolInfo{Name: t.Name, DisplayName: display, Description: t.Description, InputSchema: schema}
-}
-
 // handleListMCPToolsAdmin serves GET /admin/mcp/server/{server_id}/tools:
 // it lists the server's tools and makes its tool rows those tools (new
 // ones disabled until enabled).
@@ -456,7 +395,7 @@ func (s *Server) handleListMCPToolsAdmin(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	tools, err := s.listMCPTools(r.Context(), r, c, m, true)
+	tools, err := s.out.ListMCPTools(r.Context(), c, r.Header.Get("Authorization"), m, true)
 	if err != nil {
 		return err
 	}
@@ -475,7 +414,7 @@ func (s *Server) handleListMCPToolsUser(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	tools, err := s.listMCPTools(r.Context(), r, c, m, false)
+	tools, err := s.out.ListMCPTools(r.Context(), c, r.Header.Get("Authorization"), m, false)
 	if err != nil {
 		return err
 	}
@@ -510,7 +449,7 @@ func (s *Server) handleMCPToolSnapshots(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	if in.Source == "mcp" {
-		if _, err := s.listMCPTools(ctx, r, c, m, true); err != nil {
+		if _, err := s.out.ListMCPTools(ctx, c, r.Header.Get("Authorization"), m, true); err != nil {
 			return err
 		}
 	}
@@ -575,9 +514,8 @@ func (s *Server) handleSelectMCPTools(w http.ResponseWriter, r *http.Request, c 
 }
 
 // handleSaveMCPCredentials serves POST /mcp/user-credentials: a person
-// gives their values for a server's header template. They are checked
-// first, by listing the server's tools with them (unless the server uses
-// OAuth, whose token comes later), and kept only if that works.
+// gives their values for a server's header template
+// (outbound.Service.SaveMCPCredentials checks and keeps them).
 func (s *Server) handleSaveMCPCredentials(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in struct {
 		Body mcpUserCredentials `body:""`
@@ -586,80 +524,18 @@ func (s *Server) handleSaveMCPCredentials(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	b := in.Body
-	ctx := r.Context()
-	m, err := s.db.MCPServer(ctx, b.ServerID)
+	saved, err := s.out.SaveMCPCredentials(r.Context(), c, outbound.MCPCredentials{ServerID: b.ServerID, Credentials: b.Credentials,
+		Transport: b.Transport, Authorization: r.Header.Get("Authorization")})
 	if err != nil {
 		return err
 	}
-	tpl := m.Template()
-	if tpl == nil || !m.PerUser() {
-		if !(m.Auth() == quarry.MCPAuthAPIToken && m.PerUser() && b.Credentials[quarry.APIKeyPlaceholder] != "") {
-			return quarry.Errorf(quarry.EINVALID, "This MCP server has no user-configurable header template.")
-		}
-		tpl = quarry.DefaultAPITokenTemplate()
+	m := saved.Server
+	answer := mcpCredentialsAnswer{Success: true, Message: "Credentials saved successfully", ServerID: m.ID, ServerName: m.Name,
+		Authenticated: saved.Authenticated, ValidationTested: saved.Tested}
+	if saved.Tested {
+		answer.Message = "Credentials saved and validated successfully. Successfully connected. Found " + strconv.Itoa(saved.ToolCount) + " tools."
 	}
-	creds := maps.Clone(b.Credentials)
-	if _, err := tpl.Render(creds, c.Email); err != nil {
-		return err
-	}
-	transport := strings.ToUpper(strings.ReplaceAll(b.Transport, "-", "_"))
-	if !slices.Contains(quarry.MCPTransport("").EnumValues(), transport) {
-		return quarry.Errorf(quarry.EINVALID, "transport must be one of STREAMABLE_HTTP or SSE")
-	}
-	answer := mcpCredentialsAnswer{Success: true, Message: "Credentials saved successfully", ServerID: m.ID, ServerName: m.Name}
-	if m.Auth() != quarry.MCPAuthOAuth {
-		check := *m
-		check.Config.HeaderTemplate = tpl.Headers
-		tr := quarry.MCPTransport(transport)
-		check.Transport = &tr
-		target, err := s.mcpTargetWith(ctx, &check, c, r.Header.Get("Authorization"), creds)
-		if err != nil {
-			return err
-		}
-		tools, err := s.runner.MCPListTools(ctx, target)
-		if err != nil {
-			return quarry.Errorf(quarry.EINVALID, "Credentials validation failed: Connection failed: %s", validationReason(err))
-		}
-		answer.ValidationTested = true
-		answer.Message = "Credentials saved and validated successfully. Successfully connected. Found " + strconv.Itoa(len(tools)) + " tools."
-	}
-	if err := s.db.SaveMCPCredentials(ctx, c, m.ID, creds); err != nil {
-		return err
-	}
-	creds2, tokens, err := s.db.MCPConnections(ctx, c.ID)
-	if err != nil {
-		return err
-	}
-	answer.Authenticated = s.mcpCanAuthenticate(m, c, creds2, tokens)
 	return writeJSON(w, http.StatusOK, answer)
-}
-
-// validationReason says why a check of credentials failed, in words the
-// person can act on (never the credentials).
-func validationReason(err error) string {
-	var ue *toolrun.MCPUnauthorizedError
-	if errors.As(err, &ue) {
-		return ue.Error()
-	}
-	return quarry.ErrorMessage(err)
-}
-
-// mcpTargetWith is mcpTarget with creds as the person's values.
-func (s *Server) mcpTargetWith(ctx context.Context, m *quarry.MCPServer, c *quarry.Caller, authz string, creds map[string]string) (toolrun.MCPTarget, error) {
-	t := toolrun.MCPTarget{URL: m.ServerURL, SSE: m.Transport != nil && *m.Transport == quarry.MCPSSE}
-	headers, err := m.Template().Render(creds, c.Email)
-	if err != nil {
-		return t, err
-	}
-	t.Headers, t.Values = headers, slices.Collect(maps.Values(creds))
-	if m.Auth() == quarry.MCPAuthPTOAuth {
-		tok, err := s.passthroughToken(ctx, c, authz)
-		if err != nil {
-			return t, err
-		}
-		t.Bearer = tok
-	}
-	return t, nil
 }
 
 // handleDeleteMCPCredentials serves DELETE /mcp/user-credentials/{server_id}:

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound"
 	"github.com/quarryhq/quarry/toolrun"
 )
 
@@ -322,7 +323,7 @@ func (s *Server) buildCatalog(ctx context.Context, version string) (*mcpCatalog,
 				tool: &mcp.Tool{Title: title, Description: desc, InputSchema: schema}})
 			continue
 		}
-		d, err := s.runner.Definition(ctx, t.Definition)
+		d, err := s.out.Definition(ctx, t.Definition)
 		if err != nil {
 			continue // A definition that no longer compiles offers nothing (a run says why).
 		}
@@ -442,7 +443,7 @@ func (s *Server) mcpCallTool(ctx context.Context, e *mcpEndpoint, call *mcpCall,
 	if args[0] != '{' {
 		return toolError("arguments must be a JSON object"), nil
 	}
-	res, err := s.run(ctx, call.c, call.authz, ref.toolID, runRequest{Method: ref.method, Args: args})
+	res, err := s.run(ctx, call.c, ref.toolID, outbound.RunRequest{Method: ref.method, Args: args, Authorization: call.authz})
 	switch quarry.ErrorCode(err) {
 	case "":
 	case quarry.EINTERNAL, quarry.EUNAVAILABLE:

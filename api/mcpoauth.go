@@ -7,17 +7,11 @@ import (
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
-	"github.com/quarryhq/quarry/auth"
-	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/outbound"
 )
 
-// OAuth at MCP servers, as the MCP authorization specification says: the
-// server's protected resource metadata (RFC 9728) names its authorization
-// server, whose metadata (RFC 8414, or OpenID Connect discovery) gives the
-// endpoints; Quarry registers itself there (RFC 7591) when the admin gave
-// no client id and the server offers registration; the authorization code
-// flow runs with PKCE (S256) and the server as the resource (RFC 8707).
-// Onyx's routes and shapes: POST /mcp/oauth/connect (a person connects
+// OAuth at MCP servers (the flow is outbound.Service.ConnectMCP's and
+// FinishMCPConnection's). Onyx's routes and shapes: POST /mcp/oauth/connect (a person connects
 // their own account), POST /admin/mcp/oauth/connect (an admin connects the
 // account everyone's calls use, or their own), and the callback at
 // /mcp/oauth/callback. Tokens are kept and refreshed as tools' are.
@@ -56,124 +50,19 @@ func (s *Server) handleMCPOAuthConnect(admin bool) handlerFunc {
 			return err
 		}
 		b := in.Body
-		if err := quarry.CheckReturnPath(b.ReturnPath); err != nil {
-			return err
-		}
-		ctx := r.Context()
-		m, err := s.db.MCPServer(ctx, b.ServerID)
+		id, url, started, err := s.out.ConnectMCP(r.Context(), c, outbound.MCPConnect{ServerID: b.ServerID, ReturnPath: b.ReturnPath,
+			Admin: admin, Force: b.ForceReauthentication, IncludeResource: b.IncludeResourceParam,
+			ClientIDChanged: b.OAuthClientIDChanged, ClientID: b.OAuthClientID.Value,
+			ClientSecretChanged: b.OAuthClientSecretChanged, ClientSecret: b.OAuthClientSecret.Value,
+			RedirectURI: s.mcpRedirectURI(r)})
 		if err != nil {
 			return err
 		}
-		if admin {
-			if err := c.CheckEditMCPServer(m); err != nil {
-				return err
-			}
+		if started {
+			w.Header().Set("Cache-Control", "no-store")
 		}
-		if m.Auth() != quarry.MCPAuthOAuth {
-			t := "None"
-			if m.AuthType != nil {
-				t = string(*m.AuthType)
-			}
-			return quarry.Errorf(quarry.EINVALID, "Server was configured with authentication type %s", t)
-		}
-		shared := m.SharedOAuth()
-		if shared && !admin {
-			return quarry.Errorf(quarry.EFORBIDDEN, "The OAuth account of the MCP server %s is connected by an admin for everyone: use POST /admin/mcp/oauth/connect", m.Name)
-		}
-		if admin && (b.OAuthClientIDChanged || b.OAuthClientSecretChanged) {
-			if m, err = s.db.UpdateMCPOAuthClient(ctx, c, m.ID, b.OAuthClientIDChanged, b.OAuthClientID.Value,
-				b.OAuthClientSecretChanged, b.OAuthClientSecret.Value); err != nil {
-				return err
-			}
-		}
-		user := c.ID
-		if shared {
-			user = store.SharedMCPUser
-		}
-		if !b.ForceReauthentication {
-			has, err := s.db.HasMCPToken(ctx, m.ID, user)
-			if err != nil {
-				return err
-			}
-			if has {
-				return writeJSON(w, http.StatusOK, mcpOAuthConnectAnswer{ServerID: m.ID, OAuthURL: b.ReturnPath})
-			}
-		}
-		redirect := s.mcpRedirectURI(r)
-		client, err := s.mcpOAuthClient(ctx, m, redirect)
-		if err != nil {
-			return err
-		}
-		l := auth.NewLogin()
-		k := &quarry.MCPOAuthConnection{ServerID: m.ID, Shared: shared, Verifier: l.Verifier, RedirectURI: redirect, ReturnPath: b.ReturnPath}
-		if err := s.db.BeginMCPOAuth(ctx, c, l.State, k); err != nil {
-			return err
-		}
-		cfg := client.OAuthConfig(m.Name, m.AdditionalAuthParams, b.IncludeResourceParam)
-		w.Header().Set("Cache-Control", "no-store")
-		return writeJSON(w, http.StatusOK, mcpOAuthConnectAnswer{ServerID: m.ID,
-			OAuthURL: auth.ToolAuthCodeURL(cfg, redirect, l.State, l.Verifier)})
+		return writeJSON(w, http.StatusOK, mcpOAuthConnectAnswer{ServerID: id, OAuthURL: url})
 	}
-}
-
-// mcpOAuthClient returns the OAuth client Quarry connects to m's
-// authorization server with: the endpoints discovered (auto discovery) or
-// given (known provider), and the client the admin gave or, failing that,
-// one Quarry registers for redirect where the server offers registration.
-// What it learns is kept with the server.
-func (s *Server) mcpOAuthClient(ctx context.Context, m *quarry.MCPServer, redirect string) (*quarry.MCPOAuthClient, error) {
-	client := m.OAuthClient()
-	stored := quarry.MCPOAuthClient{}
-	if m.Config.OAuth != nil {
-		stored = *m.Config.OAuth
-	}
-	changed := false
-	if m.ProviderMode == quarry.MCPAutoDiscovery && !stored.Discovered() {
-		info, err := s.runner.MCPDiscover(ctx, m.ServerURL)
-		if err != nil {
-			return nil, err
-		}
-		for _, u := range []string{info.AuthorizationEndpoint, info.TokenEndpoint} {
-			if err := (&quarry.OAuthConfig{AuthorizationURL: u, TokenURL: u}).CheckURLs(); err != nil {
-				return nil, quarry.Errorf(quarry.EBADGATEWAY, "The authorization server of the MCP server %s gives an endpoint Quarry will not use: %s", m.Name, quarry.ErrorMessage(err))
-			}
-		}
-		stored.Issuer, stored.AuthorizationEndpoint, stored.TokenEndpoint = info.Issuer, info.AuthorizationEndpoint, info.TokenEndpoint
-		stored.RegistrationEndpoint, stored.Scopes = info.RegistrationEndpoint, info.Scopes
-		if info.Resource != "" {
-			stored.Resource = info.Resource
-		}
-		changed = true
-	}
-	if stored.Registered && stored.RedirectURI != redirect {
-		// Registered for another redirect URI (the public URL changed):
-		// register again.
-		stored.ClientID, stored.ClientSecret, stored.Registered = "", "", false
-	}
-	if stored.ClientID == "" {
-		endpoint := stored.RegistrationEndpoint
-		if endpoint == "" {
-			return nil, quarry.Errorf(quarry.ECONFLICT, "The authorization server of the MCP server %s offers no dynamic client registration: "+
-				"its owner or an admin must give Quarry's client id (and secret) there, as oauth_client_id in POST /admin/mcp/servers/create", m.Name)
-		}
-		id, secret, err := s.runner.MCPRegister(ctx, endpoint, redirect, nil)
-		if err != nil {
-			return nil, err
-		}
-		stored.ClientID, stored.ClientSecret, stored.Registered, stored.RedirectURI = id, secret, true, redirect
-		changed = true
-	}
-	if changed {
-		if err := s.db.SetMCPOAuthClient(ctx, m.ID, &stored); err != nil {
-			return nil, err
-		}
-		m.Config.OAuth = &stored
-	}
-	client = m.OAuthClient()
-	if !client.Discovered() {
-		return nil, quarry.Errorf(quarry.ECONFLICT, "Known-provider OAuth mode requires oauth_authorization_endpoint and oauth_token_endpoint")
-	}
-	return client, nil
 }
 
 // mcpOAuthCallbackAnswer is Onyx's MCPOAuthCallbackResponse.
@@ -183,26 +72,6 @@ type mcpOAuthCallbackAnswer struct {
 	ServerID    int64  `json:"server_id"`
 	ServerName  string `json:"server_name"`
 	RedirectURL string `json:"redirect_url"`
-}
-
-// finishMCPConnection trades code for c's token at the authorization
-// server of connection k's server and keeps it.
-func (s *Server) finishMCPConnection(ctx context.Context, c *quarry.Caller, k *quarry.MCPOAuthConnection, code string) (*quarry.MCPServer, error) {
-	m, err := s.db.MCPServer(ctx, k.ServerID)
-	if err != nil {
-		return nil, err
-	}
-	if m.Auth() != quarry.MCPAuthOAuth || m.SharedOAuth() != k.Shared {
-		return nil, quarry.Errorf(quarry.ECONFLICT, "The MCP server %s changed how it authenticates since this connection started; start again", m.Name)
-	}
-	client := m.OAuthClient()
-	xctx, cancel := context.WithTimeout(ctx, s.runner.Policy().Timeout)
-	tok, err := auth.MCPExchange(xctx, s.runner.Client(), client.OAuthConfig(m.Name, nil, false), k.RedirectURI, code, k.Verifier, client.Resource)
-	cancel()
-	if err := s.runner.Explain(ctx, hostOf(client.TokenEndpoint), err); err != nil {
-		return nil, err
-	}
-	return m, s.db.SaveMCPToken(ctx, c, m.ID, k.Shared, tok)
 }
 
 // handleMCPOAuthCallback serves POST /mcp/oauth/callback?code=&state=, as
@@ -230,7 +99,7 @@ func (s *Server) handleMCPOAuthCallback(w http.ResponseWriter, r *http.Request, 
 	if err := c.CheckMCPCallbackCaller(k); err != nil {
 		return quarry.Errorf(quarry.EINVALID, "Invalid OAuth state")
 	}
-	m, err := s.finishMCPConnection(ctx, c, k, in.Code.Value)
+	m, err := s.out.FinishMCPConnection(ctx, c, k, in.Code.Value)
 	if err != nil {
 		return err
 	}
@@ -252,7 +121,7 @@ func (s *Server) handleMCPOAuthCallbackPage(w http.ResponseWriter, r *http.Reque
 		}
 		return &pendingCallback{ReturnPath: k.ReturnPath, ID: k.ServerID, Check: func(c *quarry.Caller) error { return c.CheckMCPCallbackCaller(k) },
 			Finish: func(ctx context.Context, c *quarry.Caller, code string) error {
-				_, err := s.finishMCPConnection(ctx, c, k, code)
+				_, err := s.out.FinishMCPConnection(ctx, c, k, code)
 				return err
 			}}, nil
 	})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
-	"github.com/quarryhq/quarry/auth"
 )
 
 // OAuth for custom tools, with Onyx's paths and shapes
@@ -203,41 +202,12 @@ func (s *Server) handleOAuthInitiate(w http.ResponseWriter, r *http.Request, c *
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	if err := quarry.CheckReturnPath(in.Body.ReturnPath); err != nil {
-		return err
-	}
-	ctx := r.Context()
-	cfg, err := s.db.OAuthConfig(ctx, in.Body.OAuthConfigID)
+	authURL, state, err := s.out.StartToolConnection(r.Context(), c, in.Body.OAuthConfigID, in.Body.ReturnPath, s.redirectURI(r))
 	if err != nil {
-		return err
-	}
-	if cfg.ClientID == "" {
-		return quarry.Errorf(quarry.ECONFLICT, "OAuth config %d has no client id; an admin must set one before anyone can connect", cfg.ID)
-	}
-	l := auth.NewLogin()
-	k := &quarry.OAuthConnection{OAuthConfigID: cfg.ID, Verifier: l.Verifier, RedirectURI: s.redirectURI(r), ReturnPath: in.Body.ReturnPath}
-	if err := s.db.BeginOAuthConnection(ctx, c, l.State, k); err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusOK, oauthInitiateAnswer{AuthorizationURL: auth.ToolAuthCodeURL(cfg, k.RedirectURI, l.State, l.Verifier),
-		State: l.State})
-}
-
-// finishConnection trades code for c's token at the authorization server
-// of connection k and keeps it.
-func (s *Server) finishConnection(ctx context.Context, c *quarry.Caller, k *quarry.OAuthConnection, code string) error {
-	cfg, err := s.db.OAuthConfig(ctx, k.OAuthConfigID)
-	if err != nil {
-		return err
-	}
-	xctx, cancel := context.WithTimeout(ctx, s.runner.Policy().Timeout)
-	tok, err := auth.ToolExchange(xctx, s.runner.Client(), cfg, k.RedirectURI, code, k.Verifier)
-	cancel()
-	if err := s.runner.Explain(ctx, hostOf(cfg.TokenURL), err); err != nil {
-		return err
-	}
-	return s.db.SaveOAuthToken(ctx, c, cfg.ID, tok)
+	return writeJSON(w, http.StatusOK, oauthInitiateAnswer{AuthorizationURL: authURL, State: state})
 }
 
 // withQuery returns path with name=value added to its query, before its
@@ -265,7 +235,7 @@ func (s *Server) handleOAuthCallbackPage(w http.ResponseWriter, r *http.Request)
 		}
 		return &pendingCallback{ReturnPath: k.ReturnPath, ID: k.OAuthConfigID, Check: func(c *quarry.Caller) error { return c.CheckCallbackCaller(k) },
 			Finish: func(ctx context.Context, c *quarry.Caller, code string) error {
-				return s.finishConnection(ctx, c, k, code)
+				return s.out.FinishToolConnection(ctx, c, k, code)
 			}}, nil
 	})
 }
@@ -392,7 +362,7 @@ func (s *Server) handleOAuthCallback(w http.ResponseWriter, r *http.Request, c *
 	if err := c.CheckCallbackCaller(k); err != nil {
 		return answer(k.ReturnPath, err)
 	}
-	err = s.finishConnection(ctx, c, k, in.Code)
+	err = s.out.FinishToolConnection(ctx, c, k, in.Code)
 	switch quarry.ErrorCode(err) {
 	case "", quarry.EINVALID, quarry.ENOTFOUND, quarry.EFORBIDDEN, quarry.EBADGATEWAY, quarry.EGATEWAYTIMEOUT:
 		return answer(k.ReturnPath, err)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/auth"
+	"github.com/quarryhq/quarry/outbound"
 	"github.com/quarryhq/quarry/store"
-	"github.com/quarryhq/quarry/tooldef"
 	"github.com/quarryhq/quarry/toolrun"
 )
 
@@ -97,8 +97,7 @@ type Server struct {
 	handler   http.Handler
 	status    *statusCache
 	metrics   *metrics
-	defs      *tooldef.Cache // Outcomes of custom tool definition validation.
-	runner    *toolrun.Runner
+	out       *outbound.Service // The work that leaves the process.
 	passwords *auth.Hasher
 	policy    *quarry.PasswordPolicy
 	csrf      *http.CrossOriginProtection
@@ -135,10 +134,11 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	}
 	status := newStatusCache(db, cfg.MaskCredentials)
 	s := &Server{cfg: cfg, db: db, log: log, mux: http.NewServeMux(), status: status,
-		metrics: newMetrics(cfg, db, status), defs: tooldef.NewCache(16<<20, runtime.GOMAXPROCS(0)/2),
+		metrics:   newMetrics(cfg, db, status),
+		out:       outbound.New(outbound.Config{Egress: cfg.ToolEgress, DBTimeout: cfg.DBTimeout, OIDC: si.OIDC}, db, log),
 		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
 		policy:    quarry.NewPasswordPolicy(si.PasswordMinLength),
-		csrf:      http.NewCrossOriginProtection(), runner: toolrun.NewRunner(cfg.ToolEgress)}
+		csrf:      http.NewCrossOriginProtection()}
 	if u := si.PublicURL; u != nil {
 		// Behind a proxy that rewrites Host, the page's own origin is
 		// still same-origin.
@@ -150,11 +150,10 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 	return s
 }
 
-// runTimeout is the longest a request that calls a tool's server may take:
-// the call's time-out, with the database's on top for what comes before and
-// after.
+// runTimeout is the longest a request that calls a tool's server may take
+// (outbound.Service.Timeout).
 func (s *Server) runTimeout() time.Duration {
-	return s.runner.Policy().Timeout + s.cfg.DBTimeout
+	return s.out.Timeout()
 }
 
 // ServeHTTP implements http.Handler.

@@ -106,7 +106,7 @@ func (s *Server) handleUpdateTool(w http.ResponseWriter, r *http.Request, c *qua
 		IfMatch:         ifMatch(r),
 	}
 	if b.Definition.Set() {
-		if _, err := s.defs.Validate(r.Context(), b.Definition.Value); err != nil {
+		if _, err := s.out.ValidateDefinition(r.Context(), b.Definition.Value); err != nil {
 			return err
 		}
 		u.Definition = b.Definition.Value
@@ -136,7 +136,7 @@ func (s *Server) handleCreateTool(w http.ResponseWriter, r *http.Request, c *qua
 		return err
 	}
 	b := in.Body
-	if _, err := s.defs.Validate(r.Context(), b.Definition); err != nil {
+	if _, err := s.out.ValidateDefinition(r.Context(), b.Definition); err != nil {
 		return err
 	}
 	headers := headersOf(b.CustomHeaders.Value)
@@ -166,7 +166,7 @@ func (s *Server) handleValidateTool(w http.ResponseWriter, r *http.Request, c *q
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	methods, err := s.defs.Validate(r.Context(), in.Body.Definition)
+	methods, err := s.out.ValidateDefinition(r.Context(), in.Body.Definition)
 	if err != nil {
 		return err
 	}
