@@ -152,9 +152,9 @@ func (in *ConnectorInput) ChangedFields(old *Connector, sharing, next ConnectorS
 	add(old.Source != in.Source, "source")
 	add(old.InputType != in.InputType, "input_type")
 	add(!SameJSON(old.Config, in.Config), "connector_specific_config")
-	add(!ptrEqual(old.RefreshFreq, in.RefreshFreq), "refresh_freq")
-	add(!ptrEqual(old.PruneFreq, in.PruneFreq), "prune_freq")
-	add(!ptrEqual(micros(old.IndexingStart), micros(in.IndexingStart)), "indexing_start")
+	add(!PtrEqual(old.RefreshFreq, in.RefreshFreq), "refresh_freq")
+	add(!PtrEqual(old.PruneFreq, in.PruneFreq), "prune_freq")
+	add(!PtrEqual(micros(old.IndexingStart), micros(in.IndexingStart)), "indexing_start")
 	add(sharing.AccessType != next.AccessType, "access_type")
 	add(!slices.Equal(dedupe(sharing.Groups), dedupe(next.Groups)), "groups")
 	return f

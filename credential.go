@@ -177,7 +177,7 @@ func (u *CredentialUpdate) Apply(cred *Credential, stored map[string]any) (next 
 		}
 	}
 	add(next.AdminPublic != cred.AdminPublic, "admin_public")
-	add(!ptrEqual(next.Name, cred.Name), "name")
+	add(!PtrEqual(next.Name, cred.Name), "name")
 	add(next.CuratorPublic != cred.CuratorPublic, "curator_public")
 	add(!slices.Equal(next.Groups, cred.Groups), "groups")
 	return next, nextJSON, fields
@@ -202,11 +202,26 @@ func CheckVersion(ifMatch []int64, version int64) error {
 	return nil
 }
 
+// CheckVersionTag is CheckVersion for the entity tags of SCIM (RFC 7644
+// section 3.14): 412 when ifMatch (the If-Match header's values, nil for
+// none) names neither version nor "*" (VersionMatches).
+func CheckVersionTag(ifMatch []string, version string) error {
+	if ifMatch != nil && !VersionMatches(ifMatch, version) {
+		return ErrTagPrecondition
+	}
+	return nil
+}
+
+// ErrTagPrecondition answers a SCIM If-Match that names a stale version.
+var ErrTagPrecondition = Errorf(EPRECONDITION, "The resource has changed: its version is no longer the one given in If-Match")
+
 // ErrPrecondition answers an If-Match that names a stale version.
 var ErrPrecondition = Errorf(EPRECONDITION, "The object has changed since you read it; fetch it again and retry")
 
-// ptrEqual reports whether a and b are both nil or point to equal values.
-func ptrEqual[T comparable](a, b *T) bool {
+// PtrEqual reports whether a and b are both nil or point to equal values:
+// the comparison of optional fields, for the names of what a change
+// changed (the audit log's fields).
+func PtrEqual[T comparable](a, b *T) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

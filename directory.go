@@ -352,6 +352,19 @@ func CheckDirectoryGroupName(old, next string) error {
 	return nil
 }
 
+// CheckFields reports why the directory may not give g, whose name is now
+// old (empty for a new group), the name and externalId it has: its name
+// passes CheckDirectoryGroupName, its externalId fits (400).
+func (g *DirectoryGroup) CheckFields(old string) error {
+	if err := CheckDirectoryGroupName(old, g.DisplayName); err != nil {
+		return err
+	}
+	if g.ExternalID != nil && len(*g.ExternalID) > MaxDirectoryText {
+		return errDirectory("externalId is longer than %d bytes", MaxDirectoryText)
+	}
+	return nil
+}
+
 // CheckWrite reports why the directory may not change or delete g: a
 // default group is Quarry's (409). Its members follow their roles, and
 // it may be granted anything up to admin, so a directory that changed
@@ -458,3 +471,33 @@ const (
 	FilterOr         FilterOp = "or"
 	FilterNot        FilterOp = "not"
 )
+
+// DirectoryUserChangedFields returns the names of the attributes that
+// differ between old (nil: none) and u, for the audit log (the directory's
+// twin of CredentialUpdate's and MCPServerChangedFields).
+func DirectoryUserChangedFields(old, u *DirectoryUser) []string {
+	if old == nil {
+		old = &DirectoryUser{Active: u.Active}
+	}
+	var fields []string
+	add := func(name string, changed bool) {
+		if changed {
+			fields = append(fields, name)
+		}
+	}
+	ptr := func(a, b *string) bool { return !PtrEqual(a, b) }
+	add("userName", old.UserName != u.UserName)
+	add("email", old.Email != u.Email)
+	add("externalId", ptr(old.ExternalID, u.ExternalID))
+	add("name", ptr(old.Name, u.Name))
+	add("displayName", ptr(old.DisplayName, u.DisplayName))
+	add("name.givenName", ptr(old.GivenName, u.GivenName))
+	add("name.familyName", ptr(old.FamilyName, u.FamilyName))
+	add("name.formatted", ptr(old.Formatted, u.Formatted))
+	add("emails", !slices.EqualFunc(old.Emails, u.Emails, func(a, b DirectoryEmail) bool {
+		return a.Value == b.Value && a.Primary == b.Primary && !ptr(a.Type, b.Type) && !ptr(a.Display, b.Display)
+	}))
+	add("department", ptr(old.Department, u.Department))
+	add("manager", ptr(old.Manager, u.Manager))
+	return fields
+}

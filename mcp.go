@@ -551,10 +551,7 @@ type MCPOAuthConnection struct {
 // CheckMCPCallbackCaller reports whether c may finish connection k: only
 // the person who started it.
 func (c *Caller) CheckMCPCallbackCaller(k *MCPOAuthConnection) error {
-	if c.ID != k.UserID {
-		return Errorf(EFORBIDDEN, "User mismatch in OAuth callback")
-	}
-	return nil
+	return c.checkConnectionOwner(k.UserID)
 }
 
 // MCPStatusAfterListing returns a server's status after its tools were
@@ -778,7 +775,7 @@ func (in *MCPServerSetup) Apply(old *MCPServer) (next *MCPServer, forget bool, e
 		next.Status = MCPInitialStatus(next)
 		return next, false, nil
 	}
-	forget = old.Auth() != next.Auth() || !ptrEqual(old.Performer, next.Performer) ||
+	forget = old.Auth() != next.Auth() || !PtrEqual(old.Performer, next.Performer) ||
 		!maps.Equal(old.Config.HeaderTemplate, next.Config.HeaderTemplate) || old.ServerURL != next.ServerURL ||
 		!sameOAuthClient(old, next)
 	if forget || !old.Configured() {
@@ -813,11 +810,11 @@ func MCPServerChangedFields(old, next *MCPServer) []string {
 		}
 	}
 	add(old.Name != next.Name, "name")
-	add(!ptrEqual(old.Description, next.Description), "description")
+	add(!PtrEqual(old.Description, next.Description), "description")
 	add(old.ServerURL != next.ServerURL, "server_url")
-	add(!ptrEqual(old.Transport, next.Transport), "transport")
-	add(!ptrEqual(old.AuthType, next.AuthType), "auth_type")
-	add(!ptrEqual(old.Performer, next.Performer), "auth_performer")
+	add(!PtrEqual(old.Transport, next.Transport), "transport")
+	add(!PtrEqual(old.AuthType, next.AuthType), "auth_type")
+	add(!PtrEqual(old.Performer, next.Performer), "auth_performer")
 	add(old.Config.APIToken != next.Config.APIToken, "api_token")
 	add(!maps.Equal(old.Config.HeaderTemplate, next.Config.HeaderTemplate), "auth_template")
 	add(!maps.Equal(old.Config.AdminCredentials, next.Config.AdminCredentials), "admin_credentials")
@@ -831,8 +828,8 @@ func MCPServerChangedFields(old, next *MCPServer) []string {
 	add(oc.ClientID != nc.ClientID, "oauth_client_id")
 	add(oc.ClientSecret != nc.ClientSecret, "oauth_client_secret")
 	add(old.ProviderMode != next.ProviderMode, "oauth_provider_mode")
-	add(!ptrEqual(old.AuthorizationEndpoint, next.AuthorizationEndpoint), "oauth_authorization_endpoint")
-	add(!ptrEqual(old.TokenEndpoint, next.TokenEndpoint), "oauth_token_endpoint")
+	add(!PtrEqual(old.AuthorizationEndpoint, next.AuthorizationEndpoint), "oauth_authorization_endpoint")
+	add(!PtrEqual(old.TokenEndpoint, next.TokenEndpoint), "oauth_token_endpoint")
 	add(!slices.Equal(old.ScopesOverride, next.ScopesOverride), "oauth_scopes_override")
 	add(!maps.Equal(old.AdditionalAuthParams, next.AdditionalAuthParams), "oauth_additional_auth_params")
 	add(old.Status != next.Status, "status")

@@ -157,8 +157,18 @@ const OAuthConnectionTTL = 5 * time.Minute
 // person who started it (the state is bound to them), so that nobody can
 // make another person's account hold their token.
 func (c *Caller) CheckCallbackCaller(k *OAuthConnection) error {
-	if c.ID != k.UserID {
-		return Errorf(EFORBIDDEN, "User mismatch in OAuth callback")
+	return c.checkConnectionOwner(k.UserID)
+}
+
+// ErrCallbackUser answers a callback finished by another person than the
+// one who started the connection (tools' OAuth and MCP servers').
+var ErrCallbackUser = Errorf(EFORBIDDEN, "User mismatch in OAuth callback")
+
+// checkConnectionOwner reports ErrCallbackUser unless c is owner, the
+// person who started a connection.
+func (c *Caller) checkConnectionOwner(owner string) error {
+	if c.ID != owner {
+		return ErrCallbackUser
 	}
 	return nil
 }

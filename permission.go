@@ -272,3 +272,13 @@ func (c *Caller) CanReachActions() bool { return c.IsCurator() || c.ManagesActio
 // as Onyx lets curators and admins: curators, and holders of read:users
 // (admins and those who manage groups).
 func (c *Caller) CanListUsers() bool { return c.IsCurator() || c.Has(PermReadUsers) }
+
+// The refusals of the gates that admit callers to routes (403), one each:
+// ErrLimited for every route closed to limited callers (and a run of a
+// tool by one), ErrNotAdmin for the admins' routes, ErrNotCurator for the
+// routes that admit curators too (contract section 3.1).
+var (
+	ErrLimited    = Errorf(EFORBIDDEN, "Access denied. User has limited permissions.")
+	ErrNotAdmin   = Errorf(EFORBIDDEN, "Access denied. User is not an admin.")
+	ErrNotCurator = Errorf(EFORBIDDEN, "Access denied. User is not a curator or admin.")
+)

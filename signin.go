@@ -39,6 +39,16 @@ type RegistrationPolicy struct {
 // means any.
 type EmailDomains []string
 
+// Check reports why an account may not have the email whose key is key:
+// it is of none of d's domains (403, whatever makes the account:
+// registration, or the company's directory).
+func (d EmailDomains) Check(key string) error {
+	if !d.Allow(key) {
+		return Errorf(EFORBIDDEN, "Accounts are for emails of these domains only: %s", strings.Join(d, ", "))
+	}
+	return nil
+}
+
 // Allow reports whether email key key is of one of d, or d names none.
 func (d EmailDomains) Allow(key string) bool {
 	return len(d) == 0 || slices.Contains(d, key[strings.LastIndexByte(key, '@')+1:])
@@ -78,8 +88,8 @@ func (p *RegistrationPolicy) Check(key string, f RegistrationFacts) error {
 	switch {
 	case p.Mode == RegistrationClosed:
 		return Errorf(EFORBIDDEN, "Registration is closed; sign in with single sign-on or ask an admin")
-	case !p.Domains.Allow(key):
-		return Errorf(EFORBIDDEN, "Accounts are for emails of these domains only: %s", strings.Join(p.Domains, ", "))
+	case p.Domains.Check(key) != nil:
+		return p.Domains.Check(key)
 	case f.Taken:
 		return ErrEmailTaken
 	case f.Lookalike:

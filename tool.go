@@ -255,10 +255,10 @@ func (u *ToolUpdate) ChangedFields(old, updated *Tool) []string {
 		}
 	}
 	add(old.Name != updated.Name, "name")
-	add(!ptrEqual(old.Description, updated.Description), "description")
+	add(!PtrEqual(old.Description, updated.Description), "description")
 	add(u.Definition != nil && !SameJSON(old.Definition, updated.Definition), "definition")
 	add(!slices.Equal(old.Headers, updated.Headers), "custom_headers")
 	add(old.PassthroughAuth != updated.PassthroughAuth, "passthrough_auth")
-	add(!ptrEqual(old.OAuthConfigID, updated.OAuthConfigID), "oauth_config_id")
+	add(!PtrEqual(old.OAuthConfigID, updated.OAuthConfigID), "oauth_config_id")
 	return f
 }

@@ -56,7 +56,7 @@ func (t *Tool) RunAuth() ToolAuth {
 func (c *Caller) CheckToolRun(t *Tool) error {
 	switch {
 	case c.Role == RoleLimited:
-		return Errorf(EFORBIDDEN, "Access denied. User has limited permissions.")
+		return ErrLimited
 	case t.IsBuiltIn():
 		return Errorf(EINVALID, "Built-in tools cannot be run through this endpoint.")
 	case !t.Enabled:

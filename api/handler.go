@@ -29,35 +29,29 @@ var (
 	// anyUser admits every authenticated caller.
 	anyUser gate = func(*quarry.Caller) error { return nil }
 	// basicAccess admits holders of basic: every role but limited.
-	basicAccess = permitted(func(c *quarry.Caller) bool { return c.Has(quarry.PermBasic) },
-		"Access denied. User has limited permissions.")
+	basicAccess = permitted(func(c *quarry.Caller) bool { return c.Has(quarry.PermBasic) }, quarry.ErrLimited)
 	// adminOnly admits holders of admin: the admins.
-	adminOnly = permitted(func(c *quarry.Caller) bool { return c.Has(quarry.PermAdmin) },
-		"Access denied. User is not an admin.")
+	adminOnly = permitted(func(c *quarry.Caller) bool { return c.Has(quarry.PermAdmin) }, quarry.ErrNotAdmin)
 	// connectorAccess admits curators and those who manage connectors
 	// (quarry.Caller.CanReachConnectors).
-	connectorAccess = permitted((*quarry.Caller).CanReachConnectors, notCurator)
+	connectorAccess = permitted((*quarry.Caller).CanReachConnectors, quarry.ErrNotCurator)
 	// groupAccess admits curators and those who manage groups
 	// (quarry.Caller.CanReachGroups).
-	groupAccess = permitted((*quarry.Caller).CanReachGroups, notCurator)
+	groupAccess = permitted((*quarry.Caller).CanReachGroups, quarry.ErrNotCurator)
 	// groupAdmin admits those who manage groups (admins, and holders of
 	// manage:user_groups).
-	groupAdmin = permitted((*quarry.Caller).ManagesGroups, "Access denied. User is not an admin.")
+	groupAdmin = permitted((*quarry.Caller).ManagesGroups, quarry.ErrNotAdmin)
 	// actionAccess admits curators and those who manage actions
 	// (quarry.Caller.CanReachActions).
-	actionAccess = permitted((*quarry.Caller).CanReachActions, notCurator)
+	actionAccess = permitted((*quarry.Caller).CanReachActions, quarry.ErrNotCurator)
 	// userDirectory admits curators and holders of read:users
 	// (quarry.Caller.CanListUsers).
-	userDirectory = permitted((*quarry.Caller).CanListUsers, notCurator)
+	userDirectory = permitted((*quarry.Caller).CanListUsers, quarry.ErrNotCurator)
 )
 
-// notCurator is the 403 of the gates that admit curators (contract 3.1).
-const notCurator = "Access denied. User is not a curator or admin."
-
 // permitted returns the gate that admits the callers ok admits and
-// refuses the others with detail (403).
-func permitted(ok func(*quarry.Caller) bool, detail string) gate {
-	refusal := quarry.Errorf(quarry.EFORBIDDEN, "%s", detail)
+// refuses the others with refusal (one of the root package's 403s).
+func permitted(ok func(*quarry.Caller) bool, refusal error) gate {
 	return func(c *quarry.Caller) error {
 		if !ok(c) {
 			return refusal

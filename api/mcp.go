@@ -269,11 +269,7 @@ func (s *Server) editableMCPServer(r *http.Request, c *quarry.Caller) (*quarry.M
 	if err := decode.Request(r, &in); err != nil {
 		return nil, err
 	}
-	m, err := s.db.MCPServer(r.Context(), in.ID)
-	if err != nil {
-		return nil, err
-	}
-	return m, c.CheckEditMCPServer(m)
+	return s.db.EditableMCPServer(r.Context(), c, in.ID)
 }
 
 // handleUpdateMCPServerSimple serves PATCH /admin/mcp/server/{server_id}.
@@ -441,11 +437,8 @@ func (s *Server) handleMCPToolSnapshots(w http.ResponseWriter, r *http.Request, 
 		return err
 	}
 	ctx := r.Context()
-	m, err := s.db.MCPServer(ctx, in.ID)
+	m, err := s.db.EditableMCPServer(ctx, c, in.ID)
 	if err != nil {
-		return err
-	}
-	if err := c.CheckEditMCPServer(m); err != nil {
 		return err
 	}
 	if in.Source == "mcp" {

@@ -88,14 +88,15 @@ func (s *Service) ConnectMCP(ctx context.Context, c *quarry.Caller, in MCPConnec
 	if err := quarry.CheckReturnPath(in.ReturnPath); err != nil {
 		return 0, "", false, err
 	}
-	m, err := s.db.MCPServer(ctx, in.ServerID)
+	read := s.db.MCPServer
+	if in.Admin { // The admin's route connects for everyone: the server's owner or an admin.
+		read = func(ctx context.Context, id int64) (*quarry.MCPServer, error) {
+			return s.db.EditableMCPServer(ctx, c, id)
+		}
+	}
+	m, err := read(ctx, in.ServerID)
 	if err != nil {
 		return 0, "", false, err
-	}
-	if in.Admin {
-		if err := c.CheckEditMCPServer(m); err != nil {
-			return 0, "", false, err
-		}
 	}
 	if m.Auth() != quarry.MCPAuthOAuth {
 		t := "None"

@@ -264,7 +264,7 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 			if err := tx.insertUser(ctx, u, nil); err != nil {
 				return err // ErrEmailTaken: made meanwhile, see retryConflict
 			}
-			if err := tx.audit(ctx, c, "user.create", "user", u.ID, directoryFields(nil, in)); err != nil {
+			if err := tx.audit(ctx, c, "user.create", "user", u.ID, quarry.DirectoryUserChangedFields(nil, in)); err != nil {
 				return err
 			}
 		case err != nil:
@@ -286,7 +286,7 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 			if err := tx.setActive(ctx, c, u, in.Active); err != nil {
 				return err
 			}
-			if err := tx.audit(ctx, c, "user.adopt", "user", u.ID, directoryFields(nil, in)); err != nil {
+			if err := tx.audit(ctx, c, "user.adopt", "user", u.ID, quarry.DirectoryUserChangedFields(nil, in)); err != nil {
 				return err
 			}
 		}
@@ -346,8 +346,8 @@ func (tx *Tx) checkNewDirectoryEmail(ctx context.Context, email string, domains 
 		return err
 	}
 	key := quarry.EmailKey(email)
-	if !domains.Allow(key) {
-		return quarry.Errorf(quarry.EINVALID, "Accounts are for emails of these domains only: %s", strings.Join(domains, ", "))
+	if err := domains.Check(key); err != nil {
+		return err
 	}
 	return checkLookalike(ctx, tx, key)
 }
@@ -387,35 +387,6 @@ func (tx *Tx) setName(ctx context.Context, id string, name *string) error {
 	return err
 }
 
-// directoryFields returns the names of the attributes that differ between
-// old (nil: none) and u, for the audit log.
-func directoryFields(old, u *quarry.DirectoryUser) []string {
-	if old == nil {
-		old = &quarry.DirectoryUser{Active: u.Active}
-	}
-	var fields []string
-	add := func(name string, changed bool) {
-		if changed {
-			fields = append(fields, name)
-		}
-	}
-	ptr := func(a, b *string) bool { return (a == nil) != (b == nil) || (a != nil && *a != *b) }
-	add("userName", old.UserName != u.UserName)
-	add("email", old.Email != u.Email)
-	add("externalId", ptr(old.ExternalID, u.ExternalID))
-	add("name", ptr(old.Name, u.Name))
-	add("displayName", ptr(old.DisplayName, u.DisplayName))
-	add("name.givenName", ptr(old.GivenName, u.GivenName))
-	add("name.familyName", ptr(old.FamilyName, u.FamilyName))
-	add("name.formatted", ptr(old.Formatted, u.Formatted))
-	add("emails", !slices.EqualFunc(old.Emails, u.Emails, func(a, b quarry.DirectoryEmail) bool {
-		return a.Value == b.Value && a.Primary == b.Primary && !ptr(a.Type, b.Type) && !ptr(a.Display, b.Display)
-	}))
-	add("department", ptr(old.Department, u.Department))
-	add("manager", ptr(old.Manager, u.Manager))
-	return fields
-}
-
 // UpdateDirectoryUser changes directory person id as the directory c: it
 // locks the person, checks ifMatch (the If-Match header's values, nil for
 // none: 412 when the person's version is not one of them), applies change
@@ -431,7 +402,7 @@ func (db *DB) UpdateDirectoryUser(ctx context.Context, c *quarry.Caller, id stri
 		if err != nil {
 			return err
 		}
-		if err := checkIfMatch(ifMatch, old.Version()); err != nil {
+		if err := quarry.CheckVersionTag(ifMatch, old.Version()); err != nil {
 			return err
 		}
 		u := old.Clone()
@@ -460,15 +431,6 @@ func (db *DB) UpdateDirectoryUser(ctx context.Context, c *quarry.Caller, id stri
 		return nil, quarry.Errorf(quarry.ECONFLICT, "The change conflicts with another directory user")
 	}
 	return out, err
-}
-
-// checkIfMatch answers 412 when the If-Match values ifMatch (nil: no
-// header) do not match version.
-func checkIfMatch(ifMatch []string, version string) error {
-	if ifMatch == nil || quarry.VersionMatches(ifMatch, version) {
-		return nil
-	}
-	return quarry.Errorf(quarry.EPRECONDITION, "The resource has changed: its version is no longer the one given in If-Match")
 }
 
 // writeDirectoryUser writes the changes from old to u, which differ.
@@ -509,7 +471,7 @@ func (tx *Tx) writeDirectoryUser(ctx context.Context, c *quarry.Caller, old *dir
 	if u.Active != old.Active {
 		directoryActive = u.Active
 	}
-	if fields := directoryFields(old.DirectoryUser, u); len(fields) > 0 || directoryActive != old.directoryActive {
+	if fields := quarry.DirectoryUserChangedFields(old.DirectoryUser, u); len(fields) > 0 || directoryActive != old.directoryActive {
 		if _, err := tx.ExecContext(ctx, `UPDATE scim_users SET user_name = $1, user_name_key = $2, external_id = $3, display_name = $4,
 				given_name = $5, family_name = $6, formatted = $7, department = $8, manager = $9, active = $10, updated_at = $11
 			WHERE user_id = $12`,
@@ -545,7 +507,7 @@ func (db *DB) DeleteDirectoryUser(ctx context.Context, c *quarry.Caller, id stri
 		if err != nil {
 			return err
 		}
-		if err := checkIfMatch(ifMatch, old.Version()); err != nil {
+		if err := quarry.CheckVersionTag(ifMatch, old.Version()); err != nil {
 			return err
 		}
 		account := &quarry.User{ID: old.ID, Email: old.Email, Name: old.Name, Role: old.role, IsActive: old.Active}
@@ -725,11 +687,8 @@ func readDirectoryGroups(ctx context.Context, q querier, members bool, query str
 // a default group's (quarry.CheckDirectoryGroupName), its externalId no
 // other directory group's, and its members the directory's people (400).
 func (db *DB) CreateDirectoryGroup(ctx context.Context, c *quarry.Caller, in *quarry.DirectoryGroup) (*quarry.DirectoryGroup, error) {
-	if err := quarry.CheckDirectoryGroupName("", in.DisplayName); err != nil {
+	if err := in.CheckFields(""); err != nil {
 		return nil, err
-	}
-	if in.ExternalID != nil && len(*in.ExternalID) > quarry.MaxDirectoryText {
-		return nil, quarry.Errorf(quarry.EINVALID, "externalId is longer than %d bytes", quarry.MaxDirectoryText)
 	}
 	var out *quarry.DirectoryGroup
 	err := db.update(ctx, func(tx *Tx) error {
@@ -811,23 +770,23 @@ func (tx *Tx) checkDirectoryMembers(ctx context.Context, ids []string) error {
 // directoryPeople returns which of ids are people the directory manages.
 func (tx *Tx) directoryPeople(ctx context.Context, ids []string) (map[string]bool, error) {
 	found := map[string]bool{}
-	for chunk := range slices.Chunk(ids, 500) {
-		var args []any
-		rows, err := tx.QueryContext(ctx, `SELECT user_id FROM scim_users WHERE `+sqlIn("user_id", anys(chunk), &args), args...)
+	err := inChunks(ids, "user_id", func(cond string, args []any) error {
+		rows, err := tx.QueryContext(ctx, `SELECT user_id FROM scim_users WHERE `+cond, args...)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for rows.Next() {
 			var id string
 			if err := rows.Scan(&id); err != nil {
 				rows.Close()
-				return nil, err
+				return err
 			}
 			found[id] = true
 		}
-		if err := closeRows(rows); err != nil {
-			return nil, err
-		}
+		return closeRows(rows)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return found, nil
 }
@@ -860,7 +819,7 @@ func (db *DB) UpdateDirectoryGroup(ctx context.Context, c *quarry.Caller, id str
 		if err != nil {
 			return err
 		}
-		if err := checkIfMatch(ifMatch, old.Version()); err != nil {
+		if err := quarry.CheckVersionTag(ifMatch, old.Version()); err != nil {
 			return err
 		}
 		if err := old.CheckWrite(); err != nil {
@@ -871,11 +830,8 @@ func (db *DB) UpdateDirectoryGroup(ctx context.Context, c *quarry.Caller, id str
 			return err
 		}
 		g.ID, g.Managed, g.CreatedAt, g.UpdatedAt = old.ID, old.Managed, old.CreatedAt, old.UpdatedAt
-		if err := quarry.CheckDirectoryGroupName(old.DisplayName, g.DisplayName); err != nil {
+		if err := g.CheckFields(old.DisplayName); err != nil {
 			return err
-		}
-		if g.ExternalID != nil && len(*g.ExternalID) > quarry.MaxDirectoryText {
-			return quarry.Errorf(quarry.EINVALID, "externalId is longer than %d bytes", quarry.MaxDirectoryText)
 		}
 		added, removed := diffMembers(old.MemberIDs(), g.MemberIDs())
 		if len(added) == 0 && len(removed) == 0 {
@@ -971,7 +927,7 @@ func (db *DB) DeleteDirectoryGroup(ctx context.Context, c *quarry.Caller, id str
 		if err != nil {
 			return err
 		}
-		if err := checkIfMatch(ifMatch, old.Version()); err != nil {
+		if err := quarry.CheckVersionTag(ifMatch, old.Version()); err != nil {
 			return err
 		}
 		if err := old.CheckWrite(); err != nil {

@@ -139,7 +139,7 @@ func TestDirectoryUsers(t *testing.T) {
 	if _, err := db.CreateDirectoryUser(ctx, dir, okta("b\u043eb@corp.example", "B", "R"), nil); quarry.ErrorCode(err) != quarry.EINVALID {
 		t.Errorf("a lookalike: %s", code(err))
 	}
-	if _, err := db.CreateDirectoryUser(ctx, dir, okta("eve@other.example", "E", "V"), quarry.EmailDomains{"corp.example"}); quarry.ErrorCode(err) != quarry.EINVALID {
+	if _, err := db.CreateDirectoryUser(ctx, dir, okta("eve@other.example", "E", "V"), quarry.EmailDomains{"corp.example"}); quarry.ErrorCode(err) != quarry.EFORBIDDEN {
 		t.Errorf("another domain: %s", code(err))
 	}
 

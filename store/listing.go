@@ -378,7 +378,7 @@ func passOnGone(kind string, ids []int64, users map[int64]*pairUsers, fn func(*L
 
 // inChunks calls fn with the condition "column IN (…)" and its arguments
 // for ids, a few hundred at a time.
-func inChunks(ids []int64, column string, fn func(cond string, args []any) error) error {
+func inChunks[T any](ids []T, column string, fn func(cond string, args []any) error) error {
 	for chunk := range slices.Chunk(ids, 500) {
 		var args []any
 		if err := fn(sqlIn(column, anys(chunk), &args), args); err != nil {

@@ -110,6 +110,16 @@ func (db *DB) MCPServer(ctx context.Context, id int64) (*quarry.MCPServer, error
 	return db.mcpServer(ctx, db.read, id)
 }
 
+// EditableMCPServer returns server id (as MCPServer does) for c to change,
+// list and sync: 403 when c may not (quarry.Caller.CheckEditMCPServer).
+func (db *DB) EditableMCPServer(ctx context.Context, c *quarry.Caller, id int64) (*quarry.MCPServer, error) {
+	m, err := db.mcpServer(ctx, db.read, id)
+	if err != nil {
+		return nil, err
+	}
+	return m, c.CheckEditMCPServer(m)
+}
+
 // MCPServers returns every MCP server, ascending by id, with the number
 // of its tools.
 func (db *DB) MCPServers(ctx context.Context) ([]*quarry.MCPServer, error) {
@@ -499,7 +509,7 @@ func (db *DB) SelectMCPTools(ctx context.Context, c *quarry.Caller, id int64, na
 		if name != nil && *name != m.Name {
 			fields = append(fields, "name")
 		}
-		if description != nil && !ptrEqualString(m.Description, description) {
+		if description != nil && !quarry.PtrEqual(m.Description, description) {
 			fields = append(fields, "description")
 		}
 		if fields != nil {
@@ -539,13 +549,6 @@ func (db *DB) SelectMCPTools(ctx context.Context, c *quarry.Caller, id int64, na
 		return err
 	})
 	return out, changed, err
-}
-
-func ptrEqualString(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }
 
 // saveMCPCredentials keeps user's values for server id's header template,

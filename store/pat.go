@@ -31,7 +31,7 @@ func (db *DB) CreatePAT(ctx context.Context, c *quarry.Caller, name string, expi
 			return err
 		}
 		if !active {
-			return quarry.Errorf(quarry.EINVALID, "Cannot create PAT for inactive or non-existent user")
+			return quarry.ErrDeactivated
 		}
 		var exp *int64
 		if expires != nil {
