@@ -162,12 +162,11 @@ func (s *Server) handleSCIMResourceTypes(w http.ResponseWriter, r *http.Request)
 
 // handleSCIMResourceType serves GET /scim/v2/ResourceTypes/{name}.
 func (s *Server) handleSCIMResourceType(w http.ResponseWriter, r *http.Request) error {
-	for _, rt := range scim.ResourceTypes(s.scimBase(r)) {
-		if strings.EqualFold(rt.(*scim.ResourceType).ID, r.PathValue("name")) {
-			return writeSCIM(w, http.StatusOK, rt)
-		}
+	rt, err := scim.FindResourceType(s.scimBase(r), r.PathValue("name"))
+	if err != nil {
+		return err
 	}
-	return quarry.Errorf(quarry.ENOTFOUND, "Resource type %s not found", r.PathValue("name"))
+	return writeSCIM(w, http.StatusOK, rt)
 }
 
 // handleSCIMSchemas serves GET /scim/v2/Schemas, in a list envelope.
@@ -178,71 +177,152 @@ func (s *Server) handleSCIMSchemas(w http.ResponseWriter, r *http.Request) error
 
 // handleSCIMSchema serves GET /scim/v2/Schemas/{id}.
 func (s *Server) handleSCIMSchema(w http.ResponseWriter, r *http.Request) error {
-	for _, sc := range scim.Schemas(s.scimBase(r)) {
-		if strings.EqualFold(sc.(*scim.Schema).ID, r.PathValue("id")) {
-			return writeSCIM(w, http.StatusOK, sc)
-		}
+	sc, err := scim.FindSchema(s.scimBase(r), r.PathValue("id"))
+	if err != nil {
+		return err
 	}
-	return quarry.Errorf(quarry.ENOTFOUND, "Schema %s not found", r.PathValue("id"))
+	return writeSCIM(w, http.StatusOK, sc)
 }
 
-// userResource returns u as the SCIM resource of r's answer.
-func (s *Server) userResource(r *http.Request, u *quarry.DirectoryUser) *scim.User {
-	return scim.UserResource(u, s.scimBase(r)+"/Users/"+u.ID)
+// scimKind is what differs between SCIM's two resources, Users and Groups,
+// in the steps of their routes: one generic path serves both (list, get,
+// create, replace, patch, delete), T being the domain's type and R the
+// resource SCIM shows.
+type scimKind[T any, R scimResource] struct {
+	s       *Server
+	path    string    // The collection's path segment: "Users", "Groups".
+	param   string    // The path parameter of one resource.
+	filter  scim.Kind // What the filters of its listing select.
+	id      func(T) string
+	version func(T) string
+	view    func(T, string) R // The resource at a location.
+	list    func(ctx context.Context, f *quarry.DirectoryFilter, p scimPage) ([]T, int, error)
+	get     func(ctx context.Context, id string) (T, error)
+	decode  func([]byte) (T, error)
+	create  func(ctx context.Context, c *quarry.Caller, in T) (T, error)
+	update  func(ctx context.Context, c *quarry.Caller, id string, ifMatch []string, change func(T) error) (T, error)
+	replace func(t, in T) // What a PUT replaces of t with the body's in.
+	apply   func(T, []scim.Operation) error
+	remove  func(ctx context.Context, c *quarry.Caller, id string, ifMatch []string) error
 }
 
-// writeSCIMUser writes u with status, its ETag and, for a creation, its
-// Location.
-func (s *Server) writeSCIMUser(w http.ResponseWriter, r *http.Request, status int, u *quarry.DirectoryUser, p scimPage) error {
-	res := s.userResource(r, u)
-	w.Header().Set("ETag", scim.ETag(u.Version()))
+// scimResource is a resource as SCIM shows it (scim.User, scim.Group).
+type scimResource interface {
+	Project(attributes, excluded []string)
+	Location() string
+}
+
+// scimUsers is the directory's people: the account the directory gives
+// a person is kept to its rules (the email domains of registration).
+func (s *Server) scimUsers() *scimKind[*quarry.DirectoryUser, *scim.User] {
+	domains := s.cfg.SignIn.Registration.Domains
+	return &scimKind[*quarry.DirectoryUser, *scim.User]{s: s, path: "Users", param: "user_id", filter: scim.Users,
+		id: func(u *quarry.DirectoryUser) string { return u.ID }, version: (*quarry.DirectoryUser).Version,
+		view: scim.UserResource,
+		list: func(ctx context.Context, f *quarry.DirectoryFilter, p scimPage) ([]*quarry.DirectoryUser, int, error) {
+			return s.db.DirectoryUsers(ctx, f, p.start, p.count)
+		},
+		get:    s.db.DirectoryUser,
+		decode: scim.DecodeUser,
+		create: func(ctx context.Context, c *quarry.Caller, in *quarry.DirectoryUser) (*quarry.DirectoryUser, error) {
+			return s.db.CreateDirectoryUser(ctx, c, in, domains)
+		},
+		update: func(ctx context.Context, c *quarry.Caller, id string, ifMatch []string, change func(*quarry.DirectoryUser) error) (*quarry.DirectoryUser, error) {
+			return s.db.UpdateDirectoryUser(ctx, c, id, ifMatch, domains, change)
+		},
+		// The attributes Quarry keeps are replaced by those of the body (one
+		// left out is cleared; the person's name stays when the body has none).
+		replace: func(u, in *quarry.DirectoryUser) {
+			u.UserName, u.ExternalID, u.DisplayName, u.Emails, u.Active = in.UserName, in.ExternalID, in.DisplayName, in.Emails, in.Active
+			u.GivenName, u.FamilyName, u.Formatted = in.GivenName, in.FamilyName, in.Formatted
+			u.Department, u.Manager = in.Department, in.Manager
+		},
+		apply:  scim.ApplyUser,
+		remove: s.db.DeleteDirectoryUser,
+	}
+}
+
+// scimGroups is every group (the default ones too), with the directory's
+// people as members (read only when shown).
+func (s *Server) scimGroups() *scimKind[*quarry.DirectoryGroup, *scim.Group] {
+	return &scimKind[*quarry.DirectoryGroup, *scim.Group]{s: s, path: "Groups", param: "group_id", filter: scim.Groups,
+		id: func(g *quarry.DirectoryGroup) string { return strconv.FormatInt(g.ID, 10) }, version: (*quarry.DirectoryGroup).Version,
+		view: scim.GroupResource,
+		list: func(ctx context.Context, f *quarry.DirectoryFilter, p scimPage) ([]*quarry.DirectoryGroup, int, error) {
+			return s.db.DirectoryGroups(ctx, f, p.start, p.count, scim.WantsMembers(p.attributes, p.excluded))
+		},
+		get: func(ctx context.Context, id string) (*quarry.DirectoryGroup, error) {
+			return s.db.DirectoryGroup(ctx, id, true)
+		},
+		decode: scim.DecodeGroup,
+		create: s.db.CreateDirectoryGroup,
+		update: s.db.UpdateDirectoryGroup,
+		// Its name, externalId and the directory's people in it are those of
+		// the body.
+		replace: func(g, in *quarry.DirectoryGroup) {
+			g.DisplayName, g.ExternalID, g.Members = in.DisplayName, in.ExternalID, in.Members
+		},
+		apply:  scim.ApplyGroup,
+		remove: s.db.DeleteDirectoryGroup,
+	}
+}
+
+// resource returns t as the SCIM resource of r's answer.
+func (k *scimKind[T, R]) resource(r *http.Request, t T) R {
+	return k.view(t, k.s.scimBase(r)+"/"+k.path+"/"+k.id(t))
+}
+
+// write writes t with status, its ETag and, for a creation, its Location.
+func (k *scimKind[T, R]) write(w http.ResponseWriter, r *http.Request, status int, t T, p scimPage) error {
+	res := k.resource(r, t)
+	w.Header().Set("ETag", scim.ETag(k.version(t)))
 	if status == http.StatusCreated {
-		w.Header().Set("Location", res.Meta.Location)
+		w.Header().Set("Location", res.Location())
 	}
 	res.Project(p.attributes, p.excluded)
 	return writeSCIM(w, status, res)
 }
 
-// handleSCIMListUsers serves GET /scim/v2/Users: the directory's people
-// that filter selects, a page at a time, in the order they were
-// provisioned.
-func (s *Server) handleSCIMListUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+// handleList serves GET /scim/v2/Users and GET /scim/v2/Groups: the
+// resources that filter selects, a page at a time (people in the order
+// they were provisioned, groups ascending by id).
+func (k *scimKind[T, R]) handleList(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	p, err := scimQuery(r)
 	if err != nil {
 		return err
 	}
-	f, err := scim.ParseFilter(r.URL.Query().Get("filter"), scim.Users)
+	f, err := scim.ParseFilter(r.URL.Query().Get("filter"), k.filter)
 	if err != nil {
 		return err
 	}
-	users, total, err := s.db.DirectoryUsers(r.Context(), f, p.start, p.count)
+	ts, total, err := k.list(r.Context(), f, p)
 	if err != nil {
 		return err
 	}
-	out := make([]any, len(users))
-	for i, u := range users {
-		res := s.userResource(r, u)
+	out := make([]any, len(ts))
+	for i, t := range ts {
+		res := k.resource(r, t)
 		res.Project(p.attributes, p.excluded)
 		out[i] = res
 	}
 	return writeSCIM(w, http.StatusOK, scim.NewListResponse(out, total, p.start))
 }
 
-// handleSCIMGetUser serves GET /scim/v2/Users/{user_id}; If-None-Match
-// with its version answers 304.
-func (s *Server) handleSCIMGetUser(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+// handleGet serves GET /scim/v2/Users/{user_id} and GET
+// /scim/v2/Groups/{group_id}; If-None-Match with its version answers 304.
+func (k *scimKind[T, R]) handleGet(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	p, err := scimQuery(r)
 	if err != nil {
 		return err
 	}
-	u, err := s.db.DirectoryUser(r.Context(), r.PathValue("user_id"))
+	t, err := k.get(r.Context(), r.PathValue(k.param))
 	if err != nil {
 		return err
 	}
-	if scimNotModified(w, r, u.Version()) {
+	if scimNotModified(w, r, k.version(t)) {
 		return nil
 	}
-	return s.writeSCIMUser(w, r, http.StatusOK, u, p)
+	return k.write(w, r, http.StatusOK, t, p)
 }
 
 // scimNotModified answers 304 with the resource's ETag, and reports so,
@@ -256,182 +336,50 @@ func scimNotModified(w http.ResponseWriter, r *http.Request, version string) boo
 	return true
 }
 
-// handleSCIMCreateUser serves POST /scim/v2/Users: 201 with the person (a
-// new account, or the account that has the email already, which the
-// directory manages from then on), 409 (uniqueness) for a person the
-// directory has already.
-func (s *Server) handleSCIMCreateUser(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+// handleCreate serves POST /scim/v2/Users and POST /scim/v2/Groups: 201
+// with the resource. A person is a new account, or the account that has
+// the email already, which the directory manages from then on; one the
+// directory has already is 409 (uniqueness).
+func (k *scimKind[T, R]) handleCreate(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	in, err := k.body(r)
+	if err != nil {
+		return err
+	}
+	t, err := k.create(r.Context(), c, in)
+	if err != nil {
+		return err
+	}
+	return k.write(w, r, http.StatusCreated, t, scimPage{})
+}
+
+// body decodes the request's body as one resource.
+func (k *scimKind[T, R]) body(r *http.Request) (T, error) {
 	body, err := scimBody(r)
 	if err != nil {
-		return err
+		var zero T
+		return zero, err
 	}
-	in, err := scim.DecodeUser(body)
-	if err != nil {
-		return err
-	}
-	u, err := s.db.CreateDirectoryUser(r.Context(), c, in, s.cfg.SignIn.Registration.Domains)
-	if err != nil {
-		return err
-	}
-	return s.writeSCIMUser(w, r, http.StatusCreated, u, scimPage{})
+	return k.decode(body)
 }
 
-// handleSCIMReplaceUser serves PUT /scim/v2/Users/{user_id}: the attributes
-// Quarry keeps are replaced by those of the body (one left out is cleared;
-// the person's name stays when the body has none).
-func (s *Server) handleSCIMReplaceUser(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	body, err := scimBody(r)
+// handleReplace serves PUT /scim/v2/Users/{user_id} and PUT
+// /scim/v2/Groups/{group_id}: what the kind's replace says is replaced by
+// the body's.
+func (k *scimKind[T, R]) handleReplace(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	in, err := k.body(r)
 	if err != nil {
 		return err
 	}
-	in, err := scim.DecodeUser(body)
-	if err != nil {
-		return err
-	}
-	u, err := s.db.UpdateDirectoryUser(r.Context(), c, r.PathValue("user_id"), ifMatchValues(r), s.cfg.SignIn.Registration.Domains,
-		func(u *quarry.DirectoryUser) error {
-			u.UserName, u.ExternalID, u.DisplayName, u.Emails, u.Active = in.UserName, in.ExternalID, in.DisplayName, in.Emails, in.Active
-			u.GivenName, u.FamilyName, u.Formatted = in.GivenName, in.FamilyName, in.Formatted
-			u.Department, u.Manager = in.Department, in.Manager
-			return nil
-		})
-	if err != nil {
-		return err
-	}
-	return s.writeSCIMUser(w, r, http.StatusOK, u, scimPage{})
-}
-
-// handleSCIMPatchUser serves PATCH /scim/v2/Users/{user_id}: 200 with the
-// person as the operations left them (unchanged, and not written, when
-// they change nothing).
-func (s *Server) handleSCIMPatchUser(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	body, err := scimBody(r)
-	if err != nil {
-		return err
-	}
-	ops, err := scim.ParsePatch(body)
-	if err != nil {
-		return err
-	}
-	u, err := s.db.UpdateDirectoryUser(r.Context(), c, r.PathValue("user_id"), ifMatchValues(r), s.cfg.SignIn.Registration.Domains,
-		func(u *quarry.DirectoryUser) error { return scim.ApplyUser(u, ops) })
-	if err != nil {
-		return err
-	}
-	return s.writeSCIMUser(w, r, http.StatusOK, u, scimPage{})
-}
-
-// handleSCIMDeleteUser serves DELETE /scim/v2/Users/{user_id}: 204; the
-// account is deactivated and no longer the directory's (a second deletion
-// answers 404).
-func (s *Server) handleSCIMDeleteUser(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	if err := s.db.DeleteDirectoryUser(r.Context(), c, r.PathValue("user_id"), ifMatchValues(r)); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// groupResource returns g as the SCIM resource of r's answer.
-func (s *Server) groupResource(r *http.Request, g *quarry.DirectoryGroup) *scim.Group {
-	return scim.GroupResource(g, s.scimBase(r)+"/Groups/"+strconv.FormatInt(g.ID, 10))
-}
-
-// writeSCIMGroup writes g with status, its ETag and, for a creation, its
-// Location.
-func (s *Server) writeSCIMGroup(w http.ResponseWriter, r *http.Request, status int, g *quarry.DirectoryGroup, p scimPage) error {
-	res := s.groupResource(r, g)
-	w.Header().Set("ETag", scim.ETag(g.Version()))
-	if status == http.StatusCreated {
-		w.Header().Set("Location", res.Meta.Location)
-	}
-	res.Project(p.attributes, p.excluded)
-	return writeSCIM(w, status, res)
-}
-
-// handleSCIMListGroups serves GET /scim/v2/Groups: every group (the
-// default ones too) that filter selects, ascending by id, with the
-// directory's people as members (read only when shown).
-func (s *Server) handleSCIMListGroups(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	p, err := scimQuery(r)
-	if err != nil {
-		return err
-	}
-	f, err := scim.ParseFilter(r.URL.Query().Get("filter"), scim.Groups)
-	if err != nil {
-		return err
-	}
-	groups, total, err := s.db.DirectoryGroups(r.Context(), f, p.start, p.count, scim.WantsMembers(p.attributes, p.excluded))
-	if err != nil {
-		return err
-	}
-	out := make([]any, len(groups))
-	for i, g := range groups {
-		res := s.groupResource(r, g)
-		res.Project(p.attributes, p.excluded)
-		out[i] = res
-	}
-	return writeSCIM(w, http.StatusOK, scim.NewListResponse(out, total, p.start))
-}
-
-// handleSCIMGetGroup serves GET /scim/v2/Groups/{group_id}.
-func (s *Server) handleSCIMGetGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	p, err := scimQuery(r)
-	if err != nil {
-		return err
-	}
-	g, err := s.db.DirectoryGroup(r.Context(), r.PathValue("group_id"), true)
-	if err != nil {
-		return err
-	}
-	if scimNotModified(w, r, g.Version()) {
+	return k.change(w, r, c, func(t T) error {
+		k.replace(t, in)
 		return nil
-	}
-	return s.writeSCIMGroup(w, r, http.StatusOK, g, p)
+	})
 }
 
-// handleSCIMCreateGroup serves POST /scim/v2/Groups: 201 with the group.
-func (s *Server) handleSCIMCreateGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	body, err := scimBody(r)
-	if err != nil {
-		return err
-	}
-	in, err := scim.DecodeGroup(body)
-	if err != nil {
-		return err
-	}
-	g, err := s.db.CreateDirectoryGroup(r.Context(), c, in)
-	if err != nil {
-		return err
-	}
-	return s.writeSCIMGroup(w, r, http.StatusCreated, g, scimPage{})
-}
-
-// handleSCIMReplaceGroup serves PUT /scim/v2/Groups/{group_id}: its name,
-// externalId and the directory's people in it are those of the body.
-func (s *Server) handleSCIMReplaceGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	body, err := scimBody(r)
-	if err != nil {
-		return err
-	}
-	in, err := scim.DecodeGroup(body)
-	if err != nil {
-		return err
-	}
-	g, err := s.db.UpdateDirectoryGroup(r.Context(), c, r.PathValue("group_id"), ifMatchValues(r),
-		func(g *quarry.DirectoryGroup) error {
-			g.DisplayName, g.ExternalID, g.Members = in.DisplayName, in.ExternalID, in.Members
-			return nil
-		})
-	if err != nil {
-		return err
-	}
-	return s.writeSCIMGroup(w, r, http.StatusOK, g, scimPage{})
-}
-
-// handleSCIMPatchGroup serves PATCH /scim/v2/Groups/{group_id}: 200 with the
-// group as the operations left it.
-func (s *Server) handleSCIMPatchGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+// handlePatch serves PATCH /scim/v2/Users/{user_id} and PATCH
+// /scim/v2/Groups/{group_id}: 200 with the resource as the operations left
+// it (unchanged, and not written, when they change nothing).
+func (k *scimKind[T, R]) handlePatch(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	body, err := scimBody(r)
 	if err != nil {
 		return err
@@ -440,17 +388,24 @@ func (s *Server) handleSCIMPatchGroup(w http.ResponseWriter, r *http.Request, c 
 	if err != nil {
 		return err
 	}
-	g, err := s.db.UpdateDirectoryGroup(r.Context(), c, r.PathValue("group_id"), ifMatchValues(r),
-		func(g *quarry.DirectoryGroup) error { return scim.ApplyGroup(g, ops) })
+	return k.change(w, r, c, func(t T) error { return k.apply(t, ops) })
+}
+
+// change applies change to the resource of the request's path, as the
+// If-Match header allows, and answers it.
+func (k *scimKind[T, R]) change(w http.ResponseWriter, r *http.Request, c *quarry.Caller, change func(T) error) error {
+	t, err := k.update(r.Context(), c, r.PathValue(k.param), ifMatchValues(r), change)
 	if err != nil {
 		return err
 	}
-	return s.writeSCIMGroup(w, r, http.StatusOK, g, scimPage{})
+	return k.write(w, r, http.StatusOK, t, scimPage{})
 }
 
-// handleSCIMDeleteGroup serves DELETE /scim/v2/Groups/{group_id}: 204.
-func (s *Server) handleSCIMDeleteGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	if err := s.db.DeleteDirectoryGroup(r.Context(), c, r.PathValue("group_id"), ifMatchValues(r)); err != nil {
+// handleDelete serves DELETE /scim/v2/Users/{user_id} and DELETE
+// /scim/v2/Groups/{group_id}: 204. A person's account is deactivated and
+// no longer the directory's (a second deletion answers 404).
+func (k *scimKind[T, R]) handleDelete(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	if err := k.remove(r.Context(), c, r.PathValue(k.param), ifMatchValues(r)); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -1,5 +1,11 @@
 package scim
 
+import (
+	"strings"
+
+	"github.com/quarryhq/quarry"
+)
+
 // The discovery documents (RFC 7643 sections 5, 6 and 7), served without
 // authentication: providers read them while the token is being set up.
 // They describe what Quarry does: the attributes it keeps, PATCH and
@@ -186,4 +192,26 @@ func Schemas(base string) []any {
 				attr("manager", "The user's manager.", sub(attr("value", "Manager user ID."))),
 			}},
 	}
+}
+
+// FindResourceType returns the resource type named name (in any case),
+// under base; one Quarry does not have is a 404.
+func FindResourceType(base, name string) (any, error) {
+	for _, rt := range ResourceTypes(base) {
+		if strings.EqualFold(rt.(*ResourceType).ID, name) {
+			return rt, nil
+		}
+	}
+	return nil, quarry.Errorf(quarry.ENOTFOUND, "Resource type %s not found", name)
+}
+
+// FindSchema returns the schema whose id is id (in any case), under base;
+// one Quarry does not have is a 404.
+func FindSchema(base, id string) (any, error) {
+	for _, sc := range Schemas(base) {
+		if strings.EqualFold(sc.(*Schema).ID, id) {
+			return sc, nil
+		}
+	}
+	return nil, quarry.Errorf(quarry.ENOTFOUND, "Schema %s not found", id)
 }

@@ -37,6 +37,9 @@ func GroupResource(g *quarry.DirectoryGroup, location string) *Group {
 	}
 }
 
+// Location returns where r is: its meta.location.
+func (r *Group) Location() string { return r.Meta.Location }
+
 // Project leaves out of r the attributes that attributes and excluded
 // leave out (see User.Project).
 func (r *Group) Project(attributes, excluded []string) {

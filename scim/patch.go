@@ -135,8 +135,34 @@ func pathName(p *filter.Path, core string) (name string, ok bool) {
 // (ignoredUserAttributes) and, in an operation without a path, unknown
 // ones. groups is read-only (mutability).
 func ApplyUser(u *quarry.DirectoryUser, ops []Operation) error {
+	return applyAll(u, ops, applyUser)
+}
+
+// applyAll applies ops to t, one after another, with apply (the steps of
+// ApplyUser and ApplyGroup).
+func applyAll[T any](t T, ops []Operation, apply func(T, Operation) error) error {
 	for _, op := range ops {
-		if err := applyUser(u, op); err != nil {
+		if err := apply(t, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachPathless calls set with each attribute of the value of op, an
+// operation without a path, whose value must be an object: its name in
+// lower case, without the prefix of schema, and its value.
+func eachPathless(op Operation, schema string, set func(name string, raw json.RawMessage) error) error {
+	o, err := decodeObject(op.Value, "The value of an operation without a path")
+	if err != nil {
+		return errorf(InvalidValue, "An operation without a path needs an object as its value")
+	}
+	for key, raw := range o {
+		lower := strings.ToLower(key)
+		if strings.HasPrefix(lower, strings.ToLower(schema)+":") {
+			lower = lower[len(schema)+1:]
+		}
+		if err := set(lower, raw); err != nil {
 			return err
 		}
 	}
@@ -145,26 +171,12 @@ func ApplyUser(u *quarry.DirectoryUser, ops []Operation) error {
 
 func applyUser(u *quarry.DirectoryUser, op Operation) error {
 	if op.path == nil {
-		o, err := decodeObject(op.Value, "The value of an operation without a path")
-		if err != nil {
-			return errorf(InvalidValue, "An operation without a path needs an object as its value")
-		}
-		for key, raw := range o {
-			lower := strings.ToLower(key)
-			if strings.HasPrefix(lower, strings.ToLower(UserSchema)+":") {
-				lower = lower[len(UserSchema)+1:]
+		return eachPathless(op, UserSchema, func(name string, raw json.RawMessage) error {
+			if name == strings.ToLower(EnterpriseUserSchema) {
+				return setEnterprise(u, raw, true)
 			}
-			if lower == strings.ToLower(EnterpriseUserSchema) {
-				if err := setEnterprise(u, raw, true); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := setUserAttribute(u, op.Op, lower, nil, raw, false); err != nil {
-				return err
-			}
-		}
-		return nil
+			return setUserAttribute(u, op.Op, name, nil, raw, false)
+		})
 	}
 	name, ok := pathName(op.path, UserSchema)
 	if !ok {
@@ -514,30 +526,14 @@ func match(expr filter.Expression, attrs map[string]any) (bool, error) {
 // the store checks that those added are. Read-only attributes (id,
 // schemas, meta) are ignored.
 func ApplyGroup(g *quarry.DirectoryGroup, ops []Operation) error {
-	for _, op := range ops {
-		if err := applyGroup(g, op); err != nil {
-			return err
-		}
-	}
-	return nil
+	return applyAll(g, ops, applyGroup)
 }
 
 func applyGroup(g *quarry.DirectoryGroup, op Operation) error {
 	if op.path == nil {
-		o, err := decodeObject(op.Value, "The value of an operation without a path")
-		if err != nil {
-			return errorf(InvalidValue, "An operation without a path needs an object as its value")
-		}
-		for key, raw := range o {
-			lower := strings.ToLower(key)
-			if strings.HasPrefix(lower, strings.ToLower(GroupSchema)+":") {
-				lower = lower[len(GroupSchema)+1:]
-			}
-			if err := setGroupAttribute(g, op.Op, lower, raw); err != nil {
-				return err
-			}
-		}
-		return nil
+		return eachPathless(op, GroupSchema, func(name string, raw json.RawMessage) error {
+			return setGroupAttribute(g, op.Op, name, raw)
+		})
 	}
 	name, ok := pathName(op.path, GroupSchema)
 	if !ok {

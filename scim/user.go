@@ -123,6 +123,9 @@ func userName(u *quarry.DirectoryUser) *Name {
 	return &Name{GivenName: given, FamilyName: family, Formatted: formatted}
 }
 
+// Location returns where r is: its meta.location.
+func (r *User) Location() string { return r.Meta.Location }
+
 // Project leaves out of r the attributes that a request's attributes and
 // excludedAttributes parameters leave out (RFC 7644 section 3.4.2.5). Names
 // are compared without regard to case; a sub-attribute ("name.givenName")
