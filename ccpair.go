@@ -1,6 +1,9 @@
 package quarry
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // CCPair pairs a connector with one of its credentials and shares the result
 // with user groups. A connector may be paired with several credentials, but
@@ -34,6 +37,15 @@ type CCPairUpdate struct {
 	Name    *string
 	Status  *CCPairStatus
 	IfMatch []int64 // If not nil, the versions the caller accepts (If-Match).
+}
+
+// CheckCCPairName reports why a pair may not be renamed name: a pair
+// needs a name (400).
+func CheckCCPairName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return Errorf(EINVALID, "A cc-pair needs a name")
+	}
+	return nil
 }
 
 // ChangedFields returns the JSON names of the fields u would change on p,

@@ -61,6 +61,15 @@ func PATExpiry(now time.Time, days *int64) *Time {
 // number would overflow the time it names.
 const MaxPATDays = 36500
 
+// CheckPATDays reports why a token may not expire in days (nil: never):
+// more than MaxPATDays (400).
+func CheckPATDays(days *int64) error {
+	if days != nil && *days > MaxPATDays {
+		return Errorf(EINVALID, "expiration_days must be at most %d", MaxPATDays)
+	}
+	return nil
+}
+
 // PATScope is a scope a person may give a token, with what Onyx's GET
 // /user/pats/scopes says of it.
 type PATScope struct {

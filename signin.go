@@ -416,3 +416,21 @@ func (l SignInLimits) refuse(what string, c AttemptCount, now time.Time) error {
 	}
 	return &Error{Code: ETOOMANY, RetryAfter: wait, Message: fmt.Sprintf("%s; try again in %d %s", what, minutes, unit)}
 }
+
+// CheckPersonName reports why a person registering may not be called
+// name (nil: no name given): it is longer than 256 characters (400).
+func CheckPersonName(name *string) error {
+	if name != nil && utf8.RuneCountInString(*name) > 256 {
+		return Errorf(EINVALID, "The name is longer than 256 characters")
+	}
+	return nil
+}
+
+// The refusals of a change of one's own password (400): a service
+// account has none, nor has a person who signs in with single sign-on;
+// the current password must be given right.
+var (
+	ErrKeyHasNoPassword = Errorf(EINVALID, "An API key has no password")
+	ErrNoPassword       = Errorf(EINVALID, "Your account has no password: you sign in with single sign-on")
+	ErrWrongPassword    = Errorf(EINVALID, "The current password is wrong")
+)

@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// ErrNoToolIDs answers a change of the status of no tools (400).
+var ErrNoToolIDs = Errorf(EINVALID, "No tool IDs provided")
+
 // Tool is an action the assistant may call: a built-in (InCodeToolID set)
 // or a custom tool described by an OpenAPI document.
 type Tool struct {

@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -121,8 +120,8 @@ func (s *Server) handleRenameCCPair(w http.ResponseWriter, r *http.Request, c *q
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	if strings.TrimSpace(in.NewName) == "" {
-		return quarry.Errorf(quarry.EINVALID, "A cc-pair needs a name")
+	if err := quarry.CheckCCPairName(in.NewName); err != nil {
+		return err
 	}
 	p, err := s.db.UpdateCCPair(r.Context(), c, in.ID, quarry.CCPairUpdate{Name: &in.NewName, IfMatch: ifMatch(r)})
 	if err != nil {

@@ -172,17 +172,6 @@ type mcpCredentialsAnswer struct {
 	ValidationTested bool   `json:"validation_tested"`
 }
 
-// checkAccessLists refuses what Onyx's Enterprise Edition offers and
-// Quarry does not: servers restricted to people or groups. Every person
-// with basic access may use every server's enabled tools, as with custom
-// tools.
-func checkAccessLists(isPublic *bool, groups []int64, users []string) error {
-	if (isPublic != nil && !*isPublic) || len(groups) > 0 || len(users) > 0 {
-		return quarry.Errorf(quarry.EINVALID, "Restricting MCP servers to specific users or groups is not supported: every person with basic access may use the enabled tools of every server")
-	}
-	return nil
-}
-
 // handleCreateMCPServerSimple serves POST /admin/mcp/server: it registers
 // a server whose authentication is configured later.
 func (s *Server) handleCreateMCPServerSimple(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
@@ -196,7 +185,7 @@ func (s *Server) handleCreateMCPServerSimple(w http.ResponseWriter, r *http.Requ
 	if err := quarry.CheckMCPServerURL(b.ServerURL); err != nil {
 		return err
 	}
-	if err := checkAccessLists(&b.IsPublic, b.Groups, b.Users); err != nil {
+	if err := quarry.CheckMCPAccessLists(&b.IsPublic, b.Groups, b.Users); err != nil {
 		return err
 	}
 	m, err := s.db.CreateMCPServer(r.Context(), c, b.Name, value(b.Description), b.ServerURL)
@@ -218,7 +207,7 @@ func (s *Server) handleSetUpMCPServer(w http.ResponseWriter, r *http.Request, c 
 		return err
 	}
 	b := in.Body
-	if err := checkAccessLists(value(b.IsPublic), b.Groups.Value, b.Users.Value); err != nil {
+	if err := quarry.CheckMCPAccessLists(value(b.IsPublic), b.Groups.Value, b.Users.Value); err != nil {
 		return err
 	}
 	perf := b.AuthPerformer
@@ -282,14 +271,12 @@ func (s *Server) handleUpdateMCPServerSimple(w http.ResponseWriter, r *http.Requ
 		return err
 	}
 	b := in.Body
-	if err := checkAccessLists(value(b.IsPublic), b.Groups.Value, b.Users.Value); err != nil {
+	if err := quarry.CheckMCPAccessLists(value(b.IsPublic), b.Groups.Value, b.Users.Value); err != nil {
 		return err
 	}
-	if b.AvailableInCraft.Set() && b.AvailableInCraft.Value {
-		return quarry.Errorf(quarry.EINVALID, "available_in_craft is not supported: Quarry has no Craft agent")
-	}
-	if b.ToolPolicies.Set() && string(b.ToolPolicies.Value) != "{}" {
-		return quarry.Errorf(quarry.EINVALID, "tool_policies are not supported: Quarry has no Craft agent to approve tools for")
+	if err := quarry.CheckMCPCraft(b.AvailableInCraft.Set() && b.AvailableInCraft.Value,
+		b.ToolPolicies.Set() && string(b.ToolPolicies.Value) != "{}"); err != nil {
+		return err
 	}
 	if b.ServerURL.Set() {
 		if err := quarry.CheckMCPServerURL(b.ServerURL.Value); err != nil {

@@ -84,22 +84,11 @@ func (s *Server) handleMCPOAuthCallback(w http.ResponseWriter, r *http.Request, 
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	if in.State.Value == "" {
-		return quarry.Errorf(quarry.EINVALID, "Missing state parameter")
-	}
-	if in.Code.Value == "" {
-		return quarry.Errorf(quarry.EINVALID, "Missing code parameter")
-	}
-	ctx := r.Context()
-	w.Header().Set("Cache-Control", "no-store")
-	k, err := s.db.TakeMCPOAuth(ctx, in.State.Value)
-	if err != nil {
+	if err := outbound.CheckMCPCallback(in.State.Value, in.Code.Value); err != nil {
 		return err
 	}
-	if err := c.CheckMCPCallbackCaller(k); err != nil {
-		return quarry.Errorf(quarry.EINVALID, "Invalid OAuth state")
-	}
-	m, err := s.out.FinishMCPConnection(ctx, c, k, in.Code.Value)
+	w.Header().Set("Cache-Control", "no-store")
+	m, k, err := s.out.FinishMCPCallback(r.Context(), c, in.State.Value, in.Code.Value)
 	if err != nil {
 		return err
 	}

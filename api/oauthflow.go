@@ -54,29 +54,13 @@ func oauthConfigView(o *quarry.OAuthConfig) oauthConfigRecord {
 		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt}
 }
 
-// additionalParams reads additional_params, an object whose values must be
-// strings (they go into the authorization URL), or nil when it is absent
-// or null.
+// additionalParams reads additional_params (quarry.ParseAdditionalParams),
+// or nil when it is absent or null.
 func additionalParams(o decode.Optional[json.RawMessage]) (map[string]string, error) {
 	if !o.Set() {
 		return nil, nil
 	}
-	var raw map[string]any
-	if err := json.Unmarshal(o.Value, &raw); err != nil {
-		return nil, quarry.Errorf(quarry.EINVALID, "additional_params must be an object")
-	}
-	out := make(map[string]string, len(raw))
-	for k, v := range raw {
-		s, ok := v.(string)
-		if !ok {
-			return nil, quarry.Errorf(quarry.EINVALID, "additional_params values must be strings: %q is not", k)
-		}
-		out[k] = s
-	}
-	if err := quarry.CheckAdditionalParams(out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return quarry.ParseAdditionalParams(o.Value)
 }
 
 // handleCreateOAuthConfig serves POST /admin/oauth-config and Onyx's POST

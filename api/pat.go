@@ -67,8 +67,8 @@ func (s *Server) handleCreatePAT(w http.ResponseWriter, r *http.Request, c *quar
 		return err
 	}
 	days := value(b.ExpirationDays)
-	if days != nil && *days > quarry.MaxPATDays {
-		return quarry.Errorf(quarry.EINVALID, "expiration_days must be at most %d", quarry.MaxPATDays)
+	if err := quarry.CheckPATDays(days); err != nil {
+		return err
 	}
 	p, token, err := s.db.CreatePAT(r.Context(), c, b.Name, quarry.PATExpiry(s.db.Now(), days), scopes)
 	if err != nil {

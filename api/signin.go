@@ -97,8 +97,8 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := value(in.Body.Name)
-	if name != nil && utf8.RuneCountInString(*name) > 256 {
-		return quarry.Errorf(quarry.EINVALID, "The name is longer than 256 characters")
+	if err := quarry.CheckPersonName(name); err != nil {
+		return err
 	}
 	if err := s.policy.Check(in.Body.Password, email); err != nil {
 		return err
@@ -222,7 +222,7 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 	}
 	ctx := r.Context()
 	if c.ServiceAccount {
-		return quarry.Errorf(quarry.EINVALID, "An API key has no password")
+		return quarry.ErrKeyHasNoPassword
 	}
 	if _, err := s.countSignIn(r, quarry.EmailKey(c.Email)); err != nil {
 		return err
@@ -232,14 +232,14 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 		return err
 	}
 	if hash == "" {
-		return quarry.Errorf(quarry.EINVALID, "Your account has no password: you sign in with single sign-on")
+		return quarry.ErrNoPassword
 	}
 	ok, err := s.passwords.Check(ctx, hash, in.Body.CurrentPassword)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return quarry.Errorf(quarry.EINVALID, "The current password is wrong")
+		return quarry.ErrWrongPassword
 	}
 	if err := s.policy.Check(in.Body.NewPassword, c.Email); err != nil {
 		return err

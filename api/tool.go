@@ -232,9 +232,6 @@ func (s *Server) handleSetToolsEnabled(w http.ResponseWriter, r *http.Request, c
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	if len(in.Body.ToolIDs) == 0 {
-		return quarry.Errorf(quarry.EINVALID, "No tool IDs provided")
-	}
 	ids, err := s.db.SetToolsEnabled(r.Context(), c, in.Body.ToolIDs, in.Body.Enabled)
 	if err != nil {
 		return err

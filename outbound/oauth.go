@@ -219,3 +219,35 @@ func (s *Service) FinishMCPConnection(ctx context.Context, c *quarry.Caller, k *
 	}
 	return m, s.db.SaveMCPToken(ctx, c, m.ID, k.Shared, tok)
 }
+
+// CheckMCPCallback reports what POST /mcp/oauth/callback lacks, with
+// Onyx's 400s: the state, or the code.
+func CheckMCPCallback(state, code string) error {
+	switch {
+	case state == "":
+		return quarry.Errorf(quarry.EINVALID, "Missing state parameter")
+	case code == "":
+		return quarry.Errorf(quarry.EINVALID, "Missing code parameter")
+	}
+	return nil
+}
+
+// FinishMCPCallback finishes the connection whose state is state, for c
+// who started it, with code (POST /mcp/oauth/callback, as Onyx's page
+// calls it): an unknown state, or another person's, is Onyx's 400, a
+// server gone 404. It returns the server and the connection (its return
+// path).
+func (s *Service) FinishMCPCallback(ctx context.Context, c *quarry.Caller, state, code string) (*quarry.MCPServer, *quarry.MCPOAuthConnection, error) {
+	k, err := s.db.TakeMCPOAuth(ctx, state)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.CheckMCPCallbackCaller(k); err != nil {
+		return nil, nil, quarry.Errorf(quarry.EINVALID, "Invalid OAuth state")
+	}
+	m, err := s.FinishMCPConnection(ctx, c, k, code)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, k, nil
+}

@@ -212,6 +212,9 @@ func (db *DB) DeleteTool(ctx context.Context, c *quarry.Caller, id int64) error 
 // any tool, curators the custom tools they own (403). Each tool that
 // changes gets a new version and an audit entry.
 func (db *DB) SetToolsEnabled(ctx context.Context, c *quarry.Caller, ids []int64, enabled bool) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, quarry.ErrNoToolIDs
+	}
 	var out []int64
 	err := db.update(ctx, func(tx *Tx) error {
 		seen := map[int64]bool{}
