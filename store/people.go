@@ -208,52 +208,6 @@ func (tx *Tx) markHasPeople(ctx context.Context) (bool, error) {
 	return n == 1, err
 }
 
-// PasswordOf returns the password hash of user id, "" when it has none.
-func (db *DB) PasswordOf(ctx context.Context, id string) (string, error) {
-	var h sql.NullString
-	err := db.read.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = $1`, id).Scan(&h)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", errUserNotFound
-	}
-	return h.String, mapError(err)
-}
-
-// ChangePassword gives c (who proved they know the old one) a new password
-// hash, and ends c's other sessions; the session the change was made with,
-// if any, goes on.
-func (db *DB) ChangePassword(ctx context.Context, c *quarry.Caller, hash string) error {
-	return db.update(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, tx.now.Micros(), c.ID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1 AND id <> $2`, c.ID, c.SessionID); err != nil {
-			return err
-		}
-		return tx.audit(ctx, c, "user.password_change", "user", c.ID, []string{"password"})
-	})
-}
-
-// ResetPassword gives the person with email a new password hash (an
-// admin's act) and ends their sessions.
-func (db *DB) ResetPassword(ctx context.Context, c *quarry.Caller, email, hash string) error {
-	return db.update(ctx, func(tx *Tx) error {
-		u, err := tx.personByEmail(ctx, email)
-		if err != nil {
-			return err
-		}
-		if err := quarry.CheckPasswordReset(u); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = $1, updated_at = $2 WHERE id = $3`, hash, tx.now.Micros(), u.ID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
-			return err
-		}
-		return tx.audit(ctx, c, "user.password_reset", "user", u.ID, []string{"password"})
-	})
-}
-
 var errUserNotFound = quarry.Errorf(quarry.ENOTFOUND, "User not found")
 
 // personByEmail returns the user with email key key.
