@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
@@ -51,9 +52,8 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench: unexpected arguments %q", fs.Args())
 	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if given["db"] && o.DB == "" {
+	given := givenFlags(fs)
+	if given(&o.DB) && o.DB == "" {
 		return errors.New("-db: empty")
 	}
 	if o.Token == "" {
@@ -61,15 +61,18 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	}
 	// What goes with what; package bench checks the values.
 	switch {
-	case given["mix"] && o.Op != bench.Mix:
+	case given(&o.Mix) && o.Op != bench.Mix:
 		return errors.New("-mix goes with -op mix")
-	case o.Target == "" && (given["token"] || given["allow-remote"]):
+	case o.Target == "" && (given(&o.Token) || given(&o.AllowRemote)):
 		return errors.New("-token and -allow-remote go with -target")
 	}
 	if o.Target != "" {
-		for _, f := range []string{"pairs", "db", "tools"} {
-			if given[f] {
-				return fmt.Errorf("-%s seeds the in-process server; it does not go with -target", f)
+		for _, f := range []struct {
+			flag string
+			p    any
+		}{{"pairs", &o.Pairs}, {"db", &o.DB}, {"tools", &o.Tools}} {
+			if given(f.p) {
+				return fmt.Errorf("-%s seeds the in-process server; it does not go with -target", f.flag)
 			}
 		}
 	}
@@ -118,4 +121,14 @@ func benchKeyring(cfg *Config) (*store.Keyring, error) {
 		return nil, fmt.Errorf("QUARRY_ENCRYPTION_KEY: %w", err)
 	}
 	return store.NewKeyring(b)
+}
+
+// givenFlags returns whether the command line gave the flag of fs that
+// sets the variable p points to (flag.StringVar and its like make the
+// flag's Value of that very address): the checks of what goes with what
+// ask about the options, not about the flags' names.
+func givenFlags(fs *flag.FlagSet) func(p any) bool {
+	set := map[uintptr]bool{}
+	fs.Visit(func(f *flag.Flag) { set[reflect.ValueOf(f.Value).Pointer()] = true })
+	return func(p any) bool { return set[reflect.ValueOf(p).Pointer()] }
 }
