@@ -28,9 +28,7 @@ func newAPIKeyRecord(k *quarry.APIKey, token string) apiKeyRecord {
 
 // handleCreateAPIKey serves POST /admin/api-key.
 func (s *Server) handleCreateAPIKey(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body apiKeyCreate `body:""`
-	}
+	var in createAPIKeyRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -56,9 +54,7 @@ func (s *Server) handleListAPIKeys(w http.ResponseWriter, r *http.Request, c *qu
 
 // handleDeleteAPIKey serves DELETE /admin/api-key/{api_key_id}.
 func (s *Server) handleDeleteAPIKey(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"api_key_id"`
-	}
+	var in deleteAPIKeyRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -72,10 +68,7 @@ func (s *Server) handleDeleteAPIKey(w http.ResponseWriter, r *http.Request, c *q
 // update of a key's name and role (a role left out is basic, as Onyx's
 // APIKeyArgs says).
 func (s *Server) handleUpdateAPIKey(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64        `path:"api_key_id"`
-		Body apiKeyCreate `body:""`
-	}
+	var in updateAPIKeyRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -88,9 +81,7 @@ func (s *Server) handleUpdateAPIKey(w http.ResponseWriter, r *http.Request, c *q
 
 // handleRegenerateAPIKey serves POST /admin/api-key/{api_key_id}/regenerate.
 func (s *Server) handleRegenerateAPIKey(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"api_key_id"`
-	}
+	var in regenerateAPIKeyRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

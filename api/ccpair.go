@@ -81,9 +81,7 @@ func (s *Server) writeCCPair(w http.ResponseWriter, c *quarry.Caller, p *quarry.
 
 // handleGetCCPair serves GET /manage/admin/cc-pair/{cc_pair_id}.
 func (s *Server) handleGetCCPair(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"cc_pair_id"`
-	}
+	var in getCCPairRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -97,10 +95,7 @@ func (s *Server) handleGetCCPair(w http.ResponseWriter, r *http.Request, c *quar
 // handleSetCCPairStatus serves PUT /manage/admin/cc-pair/{cc_pair_id}/status:
 // it pauses or resumes a pair, and answers as Onyx does.
 func (s *Server) handleSetCCPairStatus(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64              `path:"cc_pair_id"`
-		Body ccPairStatusUpdate `body:""`
-	}
+	var in setCCPairStatusRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -137,9 +132,7 @@ func (s *Server) handleRenameCCPair(w http.ResponseWriter, r *http.Request, c *q
 // documents, so it does the rest at once (see
 // store.DB.DeleteCCPairCompletely).
 func (s *Server) handleDeletionAttempt(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body ccPairIdentifier `body:""`
-	}
+	var in deletionAttemptRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -55,9 +55,7 @@ func viewConnector(c *quarry.Connector) connectorView {
 
 // handleCreateConnector serves POST /manage/admin/connector.
 func (s *Server) handleCreateConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body connectorInput `body:""`
-	}
+	var in createConnectorRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -95,9 +93,7 @@ func (s *Server) handleListConnectors(w http.ResponseWriter, r *http.Request, c 
 
 // handleGetConnector serves GET /manage/connector/{connector_id}.
 func (s *Server) handleGetConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"connector_id"`
-	}
+	var in getConnectorRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -110,10 +106,7 @@ func (s *Server) handleGetConnector(w http.ResponseWriter, r *http.Request, c *q
 
 // handleUpdateConnector serves PATCH /manage/admin/connector/{connector_id}.
 func (s *Server) handleUpdateConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64          `path:"connector_id"`
-		Body connectorInput `body:""`
-	}
+	var in updateConnectorRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -126,9 +119,7 @@ func (s *Server) handleUpdateConnector(w http.ResponseWriter, r *http.Request, c
 
 // handleDeleteConnector serves DELETE /manage/admin/connector/{connector_id}.
 func (s *Server) handleDeleteConnector(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"connector_id"`
-	}
+	var in deleteConnectorRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -147,11 +138,7 @@ type ccPairPath struct {
 // handleCreateCCPair serves
 // PUT /manage/connector/{connector_id}/credential/{credential_id}.
 func (s *Server) handleCreateCCPair(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ConnectorID  int64        `path:"connector_id"`
-		CredentialID int64        `path:"credential_id"`
-		Body         ccPairCreate `body:""`
-	}
+	var in createCCPairRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -45,10 +45,7 @@ func credentialObject(raw []byte) (map[string]any, error) {
 // handleUpdateCredential serves PATCH /manage/credential/{credential_id}
 // (contract section 4.3).
 func (s *Server) handleUpdateCredential(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64           `path:"credential_id"`
-		Body credentialPatch `body:""`
-	}
+	var in updateCredentialRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -80,10 +77,7 @@ func (s *Server) handleUpdateCredential(w http.ResponseWriter, r *http.Request, 
 // Onyx's way to change a credential's name and credential_json, under the
 // rules of the PATCH (contract section 4.3), masked echoes included.
 func (s *Server) handleEditCredential(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64                `path:"credential_id"`
-		Body credentialDataUpdate `body:""`
-	}
+	var in editCredentialRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -102,9 +96,7 @@ func (s *Server) handleEditCredential(w http.ResponseWriter, r *http.Request, c 
 
 // handleCreateCredential serves POST /manage/credential.
 func (s *Server) handleCreateCredential(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body credentialCreate `body:""`
-	}
+	var in createCredentialRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -151,9 +143,7 @@ func (s *Server) handleListCredentials(w http.ResponseWriter, r *http.Request, c
 
 // handleGetCredential serves GET /manage/credential/{credential_id}.
 func (s *Server) handleGetCredential(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"credential_id"`
-	}
+	var in getCredentialRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -166,9 +156,7 @@ func (s *Server) handleGetCredential(w http.ResponseWriter, r *http.Request, c *
 
 // handleDeleteCredential serves DELETE /manage/credential/{credential_id}.
 func (s *Server) handleDeleteCredential(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"credential_id"`
-	}
+	var in deleteCredentialRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -42,208 +42,54 @@ type goldenCase struct {
 // goldenTargets makes, for each model, the destination decode.Request fills:
 // the endpoint's path parameters, query and body.
 var goldenTargets = map[string]func() any{
-	"credentialPatch": func() any {
-		return &struct {
-			ID   int64           `path:"credential_id"`
-			Body credentialPatch `body:""`
-		}{}
-	},
-	"credentialCreate": func() any {
-		return &struct {
-			Body credentialCreate `body:""`
-		}{}
-	},
-	"toolUpdate": func() any {
-		return &struct {
-			ID   int64      `path:"tool_id"`
-			Body toolUpdate `body:""`
-		}{}
-	},
-	"toolCreate": func() any {
-		return &struct {
-			Body toolCreate `body:""`
-		}{}
-	},
-	"toolValidate": func() any {
-		return &struct {
-			Body toolValidate `body:""`
-		}{}
-	},
-	"connectorInput": func() any {
-		return &struct {
-			ID   int64          `path:"connector_id"`
-			Body connectorInput `body:""`
-		}{}
-	},
-	"ccPairCreate": func() any {
-		return &struct {
-			ConnectorID  int64        `path:"connector_id"`
-			CredentialID int64        `path:"credential_id"`
-			Body         ccPairCreate `body:""`
-		}{}
-	},
-	"userGroupCreate": func() any {
-		return &struct {
-			Body userGroupCreate `body:""`
-		}{}
-	},
-	"userGroupUpdate": func() any {
-		return &struct {
-			ID   int64           `path:"group_id"`
-			Body userGroupUpdate `body:""`
-		}{}
-	},
-	"setCurator": func() any {
-		return &struct {
-			ID   int64      `path:"group_id"`
-			Body setCurator `body:""`
-		}{}
-	},
-	"apiKeyCreate": func() any {
-		return &struct {
-			Body apiKeyCreate `body:""`
-		}{}
-	},
-	"oauthConfigCreate": func() any {
-		return &struct {
-			Body oauthConfigCreate `body:""`
-		}{}
-	},
-	"statusQuery": func() any { return &statusQuery{} },
-	"auditQuery":  func() any { return &auditQuery{} },
-	"register": func() any {
-		return &struct {
-			Body registerRequest `body:""`
-		}{}
-	},
-	"login": func() any { return &loginForm{} },
-	"setUserRole": func() any {
-		return &struct {
-			Body setUserRole `body:""`
-		}{}
-	},
-	"userEmail": func() any {
-		return &struct {
-			Body userEmail `body:""`
-		}{}
-	},
-	"inviteUsers": func() any {
-		return &struct {
-			Body inviteUsers `body:""`
-		}{}
-	},
-	"changePassword": func() any {
-		return &struct {
-			Body changePassword `body:""`
-		}{}
-	},
-	"usersQuery":    func() any { return &usersQuery{} },
-	"sessionsQuery": func() any { return &sessionsQuery{} },
-	"toolStatusUpdate": func() any {
-		return &struct {
-			Body toolStatusUpdate `body:""`
-		}{}
-	},
-	"credentialDataUpdate": func() any {
-		return &struct {
-			ID   int64                `path:"credential_id"`
-			Body credentialDataUpdate `body:""`
-		}{}
-	},
-	"ccPairStatusUpdate": func() any {
-		return &struct {
-			ID   int64              `path:"cc_pair_id"`
-			Body ccPairStatusUpdate `body:""`
-		}{}
-	},
-	"ccPairRename": func() any { return &ccPairRename{} },
-	"ccPairIdentifier": func() any {
-		return &struct {
-			Body ccPairIdentifier `body:""`
-		}{}
-	},
-	"scimTokenCreate": func() any {
-		return &struct {
-			Body scimTokenCreate `body:""`
-		}{}
-	},
-	"addUsers": func() any {
-		return &struct {
-			ID   int64    `path:"group_id"`
-			Body addUsers `body:""`
-		}{}
-	},
-	"setPermission": func() any {
-		return &struct {
-			ID   int64         `path:"group_id"`
-			Body setPermission `body:""`
-		}{}
-	},
-	"indexingStatus": func() any {
-		return &struct {
-			Body indexingStatusRequest `body:""`
-		}{}
-	},
-	"groupsQuery":     func() any { return &groupsQuery{} },
-	"connectorsQuery": func() any { return &connectorsQuery{} },
-	"allUsersQuery":   func() any { return &allUsersQuery{} },
-	"oauthConfigUpdate": func() any {
-		return &struct {
-			ID   int64             `path:"oauth_config_id"`
-			Body oauthConfigUpdate `body:""`
-		}{}
-	},
-	"oauthInitiate": func() any {
-		return &struct {
-			Body oauthInitiate `body:""`
-		}{}
-	},
-	"oauthCallbackQuery": func() any { return &oauthCallbackQuery{} },
-	"toolRun": func() any {
-		return &struct {
-			ID   int64   `path:"tool_id"`
-			Body toolRun `body:""`
-		}{}
-	},
-	"patCreate": func() any {
-		return &struct {
-			Body patCreate `body:""`
-		}{}
-	},
-	"mcpServerSetup": func() any {
-		return &struct {
-			Body mcpServerSetup `body:""`
-		}{}
-	},
-	"mcpServerUpdate": func() any {
-		return &struct {
-			Body mcpServerUpdate `body:""`
-		}{}
-	},
-	"mcpServerCreate": func() any {
-		return &struct {
-			Body mcpServerCreate `body:""`
-		}{}
-	},
-	"mcpServerPatch": func() any {
-		return &struct {
-			ID   int64          `path:"server_id"`
-			Body mcpServerPatch `body:""`
-		}{}
-	},
-	"mcpOAuthConnect": func() any {
-		return &struct {
-			Body mcpOAuthConnect `body:""`
-		}{}
-	},
+	"credentialPatch":       func() any { return &updateCredentialRequest{} },
+	"credentialCreate":      func() any { return &createCredentialRequest{} },
+	"toolUpdate":            func() any { return &updateToolRequest{} },
+	"toolCreate":            func() any { return &createToolRequest{} },
+	"toolValidate":          func() any { return &validateToolRequest{} },
+	"connectorInput":        func() any { return &updateConnectorRequest{} },
+	"ccPairCreate":          func() any { return &createCCPairRequest{} },
+	"userGroupCreate":       func() any { return &createGroupRequest{} },
+	"userGroupUpdate":       func() any { return &updateGroupRequest{} },
+	"setCurator":            func() any { return &setCuratorRequest{} },
+	"apiKeyCreate":          func() any { return &createAPIKeyRequest{} },
+	"oauthConfigCreate":     func() any { return &createOAuthConfigRequest{} },
+	"statusQuery":           func() any { return &statusQuery{} },
+	"auditQuery":            func() any { return &auditQuery{} },
+	"register":              func() any { return &registerRoute{} },
+	"login":                 func() any { return &loginForm{} },
+	"setUserRole":           func() any { return &setUserRoleRequest{} },
+	"userEmail":             func() any { return &setActiveRequest{} },
+	"inviteUsers":           func() any { return &inviteUsersRequest{} },
+	"changePassword":        func() any { return &changePasswordRequest{} },
+	"usersQuery":            func() any { return &usersQuery{} },
+	"sessionsQuery":         func() any { return &sessionsQuery{} },
+	"toolStatusUpdate":      func() any { return &setToolsEnabledRequest{} },
+	"credentialDataUpdate":  func() any { return &editCredentialRequest{} },
+	"ccPairStatusUpdate":    func() any { return &setCCPairStatusRequest{} },
+	"ccPairRename":          func() any { return &ccPairRename{} },
+	"ccPairIdentifier":      func() any { return &deletionAttemptRequest{} },
+	"scimTokenCreate":       func() any { return &createSCIMTokenRequest{} },
+	"addUsers":              func() any { return &addGroupUsersRequest{} },
+	"setPermission":         func() any { return &setGroupPermissionRequest{} },
+	"indexingStatus":        func() any { return &indexingStatusRoute{} },
+	"groupsQuery":           func() any { return &groupsQuery{} },
+	"connectorsQuery":       func() any { return &connectorsQuery{} },
+	"allUsersQuery":         func() any { return &allUsersQuery{} },
+	"oauthConfigUpdate":     func() any { return &updateOAuthConfigRequest{} },
+	"oauthInitiate":         func() any { return &oauthInitiateRequest{} },
+	"oauthCallbackQuery":    func() any { return &oauthCallbackQuery{} },
+	"toolRun":               func() any { return &runToolRequest{} },
+	"patCreate":             func() any { return &createPATRequest{} },
+	"mcpServerSetup":        func() any { return &setUpMCPServerRequest{} },
+	"mcpServerUpdate":       func() any { return &selectMCPToolsRequest{} },
+	"mcpServerCreate":       func() any { return &createMCPServerSimpleRequest{} },
+	"mcpServerPatch":        func() any { return &updateMCPServerSimpleRequest{} },
+	"mcpOAuthConnect":       func() any { return &mcpOAuthConnectRequest{} },
 	"mcpOAuthCallbackQuery": func() any { return &mcpOAuthCallbackQuery{} },
-	"mcpUserCredentials": func() any {
-		return &struct {
-			Body mcpUserCredentials `body:""`
-		}{}
-	},
-	"mcpStatusQuery":    func() any { return &mcpStatusQuery{} },
-	"mcpSnapshotsQuery": func() any { return &mcpSnapshotsQuery{} },
+	"mcpUserCredentials":    func() any { return &saveMCPCredentialsRequest{} },
+	"mcpStatusQuery":        func() any { return &mcpStatusQuery{} },
+	"mcpSnapshotsQuery":     func() any { return &mcpSnapshotsQuery{} },
 }
 
 func loadGoldenCases(t testing.TB) []goldenCase {

@@ -78,9 +78,7 @@ func (s *Server) writeGroup(w http.ResponseWriter, g *quarry.UserGroup) error {
 
 // handleCreateGroup serves POST /manage/admin/user-group.
 func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body userGroupCreate `body:""`
-	}
+	var in createGroupRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -117,10 +115,7 @@ func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request, c *qua
 
 // handleUpdateGroup serves PATCH /manage/admin/user-group/{group_id}.
 func (s *Server) handleUpdateGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64           `path:"group_id"`
-		Body userGroupUpdate `body:""`
-	}
+	var in updateGroupRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -140,10 +135,7 @@ func (s *Server) handleUpdateGroup(w http.ResponseWriter, r *http.Request, c *qu
 
 // handleAddGroupUsers serves POST /manage/admin/user-group/{group_id}/add-users.
 func (s *Server) handleAddGroupUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64    `path:"group_id"`
-		Body addUsers `body:""`
-	}
+	var in addGroupUsersRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -156,9 +148,7 @@ func (s *Server) handleAddGroupUsers(w http.ResponseWriter, r *http.Request, c *
 
 // handleDeleteGroup serves DELETE /manage/admin/user-group/{group_id}.
 func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"group_id"`
-	}
+	var in deleteGroupRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -170,10 +160,7 @@ func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request, c *qu
 
 // handleSetCurator serves POST /manage/admin/user-group/{group_id}/set-curator.
 func (s *Server) handleSetCurator(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64      `path:"group_id"`
-		Body setCurator `body:""`
-	}
+	var in setCuratorRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -187,9 +174,7 @@ func (s *Server) handleSetCurator(w http.ResponseWriter, r *http.Request, c *qua
 // /manage/admin/user-group/{group_id}/permissions: the permissions granted
 // to the group, in Onyx's order of the tokens.
 func (s *Server) handleGroupPermissions(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"group_id"`
-	}
+	var in groupPermissionsRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -204,10 +189,7 @@ func (s *Server) handleGroupPermissions(w http.ResponseWriter, r *http.Request, 
 // /manage/admin/user-group/{group_id}/permissions: a grant given or taken
 // back, answered as Onyx's SetPermissionResponse.
 func (s *Server) handleSetGroupPermission(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64         `path:"group_id"`
-		Body setPermission `body:""`
-	}
+	var in setGroupPermissionRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

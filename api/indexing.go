@@ -36,9 +36,7 @@ func notIndexing(what string) handlerFunc {
 // needs an indexer: its path parameter is checked first.
 func notIndexingPair(what string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-		var in struct {
-			ID int64 `path:"cc_pair_id"`
-		}
+		var in ccPairIDPath
 		if err := decode.Request(r, &in); err != nil {
 			return err
 		}
@@ -96,9 +94,7 @@ type indexingStatusPage struct {
 // last_status_filters matches none. Quarry has one index, so
 // secondary_index changes nothing, and no federated connectors.
 func (s *Server) handleIndexingStatus(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body indexingStatusRequest `body:""`
-	}
+	var in indexingStatusRoute
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

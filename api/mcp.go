@@ -175,9 +175,7 @@ type mcpCredentialsAnswer struct {
 // handleCreateMCPServerSimple serves POST /admin/mcp/server: it registers
 // a server whose authentication is configured later.
 func (s *Server) handleCreateMCPServerSimple(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body mcpServerCreate `body:""`
-	}
+	var in createMCPServerSimpleRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -200,9 +198,7 @@ func (s *Server) handleCreateMCPServerSimple(w http.ResponseWriter, r *http.Requ
 // server with its authentication, or, with existing_server_id, configures
 // an existing one.
 func (s *Server) handleSetUpMCPServer(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body mcpServerSetup `body:""`
-	}
+	var in setUpMCPServerRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -263,10 +259,7 @@ func (s *Server) editableMCPServer(r *http.Request, c *quarry.Caller) (*quarry.M
 
 // handleUpdateMCPServerSimple serves PATCH /admin/mcp/server/{server_id}.
 func (s *Server) handleUpdateMCPServerSimple(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64          `path:"server_id"`
-		Body mcpServerPatch `body:""`
-	}
+	var in updateMCPServerSimpleRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -479,9 +472,7 @@ func (s *Server) handleAllMCPTools(w http.ResponseWriter, r *http.Request, c *qu
 // handleSelectMCPTools serves POST /admin/mcp/servers/update: the tools
 // named in selected_tools are enabled, the server's others disabled.
 func (s *Server) handleSelectMCPTools(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body mcpServerUpdate `body:""`
-	}
+	var in selectMCPToolsRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -497,9 +488,7 @@ func (s *Server) handleSelectMCPTools(w http.ResponseWriter, r *http.Request, c 
 // gives their values for a server's header template
 // (outbound.Service.SaveMCPCredentials checks and keeps them).
 func (s *Server) handleSaveMCPCredentials(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body mcpUserCredentials `body:""`
-	}
+	var in saveMCPCredentialsRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -43,9 +43,7 @@ type mcpOAuthConnectAnswer struct {
 // force_reauthentication.
 func (s *Server) handleMCPOAuthConnect(admin bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-		var in struct {
-			Body mcpOAuthConnect `body:""`
-		}
+		var in mcpOAuthConnectRequest
 		if err := decode.Request(r, &in); err != nil {
 			return err
 		}

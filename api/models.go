@@ -517,3 +517,338 @@ type changePassword struct {
 	CurrentPassword string `json:"current_password"`
 	NewPassword     string `json:"new_password"`
 }
+
+// The requests of the routes whose handlers decode more than a body: each
+// route's path and query parameters, with its body model.
+
+// createAPIKeyRequest is the request of POST /admin/api-key.
+type createAPIKeyRequest struct {
+	Body apiKeyCreate `body:""`
+}
+
+// deleteAPIKeyRequest is the request of DELETE /admin/api-key/{api_key_id}.
+type deleteAPIKeyRequest struct {
+	ID int64 `path:"api_key_id"`
+}
+
+// updateAPIKeyRequest is the request of PATCH /admin/api-key/{api_key_id}.
+type updateAPIKeyRequest struct {
+	ID   int64        `path:"api_key_id"`
+	Body apiKeyCreate `body:""`
+}
+
+// regenerateAPIKeyRequest is the request of
+// POST /admin/api-key/{api_key_id}/regenerate.
+type regenerateAPIKeyRequest struct {
+	ID int64 `path:"api_key_id"`
+}
+
+// getCCPairRequest is the request of GET /manage/admin/cc-pair/{cc_pair_id}.
+type getCCPairRequest struct {
+	ID int64 `path:"cc_pair_id"`
+}
+
+// setCCPairStatusRequest is the request of
+// PUT /manage/admin/cc-pair/{cc_pair_id}/status.
+type setCCPairStatusRequest struct {
+	ID   int64              `path:"cc_pair_id"`
+	Body ccPairStatusUpdate `body:""`
+}
+
+// deletionAttemptRequest is the request of
+// POST /manage/admin/deletion-attempt.
+type deletionAttemptRequest struct {
+	Body ccPairIdentifier `body:""`
+}
+
+// createConnectorRequest is the request of POST /manage/admin/connector.
+type createConnectorRequest struct {
+	Body connectorInput `body:""`
+}
+
+// getConnectorRequest is the request of GET /manage/connector/{connector_id}.
+type getConnectorRequest struct {
+	ID int64 `path:"connector_id"`
+}
+
+// updateConnectorRequest is the request of
+// PATCH /manage/admin/connector/{connector_id}.
+type updateConnectorRequest struct {
+	ID   int64          `path:"connector_id"`
+	Body connectorInput `body:""`
+}
+
+// deleteConnectorRequest is the request of
+// DELETE /manage/admin/connector/{connector_id}.
+type deleteConnectorRequest struct {
+	ID int64 `path:"connector_id"`
+}
+
+// createCCPairRequest is the request of
+// PUT /manage/connector/{connector_id}/credential/{credential_id}.
+type createCCPairRequest struct {
+	ConnectorID  int64        `path:"connector_id"`
+	CredentialID int64        `path:"credential_id"`
+	Body         ccPairCreate `body:""`
+}
+
+// updateCredentialRequest is the request of
+// PATCH /manage/credential/{credential_id}.
+type updateCredentialRequest struct {
+	ID   int64           `path:"credential_id"`
+	Body credentialPatch `body:""`
+}
+
+// editCredentialRequest is the request of
+// PUT /manage/admin/credential/{credential_id}.
+type editCredentialRequest struct {
+	ID   int64                `path:"credential_id"`
+	Body credentialDataUpdate `body:""`
+}
+
+// createCredentialRequest is the request of POST /manage/credential.
+type createCredentialRequest struct {
+	Body credentialCreate `body:""`
+}
+
+// getCredentialRequest is the request of
+// GET /manage/credential/{credential_id}.
+type getCredentialRequest struct {
+	ID int64 `path:"credential_id"`
+}
+
+// deleteCredentialRequest is the request of
+// DELETE /manage/credential/{credential_id}.
+type deleteCredentialRequest struct {
+	ID int64 `path:"credential_id"`
+}
+
+// createGroupRequest is the request of POST /manage/admin/user-group.
+type createGroupRequest struct {
+	Body userGroupCreate `body:""`
+}
+
+// updateGroupRequest is the request of
+// PATCH /manage/admin/user-group/{group_id}.
+type updateGroupRequest struct {
+	ID   int64           `path:"group_id"`
+	Body userGroupUpdate `body:""`
+}
+
+// addGroupUsersRequest is the request of
+// POST /manage/admin/user-group/{group_id}/add-users.
+type addGroupUsersRequest struct {
+	ID   int64    `path:"group_id"`
+	Body addUsers `body:""`
+}
+
+// deleteGroupRequest is the request of
+// DELETE /manage/admin/user-group/{group_id}.
+type deleteGroupRequest struct {
+	ID int64 `path:"group_id"`
+}
+
+// setCuratorRequest is the request of
+// POST /manage/admin/user-group/{group_id}/set-curator.
+type setCuratorRequest struct {
+	ID   int64      `path:"group_id"`
+	Body setCurator `body:""`
+}
+
+// groupPermissionsRequest is the request of
+// GET /manage/admin/user-group/{group_id}/permissions.
+type groupPermissionsRequest struct {
+	ID int64 `path:"group_id"`
+}
+
+// setGroupPermissionRequest is the request of
+// PUT /manage/admin/user-group/{group_id}/permissions.
+type setGroupPermissionRequest struct {
+	ID   int64         `path:"group_id"`
+	Body setPermission `body:""`
+}
+
+// ccPairIDPath is the request of the cc-pair routes that need an indexer
+// (notIndexingPair): their path.
+type ccPairIDPath struct {
+	ID int64 `path:"cc_pair_id"`
+}
+
+// indexingStatusRoute is the request of
+// POST /manage/admin/connector/indexing-status.
+type indexingStatusRoute struct {
+	Body indexingStatusRequest `body:""`
+}
+
+// createMCPServerSimpleRequest is the request of POST /admin/mcp/server.
+type createMCPServerSimpleRequest struct {
+	Body mcpServerCreate `body:""`
+}
+
+// setUpMCPServerRequest is the request of POST /admin/mcp/servers/create.
+type setUpMCPServerRequest struct {
+	Body mcpServerSetup `body:""`
+}
+
+// updateMCPServerSimpleRequest is the request of
+// PATCH /admin/mcp/server/{server_id}.
+type updateMCPServerSimpleRequest struct {
+	ID   int64          `path:"server_id"`
+	Body mcpServerPatch `body:""`
+}
+
+// selectMCPToolsRequest is the request of POST /admin/mcp/servers/update.
+type selectMCPToolsRequest struct {
+	Body mcpServerUpdate `body:""`
+}
+
+// saveMCPCredentialsRequest is the request of POST /mcp/user-credentials.
+type saveMCPCredentialsRequest struct {
+	Body mcpUserCredentials `body:""`
+}
+
+// mcpOAuthConnectRequest is the request of POST /mcp/oauth/connect.
+type mcpOAuthConnectRequest struct {
+	Body mcpOAuthConnect `body:""`
+}
+
+// createOAuthConfigRequest is the request of POST /admin/oauth-config.
+type createOAuthConfigRequest struct {
+	Body oauthConfigCreate `body:""`
+}
+
+// getOAuthConfigRequest is the request of
+// GET /admin/oauth-config/{oauth_config_id}.
+type getOAuthConfigRequest struct {
+	ID int64 `path:"oauth_config_id"`
+}
+
+// updateOAuthConfigRequest is the request of
+// PUT /admin/oauth-config/{oauth_config_id}.
+type updateOAuthConfigRequest struct {
+	ID   int64             `path:"oauth_config_id"`
+	Body oauthConfigUpdate `body:""`
+}
+
+// oauthInitiateRequest is the request of POST /oauth-config/initiate.
+type oauthInitiateRequest struct {
+	Body oauthInitiate `body:""`
+}
+
+// revokeOAuthTokenRequest is the request of
+// DELETE /oauth-config/{oauth_config_id}/token.
+type revokeOAuthTokenRequest struct {
+	ID int64 `path:"oauth_config_id"`
+}
+
+// createPATRequest is the request of POST /user/pats.
+type createPATRequest struct {
+	Body patCreate `body:""`
+}
+
+// revokePATRequest is the request of DELETE /user/pats/{token_id}.
+type revokePATRequest struct {
+	ID int64 `path:"token_id"`
+}
+
+// setUserRoleRequest is the request of PATCH /manage/set-user-role.
+type setUserRoleRequest struct {
+	Body setUserRole `body:""`
+}
+
+// setActiveRequest is the request of PATCH /manage/admin/activate-user.
+type setActiveRequest struct {
+	Body userEmail `body:""`
+}
+
+// inviteUsersRequest is the request of PUT /manage/admin/users.
+type inviteUsersRequest struct {
+	Body inviteUsers `body:""`
+}
+
+// issueInvitationsRequest is the request of POST /manage/admin/invitations.
+type issueInvitationsRequest struct {
+	Body inviteUsers `body:""`
+}
+
+// removeInvitationRequest is the request of
+// PATCH /manage/admin/remove-invited-user.
+type removeInvitationRequest struct {
+	Body userEmail `body:""`
+}
+
+// endSessionRequest is the request of
+// DELETE /manage/admin/sessions/{session_id}.
+type endSessionRequest struct {
+	ID int64 `path:"session_id"`
+}
+
+// endUserSessionsRequest is the request of
+// POST /manage/admin/end-user-sessions.
+type endUserSessionsRequest struct {
+	Body userEmail `body:""`
+}
+
+// createSCIMTokenRequest is the request of
+// POST /admin/enterprise-settings/scim/token.
+type createSCIMTokenRequest struct {
+	Body scimTokenCreate `body:""`
+}
+
+// registerRoute is the request of POST /auth/register.
+type registerRoute struct {
+	Body registerRequest `body:""`
+}
+
+// changePasswordRequest is the request of POST /auth/change-password.
+type changePasswordRequest struct {
+	Body changePassword `body:""`
+}
+
+// resetPasswordRequest is the request of POST /manage/admin/reset-password.
+type resetPasswordRequest struct {
+	Body userEmail `body:""`
+}
+
+// updateToolRequest is the request of PUT /admin/tool/custom/{tool_id}.
+type updateToolRequest struct {
+	ID   int64      `path:"tool_id"`
+	Body toolUpdate `body:""`
+}
+
+// createToolRequest is the request of POST /admin/tool/custom.
+type createToolRequest struct {
+	Body toolCreate `body:""`
+}
+
+// validateToolRequest is the request of POST /admin/tool/custom/validate.
+type validateToolRequest struct {
+	Body toolValidate `body:""`
+}
+
+// getToolRequest is the request of GET /tool/{tool_id}.
+type getToolRequest struct {
+	ID int64 `path:"tool_id"`
+}
+
+// deleteToolRequest is the request of DELETE /admin/tool/custom/{tool_id}.
+type deleteToolRequest struct {
+	ID int64 `path:"tool_id"`
+}
+
+// setToolsEnabledRequest is the request of PATCH /admin/tool/status.
+type setToolsEnabledRequest struct {
+	Body toolStatusUpdate `body:""`
+}
+
+// deleteOAuthConfigRequest is the request of
+// DELETE /admin/oauth-config/{oauth_config_id}.
+type deleteOAuthConfigRequest struct {
+	ID int64 `path:"oauth_config_id"`
+}
+
+// runToolRequest is the request of POST /tool/{tool_id}/run.
+type runToolRequest struct {
+	ID   int64   `path:"tool_id"`
+	Body toolRun `body:""`
+}

@@ -66,9 +66,7 @@ func additionalParams(o decode.Optional[json.RawMessage]) (map[string]string, er
 // handleCreateOAuthConfig serves POST /admin/oauth-config and Onyx's POST
 // /admin/oauth-config/create.
 func (s *Server) handleCreateOAuthConfig(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body oauthConfigCreate `body:""`
-	}
+	var in createOAuthConfigRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -111,9 +109,7 @@ func (s *Server) handleListOAuthConfigs(w http.ResponseWriter, r *http.Request, 
 
 // handleGetOAuthConfig serves GET /admin/oauth-config/{oauth_config_id}.
 func (s *Server) handleGetOAuthConfig(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"oauth_config_id"`
-	}
+	var in getOAuthConfigRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -128,10 +124,7 @@ func (s *Server) handleGetOAuthConfig(w http.ResponseWriter, r *http.Request, c 
 // absent or null fields are left as they are; clear_client_id and
 // clear_client_secret empty them.
 func (s *Server) handleUpdateOAuthConfig(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64             `path:"oauth_config_id"`
-		Body oauthConfigUpdate `body:""`
-	}
+	var in updateOAuthConfigRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -180,9 +173,7 @@ func (s *Server) redirectURI(r *http.Request) string {
 // connection of the caller to an OAuth configuration and answers the URL to
 // send their browser to, and the state.
 func (s *Server) handleOAuthInitiate(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body oauthInitiate `body:""`
-	}
+	var in oauthInitiateRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -362,9 +353,7 @@ type messageAnswer struct {
 // handleRevokeOAuthToken serves DELETE /oauth-config/{oauth_config_id}/token:
 // the caller disconnects their account (Quarry forgets the token).
 func (s *Server) handleRevokeOAuthToken(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"oauth_config_id"`
-	}
+	var in revokeOAuthTokenRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -46,9 +46,7 @@ type patScopeRecord struct {
 // handleCreatePAT serves POST /user/pats: the caller makes a token of
 // their own; the answer holds it, this once.
 func (s *Server) handleCreatePAT(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body patCreate `body:""`
-	}
+	var in createPATRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -95,9 +93,7 @@ func (s *Server) handleListPATs(w http.ResponseWriter, r *http.Request, c *quarr
 // handleRevokePAT serves DELETE /user/pats/{token_id}: the token stops at
 // once.
 func (s *Server) handleRevokePAT(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"token_id"`
-	}
+	var in revokePATRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -170,9 +170,7 @@ func pages(n int) int { return (n + usersPageSize - 1) / usersPageSize }
 
 // handleSetUserRole serves PATCH /manage/set-user-role.
 func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body setUserRole `body:""`
-	}
+	var in setUserRoleRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -186,9 +184,7 @@ func (s *Server) handleSetUserRole(w http.ResponseWriter, r *http.Request, c *qu
 // PATCH /manage/admin/deactivate-user.
 func (s *Server) handleSetActive(active bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-		var in struct {
-			Body userEmail `body:""`
-		}
+		var in setActiveRequest
 		if err := decode.Request(r, &in); err != nil {
 			return err
 		}
@@ -212,9 +208,7 @@ func (s *Server) handleInvitedUsers(w http.ResponseWriter, r *http.Request, c *q
 // emails (those with an account or an invitation are skipped); it answers
 // how many were invited.
 func (s *Server) handleInviteUsers(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body inviteUsers `body:""`
-	}
+	var in inviteUsersRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -240,9 +234,7 @@ type invitationLink struct {
 // the token; it is absolute when QUARRY_PUBLIC_URL is set, a path on this
 // site otherwise.
 func (s *Server) handleIssueInvitations(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body inviteUsers `body:""`
-	}
+	var in issueInvitationsRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -260,9 +252,7 @@ func (s *Server) handleIssueInvitations(w http.ResponseWriter, r *http.Request, 
 
 // handleRemoveInvitation serves PATCH /manage/admin/remove-invited-user.
 func (s *Server) handleRemoveInvitation(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body userEmail `body:""`
-	}
+	var in removeInvitationRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -292,9 +282,7 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request, c *quarr
 
 // handleEndSession serves DELETE /manage/admin/sessions/{session_id}.
 func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"session_id"`
-	}
+	var in endSessionRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -307,9 +295,7 @@ func (s *Server) handleEndSession(w http.ResponseWriter, r *http.Request, c *qua
 // handleEndUserSessions serves POST /manage/admin/end-user-sessions: every
 // session of one person ends; it answers how many did.
 func (s *Server) handleEndUserSessions(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body userEmail `body:""`
-	}
+	var in endUserSessionsRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -51,9 +51,7 @@ func (s *Server) handleGetSCIMToken(w http.ResponseWriter, r *http.Request, c *q
 // handleCreateSCIMToken serves POST /admin/enterprise-settings/scim/token:
 // 201 with a new token, shown once; the one before stops working at once.
 func (s *Server) handleCreateSCIMToken(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body scimTokenCreate `body:""`
-	}
+	var in createSCIMTokenRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -86,9 +86,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkOrigin(r); err != nil {
 		return err
 	}
-	var in struct {
-		Body registerRequest `body:""`
-	}
+	var in registerRoute
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -214,9 +212,7 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 	if !s.cfg.SignIn.LocalAccounts {
 		return errLocalOff
 	}
-	var in struct {
-		Body changePassword `body:""`
-	}
+	var in changePasswordRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -265,9 +261,7 @@ type newPassword struct {
 // random password for a person, shown once (to give them); their sessions
 // end.
 func (s *Server) handleResetPassword(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body userEmail `body:""`
-	}
+	var in resetPasswordRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

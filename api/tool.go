@@ -83,10 +83,7 @@ func headersOf(hs []header) []quarry.Header {
 // tool as read; the store runs 1–4 again, with 5–7, in the transaction
 // that writes.
 func (s *Server) handleUpdateTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64      `path:"tool_id"`
-		Body toolUpdate `body:""`
-	}
+	var in updateToolRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -129,9 +126,7 @@ func (s *Server) handleUpdateTool(w http.ResponseWriter, r *http.Request, c *qua
 
 // handleCreateTool serves POST /admin/tool/custom.
 func (s *Server) handleCreateTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body toolCreate `body:""`
-	}
+	var in createToolRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -160,9 +155,7 @@ func (s *Server) handleCreateTool(w http.ResponseWriter, r *http.Request, c *qua
 
 // handleValidateTool serves POST /admin/tool/custom/validate.
 func (s *Server) handleValidateTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body toolValidate `body:""`
-	}
+	var in validateToolRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -195,9 +188,7 @@ func (s *Server) writeTools(w http.ResponseWriter, ts []*quarry.Tool) error {
 
 // handleGetTool serves GET /tool/{tool_id}.
 func (s *Server) handleGetTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"tool_id"`
-	}
+	var in getToolRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -211,9 +202,7 @@ func (s *Server) handleGetTool(w http.ResponseWriter, r *http.Request, c *quarry
 
 // handleDeleteTool serves DELETE /admin/tool/custom/{tool_id}.
 func (s *Server) handleDeleteTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"tool_id"`
-	}
+	var in deleteToolRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -226,9 +215,7 @@ func (s *Server) handleDeleteTool(w http.ResponseWriter, r *http.Request, c *qua
 // handleSetToolsEnabled serves PATCH /admin/tool/status: it enables or
 // disables tools, and answers as Onyx does.
 func (s *Server) handleSetToolsEnabled(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		Body toolStatusUpdate `body:""`
-	}
+	var in setToolsEnabledRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
@@ -244,9 +231,7 @@ func (s *Server) handleSetToolsEnabled(w http.ResponseWriter, r *http.Request, c
 
 // handleDeleteOAuthConfig serves DELETE /admin/oauth-config/{oauth_config_id}.
 func (s *Server) handleDeleteOAuthConfig(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID int64 `path:"oauth_config_id"`
-	}
+	var in deleteOAuthConfigRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}

@@ -29,10 +29,7 @@ type toolRunAnswer struct {
 // call and the audit entry are those of outbound.Service.RunTool, which
 // Quarry's MCP endpoint calls too (through run, which counts).
 func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	var in struct {
-		ID   int64   `path:"tool_id"`
-		Body toolRun `body:""`
-	}
+	var in runToolRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
