@@ -273,12 +273,15 @@ func (c *Caller) CanReachActions() bool { return c.IsCurator() || c.ManagesActio
 // (admins and those who manage groups).
 func (c *Caller) CanListUsers() bool { return c.IsCurator() || c.Has(PermReadUsers) }
 
-// The refusals of the gates that admit callers to routes (403), one each:
-// ErrLimited for every route closed to limited callers (and a run of a
-// tool by one), ErrNotAdmin for the admins' routes, ErrNotCurator for the
-// routes that admit curators too (contract section 3.1).
+// The refusals of the gates that admit callers to routes (403), one each
+// (contract section 3.1).
 var (
-	ErrLimited    = Errorf(EFORBIDDEN, "Access denied. User has limited permissions.")
-	ErrNotAdmin   = Errorf(EFORBIDDEN, "Access denied. User is not an admin.")
+	// ErrLimited refuses limited callers every route closed to them, and
+	// the run of a tool (Caller.CheckToolRun).
+	ErrLimited = Errorf(EFORBIDDEN, "Access denied. User has limited permissions.")
+	// ErrNotAdmin refuses the admins' routes to the others.
+	ErrNotAdmin = Errorf(EFORBIDDEN, "Access denied. User is not an admin.")
+	// ErrNotCurator refuses the routes that admit curators too to the
+	// others.
 	ErrNotCurator = Errorf(EFORBIDDEN, "Access denied. User is not a curator or admin.")
 )

@@ -426,11 +426,12 @@ func CheckPersonName(name *string) error {
 	return nil
 }
 
-// The refusals of a change of one's own password (400): a service
-// account has none, nor has a person who signs in with single sign-on;
-// the current password must be given right.
+// The refusals of a change of one's own password (400).
 var (
+	// ErrKeyHasNoPassword refuses a service account: it has none.
 	ErrKeyHasNoPassword = Errorf(EINVALID, "An API key has no password")
-	ErrNoPassword       = Errorf(EINVALID, "Your account has no password: you sign in with single sign-on")
-	ErrWrongPassword    = Errorf(EINVALID, "The current password is wrong")
+	// ErrNoPassword refuses a person who signs in with single sign-on.
+	ErrNoPassword = Errorf(EINVALID, "Your account has no password: you sign in with single sign-on")
+	// ErrWrongPassword refuses a current password given wrong.
+	ErrWrongPassword = Errorf(EINVALID, "The current password is wrong")
 )
