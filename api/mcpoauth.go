@@ -11,10 +11,11 @@ import (
 )
 
 // OAuth at MCP servers (the flow is outbound.Service.ConnectMCP's and
-// FinishMCPConnection's). Onyx's routes and shapes: POST /mcp/oauth/connect (a person connects
-// their own account), POST /admin/mcp/oauth/connect (an admin connects the
-// account everyone's calls use, or their own), and the callback at
-// /mcp/oauth/callback. Tokens are kept and refreshed as tools' are.
+// FinishMCPConnection's). Onyx's routes and shapes: POST
+// /mcp/oauth/connect (a person connects their own account), POST
+// /admin/mcp/oauth/connect (an admin connects the account everyone's
+// calls use, or their own), and the callback at /mcp/oauth/callback.
+// Tokens are kept and refreshed as tools' are.
 
 // mcpCallbackPath is where the authorization server sends the browser
 // back (Onyx's).
