@@ -40,33 +40,33 @@ func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error)
 // connector's making to its latest success (Onyx counts to now, so that the
 // figure falls while nothing happens), null until its first success.
 type ccPairFullInfo struct {
-	ID                          int64               `json:"id"`
-	Name                        string              `json:"name"`
-	Status                      quarry.CCPairStatus `json:"status"`
-	InRepeatedErrorState        bool                `json:"in_repeated_error_state"`
-	NumDocsIndexed              int64               `json:"num_docs_indexed"`
-	Connector                   *quarry.Connector   `json:"connector"`
-	Credential                  *quarry.Credential  `json:"credential"` // Masked.
+	ID                          int64                  `json:"id"`
+	Name                        string                 `json:"name"`
+	Status                      quarry.CCPairStatus    `json:"status"`
+	InRepeatedErrorState        bool                   `json:"in_repeated_error_state"`
+	NumDocsIndexed              int64                  `json:"num_docs_indexed"`
+	Connector                   *quarry.Connector      `json:"connector"`
+	Credential                  *quarry.Credential     `json:"credential"` // Masked.
 	NumberOfIndexAttempts       int64                  `json:"number_of_index_attempts"`
 	LastIndexAttemptStatus      *quarry.IndexingStatus `json:"last_index_attempt_status"`
-	LatestDeletionAttempt       *struct{}           `json:"latest_deletion_attempt"`
-	AccessType                  quarry.AccessType   `json:"access_type"`
-	IsEditableForCurrentUser    bool                `json:"is_editable_for_current_user"`
-	DeletionFailureMessage      *string             `json:"deletion_failure_message"`
-	Indexing                    bool                `json:"indexing"`
-	Creator                     *string             `json:"creator"`
-	CreatorEmail                *string             `json:"creator_email"`
-	LastIndexed                 *quarry.Time        `json:"last_indexed"`
-	LastPruned                  *quarry.Time        `json:"last_pruned"`
-	LastFullPermissionSync      *quarry.Time        `json:"last_full_permission_sync"`
-	OverallIndexingSpeed        *float64            `json:"overall_indexing_speed"`
-	LatestCheckpointDescription *string             `json:"latest_checkpoint_description"`
-	LastPermissionSyncStatus    *string             `json:"last_permission_sync_attempt_status"`
-	PermissionSyncing           bool                `json:"permission_syncing"`
-	LastPermissionSyncFinished  *quarry.Time        `json:"last_permission_sync_attempt_finished"`
-	LastPermissionSyncError     *string             `json:"last_permission_sync_attempt_error_message"`
-	SupportsTargetedReindex     bool                `json:"supports_targeted_reindex"`
-	Groups                      []int64             `json:"groups"`
+	LatestDeletionAttempt       *struct{}              `json:"latest_deletion_attempt"`
+	AccessType                  quarry.AccessType      `json:"access_type"`
+	IsEditableForCurrentUser    bool                   `json:"is_editable_for_current_user"`
+	DeletionFailureMessage      *string                `json:"deletion_failure_message"`
+	Indexing                    bool                   `json:"indexing"`
+	Creator                     *string                `json:"creator"`
+	CreatorEmail                *string                `json:"creator_email"`
+	LastIndexed                 *quarry.Time           `json:"last_indexed"`
+	LastPruned                  *quarry.Time           `json:"last_pruned"`
+	LastFullPermissionSync      *quarry.Time           `json:"last_full_permission_sync"`
+	OverallIndexingSpeed        *float64               `json:"overall_indexing_speed"`
+	LatestCheckpointDescription *string                `json:"latest_checkpoint_description"`
+	LastPermissionSyncStatus    *string                `json:"last_permission_sync_attempt_status"`
+	PermissionSyncing           bool                   `json:"permission_syncing"`
+	LastPermissionSyncFinished  *quarry.Time           `json:"last_permission_sync_attempt_finished"`
+	LastPermissionSyncError     *string                `json:"last_permission_sync_attempt_error_message"`
+	SupportsTargetedReindex     bool                   `json:"supports_targeted_reindex"`
+	Groups                      []int64                `json:"groups"`
 }
 
 // writeCCPair writes the full information of p for c, with its ETag.

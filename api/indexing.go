@@ -130,19 +130,19 @@ const indexingPageSize = 10
 // indexingStatusLite is one pair in the status of indexing: Onyx's
 // ConnectorIndexingStatusLite.
 type indexingStatusLite struct {
-	CCPairID                      int64                 `json:"cc_pair_id"`
-	Name                          string                `json:"name"`
-	Source                        quarry.DocumentSource `json:"source"`
-	AccessType                    quarry.AccessType     `json:"access_type"`
-	CCPairStatus                  quarry.CCPairStatus   `json:"cc_pair_status"`
-	InProgress                    bool                  `json:"in_progress"`
-	InRepeatedErrorState          bool                  `json:"in_repeated_error_state"`
+	CCPairID                      int64                  `json:"cc_pair_id"`
+	Name                          string                 `json:"name"`
+	Source                        quarry.DocumentSource  `json:"source"`
+	AccessType                    quarry.AccessType      `json:"access_type"`
+	CCPairStatus                  quarry.CCPairStatus    `json:"cc_pair_status"`
+	InProgress                    bool                   `json:"in_progress"`
+	InRepeatedErrorState          bool                   `json:"in_repeated_error_state"`
 	LastFinishedStatus            *quarry.IndexingStatus `json:"last_finished_status"`
 	LastStatus                    *quarry.IndexingStatus `json:"last_status"`
-	LastSuccess                   *quarry.Time          `json:"last_success"`
-	IsEditable                    bool                  `json:"is_editable"`
-	DocsIndexed                   int64                 `json:"docs_indexed"`
-	LatestIndexAttemptDocsIndexed *int64                `json:"latest_index_attempt_docs_indexed"`
+	LastSuccess                   *quarry.Time           `json:"last_success"`
+	IsEditable                    bool                   `json:"is_editable"`
+	DocsIndexed                   int64                  `json:"docs_indexed"`
+	LatestIndexAttemptDocsIndexed *int64                 `json:"latest_index_attempt_docs_indexed"`
 }
 
 // sourceSummary is Onyx's SourceSummary.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api"
 )
 
 // fxWorker registers a worker with a fresh registration token made by the
@@ -29,7 +30,7 @@ func (c *fxCast) worker(t *testing.T, name string) user {
 // schedule runs one pass of the scheduler, and checks what it made.
 func (c *fxCast) schedule(t *testing.T, created, expired int) {
 	t.Helper()
-	res, err := c.db.Schedule(context.Background())
+	res, err := c.srv.Config.Handler.(*api.Server).Schedule(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,6 +314,19 @@ func TestIndexing(t *testing.T) {
 			t.Fatalf("the revoked worker's attempt: %+v", page.Items[0])
 		}
 		c.do(c.admin, "DELETE", "/admin/worker/999", nil).want(t, 404, `{"detail":"Worker 999 does not exist"}`)
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		r := c.do(user{}, "GET", "/metrics", nil)
+		for _, want := range []string{`quarry_index_attempts_ended_total{status="completed_with_errors"} 1`,
+			`quarry_index_attempts_ended_total{status="success"} 1`, `quarry_index_attempts_ended_total{status="canceled"} 1`,
+			`quarry_index_attempts_ended_total{status="failed"} 1`, `quarry_index_attempts_ended_total{status="interrupted"} 0`,
+			"quarry_index_attempts_waiting 0", "quarry_index_attempts_running 0", "quarry_index_leases_expired 0",
+			"quarry_index_heartbeats_late 0", "quarry_index_oldest_due_seconds 0"} {
+			if !strings.Contains(string(r.body), "\n"+want+"\n") {
+				t.Errorf("/metrics lacks %q", want)
+			}
+		}
 	})
 
 	t.Run("who may see and ask", func(t *testing.T) {

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
+	"github.com/quarryhq/quarry/store"
 )
 
 // The worker protocol (docs/decisions.md, "Indexing"): workers register
@@ -186,9 +188,21 @@ func (s *Server) handleFinish(w http.ResponseWriter, r *http.Request, wk *quarry
 	if err != nil {
 		return err
 	}
+	s.metrics.attempts.WithLabelValues(string(status)).Inc()
 	return writeJSON(w, http.StatusOK, struct {
 		Status quarry.IndexingStatus `json:"status"`
 	}{status})
+}
+
+// Schedule runs one pass of the scheduler (store.DB.Schedule) and counts
+// the attempts it ended (expired leases) in the metrics. `quarry serve`
+// calls it every few seconds; every replica may.
+func (s *Server) Schedule(ctx context.Context) (store.ScheduleResult, error) {
+	res, err := s.db.Schedule(ctx)
+	for _, st := range res.Ended {
+		s.metrics.attempts.WithLabelValues(string(st)).Inc()
+	}
+	return res, err
 }
 
 // Admins' routes: registration tokens and workers.

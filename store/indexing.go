@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/quarryhq/quarry"
 )
@@ -69,8 +70,9 @@ func microsOrNil(t *quarry.Time) any {
 
 // ScheduleResult says what a pass of the scheduler did.
 type ScheduleResult struct {
-	Created int // Attempts made for pairs that were due.
-	Expired int // Attempts whose lease was not renewed in time, ended.
+	Created int                     // Attempts made for pairs that were due.
+	Expired int                     // Attempts whose lease was not renewed in time, ended.
+	Ended   []quarry.IndexingStatus // How those ended: failed, or canceled when their cancellation was asked for.
 }
 
 // scheduleBatch bounds the pairs one pass makes attempts for, so that a
@@ -97,14 +99,16 @@ func (db *DB) Schedule(ctx context.Context) (ScheduleResult, error) {
 		}
 		for _, e := range expired {
 			msg := quarry.ErrNoHeartbeat
-			if _, err := tx.endAttempt(ctx, e[0], e[1], func(a *quarry.IndexAttempt) quarry.Finish {
+			st, err := tx.endAttempt(ctx, e[0], e[1], func(a *quarry.IndexAttempt) quarry.Finish {
 				if a.CancellationRequested {
 					return quarry.Finish{Status: quarry.IndexCanceled}
 				}
 				return quarry.Finish{Status: quarry.IndexFailed, ErrorMsg: &msg}
-			}); err != nil {
+			})
+			if err != nil {
 				return err
 			}
+			res.Ended = append(res.Ended, st)
 		}
 		res.Expired = len(expired)
 		due, err := queryAll(ctx, tx, func(r interface{ Scan(...any) error }) ([2]any, error) {
@@ -211,11 +215,16 @@ func (tx *Tx) nextIndexAt(ctx context.Context, id int64) (*quarry.Time, error) {
 	return facts.NextIndexAt(), nil
 }
 
-// reschedule writes when pair id is next due (nextIndexAt).
+// reschedule writes when pair id is next due (nextIndexAt). A pair due
+// already is written as due now, so that due pairs are served in the order
+// they became due, and the metrics can tell how long one has waited.
 func (tx *Tx) reschedule(ctx context.Context, id int64) error {
 	next, err := tx.nextIndexAt(ctx, id)
 	if err != nil {
 		return err
+	}
+	if next != nil && next.Before(tx.now.Time) {
+		next = &tx.now
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = $1 WHERE id = $2`, microsOrNil(next), id)
 	return err
@@ -812,4 +821,35 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 		})
 	})
 	return out, mapError(err)
+}
+
+// IndexingStats are the figures of indexing the metrics show, read at
+// once from the database (every replica's work).
+type IndexingStats struct {
+	Waiting        int64         // Attempts waiting for a worker: the queue's depth.
+	Running        int64         // Attempts in progress.
+	LeasesExpired  int64         // Attempts in progress whose lease expired, not yet ended by a pass of the scheduler.
+	HeartbeatsLate int64         // Attempts in progress not renewed for more than half a lease.
+	OldestDue      time.Duration // How long the pair longest due has waited for its attempt; 0 if none is due.
+}
+
+// IndexingStats reads the figures of indexing, with the indexes of the
+// queue and the leases (no scan of every attempt).
+func (db *DB) IndexingStats(ctx context.Context) (IndexingStats, error) {
+	var (
+		s      IndexingStats
+		oldest sql.NullInt64
+	)
+	now := db.now()
+	err := db.read.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM index_attempts WHERE status = 'not_started'),
+		(SELECT COUNT(*) FROM index_attempts WHERE status = 'in_progress'),
+		(SELECT COUNT(*) FROM index_attempts WHERE status = 'in_progress' AND lease_expires_at < $1),
+		(SELECT COUNT(*) FROM index_attempts WHERE status = 'in_progress' AND lease_expires_at < $2),
+		(SELECT MIN(next_index_at) FROM cc_pairs WHERE next_index_at IS NOT NULL AND next_index_at <= $1)`,
+		now.Micros(), now.Add(quarry.LeaseTTL/2).UnixMicro()).Scan(&s.Waiting, &s.Running, &s.LeasesExpired, &s.HeartbeatsLate, &oldest)
+	if oldest.Valid {
+		s.OldestDue = now.Sub(time.UnixMicro(oldest.Int64))
+	}
+	return s, mapError(err)
 }

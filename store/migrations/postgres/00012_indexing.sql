@@ -6,7 +6,8 @@
 -- +goose Up
 -- A pair's indexing state (Onyx's connector_credential_pair columns).
 -- next_index_at is when the scheduler next makes an attempt for it
--- (quarry.IndexFacts.NextIndexAt), NULL when not until something changes;
+-- (quarry.IndexFacts.NextIndexAt; "now" is written as the time it became
+-- due), NULL when not until something changes;
 -- pairs made before are due at once. Pairs made from now on start
 -- SCHEDULED (quarry.CCPairStatus); those made before stay as they were.
 ALTER TABLE cc_pairs ADD COLUMN in_repeated_error_state BOOLEAN NOT NULL DEFAULT FALSE;
@@ -15,7 +16,7 @@ ALTER TABLE cc_pairs ADD COLUMN last_pruned BIGINT;
 ALTER TABLE cc_pairs ADD COLUMN indexing_trigger TEXT;
 ALTER TABLE cc_pairs ADD COLUMN total_docs_indexed BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE cc_pairs ADD COLUMN next_index_at BIGINT;
-UPDATE cc_pairs SET next_index_at = 0 WHERE status = 'ACTIVE';
+UPDATE cc_pairs SET next_index_at = CAST(EXTRACT(EPOCH FROM now()) * 1000000 AS BIGINT) WHERE status = 'ACTIVE';
 CREATE INDEX cc_pairs_next_index ON cc_pairs (next_index_at) WHERE next_index_at IS NOT NULL;
 
 -- A worker: only the SHA-256 of its token is kept. A revoked worker keeps
