@@ -146,6 +146,14 @@ func TestIndexing(t *testing.T) {
 		if n := fxCount(c.audit("resource_type=credential"), "credential.lease"); n != 1 {
 			t.Errorf("%d credential.lease entries", n)
 		}
+		// A connector that refreshed its token writes it back, if nobody
+		// changed the credential since it read it.
+		credPath := fmt.Sprintf("/worker/attempts/%d/credential", first)
+		c.do(w, "PUT", credPath, `{"credential_json":{"api_key":"sk-live-refreshed-0123456789"},"version":1}`).want(t, 200, `{"version":2}`)
+		c.do(w, "PUT", credPath, `{"credential_json":{"api_key":"sk-live-stale-0123456789"},"version":1}`).
+			want(t, 412, `{"detail":"The object has changed since you read it; fetch it again and retry"}`)
+		c.do(w, "GET", credPath, nil).want(t, 200, `{"credential_json":{"api_key":"sk-live-refreshed-0123456789"},"version":2}`)
+		c.do(c.admin, "GET", fmt.Sprintf("/manage/credential/%d", cred), nil).decode(t, new(any))
 		other := c.worker(t, "indexer-other")
 		notHeld := fmt.Sprintf(`{"detail":"Index attempt %d is not held by this worker"}`, first)
 		c.do(other, "GET", fmt.Sprintf("/worker/attempts/%d/credential", first), nil).want(t, 409, notHeld)

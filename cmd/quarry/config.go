@@ -71,6 +71,7 @@ type Config struct {
 
 	// Indexing: the scheduler and the worker of quarry serve.
 	Indexing         bool
+	InProcessWorker  bool
 	ScheduleInterval time.Duration
 
 	// Workers (quarry worker; the concurrency and the poll interval are
@@ -227,6 +228,8 @@ var settings = []setting{
 	// Indexing (quarry serve) and workers (quarry worker).
 	{"indexing", "QUARRY_INDEXING", "true", "run the indexing scheduler and a worker in this process (false: index attempts are neither made nor run here)",
 		func(c *Config, v string) (err error) { c.Indexing, err = strconv.ParseBool(v); return err }},
+	{"inprocess-worker", "QUARRY_INPROCESS_WORKER", "true", "with indexing on, also run a worker in this process (false: the scheduler runs here, and only quarry worker processes run attempts)",
+		func(c *Config, v string) (err error) { c.InProcessWorker, err = strconv.ParseBool(v); return err }},
 	{"schedule-interval", "QUARRY_SCHEDULE_INTERVAL", "5s", "how often the scheduler looks for pairs due for indexing and leases that expired",
 		func(c *Config, v string) (err error) { c.ScheduleInterval, err = parsePositiveDuration(v); return err }},
 	{"server", "QUARRY_WORKER_SERVER", "", "URL of the Quarry server the worker runs attempts for, with its base path, e.g. https://quarry.example.com/api",
@@ -259,7 +262,7 @@ func flagCommand(flag string) string {
 	switch flag {
 	case "server", "registration-token", "name", "token-file", "concurrency", "poll-interval":
 		return "worker"
-	case "indexing", "schedule-interval":
+	case "indexing", "inprocess-worker", "schedule-interval":
 		return "serve"
 	}
 	return ""

@@ -131,10 +131,15 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 }
 
 // startIndexing starts, in wg, the scheduler's loop (a pass every
-// QUARRY_SCHEDULE_INTERVAL) and the worker of this process, which reaches
+// QUARRY_SCHEDULE_INTERVAL) and, unless QUARRY_INPROCESS_WORKER is false,
+// the worker of this process, which reaches
 // the server's handler in process, with no network. Both stop when ctx
 // ends, the worker after ending its attempts as interrupted.
 func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *store.DB, handler *api.Server, log *slog.Logger) error {
+	wg.Go(func() { schedule(ctx, handler, cfg.ScheduleInterval, log) })
+	if !cfg.InProcessWorker {
+		return nil // Only quarry worker processes run attempts.
+	}
 	host, _ := os.Hostname()
 	token, id, err := db.StartInProcessWorker(ctx, fmt.Sprintf("in-process %s %d", host, os.Getpid()))
 	if err != nil {
@@ -148,7 +153,6 @@ func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *sto
 		PollInterval:  cfg.WorkerPollInterval,
 		Log:           log.With("worker", id),
 	})
-	wg.Go(func() { schedule(ctx, handler, cfg.ScheduleInterval, log) })
 	wg.Go(func() {
 		if err := w.Run(ctx); err != nil {
 			log.Error("the worker of this process stopped; indexing goes on only on other workers", "err", err)
