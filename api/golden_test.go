@@ -184,6 +184,46 @@ var goldenTargets = map[string]func() any{
 			Body indexingStatusRequest `body:""`
 		}{}
 	},
+	"runConnectorRequest": func() any {
+		return &struct {
+			Body runConnectorRequest `body:""`
+		}{}
+	},
+	"indexAttemptsQuery": func() any { return &indexAttemptsQuery{} },
+	"attemptErrorsQuery": func() any { return &attemptErrorsQuery{} },
+	"workerRegistration": func() any {
+		return &struct {
+			Body workerRegistration `body:""`
+		}{}
+	},
+	"workerRegistrationCreate": func() any {
+		return &struct {
+			Body workerRegistrationCreate `body:""`
+		}{}
+	},
+	"heartbeat": func() any {
+		return &struct {
+			Body heartbeat `body:""`
+		}{}
+	},
+	"attemptFinish": func() any {
+		return &struct {
+			ID   int64         `path:"attempt_id"`
+			Body attemptFinish `body:""`
+		}{}
+	},
+	"progressReport": func() any {
+		return &struct {
+			ID   int64          `path:"attempt_id"`
+			Body progressReport `body:""`
+		}{}
+	},
+	"attemptCredentialUpdate": func() any {
+		return &struct {
+			ID   int64                   `path:"attempt_id"`
+			Body attemptCredentialUpdate `body:""`
+		}{}
+	},
 	"groupsQuery":     func() any { return &groupsQuery{} },
 	"connectorsQuery": func() any { return &connectorsQuery{} },
 	"allUsersQuery":   func() any { return &allUsersQuery{} },

@@ -337,6 +337,22 @@ func TestIndexing(t *testing.T) {
 		}
 	})
 
+	t.Run("golden 422 bodies", func(t *testing.T) {
+		for model, method := range map[string]string{"runConnectorRequest": "POST", "indexAttemptsQuery": "GET",
+			"attemptErrorsQuery": "GET", "workerRegistrationCreate": "POST"} {
+			for _, g := range fxGoldens(t, model) {
+				t.Run(model+" "+g.Name, func(t *testing.T) { c.replay(t, c.admin, method, "", g) })
+			}
+		}
+		worker := c.worker(t, "indexer-goldens")
+		for model, method := range map[string]string{"heartbeat": "POST", "attemptFinish": "POST", "progressReport": "POST",
+			"attemptCredentialUpdate": "PUT"} {
+			for _, g := range fxGoldens(t, model) {
+				t.Run(model+" "+g.Name, func(t *testing.T) { c.replay(t, worker, method, "", g) })
+			}
+		}
+	})
+
 	t.Run("who may see and ask", func(t *testing.T) {
 		// The curator of gA sees the pair; another curator does not.
 		if r := c.do(c.curator, "GET", attempts, nil); r.status != 200 {
