@@ -273,12 +273,8 @@ func (db *DB) AttemptCredential(ctx context.Context, workerID, id int64) (json.R
 		version int64
 	)
 	err := db.update(ctx, func(tx *Tx) error {
-		pairID, err := tx.heldAttempt(ctx, workerID, id)
+		pairID, credID, err := tx.attemptCredential(ctx, workerID, id)
 		if err != nil {
-			return err
-		}
-		var credID int64
-		if err := tx.QueryRowContext(ctx, `SELECT credential_id FROM cc_pairs WHERE id = $1`, pairID).Scan(&credID); err != nil {
 			return err
 		}
 		k, err := db.credential(ctx, tx, credID)
@@ -290,11 +286,7 @@ func (db *DB) AttemptCredential(ctx context.Context, workerID, id int64) (json.R
 			return err
 		}
 		out, version = cred.CredentialJSON, cred.Version
-		details := jsonText(map[string]int64{"worker_id": workerID, "attempt_id": id, "cc_pair_id": pairID})
-		_, err = tx.ExecContext(ctx, `INSERT INTO audit_events (at, action, resource_type, resource_id, fields, request_id, source_ip, details)
-			VALUES ($1, 'credential.lease', 'credential', $2, '[]', $3, $4, $5)`,
-			tx.now.Micros(), fmt.Sprint(credID), quarry.RequestIDFrom(ctx), quarry.ClientIPFrom(ctx), details)
-		return err
+		return tx.auditWorker(ctx, "credential.lease", credID, nil, workerID, id, pairID)
 	})
 	return out, version, err
 }
@@ -307,12 +299,8 @@ func (db *DB) AttemptCredential(ctx context.Context, workerID, id int64) (json.R
 func (db *DB) UpdateAttemptCredential(ctx context.Context, workerID, id int64, credential map[string]any, version int64) (int64, error) {
 	var next int64
 	err := db.update(ctx, func(tx *Tx) error {
-		pairID, err := tx.heldAttempt(ctx, workerID, id)
+		pairID, credID, err := tx.attemptCredential(ctx, workerID, id)
 		if err != nil {
-			return err
-		}
-		var credID int64
-		if err := tx.QueryRowContext(ctx, `SELECT credential_id FROM cc_pairs WHERE id = $1`, pairID).Scan(&credID); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE credentials SET secret = $1, version = version + 1, updated_at = $2
@@ -322,11 +310,31 @@ func (db *DB) UpdateAttemptCredential(ctx context.Context, workerID, id int64, c
 		}
 		tx.changed(ChangeCredential, credID)
 		next = version + 1
-		details := jsonText(map[string]int64{"worker_id": workerID, "attempt_id": id, "cc_pair_id": pairID})
-		_, err = tx.ExecContext(ctx, `INSERT INTO audit_events (at, action, resource_type, resource_id, fields, request_id, source_ip, details)
-			VALUES ($1, 'credential.update', 'credential', $2, '["credential_json"]', $3, $4, $5)`,
-			tx.now.Micros(), fmt.Sprint(credID), quarry.RequestIDFrom(ctx), quarry.ClientIPFrom(ctx), details)
-		return err
+		return tx.auditWorker(ctx, "credential.update", credID, []string{"credential_json"}, workerID, id, pairID)
 	})
 	return next, err
+}
+
+// attemptCredential returns the pair and the credential of attempt id,
+// which worker workerID must hold (quarry.ErrAttemptNotHeld otherwise).
+func (tx *Tx) attemptCredential(ctx context.Context, workerID, id int64) (pairID, credID int64, err error) {
+	if pairID, err = tx.heldAttempt(ctx, workerID, id); err != nil {
+		return 0, 0, err
+	}
+	err = tx.QueryRowContext(ctx, `SELECT credential_id FROM cc_pairs WHERE id = $1`, pairID).Scan(&credID)
+	return pairID, credID, err
+}
+
+// auditWorker appends the audit entry of what worker workerID did to
+// credential credID for attempt attemptID of pair pairID: a worker is no
+// user, so it is named in the entry's details (never a value).
+func (tx *Tx) auditWorker(ctx context.Context, action string, credID int64, fields []string, workerID, attemptID, pairID int64) error {
+	if fields == nil {
+		fields = []string{}
+	}
+	details := jsonText(map[string]int64{"worker_id": workerID, "attempt_id": attemptID, "cc_pair_id": pairID})
+	_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (at, action, resource_type, resource_id, fields, request_id, source_ip, details)
+		VALUES ($1, $2, 'credential', $3, $4, $5, $6, $7)`,
+		tx.now.Micros(), action, fmt.Sprint(credID), jsonText(fields), quarry.RequestIDFrom(ctx), quarry.ClientIPFrom(ctx), details)
+	return err
 }

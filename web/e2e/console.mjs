@@ -464,11 +464,11 @@ try {
   }
   const wikiLease = leases.find((l) => l.cc_pair_id === pairID);
   check(wikiLease && wikiLease.attempt_id === reindexAttempt && wikiLease.from_beginning, `the worker holds the wiki's attempt: ${JSON.stringify(leases)}`);
-  await press(ada, '#workers-refresh', { back: true });
+  await press(ada, '#workers-refresh');
   const workerRow = ada.locator('#workers-rows tr', { hasText: 'build-box-1' });
   await workerRow.waitFor();
   check((await workerRow.innerText()).includes(`#${reindexAttempt}`), 'the worker\'s row lists the attempt it holds');
-  await ada.locator('#registrations-rows tr', { hasText: 'build box' }).locator('td.num', { hasText: /^1$/ }).waitFor();
+  await ada.waitForFunction(() => document.querySelector('#registrations-rows tr td:nth-child(6)')?.textContent === '1'); // workers it made
   await view(ada, 'workers');
   // The pair's page, as the worker goes.
   await ada.goto(`${url}#pair/${pairID}`);

@@ -110,7 +110,7 @@ const statusBadge = (s) => el('span', { class: `badge ${pairBadge(s)}`, id: 'pai
 /** since is a span whose text the view's clock keeps as "N s ago". */
 const since = (t, prefix = '') => el('span', { 'data-since': t, 'data-prefix': prefix }, `${prefix}${ago(t)}`);
 
-
+/** fill shows pair p, and keeps its ETag for the changes made here. */
 function fill(p, etag) {
   state.pair = p;
   state.etag = etag;
@@ -158,9 +158,9 @@ function fillIndexing(p) {
   $('pair-toggle').textContent = paused ? 'Resume' : 'Pause';
   const lastStatus = p.last_index_attempt_status;
   $('pair-indexing-facts').replaceChildren(
-    ...fact('State', el('span', { class: `badge ${pairBadge(p.status)}` }, words(p.status)),
-      p.in_repeated_error_state ? ' ' : null,
-      p.in_repeated_error_state ? el('span', { class: 'badge failed' }, 'repeated errors') : null),
+    ...(p.in_repeated_error_state
+      ? fact('Repeated errors', el('span', { class: 'badge failed' }, 'yes'), ' its latest attempts failed in a row: see their errors below')
+      : []),
     ...fact('Indexing now', p.indexing ? 'yes: an attempt is running' : (lastStatus === 'not_started' ? 'no: an attempt waits for a worker' : 'no')),
     ...fact('Latest attempt', lastStatus ? el('span', { class: `badge ${attemptBadge(lastStatus)}` }, words(lastStatus)) : el('span', { class: 'muted' }, 'none yet'),
       ` (${fmtInt(p.number_of_index_attempts ?? 0)} in all)`),
@@ -187,6 +187,7 @@ export async function open(id) {
   const box = $('pair-error');
   clearError(box);
   $('pair-saved').textContent = '';
+  $('pair-indexing-done').textContent = '';
   $('pair-body').hidden = true;
   $('pair-title').textContent = `cc-pair #${id}`;
   if (other) {
@@ -196,7 +197,6 @@ export async function open(id) {
     $('pair-errors-rows').replaceChildren();
     delete $('pair-errors-rows').dataset.key;
     $('pair-errors-resolved').checked = false;
-    $('pair-indexing-done').textContent = '';
     $('pair-live').textContent = '';
     $('pair-live-age').replaceChildren();
   }
@@ -205,8 +205,8 @@ export async function open(id) {
   try {
     const [{ data, etag }] = await Promise.all([
       call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}`),
-      loadAttempts(id).catch(() => {}),
-      loadErrors(id).catch(() => {}),
+      loadAttempts(id).catch((e) => $('pair-attempts-rows').replaceChildren(emptyRow(9, `The attempts could not be loaded: ${e.message}`))),
+      loadErrors(id).catch((e) => $('pair-errors-rows').replaceChildren(emptyRow(6, `The errors could not be loaded: ${e.message}`))),
     ]);
     if (state.id !== id) return;
     fill(data, etag);
@@ -261,9 +261,7 @@ function polling() {
 
 /**
  * refresh reloads the pair's indexing, its current pages of attempts and
- * errors. The name and the status a person may be changing are left as
- * they are; the ETag follows only changes made by indexing, so that a
- * change by someone else still answers 412.
+ * errors. The name a person may be typing is left as it is.
  */
 async function refresh(id) {
   state.inflight = true;
@@ -271,8 +269,12 @@ async function refresh(id) {
   try {
     const [{ data, etag }] = await Promise.all([call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}`), loadAttempts(id), loadErrors(id)]);
     if (state.id !== id) return;
+    // Indexing changes the pair's status (scheduled, initial indexing,
+    // active) and so its ETag: that one is taken. A rename, a pause or a
+    // resume by someone else is not, so that a change here then answers
+    // 412 and offers to reload.
     const old = state.pair;
-    if (old && old.name === data.name && old.status === data.status) state.etag = etag;
+    if (old && old.name === data.name && (old.status === 'PAUSED') === (data.status === 'PAUSED')) state.etag = etag;
     state.pair = data;
     fillIndexing(data);
     if (state.asked && (data.number_of_index_attempts ?? 0) > state.asked.attempts) state.asked = null;
@@ -290,8 +292,10 @@ function attemptRow(a) {
       el('pre', { class: 'code', tabIndex: 0, 'aria-label': `Trace of attempt ${a.id}` }, a.full_exception_trace))
     : null;
   const isLive = liveStatuses.includes(a.status);
+  // A window from the epoch is from the beginning of the source.
+  const from = (t) => (!t ? '…' : new Date(t).getTime() <= 0 ? 'the beginning' : fmtTime(t));
   const pollWindow = a.poll_range_start || a.poll_range_end
-    ? `${a.poll_range_start ? fmtTime(a.poll_range_start) : '…'} – ${a.poll_range_end ? fmtTime(a.poll_range_end) : '…'}`
+    ? `${from(a.poll_range_start)} – ${a.poll_range_end ? fmtTime(a.poll_range_end) : '…'}`
     : el('span', { class: 'muted' }, 'set when a worker takes it');
   return el('tr', { 'data-attempt': a.id, 'data-status': a.status },
     el('td', { class: 'num' }, String(a.id)),
