@@ -34,6 +34,14 @@ func ValidWorkerRegistrationFormat(token string) bool {
 	return validTokenFormat(token, WorkerRegistrationPrefix)
 }
 
+// DisplayWorkerRegistration returns the form of a registration token that
+// may be shown after creation: its prefix, its first and last 4
+// characters.
+func DisplayWorkerRegistration(token string) string {
+	k := strings.TrimPrefix(token, WorkerRegistrationPrefix)
+	return WorkerRegistrationPrefix + k[:4] + "********" + k[len(k)-4:]
+}
+
 // Worker is a process that runs index attempts.
 type Worker struct {
 	ID         int64   `json:"id"`

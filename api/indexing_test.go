@@ -80,7 +80,7 @@ func TestIndexing(t *testing.T) {
 		r := c.do(c.admin, "POST", "/admin/worker/registration-token", `{"name":"fleet","hours":2}`)
 		r.decode(t, &reg)
 		r.want(t, 200, fmt.Sprintf(`{"id":%d,"name":"fleet","display":%q,"created_by":%q,"time_created":%q,"expires_at":"2026-11-21T12:15:30.123456Z",
-			"revoked_at":null,"workers":0,"token":%q}`, reg.ID, quarry.DisplayAPIKey(reg.Token), c.admin.id, testNowJSON, reg.Token))
+			"revoked_at":null,"workers":0,"token":%q}`, reg.ID, quarry.DisplayWorkerRegistration(reg.Token), c.admin.id, testNowJSON, reg.Token))
 		c.do(c.admin, "POST", "/admin/worker/registration-token", `{"name":"fleet","hours":1000}`).want(t, 422,
 			`{"detail":[{"type":"less_than_equal","loc":["body","hours"],"msg":"Input should be less than or equal to 720","input":1000,"ctx":{"le":720}}]}`)
 		c.do(c.admin, "POST", "/admin/worker/registration-token", `{"name":" "}`).want(t, 400, `{"detail":"A worker's name has 1 to 200 bytes"}`)

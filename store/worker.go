@@ -35,7 +35,7 @@ func (db *DB) CreateWorkerRegistration(ctx context.Context, c *quarry.Caller, na
 		}
 		var id int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO worker_registrations (name, hashed_token, display, created_by, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, name, hash, quarry.DisplayAPIKey(token), c.ID, tx.now.Micros(),
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, name, hash, quarry.DisplayWorkerRegistration(token), c.ID, tx.now.Micros(),
 			expires.Micros()).Scan(&id); err != nil {
 			return err
 		}
