@@ -2,6 +2,7 @@ package quarry
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -76,6 +77,27 @@ type DocumentFailure struct {
 type EntityFailure struct {
 	EntityID        string  `json:"entity_id"`
 	MissedTimeRange []*Time `json:"missed_time_range"` // Start and end, or null.
+}
+
+// Check reports why f cannot be recorded: it names a document or an
+// entity (exactly one, as Onyx's ConnectorFailure), whose id is not empty
+// and within MaxDocumentIDBytes; a link within 2 KiB; a missed time range
+// of a start and an end, or none.
+func (f *ConnectorFailure) Check() error {
+	bad := func(why string) error { return Errorf(EINVALID, "A connector failure %s", why) }
+	switch d, e := f.FailedDocument, f.FailedEntity; {
+	case (d == nil) == (e == nil):
+		return bad("names a failed_document or a failed_entity, and only one")
+	case d != nil && (strings.TrimSpace(d.DocumentID) == "" || len(d.DocumentID) > MaxDocumentIDBytes):
+		return bad(fmt.Sprintf("names a document by an id of 1 to %d bytes", MaxDocumentIDBytes))
+	case d != nil && d.DocumentLink != nil && len(*d.DocumentLink) > 2048:
+		return bad("links to its document with at most 2048 bytes")
+	case e != nil && (strings.TrimSpace(e.EntityID) == "" || len(e.EntityID) > MaxDocumentIDBytes):
+		return bad(fmt.Sprintf("names an entity by an id of 1 to %d bytes", MaxDocumentIDBytes))
+	case e != nil && len(e.MissedTimeRange) != 0 && (len(e.MissedTimeRange) != 2 || e.MissedTimeRange[0] == nil || e.MissedTimeRange[1] == nil):
+		return bad("misses a time range of a start and an end, or none")
+	}
+	return nil
 }
 
 // AttemptError returns the error f records on an attempt of a pair.

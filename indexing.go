@@ -3,6 +3,7 @@ package quarry
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 )
 
 // Indexing, as Onyx v4.6.1 keeps it: a pair is indexed by index attempts,
@@ -117,7 +118,14 @@ const (
 var (
 	ErrCheckpointTooLarge = Errorf(EINVALID, "A checkpoint may hold at most %d bytes of JSON", MaxCheckpointBytes)
 	ErrBatchTooLarge      = Errorf(EINVALID, "A progress report may hold at most %d documents and %d failures", MaxBatchDocuments, MaxBatchFailures)
+	ErrCheckpointHasMore  = Errorf(EINVALID, "A checkpoint is an object with a boolean has_more, as Onyx's ConnectorCheckpoint")
 )
+
+// ErrDocumentTooLarge answers a document over MaxDocumentBytes: a worker
+// reports it as a per-document failure instead.
+func ErrDocumentTooLarge(id string) error {
+	return Errorf(EINVALID, "Document %s holds more than %d bytes of JSON", ClipText(id, 80), MaxDocumentBytes)
+}
 
 // PollConnectorOffset is how far back a poll window reaches before the end
 // of the last successful one: Onyx's POLL_CONNECTOR_OFFSET (30 minutes), so
@@ -308,6 +316,76 @@ func (f *Finish) Outcome(errors int64) IndexingStatus {
 		return IndexCompletedWithErrors
 	}
 	return f.Status
+}
+
+// ExpiredLease returns how an attempt whose lease expired ends: canceled
+// if a pause had asked it to stop, else failed ("no heartbeat"); the next
+// attempt resumes from its checkpoint.
+func ExpiredLease(a *IndexAttempt) Finish {
+	if a.CancellationRequested {
+		return Finish{Status: IndexCanceled}
+	}
+	msg := ErrNoHeartbeat
+	return Finish{Status: IndexFailed, ErrorMsg: &msg}
+}
+
+// RevokedWorker returns how an attempt whose worker was revoked ends:
+// interrupted (the next attempt resumes from its checkpoint, at once:
+// TriggerAfter).
+func RevokedWorker(*IndexAttempt) Finish {
+	msg := "The worker running this attempt was revoked."
+	return Finish{Status: IndexInterrupted, ErrorMsg: &msg}
+}
+
+// ErrorStateAfter returns whether a pair is in the repeated error state
+// after one of its attempts ended in status, given whether it was before
+// and its latest ended attempts (newest first, InRepeatedErrorState): a
+// success takes it out, a run of failures puts it in, anything else
+// (canceled, interrupted) leaves it as it was. Onyx clears it only on
+// success.
+func ErrorStateAfter(was bool, status IndexingStatus, refreshFreq *int64, latest []IndexingStatus) bool {
+	switch {
+	case status.Successful():
+		return false
+	case InRepeatedErrorState(refreshFreq, latest):
+		return true
+	}
+	return was
+}
+
+// TriggerAfter returns the indexing trigger a pair gets when one of its
+// attempts ends in status: an interrupted attempt (its worker stopped or
+// was revoked) is resumed at once from its checkpoint, whatever the
+// pair's refresh frequency; nil leaves the trigger as it is.
+func TriggerAfter(status IndexingStatus) *IndexingMode {
+	if status == IndexInterrupted {
+		m := IndexUpdate
+		return &m
+	}
+	return nil
+}
+
+// ErrPairNotFoundForUser is Onyx's answer when a person asks for the
+// attempts (or errors, or documents) of a pair they cannot see.
+var ErrPairNotFoundForUser = Errorf(EINVALID, "CC Pair not found for current user permissions")
+
+// ErrConnectorNotFoundForRun is Onyx's run-once answer for a connector
+// that does not exist (or that the caller cannot see).
+func ErrConnectorNotFoundForRun(id int64) error {
+	return Errorf(ENOTFOUND, "Connector by id %d does not exist.", id)
+}
+
+// ClipTrace keeps the end of a long exception trace, where its cause is,
+// within MaxTraceBytes, cut between characters.
+func ClipTrace(s string) string {
+	if len(s) <= MaxTraceBytes {
+		return s
+	}
+	i := len(s) - MaxTraceBytes
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "…" + s[i:]
 }
 
 // ErrAttemptNotHeld is the answer to a worker's report on an attempt it

@@ -2,8 +2,10 @@ package quarry
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestNextIndexAt(t *testing.T) {
@@ -151,5 +153,70 @@ func TestFinishOutcome(t *testing.T) {
 	}
 	if err := (&Finish{Status: IndexNotStarted}).CheckFinish(); ErrorCode(err) != EINVALID {
 		t.Errorf("finishing as not_started: %v", err)
+	}
+}
+
+func TestErrorStateAfter(t *testing.T) {
+	hour := int64(3600)
+	f := IndexFailed
+	five := []IndexingStatus{f, f, f, f, f}
+	for _, tt := range []struct {
+		was    bool
+		status IndexingStatus
+		latest []IndexingStatus
+		want   bool
+	}{
+		{false, IndexFailed, five, true},
+		{true, IndexSuccess, nil, false},
+		{true, IndexCompletedWithErrors, nil, false},
+		{true, IndexInterrupted, []IndexingStatus{IndexInterrupted, f, f, f, f}, true}, // Only a success takes it out.
+		{true, IndexCanceled, nil, true},
+		{false, IndexFailed, five[:4], false},
+	} {
+		if got := ErrorStateAfter(tt.was, tt.status, &hour, tt.latest); got != tt.want {
+			t.Errorf("ErrorStateAfter(%v, %s, %v) = %v", tt.was, tt.status, tt.latest, got)
+		}
+	}
+	if m := TriggerAfter(IndexInterrupted); m == nil || *m != IndexUpdate {
+		t.Errorf("an interrupted attempt is not resumed: %v", m)
+	}
+	if m := TriggerAfter(IndexFailed); m != nil {
+		t.Errorf("a failed attempt asks for a run: %v", *m)
+	}
+}
+
+func TestConnectorFailureCheck(t *testing.T) {
+	at := &Time{time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+	long := strings.Repeat("x", MaxDocumentIDBytes+1)
+	link := strings.Repeat("l", 2049)
+	for _, tt := range []struct {
+		f  ConnectorFailure
+		ok bool
+	}{
+		{ConnectorFailure{FailedDocument: &DocumentFailure{DocumentID: "d"}}, true},
+		{ConnectorFailure{FailedEntity: &EntityFailure{EntityID: "e", MissedTimeRange: []*Time{at, at}}}, true},
+		{ConnectorFailure{FailedEntity: &EntityFailure{EntityID: "e"}}, true},
+		{ConnectorFailure{}, false},
+		{ConnectorFailure{FailedDocument: &DocumentFailure{DocumentID: "d"}, FailedEntity: &EntityFailure{EntityID: "e"}}, false},
+		{ConnectorFailure{FailedDocument: &DocumentFailure{DocumentID: " "}}, false},
+		{ConnectorFailure{FailedDocument: &DocumentFailure{DocumentID: long}}, false},
+		{ConnectorFailure{FailedDocument: &DocumentFailure{DocumentID: "d", DocumentLink: &link}}, false},
+		{ConnectorFailure{FailedEntity: &EntityFailure{EntityID: "e", MissedTimeRange: []*Time{at}}}, false},
+		{ConnectorFailure{FailedEntity: &EntityFailure{EntityID: "e", MissedTimeRange: []*Time{at, nil}}}, false},
+	} {
+		if err := tt.f.Check(); (err == nil) != tt.ok {
+			t.Errorf("%+v: %v", tt.f, err)
+		}
+	}
+}
+
+func TestClipTrace(t *testing.T) {
+	s := strings.Repeat("é", MaxTraceBytes) // Two bytes each.
+	got := ClipTrace(s)
+	if !strings.HasPrefix(got, "…") || len(got) > MaxTraceBytes+len("…") || !utf8.ValidString(got) {
+		t.Errorf("ClipTrace: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	if ClipTrace("short") != "short" {
+		t.Error("a short trace is clipped")
 	}
 }

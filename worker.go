@@ -144,16 +144,30 @@ type Progress struct {
 }
 
 // Check reports why p cannot be recorded: too many documents or failures,
-// a checkpoint too large or not an object, a document without its id.
+// a checkpoint too large or without Onyx's has_more (the next attempt
+// could not resume from it), a document or a failure that cannot be kept.
 func (p *Progress) Check() error {
 	if len(p.Documents) > MaxBatchDocuments || len(p.Failures) > MaxBatchFailures {
 		return ErrBatchTooLarge
 	}
-	if len(p.Checkpoint) > MaxCheckpointBytes {
-		return ErrCheckpointTooLarge
+	if p.Checkpoint != nil {
+		if len(p.Checkpoint) > MaxCheckpointBytes {
+			return ErrCheckpointTooLarge
+		}
+		var cp struct {
+			HasMore *bool `json:"has_more"`
+		}
+		if json.Unmarshal(p.Checkpoint, &cp) != nil || cp.HasMore == nil {
+			return ErrCheckpointHasMore
+		}
 	}
 	for i := range p.Documents {
 		if err := p.Documents[i].Check(); err != nil {
+			return err
+		}
+	}
+	for i := range p.Failures {
+		if err := p.Failures[i].Check(); err != nil {
 			return err
 		}
 	}

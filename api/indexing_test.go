@@ -163,7 +163,7 @@ func TestIndexing(t *testing.T) {
 		docs := `[{"id":"doc-1","sections":[{"text":"Plan","link":"https://wiki/1"}],"source":"web","semantic_identifier":"Plan","metadata":{}},
 			{"id":"doc-2","sections":[{"text":"Notes"}],"source":"web","semantic_identifier":"Notes","metadata":{}}]`
 		c.do(w, "POST", progress, `{"documents":`+docs+`,"failures":[{"failed_document":{"document_id":"doc-3","document_link":"https://wiki/3"},
-			"failed_entity":null,"failure_message":"Too large"}],"checkpoint":{"page":2}}`).
+			"failed_entity":null,"failure_message":"Too large"}],"checkpoint":{"has_more":true,"page":2}}`).
 			want(t, 200, `{"new_docs_indexed":2,"total_docs_indexed":2,"stop":false}`)
 		// The same documents again write nothing; a changed one is written.
 		c.do(w, "POST", progress, `{"documents":`+docs+`}`).want(t, 200, `{"new_docs_indexed":0,"total_docs_indexed":0,"stop":false}`)
@@ -173,6 +173,14 @@ func TestIndexing(t *testing.T) {
 			want(t, 400, `{"detail":"A document needs an id"}`)
 		c.do(w, "POST", progress, `{"checkpoint":{"x":"`+strings.Repeat("a", quarry.MaxCheckpointBytes)+`"}}`).
 			want(t, 400, fmt.Sprintf(`{"detail":"A checkpoint may hold at most %d bytes of JSON"}`, quarry.MaxCheckpointBytes))
+		c.do(w, "POST", progress, `{"checkpoint":{"page":3}}`).
+			want(t, 400, `{"detail":"A checkpoint is an object with a boolean has_more, as Onyx's ConnectorCheckpoint"}`)
+		c.do(w, "POST", progress, `{"failures":[{"failed_document":null,"failed_entity":null,"failure_message":"?"}]}`).
+			want(t, 400, `{"detail":"A connector failure names a failed_document or a failed_entity, and only one"}`)
+		c.do(w, "POST", progress, `{"failures":[{"failed_entity":{"entity_id":"e","missed_time_range":["2026-11-01T00:00:00Z"]},"failure_message":"?"}]}`).
+			want(t, 400, `{"detail":"A connector failure misses a time range of a start and an end, or none"}`)
+		c.do(w, "POST", progress, `{"documents":[{"id":"big","sections":[{"text":"`+strings.Repeat("x", quarry.MaxDocumentBytes)+`"}],
+			"source":"web","semantic_identifier":"Big","metadata":{}}]}`).want(t, 400, `{"detail":"Document big holds more than 524288 bytes of JSON"}`)
 		c.do(w, "POST", progress, `{"documents":{}}`).want(t, 422,
 			`{"detail":[{"type":"list_type","loc":["body","documents"],"msg":"Input should be a valid list","input":{}}]}`)
 
@@ -271,7 +279,7 @@ func TestIndexing(t *testing.T) {
 		}
 		c.do(w, "POST", "/worker/lease", `{}`).decode(t, &l)
 		id := l.Attempt.ID
-		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/progress", id), `{"checkpoint":{"page":7}}`).
+		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/progress", id), `{"checkpoint":{"has_more":true,"page":7}}`).
 			want(t, 200, `{"new_docs_indexed":0,"total_docs_indexed":0,"stop":false}`)
 		c.db.Now = func() time.Time { return testNow.Add(2 * quarry.LeaseTTL) }
 		defer func() { c.db.Now = func() time.Time { return testNow } }()
@@ -294,7 +302,7 @@ func TestIndexing(t *testing.T) {
 		c.do(c.admin, "POST", "/manage/admin/connector/run-once", fmt.Sprintf(`{"connector_id":%d}`, conn)).decode(t, new(any))
 		c.schedule(t, 1, 0)
 		r := c.do(w, "POST", "/worker/lease", `{}`)
-		if !strings.Contains(string(r.body), `"checkpoint":{"page":7}`) {
+		if !strings.Contains(string(r.body), `"checkpoint":{"has_more":true,"page":7}`) {
 			t.Fatalf("the attempt after an expired one does not resume from its checkpoint: %s", r.body)
 		}
 	})

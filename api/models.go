@@ -518,7 +518,7 @@ type runConnectorRequest struct {
 // /manage/admin/cc-pair/{cc_pair_id}/index-attempts, with Onyx's bounds.
 type indexAttemptsQuery struct {
 	ID       int64 `path:"cc_pair_id"`
-	PageNum  int64 `query:"page_num" default:"0" ge:"0"`
+	PageNum  int64 `query:"page_num" default:"0" ge:"0" le:"1000000"`
 	PageSize int64 `query:"page_size" default:"10" ge:"1" le:"1000"`
 }
 
@@ -527,6 +527,6 @@ type indexAttemptsQuery struct {
 type attemptErrorsQuery struct {
 	ID              int64 `path:"cc_pair_id"`
 	IncludeResolved bool  `query:"include_resolved" default:"false"`
-	PageNum         int64 `query:"page_num" default:"0" ge:"0"`
+	PageNum         int64 `query:"page_num" default:"0" ge:"0" le:"1000000"`
 	PageSize        int64 `query:"page_size" default:"10" ge:"1" le:"100"`
 }

@@ -324,7 +324,9 @@ func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Leas
 		return 0, err
 	}
 	checkpoint := lease.Checkpoint
-	if noCheckpoint(checkpoint) {
+	if _, err := connector.HasMore(checkpoint); noCheckpoint(checkpoint) || err != nil {
+		// None, or one the connector cannot read: start afresh, as Onyx
+		// does when a checkpoint does not load.
 		checkpoint = conn.FirstCheckpoint()
 	}
 	window := connector.Window{Start: lease.PollRangeStart.Time, End: lease.PollRangeEnd.Time}
@@ -349,6 +351,7 @@ func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Leas
 			return step, nil
 		}
 		out := newStepOutput(defaultProgressLimits(), send)
+		out.mask = mask.apply
 		next, err := conn.Step(ctx, window, checkpoint, out)
 		if err == nil {
 			err = out.end(ctx, next)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -87,10 +88,12 @@ type stepOutput struct {
 	bytes  int // batch.size(), kept as items come.
 
 	docs, failures int // Sent or waiting, in this step.
+
+	mask func(string) string // Masks the credential's values in a failure's message; nil: none.
 }
 
 // newStepOutput returns the output of a step that sends its reports with
-// send.
+// send. Set its mask to mask the credential's values in failure messages.
 func newStepOutput(limits progressLimits, send func(ctx context.Context, b *progressBatch) error) *stepOutput {
 	return &stepOutput{limits: limits, send: send, bytes: len(emptyProgress)}
 }
@@ -114,7 +117,11 @@ func (o *stepOutput) Document(ctx context.Context, d *quarry.Document) error {
 
 // Failure takes a document or an entity the step could not fetch.
 func (o *stepOutput) Failure(ctx context.Context, f *quarry.ConnectorFailure) error {
-	raw, err := json.Marshal(clipFailure(f))
+	c := clipFailure(f)
+	if o.mask != nil { // A connector's words may quote its credential.
+		c.FailureMessage = o.mask(c.FailureMessage)
+	}
+	raw, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("encoding a connector failure: %w", err)
 	}
@@ -172,7 +179,8 @@ func documentFailure(d *quarry.Document, why string) *quarry.ConnectorFailure {
 	}
 }
 
-// maxFailureFieldBytes bounds the ids and links of a failure as sent.
+// maxFailureFieldBytes bounds the links of a failure as sent; ids are
+// bounded by quarry.MaxDocumentIDBytes, as the server keeps them.
 const maxFailureFieldBytes = 2 << 10
 
 // clipFailure returns f with its texts clipped to what the server keeps,
@@ -180,15 +188,33 @@ const maxFailureFieldBytes = 2 << 10
 func clipFailure(f *quarry.ConnectorFailure) *quarry.ConnectorFailure {
 	c := quarry.ConnectorFailure{FailureMessage: quarry.ClipText(f.FailureMessage, quarry.MaxErrorMessageBytes)}
 	if d := f.FailedDocument; d != nil {
-		c.FailedDocument = &quarry.DocumentFailure{DocumentID: quarry.ClipText(d.DocumentID, maxFailureFieldBytes), DocumentLink: clipFailureField(d.DocumentLink)}
+		c.FailedDocument = &quarry.DocumentFailure{DocumentID: clipID(d.DocumentID), DocumentLink: clipFailureField(d.DocumentLink)}
 	}
 	if e := f.FailedEntity; e != nil {
-		c.FailedEntity = &quarry.EntityFailure{EntityID: quarry.ClipText(e.EntityID, maxFailureFieldBytes), MissedTimeRange: e.MissedTimeRange}
-		if len(e.MissedTimeRange) > 2 {
-			c.FailedEntity.MissedTimeRange = e.MissedTimeRange[:2]
+		c.FailedEntity = &quarry.EntityFailure{EntityID: clipID(e.EntityID)}
+		if r := e.MissedTimeRange; len(r) >= 2 && r[0] != nil && r[1] != nil {
+			c.FailedEntity.MissedTimeRange = r[:2]
 		}
 	}
+	if c.FailedDocument != nil && c.FailedEntity != nil { // One only, as the server keeps it.
+		c.FailedEntity = nil
+	}
+	if c.FailedDocument == nil && c.FailedEntity == nil { // Of nothing named: of the connector.
+		c.FailedEntity = &quarry.EntityFailure{EntityID: "connector"}
+	}
 	return &c
+}
+
+// clipID returns a failure's document or entity id within what the server
+// keeps: not empty, at most quarry.MaxDocumentIDBytes.
+func clipID(id string) string {
+	if strings.TrimSpace(id) == "" {
+		return "unknown"
+	}
+	if len(id) <= quarry.MaxDocumentIDBytes {
+		return id
+	}
+	return quarry.ClipText(id, quarry.MaxDocumentIDBytes-len("…"))
 }
 
 // clipFailureField clips a failure's id or link, which may be nil, to

@@ -119,10 +119,10 @@ func TestStepOutputRefusedDocuments(t *testing.T) {
 		wantMsg string
 	}{
 		{"too large", big, "big", fmt.Sprintf("; a document may have at most %d", quarry.MaxDocumentBytes)},
-		{"no id", quarry.Document{SemanticIdentifier: "x"}, "", "A document needs an id"},
+		{"no id", quarry.Document{SemanticIdentifier: "x"}, "unknown", "A document needs an id"},
 		{"no semantic identifier", quarry.Document{ID: "d1"}, "d1", "Document d1 needs a semantic_identifier"},
 		{"id too long", quarry.Document{ID: strings.Repeat("i", quarry.MaxDocumentIDBytes+1), SemanticIdentifier: "x"},
-			strings.Repeat("i", quarry.MaxDocumentIDBytes+1), "A document id may have at most"},
+			strings.Repeat("i", quarry.MaxDocumentIDBytes-len("…")) + "…", "A document id may have at most"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

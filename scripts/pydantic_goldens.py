@@ -418,13 +418,13 @@ class RunConnectorRequest(BaseModel):
 
 
 class IndexAttemptsQuery(BaseModel):
-    page_num: Annotated[int, Field(ge=0, le=2**63 - 1)] = 0
+    page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
     page_size: Annotated[int, Field(ge=1, le=1000)] = 10
 
 
 class AttemptErrorsQuery(BaseModel):
     include_resolved: bool = False
-    page_num: Annotated[int, Field(ge=0, le=2**63 - 1)] = 0
+    page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
     page_size: Annotated[int, Field(ge=1, le=100)] = 10
 
 
@@ -1180,6 +1180,7 @@ def corpus():
     case("runConnectorRequest", "credentials not a list", body={"connector_id": 1, "credential_ids": 3})
     case("indexAttemptsQuery", "defaults", path={"cc_pair_id": "1"})
     case("indexAttemptsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_num=-1&page_size=1001")
+    case("indexAttemptsQuery", "a page past the last", path={"cc_pair_id": "1"}, query="page_num=4611686018427387905&page_size=2")
     case("indexAttemptsQuery", "not numbers", path={"cc_pair_id": "x"}, query="page_num=a&page_size=1.5")
     case("attemptErrorsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_size=101&include_resolved=maybe")
     case("attemptErrorsQuery", "valid", path={"cc_pair_id": "1"}, query="include_resolved=true&page_num=2&page_size=100")

@@ -81,11 +81,12 @@ type ScheduleResult struct {
 const scheduleBatch = 500
 
 // Schedule runs one pass of the scheduler: it ends the attempts whose lease
-// expired (failed, "no heartbeat", or canceled when their cancellation was
-// asked for), then makes an attempt for each pair that is due (its
-// next_index_at has come: quarry.IndexFacts.NextIndexAt), at most one live
-// attempt per pair. Every replica may run it: the rows decide, and on
-// PostgreSQL replicas skip the pairs another is scheduling.
+// expired (quarry.ExpiredLease), then makes an attempt for each pair that
+// is due (its next_index_at has come: quarry.IndexFacts.NextIndexAt), at
+// most one live attempt per pair, in a fixed number of statements however
+// many are due (up to scheduleBatch a pass). Every replica may run it: the
+// rows decide, and on PostgreSQL replicas skip the pairs another is
+// scheduling.
 func (db *DB) Schedule(ctx context.Context) (ScheduleResult, error) {
 	var res ScheduleResult
 	err := db.update(ctx, func(tx *Tx) error {
@@ -93,65 +94,60 @@ func (db *DB) Schedule(ctx context.Context) (ScheduleResult, error) {
 		expired, err := queryAll(ctx, tx, func(r interface{ Scan(...any) error }) ([2]int64, error) {
 			var v [2]int64
 			return v, r.Scan(&v[0], &v[1])
-		}, `SELECT id, cc_pair_id FROM index_attempts WHERE status = 'in_progress' AND lease_expires_at < $1 ORDER BY id`+db.skipLocked(), now)
+		}, `SELECT id, cc_pair_id FROM index_attempts WHERE status = 'in_progress' AND lease_expires_at < $1
+			ORDER BY lease_expires_at, id LIMIT `+fmt.Sprint(scheduleBatch), now)
 		if err != nil {
 			return err
 		}
 		for _, e := range expired {
-			msg := quarry.ErrNoHeartbeat
-			st, err := tx.endAttempt(ctx, e[0], e[1], func(a *quarry.IndexAttempt) quarry.Finish {
-				if a.CancellationRequested {
-					return quarry.Finish{Status: quarry.IndexCanceled}
-				}
-				return quarry.Finish{Status: quarry.IndexFailed, ErrorMsg: &msg}
-			})
-			if err != nil {
-				return err
-			}
-			res.Ended = append(res.Ended, st)
-		}
-		res.Expired = len(expired)
-		due, err := queryAll(ctx, tx, func(r interface{ Scan(...any) error }) ([2]any, error) {
-			var (
-				id      int64
-				trigger sql.NullString
-			)
-			err := r.Scan(&id, &trigger)
-			return [2]any{id, trigger}, err
-		}, `SELECT id, indexing_trigger FROM cc_pairs WHERE next_index_at IS NOT NULL AND next_index_at <= $1
-			ORDER BY next_index_at, id LIMIT `+fmt.Sprint(scheduleBatch)+db.skipLocked(), now)
-		if err != nil {
-			return err
-		}
-		for _, d := range due {
-			id, trigger := d[0].(int64), d[1].(sql.NullString)
-			// The facts decide again: a pair imported or migrated in may
-			// not be due after all.
-			next, err := tx.nextIndexAt(ctx, id)
-			if err != nil {
-				return err
-			}
-			if next == nil || next.Micros() > now {
-				if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = $1 WHERE id = $2`, microsOrNil(next), id); err != nil {
+			// Locked pair first, then the attempt, as every writer does;
+			// another replica may have ended it meanwhile.
+			if ok, err := tx.lockAttempt(ctx, e[1], e[0], `status = 'in_progress' AND lease_expires_at < $3`, now); err != nil || !ok {
+				if err != nil {
 					return err
 				}
 				continue
 			}
-			r, err := tx.ExecContext(ctx, `INSERT INTO index_attempts (cc_pair_id, status, from_beginning, time_created, time_updated)
-				VALUES ($1, 'not_started', $2, $3, $3) ON CONFLICT DO NOTHING`,
-				id, trigger.Valid && quarry.IndexingMode(trigger.String) == quarry.IndexReindex, now)
+			st, err := tx.endAttempt(ctx, e[0], e[1], quarry.ExpiredLease)
 			if err != nil {
 				return err
 			}
-			if n, _ := r.RowsAffected(); n == 1 {
-				res.Created++
-			}
-			// Due again once this attempt ends (endAttempt).
-			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = NULL, indexing_trigger = NULL WHERE id = $1`, id); err != nil {
-				return err
-			}
+			res.Ended = append(res.Ended, st)
+			res.Expired++
 		}
-		return nil
+		due, err := queryInts(ctx, tx, `SELECT id FROM cc_pairs WHERE next_index_at IS NOT NULL AND next_index_at <= $1
+			ORDER BY next_index_at, id LIMIT `+fmt.Sprint(scheduleBatch)+db.skipLocked(), now)
+		if err != nil || len(due) == 0 {
+			return err
+		}
+		// next_index_at is kept by the rules at every change
+		// (reschedule); pairs that came in otherwise (imported, migrated)
+		// and may not run are cleared here: paused or deleting, or of a
+		// source that is never indexed.
+		args := []any{}
+		in := sqlIn("id", anys(due), &args)
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = NULL WHERE `+in+`
+			AND (status NOT IN ('SCHEDULED', 'INITIAL_INDEXING', 'ACTIVE')
+			OR connector_id IN (SELECT id FROM connectors WHERE source IN ('ingestion_api', 'not_applicable')))`, args...); err != nil {
+			return err
+		}
+		// One attempt per pair: a pair with a live one gets none (the
+		// unique index), and is due again when that one ends.
+		args = []any{now}
+		r, err := tx.ExecContext(ctx, `INSERT INTO index_attempts (cc_pair_id, status, from_beginning, time_created, time_updated)
+			SELECT id, 'not_started', COALESCE(indexing_trigger = 'reindex', FALSE), $1, $1 FROM cc_pairs
+			WHERE next_index_at IS NOT NULL AND `+sqlIn("id", anys(due), &args)+` ON CONFLICT DO NOTHING`, args...)
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		res.Created = int(n)
+		args = []any{}
+		_, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = NULL, indexing_trigger = NULL WHERE `+sqlIn("id", anys(due), &args), args...)
+		return err
 	})
 	return res, err
 }
@@ -271,15 +267,29 @@ type Lease = quarry.Lease
 func (db *DB) LeaseAttempt(ctx context.Context, workerID int64) (*Lease, error) {
 	var lease *Lease
 	err := db.update(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE workers SET last_seen_at = $1 WHERE id = $2 AND revoked_at IS NULL
+			AND (last_seen_at IS NULL OR last_seen_at < $3)`, tx.now.Micros(), workerID, tx.now.Add(-time.Minute).UnixMicro()); err != nil {
+			return err
+		}
+		// On PostgreSQL the pair is locked first (as every writer of both
+		// does), skipping pairs another replica is leasing or pausing.
+		lock := ""
+		if db.dialect == Postgres {
+			lock = ` FOR UPDATE OF p SKIP LOCKED`
+		}
 		for {
 			var id, pairID int64
-			err := tx.QueryRowContext(ctx, `SELECT id, cc_pair_id FROM index_attempts WHERE status = 'not_started' ORDER BY id LIMIT 1`+
-				db.skipLocked()).Scan(&id, &pairID)
+			err := tx.QueryRowContext(ctx, `SELECT a.id, a.cc_pair_id FROM index_attempts a JOIN cc_pairs p ON p.id = a.cc_pair_id
+				WHERE a.status = 'not_started' AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $1 AND w.revoked_at IS NULL)
+				ORDER BY a.id LIMIT 1`+lock, workerID).Scan(&id, &pairID)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
 			if err != nil {
 				return err
+			}
+			if ok, err := tx.lockAttempt(ctx, pairID, id, `status = 'not_started'`); err != nil || !ok {
+				return err // Not ok: taken meanwhile; the worker asks again.
 			}
 			f, err := tx.indexFacts(ctx, pairID)
 			if err != nil {
@@ -345,9 +355,21 @@ func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairInde
 // window and a checkpoint reads. An attempt canceled before a worker took
 // it did nothing, and says nothing of where to go on from.
 func (tx *Tx) endedAttempts(ctx context.Context, id int64, n int) ([]*quarry.IndexAttempt, error) {
-	return queryAll(ctx, tx, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a
-		WHERE a.cc_pair_id = $1 AND a.status NOT IN ('not_started', 'in_progress') AND a.time_started IS NOT NULL
-		ORDER BY a.id DESC LIMIT `+fmt.Sprint(n), id)
+	return queryAll(ctx, tx, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
+		var (
+			a          quarry.IndexAttempt
+			start, end sql.NullInt64
+			checkpoint sql.NullString
+		)
+		err := r.Scan(&a.ID, &a.Status, &a.TotalDocsIndexed, &start, &end, &checkpoint)
+		a.PollRangeStart, a.PollRangeEnd = timeOrNil(start), timeOrNil(end)
+		if checkpoint.Valid {
+			a.Checkpoint = json.RawMessage(checkpoint.String)
+		}
+		return &a, err
+	}, `SELECT id, status, total_docs_indexed, poll_range_start, poll_range_end, checkpoint FROM index_attempts
+		WHERE cc_pair_id = $1 AND status NOT IN ('not_started', 'in_progress') AND time_started IS NOT NULL
+		ORDER BY id DESC LIMIT `+fmt.Sprint(n), id)
 }
 
 // setPairStatusAfter moves pair id, in status s, to the status its attempt
@@ -357,20 +379,61 @@ func (tx *Tx) setPairStatusAfter(ctx context.Context, id int64, s quarry.CCPairS
 	if next == s {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET status = $1, version = version + 1 WHERE id = $2`, next, id)
+	_, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET status = $1, version = version + 1 WHERE id = $2 AND status = $3`, next, id, s)
 	return err
 }
 
+// lockAttempt locks pair pairID, then its attempt id if the attempt still
+// meets cond (on index_attempts, with $1 the attempt, $2 the pair and $3…
+// args), and reports whether it does. Every write that changes
+// both an attempt and its pair takes the pair first (a pause, a deletion,
+// the scheduler, a worker's report), so that two never wait on each other
+// on PostgreSQL. SQLite has one writer, and takes no row locks.
+func (tx *Tx) lockAttempt(ctx context.Context, pairID, id int64, cond string, args ...any) (bool, error) {
+	if tx.db.dialect == Postgres {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM cc_pairs WHERE id = $1 FOR UPDATE`, pairID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	lock := ""
+	if tx.db.dialect == Postgres {
+		lock = ` FOR UPDATE`
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM index_attempts WHERE id = $1 AND cc_pair_id = $2 AND `+cond+lock,
+		append([]any{id, pairID}, args...)...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // heldAttempt returns the pair of attempt id, if worker workerID holds it:
-// it is in progress under the worker's lease. Otherwise it fails with
-// quarry.ErrAttemptNotHeld (409), and nothing is changed.
+// it is in progress under the worker's live lease, and the worker is not
+// revoked. Otherwise it fails with quarry.ErrAttemptNotHeld (409), and
+// nothing is changed. The pair and the attempt are locked (lockAttempt).
 func (tx *Tx) heldAttempt(ctx context.Context, workerID, id int64) (pairID int64, err error) {
-	err = tx.QueryRowContext(ctx, `SELECT cc_pair_id FROM index_attempts WHERE id = $1 AND worker_id = $2 AND status = 'in_progress'`+
-		tx.db.skipLocked(), id, workerID).Scan(&pairID)
+	err = tx.QueryRowContext(ctx, `SELECT cc_pair_id FROM index_attempts WHERE id = $1`, id).Scan(&pairID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, quarry.ErrAttemptNotHeld(id)
 	}
-	return pairID, err
+	if err != nil {
+		return 0, err
+	}
+	ok, err := tx.lockAttempt(ctx, pairID, id, `worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $4
+		AND EXISTS (SELECT 1 FROM workers w WHERE w.id = $3 AND w.revoked_at IS NULL)`, workerID, tx.now.Micros())
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, quarry.ErrAttemptNotHeld(id)
+	}
+	return pairID, nil
 }
 
 // Heartbeat renews the leases of every attempt worker workerID holds, and
@@ -381,24 +444,37 @@ func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop
 	err = db.update(ctx, func(tx *Tx) error {
 		now := tx.now.Micros()
 		expires = quarry.Time{Time: tx.now.Add(quarry.LeaseTTL)}
-		if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
-			last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress'`, expires.Micros(), now, workerID); err != nil {
-			return err
-		}
-		running := map[int64]bool{}
-		err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
-			WHERE worker_id = $1 AND status = 'in_progress'`, []any{workerID}, func(id, cancel int64) { running[id] = cancel == 0 })
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE workers SET last_seen_at = $1 WHERE id = $2`, now, workerID); err != nil {
 			return err
 		}
 		stop = []int64{}
-		for _, id := range dedupe(held) {
+		held = dedupe(held)
+		if len(held) == 0 {
+			return nil
+		}
+		// Only the attempts the worker says it runs: one it lost track of
+		// (a lease whose answer was lost, a restart with the same token)
+		// is not kept alive by its other work, and expires.
+		args := []any{expires.Micros(), now, workerID, now}
+		if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
+			last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $4 AND `+
+			sqlIn("id", anys(held), &args), args...); err != nil {
+			return err
+		}
+		running := map[int64]bool{}
+		args = []any{workerID}
+		err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
+			WHERE worker_id = $1 AND status = 'in_progress' AND `+sqlIn("id", anys(held), &args), args,
+			func(id, cancel int64) { running[id] = cancel == 0 })
+		if err != nil {
+			return err
+		}
+		for _, id := range held {
 			if !running[id] {
 				stop = append(stop, id)
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE workers SET last_seen_at = $1 WHERE id = $2`, now, workerID)
-		return err
+		return nil
 	})
 	return stop, expires, err
 }
@@ -422,6 +498,9 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 		b, err := json.Marshal(&p.Documents[i])
 		if err != nil {
 			return nil, err
+		}
+		if len(b) > quarry.MaxDocumentBytes {
+			return nil, quarry.ErrDocumentTooLarge(p.Documents[i].ID)
 		}
 		bodies[i] = b
 	}
@@ -567,7 +646,7 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 		msg = quarry.ClipText(*f.ErrorMsg, quarry.MaxErrorMessageBytes)
 	}
 	if f.FullExceptionTrace != nil {
-		trace = clipTrace(*f.FullExceptionTrace)
+		trace = quarry.ClipTrace(*f.FullExceptionTrace)
 	}
 	now := tx.now.Micros()
 	if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET status = $1, error_msg = $2, full_exception_trace = $3,
@@ -597,23 +676,19 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 	for i, e := range ended {
 		statuses[i] = e.Status
 	}
-	repeated := quarry.InRepeatedErrorState(facts.refreshFreq, statuses)
+	repeated := quarry.ErrorStateAfter(facts.repeatedErrors, status, facts.refreshFreq, statuses)
 	if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET in_repeated_error_state = $1 WHERE id = $2`, repeated, pairID); err != nil {
 		return "", err
+	}
+	if m := quarry.TriggerAfter(status); m != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`, *m, pairID); err != nil {
+			return "", err
+		}
 	}
 	if err := tx.setPairStatusAfter(ctx, pairID, facts.status, status); err != nil {
 		return "", err
 	}
 	return status, tx.reschedule(ctx, pairID)
-}
-
-// clipTrace keeps the end of a long exception trace, where its cause is.
-func clipTrace(s string) string {
-	if len(s) <= quarry.MaxTraceBytes {
-		return s
-	}
-	r := []rune(s[len(s)-quarry.MaxTraceBytes:])
-	return "…" + string(r[1:])
 }
 
 // RunOnce asks for a run of the pairs of connector connectorID with the
@@ -626,7 +701,7 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 	err := db.update(ctx, func(tx *Tx) error {
 		_, sharing, err := tx.connectorSharing(ctx, connectorID)
 		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
-			return quarry.Errorf(quarry.ENOTFOUND, "Connector by id %d does not exist.", connectorID)
+			return quarry.ErrConnectorNotFoundForRun(connectorID)
 		}
 		if err != nil {
 			return err
@@ -635,10 +710,12 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 		if err != nil {
 			return err
 		}
-		pairs = slices.DeleteFunc(pairs, func(p *quarry.CCPair) bool { return !c.CanSeePair(p) })
-		if !c.CanSeeConnector(sharing, len(pairs) > 0) {
-			return quarry.Errorf(quarry.ENOTFOUND, "Connector by id %d does not exist.", connectorID)
+		seen := slices.DeleteFunc(slices.Clone(pairs), func(p *quarry.CCPair) bool { return !c.CanSeePair(p) })
+		if !c.CanSeeConnector(sharing, len(seen) > 0) {
+			return quarry.ErrConnectorNotFoundForRun(connectorID)
 		}
+		// A run is a change of the pair: those c may change (as a pause).
+		pairs = slices.DeleteFunc(seen, func(p *quarry.CCPair) bool { return !c.CanChangePair(p) })
 		chosen, err := quarry.RunOncePairs(pairs, credentialIDs)
 		if err != nil {
 			return err
@@ -732,10 +809,6 @@ func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, inc
 	return out, total, mapError(err)
 }
 
-// errPairNotFoundForUser is Onyx's answer when a person asks for the
-// attempts of a pair they cannot see.
-var errPairNotFoundForUser = quarry.Errorf(quarry.EINVALID, "CC Pair not found for current user permissions")
-
 // checkSeesPair fails with Onyx's 400 unless c may see pair id.
 func (db *DB) checkSeesPair(ctx context.Context, q querier, c *quarry.Caller, id int64) error {
 	args := []any{id}
@@ -745,9 +818,19 @@ func (db *DB) checkSeesPair(ctx context.Context, q querier, c *quarry.Caller, id
 		return err
 	}
 	if n == 0 {
-		return errPairNotFoundForUser
+		return quarry.ErrPairNotFoundForUser
 	}
 	return nil
+}
+
+// attemptBriefColumns are the columns of an attempt that the status of
+// indexing and a pair's page show (scanAttemptBrief): not its checkpoint,
+// trace or errors.
+const attemptBriefColumns = `a.id, a.cc_pair_id, a.status, a.total_docs_indexed`
+
+func scanAttemptBrief(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
+	var a quarry.IndexAttempt
+	return &a, r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.TotalDocsIndexed)
 }
 
 // PairIndexing is what a pair's page and the status of indexing show of its
@@ -757,7 +840,7 @@ type PairIndexing struct {
 	InRepeatedErrorState bool
 	LastSuccessfulIndex  *quarry.Time // When its latest successful attempt ended.
 	LastPruned           *quarry.Time
-	DocsIndexed          int64 // Documents it holds.
+	DocsIndexed          int64 // Documents it holds (its total_docs_indexed, kept as documents come and go).
 	Attempts             int64
 	Latest               *quarry.IndexAttempt // Its newest attempt, nil if none.
 	LatestFinished       *quarry.IndexAttempt // Its newest attempt that ended.
@@ -774,7 +857,7 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 	err := db.snapshot(ctx, func(q querier) error {
 		return inChunks(ids, "p.id", func(cond string, args []any) error {
 			rows, err := q.QueryContext(ctx, `SELECT p.id, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
-				(SELECT COUNT(*) FROM documents d WHERE d.cc_pair_id = p.id),
+				p.total_docs_indexed,
 				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id),
 				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.status IN ('success', 'completed_with_errors'))
 				FROM cc_pairs p WHERE `+cond, args...)
@@ -796,12 +879,12 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 			if err := closeRows(rows); err != nil {
 				return err
 			}
-			latest, err := queryAll(ctx, q, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.id IN
+			latest, err := queryAll(ctx, q, scanAttemptBrief, `SELECT `+attemptBriefColumns+` FROM index_attempts a WHERE a.id IN
 				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE `+cond+` GROUP BY a2.cc_pair_id)`, args...)
 			if err != nil {
 				return err
 			}
-			finished, err := queryAll(ctx, q, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.id IN
+			finished, err := queryAll(ctx, q, scanAttemptBrief, `SELECT `+attemptBriefColumns+` FROM index_attempts a WHERE a.id IN
 				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE `+cond+`
 				AND a2.status NOT IN ('not_started', 'in_progress') GROUP BY a2.cc_pair_id)`, args...)
 			if err != nil {

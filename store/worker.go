@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/quarryhq/quarry"
 )
@@ -153,17 +154,22 @@ func (tx *Tx) insertWorker(ctx context.Context, name, hash string, inProcess boo
 	return id, err
 }
 
+// inProcessWorkerAge is how long the row of an in-process worker that is
+// no longer seen (its process is gone) is kept.
+const inProcessWorkerAge = 7 * 24 * time.Hour
+
 // StartInProcessWorker makes the worker that `quarry serve` runs, named
 // name (its host and process), and returns its token, which it keeps in
-// memory. In-process workers of earlier processes that have not been seen
-// for ten leases are revoked: those processes are gone.
+// memory. The rows of in-process workers not seen for a week and holding
+// no attempt are deleted: their processes are gone. (No running worker is
+// revoked: one that is idle but alive goes on.)
 func (db *DB) StartInProcessWorker(ctx context.Context, name string) (string, int64, error) {
 	token, hash := quarry.NewWorkerToken()
 	var id int64
 	err := db.update(ctx, func(tx *Tx) error {
-		stale := tx.now.Add(-10 * quarry.LeaseTTL).UnixMicro()
-		if _, err := tx.ExecContext(ctx, `UPDATE workers SET revoked_at = $1 WHERE in_process AND revoked_at IS NULL
-			AND COALESCE(last_seen_at, created_at) < $2`, tx.now.Micros(), stale); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM workers WHERE in_process AND COALESCE(last_seen_at, created_at) < $1
+			AND NOT EXISTS (SELECT 1 FROM index_attempts a WHERE a.worker_id = workers.id AND a.status = 'in_progress')`,
+			tx.now.Add(-inProcessWorkerAge).UnixMicro()); err != nil {
 			return err
 		}
 		var err error
@@ -251,11 +257,14 @@ func (db *DB) RevokeWorker(ctx context.Context, c *quarry.Caller, id int64) erro
 			[]any{id}, func(a, p int64) { held = append(held, [2]int64{a, p}) }); err != nil {
 			return err
 		}
-		msg := "The worker running this attempt was revoked."
 		for _, h := range held {
-			if _, err := tx.endAttempt(ctx, h[0], h[1], func(*quarry.IndexAttempt) quarry.Finish {
-				return quarry.Finish{Status: quarry.IndexInterrupted, ErrorMsg: &msg}
-			}); err != nil {
+			if ok, err := tx.lockAttempt(ctx, h[1], h[0], `worker_id = $3 AND status = 'in_progress'`, id); err != nil || !ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := tx.endAttempt(ctx, h[0], h[1], quarry.RevokedWorker); err != nil {
 				return err
 			}
 		}

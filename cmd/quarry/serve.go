@@ -95,10 +95,20 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 	}()
 	indexing, stopIndexing := context.WithCancel(ctx)
 	var background sync.WaitGroup
-	defer func() { // Before the database closes.
+	// stopIndexingNow stops the scheduler and the worker and waits for
+	// them, at most the shutdown grace: a connector that ignores its
+	// context holds neither the drain nor the exit.
+	stopIndexingNow := sync.OnceFunc(func() {
 		stopIndexing()
-		background.Wait()
-	}()
+		stopped := make(chan struct{})
+		go func() { background.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(cfg.ShutdownGrace):
+			log.Warn("shutting down: the worker of this process did not stop in time; its attempts' leases will expire", "grace", cfg.ShutdownGrace)
+		}
+	})
+	defer stopIndexingNow() // Before the database closes.
 	if cfg.Indexing {
 		if err := startIndexing(indexing, &background, cfg, db, handler, log); err != nil {
 			return err
@@ -114,8 +124,7 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 	case <-ctx.Done():
 	}
 	log.Info("shutting down: the scheduler stops, the attempts of the worker in this process end as interrupted")
-	stopIndexing()
-	background.Wait()
+	stopIndexingNow()
 	log.Info("shutting down: draining requests in flight", "grace", cfg.ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
