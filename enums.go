@@ -92,24 +92,42 @@ func (InputType) EnumValues() []string {
 	return []string{"load_state", "poll", "event", "slim_retrieval"}
 }
 
-// CCPairStatus says whether a cc-pair is in use. The values are those of
-// Onyx's ConnectorCredentialPairStatus that a control plane can reach:
-// ACTIVE and PAUSED, which administrators set. Onyx's other states belong
-// to its indexer: SCHEDULED and INITIAL_INDEXING before a first indexing,
-// INVALID when indexing finds the credential no longer works, and DELETING
-// while a background task removes the pair's documents. Quarry indexes
-// nothing: a pair is deleted at once rather than marked DELETING, and none
-// of those states occurs.
+// CCPairStatus is the state of a cc-pair: Onyx's
+// ConnectorCredentialPairStatus. A new pair is SCHEDULED; its first index
+// attempt to start makes it INITIAL_INDEXING, its first success ACTIVE
+// (PairStatusAfter). Administrators pause and resume it (PAUSED, ACTIVE).
+// DELETING and INVALID are Onyx's too: Quarry deletes a pair at once, and
+// a credential the source refuses fails the attempt rather than the pair,
+// so neither occurs.
 type CCPairStatus string
 
 // The cc-pair statuses.
 const (
-	CCPairActive CCPairStatus = "ACTIVE" // In use: the default.
-	CCPairPaused CCPairStatus = "PAUSED" // Kept, with its sharing, but not to be indexed.
+	CCPairScheduled       CCPairStatus = "SCHEDULED"        // Made, never indexed.
+	CCPairInitialIndexing CCPairStatus = "INITIAL_INDEXING" // Being indexed for the first time.
+	CCPairActive          CCPairStatus = "ACTIVE"           // Indexed at least once, or resumed.
+	CCPairPaused          CCPairStatus = "PAUSED"           // Kept, with its sharing, but not indexed.
+	CCPairDeleting        CCPairStatus = "DELETING"         // Onyx's, while its documents are removed.
+	CCPairInvalid         CCPairStatus = "INVALID"          // Onyx's, when its settings no longer work.
 )
 
-// EnumValues returns every CCPairStatus.
-func (CCPairStatus) EnumValues() []string { return []string{"ACTIVE", "PAUSED"} }
+// EnumValues returns every CCPairStatus, in Onyx's order.
+func (CCPairStatus) EnumValues() []string {
+	return []string{"SCHEDULED", "INITIAL_INDEXING", "ACTIVE", "PAUSED", "DELETING", "INVALID"}
+}
+
+// Active reports whether pairs in status s are indexed: Onyx's
+// active_statuses (SCHEDULED, INITIAL_INDEXING, ACTIVE).
+func (s CCPairStatus) Active() bool {
+	return s == CCPairScheduled || s == CCPairInitialIndexing || s == CCPairActive
+}
+
+// CCPairStatusChange is a status a person gives a cc-pair: ACTIVE (resume)
+// or PAUSED. Onyx's route takes any status; the others are the indexer's.
+type CCPairStatusChange string
+
+// EnumValues returns every CCPairStatusChange.
+func (CCPairStatusChange) EnumValues() []string { return []string{"ACTIVE", "PAUSED"} }
 
 // Role is the authorization role of a user.
 type Role string

@@ -32,51 +32,69 @@ func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error)
 }
 
 // ccPairFullInfo is the answer to GET /manage/admin/cc-pair/{cc_pair_id}:
-// Onyx's CCPairFullInfo, and the pair's groups. Quarry indexes nothing, and
-// says so: no index attempts, no documents, no indexing or permission
-// syncing under way, no targeted re-indexing, and null for the times, the
-// statuses and the speed of indexing, pruning and permission syncing,
-// which never happen.
+// Onyx's CCPairFullInfo, and the pair's groups. Quarry deletes a pair at
+// once and does not sync permissions or re-index single documents yet:
+// no deletion attempt, no permission syncing, no targeted re-indexing.
+// overall_indexing_speed is the pair's documents per minute from its
+// connector's making to its latest success (Onyx counts to now, so that the
+// figure falls while nothing happens), null until its first success.
 type ccPairFullInfo struct {
-	ID                          int64               `json:"id"`
-	Name                        string              `json:"name"`
-	Status                      quarry.CCPairStatus `json:"status"`
-	InRepeatedErrorState        bool                `json:"in_repeated_error_state"`
-	NumDocsIndexed              int                 `json:"num_docs_indexed"`
-	Connector                   *quarry.Connector   `json:"connector"`
-	Credential                  *quarry.Credential  `json:"credential"` // Masked.
-	NumberOfIndexAttempts       int                 `json:"number_of_index_attempts"`
-	LastIndexAttemptStatus      *string             `json:"last_index_attempt_status"`
-	LatestDeletionAttempt       *struct{}           `json:"latest_deletion_attempt"`
-	AccessType                  quarry.AccessType   `json:"access_type"`
-	IsEditableForCurrentUser    bool                `json:"is_editable_for_current_user"`
-	DeletionFailureMessage      *string             `json:"deletion_failure_message"`
-	Indexing                    bool                `json:"indexing"`
-	Creator                     *string             `json:"creator"`
-	CreatorEmail                *string             `json:"creator_email"`
-	LastIndexed                 *quarry.Time        `json:"last_indexed"`
-	LastPruned                  *quarry.Time        `json:"last_pruned"`
-	LastFullPermissionSync      *quarry.Time        `json:"last_full_permission_sync"`
-	OverallIndexingSpeed        *float64            `json:"overall_indexing_speed"`
-	LatestCheckpointDescription *string             `json:"latest_checkpoint_description"`
-	LastPermissionSyncStatus    *string             `json:"last_permission_sync_attempt_status"`
-	PermissionSyncing           bool                `json:"permission_syncing"`
-	LastPermissionSyncFinished  *quarry.Time        `json:"last_permission_sync_attempt_finished"`
-	LastPermissionSyncError     *string             `json:"last_permission_sync_attempt_error_message"`
-	SupportsTargetedReindex     bool                `json:"supports_targeted_reindex"`
-	Groups                      []int64             `json:"groups"`
+	ID                          int64                  `json:"id"`
+	Name                        string                 `json:"name"`
+	Status                      quarry.CCPairStatus    `json:"status"`
+	InRepeatedErrorState        bool                   `json:"in_repeated_error_state"`
+	NumDocsIndexed              int64                  `json:"num_docs_indexed"`
+	Connector                   *quarry.Connector      `json:"connector"`
+	Credential                  *quarry.Credential     `json:"credential"` // Masked.
+	NumberOfIndexAttempts       int64                  `json:"number_of_index_attempts"`
+	LastIndexAttemptStatus      *quarry.IndexingStatus `json:"last_index_attempt_status"`
+	LatestDeletionAttempt       *struct{}              `json:"latest_deletion_attempt"`
+	AccessType                  quarry.AccessType      `json:"access_type"`
+	IsEditableForCurrentUser    bool                   `json:"is_editable_for_current_user"`
+	DeletionFailureMessage      *string                `json:"deletion_failure_message"`
+	Indexing                    bool                   `json:"indexing"`
+	Creator                     *string                `json:"creator"`
+	CreatorEmail                *string                `json:"creator_email"`
+	LastIndexed                 *quarry.Time           `json:"last_indexed"`
+	LastPruned                  *quarry.Time           `json:"last_pruned"`
+	LastFullPermissionSync      *quarry.Time           `json:"last_full_permission_sync"`
+	OverallIndexingSpeed        *float64               `json:"overall_indexing_speed"`
+	LatestCheckpointDescription *string                `json:"latest_checkpoint_description"`
+	LastPermissionSyncStatus    *string                `json:"last_permission_sync_attempt_status"`
+	PermissionSyncing           bool                   `json:"permission_syncing"`
+	LastPermissionSyncFinished  *quarry.Time           `json:"last_permission_sync_attempt_finished"`
+	LastPermissionSyncError     *string                `json:"last_permission_sync_attempt_error_message"`
+	SupportsTargetedReindex     bool                   `json:"supports_targeted_reindex"`
+	Groups                      []int64                `json:"groups"`
 }
 
 // writeCCPair writes the full information of p for c, with its ETag.
-func (s *Server) writeCCPair(w http.ResponseWriter, c *quarry.Caller, p *quarry.CCPairInfo) error {
+func (s *Server) writeCCPair(w http.ResponseWriter, r *http.Request, c *quarry.Caller, p *quarry.CCPairInfo) error {
 	k, err := s.credentialView(p.Credential)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("ETag", etag(p.Version))
-	return writeJSON(w, http.StatusOK, &ccPairFullInfo{ID: p.ID, Name: p.Name, Status: p.Status, Connector: p.Connector,
+	indexing, err := s.db.PairsIndexing(r.Context(), []int64{p.ID})
+	if err != nil {
+		return err
+	}
+	info := &ccPairFullInfo{ID: p.ID, Name: p.Name, Status: p.Status, Connector: p.Connector,
 		Credential: k, AccessType: p.AccessType, IsEditableForCurrentUser: c.CanChangePair(&p.CCPair),
-		Creator: p.CreatorID, CreatorEmail: p.CreatorEmail, Groups: p.Groups})
+		Creator: p.CreatorID, CreatorEmail: p.CreatorEmail, Groups: p.Groups}
+	if x := indexing[p.ID]; x != nil {
+		info.InRepeatedErrorState, info.NumDocsIndexed, info.NumberOfIndexAttempts = x.InRepeatedErrorState, x.DocsIndexed, x.Attempts
+		info.LastIndexed, info.LastPruned = x.LatestSuccessStarted, x.LastPruned
+		if a := x.Latest; a != nil {
+			info.LastIndexAttemptStatus, info.Indexing = &a.Status, a.Status == quarry.IndexInProgress
+		}
+		if x.LastSuccessfulIndex != nil {
+			minutes := x.LastSuccessfulIndex.Sub(p.Connector.CreatedAt.Time).Minutes()
+			speed := float64(x.DocsIndexed) / max(minutes, 1.0/60)
+			info.OverallIndexingSpeed = &speed
+		}
+	}
+	w.Header().Set("ETag", etag(p.Version))
+	return writeJSON(w, http.StatusOK, info)
 }
 
 // handleGetCCPair serves GET /manage/admin/cc-pair/{cc_pair_id}.
@@ -89,7 +107,7 @@ func (s *Server) handleGetCCPair(w http.ResponseWriter, r *http.Request, c *quar
 	if err != nil {
 		return err
 	}
-	return s.writeCCPair(w, c, p)
+	return s.writeCCPair(w, r, c, p)
 }
 
 // handleSetCCPairStatus serves PUT /manage/admin/cc-pair/{cc_pair_id}/status:
@@ -99,7 +117,7 @@ func (s *Server) handleSetCCPairStatus(w http.ResponseWriter, r *http.Request, c
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	p, err := s.db.UpdateCCPair(r.Context(), c, in.ID, quarry.CCPairUpdate{Status: &in.Body.Status, IfMatch: ifMatch(r)})
+	p, err := s.db.UpdateCCPair(r.Context(), c, in.ID, quarry.CCPairUpdate{Status: (*quarry.CCPairStatus)(&in.Body.Status), IfMatch: ifMatch(r)})
 	if err != nil {
 		return err
 	}

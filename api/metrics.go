@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"database/sql"
 	"net/http"
 	"strconv"
@@ -21,6 +22,7 @@ type metrics struct {
 	duration    *prometheus.HistogramVec
 	runs        *prometheus.CounterVec
 	runDuration *prometheus.HistogramVec
+	attempts    *prometheus.CounterVec // Index attempts ended here, by status.
 	handler     http.Handler
 }
 
@@ -55,6 +57,15 @@ func newMetrics(cfg Config, db *store.DB, status *statusCache) *metrics {
 		m.runs.WithLabelValues(o)
 		m.runDuration.WithLabelValues(o)
 	}
+	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quarry_index_attempts_ended_total",
+		Help: "Index attempts this server ended: by their workers' reports, and by its scheduler's passes (expired leases), by final status.",
+	}, []string{"status"})
+	for _, st := range (quarry.IndexingStatus("")).EnumValues() {
+		if s := quarry.IndexingStatus(st); !s.Live() {
+			m.attempts.WithLabelValues(st)
+		}
+	}
 	b := buildOf(cfg)
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "quarry_build_info",
@@ -64,7 +75,7 @@ func newMetrics(cfg Config, db *store.DB, status *statusCache) *metrics {
 	})
 	buildInfo.Set(1)
 	reg.MustRegister(
-		m.requests, m.duration, m.runs, m.runDuration, buildInfo,
+		m.requests, m.duration, m.runs, m.runDuration, m.attempts, buildInfo, indexingCollector{db},
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "quarry_db_statements_total",
 			Help: "SQL statements run by the store.",
@@ -153,5 +164,41 @@ func (c dbStatsCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(dbIdleDesc, float64(s.Idle))
 		counter(dbWaitCountDesc, float64(s.WaitCount))
 		counter(dbWaitSecondsDesc, s.WaitDuration.Seconds())
+	}
+}
+
+// indexingCollector reports the state of indexing at each scrape, read
+// from the database (every replica's work): the queue's depth, the
+// attempts running, the leases expired and the heartbeats late, and how
+// long the pair longest due has waited.
+type indexingCollector struct{ db *store.DB }
+
+var (
+	indexWaitingDesc   = prometheus.NewDesc("quarry_index_attempts_waiting", "Index attempts waiting for a worker: the queue's depth.", nil, nil)
+	indexRunningDesc   = prometheus.NewDesc("quarry_index_attempts_running", "Index attempts in progress.", nil, nil)
+	indexExpiredDesc   = prometheus.NewDesc("quarry_index_leases_expired", "Index attempts in progress whose lease expired, not yet ended by the scheduler.", nil, nil)
+	indexLateDesc      = prometheus.NewDesc("quarry_index_heartbeats_late", "Index attempts in progress not renewed for more than half a lease (30 s).", nil, nil)
+	indexOldestDueDesc = prometheus.NewDesc("quarry_index_oldest_due_seconds", "How long the pair longest due for indexing has waited for its attempt; 0 when none is due.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c indexingCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{indexWaitingDesc, indexRunningDesc, indexExpiredDesc, indexLateDesc, indexOldestDueDesc} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector. A database that cannot be read
+// gives no figures (the scrape goes on; /ready tells why).
+func (c indexingCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.db.IndexingStats(ctx)
+	if err != nil {
+		return
+	}
+	for d, v := range map[*prometheus.Desc]float64{indexWaitingDesc: float64(s.Waiting), indexRunningDesc: float64(s.Running),
+		indexExpiredDesc: float64(s.LeasesExpired), indexLateDesc: float64(s.HeartbeatsLate), indexOldestDueDesc: s.OldestDue.Seconds()} {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
 }

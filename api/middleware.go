@@ -50,7 +50,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 			elapsed, route := time.Since(start), routeOf(r)
 			s.metrics.observe(r.Method, route, rec.status, elapsed)
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			s.log.LogAttrs(r.Context(), requestLevel(route, rec.status), "request",
 				slog.String("method", r.Method),
 				slog.String("route", route),
 				slog.Int("status", rec.status),
@@ -118,3 +118,13 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// requestLevel is the level of a request's log line: INFO, but DEBUG for
+// the answered polls of idle workers (a lease with nothing to lease, a
+// heartbeat), which every worker sends every few seconds.
+func requestLevel(route string, status int) slog.Level {
+	if status == http.StatusOK && (route == "POST /worker/lease" || route == "POST /worker/heartbeat") {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}

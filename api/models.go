@@ -113,7 +113,7 @@ type ccPairCreate struct {
 // /manage/admin/cc-pair/{cc_pair_id}/status: Onyx's CCStatusUpdateRequest,
 // with the statuses a control plane can set.
 type ccPairStatusUpdate struct {
-	Status quarry.CCPairStatus `json:"status"`
+	Status quarry.CCPairStatusChange `json:"status"`
 }
 
 // ccPairRename holds the parameters of PUT
@@ -157,25 +157,13 @@ type indexingStatusRequest struct {
 	SecondaryIndex    bool                                   `json:"secondary_index" default:"false"`
 	Source            decode.Optional[quarry.DocumentSource] `json:"source"`
 	AccessTypeFilters []quarry.AccessType                    `json:"access_type_filters" default:"[]"`
-	LastStatusFilters []indexingStatus                       `json:"last_status_filters" default:"[]"`
+	LastStatusFilters []quarry.IndexingStatus                `json:"last_status_filters" default:"[]"`
 	DocsCountOperator decode.Optional[docsCountOperator]     `json:"docs_count_operator"`
 	DocsCountValue    decode.Optional[int64]                 `json:"docs_count_value"`
 	NameFilter        decode.Optional[string]                `json:"name_filter"`
 	SourceToPage      map[quarry.DocumentSource]int64        `json:"source_to_page" default:"{}"`
 	GetAllConnectors  bool                                   `json:"get_all_connectors" default:"false"`
 }
-
-// indexingStatus is Onyx's IndexingStatus, the status of an index
-// attempt (Quarry makes none).
-type indexingStatus string
-
-// EnumValues returns the statuses, as Onyx names them.
-func (indexingStatus) EnumValues() []string {
-	return []string{"not_started", "in_progress", "success", "canceled", "interrupted", "failed", "completed_with_errors"}
-}
-
-// ModelName returns the Python class name pydantic would print.
-func (indexingStatus) ModelName() string { return "IndexingStatus" }
 
 // docsCountOperator is Onyx's DocsCountOperator.
 type docsCountOperator string
@@ -851,4 +839,82 @@ type deleteOAuthConfigRequest struct {
 type runToolRequest struct {
 	ID   int64   `path:"tool_id"`
 	Body toolRun `body:""`
+}
+
+// runConnectorRequest is the body of POST /manage/admin/connector/run-once:
+// Onyx's RunConnectorRequest.
+type runConnectorRequest struct {
+	ConnectorID   int64                    `json:"connector_id"`
+	CredentialIDs decode.Optional[[]int64] `json:"credential_ids"`
+	FromBeginning bool                     `json:"from_beginning" default:"false"`
+}
+
+// indexAttemptsQuery holds the parameters of GET
+// /manage/admin/cc-pair/{cc_pair_id}/index-attempts, with Onyx's bounds.
+type indexAttemptsQuery struct {
+	ID       int64 `path:"cc_pair_id"`
+	PageNum  int64 `query:"page_num" default:"0" ge:"0" le:"1000000"`
+	PageSize int64 `query:"page_size" default:"10" ge:"1" le:"1000"`
+}
+
+// attemptErrorsQuery holds the parameters of GET
+// /manage/admin/cc-pair/{cc_pair_id}/errors, with Onyx's bounds.
+type attemptErrorsQuery struct {
+	ID              int64 `path:"cc_pair_id"`
+	IncludeResolved bool  `query:"include_resolved" default:"false"`
+	PageNum         int64 `query:"page_num" default:"0" ge:"0" le:"1000000"`
+	PageSize        int64 `query:"page_size" default:"10" ge:"1" le:"100"`
+}
+
+// runOnceRequest is the request of POST /manage/admin/connector/run-once.
+type runOnceRequest struct {
+	Body runConnectorRequest `body:""`
+}
+
+// registerWorkerRequest is the request of POST /worker/register.
+type registerWorkerRequest struct {
+	Body workerRegistration `body:""`
+}
+
+// heartbeatRequest is the request of POST /worker/heartbeat.
+type heartbeatRequest struct {
+	Body heartbeat `body:""`
+}
+
+// updateAttemptCredentialRequest is the request of
+// PUT /worker/attempts/{attempt_id}/credential.
+type updateAttemptCredentialRequest struct {
+	ID   int64                   `path:"attempt_id"`
+	Body attemptCredentialUpdate `body:""`
+}
+
+// progressRequest is the request of
+// POST /worker/attempts/{attempt_id}/progress.
+type progressRequest struct {
+	ID   int64          `path:"attempt_id"`
+	Body progressReport `body:""`
+}
+
+// finishAttemptRequest is the request of
+// POST /worker/attempts/{attempt_id}/finish.
+type finishAttemptRequest struct {
+	ID   int64         `path:"attempt_id"`
+	Body attemptFinish `body:""`
+}
+
+// createWorkerRegistrationRequest is the request of
+// POST /admin/worker/registration-token.
+type createWorkerRegistrationRequest struct {
+	Body workerRegistrationCreate `body:""`
+}
+
+// revokeWorkerRegistrationRequest is the request of
+// DELETE /admin/worker/registration-token/{registration_id}.
+type revokeWorkerRegistrationRequest struct {
+	ID int64 `path:"registration_id"`
+}
+
+// revokeWorkerRequest is the request of DELETE /admin/worker/{worker_id}.
+type revokeWorkerRequest struct {
+	ID int64 `path:"worker_id"`
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,6 +16,9 @@ import (
 type onyxAnswer struct {
 	model string
 	list  bool
+	// paginated: the answer is Onyx's PaginatedReturn of the model
+	// ({"items": [...], "total_items": n}).
+	paginated bool
 }
 
 // onyxAnswers are the routes whose 2xx answers every API test checks
@@ -23,23 +27,25 @@ type onyxAnswer struct {
 // cannot say: the tools an MCP server lists (the MCP SDK's Tool), and the
 // scopes a token may have (PatScopeOption's computed field).
 var onyxAnswers = map[string]onyxAnswer{
-	"GET /admin/mcp/servers":                            {"MCPServersResponse", false},
-	"GET /mcp/servers":                                  {"MCPServersResponse", false},
-	"GET /admin/mcp/servers/{server_id}":                {"MCPServer", false},
-	"POST /admin/mcp/server":                            {"MCPServer", false},
-	"PATCH /admin/mcp/server/{server_id}":               {"MCPServer", false},
-	"POST /admin/mcp/servers/create":                    {"MCPServerCreateResponse", false},
-	"POST /admin/mcp/servers/update":                    {"MCPServerUpdateResponse", false},
-	"GET /admin/mcp/server/{server_id}/db-tools":        {"ServerToolsResponse", false},
-	"GET /admin/mcp/server/{server_id}/tools/snapshots": {"ToolSnapshot", true},
-	"GET /admin/mcp/tools":                              {"ToolSnapshot", true},
-	"POST /mcp/user-credentials":                        {"MCPApiKeyResponse", false},
-	"DELETE /mcp/user-credentials/{server_id}":          {"MCPApiKeyResponse", false},
-	"POST /mcp/oauth/connect":                           {"MCPUserOAuthConnectResponse", false},
-	"POST /admin/mcp/oauth/connect":                     {"MCPUserOAuthConnectResponse", false},
-	"POST /mcp/oauth/callback":                          {"MCPOAuthCallbackResponse", false},
-	"POST /user/pats":                                   {"CreatedTokenResponse", false},
-	"GET /user/pats":                                    {"TokenResponse", true},
+	"GET /admin/mcp/servers":                                {model: "MCPServersResponse", list: false},
+	"GET /mcp/servers":                                      {model: "MCPServersResponse", list: false},
+	"GET /admin/mcp/servers/{server_id}":                    {model: "MCPServer", list: false},
+	"POST /admin/mcp/server":                                {model: "MCPServer", list: false},
+	"PATCH /admin/mcp/server/{server_id}":                   {model: "MCPServer", list: false},
+	"POST /admin/mcp/servers/create":                        {model: "MCPServerCreateResponse", list: false},
+	"POST /admin/mcp/servers/update":                        {model: "MCPServerUpdateResponse", list: false},
+	"GET /admin/mcp/server/{server_id}/db-tools":            {model: "ServerToolsResponse", list: false},
+	"GET /admin/mcp/server/{server_id}/tools/snapshots":     {model: "ToolSnapshot", list: true},
+	"GET /admin/mcp/tools":                                  {model: "ToolSnapshot", list: true},
+	"POST /mcp/user-credentials":                            {model: "MCPApiKeyResponse", list: false},
+	"DELETE /mcp/user-credentials/{server_id}":              {model: "MCPApiKeyResponse", list: false},
+	"POST /mcp/oauth/connect":                               {model: "MCPUserOAuthConnectResponse", list: false},
+	"POST /admin/mcp/oauth/connect":                         {model: "MCPUserOAuthConnectResponse", list: false},
+	"POST /mcp/oauth/callback":                              {model: "MCPOAuthCallbackResponse", list: false},
+	"POST /user/pats":                                       {model: "CreatedTokenResponse", list: false},
+	"GET /user/pats":                                        {model: "TokenResponse", list: true},
+	"GET /manage/admin/cc-pair/{cc_pair_id}/index-attempts": {model: "IndexAttemptSnapshot", paginated: true},
+	"GET /manage/admin/cc-pair/{cc_pair_id}/errors":         {model: "IndexAttemptErrorPydantic", paginated: true},
 }
 
 // onyxAnswerRoutes matches a request to its route of onyxAnswers.
@@ -66,6 +72,14 @@ func (e *env) conformOnyx(req *http.Request, status int, body []byte) {
 	a, ok := onyxAnswers[pattern]
 	if !ok {
 		return
+	}
+	if a.paginated {
+		var page map[string]json.RawMessage
+		if err := json.Unmarshal(body, &page); err != nil || len(page) != 2 || page["items"] == nil || page["total_items"] == nil {
+			e.t.Errorf("%s %s → %d is not Onyx's PaginatedReturn: %s", req.Method, req.URL.RequestURI(), status, clipBody(body))
+			return
+		}
+		body, a.list = page["items"], true
 	}
 	if err := onyxtest.CheckAnswer(body, a.model, a.list); err != nil {
 		e.t.Errorf("%s %s → %d is not Onyx's %s:\n%v\nbody: %s", req.Method, req.URL.RequestURI(), status, a.model, err, clipBody(body))

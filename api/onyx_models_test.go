@@ -29,6 +29,7 @@ func TestRequestModelsMatchOnyx(t *testing.T) {
 		{"MCPUserOAuthConnectRequest", mcpOAuthConnect{}},
 		{"MCPAuthTemplate", mcpAuthTemplate{}},
 		{"CreateTokenRequest", patCreate{}},
+		{"RunConnectorRequest", runConnectorRequest{}},
 	} {
 		t.Run(tt.onyx, func(t *testing.T) {
 			want, ok := onyxtest.Fields(tt.onyx)

@@ -124,11 +124,19 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		switch {
 		case scimRoute && (op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["scim"] == nil):
 			t.Errorf("%s: a SCIM route whose security is not the SCIM token alone", route)
+		case isWorkerRoute(route):
+			scheme := "workerToken"
+			if route == "POST /worker/register" {
+				scheme = "registrationToken"
+			}
+			if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0][scheme] == nil || len((*op.Security)[0]) != 1 {
+				t.Errorf("%s: a worker route whose security is not the %s alone", route, scheme)
+			}
 		case bearerOnly[route]:
 			if op.Security == nil || len(*op.Security) != 1 || (*op.Security)[0]["bearer"] == nil || len((*op.Security)[0]) != 1 {
 				t.Errorf("%s: security is not the bearer scheme alone", route)
 			}
-		case !scimRoute && op.Security != nil:
+		case !scimRoute && !isWorkerRoute(route) && op.Security != nil:
 			t.Errorf("%s: overrides the document's security", route)
 		}
 		for _, status := range []int{401, 500, 503} {
@@ -823,4 +831,11 @@ with open(sys.argv[1]) as f:
 	if err != nil {
 		t.Errorf("openapi-spec-validator rejects the served document: %v\n%s", err, out)
 	}
+}
+
+// isWorkerRoute reports whether route (METHOD /path) is of the worker
+// protocol, whose own tokens open it and nothing else.
+func isWorkerRoute(route string) bool {
+	_, path, _ := strings.Cut(route, " ")
+	return strings.HasPrefix(path, "/worker/")
 }

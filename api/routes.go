@@ -39,10 +39,12 @@ func (s *Server) routes() {
 	m.Handle("PUT /manage/admin/cc-pair/{cc_pair_id}/name", s.authed(connectorAccess, s.handleRenameCCPair))
 	m.Handle("POST /manage/admin/deletion-attempt", s.authed(connectorAccess, s.handleDeletionAttempt))
 
-	// Indexing, which Quarry does not do (api/indexing.go): the status of
-	// indexing says so; the rest answers 501.
+	// Indexing (api/indexing.go): runs asked for, and what attempts did.
 	m.Handle("POST /manage/admin/connector/indexing-status", s.authed(connectorAccess, s.handleIndexingStatus))
-	m.Handle("POST /manage/admin/connector/run-once", s.authed(connectorAccess, notIndexing("run a connector")))
+	m.Handle("POST /manage/admin/connector/run-once", s.authed(connectorAccess, s.handleRunOnce))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/index-attempts", s.authed(connectorAccess, s.handleIndexAttempts))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/errors", s.authed(connectorAccess, s.handleAttemptErrors))
+	// Pruning and permission syncing, which Quarry does not do yet: 501.
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, notIndexingPair("prune a cc-pair")))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, notIndexingPair("tell when a cc-pair was last pruned")))
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, notIndexingPair("sync document permissions")))
@@ -133,6 +135,22 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /mcp", s.handleMCP)
 	m.HandleFunc("GET /.well-known/oauth-protected-resource", s.handleResourceMetadata)
 	m.HandleFunc("GET /.well-known/oauth-protected-resource/", s.handleResourceMetadata)
+
+	// Workers (api/worker.go): admins make registration tokens and revoke
+	// workers; workers register, then lease, beat, report and finish index
+	// attempts with a token of their own, which opens these routes only.
+	m.Handle("POST /admin/worker/registration-token", s.authed(adminOnly, s.handleCreateWorkerRegistration))
+	m.Handle("GET /admin/worker/registration-tokens", s.authed(adminOnly, s.handleListWorkerRegistrations))
+	m.Handle("DELETE /admin/worker/registration-token/{registration_id}", s.authed(adminOnly, s.handleRevokeWorkerRegistration))
+	m.Handle("GET /admin/workers", s.authed(adminOnly, s.handleListWorkers))
+	m.Handle("DELETE /admin/worker/{worker_id}", s.authed(adminOnly, s.handleRevokeWorker))
+	m.Handle("POST /worker/register", s.public(s.handleRegisterWorker))
+	m.Handle("POST /worker/lease", s.workerAuthed(s.handleLease))
+	m.Handle("POST /worker/heartbeat", s.workerAuthed(s.handleHeartbeat))
+	m.Handle("GET /worker/attempts/{attempt_id}/credential", s.workerAuthed(s.handleAttemptCredential))
+	m.Handle("PUT /worker/attempts/{attempt_id}/credential", s.workerAuthed(s.handleUpdateAttemptCredential))
+	m.Handle("POST /worker/attempts/{attempt_id}/progress", s.workerAuthed(s.handleProgress))
+	m.Handle("POST /worker/attempts/{attempt_id}/finish", s.workerAuthed(s.handleFinish))
 
 	// The audit log.
 	m.Handle("GET /admin/audit-log", s.authed(adminOnly, s.handleAuditLog))

@@ -9,7 +9,8 @@ import (
 )
 
 // fxIndexingLite is the expected ConnectorIndexingStatusLite of a pair
-// that was never indexed.
+// that was never indexed (no scheduler runs in these tests: new pairs stay
+// SCHEDULED, and none counts as active).
 func fxIndexingLite(id int64, name, source string, access quarry.AccessType, status string, editable bool) string {
 	return fmt.Sprintf(`{"cc_pair_id":%d,"name":%q,"source":%q,"access_type":%q,"cc_pair_status":%q,"in_progress":false,
 		"in_repeated_error_state":false,"last_finished_status":null,"last_status":null,"last_success":null,"is_editable":%t,
@@ -36,17 +37,17 @@ func TestSupportIndexingStatus(t *testing.T) {
 	lite := func(id int64, editable bool) string {
 		switch id {
 		case alpha:
-			return fxIndexingLite(id, "alpha", "web", quarry.AccessPublic, "ACTIVE", editable)
+			return fxIndexingLite(id, "alpha", "web", quarry.AccessPublic, "SCHEDULED", editable)
 		case beta:
 			return fxIndexingLite(id, "beta", "web", quarry.AccessPrivate, "PAUSED", editable)
 		case gamma:
-			return fxIndexingLite(id, "gamma", "web", quarry.AccessPrivate, "ACTIVE", editable)
+			return fxIndexingLite(id, "gamma", "web", quarry.AccessPrivate, "SCHEDULED", editable)
 		}
-		return fxIndexingLite(id, "delta", "slack", quarry.AccessPrivate, "ACTIVE", editable)
+		return fxIndexingLite(id, "delta", "slack", quarry.AccessPrivate, "SCHEDULED", editable)
 	}
 	list := func(pages ...string) string { return "[" + strings.Join(pages, ",") + "]" }
-	adminAll := list(fxIndexingPage("slack", 1, 1, 0, 1, 1, lite(delta, true)),
-		fxIndexingPage("web", 3, 2, 1, 1, 1, lite(gamma, true), lite(beta, true), lite(alpha, true)))
+	adminAll := list(fxIndexingPage("slack", 1, 0, 0, 1, 1, lite(delta, true)),
+		fxIndexingPage("web", 3, 0, 1, 1, 1, lite(gamma, true), lite(beta, true), lite(alpha, true)))
 	const path = "/manage/admin/connector/indexing-status"
 	for _, tt := range []struct {
 		name   string
@@ -61,21 +62,21 @@ func TestSupportIndexingStatus(t *testing.T) {
 		// The curator sees the public pair and those of its groups A
 		// (curated: it may change beta) and B (a member); not delta.
 		{"curator", c.curator, `{"get_all_connectors": true}`, 200, list(
-			fxIndexingPage("web", 3, 2, 1, 1, 1, lite(beta, true), lite(gamma, false), lite(alpha, false)))},
-		{"global curator", c.global, `{}`, 200, list(fxIndexingPage("web", 2, 2, 1, 1, 1, lite(gamma, true), lite(alpha, false)))},
-		{"one source", c.admin, `{"source": "slack"}`, 200, list(fxIndexingPage("slack", 1, 1, 0, 1, 1, lite(delta, true)))},
-		{"access types", c.admin, `{"access_type_filters": ["public"]}`, 200, list(fxIndexingPage("web", 1, 1, 1, 1, 1, lite(alpha, true)))},
-		{"last statuses: none was indexed", c.admin, `{"last_status_filters": ["success"]}`, 200, `[]`},
+			fxIndexingPage("web", 3, 0, 1, 1, 1, lite(beta, true), lite(gamma, false), lite(alpha, false)))},
+		{"global curator", c.global, `{}`, 200, list(fxIndexingPage("web", 2, 0, 1, 1, 1, lite(gamma, true), lite(alpha, false)))},
+		{"one source", c.admin, `{"source": "slack"}`, 200, list(fxIndexingPage("slack", 1, 0, 0, 1, 1, lite(delta, true)))},
+		{"access types", c.admin, `{"access_type_filters": ["public"]}`, 200, list(fxIndexingPage("web", 1, 0, 1, 1, 1, lite(alpha, true)))},
+		{"last statuses: none has an attempt", c.admin, `{"last_status_filters": ["success"]}`, 200, `[]`},
 		{"documents, = 0", c.admin, `{"docs_count_operator": "=", "docs_count_value": 0}`, 200, adminAll},
 		{"documents, > 0", c.admin, `{"docs_count_operator": ">", "docs_count_value": 0}`, 200, `[]`},
 		{"documents, an operator alone", c.admin, `{"docs_count_operator": ">"}`, 200, adminAll},
-		{"a part of the name", c.admin, `{"name_filter": "AL"}`, 200, list(fxIndexingPage("web", 1, 1, 1, 1, 1, lite(alpha, true)))},
-		{"a page past the end", c.admin, `{"source_to_page": {"web": 2}}`, 200, list(fxIndexingPage("slack", 1, 1, 0, 1, 1, lite(delta, true)))},
+		{"a part of the name", c.admin, `{"name_filter": "AL"}`, 200, list(fxIndexingPage("web", 1, 0, 1, 1, 1, lite(alpha, true)))},
+		{"a page past the end", c.admin, `{"source_to_page": {"web": 2}}`, 200, list(fxIndexingPage("slack", 1, 0, 0, 1, 1, lite(delta, true)))},
 		{"every pair whatever the page", c.admin, `{"source_to_page": {"web": 2}, "get_all_connectors": true}`, 200,
-			list(fxIndexingPage("slack", 1, 1, 0, 1, 1, lite(delta, true)), fxIndexingPage("web", 3, 2, 1, 2, 1, lite(gamma, true), lite(beta, true), lite(alpha, true)))},
+			list(fxIndexingPage("slack", 1, 0, 0, 1, 1, lite(delta, true)), fxIndexingPage("web", 3, 0, 1, 2, 1, lite(gamma, true), lite(beta, true), lite(alpha, true)))},
 		// Python's slice of page 0: statuses[-10:0], nothing.
 		{"page 0", c.admin, `{"source_to_page": {"slack": 0}}`, 200, list(
-			fxIndexingPage("web", 3, 2, 1, 1, 1, lite(gamma, true), lite(beta, true), lite(alpha, true)))},
+			fxIndexingPage("web", 3, 0, 1, 1, 1, lite(gamma, true), lite(beta, true), lite(alpha, true)))},
 		{"basic", c.basic, `{}`, 403, fxNotCurator},
 		{"limited", c.limited, `{`, 403, fxNotCurator},
 		{"no token", user{}, `{}`, 401, fxNotAuthed},

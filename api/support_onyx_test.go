@@ -49,13 +49,13 @@ func TestSupportCCPairPage(t *testing.T) {
 		want   string
 	}{
 		{"admin", c.admin, path(private), 200,
-			fxPairInfoJSON(private, "wiki A", "ACTIVE", "private", true, c.admin, fxConnectorJSON(conn, "wiki", "web", k, kNA), cred, c.gA)},
+			fxPairInfoJSON(private, "wiki A", "SCHEDULED", "private", true, c.admin, fxConnectorJSON(conn, "wiki", "web", k, kNA), cred, c.gA)},
 		{"curator of its group", c.curator, path(private), 200,
-			fxPairInfoJSON(private, "wiki A", "ACTIVE", "private", true, c.admin, fxConnectorJSON(conn, "wiki", "web", k, kNA), cred, c.gA)},
+			fxPairInfoJSON(private, "wiki A", "SCHEDULED", "private", true, c.admin, fxConnectorJSON(conn, "wiki", "web", k, kNA), cred, c.gA)},
 		// The public pair: every curator sees it, but may not change it;
 		// the connector lists the credentials of the pairs the caller sees.
 		{"curator, public pair", c.other, path(public), 200,
-			fxPairInfoJSON(public, "wiki public", "ACTIVE", "public", false, c.admin, fxConnectorJSON(conn, "wiki", "web", kNA), credNA)},
+			fxPairInfoJSON(public, "wiki public", "SCHEDULED", "public", false, c.admin, fxConnectorJSON(conn, "wiki", "web", kNA), credNA)},
 		{"curator, pair it cannot see", c.other, path(private), 404, fmt.Sprintf(`{"detail":"CC pair %d does not exist"}`, private)},
 		{"unknown", c.admin, path(9999), 404, `{"detail":"CC pair 9999 does not exist"}`},
 		{"bad id", c.admin, "/manage/admin/cc-pair/x", 422, `{"detail":[` + fxIntParsing("cc_pair_id", "x") + `]}`},
@@ -501,7 +501,6 @@ func TestSupportToolStatus(t *testing.T) {
 func TestSupportNotIndexing(t *testing.T) {
 	c := newFxCast(t)
 	for _, rt := range []struct{ method, path, what string }{
-		{"POST", "/manage/admin/connector/run-once", "run a connector"},
 		{"POST", "/manage/admin/cc-pair/7/prune", "prune a cc-pair"},
 		{"GET", "/manage/admin/cc-pair/7/last_pruned", "tell when a cc-pair was last pruned"},
 		{"POST", "/manage/admin/cc-pair/7/sync-permissions", "sync document permissions"},
@@ -522,8 +521,8 @@ func TestSupportNotIndexing(t *testing.T) {
 		c.do(c.admin, "POST", "/manage/admin/cc-pair/x/prune", nil).want(t, 422, `{"detail":[`+fxIntParsing("cc_pair_id", "x")+`]}`)
 	})
 	t.Run("a 501 is not logged as a failure", func(t *testing.T) {
-		c.do(c.admin, "POST", "/manage/admin/connector/run-once", nil, "X-Request-ID", "not-indexing-501")
-		if got := loggedRoute(t, c.env, "not-indexing-501"); got != "POST /manage/admin/connector/run-once" {
+		c.do(c.admin, "POST", "/manage/admin/cc-pair/7/prune", nil, "X-Request-ID", "not-indexing-501")
+		if got := loggedRoute(t, c.env, "not-indexing-501"); got != "POST /manage/admin/cc-pair/{cc_pair_id}/prune" {
 			t.Fatalf("logged route %q", got)
 		}
 		for line := range strings.Lines(c.log.String()) {

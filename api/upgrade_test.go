@@ -711,6 +711,54 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	pat(`{"name":"scoped","expiration_days":null,"scopes":["manage:actions"]}`)
 	old, _ := pat(`{"name":"old","expiration_days":7}`)
 	e.do(carol, "DELETE", fmt.Sprintf("/user/pats/%d", old), nil).decode(t, new(any))
+
+	// Since 00012: indexing. A registration token (and a revoked one), the
+	// worker it registered, an attempt for every pair due; the worker
+	// leased one, reported two documents, a failure and a checkpoint, and
+	// finished it (completed with errors); it leased another and failed it.
+	var reg struct {
+		ID    int64  `json:"id"`
+		Token string `json:"token"`
+	}
+	e.do(admin, "POST", "/admin/worker/registration-token", `{"name":"fleet","hours":48}`).decode(t, &reg)
+	var oldReg struct {
+		ID int64 `json:"id"`
+	}
+	e.do(admin, "POST", "/admin/worker/registration-token", `{"name":"old fleet"}`).decode(t, &oldReg)
+	e.do(admin, "DELETE", fmt.Sprintf("/admin/worker/registration-token/%d", oldReg.ID), nil).decode(t, new(any))
+	var wk struct {
+		Token string `json:"token"`
+	}
+	e.do(user{token: reg.Token}, "POST", "/worker/register", `{"name":"indexer-1"}`).decode(t, &wk)
+	worker := user{token: wk.Token}
+	if _, err := e.db.Schedule(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lease := func() int64 {
+		t.Helper()
+		var l struct {
+			Attempt *struct {
+				ID int64 `json:"attempt_id"`
+			} `json:"attempt"`
+		}
+		e.do(worker, "POST", "/worker/lease", `{}`).decode(t, &l)
+		if l.Attempt == nil {
+			t.Fatal("no attempt to lease")
+		}
+		return l.Attempt.ID
+	}
+	a := lease()
+	e.do(worker, "GET", fmt.Sprintf("/worker/attempts/%d/credential", a), nil).decode(t, new(any))
+	e.do(worker, "POST", fmt.Sprintf("/worker/attempts/%d/progress", a), `{"documents":[
+		{"id":"doc-1","sections":[{"text":"Quarterly plan","link":"https://wiki.example.com/plan"}],"source":"confluence",
+		 "semantic_identifier":"Plan","title":"Plan","metadata":{"team":"eng"},"doc_updated_at":"2026-11-01T10:00:00Z"},
+		{"id":"doc-2","sections":[{"text":"Héllo wörld"}],"source":"confluence","semantic_identifier":"Hello","metadata":{}}],
+		"failures":[{"failed_document":{"document_id":"doc-3","document_link":null},"failed_entity":null,"failure_message":"Too large"}],
+		"checkpoint":{"has_more":false,"cursor":"page-2"}}`).decode(t, new(any))
+	e.do(worker, "POST", fmt.Sprintf("/worker/attempts/%d/finish", a), `{"status":"success"}`).decode(t, new(any))
+	a = lease()
+	e.do(worker, "POST", fmt.Sprintf("/worker/attempts/%d/finish", a), `{"status":"failed","error_msg":"The source said 401",
+		"full_exception_trace":"Traceback: 401"}`).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -803,6 +851,12 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 		ask("carol", "/mcp/servers")
 		ask("carol", "/user/pats")
 		ask("pat", "/user/pats")
+	}
+	ask("admin", "/admin/workers")
+	ask("admin", "/admin/worker/registration-tokens")
+	for _, p := range pairs {
+		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/index-attempts", p.ID))
+		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/errors?include_resolved=true", p.ID))
 	}
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")

@@ -61,6 +61,8 @@ ROOTS = [
     ("onyx.server.documents.models", "RunConnectorRequest"),
     ("onyx.server.documents.models", "DocumentSyncStatus"),
     ("onyx.server.documents.models", "PaginatedReturn"),
+    ("onyx.server.documents.models", "IndexAttemptSnapshot"),
+    ("onyx.background.indexing.models", "IndexAttemptErrorPydantic"),
     # Responses shared by many routes, people.
     ("onyx.server.models", "StatusResponse"),
     ("onyx.server.models", "FullUserSnapshot"),

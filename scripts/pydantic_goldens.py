@@ -52,6 +52,7 @@ AccessType = enum.Enum("AccessType", {v: v for v in go_enum("AccessType")}, type
 InputType = enum.Enum("InputType", {v: v for v in go_enum("InputType")}, type=str)
 Role = enum.Enum("Role", {v: v for v in go_enum("Role")}, type=str)
 CCPairStatus = enum.Enum("CCPairStatus", {v: v for v in go_enum("CCPairStatus")}, type=str)
+CCPairStatusChange = enum.Enum("CCPairStatusChange", {v: v for v in go_enum("CCPairStatusChange")}, type=str)
 MCPTransport = enum.Enum("MCPTransport", {v: v for v in go_enum("MCPTransport", "mcp.go")}, type=str)
 MCPAuthType = enum.Enum("MCPAuthType", {v: v for v in go_enum("MCPAuthType", "mcp.go")}, type=str)
 MCPPerformer = enum.Enum("MCPPerformer", {v: v for v in go_enum("MCPPerformer", "mcp.go")}, type=str)
@@ -143,7 +144,7 @@ class CCPairCreate(BaseModel):
 
 
 class CCPairStatusUpdate(BaseModel):
-    status: CCPairStatus
+    status: CCPairStatusChange
 
 
 class CCPairRename(BaseModel):
@@ -410,6 +411,53 @@ class IndexingStatusRequest(BaseModel):
     get_all_connectors: bool = False
 
 
+class RunConnectorRequest(BaseModel):
+    connector_id: Int64
+    credential_ids: Optional[list[Int64]] = None
+    from_beginning: bool = False
+
+
+class IndexAttemptsQuery(BaseModel):
+    page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
+    page_size: Annotated[int, Field(ge=1, le=1000)] = 10
+
+
+class AttemptErrorsQuery(BaseModel):
+    include_resolved: bool = False
+    page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
+    page_size: Annotated[int, Field(ge=1, le=100)] = 10
+
+
+class WorkerRegister(BaseModel):
+    name: str
+
+
+class WorkerRegistrationCreate(BaseModel):
+    name: str
+    hours: Optional[Annotated[int, Field(ge=1, le=720)]] = None
+
+
+class WorkerHeartbeat(BaseModel):
+    attempt_ids: list[Int64] = []
+
+
+class AttemptFinish(BaseModel):
+    status: IndexingStatus
+    error_msg: Optional[str] = None
+    full_exception_trace: Optional[str] = None
+
+
+class AttemptProgress(BaseModel):
+    documents: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    checkpoint: Optional[dict[str, Any]] = None
+
+
+class AttemptCredential(BaseModel):
+    credential_json: dict[str, Any]
+    version: Int64
+
+
 class GroupsQuery(BaseModel):
     include_default: bool = False
 
@@ -484,6 +532,15 @@ ENDPOINTS = {
     "setPermission": ("PUT", "/manage/admin/user-group/{group_id}/permissions", ["group_id"], None, SetPermission),
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
+    "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
+    "indexAttemptsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/index-attempts", ["cc_pair_id"], IndexAttemptsQuery, None),
+    "attemptErrorsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/errors", ["cc_pair_id"], AttemptErrorsQuery, None),
+    "workerRegistration": ("POST", "/worker/register", [], None, WorkerRegister),
+    "workerRegistrationCreate": ("POST", "/admin/worker/registration-token", [], None, WorkerRegistrationCreate),
+    "heartbeat": ("POST", "/worker/heartbeat", [], None, WorkerHeartbeat),
+    "attemptFinish": ("POST", "/worker/attempts/{attempt_id}/finish", ["attempt_id"], None, AttemptFinish),
+    "progressReport": ("POST", "/worker/attempts/{attempt_id}/progress", ["attempt_id"], None, AttemptProgress),
+    "attemptCredentialUpdate": ("PUT", "/worker/attempts/{attempt_id}/credential", ["attempt_id"], None, AttemptCredential),
     "connectorsQuery": ("GET", "/manage/admin/connector", [], ConnectorsQuery, None),
     "allUsersQuery": ("GET", "/manage/users", [], AllUsersQuery, None),
     "scimTokenCreate": ("POST", "/admin/enterprise-settings/scim/token", [], None, ScimTokenCreate),
@@ -1114,6 +1171,36 @@ def corpus():
     case("setPermission", "Onyx's member name", body={"permission": "MANAGE_CONNECTORS", "enabled": False})
     case("setPermission", "nulls", body={"permission": None, "enabled": None}, path={"group_id": "g"})
     case("setPermission", "not a token", body={"permission": 3, "enabled": "maybe"})
+    # Indexing: run-once, a pair's attempts and errors, and the worker
+    # protocol.
+    case("runConnectorRequest", "valid", body={"connector_id": 1, "credential_ids": [2], "from_beginning": True})
+    case("runConnectorRequest", "missing connector", body={})
+    case("runConnectorRequest", "null credentials", body={"connector_id": 1, "credential_ids": None})
+    case("runConnectorRequest", "bad credentials", body={"connector_id": "x", "credential_ids": ["a", 1.5, None], "from_beginning": "maybe"})
+    case("runConnectorRequest", "credentials not a list", body={"connector_id": 1, "credential_ids": 3})
+    case("indexAttemptsQuery", "defaults", path={"cc_pair_id": "1"})
+    case("indexAttemptsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_num=-1&page_size=1001")
+    case("indexAttemptsQuery", "a page past the last", path={"cc_pair_id": "1"}, query="page_num=4611686018427387905&page_size=2")
+    case("indexAttemptsQuery", "not numbers", path={"cc_pair_id": "x"}, query="page_num=a&page_size=1.5")
+    case("attemptErrorsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_size=101&include_resolved=maybe")
+    case("attemptErrorsQuery", "valid", path={"cc_pair_id": "1"}, query="include_resolved=true&page_num=2&page_size=100")
+    case("workerRegistration", "missing name", body={})
+    case("workerRegistration", "name not text", body={"name": 5})
+    case("workerRegistrationCreate", "valid", body={"name": "fleet", "hours": 2})
+    case("workerRegistrationCreate", "hours out of bounds", body={"name": "fleet", "hours": 0})
+    case("workerRegistrationCreate", "hours too many", body={"name": "fleet", "hours": 721})
+    case("workerRegistrationCreate", "hours not a number", body={"name": None, "hours": "two"})
+    case("heartbeat", "empty", body={})
+    case("heartbeat", "bad ids", body={"attempt_ids": [1, "x", None]})
+    case("attemptFinish", "valid", body={"status": "success"}, path={"attempt_id": "1"})
+    case("attemptFinish", "bad status", body={"status": "done", "error_msg": 5}, path={"attempt_id": "1"})
+    case("attemptFinish", "missing", body={}, path={"attempt_id": "x"})
+    case("progressReport", "empty", body={}, path={"attempt_id": "1"})
+    case("progressReport", "not lists", body={"documents": {}, "failures": "x", "checkpoint": []}, path={"attempt_id": "1"})
+    case("progressReport", "items not objects", body={"documents": [1, {"id": "a"}], "failures": [None]}, path={"attempt_id": "1"})
+    case("attemptCredentialUpdate", "missing", body={}, path={"attempt_id": "1"})
+    case("attemptCredentialUpdate", "not an object", body={"credential_json": [1], "version": "v"}, path={"attempt_id": "1"})
+
     # indexingStatus: Onyx's IndexingStatusRequest.
     case("indexingStatus", "onyx's managers", body={"get_all_connectors": True})
     case("indexingStatus", "empty", body={})

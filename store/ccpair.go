@@ -51,10 +51,13 @@ func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, c
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		err = tx.QueryRowContext(ctx, `INSERT INTO cc_pairs (name, connector_id, credential_id, access_type, creator_id, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-			in.Name, connectorID, credentialID, in.AccessType, c.ID, tx.now.Micros()).Scan(&id)
+		err = tx.QueryRowContext(ctx, `INSERT INTO cc_pairs (name, connector_id, credential_id, access_type, creator_id, created_at, status)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+			in.Name, connectorID, credentialID, in.AccessType, c.ID, tx.now.Micros(), quarry.CCPairScheduled).Scan(&id)
 		if err != nil {
+			return err
+		}
+		if err := tx.reschedule(ctx, id); err != nil {
 			return err
 		}
 		for _, g := range groups {
@@ -173,6 +176,18 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 			name, status, id, old.Version)
 		if err := swapped(res, err, u.IfMatch != nil); err != nil {
 			return err
+		}
+		if status != old.Status {
+			// A pause stops its live attempt; any change of status may
+			// change when it is next due.
+			if !status.Active() {
+				if err := tx.stopAttempts(ctx, id); err != nil {
+					return err
+				}
+			}
+			if err := tx.reschedule(ctx, id); err != nil {
+				return err
+			}
 		}
 		tx.changed(ChangePair, id)
 		if err := tx.audit(ctx, c, "cc_pair.update", "cc_pair", id, fields); err != nil {

@@ -263,6 +263,11 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 			}
 		}
 		tx.changed(ChangeConnector, id)
+		// Its source, refresh frequency or indexing start may change when
+		// its pairs are next due.
+		if err := tx.rescheduleConnector(ctx, id); err != nil {
+			return err
+		}
 		if err := tx.audit(ctx, c, "connector.update", "connector", id, in.ChangedFields(old[0], sharing, next)); err != nil {
 			return err
 		}

@@ -52,7 +52,10 @@ func mapError(err error) error {
 			return errConflict
 		case pe.Code == "23503":
 			return errReference
-		case strings.HasPrefix(pe.Code, "08"), pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", pe.Code == "53300":
+		// A deadlock or a serialization failure ended the transaction:
+		// trying again may succeed (workers retry a 503).
+		case strings.HasPrefix(pe.Code, "08"), pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", pe.Code == "53300",
+			pe.Code == "40P01", pe.Code == "40001":
 			return unavailable(err)
 		}
 		return err

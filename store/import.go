@@ -65,7 +65,7 @@ var importTables = []struct {
 	{"connector_groups", "connector_id, group_id", false},
 	{"credentials", "id, name, source, secret, admin_public, curator_public, user_id, created_at, updated_at", true},
 	{"credential_groups", "credential_id, group_id", false},
-	{"cc_pairs", "id, name, connector_id, credential_id, access_type, status, creator_id, created_at", true},
+	{"cc_pairs", "id, name, connector_id, credential_id, access_type, status, creator_id, created_at, next_index_at", true},
 	{"cc_pair_groups", "cc_pair_id, group_id", false},
 }
 
@@ -141,14 +141,21 @@ func (im *Importer) Credential(k *quarry.Credential) error {
 }
 
 // Pair adds the cc-pair p of a connector and a credential added before,
-// in its Status (ACTIVE if empty), shared with its Groups.
+// in its Status (ACTIVE if empty), shared with its Groups. A pair in an
+// active status is due for indexing at once (the scheduler's pass checks
+// its facts before it makes an attempt).
 func (im *Importer) Pair(p *quarry.CCPair) error {
 	status := p.Status
 	if status == "" {
 		status = quarry.CCPairActive // As the schema's default.
 	}
+	now := im.tx.now.Micros()
+	var due any
+	if status.Active() {
+		due = now
+	}
 	return im.addShared(importPairs, importPairGroups, p.ID, p.Groups, p.ID, p.Name, p.ConnectorID, p.CredentialID,
-		p.AccessType, status, p.CreatorID, im.tx.now.Micros())
+		p.AccessType, status, p.CreatorID, now, due)
 }
 
 // addShared keeps row, of the object id of table t, and a row of table

@@ -3,9 +3,11 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -31,8 +33,10 @@ import (
 // makes a personal access token an MCP client lists tools with, makes a
 // SCIM token with which the company's directory provisions a person and a
 // group (shown as the directory's, read-only where it decides), and reads
-// the story in the audit log. Every view is checked with axe-core and shot
-// at 1280 and 390 px.
+// the story in the audit log. On the way, a pair is indexed: run now,
+// canceled, re-indexed from the beginning, run by a worker registered with
+// a registration token the admin makes, then revoked. Every view is
+// checked with axe-core and shot at 1280 and 390 px.
 // Then the store is asked what the page did.
 func TestConsoleInChromium(t *testing.T) {
 	node, npm := e2eTools(t)
@@ -49,9 +53,24 @@ func TestConsoleInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: true, Version: "e2e", SignIn: api.SignInConfig{
+	handler := api.NewServer(api.Config{MaskCredentials: true, Version: "e2e", SignIn: api.SignInConfig{
 		LocalAccounts: true, Registration: quarry.RegistrationPolicy{Mode: quarry.RegistrationInvite},
-	}, ToolEgress: toolrun.Policy{Allow: loopback, AllowHosts: hosts}}, db, slog.New(slog.DiscardHandler)))
+	}, ToolEgress: toolrun.Policy{Allow: loopback, AllowHosts: hosts}}, db, slog.New(slog.DiscardHandler))
+	// The test server runs no scheduler (quarry serve does, every few
+	// seconds): the story asks for a pass when it needs one, so that what
+	// it sees does not depend on timing.
+	mux := http.NewServeMux()
+	mux.Handle("/", handler)
+	mux.HandleFunc("POST /_e2e/schedule", func(w http.ResponseWriter, r *http.Request) {
+		res, err := db.Schedule(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]int{"created": res.Created, "expired": res.Expired})
+	})
+	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	open := mcptest.Start(t, mcptest.Options{})
 	keyed := mcptest.Start(t, mcptest.Options{Header: "X-Api-Key", Values: map[string]string{"ada-key": "ada"}})
@@ -111,7 +130,8 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	story := []string{"user.register", "connector.create", "credential.create", "cc_pair.create", "cc_pair.update",
 		"user_group.create", "user.invite", "user_group.update", "user_group.set_curator", "api_key.create", "tool.create",
-		"mcp_server.create", "mcp_credentials.save", "pat.create", "pat.revoke"}
+		"mcp_server.create", "mcp_credentials.save", "pat.create", "pat.revoke",
+		"cc_pair.run_once", "worker_registration.create", "worker.revoke", "worker_registration.revoke"}
 	for _, a := range story {
 		if !slices.Contains(actions, a) {
 			t.Errorf("the audit log has no %s by the admin: %v", a, actions)

@@ -131,6 +131,36 @@ func TestPageIsSelfContained(t *testing.T) {
 	}
 }
 
+// TestTextOnly holds the console to its rule: what the server or a
+// connector says goes into the page as text, never as HTML or code. No
+// script sets HTML (innerHTML, outerHTML, insertAdjacentHTML,
+// document.write, a Range's createContextualFragment) or runs a string
+// (eval, new Function, a string given to setTimeout or setInterval); and
+// a link opened in a new tab is opened without its opener.
+func TestTextOnly(t *testing.T) {
+	files, err := filepath.Glob("static/assets/*.js")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	html := regexp.MustCompile(`\b(innerHTML|outerHTML|insertAdjacentHTML|createContextualFragment|document\.write(ln)?|eval|Function)\s*[=(]` +
+		`|\bset(Timeout|Interval)\(\s*['"` + "`" + `]|\.srcdoc\b`)
+	blank := regexp.MustCompile(`target:\s*'_blank'[^)]*`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := html.FindString(line); m != "" {
+				t.Errorf("%s:%d sets HTML or runs a string: %s", f, i+1, strings.TrimSpace(line))
+			}
+			if m := blank.FindString(line); m != "" && !strings.Contains(m, "noopener") {
+				t.Errorf("%s:%d opens a new tab with its opener: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
 func TestAssets(t *testing.T) {
 	h := web.Handler()
 	want := map[string]string{

@@ -123,7 +123,7 @@ func Send(t *testing.T, base string, client *http.Client) func(u User, method, p
 // NotIndexing is the 501 body of the routes that need an indexer, which
 // cannot do what.
 func NotIndexing(what string) string {
-	return fmt.Sprintf(`{"detail":"Quarry does not index documents: it is a control plane only, so it cannot %s"}`, what)
+	return fmt.Sprintf(`{"detail":"Quarry cannot %s yet"}`, what)
 }
 
 // notAuthed is the 401 body of a request without valid credentials.

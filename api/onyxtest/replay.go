@@ -197,9 +197,10 @@ func Run(t *testing.T, tg Target) {
 			t.Fatalf("verify: cc-pair %d not in the status listing", pairID)
 		}
 		verify(t)
-		// get_single: CCPairFullInfo(**json).
+		// get_single: CCPairFullInfo(**json). A new pair is SCHEDULED, as
+		// in Onyx, until its first attempt starts (no scheduler runs here).
 		info := onyxParse[onyxCCPairFullInfo](t, tg.Do(admin, "GET", fmt.Sprint("/manage/admin/cc-pair/", pairID), nil), 200)
-		if info.Status != "ACTIVE" || info.Name != "test-cc-pair" || info.Connector.ID != connID || info.Credential.ID != credID ||
+		if info.Status != "SCHEDULED" || info.Name != "test-cc-pair" || info.Connector.ID != connID || info.Credential.ID != credID ||
 			!info.IsEditableForCurrentUser || info.Creator == nil || string(*info.Creator) != admin.ID || info.NumDocsIndexed != 0 ||
 			info.NumberOfIndexAttempts != 0 || info.Indexing || info.LastIndexed != nil || info.LatestDeletionAttempt != nil {
 			t.Fatalf("get_single: %+v", info)
@@ -217,16 +218,18 @@ func Run(t *testing.T, tg Target) {
 		if info := onyxParse[onyxCCPairFullInfo](t, tg.Do(admin, "GET", fmt.Sprint("/manage/admin/cc-pair/", pairID), nil), 200); info.Status != "ACTIVE" {
 			t.Fatalf("after unpause_cc_pair: status %s", info.Status)
 		}
-		// The calls that need an indexer: run_once, prune, last_pruned,
-		// sync, get_doc_sync_task, get_group_sync_task,
-		// get_doc_sync_statuses. Each raises at once, with the reason.
+		// run_once marks the pair with an indexing trigger.
+		tg.Do(admin, "POST", "/manage/admin/connector/run-once", map[string]any{"connector_id": connID, "credential_ids": []int64{credID},
+			"from_beginning": true}).Want(t, 200, `{"success":true,"message":"Marked 1 index attempts with indexing triggers.","data":1}`)
+		// The calls Quarry does not serve yet: prune, last_pruned, sync,
+		// get_doc_sync_task, get_group_sync_task, get_doc_sync_statuses.
+		// Each raises at once, with the reason.
 		p := fmt.Sprintf("/manage/admin/cc-pair/%d", pairID)
 		for _, c := range []struct {
 			method, path string
 			body         any
 			what         string
 		}{
-			{"POST", "/manage/admin/connector/run-once", map[string]any{"connector_id": connID, "credential_ids": []int64{credID}, "from_beginning": true}, "run a connector"},
 			{"POST", p + "/prune", nil, "prune a cc-pair"},
 			{"GET", p + "/last_pruned", nil, "tell when a cc-pair was last pruned"},
 			{"POST", p + "/sync-permissions", nil, "sync document permissions"},

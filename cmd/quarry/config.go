@@ -66,7 +66,22 @@ type Config struct {
 	OIDCSkew             time.Duration
 
 	// Runs of custom tools: where they may connect, and their limits.
+	// Connectors connect through the same guard.
 	ToolEgress toolrun.Policy
+
+	// Indexing: the scheduler and the worker of quarry serve.
+	Indexing         bool
+	InProcessWorker  bool
+	ScheduleInterval time.Duration
+
+	// Workers (quarry worker; the concurrency and the poll interval are
+	// also those of the worker in quarry serve).
+	WorkerServer            string
+	WorkerRegistrationToken string
+	WorkerName              string
+	WorkerTokenFile         string
+	WorkerConcurrency       int
+	WorkerPollInterval      time.Duration
 }
 
 // setting is one configuration value: its flag (empty for secrets, which
@@ -192,7 +207,7 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.OIDCSkew, err = parseDuration(v); return err }},
 
 	// Runs of custom tools (package toolrun).
-	{"tool-egress-allow", "QUARRY_TOOL_EGRESS_ALLOW", "", "comma-separated networks (CIDR), addresses and host names (*.example.com for subdomains) that tool runs may call although they are internal (loopback, private, link-local...)",
+	{"tool-egress-allow", "QUARRY_TOOL_EGRESS_ALLOW", "", "comma-separated networks (CIDR), addresses and host names (*.example.com for subdomains) that tool runs and connectors may call although they are internal (loopback, private, link-local...)",
 		func(c *Config, v string) (err error) {
 			c.ToolEgress.Allow, c.ToolEgress.AllowHosts, err = toolrun.ParseAllow(v)
 			return err
@@ -209,6 +224,48 @@ var settings = []setting{
 		}},
 	{"tool-max-bytes", "QUARRY_TOOL_MAX_BYTES", "1048576", "largest answer of a tool's server kept; longer ones are cut (truncated)",
 		func(c *Config, v string) (err error) { c.ToolEgress.MaxBytes, err = parsePositive(v); return err }},
+
+	// Indexing (quarry serve) and workers (quarry worker).
+	{"indexing", "QUARRY_INDEXING", "true", "run the indexing scheduler and a worker in this process (false: index attempts are neither made nor run here)",
+		func(c *Config, v string) (err error) { c.Indexing, err = strconv.ParseBool(v); return err }},
+	{"inprocess-worker", "QUARRY_INPROCESS_WORKER", "true", "with indexing on, also run a worker in this process (false: the scheduler runs here, and only quarry worker processes run attempts)",
+		func(c *Config, v string) (err error) { c.InProcessWorker, err = strconv.ParseBool(v); return err }},
+	{"schedule-interval", "QUARRY_SCHEDULE_INTERVAL", "5s", "how often the scheduler looks for pairs due for indexing and leases that expired",
+		func(c *Config, v string) (err error) { c.ScheduleInterval, err = parsePositiveDuration(v); return err }},
+	{"server", "QUARRY_WORKER_SERVER", "", "URL of the Quarry server the worker runs attempts for, with its base path, e.g. https://quarry.example.com/api",
+		func(c *Config, v string) error { c.WorkerServer = strings.TrimRight(v, "/"); return nil }},
+	{"registration-token", "QUARRY_WORKER_REGISTRATION_TOKEN", "", "registration token (qrr_...) an admin made, to register the worker (prefer the environment variable: flags show in process listings)",
+		func(c *Config, v string) error { c.WorkerRegistrationToken = v; return nil }},
+	{"name", "QUARRY_WORKER_NAME", "", "the worker's name, as admins see it (default: the host name)",
+		func(c *Config, v string) error { c.WorkerName = v; return nil }},
+	{"token-file", "QUARRY_WORKER_TOKEN_FILE", "", "file that keeps the worker's token (mode 0600) for the next start; without it the worker registers at every start",
+		func(c *Config, v string) error { c.WorkerTokenFile = v; return nil }},
+	{"concurrency", "QUARRY_WORKER_CONCURRENCY", "1", "index attempts a worker runs at once",
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err == nil && (n < 1 || n > 64) {
+				err = errors.New("must be between 1 and 64")
+			}
+			c.WorkerConcurrency = n
+			return err
+		}},
+	{"poll-interval", "QUARRY_WORKER_POLL_INTERVAL", "2s", "how long an idle worker waits before it asks for an attempt again",
+		func(c *Config, v string) (err error) {
+			c.WorkerPollInterval, err = parsePositiveDuration(v)
+			return err
+		}},
+}
+
+// flagCommand returns the one command whose flags include flag, or "" when
+// any command may take it: the worker's flags are not the server's.
+func flagCommand(flag string) string {
+	switch flag {
+	case "server", "registration-token", "name", "token-file", "concurrency", "poll-interval":
+		return "worker"
+	case "indexing", "inprocess-worker", "schedule-interval":
+		return "serve"
+	}
+	return ""
 }
 
 // loadConfig parses args with the flags of the named settings (all when
@@ -221,8 +278,9 @@ func loadConfig(name string, args []string, env *environment, extra func(*flag.F
 	}
 	values := map[string]*string{}
 	for _, s := range settings {
-		if s.flag == "" || (len(names) > 0 && !slices.Contains(names, s.flag)) || fs.Lookup(s.flag) != nil {
-			continue // A secret, not asked for, or defined by the command itself.
+		if s.flag == "" || (len(names) > 0 && !slices.Contains(names, s.flag)) || fs.Lookup(s.flag) != nil ||
+			(flagCommand(s.flag) != "" && flagCommand(s.flag) != name) {
+			continue // A secret, not asked for, defined by the command itself, or another command's.
 		}
 		values[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def))
 	}

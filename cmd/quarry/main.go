@@ -1,5 +1,6 @@
 // Command quarry runs the Quarry control plane: the HTTP/JSON API and the
-// admin page (quarry serve), and the commands that look after its database
+// admin page (quarry serve), workers that run index attempts on other
+// machines (quarry worker), and the commands that look after its database
 // (migrate, create-api-key, rotate-encryption-key, backup, restore, check),
 // load it to measure it (bench) and report its version.
 //
@@ -49,6 +50,7 @@ type environment struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the HTTP API and the admin page", runServe},
+		{"worker", "run index attempts for a Quarry server (--server URL), on this machine", runWorker},
 		{"migrate", "bring the database schema up to date", runMigrate},
 		{"create-api-key", "create an API key and print it on the last line", runCreateAPIKey},
 		{"rotate-encryption-key", "re-encrypt every secret under QUARRY_ENCRYPTION_KEY", runRotateEncryptionKey},

@@ -8,10 +8,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/outbound"
 	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/toolrun"
 )
 
 func runServe(ctx context.Context, env *environment, args []string) error {
@@ -88,6 +93,27 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		}
 		log.Info("status listing read", "duration", time.Since(start).Round(time.Millisecond))
 	}()
+	indexing, stopIndexing := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	// stopIndexingNow stops the scheduler and the worker and waits for
+	// them, at most the shutdown grace: a connector that ignores its
+	// context holds neither the drain nor the exit.
+	stopIndexingNow := sync.OnceFunc(func() {
+		stopIndexing()
+		stopped := make(chan struct{})
+		go func() { background.Wait(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(cfg.ShutdownGrace):
+			log.Warn("shutting down: the worker of this process did not stop in time; its attempts' leases will expire", "grace", cfg.ShutdownGrace)
+		}
+	})
+	defer stopIndexingNow() // Before the database closes.
+	if cfg.Indexing {
+		if err := startIndexing(indexing, &background, cfg, db, handler, log); err != nil {
+			return err
+		}
+	}
 	srv := cfg.httpServer(handler, log)
 	log.Info("serving", "url", base, "database", db.Dialect(), "version", build.version, "revision", build.revision)
 	errc := make(chan error, 1)
@@ -97,6 +123,8 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		return err
 	case <-ctx.Done():
 	}
+	log.Info("shutting down: the scheduler stops, the attempts of the worker in this process end as interrupted")
+	stopIndexingNow()
 	log.Info("shutting down: draining requests in flight", "grace", cfg.ShutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
@@ -109,6 +137,59 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// startIndexing starts, in wg, the scheduler's loop (a pass every
+// QUARRY_SCHEDULE_INTERVAL) and, unless QUARRY_INPROCESS_WORKER is false,
+// the worker of this process, which reaches
+// the server's handler in process, with no network. Both stop when ctx
+// ends, the worker after ending its attempts as interrupted.
+func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *store.DB, handler *api.Server, log *slog.Logger) error {
+	wg.Go(func() { schedule(ctx, handler, cfg.ScheduleInterval, log) })
+	if !cfg.InProcessWorker {
+		return nil // Only quarry worker processes run attempts.
+	}
+	host, _ := os.Hostname()
+	token, id, err := db.StartInProcessWorker(ctx, fmt.Sprintf("in-process %s %d", host, os.Getpid()))
+	if err != nil {
+		return fmt.Errorf("starting the worker of this process: %w", err)
+	}
+	client := &http.Client{Transport: &outbound.InProcessTransport{Handler: handler}}
+	w := outbound.NewWorker(outbound.WorkerConfig{
+		API:           outbound.NewWorkerAPI(client, "http://in-process"+strings.TrimRight(cfg.BasePath, "/"), token),
+		ConnectorHTTP: toolrun.NewRunner(cfg.ToolEgress).Client(),
+		Concurrency:   cfg.WorkerConcurrency,
+		PollInterval:  cfg.WorkerPollInterval,
+		Log:           log.With("worker", id),
+	})
+	wg.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			log.Error("the worker of this process stopped; indexing goes on only on other workers", "err", err)
+		}
+	})
+	return nil
+}
+
+// schedule runs a pass of the scheduler (api.Server.Schedule, which counts
+// what it ends in the metrics) every interval until ctx ends. A pass that
+// fails is logged, and the next one tries again.
+func schedule(ctx context.Context, srv *api.Server, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		res, err := srv.Schedule(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("scheduler: the pass failed", "err", err)
+		case err == nil && (res.Created > 0 || res.Expired > 0):
+			log.Info("scheduler: pass", "attempts_created", res.Created, "leases_expired", res.Expired)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // httpServer returns the http.Server that serves h with the configured

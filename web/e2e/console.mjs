@@ -8,6 +8,10 @@
 // creates a connector, a credential and a pair, pauses and resumes it,
 // creates a group, invites Cy; Cy registers; Ada makes Cy the group's
 // curator and shares the pair with it; Cy sees only that group's pair; Ada
+// indexes the pair (Run now, Cancel, re-indexed from the beginning: the
+// attempts appear by themselves), makes a registration token with which a
+// worker (plain requests here) registers, runs the attempt with errors and
+// fails it, as the pair's page shows; she revokes the worker and the token;
 // makes and revokes API keys, a custom tool with an OAuth configuration,
 // adds two MCP servers (one open, whose tools she lists and enables; one
 // that asks each person for their own key, which she gives), changes her
@@ -41,6 +45,7 @@ const executablePath = process.env.QUARRY_CHROMIUM || '/usr/bin/chromium';
 const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const consoleErrors = [];
+const attemptCalls = {}; // requests for a pair's index attempts, per person
 const axeReport = [];
 let step = 'start';
 let shotN = 0;
@@ -69,6 +74,9 @@ async function person(who) {
     if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) consoleErrors.push(`${who}: ${m.text()}`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`${who}: ${e}`));
+  page.on('request', (r) => {
+    if (r.url().includes('/index-attempts')) attemptCalls[who] = (attemptCalls[who] || 0) + 1;
+  });
   page.on('dialog', (d) => {
     consoleErrors.push(`${who}: unexpected native dialog "${d.message()}"`);
     d.dismiss();
@@ -229,7 +237,7 @@ try {
   await ada.locator('#who', { hasText: 'admin' }).waitFor();
   check(await currentView(ada) === 'view-status', 'an admin lands on the status view');
   await ada.locator('#status-empty', { hasText: 'No cc-pairs yet' }).waitFor();
-  check(await ada.locator('#nav a:not([hidden])').count() === 9, 'an admin sees every section');
+  check(await ada.locator('#nav a:not([hidden])').count() === 10, 'an admin sees every section');
   await view(ada, 'status-empty');
 
   // 2. A connector: source, input type, settings as rows and as JSON, a
@@ -359,6 +367,164 @@ try {
   await ada.locator('#pair-name').fill('handbook-all');
   await ada.getByRole('button', { name: 'Create the pair' }).click();
   await ada.waitForURL(/#pair\/\d+$/);
+
+  // 4b. Indexing. The test server runs no scheduler: the story asks for a
+  // pass (POST _e2e/schedule) where quarry serve would run one by itself.
+  // Run now asks for a run; the page shows the attempt the pass makes by
+  // itself (it refreshes while a run is asked for or an attempt waits).
+  // Cancel pauses the pair, which cancels the attempt; resumed, the pair is
+  // re-indexed from the beginning, confirmed. With the keyboard alone.
+  step = 'indexing';
+  const schedule = async () => {
+    const res = await fetch(new URL('_e2e/schedule', url), { method: 'POST' });
+    check(res.ok, `a pass of the scheduler: ${res.status}`);
+    return res.json();
+  };
+  await ada.goto(`${url}#pair/${pairID}`);
+  await ada.locator('#pair-attempts-rows', { hasText: 'No index attempts yet' }).waitFor();
+  await settled(ada);
+  const facts = await ada.locator('#pair-indexing-facts').innerText();
+  check(facts.includes('Documents indexed') && facts.includes('never') && facts.includes('none yet'), `a pair never indexed: ${facts}`);
+  await press(ada, '#pair-run', { name: 'Run now' });
+  await ada.locator('#pair-indexing-done', { hasText: 'Asked for a run' }).waitFor();
+  check((await schedule()).created >= 1, 'the pass makes the attempt');
+  const attemptRows = ada.locator('#pair-attempts-rows tr[data-attempt]');
+  await attemptRows.first().locator('.badge', { hasText: 'not started' }).waitFor();
+  await ada.locator('#pair-live', { hasText: 'waits for a worker' }).waitFor();
+  const firstAttempt = Number(await attemptRows.first().getAttribute('data-attempt'));
+  check((await attemptRows.first().innerText()).includes('set when a worker takes it'), 'no poll window before a worker takes it');
+  check(await ada.locator('#pair-cancel').isVisible(), 'Cancel is offered while an attempt waits');
+  check((await ada.locator('#pair-cancel').getAttribute('title')).includes('cancels a running attempt when its pair is paused'),
+    'Cancel says it pauses');
+  await view(ada, 'pair-attempt-waiting');
+  await press(ada, '#pair-cancel', { name: 'Cancel' });
+  await ada.locator('#pair-saved', { hasText: 'its attempt is canceled' }).waitFor();
+  await ada.locator(`#pair-attempts-rows tr[data-attempt="${firstAttempt}"] .badge`, { hasText: 'canceled' }).waitFor();
+  check(await ada.locator('#pair-run').isDisabled() && await ada.locator('#pair-cancel').isHidden(), 'a paused pair is not run');
+  await press(ada, '#pair-toggle', { name: 'Resume', max: 0 }); // the focus went to Resume
+  await ada.locator('#pair-saved', { hasText: 'Resumed.' }).waitFor();
+  await press(ada, '#pair-reindex', { name: 'Re-index from the beginning' });
+  await ada.locator('#confirm[open]').waitFor();
+  await press(ada, '#confirm-yes', { name: 'Re-index from the beginning', back: true });
+  await ada.locator('#pair-indexing-done', { hasText: 'from the beginning' }).waitFor();
+  check((await schedule()).created === 1, 'the pass makes one attempt');
+  await ada.locator('#pair-attempts-rows tr[data-attempt]:first-child .badge', { hasText: 'not started' }).waitFor();
+  const reindexAttempt = Number(await attemptRows.first().getAttribute('data-attempt'));
+  check(reindexAttempt > firstAttempt && await attemptRows.count() === 2, 'newest first');
+  check((await attemptRows.first().locator('td').nth(2).innerText()) === 'yes', 'from the beginning');
+  check((await ada.locator('#pair-attempts-summary').innerText()) === 'Attempts 1–2 of 2, newest first.', 'the attempts are counted');
+
+  // 4c. Workers: Ada makes a registration token (shown once, with the
+  // command that starts a worker); a worker registers with it and runs the
+  // attempt, with errors, and fails it; the pair's page shows it as it
+  // goes. Ada revokes the worker and the token.
+  step = 'workers';
+  await navTo(ada, 'workers');
+  await ada.locator('#workers-rows', { hasText: 'No workers yet' }).waitFor();
+  await ada.locator('#registrations-rows', { hasText: 'No registration tokens yet' }).waitFor();
+  const leftAt = attemptCalls.ada;
+  await view(ada, 'workers-empty');
+  await typeIn(ada, '#registration-name', 'build box');
+  await typeIn(ada, '#registration-hours', '2');
+  await ada.keyboard.press('Enter');
+  await ada.locator('#registration-secret:not([hidden])').waitFor();
+  const regToken = await ada.locator('#registration-secret-value').inputValue();
+  check(/^qrr_[A-Za-z0-9_-]{20,}$/.test(regToken), `a registration token shown once: ${regToken.slice(0, 8)}…`);
+  const command = await ada.getByLabel('Start a worker on another machine with').inputValue();
+  check(command === `quarry worker --server ${url.replace(/\/$/, '')} --registration-token ${regToken}`, `the command: ${command}`);
+  await press(ada, '#registration-secret button', { name: 'Copy', max: 0 }); // the focus is on the token's Copy
+  await ada.locator('#registration-secret', { hasText: 'Copied.' }).waitFor();
+  check(await ada.evaluate(() => navigator.clipboard.readText()) === regToken, 'the token is on the clipboard');
+  await ada.locator('#registrations-rows tr', { hasText: 'build box' }).locator('.badge', { hasText: 'valid' }).waitFor();
+  await view(ada, 'workers-token');
+  await press(ada, '#registration-secret button', { name: 'Done' });
+  check(await ada.evaluate((t) => ![...document.querySelectorAll('input')].some((i) => i.value.includes(t)), regToken),
+    'the token is gone from the page');
+  // Away from the pair's page, its attempts are no longer asked for.
+  await ada.waitForTimeout(3500);
+  check(attemptCalls.ada === leftAt, `the pair's page stopped refreshing when left (${attemptCalls.ada - leftAt} requests since)`);
+  // A worker (plain requests, as quarry worker makes them).
+  const send = async (method, p, token, body) => {
+    const res = await fetch(new URL(p, url), { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  const registered = await send('POST', 'worker/register', regToken, { name: 'build-box-1' });
+  check(registered.status === 200 && registered.body.token.startsWith('qrw_'), `the worker registers: ${registered.status}`);
+  const workerToken = registered.body.token;
+  // It takes the attempts waiting: the handbook's (due since it was made)
+  // and the wiki's.
+  const leases = [];
+  for (let i = 0; i < 3; i++) {
+    const l = await send('POST', 'worker/lease', workerToken);
+    check(l.status === 200, `a lease: ${l.status}`);
+    if (!l.body.attempt) break;
+    leases.push(l.body.attempt);
+  }
+  const wikiLease = leases.find((l) => l.cc_pair_id === pairID);
+  check(wikiLease && wikiLease.attempt_id === reindexAttempt && wikiLease.from_beginning, `the worker holds the wiki's attempt: ${JSON.stringify(leases)}`);
+  await press(ada, '#workers-refresh');
+  const workerRow = ada.locator('#workers-rows tr', { hasText: 'build-box-1' });
+  await workerRow.waitFor();
+  check((await workerRow.innerText()).includes(`#${reindexAttempt}`), 'the worker\'s row lists the attempt it holds');
+  await ada.waitForFunction(() => document.querySelector('#registrations-rows tr td:nth-child(6)')?.textContent === '1'); // workers it made
+  await view(ada, 'workers');
+  // The pair's page, as the worker goes.
+  await ada.goto(`${url}#pair/${pairID}`);
+  await ada.locator('#pair-live', { hasText: `Attempt #${reindexAttempt} is running` }).waitFor();
+  await ada.locator('#pair-live-age', { hasText: /Last update \d+ s ago/ }).waitFor();
+  const doc = (id) => ({ id, sections: [{ text: 'Hello', link: `https://acme.atlassian.net/wiki/${id}` }], source: 'confluence',
+    semantic_identifier: `Page ${id}`, metadata: {} });
+  const progress = await send('POST', `worker/attempts/${reindexAttempt}/progress`, workerToken, {
+    documents: [doc('DOC-1'), doc('DOC-2')],
+    failures: [
+      { failed_document: { document_id: 'DOC-3', document_link: 'https://acme.atlassian.net/wiki/DOC-3' }, failure_message: 'Page too large' },
+      { failed_document: { document_id: 'DOC-4', document_link: 'javascript:alert(1)' }, failure_message: '<img src=x onerror=alert(1)>' },
+    ],
+  });
+  check(progress.status === 200, `progress: ${progress.status} ${JSON.stringify(progress.body)}`);
+  await ada.locator('#pair-live', { hasText: '2 documents so far, 2 errors' }).waitFor();
+  const errorRows = ada.locator('#pair-errors-rows tr');
+  await errorRows.nth(1).waitFor();
+  const docLink = ada.locator('#pair-errors-rows a', { hasText: 'DOC-3' });
+  check(await docLink.getAttribute('href') === 'https://acme.atlassian.net/wiki/DOC-3' && (await docLink.getAttribute('rel')).includes('noopener'),
+    'an http(s) document link is a link, with rel=noopener');
+  check(await ada.locator('#pair-errors-rows a').count() === 1, 'a javascript: link is no link');
+  check((await ada.locator('#pair-errors-rows').innerText()).includes('<img src=x onerror=alert(1)>') &&
+    await ada.locator('#pair-errors-rows img').count() === 0, 'a message is text');
+  check((await send('POST', 'worker/heartbeat', workerToken, { attempt_ids: leases.map((l) => l.attempt_id) })).status === 200, 'a heartbeat');
+  const trace = 'Traceback (most recent call last):\n  File "connector.py", line 12, in load\nConnectorMissing: confluence';
+  const finished = await send('POST', `worker/attempts/${reindexAttempt}/finish`, workerToken,
+    { status: 'failed', error_msg: 'Quarry has no connector for confluence yet', full_exception_trace: trace });
+  check(finished.status === 200 && finished.body.status === 'failed', `finished: ${JSON.stringify(finished.body)}`);
+  for (const l of leases.filter((x) => x.cc_pair_id !== pairID)) {
+    check((await send('POST', `worker/attempts/${l.attempt_id}/finish`, workerToken, { status: 'success' })).status === 200, 'the handbook is indexed');
+  }
+  await ada.locator('#pair-live', { hasText: `The latest attempt, #${reindexAttempt}, ended: failed` }).waitFor();
+  const failedRow = ada.locator(`#pair-attempts-rows tr[data-attempt="${reindexAttempt}"]`);
+  check((await failedRow.innerText()).includes('Quarry has no connector for confluence yet'), 'the error message');
+  check((await failedRow.locator('td').nth(3).innerText()) === '2 / 2', 'new / total documents');
+  await press(ada, `#pair-attempts-rows tr[data-attempt="${reindexAttempt}"] summary`, { name: 'Trace' });
+  check((await failedRow.locator('pre').innerText()).includes('ConnectorMissing: confluence'), 'the trace, behind a disclosure');
+  const indexed = await ada.locator('#pair-indexing-facts').innerText();
+  check(indexed.includes('failed') && /Documents indexed\s+2/.test(indexed), `the pair's indexing: ${indexed}`);
+  await view(ada, 'pair-attempt-failed');
+  // Revoked, the worker and the token are refused.
+  await navTo(ada, 'workers');
+  await ada.locator('#workers-rows tr', { hasText: 'build-box-1' }).waitFor();
+  await press(ada, 'button[aria-label="Revoke worker build-box-1"]');
+  await ada.locator('#confirm[open]').waitFor();
+  await press(ada, '#confirm-yes', { name: 'Revoke', back: true });
+  await ada.locator('#workers-done', { hasText: 'Worker build-box-1 is revoked' }).waitFor();
+  await ada.locator('#workers-rows tr', { hasText: 'build-box-1' }).locator('.badge', { hasText: 'revoked' }).waitFor();
+  check((await send('POST', 'worker/lease', workerToken)).status === 401, 'a revoked worker is refused');
+  await press(ada, 'button[aria-label="Revoke registration token build box"]');
+  await ada.locator('#confirm[open]').waitFor();
+  await press(ada, '#confirm-yes', { name: 'Revoke', back: true });
+  await ada.locator('#registrations-rows tr', { hasText: 'build box' }).locator('.badge', { hasText: 'revoked' }).waitFor();
+  check((await send('POST', 'worker/register', regToken, { name: 'too late' })).status === 401, 'a revoked registration token is refused');
+  await view(ada, 'workers-revoked');
 
   // 5. Deleting a connector that pairs use: the 409 says which.
   step = 'connector 409';
@@ -507,6 +673,10 @@ try {
   page = ada;
   await ada.goto(`${url}#status`);
   await ada.locator('#status-summary', { hasText: 'of 2 matching' }).waitFor();
+  // Each pair's indexing: its latest attempt and its documents.
+  await ada.locator('#status-rows tr', { hasText: 'wiki-support' }).locator('.badge', { hasText: 'failed' }).waitFor();
+  await ada.locator('#status-rows tr', { hasText: 'handbook-all' }).locator('.badge', { hasText: 'success' }).waitFor();
+  check((await ada.locator('#status-rows tr', { hasText: 'wiki-support' }).locator('td').last().innerText()) === '2', 'its documents');
   // Sorted and filtered with the keyboard alone.
   const byName = '#status-table th[data-sort="name"] button';
   await press(ada, byName);
@@ -827,10 +997,12 @@ try {
   const filterButton = '#audit-filters button[type="submit"]';
   await press(ada, filterButton);
   await ada.waitForURL(/actor=ADA/);
-  await ada.locator('#audit-summary', { hasText: 'of 4' }).waitFor(); // 2 made, paused, resumed
+  // 2 made, paused and resumed twice (once by Cancel), run twice.
+  await ada.locator('#audit-summary', { hasText: 'of 8' }).waitFor();
   const story = await rows(ada, 'audit-rows');
   check(story.some((r) => r.includes('cc_pair.create') && r.includes(`cc_pair #${pairID}`)), `the pair's creation: ${story.join(' | ')}`);
-  check(story.filter((r) => r.includes('cc_pair.update') && r.includes('status')).length === 2, 'paused and resumed');
+  check(story.filter((r) => r.includes('cc_pair.update') && r.includes('status')).length === 4, 'paused and resumed, twice');
+  check(story.filter((r) => r.includes('cc_pair.run_once')).length === 2, 'run now, and from the beginning');
   await view(ada, 'audit');
   await choose(ada, '#audit-type', 'Any', '', { back: true });
   await choose(ada, '#audit-action', 'user_group.set', 'user_group.set_curator', { back: true });

@@ -1,7 +1,8 @@
 // Quarry's admin page: signing in (single sign-on, email and password, or an
 // API key), then one view at a time, chosen by the location's fragment
 // (#status?…, #connector/5, #credential/7, #pair/12, #group/3, #tool/3,
-// #audit?…; see route.js), so that links, the back button and reloads work.
+// #workers, #audit?…; see route.js), so that links, the back button and
+// reloads work.
 
 import { call, getKey, setKey, clearKey } from './api.js';
 import { $, el, showError, clearError } from './ui.js';
@@ -18,6 +19,7 @@ import * as account from './account.js';
 import * as tools from './tools.js';
 import * as audit from './audit.js';
 import * as mcp from './mcp.js';
+import * as workers from './workers.js';
 
 let ways = null; // GET /auth/type: how people sign in here
 let invitation = ''; // the token of the invitation link this page was opened with
@@ -58,6 +60,7 @@ const routes = {
   tool: { section: 'tool', nav: 'tools', open: (r) => tools.open(r.id === 'new' ? 'new' : Number(r.id)) },
   mcp: { section: 'mcp', open: () => mcp.list() },
   'mcp-server': { section: 'mcp-server', nav: 'mcp', open: (r) => mcp.open(Number(r.id)) },
+  workers: { section: 'workers', open: () => workers.list() },
   audit: { section: 'audit', open: (r) => audit.show(r.params) },
 };
 
@@ -149,7 +152,7 @@ function signedOut(message) {
   clearKey();
   session.me = null;
   session.withKey = false;
-  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, audit]) m.reset();
+  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.reset();
   $('who').hidden = true;
   $('nav').hidden = true;
   for (const id of ['signin-key', 'login-password', 'register-password']) $(id).value = '';
@@ -324,7 +327,7 @@ async function start() {
     clearError($('page-alert'));
     route();
   });
-  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, audit]) m.wire();
+  for (const m of [status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.wire();
 
   // Back from the identity provider with a reason why not?
   const params = new URLSearchParams(location.search);

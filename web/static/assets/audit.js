@@ -9,7 +9,7 @@ import { setParams, href } from './route.js';
 
 const pageSize = 50;
 
-const actions = ['api_key.create', 'api_key.delete', 'api_key.regenerate', 'cc_pair.create', 'cc_pair.delete', 'cc_pair.update',
+const actions = ['api_key.create', 'api_key.delete', 'api_key.regenerate', 'cc_pair.create', 'cc_pair.delete', 'cc_pair.run_once', 'cc_pair.update',
   'connector.create', 'connector.delete', 'connector.update', 'credential.create', 'credential.delete', 'credential.update',
   'encryption_key.rotate', 'mcp_credentials.delete', 'mcp_credentials.save', 'mcp_server.create', 'mcp_server.delete',
   'mcp_server.update', 'mcp_token.connect', 'oauth_config.create', 'oauth_config.delete', 'pat.create', 'pat.revoke',
@@ -17,9 +17,10 @@ const actions = ['api_key.create', 'api_key.delete', 'api_key.regenerate', 'cc_p
   'user.activate', 'user.adopt', 'user.create', 'user.deactivate', 'user.end_sessions', 'user.invite', 'user.link_identity',
   'user.password_change', 'user.password_reset', 'user.register', 'user.release', 'user.role_change', 'user.sign_in',
   'user.sign_in_failed', 'user.sign_out', 'user.uninvite', 'user.update',
-  'user_group.adopt', 'user_group.create', 'user_group.delete', 'user_group.set_curator', 'user_group.update'];
+  'user_group.adopt', 'user_group.create', 'user_group.delete', 'user_group.set_curator', 'user_group.update',
+  'worker.register', 'worker.revoke', 'worker_registration.create', 'worker_registration.revoke'];
 const resources = ['api_key', 'cc_pair', 'connector', 'credential', 'encryption_key', 'mcp_server', 'oauth_config', 'pat', 'scim_token',
-  'session', 'tool', 'user', 'user_group'];
+  'session', 'tool', 'user', 'user_group', 'worker', 'worker_registration'];
 
 /** Where a resource of the log is shown in this page. */
 const views = { connector: 'connector', credential: 'credential', cc_pair: 'pair', user_group: 'group', tool: 'tool', mcp_server: 'mcp-server' };

@@ -2,10 +2,14 @@
 // once, indexed, then searched, filtered, sorted and paged in memory, so
 // that 10,000 pairs stay responsive: only one page of rows is ever in the
 // DOM. Search, filters, sort and page live in the location
-// (#status?q=…&source=…&access=…&sort=…&dir=…&page=…).
+// (#status?q=…&source=…&access=…&sort=…&dir=…&page=…). Each pair's
+// indexing (its latest attempt's status and its documents) comes from one
+// more request, POST /manage/admin/connector/indexing-status, made after
+// the listing (so that it does not slow it) and when the view is shown
+// again; the table does not wait for it.
 
 import { call } from './api.js';
-import { $, el, fmtInt, plural, showError, clearError, keepFocus } from './ui.js';
+import { $, el, fmtInt, plural, showError, clearError, keepFocus, attemptBadge, words } from './ui.js';
 import { setParams, href } from './route.js';
 import { sourceName } from './sources.js';
 import { isAdmin, curatesOrAdmin } from './session.js';
@@ -24,7 +28,13 @@ const state = {
   matches: [],    // the sorted rows that pass the filters
   view: { q: '', source: '', access: '', sort: 'id', dir: 'asc', page: 0 },
   stale: false,   // something changed since the load
+  indexing: null, // cc-pair id → its indexing status (Onyx's ConnectorIndexingStatusLite)
+  indexingAt: 0,  // when it was asked for
+  indexingSeq: 0, // the latest request's number: only its answer is shown
 };
+
+/** How old the pairs' indexing may be when the view is shown again, in ms. */
+const indexingMaxAge = 10_000;
 
 /** index keeps what the table shows of one ConnectorStatus. */
 function index(s) {
@@ -54,7 +64,8 @@ export function markStale() {
 
 /** reset forgets everything (sign-out). */
 export function reset() {
-  Object.assign(state, { rows: null, loading: null, groupNames: new Map(), sorted: null, sortedBy: '', matches: [], stale: false });
+  Object.assign(state, { rows: null, loading: null, groupNames: new Map(), sorted: null, sortedBy: '', matches: [], stale: false,
+    indexing: null, indexingAt: 0, indexingSeq: state.indexingSeq + 1 });
   state.view = { q: '', source: '', access: '', sort: 'id', dir: 'asc', page: 0 };
   $('status-rows').replaceChildren();
   $('status-summary').textContent = '';
@@ -107,10 +118,44 @@ export async function show(params) {
   if (state.rows && !state.stale) {
     fillSources();
     applyFilters({ keepPage: true });
+    if (Date.now() - state.indexingAt > indexingMaxAge) loadIndexing();
     return;
   }
   await load();
   applyFilters({ keepPage: true });
+}
+
+/**
+ * loadIndexing asks for every pair's indexing status, in one request, and
+ * redraws the page when it comes. A refusal or a failure leaves the
+ * columns empty: the listing is what the view is for.
+ */
+function loadIndexing() {
+  state.indexingAt = Date.now();
+  const seq = ++state.indexingSeq;
+  return call('POST', 'manage/admin/connector/indexing-status', { body: { get_all_connectors: true } })
+    .then(({ data }) => {
+      if (seq !== state.indexingSeq || !state.rows || !Array.isArray(data)) return;
+      const m = new Map();
+      for (const page of data) for (const s of page.indexing_statuses || []) m.set(s.cc_pair_id, s);
+      state.indexing = m;
+      if (!$('view-status').hidden) render();
+    })
+    .catch(() => {});
+}
+
+/** indexingCells are a row's indexing columns. */
+function indexingCells(r) {
+  if (!state.indexing) return [el('td', { class: 'muted' }, '…'), el('td', { class: 'num' }, '')];
+  const s = state.indexing.get(r.id);
+  if (!s) return [el('td', { class: 'muted' }, '—'), el('td', { class: 'num' }, '')];
+  const parts = [];
+  if (s.cc_pair_status === 'PAUSED') parts.push(el('span', { class: 'badge paused' }, 'paused'), ' ');
+  parts.push(s.last_status
+    ? el('span', { class: `badge ${attemptBadge(s.last_status)}` }, words(s.last_status))
+    : el('span', { class: 'muted' }, 'not indexed yet'));
+  if (s.in_repeated_error_state) parts.push(' ', el('span', { class: 'badge failed' }, 'repeated errors'));
+  return [el('td', {}, ...parts), el('td', { class: 'num' }, fmtInt(s.docs_indexed ?? 0))];
 }
 
 async function load() {
@@ -143,6 +188,7 @@ async function load() {
       });
       state.sorted = null;
       state.stale = false;
+      state.indexing = null;
       fillSources();
       const t2 = performance.now();
       const timing = $('status-timing');
@@ -156,6 +202,7 @@ async function load() {
       state.loading = null;
       view.setAttribute('aria-busy', 'false');
     }
+    if (state.rows) loadIndexing();
   };
   state.loading = run();
   return state.loading;
@@ -273,6 +320,7 @@ function render() {
       el('td', {}, el('a', { href: `#credential/${r.credID}`, 'aria-label': `Edit credential ${credLabel}` }, credLabel)),
       el('td', {}, el('span', { class: `badge ${r.access}` }, r.access)),
       el('td', {}, r.groupText || el('span', { class: 'muted' }, 'none')),
+      ...indexingCells(r),
     ));
   }
   $('status-rows').replaceChildren(frag);

@@ -181,6 +181,38 @@ export function fmtTime(s) {
   return Number.isNaN(d.getTime()) ? s : d.toLocaleString();
 }
 
+/** ago renders how long before now an RFC 3339 time was: "4 s ago", "3 min ago". */
+export function ago(t, now = Date.now()) {
+  const d = new Date(t).getTime();
+  if (!t || Number.isNaN(d)) return '';
+  const s = Math.max(0, Math.round((now - d) / 1000));
+  if (s < 120) return `${s} s ago`;
+  if (s < 7200) return `${Math.round(s / 60)} min ago`;
+  if (s < 172800) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} days ago`;
+}
+
+/** words renders an enum value readably: "INITIAL_INDEXING" as "initial indexing". */
+export const words = (v) => String(v ?? '').toLowerCase().replaceAll('_', ' ');
+
+/** attemptBadge is the badge class of an index attempt's status. */
+export const attemptBadge = (s) => ({ success: 'active', completed_with_errors: 'paused', failed: 'failed',
+  not_started: 'waiting', in_progress: 'running' })[s] ?? '';
+
+/**
+ * safeLink returns a URL a connector gave, if it is http(s), or null:
+ * nothing else (javascript:, data:…) ever becomes a link.
+ */
+export function safeLink(u) {
+  if (typeof u !== 'string') return null;
+  try {
+    const url = new URL(u);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
 /** isMasked tells whether v looks like one of the server's masks. */
 export function isMasked(v) {
   return typeof v === 'string' && (/^\u2022{12}$/.test(v) || v === '*****' || /^.{4}\.\.\..{4}$/su.test(v));

@@ -1,0 +1,198 @@
+// Package connector reads content from the systems admins connect, for the
+// workers that run index attempts (package outbound). A connector is Onyx's
+// (backend/onyx/connectors/interfaces.py at v4.6.1), in Go: a run starts
+// from a first checkpoint, or from the one an earlier attempt stopped at,
+// and goes step by step, each step emitting the documents and failures it
+// found and returning the next checkpoint, until a checkpoint says there
+// is no more. A connector that loads everything at once (Onyx's
+// LoadConnector) or polls a time window (PollConnector) is one step.
+//
+// Connectors make no connection of their own: every call goes through the
+// *http.Client of their Env, which the caller builds with the egress guard
+// of package toolrun, so that the hosts a connector may reach are those
+// QUARRY_TOOL_EGRESS_ALLOW opens. The package knows nothing of the worker
+// protocol, SQL or how credentials are kept.
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/quarryhq/quarry"
+)
+
+// Window is the poll window of a run: the documents changed from Start to
+// End. A run from the beginning has its Start at the epoch.
+type Window struct {
+	Start, End time.Time
+}
+
+// Emitter takes what a step finds, one item at a time: a worker sends them
+// on in batches as they come, so that neither a run nor a step has to fit
+// in memory. An error (the attempt is to stop, the server is gone) ends
+// the step: the connector returns it as it is.
+type Emitter interface {
+	Document(ctx context.Context, d *quarry.Document) error
+	Failure(ctx context.Context, f *quarry.ConnectorFailure) error
+}
+
+// Connector is a checkpointed connector: Onyx's CheckpointedConnector.
+// Checkpoints are JSON objects with at least Onyx's has_more (see HasMore);
+// the rest is the connector's own.
+type Connector interface {
+	// FirstCheckpoint returns the checkpoint a run from scratch starts
+	// from: Onyx's build_dummy_checkpoint. It has more to do.
+	FirstCheckpoint() json.RawMessage
+	// Step runs one step from checkpoint within w: it emits the
+	// documents and failures it finds to out, and returns the checkpoint
+	// reached after them. It is Onyx's load_from_checkpoint.
+	Step(ctx context.Context, w Window, checkpoint json.RawMessage, out Emitter) (json.RawMessage, error)
+}
+
+// Poller is a connector that reads the documents changed within a window
+// in one go: Onyx's PollConnector. Polled turns it into a Connector.
+type Poller interface {
+	Poll(ctx context.Context, w Window, out Emitter) error
+}
+
+// Loader is a connector that reads every document in one go: Onyx's
+// LoadConnector. Loaded turns it into a Connector.
+type Loader interface {
+	Load(ctx context.Context, out Emitter) error
+}
+
+// Slim is a connector that can list the ids of every document its source
+// still has, without their content: Onyx's SlimConnector, for pruning the
+// documents deleted at the source. It is optional: assert it on a
+// Connector. ids is called with each batch of ids.
+type Slim interface {
+	ListIDs(ctx context.Context, ids func(ctx context.Context, batch []string) error) error
+}
+
+// checkpoint is the part of every checkpoint the worker reads: Onyx's
+// ConnectorCheckpoint.
+type checkpoint struct {
+	HasMore *bool `json:"has_more"`
+}
+
+// HasMore reports whether a run that reached checkpoint cp has another
+// step to run.
+func HasMore(cp json.RawMessage) (bool, error) {
+	var c checkpoint
+	if err := json.Unmarshal(cp, &c); err != nil {
+		return false, fmt.Errorf("the connector's checkpoint is not a JSON object: %w", err)
+	}
+	if c.HasMore == nil {
+		return false, fmt.Errorf("the connector's checkpoint has no has_more")
+	}
+	return *c.HasMore, nil
+}
+
+// doneCheckpoint is the checkpoint of a run that has nothing more to do.
+const doneCheckpoint = `{"has_more":false}`
+
+// Polled returns the Connector that runs p as a single step, as Onyx's
+// ConnectorRunner runs a PollConnector. It is also Slim when p is.
+func Polled(p Poller) Connector {
+	c := &oneStep{first: func(ctx context.Context, w Window, out Emitter) error { return p.Poll(ctx, w, out) }}
+	if s, ok := p.(Slim); ok {
+		return &slimStep{c, s}
+	}
+	return c
+}
+
+// Loaded returns the Connector that runs l as a single step that ignores
+// the window, as Onyx's ConnectorRunner runs a LoadConnector. It is also
+// Slim when l is.
+func Loaded(l Loader) Connector {
+	c := &oneStep{first: func(ctx context.Context, _ Window, out Emitter) error { return l.Load(ctx, out) }}
+	if s, ok := l.(Slim); ok {
+		return &slimStep{c, s}
+	}
+	return c
+}
+
+// oneStep is a Connector whose run is one step.
+type oneStep struct {
+	first func(ctx context.Context, w Window, out Emitter) error
+}
+
+func (*oneStep) FirstCheckpoint() json.RawMessage { return json.RawMessage(`{"has_more":true}`) }
+
+func (c *oneStep) Step(ctx context.Context, w Window, _ json.RawMessage, out Emitter) (json.RawMessage, error) {
+	if err := c.first(ctx, w, out); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(doneCheckpoint), nil
+}
+
+// slimStep is a oneStep whose connector also lists its ids.
+type slimStep struct {
+	*oneStep
+	Slim
+}
+
+// Env is what a connector may use of the outside world.
+type Env struct {
+	// HTTP makes every call the connector makes: the egress guard's
+	// client (toolrun.Runner.Client), which sets no time-out of its own.
+	HTTP *http.Client
+	// Now is the clock.
+	Now func() time.Time
+	// Log is for what the connector has to say; never a credential's
+	// value.
+	Log *slog.Logger
+	// SaveCredential writes back the pair's credential when the
+	// connector changed it (an OAuth token it refreshed); nil when
+	// writing back is not possible.
+	SaveCredential func(ctx context.Context, credential json.RawMessage) error
+}
+
+// Constructor makes the connector of one run from its connector's
+// configuration (connector_specific_config) and its pair's credential
+// (credential_json), both JSON objects. It makes no connection: a bad
+// configuration is its error, an unreachable source the first step's.
+type Constructor func(config, credential json.RawMessage, env *Env) (Connector, error)
+
+// Registry maps each source to the constructor of its connector.
+type Registry struct {
+	bySource map[quarry.DocumentSource]Constructor
+}
+
+// NewRegistry returns the registry of the connectors Quarry has.
+func NewRegistry() *Registry {
+	return &Registry{bySource: map[quarry.DocumentSource]Constructor{
+		MockSource: NewMock,
+	}}
+}
+
+// Register makes source's connector c, replacing any other.
+func (r *Registry) Register(source quarry.DocumentSource, c Constructor) { r.bySource[source] = c }
+
+// NoConnectorError is the error of a run of a source that has no
+// connector in Quarry yet.
+type NoConnectorError struct {
+	Source quarry.DocumentSource
+}
+
+func (e *NoConnectorError) Error() string {
+	return fmt.Sprintf("Quarry has no connector for %s yet", e.Source)
+}
+
+// Open returns the connector of one run of source, made from its
+// configuration and credential, or a *NoConnectorError.
+func (r *Registry) Open(source quarry.DocumentSource, config, credential json.RawMessage, env *Env) (Connector, error) {
+	c, ok := r.bySource[source]
+	if !ok {
+		return nil, &NoConnectorError{Source: source}
+	}
+	conn, err := c(config, credential, env)
+	if err != nil {
+		return nil, fmt.Errorf("the %s connector's configuration: %w", source, err)
+	}
+	return conn, nil
+}

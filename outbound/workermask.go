@@ -1,0 +1,72 @@
+package outbound
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// credentialMaskText replaces a credential's value in an error text.
+const credentialMaskText = "••••••••"
+
+// minMaskedBytes is the length of the shortest credential value looked
+// for in texts: shorter ones ("on", "1") cannot be told from words.
+const minMaskedBytes = 4
+
+// credentialMask hides the values of a pair's credential in the texts a
+// worker sends or logs (an attempt's error_msg and trace): a connector's
+// error may quote a URL with a token in it, or an answer that echoes one.
+type credentialMask struct {
+	values []string // Longest first, so that a value inside another is not left half shown.
+}
+
+// add adds the values of credential, a JSON object, to the mask: every
+// string value in it, at any depth, as written and as it would appear
+// JSON-escaped or URL-escaped.
+func (m *credentialMask) add(credential json.RawMessage) {
+	dec := json.NewDecoder(bytes.NewReader(credential))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, s := range m.values {
+		seen[s] = true
+	}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		case string:
+			esc, _ := json.Marshal(v)
+			for _, form := range []string{v, string(esc[1 : len(esc)-1]), url.QueryEscape(v), url.PathEscape(v)} {
+				if len(form) >= minMaskedBytes && !seen[form] {
+					seen[form] = true
+					m.values = append(m.values, form)
+				}
+			}
+		}
+	}
+	walk(v)
+	slices.SortFunc(m.values, func(a, b string) int { return len(b) - len(a) })
+}
+
+// apply returns s with every value of the credential replaced.
+func (m *credentialMask) apply(s string) string {
+	for _, v := range m.values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, credentialMaskText)
+		}
+	}
+	return s
+}
