@@ -244,13 +244,12 @@ type PollPlan struct {
 // stopped before finishing, unless the latest RecentAttemptsConsidered
 // attempts all failed without taking a document.
 func (f *PollFacts) Plan(now time.Time) PollPlan {
-	var last time.Time // The epoch, as Onyx's 0.
-	last = time.Unix(0, 0)
-	if f.IndexingStart != nil {
+	last := time.Unix(0, 0) // The epoch, as Onyx's 0.
+	switch {
+	case !f.FromBeginning && f.LastSuccessEnd != nil:
+		last = f.LastSuccessEnd.Time // Even before indexing_start, as Onyx.
+	case f.IndexingStart != nil:
 		last = f.IndexingStart.Time
-	}
-	if !f.FromBeginning && f.LastSuccessEnd != nil && f.LastSuccessEnd.After(last) {
-		last = f.LastSuccessEnd.Time
 	}
 	var p PollPlan
 	p.Start = TimeFromMicros(0)

@@ -308,7 +308,7 @@ func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Leas
 	env := &connector.Env{
 		HTTP: w.cfg.ConnectorHTTP,
 		Now:  w.cfg.Now,
-		Log:  log,
+		Log:  slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
 		SaveCredential: func(ctx context.Context, c json.RawMessage) error {
 			v, err := w.cfg.API.PutCredential(ctx, lease.AttemptID, c, version)
 			if err != nil {

@@ -2,7 +2,10 @@ package outbound
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -69,4 +72,63 @@ func (m *credentialMask) apply(s string) string {
 		}
 	}
 	return s
+}
+
+// maskingHandler is a slog.Handler that masks the credential's values in
+// the message and the string attributes of every record before inner
+// handles it: what a connector logs never shows its credential.
+type maskingHandler struct {
+	inner slog.Handler
+	mask  *credentialMask
+}
+
+// Enabled implements slog.Handler.
+func (h *maskingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.inner.Enabled(ctx, l)
+}
+
+// Handle implements slog.Handler.
+func (h *maskingHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.mask.apply(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.maskAttr(a))
+		return true
+	})
+	return h.inner.Handle(ctx, out)
+}
+
+// maskAttr masks the strings of a, and of the attributes of a group.
+func (h *maskingHandler) maskAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.mask.apply(v.String()))
+	case slog.KindGroup:
+		attrs := v.Group()
+		masked := make([]any, len(attrs))
+		for i, g := range attrs {
+			masked[i] = h.maskAttr(g)
+		}
+		return slog.Group(a.Key, masked...)
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, h.mask.apply(err.Error()))
+		}
+		return slog.String(a.Key, h.mask.apply(fmt.Sprint(v.Any())))
+	}
+	return a
+}
+
+// WithAttrs implements slog.Handler.
+func (h *maskingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	masked := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		masked[i] = h.maskAttr(a)
+	}
+	return &maskingHandler{inner: h.inner.WithAttrs(masked), mask: h.mask}
+}
+
+// WithGroup implements slog.Handler.
+func (h *maskingHandler) WithGroup(name string) slog.Handler {
+	return &maskingHandler{inner: h.inner.WithGroup(name), mask: h.mask}
 }

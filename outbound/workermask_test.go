@@ -1,7 +1,11 @@
 package outbound
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +39,17 @@ func TestCredentialMask(t *testing.T) {
 	var empty credentialMask
 	if got := empty.apply("tok/en+value"); got != "tok/en+value" {
 		t.Errorf("the empty mask changed a text: %q", got)
+	}
+}
+
+func TestMaskingHandler(t *testing.T) {
+	m := &credentialMask{}
+	m.add(json.RawMessage(`{"token":"s3cr3t-value"}`))
+	var buf bytes.Buffer
+	log := slog.New(&maskingHandler{inner: slog.NewTextHandler(&buf, nil), mask: m})
+	log.With("url", "https://x?t=s3cr3t-value").WithGroup("g").Info("calling with s3cr3t-value",
+		"err", errors.New("refused s3cr3t-value"), "n", 3, slog.Group("inner", "v", "s3cr3t-value"))
+	if strings.Contains(buf.String(), "s3cr3t-value") || !strings.Contains(buf.String(), credentialMaskText) {
+		t.Errorf("the log shows the credential: %s", buf.String())
 	}
 }

@@ -256,16 +256,13 @@ func (tx *Tx) stopAttempts(ctx context.Context, id int64) error {
 	return err
 }
 
-// Lease is an attempt a worker took, with what it needs to run it.
-type Lease = quarry.Lease
-
 // LeaseAttempt gives worker workerID the oldest attempt waiting for one, if
 // any (nil otherwise): it is then in progress, held by the worker until its
 // lease expires unless renewed, with its poll window and the checkpoint it
 // resumes from worked out (quarry.PollFacts.Plan). Attempts of pairs paused
 // since they were made are canceled on the way.
-func (db *DB) LeaseAttempt(ctx context.Context, workerID int64) (*Lease, error) {
-	var lease *Lease
+func (db *DB) LeaseAttempt(ctx context.Context, workerID int64) (*quarry.Lease, error) {
+	var lease *quarry.Lease
 	err := db.update(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE workers SET last_seen_at = $1 WHERE id = $2 AND revoked_at IS NULL
 			AND (last_seen_at IS NULL OR last_seen_at < $3)`, tx.now.Micros(), workerID, tx.now.Add(-time.Minute).UnixMicro()); err != nil {
@@ -311,7 +308,7 @@ func (db *DB) LeaseAttempt(ctx context.Context, workerID int64) (*Lease, error) 
 }
 
 // lease gives attempt id of pair pairID to worker workerID.
-func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairIndexFacts) (*Lease, error) {
+func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairIndexFacts) (*quarry.Lease, error) {
 	var fromBeginning bool
 	if err := tx.QueryRowContext(ctx, `SELECT from_beginning FROM index_attempts WHERE id = $1`, id).Scan(&fromBeginning); err != nil {
 		return nil, err
@@ -341,7 +338,7 @@ func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairInde
 	if err := tx.setPairStatusAfter(ctx, pairID, f.status, quarry.IndexInProgress); err != nil {
 		return nil, err
 	}
-	l := &Lease{AttemptID: id, CCPairID: pairID, FromBeginning: fromBeginning, PollRangeStart: plan.Start, PollRangeEnd: plan.End,
+	l := &quarry.Lease{AttemptID: id, CCPairID: pairID, FromBeginning: fromBeginning, PollRangeStart: plan.Start, PollRangeEnd: plan.End,
 		Checkpoint: plan.Checkpoint, LeaseExpiresAt: quarry.TimeFromMicros(expires)}
 	var config string
 	err = tx.QueryRowContext(ctx, `SELECT c.id, c.name, c.source, c.input_type, c.config FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id
@@ -479,9 +476,6 @@ func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop
 	return stop, expires, err
 }
 
-// ProgressResult is what the store answers a worker's progress report.
-type ProgressResult = quarry.ProgressResult
-
 // ReportProgress records a batch of worker workerID's attempt id: its
 // documents (new ones and changed ones written, unchanged ones left; the
 // errors of earlier attempts about them resolved), its per-document
@@ -489,7 +483,7 @@ type ProgressResult = quarry.ProgressResult
 // reached after them, all in one transaction, so that a checkpoint never
 // runs ahead of the documents it covers. It renews the lease, and says
 // whether the attempt is to stop.
-func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.Progress) (*ProgressResult, error) {
+func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.Progress) (*quarry.ProgressResult, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -504,7 +498,7 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 		}
 		bodies[i] = b
 	}
-	var res ProgressResult
+	var res quarry.ProgressResult
 	err := db.update(ctx, func(tx *Tx) error {
 		pairID, err := tx.heldAttempt(ctx, workerID, id)
 		if err != nil {
