@@ -94,6 +94,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Op == Indexing {
+		return runIndexing(ctx, o)
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -175,7 +178,7 @@ func (o *Options) check() ([]weight, error) {
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
 	}
-	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList) {
+	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList || o.Op == Indexing) {
 		return nil, fmt.Errorf("-op %s needs the in-process server (its own upstream or tools); it does not go with -target", o.Op)
 	}
 	if o.Target != "" {
@@ -189,6 +192,9 @@ func (o *Options) check() ([]weight, error) {
 		if o.Token == "" {
 			return nil, errors.New("-target needs -token (or QUARRY_BENCH_TOKEN): an admin API key of the target")
 		}
+	}
+	if o.Op == Indexing {
+		return nil, nil // Measured on the store, not by the load (indexing.go).
 	}
 	if o.Op != Mix {
 		return []weight{{opNamed(o.Op), 1}}, nil
@@ -247,6 +253,7 @@ type system struct {
 	loadTime  time.Duration // Of the server's first, whole read of the status listing.
 	tools     int           // Custom tools that put-tool updates.
 	upstream  *upstream     // tool-run's upstream (toolrun.go); nil for the other operations.
+	db        *store.DB     // The seeded database, in process only (-op indexing measures it).
 	close     func()
 }
 
@@ -310,6 +317,7 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 	sys.seedTime = time.Since(start)
 	sc.line(fmt.Sprintf("seeded in %s", sys.seedTime.Round(time.Millisecond)))
 	sys.token = seeded.AdminToken
+	sys.db = db
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,9 +1,19 @@
 package bench
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quarryhq/quarry/api"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/storetest"
 )
 
 func TestLoopback(t *testing.T) {
@@ -57,7 +67,7 @@ func TestOps(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, mix" {
+	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, indexing, mix" {
 		t.Errorf("OpNames: %s", got)
 	}
 	mix, err := parseMix(DefaultMix)
@@ -68,5 +78,82 @@ func TestOps(t *testing.T) {
 		if _, err := parseMix(bad); err == nil {
 			t.Errorf("parseMix(%q) succeeded", bad)
 		}
+	}
+}
+
+// TestIndexingOp runs -op indexing at 200 pairs on SQLite and, when
+// QUARRY_TEST_POSTGRES_URL is set, on PostgreSQL: every series has its
+// samples (a pass per 500 pairs due, a lease and an end per pair, the
+// passes with nothing or a few pairs due, the progress reports), and the
+// listing after progress is compared with the quiet one. The figures
+// themselves are docs/benchmarks.md's, at 10,000 pairs.
+func TestIndexingOp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: seeds a database")
+	}
+	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbs["postgres"] = storetest.URL(t)
+	}
+	for name, url := range dbs {
+		t.Run(name, func(t *testing.T) {
+			var progress bytes.Buffer
+			rep, err := Run(context.Background(), Options{Pairs: 200, DB: url, Tools: 1, Clients: 1, Duration: time.Second,
+				Op: Indexing, Progress: &progress, Version: "test", Server: Server{
+					API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
+					Log: slog.New(slog.DiscardHandler),
+					HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
+						return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+					},
+					Keys: func() (*store.Keyring, error) {
+						k, err := store.ParseKey(store.NewKey())
+						if err != nil {
+							return nil, err
+						}
+						return store.NewKeyring(k)
+					},
+				}})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, progress.String())
+			}
+			ir := rep.Indexing
+			if ir == nil {
+				t.Fatal("no indexing report")
+			}
+			n := uint64(ir.Attempts)
+			if n < 150 || n > 200 {
+				t.Errorf("%d first attempts for 200 pairs", n)
+			}
+			want := map[string]uint64{"schedule:batch": 1, "lease": n, "finish": n, "schedule:idle": idlePasses,
+				"schedule:one-due": indexingRounds, "schedule:few-due": indexingRounds, "progress": listingSamples}
+			for _, s := range ir.Series {
+				if s.Name == "schedule:one-due" && s.Samples > 0 && s.Samples < indexingRounds {
+					want[s.Name] = s.Samples // Rounds on pairs of sources never indexed make none.
+				}
+				if n, ok := want[s.Name]; !ok || s.Samples != n || s.LatencyMS.P50 <= 0 || s.LatencyMS.Max < s.LatencyMS.P99 {
+					t.Errorf("series %s: %d samples (want %d), latency %+v", s.Name, s.Samples, n, s.LatencyMS)
+				}
+				delete(want, s.Name)
+			}
+			if len(want) > 0 {
+				t.Errorf("series missing: %v", want)
+			}
+			if len(rep.Results) != 1 || rep.Results[0].Server.Requests != listingSamples || rep.Results[0].Floor.Requests != listingSamples ||
+				rep.Results[0].VsFloor.P50 <= 0 || rep.Dataset.StatusBytes == 0 {
+				t.Errorf("listing: %+v, %d bytes", rep.Results, rep.Dataset.StatusBytes)
+			}
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			for _, s := range []string{"schedule:idle", "lease", "status:after-progress", "quiet (floor)", "vs quiet"} {
+				if !strings.Contains(text.String(), s) {
+					t.Errorf("the text report has no %q:\n%s", s, text.String())
+				}
+			}
+			var js bytes.Buffer
+			if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), `"listing_p50_ratio"`) {
+				t.Errorf("JSON report: %v\n%s", err, js.String())
+			}
+			t.Logf("%s", text.String())
+		})
 	}
 }

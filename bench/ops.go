@@ -152,13 +152,14 @@ func opNamed(name string) *op {
 	return ops[i]
 }
 
-// OpNames returns the values of -op: every operation, then mix.
+// OpNames returns the values of -op: every operation, then indexing
+// (measured on the store: indexing.go), then mix.
 func OpNames() []string {
 	var out []string
 	for _, o := range ops {
 		out = append(out, o.name)
 	}
-	return append(out, Mix)
+	return append(out, Indexing, Mix)
 }
 
 // mixableNames returns the operations -mix may weigh.

@@ -28,6 +28,10 @@ type Report struct {
 	Results         []Result       `json:"results"`
 	Errors          ErrorCounts    `json:"errors"`
 	FloorErrors     ErrorCounts    `json:"floor_errors"`
+	// Indexing holds what -op indexing measured on the store; its Results
+	// are the status listing after a progress report, with the quiet
+	// listing as the floor.
+	Indexing *IndexingReport `json:"indexing,omitempty"`
 }
 
 // ServerInfo says what was loaded.
@@ -292,8 +296,13 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		op += " (" + strings.Join(parts, ", ") + ")"
 	}
-	fmt.Fprintf(w, "\nquarry bench: %s, %d clients, %s each for the server and the floor (quarry %s)\n",
-		op, r.Clients, time.Duration(r.DurationSeconds*float64(time.Second)), r.QuarryVersion)
+	if r.Indexing != nil {
+		fmt.Fprintf(w, "\nquarry bench: %s, measured on the store, in %s (quarry %s)\n",
+			op, time.Duration(r.DurationSeconds*float64(time.Second)).Round(time.Second), r.QuarryVersion)
+	} else {
+		fmt.Fprintf(w, "\nquarry bench: %s, %d clients, %s each for the server and the floor (quarry %s)\n",
+			op, r.Clients, time.Duration(r.DurationSeconds*float64(time.Second)), r.QuarryVersion)
+	}
 	m := r.Machine
 	fmt.Fprintf(w, "machine   %d CPUs, GOMAXPROCS %d, %s %s/%s, %s\n", m.CPUs, m.GOMAXPROCS, m.GoVersion, m.OS, m.Arch, m.CPUModel)
 	if r.Server.Mode == "target" {
@@ -326,6 +335,10 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "peak RSS  %s\n", r.Server.PeakRSSNote)
 	}
 
+	if r.Indexing != nil {
+		r.writeIndexingText(w)
+		return
+	}
 	fmt.Fprintln(w)
 	const row = "%-18s %9s %10s %9s %9s %9s %9s %9s %9s\n"
 	fmt.Fprintf(w, row, "", "requests", "req/s", "mean", "p50", "p90", "p99", "max", "bytes")
