@@ -127,25 +127,25 @@ func CheckPATScopes(scopes []Permission) error {
 // CheckMakePAT reports why c may not make a personal access token: only
 // people make them, for themselves, signed in (a session) or with the
 // provider's token; not an API key's service account, nor a caller that
-// holds a personal access token already (a token that could make tokens
-// would outlive its own expiry).
+// holds a personal access token already (CheckMint).
 func (c *Caller) CheckMakePAT() error {
-	switch {
-	case c.ServiceAccount || c.APIKeyID != 0:
+	if c.ServiceAccount || c.APIKeyID != 0 {
 		return Errorf(EFORBIDDEN, "API keys cannot make personal access tokens: they are for people")
-	case c.PATID != 0:
-		return Errorf(EFORBIDDEN, "A personal access token cannot make personal access tokens: sign in to make one")
 	}
-	return nil
+	return c.CheckMint()
 }
 
-// CheckMakeKey reports why c may not make a credential that lasts on its
-// own (an API key, a new token for one, a SCIM token): not with a personal
-// access token, whose expiry and revocation the new credential would
-// outlive. A nil c is the command line.
-func (c *Caller) CheckMakeKey() error {
+// CheckMint reports why c may not make what signs in on its own: a
+// password (a reset, a change), an invitation, an API key (or a new token
+// for one), a session, a SCIM token or a personal access token. Not with
+// a personal access token: what it made would outlive the token's expiry,
+// its revocation and its person's deactivation (an admin's token that
+// resets a person's password gets a password whose sessions outlive the
+// token). The one rule for every such route (the api's gate minting, and
+// the store where keys are made); a nil c is the command line.
+func (c *Caller) CheckMint() error {
 	if c != nil && c.PATID != 0 {
-		return Errorf(EFORBIDDEN, "A personal access token cannot make API keys or SCIM tokens: sign in to make one")
+		return Errorf(EFORBIDDEN, "A personal access token cannot make passwords, invitations, keys, sessions or tokens: sign in to do this")
 	}
 	return nil
 }

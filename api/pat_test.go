@@ -58,7 +58,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 
 	t.Run("refusals", func(t *testing.T) {
 		e.do(tok, "POST", "/user/pats", `{"name":"another"}`).want(t, 403,
-			`{"detail":"A personal access token cannot make personal access tokens: sign in to make one"}`)
+			`{"detail":"A personal access token cannot make passwords, invitations, keys, sessions or tokens: sign in to do this"}`)
 		e.do(e.admin, "POST", "/user/pats", `{"name":"k"}`).want(t, 403, `{"detail":"API keys cannot make personal access tokens: they are for people"}`)
 		e.do(ann, "POST", "/user/pats", `{"name":"s","scopes":[]}`).want(t, 400, `{"detail":"A scoped token must include at least one scope."}`)
 		e.do(ann, "POST", "/user/pats", `{"name":"s","scopes":["basic","manage:llms","craft_sandbox"]}`).want(t, 400,
@@ -69,17 +69,31 @@ func TestPersonalAccessTokens(t *testing.T) {
 		limited := e.user(quarry.RoleLimited, "limited")
 		e.do(limited, "GET", "/user/pats", nil).want(t, 403, fxLimited)
 	})
-	// An admin's token makes no credential that would outlive it.
+	// An admin's token makes nothing that signs in and would outlive it:
+	// no password, invitation, key or token (issue 31: reset-password
+	// worked with an admin's token).
 	t.Run("no keys from tokens", func(t *testing.T) {
 		boss := e.person("boss@example.com")
 		e.do(e.admin, "PATCH", "/manage/set-user-role", `{"user_email":"boss@example.com","new_role":"admin"}`).want(t, 200, `null`)
 		_, token := e.makePAT(t, boss, `{"name":"short","expiration_days":1}`)
 		bossPAT := user{token: token}
-		const refused = `{"detail":"A personal access token cannot make API keys or SCIM tokens: sign in to make one"}`
+		e.person("carl@example.com")
+		const refused = `{"detail":"A personal access token cannot make passwords, invitations, keys, sessions or tokens: sign in to do this"}`
 		e.do(bossPAT, "POST", "/admin/api-key", `{"name":"forever","role":"admin"}`).want(t, 403, refused)
 		e.do(bossPAT, "POST", fmt.Sprintf("/admin/api-key/%d/regenerate", fx{e}.keyID(e.admin)), nil).want(t, 403, refused)
 		e.do(bossPAT, "POST", "/admin/enterprise-settings/scim/token", `{"name":"okta"}`).want(t, 403, refused)
-		e.do(bossPAT, "GET", "/admin/api-key", nil).decode(t, new(any)) // the token still reads them
+		e.do(bossPAT, "POST", "/manage/admin/reset-password", `{"user_email":"carl@example.com"}`).want(t, 403, refused)
+		e.do(bossPAT, "POST", "/manage/admin/invitations", `{"emails":["new@example.com"]}`).want(t, 403, refused)
+		e.do(bossPAT, "PUT", "/manage/admin/users", `{"emails":["new@example.com"]}`).want(t, 403, refused)
+		e.do(bossPAT, "POST", "/auth/change-password", fmt.Sprintf(`{"current_password":%q,"new_password":"another-long-secret-42"}`, goodSecret)).
+			want(t, 403, refused)
+		e.do(bossPAT, "POST", "/user/pats", `{"name":"another"}`).want(t, 403, refused)
+		_, annToken := e.makePAT(t, ann, `{"name":"basic"}`)
+		e.do(user{token: annToken}, "POST", "/auth/change-password", fmt.Sprintf(`{"current_password":%q,"new_password":"another-long-secret-42"}`, goodSecret)).
+			want(t, 403, refused)
+		e.do(boss, "POST", "/manage/admin/reset-password", `{"user_email":"carl@example.com"}`).decode(t, new(any)) // signed in, it works
+		e.do(bossPAT, "GET", "/manage/users/invited", nil).decode(t, new(any))                                      // the token still reads
+		e.do(bossPAT, "GET", "/admin/api-key", nil).decode(t, new(any))                                             // the token still reads them
 		var key struct {
 			ID int64 `json:"api_key_id"`
 		}
