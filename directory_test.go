@@ -163,6 +163,34 @@ func TestDirectoryEmailRules(t *testing.T) {
 	}
 }
 
+// TestCheckDirectoryDeactivation: the directory deactivates people, not
+// admins or curators; an admin deactivates anyone (the last admin rule
+// aside); activating is never refused here.
+func TestCheckDirectoryDeactivation(t *testing.T) {
+	admin := &quarry.Caller{User: quarry.User{ID: "admin", Role: quarry.RoleAdmin}}
+	directory := quarry.DirectoryCaller(&quarry.SCIMToken{ID: 1})
+	for _, tt := range []struct {
+		c      *quarry.Caller
+		role   quarry.Role
+		active bool
+		want   string
+	}{
+		{directory, quarry.RoleAdmin, false, "forbidden: The directory cannot deactivate an admin or curator (x@corp.example): deactivate them in Quarry, or demote them first"},
+		{directory, quarry.RoleCurator, false, "forbidden: The directory cannot deactivate an admin or curator (x@corp.example): deactivate them in Quarry, or demote them first"},
+		{directory, quarry.RoleGlobalCurator, false, "forbidden: The directory cannot deactivate an admin or curator (x@corp.example): deactivate them in Quarry, or demote them first"},
+		{directory, quarry.RoleBasic, false, ""},
+		{directory, quarry.RoleLimited, false, ""},
+		{directory, quarry.RoleAdmin, true, ""},
+		{admin, quarry.RoleAdmin, false, ""},
+		{nil, quarry.RoleAdmin, false, ""},
+	} {
+		u := &quarry.User{Email: "x@corp.example", Role: tt.role, IsActive: !tt.active}
+		if got := errText(tt.c.CheckDirectoryDeactivation(u, tt.active)); got != tt.want {
+			t.Errorf("%v %s active=%t: %q, want %q", tt.c != nil && tt.c.Directory != nil, tt.role, tt.active, got, tt.want)
+		}
+	}
+}
+
 // TestAdminRefusalsOnTheDirectory: what an admin may not change through
 // the admin API of what the directory manages, and what they still may.
 func TestAdminRefusalsOnTheDirectory(t *testing.T) {

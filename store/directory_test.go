@@ -3,6 +3,7 @@ package store_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -196,9 +197,27 @@ func TestDirectoryUsers(t *testing.T) {
 	if quarry.ErrorCode(err) != quarry.EFORBIDDEN {
 		t.Errorf("moving the admin's email: %s", code(err))
 	}
-	// ... and cannot deactivate the last admin.
-	if _, err := db.UpdateDirectoryUser(ctx, dir, adminDir.ID, nil, nil, func(u *quarry.DirectoryUser) error { u.Active = false; return nil }); quarry.ErrorCode(err) != quarry.EINVALID {
-		t.Errorf("deactivating the last admin: %s", code(err))
+	// ... and deactivates no admin or curator, last or not, by active
+	// false or by a deletion (issue 31: 403, as for renames).
+	second := register(t, db, "second@corp.example", open)
+	if err := db.SetRole(ctx, &quarry.Caller{User: *admin}, second.Email, quarry.RoleAdmin, false); err != nil {
+		t.Fatal(err)
+	}
+	refusedDeactivation := "forbidden: The directory cannot deactivate an admin or curator (boss@corp.example): deactivate them in Quarry, or demote them first"
+	if _, err := db.UpdateDirectoryUser(ctx, dir, adminDir.ID, nil, nil, func(u *quarry.DirectoryUser) error { u.Active = false; return nil }); code(err) != refusedDeactivation {
+		t.Errorf("deactivating an admin: %s", code(err))
+	}
+	if err := db.DeleteDirectoryUser(ctx, dir, adminDir.ID, nil); code(err) != refusedDeactivation {
+		t.Errorf("deleting an admin: %s", code(err))
+	}
+	// Adopting the second admin's account inactive is refused too.
+	in := okta("second@corp.example", "Sec", "Ond")
+	in.Active = false
+	if _, err := db.CreateDirectoryUser(ctx, dir, in, nil); code(err) != strings.ReplaceAll(refusedDeactivation, "boss@", "second@") {
+		t.Errorf("adopting an admin inactive: %s", code(err))
+	}
+	if u, err := db.DirectoryUser(ctx, adminDir.ID); err != nil || !u.Active {
+		t.Errorf("the admin after the directory's attempts: %+v, %v", u, err)
 	}
 
 	// Filters.
