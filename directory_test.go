@@ -26,7 +26,11 @@ func TestSCIMTokenFormat(t *testing.T) {
 
 func TestReservedGroupName(t *testing.T) {
 	for name, want := range map[string]bool{"Admin": true, "admin": true, "BASIC": true, " Basic ": true, "\uff21dmin": true,
-		"Admins": false, "Basic users": false, "": false, "Eng": false} {
+		// Lookalikes (issue 31): a dotless i, a zero-width space, a
+		// Cyrillic А, a soft hyphen, a Greek Β, a variation selector.
+		"Adm\u0131n": true, "Admin\u200b": true, "\u0410dmin": true, "Ad\u00admin": true, "\u0392asic": true, "Basi\ufe0fc": true,
+		"\u200b Admin \u200b": true,
+		"Admins":              false, "Basic users": false, "": false, "Eng": false} {
 		if got := quarry.ReservedGroupName(name); got != want {
 			t.Errorf("ReservedGroupName(%q) = %t", name, got)
 		}

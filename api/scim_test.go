@@ -513,7 +513,7 @@ func TestSCIMGroupsAndTheAdminAPI(t *testing.T) {
 		t.Errorf("after the directory's PUT: %v", groups)
 	}
 	// Reserved names.
-	for _, name := range []string{"Admin", "BASIC"} {
+	for _, name := range []string{"Admin", "BASIC", "Adm\u0131n", "Admin\u200b", "\u0410dmin"} { // lookalikes too (issue 31)
 		d.wantSCIM(t, d.do("POST", "/Groups", map[string]any{"displayName": name}), 409, scimError(409, "uniqueness", "'"+name+"' is a reserved group name."))
 		d.wantSCIM(t, d.do("PATCH", "/Groups/"+gid, `{"Operations":[{"op":"Replace","path":"displayName","value":"`+name+`"}]}`), 409,
 			scimError(409, "uniqueness", "'"+name+"' is a reserved group name."))
