@@ -71,20 +71,20 @@ type PATScope struct {
 	MinTier     string // Onyx's license tier: always "community" here.
 }
 
-// PATScopes are the scopes a token may have: Onyx's four (which name
-// Onyx's search, chat and LLM gateway; Quarry has none of them, so a token
-// scoped to them opens nothing but GET /me and GET /me/permissions), and
-// those that open Quarry's routes.
+// PATScopes are the scopes a person may give a token (Onyx's
+// SELECTABLE_PAT_SCOPES): Onyx's four, which name Onyx's search, chat and
+// LLM gateway (Quarry has none of them, so a token scoped to them opens
+// nothing but GET /me and GET /me/permissions), and basic, which opens
+// Quarry's own routes of people (running tools, over the API and /mcp).
+// The admin scopes (admin, manage:*) are not offered, as Onyx offers
+// none: a token that may do what an admin does is an unscoped token of an
+// admin. Tokens made with them before issue 31 keep them (LimitTo).
 var PATScopes = []PATScope{
 	{PermReadSearch, "Search", "Read", "Use search and query endpoints (Onyx's; Quarry has none).", "community"},
 	{PermReadChat, "Chat", "Read", "View chat sessions and messages (Onyx's; Quarry has none).", "community"},
 	{PermWriteChat, "Chat", "Write", "Create sessions and send messages (Onyx's; Quarry has none).", "community"},
 	{PermUseLLMGateway, "LLM Gateway", "Use", "Call the LLM gateway from external tools (Onyx's; Quarry has none).", "community"},
 	{PermBasic, "Tools", "Use", "Run the tools you may run, over the API and over MCP (Quarry's MCP endpoint), and use your own credentials and connections.", "community"},
-	{PermManageActions, "Tools", "Manage", "Make and change custom tools and MCP servers, as your rights allow.", "community"},
-	{PermManageConnectors, "Connectors", "Manage", "Connectors, credentials and connector/credential pairs, as your rights allow.", "community"},
-	{PermManageUserGroups, "Groups", "Manage", "User groups, their members and permissions, as your rights allow.", "community"},
-	{PermAdmin, "Admin", "All", "Everything you may do as an admin.", "community"},
 }
 
 // PATScopeImplies returns the other permissions scope s implies, sorted
@@ -104,7 +104,8 @@ func PATScopeImplies(s Permission) []string {
 
 // CheckPATScopes reports why scopes cannot be a token's (400, as Onyx): an
 // empty list (a token scoped to nothing; null is the person's whole
-// rights), or scopes that are not offered.
+// rights), or scopes that are not offered (PATScopes: the admin scopes
+// are not).
 func CheckPATScopes(scopes []Permission) error {
 	if scopes == nil {
 		return nil

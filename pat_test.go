@@ -123,7 +123,10 @@ func TestCheckPATScopes(t *testing.T) {
 		want   string
 	}{
 		{nil, ""},
-		{[]quarry.Permission{quarry.PermReadSearch, quarry.PermBasic, quarry.PermAdmin}, ""},
+		{[]quarry.Permission{quarry.PermReadSearch, quarry.PermBasic, quarry.PermWriteChat}, ""},
+		// The admin scopes are not offered (issue 31, as Onyx).
+		{[]quarry.Permission{quarry.PermBasic, quarry.PermAdmin, quarry.PermManageActions, quarry.PermManageConnectors, quarry.PermManageUserGroups},
+			"Unsupported token scope(s): admin, manage:actions, manage:connectors, manage:user_groups"},
 		{[]quarry.Permission{}, "A scoped token must include at least one scope."},
 		{[]quarry.Permission{quarry.PermBasic, quarry.PermManageLLMs, quarry.PermCraftSandbox}, "Unsupported token scope(s): manage:llms, craft_sandbox"},
 	} {

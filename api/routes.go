@@ -120,11 +120,11 @@ func (s *Server) routes() {
 	m.Handle("POST /mcp/oauth/callback", s.authedFor(s.runTimeout(), basicAccess, s.handleMCPOAuthCallback))
 
 	// Each person's personal access tokens (api/pat.go), for scripts and
-	// MCP clients.
-	m.Handle("POST /user/pats", s.authed(basicAccess, s.handleCreatePAT))
-	m.Handle("GET /user/pats", s.authed(basicAccess, s.handleListPATs))
-	m.Handle("DELETE /user/pats/{token_id}", s.authed(basicAccess, s.handleRevokePAT))
-	m.Handle("GET /user/pats/scopes", s.authed(basicAccess, s.handlePATScopes))
+	// MCP clients. Their errors carry Onyx's error_code, as Onyx's do.
+	m.Handle("POST /user/pats", s.authed(onyxGate(basicAccess), onyxCoded(s.handleCreatePAT)))
+	m.Handle("GET /user/pats", s.authed(onyxGate(basicAccess), onyxCoded(s.handleListPATs)))
+	m.Handle("DELETE /user/pats/{token_id}", s.authed(onyxGate(basicAccess), onyxCoded(s.handleRevokePAT)))
+	m.Handle("GET /user/pats/scopes", s.authed(onyxGate(basicAccess), onyxCoded(s.handlePATScopes)))
 
 	// Quarry's own MCP endpoint (api/mcpendpoint.go): bearer tokens only,
 	// its protected resource metadata public.
