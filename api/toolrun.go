@@ -80,6 +80,12 @@ func (s *Server) run(ctx context.Context, c *quarry.Caller, authz string, id int
 	if err != nil {
 		return nil, err
 	}
+	release, err := s.runner.Admit(c.ID, t.ID) // the caps of runs in progress: 429, counted, not audited
+	if err != nil {
+		s.metrics.observeRun(quarry.RunLimited, time.Since(start))
+		return nil, err
+	}
+	defer release()
 	rec := &quarry.ToolRunRecord{ToolID: t.ID, Method: in.Method}
 	var (
 		res     *quarry.ToolRunResult

@@ -45,6 +45,7 @@ type Runner struct {
 	policy Policy
 	guard  *guard
 	client *http.Client
+	slots  *slots // The caps of runs in progress (Admit).
 
 	mu      sync.Mutex
 	defs    map[[sha256.Size]byte]*Definition
@@ -74,7 +75,8 @@ func NewRunner(p Policy) *Runner {
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	r := &Runner{policy: p, guard: g, defs: map[[sha256.Size]byte]*Definition{}, defSize: map[[sha256.Size]byte]int{}}
+	r := &Runner{policy: p, guard: g, defs: map[[sha256.Size]byte]*Definition{}, defSize: map[[sha256.Size]byte]int{},
+		slots: newSlots(p.MaxRunsPerCaller, p.MaxRunsPerTool)}
 	r.client = &http.Client{Transport: t, CheckRedirect: r.checkRedirect}
 	return r
 }

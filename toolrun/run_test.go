@@ -393,3 +393,38 @@ func TestRunCutKeepsNoPrefixOfASecret(t *testing.T) {
 		}
 	}
 }
+
+// TestSlots: a caller's runs and a tool's runs in progress are capped
+// each; a slot given back (once, however often release is called) opens
+// the way again.
+func TestSlots(t *testing.T) {
+	s := newSlots(2, 3)
+	take := func(caller string, tool int64, want string) func() {
+		t.Helper()
+		release, err := s.take(caller, tool)
+		got := ""
+		if err != nil {
+			got = quarry.ErrorMessage(err)
+			if quarry.ErrorCode(err) != quarry.ETOOMANY || err.(*quarry.Error).RetryAfter != SlotRetryAfter {
+				t.Errorf("%s, tool %d: %v, want a 429 with Retry-After", caller, tool, err)
+			}
+		}
+		if got != want {
+			t.Errorf("%s, tool %d: %q, want %q", caller, tool, got, want)
+		}
+		return release
+	}
+	const callerFull = "You have 2 tool runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_CALLER): wait for one to end"
+	a1 := take("ann", 1, "")
+	take("ann", 2, "")
+	take("ann", 3, callerFull)
+	take("bob", 1, "")
+	take("cy", 1, "")
+	take("dee", 1, "Tool 1 has 3 runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_TOOL): try again shortly")
+	take("dee", 2, "")
+	a1()
+	a1() // a second call gives nothing more back
+	take("ann", 1, "")
+	take("ann", 4, callerFull)
+	take("eve", 1, "Tool 1 has 3 runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_TOOL): try again shortly")
+}
