@@ -429,6 +429,33 @@ func (c *Caller) CheckDirectoryDeactivation(u *User, active bool) error {
 	return Errorf(EFORBIDDEN, "The directory cannot deactivate an admin or curator (%s): deactivate them in Quarry, or demote them first", u.Email)
 }
 
+// CheckDirectoryAddition reports why the directory may not add people
+// (added, their ids) to group, granted grants (GrantList): not to a group
+// that holds a permission beyond basic (403, RFC 7644's "not permitted";
+// issue 31). A group's grants are an admin's decision, made in Quarry:
+// the directory's token adding people to a group granted
+// manage:user_groups or admin would hand those rights to whoever it
+// names, and an adopted local account keeps its password. Removing people
+// is allowed (it takes rights away). An admin grants such permissions to
+// a group made in Quarry and adds the directory's people there by hand,
+// or takes them back from this group first.
+func CheckDirectoryAddition(group string, grants []Permission, added []string) error {
+	if len(added) == 0 {
+		return nil
+	}
+	var beyond []string
+	for _, p := range grants {
+		if p != PermBasic {
+			beyond = append(beyond, string(p))
+		}
+	}
+	if beyond == nil {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "Group '%s' is granted %s beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)",
+		group, strings.Join(beyond, ", "))
+}
+
 // RunsQuarry reports whether u is an admin or a curator: those whose
 // account the directory may neither move nor deactivate.
 func (u *User) RunsQuarry() bool {

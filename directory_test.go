@@ -195,6 +195,28 @@ func TestCheckDirectoryDeactivation(t *testing.T) {
 	}
 }
 
+// TestCheckDirectoryAddition: the directory adds people to groups that
+// hold basic alone; removing, or adding no one, is always allowed.
+func TestCheckDirectoryAddition(t *testing.T) {
+	for _, tt := range []struct {
+		grants []quarry.Permission
+		added  []string
+		want   string
+	}{
+		{[]quarry.Permission{quarry.PermBasic}, []string{"p"}, ""},
+		{nil, []string{"p"}, ""},
+		{[]quarry.Permission{quarry.PermBasic, quarry.PermManageUserGroups}, nil, ""},
+		{[]quarry.Permission{quarry.PermBasic, quarry.PermManageUserGroups}, []string{"p"},
+			"forbidden: Group 'Ops' is granted manage:user_groups beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)"},
+		{[]quarry.Permission{quarry.PermAdmin, quarry.PermBasic, quarry.PermManageConnectors}, []string{"p", "q"},
+			"forbidden: Group 'Ops' is granted admin, manage:connectors beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)"},
+	} {
+		if got := errText(quarry.CheckDirectoryAddition("Ops", tt.grants, tt.added)); got != tt.want {
+			t.Errorf("%v, %v: %q, want %q", tt.grants, tt.added, got, tt.want)
+		}
+	}
+}
+
 // TestAdminRefusalsOnTheDirectory: what an admin may not change through
 // the admin API of what the directory manages, and what they still may.
 func TestAdminRefusalsOnTheDirectory(t *testing.T) {

@@ -395,6 +395,40 @@ func TestDirectoryGroups(t *testing.T) {
 		gs[0].DisplayName != quarry.DefaultGroupBasic || gs[1].ID != ops.ID || !gs[1].Managed {
 		t.Errorf("Ops after: %+v", gs)
 	}
+	// A group granted more than basic (by an admin) takes no one from the
+	// directory (issue 31): 403, and nothing changes; the directory may
+	// still adopt it and remove people, and add them once the grant is
+	// taken back.
+	leads, err := db.CreateGroup(ctx, ca, quarry.UserGroupInput{Name: sp("Leads"), UserIDs: []string{cat.ID}, CCPairIDs: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetGroupPermission(ctx, ca, leads.ID, quarry.PermManageUserGroups, true); err != nil {
+		t.Fatal(err)
+	}
+	leadsID := strconv.FormatInt(leads.ID, 10)
+	addAnn := func(g *quarry.DirectoryGroup) error {
+		g.Members = append(g.Members, quarry.DirectoryMember{ID: ann.ID})
+		return nil
+	}
+	if _, err := db.UpdateDirectoryGroup(ctx, dir, leadsID, nil, addAnn); code(err) != "forbidden: Group 'Leads' is granted manage:user_groups beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)" {
+		t.Errorf("adding Ann to a group granted manage:user_groups: %s", code(err))
+	}
+	if g, _ := db.Group(ctx, ca, leads.ID); len(g.Users) != 1 || g.SCIMSynced {
+		t.Errorf("Leads after the refusal: %+v", g)
+	}
+	if _, err := db.UpdateDirectoryGroup(ctx, dir, leadsID, nil, func(g *quarry.DirectoryGroup) error {
+		g.Members = nil
+		return nil
+	}); err != nil {
+		t.Errorf("the directory removing Cat from Leads: %v", err)
+	}
+	if err := db.SetGroupPermission(ctx, ca, leads.ID, quarry.PermManageUserGroups, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateDirectoryGroup(ctx, dir, leadsID, nil, addAnn); err != nil {
+		t.Errorf("adding Ann once Leads holds basic alone: %v", err)
+	}
 	// The directory deletes its group.
 	if err := db.DeleteDirectoryGroup(ctx, dir, id, nil); err != nil {
 		t.Fatal(err)
