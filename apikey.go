@@ -79,10 +79,10 @@ func DisplayAPIKey(token string) string {
 
 // CheckLastAdminKey reports why key k of service account u may not be
 // revoked, or given another role than admin (what says which: "revoked",
-// "given another role"), given others, the number of other active admins
-// who can sign in: it may be the last way in as an admin.
-func CheckLastAdminKey(k *APIKey, u *User, others int, what string) error {
-	if !u.IsActiveAdmin() || others > 0 {
+// "given another role"), given the other active admins who can sign in
+// (OtherAdmins.Keep): it may be the last way in as an admin.
+func CheckLastAdminKey(k *APIKey, u *User, others OtherAdmins, what string) error {
+	if !u.IsActiveAdmin() || others.Keep(u) {
 		return nil
 	}
 	return Errorf(EINVALID, "API key %d is the last active admin and cannot be %s: make another admin first", k.ID, what)

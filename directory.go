@@ -313,7 +313,7 @@ func DirectoryEmailChange(old, next string) string {
 // directory's token could otherwise move an admin's account to an address
 // they control; the directory only ever provisions basic access.
 func CheckDirectoryEmailChange(u *User) error {
-	if u.Role == RoleAdmin || u.Role == RoleCurator || u.Role == RoleGlobalCurator {
+	if u.RunsQuarry() {
 		return Errorf(EFORBIDDEN, "The directory cannot change the email of an admin or curator (%s): change it in Quarry first", u.Email)
 	}
 	return nil
@@ -427,6 +427,52 @@ func (c *Caller) CheckDirectoryActivation(u *User, managed, directoryActive, act
 		return nil
 	}
 	return Errorf(ECONFLICT, "%s is deactivated by the company's directory (SCIM): activate them there", u.Email)
+}
+
+// CheckDirectoryDeactivation reports why c may not deactivate u (active
+// false): the directory deactivates no admin or curator (403, as it
+// renames none, CheckDirectoryEmailChange), whether by active false, by a
+// DELETE, or by adopting their account inactive: its token must not be
+// able to lock out the people who run Quarry. An admin demotes them in
+// Quarry first, or deactivates them there.
+func (c *Caller) CheckDirectoryDeactivation(u *User, active bool) error {
+	if c == nil || c.Directory == nil || active || !u.RunsQuarry() {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "The directory cannot deactivate an admin or curator (%s): deactivate them in Quarry, or demote them first", u.Email)
+}
+
+// CheckDirectoryAddition reports why the directory may not add people
+// (added, their ids) to group, granted grants (GrantList): not to a group
+// that holds a permission beyond basic (403, RFC 7644's "not permitted";
+// issue 31). A group's grants are an admin's decision, made in Quarry:
+// the directory's token adding people to a group granted
+// manage:user_groups or admin would hand those rights to whoever it
+// names, and an adopted local account keeps its password. Removing people
+// is allowed (it takes rights away). An admin grants such permissions to
+// a group made in Quarry and adds the directory's people there by hand,
+// or takes them back from this group first.
+func CheckDirectoryAddition(group string, grants []Permission, added []string) error {
+	if len(added) == 0 {
+		return nil
+	}
+	var beyond []string
+	for _, p := range grants {
+		if p != PermBasic {
+			beyond = append(beyond, string(p))
+		}
+	}
+	if beyond == nil {
+		return nil
+	}
+	return Errorf(EFORBIDDEN, "Group '%s' is granted %s beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)",
+		group, strings.Join(beyond, ", "))
+}
+
+// RunsQuarry reports whether u is an admin or a curator: those whose
+// account the directory may neither move nor deactivate.
+func (u *User) RunsQuarry() bool {
+	return u.Role == RoleAdmin || u.Role == RoleCurator || u.Role == RoleGlobalCurator
 }
 
 // String returns a short description of f, for logs and errors.

@@ -26,7 +26,11 @@ func TestSCIMTokenFormat(t *testing.T) {
 
 func TestReservedGroupName(t *testing.T) {
 	for name, want := range map[string]bool{"Admin": true, "admin": true, "BASIC": true, " Basic ": true, "\uff21dmin": true,
-		"Admins": false, "Basic users": false, "": false, "Eng": false} {
+		// Lookalikes (issue 31): a dotless i, a zero-width space, a
+		// Cyrillic А, a soft hyphen, a Greek Β, a variation selector.
+		"Adm\u0131n": true, "Admin\u200b": true, "\u0410dmin": true, "Ad\u00admin": true, "\u0392asic": true, "Basi\ufe0fc": true,
+		"\u200b Admin \u200b": true,
+		"Admins":              false, "Basic users": false, "": false, "Eng": false} {
 		if got := quarry.ReservedGroupName(name); got != want {
 			t.Errorf("ReservedGroupName(%q) = %t", name, got)
 		}
@@ -159,6 +163,56 @@ func TestDirectoryEmailRules(t *testing.T) {
 		err := quarry.CheckDirectoryEmailChange(&quarry.User{Email: "x@corp.example", Role: role})
 		if (err != nil) != refused || (err != nil && quarry.ErrorCode(err) != quarry.EFORBIDDEN) {
 			t.Errorf("%s: %v", role, err)
+		}
+	}
+}
+
+// TestCheckDirectoryDeactivation: the directory deactivates people, not
+// admins or curators; an admin deactivates anyone (the last admin rule
+// aside); activating is never refused here.
+func TestCheckDirectoryDeactivation(t *testing.T) {
+	admin := &quarry.Caller{User: quarry.User{ID: "admin", Role: quarry.RoleAdmin}}
+	directory := quarry.DirectoryCaller(&quarry.SCIMToken{ID: 1})
+	for _, tt := range []struct {
+		c      *quarry.Caller
+		role   quarry.Role
+		active bool
+		want   string
+	}{
+		{directory, quarry.RoleAdmin, false, "forbidden: The directory cannot deactivate an admin or curator (x@corp.example): deactivate them in Quarry, or demote them first"},
+		{directory, quarry.RoleCurator, false, "forbidden: The directory cannot deactivate an admin or curator (x@corp.example): deactivate them in Quarry, or demote them first"},
+		{directory, quarry.RoleGlobalCurator, false, "forbidden: The directory cannot deactivate an admin or curator (x@corp.example): deactivate them in Quarry, or demote them first"},
+		{directory, quarry.RoleBasic, false, ""},
+		{directory, quarry.RoleLimited, false, ""},
+		{directory, quarry.RoleAdmin, true, ""},
+		{admin, quarry.RoleAdmin, false, ""},
+		{nil, quarry.RoleAdmin, false, ""},
+	} {
+		u := &quarry.User{Email: "x@corp.example", Role: tt.role, IsActive: !tt.active}
+		if got := errText(tt.c.CheckDirectoryDeactivation(u, tt.active)); got != tt.want {
+			t.Errorf("%v %s active=%t: %q, want %q", tt.c != nil && tt.c.Directory != nil, tt.role, tt.active, got, tt.want)
+		}
+	}
+}
+
+// TestCheckDirectoryAddition: the directory adds people to groups that
+// hold basic alone; removing, or adding no one, is always allowed.
+func TestCheckDirectoryAddition(t *testing.T) {
+	for _, tt := range []struct {
+		grants []quarry.Permission
+		added  []string
+		want   string
+	}{
+		{[]quarry.Permission{quarry.PermBasic}, []string{"p"}, ""},
+		{nil, []string{"p"}, ""},
+		{[]quarry.Permission{quarry.PermBasic, quarry.PermManageUserGroups}, nil, ""},
+		{[]quarry.Permission{quarry.PermBasic, quarry.PermManageUserGroups}, []string{"p"},
+			"forbidden: Group 'Ops' is granted manage:user_groups beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)"},
+		{[]quarry.Permission{quarry.PermAdmin, quarry.PermBasic, quarry.PermManageConnectors}, []string{"p", "q"},
+			"forbidden: Group 'Ops' is granted admin, manage:connectors beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)"},
+	} {
+		if got := errText(quarry.CheckDirectoryAddition("Ops", tt.grants, tt.added)); got != tt.want {
+			t.Errorf("%v, %v: %q, want %q", tt.grants, tt.added, got, tt.want)
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+
+	"github.com/mtibben/confusables"
 )
 
 // UserGroup is a named set of users that cc-pairs and credentials are shared
@@ -75,11 +78,36 @@ func DefaultGroupFor(r Role) string {
 }
 
 // ReservedGroupName reports whether name is the name of one of the default
-// groups, in any case and whatever space surrounds it: no other group may
-// have it, whether made by hand or by the company's directory.
+// groups, or looks like it, in any case and whatever space surrounds it:
+// no other group may have it, whether made by hand or by the company's
+// directory. Looks like: the same skeleton (groupNameSkeleton), as emails
+// are compared (EmailSkeleton), so that "Admın" (a dotless i), "Аdmin" (a
+// Cyrillic А) and "Admin" with a zero-width space are refused too.
 func ReservedGroupName(name string) bool {
-	k := FoldCase(strings.TrimSpace(name))
-	return k == FoldCase(DefaultGroupAdmin) || k == FoldCase(DefaultGroupBasic)
+	folded, upper := groupNameSkeletons(name)
+	for _, d := range []string{DefaultGroupAdmin, DefaultGroupBasic} {
+		if f, u := groupNameSkeletons(d); folded == f || upper == u {
+			return true
+		}
+	}
+	return false
+}
+
+// groupNameSkeletons returns what name looks like, in two forms, since
+// the confusables table is not made for folded text alone: name without
+// the space around it and the characters that show nothing (format
+// characters such as U+200B, variation selectors, other
+// default-ignorable code points), case-folded then taken to its TR39
+// skeleton (the table emails use: "Аdmin", "Admın"), and taken to its
+// skeleton then folded (a Greek "Β" is a "B" before folding, not after).
+func groupNameSkeletons(name string) (folded, upper string) {
+	shown := strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+			return -1
+		}
+		return r
+	}, name))
+	return confusables.Skeleton(FoldCase(shown)), FoldCase(confusables.Skeleton(shown))
 }
 
 // CheckGroupName reports why a group may not be given name: the names of

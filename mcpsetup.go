@@ -82,7 +82,11 @@ func (in *MCPServerSetup) Check(creating bool) error {
 				if f.v == nil || *f.v == "" {
 					return Errorf(EINVALID, "%s is required for known-provider OAuth mode", f.name)
 				}
-				if msg := checkEndpointURL(*f.v); msg != "" {
+				check := checkEndpointURL
+				if f.name == "oauth_authorization_endpoint" {
+					check = checkAuthorizationURL
+				}
+				if msg := check(*f.v); msg != "" {
 					return Errorf(EINVALID, "Invalid %s: it %s", f.name, msg)
 				}
 			}

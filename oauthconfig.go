@@ -2,6 +2,7 @@ package quarry
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -37,15 +38,42 @@ type OAuthConfig struct {
 // as for a provider run locally. The message does not show the URL, which
 // could hold a password.
 func (o *OAuthConfig) CheckURLs() error {
-	for _, f := range []struct{ name, url string }{
-		{"authorization_url", o.AuthorizationURL},
-		{"token_url", o.TokenURL},
-	} {
-		if msg := checkEndpointURL(f.url); msg != "" {
-			return Errorf(EINVALID, "%s %s", f.name, msg)
-		}
+	if msg := checkAuthorizationURL(o.AuthorizationURL); msg != "" {
+		return Errorf(EINVALID, "authorization_url %s", msg)
+	}
+	if msg := checkEndpointURL(o.TokenURL); msg != "" {
+		return Errorf(EINVALID, "token_url %s", msg)
 	}
 	return nil
+}
+
+// checkAuthorizationURL returns why s cannot be an authorization
+// endpoint, or "": checkEndpointURL's reasons, and a query that sets a
+// parameter Quarry sets for each authorization request (redirect_uri,
+// state, code_challenge, client_id...: the request would carry two
+// values, and a server that takes the first would send the code
+// elsewhere or skip the state's check), as additional parameters may
+// not (CheckAdditionalParams).
+func checkAuthorizationURL(s string) string {
+	if msg := checkEndpointURL(s); msg != "" {
+		return msg
+	}
+	u, _ := url.Parse(s)
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "must have a query of name=value pairs"
+	}
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if slices.Contains(reservedAuthParams, strings.ToLower(k)) {
+			return fmt.Sprintf("must not set %q in its query: Quarry sets it for each authorization request", k)
+		}
+	}
+	return ""
 }
 
 // checkEndpointURL returns why s cannot be an OAuth endpoint, or "".

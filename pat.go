@@ -80,20 +80,20 @@ type PATScope struct {
 	MinTier     string // Onyx's license tier: always "community" here.
 }
 
-// PATScopes are the scopes a token may have: Onyx's four (which name
-// Onyx's search, chat and LLM gateway; Quarry has none of them, so a token
-// scoped to them opens nothing but GET /me and GET /me/permissions), and
-// those that open Quarry's routes.
+// PATScopes are the scopes a person may give a token (Onyx's
+// SELECTABLE_PAT_SCOPES): Onyx's four, which name Onyx's search, chat and
+// LLM gateway (Quarry has none of them, so a token scoped to them opens
+// nothing but GET /me and GET /me/permissions), and basic, which opens
+// Quarry's own routes of people (running tools, over the API and /mcp).
+// The admin scopes (admin, manage:*) are not offered, as Onyx offers
+// none: a token that may do what an admin does is an unscoped token of an
+// admin. Tokens made with them before issue 31 keep them (LimitTo).
 var PATScopes = []PATScope{
 	{PermReadSearch, "Search", "Read", "Use search and query endpoints (Onyx's; Quarry has none).", "community"},
 	{PermReadChat, "Chat", "Read", "View chat sessions and messages (Onyx's; Quarry has none).", "community"},
 	{PermWriteChat, "Chat", "Write", "Create sessions and send messages (Onyx's; Quarry has none).", "community"},
 	{PermUseLLMGateway, "LLM Gateway", "Use", "Call the LLM gateway from external tools (Onyx's; Quarry has none).", "community"},
 	{PermBasic, "Tools", "Use", "Run the tools you may run, over the API and over MCP (Quarry's MCP endpoint), and use your own credentials and connections.", "community"},
-	{PermManageActions, "Tools", "Manage", "Make and change custom tools and MCP servers, as your rights allow.", "community"},
-	{PermManageConnectors, "Connectors", "Manage", "Connectors, credentials and connector/credential pairs, as your rights allow.", "community"},
-	{PermManageUserGroups, "Groups", "Manage", "User groups, their members and permissions, as your rights allow.", "community"},
-	{PermAdmin, "Admin", "All", "Everything you may do as an admin.", "community"},
 }
 
 // PATScopeImplies returns the other permissions scope s implies, sorted
@@ -113,7 +113,8 @@ func PATScopeImplies(s Permission) []string {
 
 // CheckPATScopes reports why scopes cannot be a token's (400, as Onyx): an
 // empty list (a token scoped to nothing; null is the person's whole
-// rights), or scopes that are not offered.
+// rights), or scopes that are not offered (PATScopes: the admin scopes
+// are not).
 func CheckPATScopes(scopes []Permission) error {
 	if scopes == nil {
 		return nil
@@ -136,25 +137,25 @@ func CheckPATScopes(scopes []Permission) error {
 // CheckMakePAT reports why c may not make a personal access token: only
 // people make them, for themselves, signed in (a session) or with the
 // provider's token; not an API key's service account, nor a caller that
-// holds a personal access token already (a token that could make tokens
-// would outlive its own expiry).
+// holds a personal access token already (CheckMint).
 func (c *Caller) CheckMakePAT() error {
-	switch {
-	case c.ServiceAccount || c.APIKeyID != 0:
+	if c.ServiceAccount || c.APIKeyID != 0 {
 		return Errorf(EFORBIDDEN, "API keys cannot make personal access tokens: they are for people")
-	case c.PATID != 0:
-		return Errorf(EFORBIDDEN, "A personal access token cannot make personal access tokens: sign in to make one")
 	}
-	return nil
+	return c.CheckMint()
 }
 
-// CheckMakeKey reports why c may not make a credential that lasts on its
-// own (an API key, a new token for one, a SCIM token): not with a personal
-// access token, whose expiry and revocation the new credential would
-// outlive. A nil c is the command line.
-func (c *Caller) CheckMakeKey() error {
+// CheckMint reports why c may not make what signs in on its own: a
+// password (a reset, a change), an invitation, an API key (or a new token
+// for one), a session, a SCIM token or a personal access token. Not with
+// a personal access token: what it made would outlive the token's expiry,
+// its revocation and its person's deactivation (an admin's token that
+// resets a person's password gets a password whose sessions outlive the
+// token). The one rule for every such route (the api's gate minting, and
+// the store where keys are made); a nil c is the command line.
+func (c *Caller) CheckMint() error {
 	if c != nil && c.PATID != 0 {
-		return Errorf(EFORBIDDEN, "A personal access token cannot make API keys or SCIM tokens: sign in to make one")
+		return Errorf(EFORBIDDEN, "A personal access token cannot make passwords, invitations, keys, sessions or tokens: sign in to do this")
 	}
 	return nil
 }

@@ -58,9 +58,10 @@ func TestLimitTo(t *testing.T) {
 	}
 }
 
-// TestCheckMakeKey: API keys and SCIM tokens are not made with a personal
-// access token (they would outlive it).
-func TestCheckMakeKey(t *testing.T) {
+// TestCheckMint: nothing that signs in on its own (passwords, invitations,
+// keys, sessions, tokens) is made with a personal access token (it would
+// outlive it).
+func TestCheckMint(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		c    *quarry.Caller
@@ -70,16 +71,18 @@ func TestCheckMakeKey(t *testing.T) {
 		{"an admin signed in", &quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin}, SessionID: 3}, ""},
 		{"an admin's API key", &quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin, ServiceAccount: true}, APIKeyID: 4}, ""},
 		{"an admin's personal access token", &quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin}, PATID: 5},
-			"A personal access token cannot make API keys or SCIM tokens: sign in to make one"},
+			"A personal access token cannot make passwords, invitations, keys, sessions or tokens: sign in to do this"},
+		{"a basic person's personal access token", &quarry.Caller{User: quarry.User{Role: quarry.RoleBasic}, PATID: 6},
+			"A personal access token cannot make passwords, invitations, keys, sessions or tokens: sign in to do this"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.c.CheckMakeKey()
+			err := tt.c.CheckMint()
 			got := ""
 			if err != nil {
 				got = quarry.ErrorMessage(err)
 			}
 			if got != tt.want || (err != nil && quarry.ErrorCode(err) != quarry.EFORBIDDEN) {
-				t.Errorf("CheckMakeKey: %v, want %q (403)", err, tt.want)
+				t.Errorf("CheckMint: %v, want %q (403)", err, tt.want)
 			}
 		})
 	}
@@ -97,7 +100,7 @@ func TestCheckMakePAT(t *testing.T) {
 		{"an API key", quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin, ServiceAccount: true}, APIKeyID: 4},
 			"API keys cannot make personal access tokens: they are for people"},
 		{"a personal access token", quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin}, PATID: 5},
-			"A personal access token cannot make personal access tokens: sign in to make one"},
+			"A personal access token cannot make passwords, invitations, keys, sessions or tokens: sign in to do this"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.c.CheckMakePAT()
@@ -120,7 +123,10 @@ func TestCheckPATScopes(t *testing.T) {
 		want   string
 	}{
 		{nil, ""},
-		{[]quarry.Permission{quarry.PermReadSearch, quarry.PermBasic, quarry.PermAdmin}, ""},
+		{[]quarry.Permission{quarry.PermReadSearch, quarry.PermBasic, quarry.PermWriteChat}, ""},
+		// The admin scopes are not offered (issue 31, as Onyx).
+		{[]quarry.Permission{quarry.PermBasic, quarry.PermAdmin, quarry.PermManageActions, quarry.PermManageConnectors, quarry.PermManageUserGroups},
+			"Unsupported token scope(s): admin, manage:actions, manage:connectors, manage:user_groups"},
 		{[]quarry.Permission{}, "A scoped token must include at least one scope."},
 		{[]quarry.Permission{quarry.PermBasic, quarry.PermManageLLMs, quarry.PermCraftSandbox}, "Unsupported token scope(s): manage:llms, craft_sandbox"},
 	} {

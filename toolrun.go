@@ -108,12 +108,13 @@ const (
 	RunNoToken     = "no_token"     // The caller has no token to send (no call was made).
 	RunDisabled    = "disabled"     // The tool is disabled (no call was made).
 	RunToolError   = "tool_error"   // An MCP server's tool answered a result marked isError.
+	RunLimited     = "limited"      // Refused: the caller or the tool had too many runs in progress (429).
 	RunError       = "error"        // Anything else.
 )
 
 // RunOutcomes lists every outcome, for the metrics.
 func RunOutcomes() []string {
-	return []string{RunOK, RunUpstream4xx, RunUpstream5xx, RunRefused, RunTimeout, RunUnreachable, RunInvalid, RunNoToken, RunDisabled, RunToolError, RunError}
+	return []string{RunOK, RunUpstream4xx, RunUpstream5xx, RunRefused, RunTimeout, RunUnreachable, RunInvalid, RunNoToken, RunDisabled, RunToolError, RunLimited, RunError}
 }
 
 // RunOutcome returns the outcome of a run that answered status (0 when no

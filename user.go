@@ -214,12 +214,29 @@ type GroupBrief struct {
 // may leave nobody who can administer Quarry (see CheckLastAdmin).
 func (u *User) IsActiveAdmin() bool { return u.Role == RoleAdmin && u.IsActive }
 
+// OtherAdmins counts the active admins other than the one at stake who
+// can sign in: people, and service accounts that still have an API key.
+type OtherAdmins struct{ People, Keys int }
+
+// Keep reports whether others are enough for u to stop being an active
+// admin: for a person, only people count (an API key is no one who can
+// sign in to the console and sort things out: before issue 31 a key
+// counted, and the directory could lock every person admin out); for a
+// service account, any other way in as an admin does, so that a
+// deployment run with keys alone keeps one.
+func (o OtherAdmins) Keep(u *User) bool {
+	if u.ServiceAccount {
+		return o.People+o.Keys > 0
+	}
+	return o.People > 0
+}
+
 // CheckLastAdmin reports why u may not stop being an active admin (what
-// says how: "demoted", "deactivated", ...), given others, the number of
-// other active admins who can sign in (people, and service accounts that
-// still have a key): Quarry always keeps one.
-func CheckLastAdmin(u *User, others int, what string) error {
-	if !u.IsActiveAdmin() || others > 0 {
+// says how: "demoted", "deactivated", ...), given the other active admins
+// (OtherAdmins.Keep): Quarry always keeps a person as admin once it has
+// one.
+func CheckLastAdmin(u *User, others OtherAdmins, what string) error {
+	if !u.IsActiveAdmin() || others.Keep(u) {
 		return nil
 	}
 	return Errorf(EINVALID, "%s is the last active admin and cannot be %s", u.Email, what)

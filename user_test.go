@@ -14,17 +14,31 @@ func TestPeopleRules(t *testing.T) {
 	t.Run("last admin", func(t *testing.T) {
 		for _, tt := range []struct {
 			u      *quarry.User
-			others int
+			others quarry.OtherAdmins
 			want   string
 		}{
-			{admin, 0, "invalid: a@example.com is the last active admin and cannot be demoted"},
-			{admin, 1, ""},
-			{inactiveAdmin, 0, ""},
-			{basic, 0, ""},
-			{service, 0, "invalid: s@example.com is the last active admin and cannot be demoted"},
+			{admin, quarry.OtherAdmins{}, "invalid: a@example.com is the last active admin and cannot be demoted"},
+			{admin, quarry.OtherAdmins{People: 1}, ""},
+			// Only people count for a person: keys cannot sort things out.
+			{admin, quarry.OtherAdmins{Keys: 3}, "invalid: a@example.com is the last active admin and cannot be demoted"},
+			{inactiveAdmin, quarry.OtherAdmins{}, ""},
+			{basic, quarry.OtherAdmins{}, ""},
+			{service, quarry.OtherAdmins{}, "invalid: s@example.com is the last active admin and cannot be demoted"},
+			{service, quarry.OtherAdmins{Keys: 1}, ""},
+			{service, quarry.OtherAdmins{People: 1}, ""},
 		} {
 			if got := errText(quarry.CheckLastAdmin(tt.u, tt.others, "demoted")); got != tt.want {
-				t.Errorf("CheckLastAdmin(%s, %d) = %q, want %q", tt.u.Email, tt.others, got, tt.want)
+				t.Errorf("CheckLastAdmin(%s, %+v) = %q, want %q", tt.u.Email, tt.others, got, tt.want)
+			}
+			k := &quarry.APIKey{ID: 9}
+			if tt.u.ServiceAccount {
+				want := ""
+				if tt.want != "" {
+					want = "invalid: API key 9 is the last active admin and cannot be revoked: make another admin first"
+				}
+				if got := errText(quarry.CheckLastAdminKey(k, tt.u, tt.others, "revoked")); got != want {
+					t.Errorf("CheckLastAdminKey(%+v) = %q, want %q", tt.others, got, want)
+				}
 			}
 		}
 	})

@@ -35,6 +35,49 @@ type errorBody struct {
 	Detail string `json:"detail"`
 }
 
+// onyxErrorBody is errorBody with Onyx's error_code first, on the routes
+// where Onyx v4.6.1 sends one (onyxCoded): OnyxError's body.
+type onyxErrorBody struct {
+	ErrorCode string `json:"error_code"`
+	Detail    string `json:"detail"`
+}
+
+// onyxErrorCodes are Onyx's error_code (OnyxErrorCode, v4.6.1) of the
+// errors of a route that sends them, by Quarry's code: what Onyx's
+// clients and tests read beside the detail.
+var onyxErrorCodes = map[string]string{
+	quarry.EINVALID:   "INVALID_INPUT",
+	quarry.EFORBIDDEN: "INSUFFICIENT_PERMISSIONS",
+	quarry.ENOTFOUND:  "NOT_FOUND",
+}
+
+// onyxCodedError is an error whose body carries Onyx's error_code.
+type onyxCodedError struct{ error }
+
+func (e onyxCodedError) Unwrap() error { return e.error }
+
+// onyxCoded is h for a route where Onyx v4.6.1 answers its errors with an
+// error_code (OnyxError: the personal access tokens' routes): h's errors,
+// and those of the route's gate (onyxGate), are written with it.
+func onyxCoded(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+		if err := h(w, r, c); err != nil {
+			return onyxCodedError{err}
+		}
+		return nil
+	}
+}
+
+// onyxGate is g whose refusals carry Onyx's error_code (see onyxCoded).
+func onyxGate(g gate) gate {
+	return func(c *quarry.Caller) error {
+		if err := g(c); err != nil {
+			return onyxCodedError{err}
+		}
+		return nil
+	}
+}
+
 // validationBody is the body of a 422: FastAPI's HTTPValidationError.
 type validationBody struct {
 	Detail decode.Errors `json:"detail"`
@@ -59,7 +102,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusUnprocessableEntity, validationBody{verrs})
 		return
 	}
-	writeJSON(w, s.errorStatus(w, r, err), errorBody{quarry.ErrorMessage(err)})
+	status := s.errorStatus(w, r, err)
+	if code := onyxErrorCodes[quarry.ErrorCode(err)]; code != "" && errors.As(err, new(onyxCodedError)) {
+		writeJSON(w, status, onyxErrorBody{code, quarry.ErrorMessage(err)})
+		return
+	}
+	writeJSON(w, status, errorBody{quarry.ErrorMessage(err)})
 }
 
 // clientGone reports whether err ended a request whose client went away,

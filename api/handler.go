@@ -60,6 +60,19 @@ func permitted(ok func(*quarry.Caller) bool, refusal error) gate {
 	}
 }
 
+// minting is g for a route that makes what signs in on its own (a
+// password, an invitation, a key, a session, a token): of the callers g
+// admits, it refuses those quarry.Caller.CheckMint refuses (a personal
+// access token, 403).
+func minting(g gate) gate {
+	return func(c *quarry.Caller) error {
+		if err := g(c); err != nil {
+			return err
+		}
+		return c.CheckMint()
+	}
+}
+
 // authed adapts an API handler: it authenticates the caller (401), applies
 // the route's gate (403), runs the handler and writes any error it returns.
 // The request may take the database time-out.

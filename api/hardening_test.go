@@ -202,20 +202,26 @@ func TestLookalikeEmails(t *testing.T) {
 }
 
 // TestLastAdminKey: the last admin's key can be neither revoked nor given
-// another role (finding 4).
+// another role (finding 4), and an admin key does not count as an admin
+// for a person: it cannot demote or deactivate the last person admin
+// (issue 31).
 func TestLastAdminKey(t *testing.T) {
 	e := newEnv(t, withLocalAccounts)
-	ada := e.person("ada@example.com") // the first person: an admin
 	keyID := fx{e}.keyID(e.admin)
-	// The key demotes the only other admin, then tries to remove itself.
-	e.do(e.admin, "PATCH", "/manage/set-user-role", `{"user_email": "ada@example.com", "new_role": "basic"}`).want(t, 200, `null`)
+	// Before any person, the key is the last way in as an admin.
 	last := fmt.Sprintf(`{"detail":"API key %d is the last active admin and cannot be %%s: make another admin first"}`, keyID)
 	e.do(e.admin, "DELETE", "/admin/api-key/"+itoa(keyID), nil).want(t, 400, fmt.Sprintf(last, "revoked"))
 	e.do(e.admin, "PATCH", "/admin/api-key/"+itoa(keyID), `{"name": "admin", "role": "basic"}`).want(t, 400,
 		fmt.Sprintf(last, "given another role"))
 	// Onyx's APIKeyArgs: a role left out is basic.
 	e.do(e.admin, "PATCH", "/admin/api-key/"+itoa(keyID), `{"name": "admin"}`).want(t, 400, fmt.Sprintf(last, "given another role"))
-	e.do(ada, "GET", "/me", nil).want(t, 200, personJSON(ada, quarry.RoleBasic))
+	ada := e.person("ada@example.com") // the first person: an admin
+	// The key cannot take the only person admin's rights away.
+	e.do(e.admin, "PATCH", "/manage/set-user-role", `{"user_email": "ada@example.com", "new_role": "basic"}`).want(t, 400,
+		`{"detail":"ada@example.com is the last active admin and cannot be demoted"}`)
+	e.do(e.admin, "PATCH", "/manage/admin/deactivate-user", `{"user_email": "ada@example.com"}`).want(t, 400,
+		`{"detail":"ada@example.com is the last active admin and cannot be deactivated"}`)
+	e.do(ada, "GET", "/me", nil).want(t, 200, personJSON(ada, quarry.RoleAdmin))
 	// Renaming is fine, and so is everything once another admin exists.
 	var k struct {
 		Name  string `json:"api_key_name"`
@@ -226,7 +232,6 @@ func TestLastAdminKey(t *testing.T) {
 	if k.Name != "root" || k.Role != "admin" {
 		t.Errorf("renamed: %+v", k)
 	}
-	e.do(e.admin, "PATCH", "/manage/set-user-role", `{"user_email": "ada@example.com", "new_role": "admin"}`).want(t, 200, `null`)
 	e.do(ada, "PATCH", "/admin/api-key/"+itoa(keyID), `{"name": "root"}`).decode(t, &k)
 	if k.Role != "basic" {
 		t.Errorf("role %s, want basic", k.Role)

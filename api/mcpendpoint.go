@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -125,8 +127,48 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if r.Method == http.MethodPost && refuseBatch(w, r) {
+		return
+	}
 	r = r.WithContext(context.WithValue(ctx, mcpCallerKey{}, &mcpCall{c: c, authz: authz}))
 	s.mcp.handler.ServeHTTP(w, r)
+}
+
+// mcpBatchRefused is the answer to a JSON-RPC batch: an Invalid Request
+// error (-32600) without an id, as JSON-RPC 2.0 answers a request it
+// cannot read the id of.
+const mcpBatchRefused = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported: send one request per HTTP request"}}`
+
+// refuseBatch answers 400 to a body that is a JSON-RPC batch (a JSON
+// array), whatever protocol version the request names, and reports
+// whether it did. Only 2025-03-26 had batches, and the SDK runs a batch's
+// calls all at once with no bound: one request could hold thousands of
+// tool runs. The body is read up to its first character that is not
+// white space, and handed on whole otherwise.
+func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
+	br := bufio.NewReader(r.Body)
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			break
+		}
+		if b == ' ' || b == '\t' || b == '\n' || b == '\r' {
+			continue
+		}
+		if b == '[' {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, mcpBatchRefused)
+			return true
+		}
+		br.UnreadByte()
+		break
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
+	return false
 }
 
 // resourceMetadataPath is where the protected resource metadata of /mcp

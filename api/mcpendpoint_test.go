@@ -323,3 +323,31 @@ func TestMCPEndpointConnectFirst(t *testing.T) {
 		t.Errorf("the tool's server got %d requests", n)
 	}
 }
+
+// TestMCPEndpointRefusesBatches: a JSON-RPC batch is refused whatever
+// protocol version the request names (none, 2024-11-05, 2025-03-26 and
+// 2025-06-18), leading white space or not, before any of its calls runs;
+// one request alone still works, and an unauthenticated batch is a 401.
+func TestMCPEndpointRefusesBatches(t *testing.T) {
+	e := newEnv(t)
+	accept := []string{"Accept", "application/json, text/event-stream"}
+	batch := `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`
+	const refused = `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported: send one request per HTTP request"}}`
+	for _, version := range []string{"", "2024-11-05", "2025-03-26", "2025-06-18"} {
+		headers := accept
+		if version != "" {
+			headers = append(slices.Clone(accept), "MCP-Protocol-Version", version)
+		}
+		for _, body := range []string{batch, " \n\t" + batch} {
+			r := e.do(e.admin, "POST", "/mcp", body, headers...)
+			if r.status != 400 || string(r.body) != refused {
+				t.Errorf("version %q, batch %.10q: %d %s", version, body, r.status, r.body)
+			}
+		}
+		r := e.do(e.admin, "POST", "/mcp", " "+`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, headers...)
+		if r.status != 200 || !strings.Contains(string(r.body), `"tools":[`) {
+			t.Errorf("version %q, one request: %d %s", version, r.status, r.body)
+		}
+	}
+	e.do(user{}, "POST", "/mcp", batch, accept...).want(t, 401, fxNotAuthed)
+}

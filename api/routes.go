@@ -64,11 +64,11 @@ func (s *Server) routes() {
 	m.Handle("PUT /manage/admin/user-group/{group_id}/permissions", s.authed(adminOnly, s.handleSetGroupPermission))
 
 	// API keys and the caller's own account.
-	m.Handle("POST /admin/api-key", s.authed(adminOnly, s.handleCreateAPIKey))
+	m.Handle("POST /admin/api-key", s.authed(minting(adminOnly), s.handleCreateAPIKey))
 	m.Handle("GET /admin/api-key", s.authed(adminOnly, s.handleListAPIKeys))
 	m.Handle("DELETE /admin/api-key/{api_key_id}", s.authed(adminOnly, s.handleDeleteAPIKey))
 	m.Handle("PATCH /admin/api-key/{api_key_id}", s.authed(adminOnly, s.handleUpdateAPIKey))
-	m.Handle("POST /admin/api-key/{api_key_id}/regenerate", s.authed(adminOnly, s.handleRegenerateAPIKey))
+	m.Handle("POST /admin/api-key/{api_key_id}/regenerate", s.authed(minting(adminOnly), s.handleRegenerateAPIKey))
 	m.Handle("GET /me", s.authed(anyUser, s.handleMe))
 	m.Handle("GET /me/permissions", s.authed(basicAccess, s.handleMyPermissions))
 
@@ -122,11 +122,11 @@ func (s *Server) routes() {
 	m.Handle("POST /mcp/oauth/callback", s.authedFor(s.runTimeout(), basicAccess, s.handleMCPOAuthCallback))
 
 	// Each person's personal access tokens (api/pat.go), for scripts and
-	// MCP clients.
-	m.Handle("POST /user/pats", s.authed(basicAccess, s.handleCreatePAT))
-	m.Handle("GET /user/pats", s.authed(basicAccess, s.handleListPATs))
-	m.Handle("DELETE /user/pats/{token_id}", s.authed(basicAccess, s.handleRevokePAT))
-	m.Handle("GET /user/pats/scopes", s.authed(basicAccess, s.handlePATScopes))
+	// MCP clients. Their errors carry Onyx's error_code, as Onyx's do.
+	m.Handle("POST /user/pats", s.authed(onyxGate(basicAccess), onyxCoded(s.handleCreatePAT)))
+	m.Handle("GET /user/pats", s.authed(onyxGate(basicAccess), onyxCoded(s.handleListPATs)))
+	m.Handle("DELETE /user/pats/{token_id}", s.authed(onyxGate(basicAccess), onyxCoded(s.handleRevokePAT)))
+	m.Handle("GET /user/pats/scopes", s.authed(onyxGate(basicAccess), onyxCoded(s.handlePATScopes)))
 
 	// Quarry's own MCP endpoint (api/mcpendpoint.go): bearer tokens only,
 	// its protected resource metadata public.
@@ -139,7 +139,7 @@ func (s *Server) routes() {
 	// Workers (api/worker.go): admins make registration tokens and revoke
 	// workers; workers register, then lease, beat, report and finish index
 	// attempts with a token of their own, which opens these routes only.
-	m.Handle("POST /admin/worker/registration-token", s.authed(adminOnly, s.handleCreateWorkerRegistration))
+	m.Handle("POST /admin/worker/registration-token", s.authed(minting(adminOnly), s.handleCreateWorkerRegistration))
 	m.Handle("GET /admin/worker/registration-tokens", s.authed(adminOnly, s.handleListWorkerRegistrations))
 	m.Handle("DELETE /admin/worker/registration-token/{registration_id}", s.authed(adminOnly, s.handleRevokeWorkerRegistration))
 	m.Handle("GET /admin/workers", s.authed(adminOnly, s.handleListWorkers))
@@ -160,7 +160,7 @@ func (s *Server) routes() {
 	m.Handle("POST /auth/register", s.public(s.handleRegister))
 	m.Handle("POST /auth/login", s.public(s.handleLogin))
 	m.Handle("POST /auth/logout", s.authed(anyUser, s.handleLogout))
-	m.Handle("POST /auth/change-password", s.authed(anyUser, s.handleChangePassword))
+	m.Handle("POST /auth/change-password", s.authed(minting(anyUser), s.handleChangePassword))
 	m.Handle("GET /auth/type", s.public(s.handleAuthType))
 	m.Handle("GET /auth/oidc/login", s.public(s.handleOIDCLogin))
 	m.Handle("GET /auth/oidc/callback", s.public(s.handleOIDCCallback))
@@ -172,13 +172,13 @@ func (s *Server) routes() {
 	m.Handle("PATCH /manage/admin/activate-user", s.authed(adminOnly, s.handleSetActive(true)))
 	m.Handle("PATCH /manage/admin/deactivate-user", s.authed(adminOnly, s.handleSetActive(false)))
 	m.Handle("GET /manage/users/invited", s.authed(adminOnly, s.handleInvitedUsers))
-	m.Handle("PUT /manage/admin/users", s.authed(adminOnly, s.handleInviteUsers))
-	m.Handle("POST /manage/admin/invitations", s.authed(adminOnly, s.handleIssueInvitations))
+	m.Handle("PUT /manage/admin/users", s.authed(minting(adminOnly), s.handleInviteUsers))
+	m.Handle("POST /manage/admin/invitations", s.authed(minting(adminOnly), s.handleIssueInvitations))
 	m.Handle("PATCH /manage/admin/remove-invited-user", s.authed(adminOnly, s.handleRemoveInvitation))
 	m.Handle("GET /manage/admin/sessions", s.authed(adminOnly, s.handleSessions))
 	m.Handle("DELETE /manage/admin/sessions/{session_id}", s.authed(adminOnly, s.handleEndSession))
 	m.Handle("POST /manage/admin/end-user-sessions", s.authed(adminOnly, s.handleEndUserSessions))
-	m.Handle("POST /manage/admin/reset-password", s.authed(adminOnly, s.handleResetPassword))
+	m.Handle("POST /manage/admin/reset-password", s.authed(minting(adminOnly), s.handleResetPassword))
 
 	// The company's directory (SCIM 2.0, api/scim.go): discovery is public;
 	// the rest takes the directory's SCIM token, which opens nothing else,
@@ -201,8 +201,11 @@ func (s *Server) routes() {
 	m.Handle("PUT /scim/v2/Groups/{group_id}", s.scimAuthed(groups.handleReplace))
 	m.Handle("PATCH /scim/v2/Groups/{group_id}", s.scimAuthed(groups.handlePatch))
 	m.Handle("DELETE /scim/v2/Groups/{group_id}", s.scimAuthed(groups.handleDelete))
+	m.Handle("POST /scim/v2/.search", s.scimAuthed(s.handleSCIMSearch)) // 501 (api/scimsearch.go)
+	m.Handle("POST /scim/v2/Users/.search", s.scimAuthed(s.handleSCIMSearch))
+	m.Handle("POST /scim/v2/Groups/.search", s.scimAuthed(s.handleSCIMSearch))
 	m.Handle("GET /admin/enterprise-settings/scim/token", s.authed(adminOnly, s.handleGetSCIMToken))
-	m.Handle("POST /admin/enterprise-settings/scim/token", s.authed(adminOnly, s.handleCreateSCIMToken))
+	m.Handle("POST /admin/enterprise-settings/scim/token", s.authed(minting(adminOnly), s.handleCreateSCIMToken))
 	m.Handle("DELETE /admin/enterprise-settings/scim/token", s.authed(adminOnly, s.handleRevokeSCIMToken))
 
 	m.HandleFunc("GET /openapi.json", s.handleOpenAPI) // public: this API's description

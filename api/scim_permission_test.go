@@ -65,12 +65,21 @@ func TestSCIMGroupPermissions(t *testing.T) {
 	e.do(annS, "GET", "/me/permissions", nil).want(t, 200, withConnectors)
 	f.fxOK(e.do(annS, "POST", "/manage/admin/connector", fxConnectorBody("ann's", "web")))
 
-	// The directory takes her out of the group: she holds basic only; back
-	// in, the grant again.
+	// The directory takes her out of the group: she holds basic only. It
+	// cannot put her back while the group holds more than basic (issue
+	// 31: 403), in either provider's way; once the admin takes the grant
+	// back, it can, and the admin's new grant is hers again.
 	scimJSON(t, d.do("PATCH", "/Groups/"+gid, `{"Operations":[{"op":"remove","path":"members[value eq \"`+ann+`\"]"}]}`), 200)
 	e.do(annS, "GET", "/me/permissions", nil).want(t, 200, fxBasicPerms)
 	e.do(annS, "POST", "/manage/admin/connector", fxConnectorBody("again", "web")).want(t, 403, fxNotCurator)
+	noAddition := scimError(403, "", "Group 'Engineering' is granted manage:connectors beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)")
+	d.wantSCIM(t, d.do("PATCH", "/Groups/"+gid, `{"Operations":[{"op":"Add","path":"members","value":[{"value":"`+ann+`"}]}]}`), 403, noAddition)
+	d.wantSCIM(t, d.do("PUT", "/Groups/"+gid, map[string]any{"schemas": []string{scim.GroupSchema}, "displayName": "Engineering",
+		"members": []any{map[string]any{"value": ann}}}), 403, noAddition)
+	e.do(annS, "GET", "/me/permissions", nil).want(t, 200, fxBasicPerms)
+	f.grant(g, quarry.PermManageConnectors, false)
 	scimJSON(t, d.do("PATCH", "/Groups/"+gid, `{"Operations":[{"op":"Add","path":"members","value":[{"value":"`+ann+`"}]}]}`), 200)
+	f.grant(g, quarry.PermManageConnectors, true)
 	e.do(annS, "GET", "/me/permissions", nil).want(t, 200, withConnectors)
 
 	// An admin deactivates her by hand: the directory still says active.
@@ -201,4 +210,25 @@ func fxDirectoryMembers(ms ...quarry.DirectoryMember) string {
 	ms = slices.Clone(ms)
 	slices.SortFunc(ms, func(a, b quarry.DirectoryMember) int { return strings.Compare(a.ID, b.ID) })
 	return fxJSON(append([]quarry.DirectoryMember{}, ms...))
+}
+
+// TestSCIMDeactivatesNoAdmin: the directory adopts an admin's account by
+// email, but deactivates it neither by active false nor by a deletion
+// (403), and the admin still signs in (issue 31).
+func TestSCIMDeactivatesNoAdmin(t *testing.T) {
+	e := newEnv(t, withLocalAccounts)
+	boss := e.person("boss@example.com") // the first person: an admin
+	d := e.newDirectory("okta")
+	id := created(t, d.do("POST", "/Users", oktaUser("boss@example.com", "The", "Boss")))
+	refused := scimError(403, "", "The directory cannot deactivate an admin or curator (boss@example.com): deactivate them in Quarry, or demote them first")
+	d.wantSCIM(t, d.do("PATCH", "/Users/"+id, `{"Operations":[{"op":"replace","value":{"active":false}}]}`), 403, refused)
+	d.wantSCIM(t, d.do("DELETE", "/Users/"+id, nil), 403, refused)
+	var me struct {
+		Role     string `json:"role"`
+		IsActive bool   `json:"is_active"`
+	}
+	e.do(boss, "GET", "/me", nil).decode(t, &me)
+	if me.Role != "admin" || !me.IsActive {
+		t.Errorf("the admin after the directory's attempts: %+v", me)
+	}
 }

@@ -242,7 +242,7 @@ func TestEntraProvisioning(t *testing.T) {
 	id := created(t, r)
 	d.wantSCIM(t, r, 201, fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User","urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"],
 		"id":%q,"externalId":"0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef","userName":%q,
-		"name":{"givenName":"givenName","familyName":"familyName","formatted":"givenName familyName"},"displayName":"givenName familyName",
+		"name":{"givenName":"givenName","familyName":"familyName","formatted":"givenName familyName"},
 		"emails":[{"value":"Test_User_fd0ea19b@testuser.com","type":"work","primary":true}],"active":true,"groups":[%s],
 		"meta":{"resourceType":"User","created":%q,"lastModified":%q,"location":"$BASE/Users/%s","version":"$VERSION"},
 		"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User":{"department":"Research"}}`, id, userName, fxBasicGroupRef, testNowJSON, testNowJSON, id))

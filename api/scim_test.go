@@ -101,10 +101,10 @@ func scimError(status int, kind, detail string) string {
 // shows as Onyx does), active, never changed.
 func userJSON(id, userName, given, family string, active bool, extra string) string {
 	return fmt.Sprintf(`{"schemas":["urn:ietf:params:scim:schemas:core:2.0:User"],"id":%q%s,"userName":%q,
-		"name":{"givenName":%q,"familyName":%q,"formatted":%q},"displayName":%q,
+		"name":{"givenName":%q,"familyName":%q},"displayName":%q,
 		"emails":[{"value":%q,"type":"work","primary":true}],"active":%t,"groups":[%s],
 		"meta":{"resourceType":"User","created":%q,"lastModified":%q,"location":"$BASE/Users/%s","version":"$VERSION"}}`,
-		id, extra, userName, given, family, given+" "+family, given+" "+family, userName, active, fxBasicGroupRef, testNowJSON, testNowJSON, id)
+		id, extra, userName, given, family, given+" "+family, userName, active, fxBasicGroupRef, testNowJSON, testNowJSON, id)
 }
 
 // fxBasicGroupRef is the default group Basic in a SCIM User's groups.
@@ -513,7 +513,7 @@ func TestSCIMGroupsAndTheAdminAPI(t *testing.T) {
 		t.Errorf("after the directory's PUT: %v", groups)
 	}
 	// Reserved names.
-	for _, name := range []string{"Admin", "BASIC"} {
+	for _, name := range []string{"Admin", "BASIC", "Adm\u0131n", "Admin\u200b", "\u0410dmin"} { // lookalikes too (issue 31)
 		d.wantSCIM(t, d.do("POST", "/Groups", map[string]any{"displayName": name}), 409, scimError(409, "uniqueness", "'"+name+"' is a reserved group name."))
 		d.wantSCIM(t, d.do("PATCH", "/Groups/"+gid, `{"Operations":[{"op":"Replace","path":"displayName","value":"`+name+`"}]}`), 409,
 			scimError(409, "uniqueness", "'"+name+"' is a reserved group name."))
@@ -547,3 +547,78 @@ func TestSCIMLargeBody(t *testing.T) {
 
 var _ = http.StatusOK
 var _ = store.SQLite
+
+// TestSCIMCompliance: what an independent SCIM compliance checker found
+// (issue 31): a remove of name or displayName leaves it unassigned; a
+// remove of active is refused, as the schema says; POST /.search is 501;
+// the Group schema's members list $ref and type; the User schema says a
+// person needs an email.
+func TestSCIMCompliance(t *testing.T) {
+	e := newEnv(t)
+	d := e.newDirectory("okta")
+	id := created(t, d.do("POST", "/Users", oktaUser("ann@example.com", "Ann", "Lee")))
+	u := scimJSON(t, d.do("PATCH", "/Users/"+id, `{"Operations":[{"op":"remove","path":"displayName"}]}`), 200)
+	if _, ok := u["displayName"]; ok || u["name"] == nil {
+		t.Errorf("after removing displayName: %v", u)
+	}
+	u = scimJSON(t, d.do("PATCH", "/Users/"+id, `{"Operations":[{"op":"remove","path":"name"}]}`), 200)
+	if _, ok := u["name"]; ok {
+		t.Errorf("after removing name: %v", u)
+	}
+	u = scimJSON(t, d.do("GET", "/Users/"+id, nil), 200)
+	if _, ok := u["displayName"]; ok || u["name"] != nil {
+		t.Errorf("read again: %v", u)
+	}
+	// Quarry keeps the person's name when the directory sends none.
+	var accepted struct {
+		Items []map[string]any `json:"items"`
+	}
+	e.do(e.admin, "GET", "/manage/users/accepted?q=ann", nil).decode(t, &accepted)
+	if len(accepted.Items) != 1 || accepted.Items[0]["personal_name"] != "Ann Lee" {
+		t.Errorf("Ann's name in Quarry: %v", accepted.Items)
+	}
+	d.wantSCIM(t, d.do("PATCH", "/Users/"+id, `{"Operations":[{"op":"remove","path":"active"}]}`), 400,
+		scimError(400, "mutability", "active cannot be removed"))
+	for _, path := range []string{"/.search", "/Users/.search", "/Groups/.search"} {
+		d.wantSCIM(t, d.do("POST", path, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],"filter":"userName eq \"ann@example.com\""}`),
+			501, scimError(501, "", "Searching with POST /.search is not supported: use GET with a filter (RFC 7644 section 3.4.2)"))
+		if r := e.do(user{}, "POST", "/scim/v2"+path, `{}`); r.status != 401 {
+			t.Errorf("POST %s without the token: %d", path, r.status)
+		}
+	}
+	var group struct {
+		Attributes []struct {
+			Name          string `json:"name"`
+			SubAttributes []struct {
+				Name            string   `json:"name"`
+				Type            string   `json:"type"`
+				ReferenceTypes  []string `json:"referenceTypes"`
+				CanonicalValues []string `json:"canonicalValues"`
+			} `json:"subAttributes"`
+		} `json:"attributes"`
+	}
+	if err := json.Unmarshal(d.do("GET", "/Schemas/"+scim.GroupSchema, nil).body, &group); err != nil {
+		t.Fatal(err)
+	}
+	var subs []string
+	for _, a := range group.Attributes {
+		if a.Name == "members" {
+			for _, s := range a.SubAttributes {
+				subs = append(subs, fmt.Sprintf("%s:%s%v%v", s.Name, s.Type, s.ReferenceTypes, s.CanonicalValues))
+			}
+		}
+	}
+	if strings.Join(subs, " ") != "value:string[][] display:string[][] $ref:reference[User][] type:string[][User]" {
+		t.Errorf("the members' sub-attributes: %v", subs)
+	}
+	user := string(d.do("GET", "/Schemas/"+scim.UserSchema, nil).body)
+	if !strings.Contains(user, "A person needs an email address") || !strings.Contains(user, "It cannot be removed (400 mutability") {
+		t.Errorf("the User schema does not say that a person needs an email, or why active cannot be removed: %s", user)
+	}
+	// Members sent with Entra ID's $ref and a type are read as before.
+	gid := created(t, d.do("POST", "/Groups", map[string]any{"schemas": []string{scim.GroupSchema}, "displayName": "Eng",
+		"members": []any{map[string]any{"value": id, "$ref": nil, "type": "User"}}}))
+	if g := scimJSON(t, d.do("GET", "/Groups/"+gid, nil), 200); len(g["members"].([]any)) != 1 {
+		t.Errorf("Eng's members: %v", g["members"])
+	}
+}

@@ -163,6 +163,20 @@ func TestOAuthConfigURLs(t *testing.T) {
 		{"bad token URL", "https://idp.example.com/authorize", "token", "token_url " + notAbsolute},
 		{"http token URL on a public host", "https://idp.example.com/authorize", "http://10.0.0.1/token", "token_url " + notAbsolute},
 		{"both bad: the first is reported", "x", "y", "authorization_url " + notAbsolute},
+		// Parameters Quarry sets for each authorization request (issue 31):
+		// the request would carry two values.
+		{"redirect_uri in the query", "https://idp.example.com/authorize?redirect_uri=https://evil.example/cb", "https://idp.example.com/token",
+			`authorization_url must not set "redirect_uri" in its query: Quarry sets it for each authorization request`},
+		{"state in the query, any case", "https://idp.example.com/authorize?prompt=consent&State=x", "https://idp.example.com/token",
+			`authorization_url must not set "State" in its query: Quarry sets it for each authorization request`},
+		{"code_challenge in the query", "https://idp.example.com/authorize?code_challenge=abc", "https://idp.example.com/token",
+			`authorization_url must not set "code_challenge" in its query: Quarry sets it for each authorization request`},
+		{"client_id in the query", "https://idp.example.com/authorize?client_id=other", "https://idp.example.com/token",
+			`authorization_url must not set "client_id" in its query: Quarry sets it for each authorization request`},
+		{"response_type in the query", "https://idp.example.com/authorize?response_type=token", "https://idp.example.com/token",
+			`authorization_url must not set "response_type" in its query: Quarry sets it for each authorization request`},
+		{"a query that is not pairs", "https://idp.example.com/authorize?a=%zz", "https://idp.example.com/token",
+			`authorization_url must have a query of name=value pairs`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := e.do(e.admin, "POST", "/admin/oauth-config", fxOAuthBody("bad", "authorization_url", tt.auth, "token_url", tt.token))

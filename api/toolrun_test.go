@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -312,4 +313,89 @@ func TestToolRun(t *testing.T) {
 			t.Run(g.Name, func(t *testing.T) { fx{e}.replay(t, basic, "POST", "", g) })
 		}
 	})
+}
+
+// TestToolRunCaps: runs in progress are capped per caller (of any tool)
+// and per tool (everyone's together): past a cap, 429 with Retry-After,
+// the tool's server gets nothing, the refusal is counted and not audited;
+// a slot comes back when its run ends (issue 31).
+func TestToolRunCaps(t *testing.T) {
+	e := newEnv(t, allowLoopback, func(c *api.Config) { c.ToolEgress.MaxRunsPerCaller = 2; c.ToolEgress.MaxRunsPerTool = 3 })
+	started := make(chan struct{}, 10)
+	hold := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(free)
+	var calls atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		started <- struct{}{}
+		<-hold
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(up.Close)
+	definition := `{"openapi":"3.0.3","info":{"title":"Hold","description":"Holds","version":"1"},"servers":[{"url":"` + up.URL + `"}],
+		"paths":{"/hold":{"get":{"operationId":"hold","summary":"Hold","responses":{"200":{"description":"OK"}}}}}}`
+	tool := e.createTool(e.admin, `{"name":"hold","definition":`+definition+`}`)
+	other := e.createTool(e.admin, `{"name":"hold2","definition":`+definition+`}`)
+	ann, bob := e.user(quarry.RoleBasic, "ann"), e.user(quarry.RoleBasic, "bob")
+	run := func(u user, id int64) *response {
+		return e.do(u, "POST", fmt.Sprintf("/tool/%d/run", id), `{"method":"hold"}`)
+	}
+	var wg sync.WaitGroup
+	var held []*response
+	var mu sync.Mutex
+	start := func(u user, id int64) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := run(u, id)
+			mu.Lock()
+			held = append(held, r)
+			mu.Unlock()
+		}()
+		<-started
+	}
+	tooMany := func(r *response, detail string) {
+		t.Helper()
+		r.want(t, 429, fxJSON(map[string]string{"detail": detail}))
+		if r.header.Get("Retry-After") != "1" {
+			t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
+		}
+	}
+	start(ann, tool)
+	start(ann, tool)
+	// Ann's third run, of any tool, waits for one of hers to end.
+	perCaller := "You have 2 tool runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_CALLER): wait for one to end"
+	tooMany(run(ann, other), perCaller)
+	// Over MCP too: a tool error, with the same words.
+	res := mcpCall(t, e.mcpSession(t, ann.token), "hold2__hold", map[string]any{})
+	res.Meta = nil
+	jsonEq(t, "over /mcp", resultJSON(t, res), `{"content":[{"type":"text","text":`+jsonString(perCaller)+`}],"isError":true}`)
+	// Bob's first run of the tool is its third; his second is one too many
+	// for the tool, not for him.
+	start(bob, tool)
+	tooMany(run(bob, tool), fmt.Sprintf("Tool %d has 3 runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_TOOL): try again shortly", tool))
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the tool's server got %d calls, want the 3 admitted", n)
+	}
+	free()
+	wg.Wait()
+	for _, r := range held {
+		if r.status != 200 {
+			t.Errorf("a held run: %d %s", r.status, r.body)
+		}
+	}
+	// The slots came back.
+	if r := run(ann, tool); r.status != 200 {
+		t.Errorf("after the runs ended: %d %s", r.status, r.body)
+	}
+	if n := fxCount(fx{e}.audit("resource_type=tool"), "tool.run"); n != 4 {
+		t.Errorf("%d tool.run entries, want 4: refusals by the caps are not audited", n)
+	}
+	metrics := string(e.do(user{}, "GET", "/metrics", nil).body)
+	if !strings.Contains(metrics, `quarry_tool_runs_total{outcome="limited"} 3`) {
+		t.Errorf("the refusals are not counted as limited:\n%s", metrics)
+	}
 }

@@ -212,10 +212,16 @@ func TestUpgrade(t *testing.T) {
 //     act joins the default group of its role, so the people listing's
 //     groups gain it (GET /me lists no default group); the people
 //     listing's account_type is Onyx's STANDARD.
+//
+// and what the code changes on purpose since a fixture was recorded:
+//
+//   - issue 31: a SCIM User's name holds the components the directory
+//     sent, no longer a formatted name made of the others (the fixtures'
+//     directory sent none).
 func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path string, want any) any {
 	t.Helper()
 	if version >= 8 {
-		return func(_ string, want any) any { return want }
+		return scimNamesAsSent
 	}
 	var groups []struct {
 		ID        int64  `json:"id"`
@@ -252,8 +258,28 @@ func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path 
 				}
 			}
 		}
+		return scimNamesAsSent(path, want)
+	}
+}
+
+// scimNamesAsSent takes out of the SCIM Users recorded at path the
+// formatted names Quarry made of the given and family names (issue 31:
+// only what the directory sent is shown).
+func scimNamesAsSent(path string, want any) any {
+	if !strings.HasPrefix(path, "/scim/v2/Users") {
 		return want
 	}
+	users := []any{want}
+	if list, ok := want.(map[string]any)["Resources"].([]any); ok {
+		users = list
+	}
+	for _, u := range users {
+		name, _ := u.(map[string]any)["name"].(map[string]any)
+		if name != nil && name["formatted"] == fmt.Sprint(name["givenName"], " ", name["familyName"]) {
+			delete(name, "formatted")
+		}
+	}
+	return want
 }
 
 // loopbackOrigin matches the origin of a test server.
@@ -708,7 +734,9 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 		return out.ID, out.Token
 	}
 	_, tokens["pat"] = pat(`{"name":"laptop","expiration_days":30}`)
-	pat(`{"name":"scoped","expiration_days":null,"scopes":["manage:actions"]}`)
+	// A scope offered today (the admin scopes are not, since issue 31; the
+	// fixture of 00010 holds a token made with manage:actions before).
+	pat(`{"name":"scoped","expiration_days":null,"scopes":["basic"]}`)
 	old, _ := pat(`{"name":"old","expiration_days":7}`)
 	e.do(carol, "DELETE", fmt.Sprintf("/user/pats/%d", old), nil).decode(t, new(any))
 

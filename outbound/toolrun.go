@@ -43,6 +43,13 @@ func (s *Service) RunTool(ctx context.Context, c *quarry.Caller, id int64, in Ru
 	if err != nil {
 		return nil, nil, err
 	}
+	// The caps of runs in progress (per caller, per tool): 429, counted,
+	// not audited.
+	release, err := s.runner.Admit(c.ID, t.ID)
+	if err != nil {
+		return nil, &quarry.ToolRunRecord{ToolID: t.ID, Method: in.Method, Outcome: quarry.RunLimited, Duration: s.now().Sub(start)}, err
+	}
+	defer release()
 	rec := &quarry.ToolRunRecord{ToolID: t.ID, Method: in.Method}
 	var (
 		res     *quarry.ToolRunResult

@@ -129,6 +129,10 @@ type Attribute struct {
 	Returned      string       `json:"returned"`
 	Uniqueness    string       `json:"uniqueness"`
 	SubAttributes []*Attribute `json:"subAttributes"`
+	// ReferenceTypes, of a reference, and CanonicalValues, of a string,
+	// say what values may be (RFC 7643 section 7).
+	ReferenceTypes  []string `json:"referenceTypes,omitempty"`
+	CanonicalValues []string `json:"canonicalValues,omitempty"`
 }
 
 // attr returns a single-valued, optional, read-write, case-insensitive
@@ -148,6 +152,7 @@ func multi(a *Attribute)              { a.MultiValued = true }
 func caseExact(a *Attribute)          { a.CaseExact = true }
 func readOnly(a *Attribute)           { a.Mutability = "readOnly" }
 func unique(a *Attribute)             { a.Uniqueness = "server" }
+func notReturned(a *Attribute)        { a.Mutability, a.Returned = "immutable", "never" }
 func sub(s ...*Attribute) func(*Attribute) {
 	return func(a *Attribute) { a.Type = "complex"; a.SubAttributes = s }
 }
@@ -160,18 +165,18 @@ func Schemas(base string) []any {
 	return []any{
 		&Schema{Schemas: []string{SchemaSchema}, ID: UserSchema, Name: "User", Description: "SCIM core User schema",
 			Meta: meta(UserSchema), Attributes: []*Attribute{
-				attr("userName", "Unique identifier for the user at the directory; compared without regard to case.", required, unique),
+				attr("userName", "Unique identifier for the user at the directory; compared without regard to case. A person needs an email address: the primary (or first) of emails, else userName when it is one (map the person's email to one of them).", required, unique),
 				attr("name", "The components of the user's name.", sub(
 					attr("givenName", "The user's first name."),
 					attr("familyName", "The user's last name."),
 					attr("formatted", "The full name."))),
-				attr("displayName", "The name of the user, as Quarry shows it."),
-				attr("emails", "Email addresses for the user; the primary one is the address the user signs in with.", multi, sub(
+				attr("displayName", "The name of the user; Quarry shows it (else formatted, else the given and family names) as the person's name."),
+				attr("emails", "Email addresses for the user; the primary one (else the first) is the address the user signs in with. A person needs an email: here, or as userName.", multi, sub(
 					attr("value", "Email address value.", required),
 					attr("type", "Label for this email (e.g. 'work')."),
 					attr("primary", "Whether this is the primary email.", typed("boolean")),
 					attr("display", "A label of the address."))),
-				attr("active", "Whether the user may sign in; false ends the user's sessions.", typed("boolean")),
+				attr("active", "Whether the user may sign in; false ends the user's sessions. Absent from a POST or PUT, true. It cannot be removed (400 mutability: a person is active or not): replace it with false to deactivate.", typed("boolean")),
 				attr("externalId", "Identifier of the user at the provisioning client (IdP).", caseExact, unique),
 				attr("groups", "The groups the user is a member of.", multi, readOnly, sub(
 					attr("value", "Group id.", readOnly),
@@ -182,7 +187,11 @@ func Schemas(base string) []any {
 				attr("displayName", "Human-readable name for the group; unique.", required, unique),
 				attr("members", "Members of the group: users of the directory.", multi, sub(
 					attr("value", "User id of the group member.", required),
-					attr("display", "Email of the group member.", readOnly))),
+					attr("display", "Email of the group member.", readOnly),
+					attr("$ref", "The URI of the member: accepted (Entra ID sends null) and not kept; a member is named by value.", typed("reference"),
+						notReturned, func(a *Attribute) { a.ReferenceTypes = []string{"User"} }),
+					attr("type", "The member's type: User (groups are not members of groups here).", notReturned,
+						func(a *Attribute) { a.CanonicalValues = []string{"User"} }))),
 				attr("externalId", "Identifier of the group at the provisioning client (IdP).", caseExact, unique),
 			}},
 		&Schema{Schemas: []string{SchemaSchema}, ID: EnterpriseUserSchema, Name: "EnterpriseUser",

@@ -26,11 +26,11 @@ type User struct {
 	Enterprise  *Enterprise              `json:"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User,omitempty"`
 }
 
-// Name is a user's name components.
+// Name is a user's name components: those the directory sent.
 type Name struct {
-	GivenName  string `json:"givenName"`
-	FamilyName string `json:"familyName"`
-	Formatted  string `json:"formatted"`
+	GivenName  string `json:"givenName,omitempty"`
+	FamilyName string `json:"familyName,omitempty"`
+	Formatted  string `json:"formatted,omitempty"`
 }
 
 // Ref names another resource: a group of a user, or a member of a group.
@@ -71,7 +71,7 @@ func UserResource(u *quarry.DirectoryUser, location string) *User {
 		ExternalID:  u.ExternalID,
 		UserName:    u.UserName,
 		Name:        userName(u),
-		DisplayName: u.Name,
+		DisplayName: u.DisplayName,
 		Active:      &u.Active,
 		Meta: &Meta{ResourceType: "User", Created: u.CreatedAt, LastModified: u.UpdatedAt,
 			Location: location, Version: ETag(u.Version())},
@@ -97,30 +97,21 @@ func UserResource(u *quarry.DirectoryUser, location string) *User {
 	return r
 }
 
-// userName returns the name block of u as Onyx builds it: the components
-// the directory gave, else the account's name split at its first space,
-// else the email's local part, so that every user has a given and a family
-// name (Okta's tests expect them).
+// userName returns the name block of u: the components the directory
+// sent, as it sent them (RFC 7643: kept and given back), or nil when it
+// sent none or removed them (before issue 31, Onyx's rebuilding from the
+// account's name, which a remove could not clear).
 func userName(u *quarry.DirectoryUser) *Name {
+	if u.GivenName == nil && u.FamilyName == nil && u.Formatted == nil {
+		return nil
+	}
 	val := func(p *string) string {
 		if p == nil {
 			return ""
 		}
 		return *p
 	}
-	name, formatted := val(u.Name), val(u.Formatted)
-	if formatted == "" {
-		formatted = name
-	}
-	switch {
-	case u.GivenName != nil || u.FamilyName != nil:
-		return &Name{GivenName: val(u.GivenName), FamilyName: val(u.FamilyName), Formatted: formatted}
-	case name == "":
-		local, _, _ := strings.Cut(u.Email, "@")
-		return &Name{GivenName: local, FamilyName: "", Formatted: local}
-	}
-	given, family, _ := strings.Cut(name, " ")
-	return &Name{GivenName: given, FamilyName: family, Formatted: formatted}
+	return &Name{GivenName: val(u.GivenName), FamilyName: val(u.FamilyName), Formatted: val(u.Formatted)}
 }
 
 // Location returns where r is: its meta.location.

@@ -26,7 +26,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, c *quarry.Caller, name *string, 
 }
 
 func (tx *Tx) createAPIKey(ctx context.Context, c *quarry.Caller, name *string, role quarry.Role) (*quarry.APIKey, string, error) {
-	if err := c.CheckMakeKey(); err != nil {
+	if err := c.CheckMint(); err != nil {
 		return nil, "", err
 	}
 	if err := quarry.CheckAPIKeyRole(role); err != nil {
@@ -122,7 +122,7 @@ func (db *DB) RegenerateAPIKey(ctx context.Context, c *quarry.Caller, id int64) 
 		key   *quarry.APIKey
 		token string
 	)
-	if err := c.CheckMakeKey(); err != nil {
+	if err := c.CheckMint(); err != nil {
 		return nil, "", err
 	}
 	err := db.update(ctx, func(tx *Tx) error {

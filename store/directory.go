@@ -847,6 +847,9 @@ func (db *DB) UpdateDirectoryGroup(ctx context.Context, c *quarry.Caller, id str
 		if err := tx.checkDirectoryMembers(ctx, added); err != nil {
 			return err
 		}
+		if err := tx.checkDirectoryAddition(ctx, old.ID, old.DisplayName, added); err != nil { // no one added to a group granted more than basic
+			return err
+		}
 		var fields []string
 		if g.DisplayName != old.DisplayName {
 			if _, err := tx.ExecContext(ctx, `UPDATE user_groups SET name = $1, name_key = $2 WHERE id = $3`,

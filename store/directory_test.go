@@ -3,6 +3,7 @@ package store_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -196,9 +197,27 @@ func TestDirectoryUsers(t *testing.T) {
 	if quarry.ErrorCode(err) != quarry.EFORBIDDEN {
 		t.Errorf("moving the admin's email: %s", code(err))
 	}
-	// ... and cannot deactivate the last admin.
-	if _, err := db.UpdateDirectoryUser(ctx, dir, adminDir.ID, nil, nil, func(u *quarry.DirectoryUser) error { u.Active = false; return nil }); quarry.ErrorCode(err) != quarry.EINVALID {
-		t.Errorf("deactivating the last admin: %s", code(err))
+	// ... and deactivates no admin or curator, last or not, by active
+	// false or by a deletion (issue 31: 403, as for renames).
+	second := register(t, db, "second@corp.example", open)
+	if err := db.SetRole(ctx, &quarry.Caller{User: *admin}, second.Email, quarry.RoleAdmin, false); err != nil {
+		t.Fatal(err)
+	}
+	refusedDeactivation := "forbidden: The directory cannot deactivate an admin or curator (boss@corp.example): deactivate them in Quarry, or demote them first"
+	if _, err := db.UpdateDirectoryUser(ctx, dir, adminDir.ID, nil, nil, func(u *quarry.DirectoryUser) error { u.Active = false; return nil }); code(err) != refusedDeactivation {
+		t.Errorf("deactivating an admin: %s", code(err))
+	}
+	if err := db.DeleteDirectoryUser(ctx, dir, adminDir.ID, nil); code(err) != refusedDeactivation {
+		t.Errorf("deleting an admin: %s", code(err))
+	}
+	// Adopting the second admin's account inactive is refused too.
+	in := okta("second@corp.example", "Sec", "Ond")
+	in.Active = false
+	if _, err := db.CreateDirectoryUser(ctx, dir, in, nil); code(err) != strings.ReplaceAll(refusedDeactivation, "boss@", "second@") {
+		t.Errorf("adopting an admin inactive: %s", code(err))
+	}
+	if u, err := db.DirectoryUser(ctx, adminDir.ID); err != nil || !u.Active {
+		t.Errorf("the admin after the directory's attempts: %+v, %v", u, err)
 	}
 
 	// Filters.
@@ -375,6 +394,40 @@ func TestDirectoryGroups(t *testing.T) {
 	if gs, _, _ := db.DirectoryGroups(ctx, &quarry.DirectoryFilter{Op: quarry.FilterEq, Attr: "members.value", Value: ann.ID}, 1, 10, false); len(gs) != 2 ||
 		gs[0].DisplayName != quarry.DefaultGroupBasic || gs[1].ID != ops.ID || !gs[1].Managed {
 		t.Errorf("Ops after: %+v", gs)
+	}
+	// A group granted more than basic (by an admin) takes no one from the
+	// directory (issue 31): 403, and nothing changes; the directory may
+	// still adopt it and remove people, and add them once the grant is
+	// taken back.
+	leads, err := db.CreateGroup(ctx, ca, quarry.UserGroupInput{Name: sp("Leads"), UserIDs: []string{cat.ID}, CCPairIDs: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetGroupPermission(ctx, ca, leads.ID, quarry.PermManageUserGroups, true); err != nil {
+		t.Fatal(err)
+	}
+	leadsID := strconv.FormatInt(leads.ID, 10)
+	addAnn := func(g *quarry.DirectoryGroup) error {
+		g.Members = append(g.Members, quarry.DirectoryMember{ID: ann.ID})
+		return nil
+	}
+	if _, err := db.UpdateDirectoryGroup(ctx, dir, leadsID, nil, addAnn); code(err) != "forbidden: Group 'Leads' is granted manage:user_groups beyond basic: the directory cannot add people to it (grant such permissions to a group made in Quarry, and add people there; or take them back from this group)" {
+		t.Errorf("adding Ann to a group granted manage:user_groups: %s", code(err))
+	}
+	if g, _ := db.Group(ctx, ca, leads.ID); len(g.Users) != 1 || g.SCIMSynced {
+		t.Errorf("Leads after the refusal: %+v", g)
+	}
+	if _, err := db.UpdateDirectoryGroup(ctx, dir, leadsID, nil, func(g *quarry.DirectoryGroup) error {
+		g.Members = nil
+		return nil
+	}); err != nil {
+		t.Errorf("the directory removing Cat from Leads: %v", err)
+	}
+	if err := db.SetGroupPermission(ctx, ca, leads.ID, quarry.PermManageUserGroups, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpdateDirectoryGroup(ctx, dir, leadsID, nil, addAnn); err != nil {
+		t.Errorf("adding Ann once Leads holds basic alone: %v", err)
 	}
 	// The directory deletes its group.
 	if err := db.DeleteDirectoryGroup(ctx, dir, id, nil); err != nil {

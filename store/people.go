@@ -233,20 +233,23 @@ func (tx *Tx) checkLastAdmin(ctx context.Context, u *quarry.User, what string) e
 	return quarry.CheckLastAdmin(u, others, what)
 }
 
-// otherAdmins counts the active admins other than u who can sign in
-// (people, and service accounts that still have a key). On PostgreSQL it
+// otherAdmins counts the active admins other than u who can sign in:
+// people, and service accounts that still have a key (the rules decide
+// which count: quarry.OtherAdmins.Keep). On PostgreSQL it
 // first takes a lock for the rest of the transaction: two admins stepping
 // down at once must not both see the other; one waits for the other's
 // transaction. (SQLite has one writer.)
-func (tx *Tx) otherAdmins(ctx context.Context, u *quarry.User) (int, error) {
+func (tx *Tx) otherAdmins(ctx context.Context, u *quarry.User) (quarry.OtherAdmins, error) {
+	var others quarry.OtherAdmins
 	if tx.db.dialect == Postgres {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, lastAdminLock); err != nil {
-			return 0, err
+			return others, err
 		}
 	}
-	var others int
-	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users u WHERE u.role = 'admin' AND u.is_active AND u.id <> $1
-		AND (NOT u.service_account OR EXISTS (SELECT 1 FROM api_keys k WHERE k.user_id = u.id))`, u.ID).Scan(&others)
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(CASE WHEN u.service_account THEN 0 ELSE 1 END), 0),
+		COALESCE(SUM(CASE WHEN u.service_account THEN 1 ELSE 0 END), 0)
+		FROM users u WHERE u.role = 'admin' AND u.is_active AND u.id <> $1
+		AND (NOT u.service_account OR EXISTS (SELECT 1 FROM api_keys k WHERE k.user_id = u.id))`, u.ID).Scan(&others.People, &others.Keys)
 	return others, err
 }
 
@@ -317,6 +320,9 @@ func (tx *Tx) setActive(ctx context.Context, c *quarry.Caller, u *quarry.User, a
 	}
 	action := "user.activate"
 	if !active {
+		if err := c.CheckDirectoryDeactivation(u, active); err != nil {
+			return err
+		}
 		if err := tx.checkLastAdmin(ctx, u, "deactivated"); err != nil {
 			return err
 		}

@@ -411,9 +411,21 @@ func TestDeactivate(t *testing.T) {
 			t.Errorf("%s: %s; want %s", tc.name, got, tc.want)
 		}
 	}
-	// With a second admin (an admin API key counts: it can sign in), the
-	// first may be demoted.
+	// An admin API key does not count for a person (issue 31: only people
+	// can sort things out); a second person admin does.
 	if _, _, err := db.CreateAPIKey(ctx, admin, ptr("admin script"), quarry.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+	if got := code(db.SetRole(ctx, admin, "admin@example.com", quarry.RoleGlobalCurator, false)); got != "invalid: admin@example.com is the last active admin and cannot be demoted" {
+		t.Errorf("demoting the last person admin beside an admin key: %s", got)
+	}
+	if got := code(db.SetActive(ctx, &quarry.Caller{User: quarry.User{ID: "other", Role: quarry.RoleAdmin}}, "admin@example.com", false)); got != "invalid: admin@example.com is the last active admin and cannot be deactivated" {
+		t.Errorf("deactivating the last person admin beside an admin key: %s", got)
+	}
+	if err := db.SetActive(ctx, admin, "p@example.com", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SetRole(ctx, admin, "p@example.com", quarry.RoleAdmin, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.SetRole(ctx, admin, "admin@example.com", quarry.RoleGlobalCurator, false); err != nil {

@@ -25,7 +25,7 @@ const scimTokenLock = 7243870392
 // one (the provider must be given the new one), and returns its record and
 // the token itself, shown this once.
 func (db *DB) CreateSCIMToken(ctx context.Context, c *quarry.Caller, name string) (*quarry.SCIMToken, string, error) {
-	if err := c.CheckMakeKey(); err != nil {
+	if err := c.CheckMint(); err != nil {
 		return nil, "", err
 	}
 	var (

@@ -33,6 +33,10 @@ type Policy struct {
 	// MaxBytes caps the answer's body; a longer one is cut and marked
 	// truncated. Zero means DefaultMaxBytes.
 	MaxBytes int64
+	// MaxRunsPerCaller and MaxRunsPerTool cap the runs in progress at
+	// once in this process, of one caller and of one tool (Runner.Admit);
+	// zero means DefaultRunsPerCaller and DefaultRunsPerTool.
+	MaxRunsPerCaller, MaxRunsPerTool int
 	// Lookup resolves a host name to its addresses; nil means the
 	// system's resolver. Tests set it to make a name resolve to what they
 	// need.
@@ -55,6 +59,12 @@ const AllowSetting = "QUARRY_TOOL_EGRESS_ALLOW"
 
 // withDefaults returns p with its zero limits set to the defaults.
 func (p Policy) withDefaults() Policy {
+	if p.MaxRunsPerCaller <= 0 {
+		p.MaxRunsPerCaller = DefaultRunsPerCaller
+	}
+	if p.MaxRunsPerTool <= 0 {
+		p.MaxRunsPerTool = DefaultRunsPerTool
+	}
 	if p.ConnectTimeout <= 0 {
 		p.ConnectTimeout = DefaultConnectTimeout
 	}

@@ -30,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,6 +45,7 @@ type Runner struct {
 	policy Policy
 	guard  *guard
 	client *http.Client
+	slots  *slots // The caps of runs in progress (Admit).
 
 	mu      sync.Mutex
 	defs    map[[sha256.Size]byte]*Definition
@@ -73,7 +75,8 @@ func NewRunner(p Policy) *Runner {
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	r := &Runner{policy: p, guard: g, defs: map[[sha256.Size]byte]*Definition{}, defSize: map[[sha256.Size]byte]int{}}
+	r := &Runner{policy: p, guard: g, defs: map[[sha256.Size]byte]*Definition{}, defSize: map[[sha256.Size]byte]int{},
+		slots: newSlots(p.MaxRunsPerCaller, p.MaxRunsPerTool)}
 	r.client = &http.Client{Transport: t, CheckRedirect: r.checkRedirect}
 	return r
 }
@@ -228,13 +231,15 @@ func (r *Runner) Do(ctx context.Context, c *Call, headers []quarry.Header, beare
 		return nil, r.failure(ctx, cctx, c.Host(), err)
 	}
 	defer res.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(res.Body, r.policy.MaxBytes+1))
+	// Read past the cap by the longest secret, so that a secret the cap
+	// would split is seen whole, and cut before it (safeCut).
+	data, err := io.ReadAll(io.LimitReader(res.Body, r.policy.MaxBytes+int64(longestSecret(secrets))+1))
 	if err != nil {
 		return nil, r.failure(ctx, cctx, c.Host(), err)
 	}
 	truncated := int64(len(data)) > r.policy.MaxBytes
 	if truncated {
-		data = data[:r.policy.MaxBytes]
+		data = data[:safeCut(data, int(r.policy.MaxBytes), secrets)]
 	}
 	out := &quarry.ToolRunResult{Status: res.StatusCode, ContentType: res.Header.Get("Content-Type"),
 		Headers: answerHeaders(res.Header, secrets), Truncated: truncated}
@@ -282,6 +287,55 @@ func scrubText(s string, secrets []string) string {
 	return s
 }
 
+// secretForms returns the texts in which an answer may carry secret:
+// the secret itself, and as the inside of a JSON string when that differs.
+func secretForms(secret string) []string {
+	if len(secret) < minScrubbed {
+		return nil
+	}
+	if j := string(jsonText(secret)); j != secret {
+		return []string{secret, j}
+	}
+	return []string{secret}
+}
+
+// longestSecret returns the length of the longest form of the secrets.
+func longestSecret(secrets []string) int {
+	n := 0
+	for _, sec := range secrets {
+		for _, f := range secretForms(sec) {
+			n = max(n, len(f))
+		}
+	}
+	return n
+}
+
+// safeCut returns where to cut data so that it keeps at most n bytes and
+// no prefix of a secret: a secret (in any of its forms) that begins
+// before n and does not end by n moves the cut back to where it begins,
+// also when data ends before the secret does. Masking after a cut at n
+// would otherwise leave all of a split secret but its tail for anyone
+// who can pad the answer (an upstream echoing the caller's input before
+// a header). data holds what was read past n, the longest secret's
+// length at least.
+func safeCut(data []byte, n int, secrets []string) int {
+	for moved := true; moved; {
+		moved = false
+		for _, sec := range secrets {
+			for _, f := range secretForms(sec) {
+				for start := max(0, n-len(f)+1); start < n; start++ {
+					k := min(len(f), len(data)-start)
+					if string(data[start:start+k]) == f[:k] {
+						n, moved = start, true
+						break
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
 // renderBody renders an answer's body as JSON: the value itself when the
 // content type says JSON and the whole body is valid JSON; otherwise a
 // string, of the text when it is UTF-8 (a character cut by truncation is
@@ -303,16 +357,25 @@ func renderBody(contentType string, data []byte, truncated bool, secrets []strin
 		}
 	}
 	if utf8.Valid(text) {
-		s, _ := json.Marshal(scrubText(string(text), secrets))
+		s, _ := json.Marshal(scrubText(string(text), forms(secrets)))
 		return s, "text"
 	}
-	for _, sec := range secrets {
-		if len(sec) >= minScrubbed {
-			data = bytes.ReplaceAll(data, []byte(sec), []byte(secretMask))
-		}
+	for _, sec := range forms(secrets) {
+		data = bytes.ReplaceAll(data, []byte(sec), []byte(secretMask))
 	}
 	s, _ := json.Marshal(base64.StdEncoding.EncodeToString(data))
 	return s, "base64"
+}
+
+// forms returns every form of every secret (secretForms), the longest
+// first, so that a secret inside another is masked with it.
+func forms(secrets []string) []string {
+	var out []string
+	for _, sec := range secrets {
+		out = append(out, secretForms(sec)...)
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // scrubJSON returns data with the secrets masked inside its strings; it

@@ -3,8 +3,10 @@ package toolrun
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -336,4 +338,93 @@ func TestRunRefusals(t *testing.T) {
 			t.Fatalf("got %v, want the caller's context's error", err)
 		}
 	})
+}
+
+// TestRunCutKeepsNoPrefixOfASecret: an answer past the cap whose cut
+// would split an echoed secret (a header value or the token, as it is or
+// as the inside of a JSON string) keeps no prefix of it, whatever the
+// padding before it, as text and as base64.
+func TestRunCutKeepsNoPrefixOfASecret(t *testing.T) {
+	const key, bearer = "key-0123456789abcdef", `tok"en/0123456789`
+	const max = 64
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /raw", func(w http.ResponseWriter, r *http.Request) {
+		var pad int
+		fmt.Sscan(r.URL.Query().Get("size"), &pad)
+		w.Header().Set("Content-Type", r.URL.Query().Get("ct"))
+		echo := r.Header.Get("X-Api-Key")
+		if strings.HasPrefix(r.URL.Query().Get("ct"), "text/x-json") {
+			b, _ := json.Marshal(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			echo = string(b[1 : len(b)-1])
+		}
+		w.Write([]byte(strings.Repeat("~", pad) + echo + strings.Repeat("~", 100)))
+	})
+	up := httptest.NewServer(mux)
+	t.Cleanup(up.Close)
+	p := policyAllowing(t, "127.0.0.1")
+	p.MaxBytes = max
+	r := NewRunner(p)
+	escaped := `tok\"en/0123456789`
+	for _, tt := range []struct{ ct, secret string }{
+		{"text/plain", key}, {"application/octet-stream", key}, {"text/x-json", escaped},
+	} {
+		for pad := max - len(tt.secret); pad <= max; pad++ {
+			res, err := call(context.Background(), t, r, up.URL, "raw",
+				fmt.Sprintf(`{"ct":%q,"size":%d,"requestBody":1}`, tt.ct, pad), []quarry.Header{{Key: "X-Api-Key", Value: key}}, bearer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s string
+			if err := json.Unmarshal(res.Body, &s); err != nil {
+				t.Fatal(err)
+			}
+			if res.BodyEncoding == "base64" {
+				b, _ := base64.StdEncoding.DecodeString(s)
+				s = string(b)
+			}
+			if !res.Truncated || len(strings.ReplaceAll(s, secretMask, tt.secret)) > max {
+				t.Errorf("%s, pad %d: truncated %t, %d bytes", tt.ct, pad, res.Truncated, len(s))
+			}
+			for k := 1; k <= len(tt.secret); k++ {
+				if strings.HasSuffix(s, tt.secret[:k]) {
+					t.Errorf("%s, pad %d: the answer %q ends with %q, a prefix of a secret", tt.ct, pad, s, tt.secret[:k])
+				}
+			}
+		}
+	}
+}
+
+// TestSlots: a caller's runs and a tool's runs in progress are capped
+// each; a slot given back (once, however often release is called) opens
+// the way again.
+func TestSlots(t *testing.T) {
+	s := newSlots(2, 3)
+	take := func(caller string, tool int64, want string) func() {
+		t.Helper()
+		release, err := s.take(caller, tool)
+		got := ""
+		if err != nil {
+			got = quarry.ErrorMessage(err)
+			if quarry.ErrorCode(err) != quarry.ETOOMANY || err.(*quarry.Error).RetryAfter != SlotRetryAfter {
+				t.Errorf("%s, tool %d: %v, want a 429 with Retry-After", caller, tool, err)
+			}
+		}
+		if got != want {
+			t.Errorf("%s, tool %d: %q, want %q", caller, tool, got, want)
+		}
+		return release
+	}
+	const callerFull = "You have 2 tool runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_CALLER): wait for one to end"
+	a1 := take("ann", 1, "")
+	take("ann", 2, "")
+	take("ann", 3, callerFull)
+	take("bob", 1, "")
+	take("cy", 1, "")
+	take("dee", 1, "Tool 1 has 3 runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_TOOL): try again shortly")
+	take("dee", 2, "")
+	a1()
+	a1() // a second call gives nothing more back
+	take("ann", 1, "")
+	take("ann", 4, callerFull)
+	take("eve", 1, "Tool 1 has 3 runs in progress, the most at once (QUARRY_TOOL_MAX_RUNS_PER_TOOL): try again shortly")
 }

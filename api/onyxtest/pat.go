@@ -17,9 +17,10 @@ import (
 //   - the token's prefix is qrp_ (Onyx's onyx_pat_);
 //   - a revoked token answers 401 (Onyx's 403), as every bearer token
 //     Quarry does not accept;
-//   - Quarry offers more scopes than Onyx's four (those that open its own
-//     routes), and its 400s have no error_code (its error bodies are
-//     {"detail": ...}).
+//   - Quarry offers one scope more than Onyx's four: basic, which opens
+//     its own routes of people (running tools over the API and /mcp);
+//     like Onyx, it offers no admin scope. Its errors on these routes
+//     carry Onyx's error_code (INVALID_INPUT...), as Onyx's do.
 //
 // permissions/test_pat_scopes.py is not replayed: it mints tokens in
 // Onyx's database (PATManager.create_scoped) and calls Onyx's search,
@@ -188,11 +189,10 @@ var patReplays = []Replay{
 			scopes = append(scopes, fmt.Sprint(o["scope"]))
 			check(t, o["label"] != "" && o["label"] != nil && o["description"] != "" && o["description"] != nil, "label and description: %v", o)
 		}
-		// Onyx offers exactly its four; Quarry offers them and the scopes
-		// that open its own routes.
-		for _, s := range []string{"read:search", "read:chat", "write:chat", "use:llm_gateway"} {
-			check(t, slices.Contains(scopes, s), "%s is offered: %v", s, scopes)
-		}
+		// Onyx offers exactly its four; Quarry offers them and basic (the
+		// scope of its own routes of people), and no admin scope either.
+		slices.Sort(scopes)
+		check(t, slices.Equal(scopes, []string{"basic", "read:chat", "read:search", "use:llm_gateway", "write:chat"}), "scopes offered: %v", scopes)
 	}},
 	{Name: "permissions/test_pat_scope_assignment.py::test_scope_implications", Run: func(t *testing.T, c client) {
 		basic := patBasicUser(t, c)
@@ -223,12 +223,11 @@ var patReplays = []Replay{
 	}},
 	{Name: "permissions/test_pat_scope_assignment.py::test_empty_scopes_rejected", Run: func(t *testing.T, c client) {
 		r := c.createPATResponse("empty-token", nil, patBasicUser(t, c), []string{})
-		// Onyx's body also has "error_code": "INVALID_INPUT".
-		check(t, r.Status == 400, "empty scopes: %d %s", r.Status, clip(r.Body))
+		check(t, r.Status == 400 && string(must(keys(r, "error_code"))(t)["error_code"]) == `"INVALID_INPUT"`, "empty scopes: %d %s", r.Status, clip(r.Body))
 	}},
 	{Name: "permissions/test_pat_scope_assignment.py::test_non_selectable_scope_rejected", Run: func(t *testing.T, c client) {
 		r := c.createPATResponse("admin-token", nil, patBasicUser(t, c), []string{"read:admin"})
-		check(t, r.Status == 400, "read:admin: %d %s", r.Status, clip(r.Body))
+		check(t, r.Status == 400 && string(must(keys(r, "error_code"))(t)["error_code"]) == `"INVALID_INPUT"`, "read:admin: %d %s", r.Status, clip(r.Body))
 	}},
 }
 

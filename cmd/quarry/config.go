@@ -225,6 +225,11 @@ var settings = []setting{
 	{"tool-max-bytes", "QUARRY_TOOL_MAX_BYTES", "1048576", "largest answer of a tool's server kept; longer ones are cut (truncated)",
 		func(c *Config, v string) (err error) { c.ToolEgress.MaxBytes, err = parsePositive(v); return err }},
 
+	{"tool-max-runs-per-caller", "QUARRY_TOOL_MAX_RUNS_PER_CALLER", "8", "tool runs (and MCP tool calls) one caller may have in progress at once in this server; more answer 429",
+		func(c *Config, v string) error { return parseCount(v, &c.ToolEgress.MaxRunsPerCaller) }},
+	{"tool-max-runs-per-tool", "QUARRY_TOOL_MAX_RUNS_PER_TOOL", "64", "runs of one tool in progress at once in this server, everyone's together; more answer 429",
+		func(c *Config, v string) error { return parseCount(v, &c.ToolEgress.MaxRunsPerTool) }},
+
 	// Indexing (quarry serve) and workers (quarry worker).
 	{"indexing", "QUARRY_INDEXING", "true", "run the indexing scheduler and a worker in this process (false: index attempts are neither made nor run here)",
 		func(c *Config, v string) (err error) { c.Indexing, err = strconv.ParseBool(v); return err }},
@@ -266,6 +271,16 @@ func flagCommand(flag string) string {
 		return "serve"
 	}
 	return ""
+}
+
+// parseCount sets *n to v, a positive count (at most a million).
+func parseCount(v string, n *int) error {
+	c, err := parsePositive(v)
+	if err == nil && c > 1_000_000 {
+		err = errors.New("must be at most 1000000")
+	}
+	*n = int(c)
+	return err
 }
 
 // loadConfig parses args with the flags of the named settings (all when

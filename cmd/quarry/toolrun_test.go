@@ -20,21 +20,23 @@ func TestToolSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := cfg.ToolEgress
-	if p.ConnectTimeout != 5*time.Second || p.Timeout != 30*time.Second || p.MaxBytes != 1<<20 || len(p.Allow) != 0 || len(p.AllowHosts) != 0 {
+	if p.ConnectTimeout != 5*time.Second || p.Timeout != 30*time.Second || p.MaxBytes != 1<<20 || len(p.Allow) != 0 || len(p.AllowHosts) != 0 ||
+		p.MaxRunsPerCaller != 8 || p.MaxRunsPerTool != 64 {
 		t.Errorf("defaults %+v", p)
 	}
 	env.getenv = envOf(map[string]string{"QUARRY_TOOL_EGRESS_ALLOW": "10.0.0.0/8, api.internal", "QUARRY_TOOL_TIMEOUT": "5s"})
-	cfg, _, err = loadConfig("serve", []string{"-tool-max-bytes", "4096", "-tool-connect-timeout", "2s"}, env, nil)
+	cfg, _, err = loadConfig("serve", []string{"-tool-max-bytes", "4096", "-tool-connect-timeout", "2s", "-tool-max-runs-per-tool", "3"}, env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p = cfg.ToolEgress
 	if !slices.Equal(p.Allow, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}) || !slices.Equal(p.AllowHosts, []string{"api.internal"}) ||
-		p.Timeout != 5*time.Second || p.ConnectTimeout != 2*time.Second || p.MaxBytes != 4096 {
+		p.Timeout != 5*time.Second || p.ConnectTimeout != 2*time.Second || p.MaxBytes != 4096 || p.MaxRunsPerTool != 3 || p.MaxRunsPerCaller != 8 {
 		t.Errorf("set %+v", p)
 	}
 	for _, bad := range []map[string]string{{"QUARRY_TOOL_EGRESS_ALLOW": "10.0.0.0/33"}, {"QUARRY_TOOL_TIMEOUT": "0s"},
-		{"QUARRY_TOOL_MAX_BYTES": "-1"}, {"QUARRY_TOOL_CONNECT_TIMEOUT": "soon"}} {
+		{"QUARRY_TOOL_MAX_BYTES": "-1"}, {"QUARRY_TOOL_CONNECT_TIMEOUT": "soon"}, {"QUARRY_TOOL_MAX_RUNS_PER_CALLER": "0"},
+		{"QUARRY_TOOL_MAX_RUNS_PER_TOOL": "10000000"}} {
 		env.getenv = envOf(bad)
 		if _, _, err := loadConfig("serve", nil, env, nil); err == nil {
 			t.Errorf("loadConfig accepted %v", bad)
