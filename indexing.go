@@ -2,6 +2,7 @@ package quarry
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -405,6 +406,17 @@ func PairStatusAfter(s CCPairStatus, a IndexingStatus) CCPairStatus {
 		return CCPairActive
 	}
 	return s
+}
+
+// CheckpointDescription says where attempt a's connector has got to, for
+// a pair's page (Onyx's latest_checkpoint_description, which Onyx always
+// leaves null): when it last reported a checkpoint, or nil if it has not.
+func (a *IndexAttempt) CheckpointDescription() *string {
+	if a == nil || a.CheckpointAt == nil {
+		return nil
+	}
+	d := "Attempt " + strconv.FormatInt(a.ID, 10) + " saved its checkpoint at " + a.CheckpointAt.String()
+	return &d
 }
 
 // ModelName returns the Python class name pydantic prints for the type.

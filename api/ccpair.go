@@ -35,6 +35,8 @@ func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error)
 // Onyx's CCPairFullInfo, and the pair's groups. Quarry deletes a pair at
 // once and does not sync permissions or re-index single documents yet:
 // no deletion attempt, no permission syncing, no targeted re-indexing.
+// latest_checkpoint_description (always null in Onyx) says when the latest
+// attempt last saved a checkpoint.
 // overall_indexing_speed is the pair's documents per minute from its
 // connector's making to its latest success (Onyx counts to now, so that the
 // figure falls while nothing happens), null until its first success.
@@ -86,6 +88,7 @@ func (s *Server) writeCCPair(w http.ResponseWriter, r *http.Request, c *quarry.C
 		info.LastIndexed, info.LastPruned = x.LatestSuccessStarted, x.LastPruned
 		if a := x.Latest; a != nil {
 			info.LastIndexAttemptStatus, info.Indexing = &a.Status, a.Status == quarry.IndexInProgress
+			info.LatestCheckpointDescription = a.CheckpointDescription()
 		}
 		if x.LastSuccessfulIndex != nil {
 			minutes := x.LastSuccessfulIndex.Sub(p.Connector.CreatedAt.Time).Minutes()

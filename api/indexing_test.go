@@ -133,7 +133,8 @@ func TestIndexing(t *testing.T) {
 			"input_type":"poll","connector_specific_config":%s},"from_beginning":false,"poll_range_start":%q,"poll_range_end":%q,
 			"checkpoint":null,"lease_expires_at":"2026-11-21T10:16:30.123456Z"}}`, first, p, conn, fxWeb, fxEpoch, testNowJSON))
 		c.do(w, "POST", "/worker/lease", `{}`).want(t, 200, `{"attempt":null}`)
-		if m := pairInfo(t); m["status"] != "INITIAL_INDEXING" || m["indexing"] != true || m["last_index_attempt_status"] != "in_progress" {
+		if m := pairInfo(t); m["status"] != "INITIAL_INDEXING" || m["indexing"] != true || m["last_index_attempt_status"] != "in_progress" ||
+			m["latest_checkpoint_description"] != nil {
 			t.Fatalf("the pair while its first attempt runs: %v", m)
 		}
 
@@ -184,6 +185,9 @@ func TestIndexing(t *testing.T) {
 		c.do(w, "POST", progress, `{"documents":{}}`).want(t, 422,
 			`{"detail":[{"type":"list_type","loc":["body","documents"],"msg":"Input should be a valid list","input":{}}]}`)
 
+		if m := pairInfo(t); m["latest_checkpoint_description"] != fmt.Sprintf("Attempt %d saved its checkpoint at %s", first, testNowJSON) {
+			t.Errorf("the checkpoint's description: %v", m["latest_checkpoint_description"])
+		}
 		c.do(c.admin, "GET", attempts, nil).want(t, 200, `{"items":[`+
 			fxAttemptJSON(first, "in_progress", false, 2, 3, 1, true, fxEpoch, `"error_msg":null,"full_exception_trace":null,`)+`],"total_items":1}`)
 		c.do(c.admin, "GET", errs, nil).want(t, 200, fmt.Sprintf(`{"items":[{"id":1,"connector_credential_pair_id":%d,"document_id":"doc-3",

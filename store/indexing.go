@@ -820,11 +820,16 @@ func (db *DB) checkSeesPair(ctx context.Context, q querier, c *quarry.Caller, id
 // attemptBriefColumns are the columns of an attempt that the status of
 // indexing and a pair's page show (scanAttemptBrief): not its checkpoint,
 // trace or errors.
-const attemptBriefColumns = `a.id, a.cc_pair_id, a.status, a.total_docs_indexed`
+const attemptBriefColumns = `a.id, a.cc_pair_id, a.status, a.total_docs_indexed, a.checkpoint_at`
 
 func scanAttemptBrief(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
-	var a quarry.IndexAttempt
-	return &a, r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.TotalDocsIndexed)
+	var (
+		a  quarry.IndexAttempt
+		at sql.NullInt64
+	)
+	err := r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.TotalDocsIndexed, &at)
+	a.CheckpointAt = timeOrNil(at)
+	return &a, err
 }
 
 // PairIndexing is what a pair's page and the status of indexing show of its

@@ -166,6 +166,7 @@ function fillIndexing(p) {
       ` (${fmtInt(p.number_of_index_attempts ?? 0)} in all)`),
     ...fact('Documents indexed', fmtInt(p.num_docs_indexed ?? 0)),
     ...fact('Last indexed', p.last_indexed ? `${fmtTime(p.last_indexed)} (${ago(p.last_indexed)})` : el('span', { class: 'muted' }, 'never')),
+    ...checkpointFact(p.latest_checkpoint_description),
   );
   const running = live(p);
   $('pair-run').disabled = paused;
@@ -561,4 +562,13 @@ export function reset() {
   $('pair-attempts-rows').replaceChildren();
   $('pair-errors-rows').replaceChildren();
   delete $('pair-errors-rows').dataset.key;
+}
+
+// checkpointFact shows how old the latest attempt's checkpoint is, from the
+// pair's latest_checkpoint_description ("Attempt N saved its checkpoint at
+// <time>"); nothing when it has none.
+function checkpointFact(description) {
+  const at = /at (\S+)$/.exec(description ?? '')?.[1];
+  if (!at) return [];
+  return fact('Checkpoint', `saved ${ago(at)} (${fmtTime(at)})`);
 }
