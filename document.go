@@ -114,3 +114,97 @@ func (f *ConnectorFailure) AttemptError() IndexAttemptError {
 	}
 	return e
 }
+
+// Onyx's ingestion API: documents other systems push into a pair.
+
+// IngestionDocumentID returns the id of a pushed document, as Onyx's
+// Document.from_base gives it: its own id made URL-compatible, or
+// "ingestion_api_" and its semantic identifier made so.
+func IngestionDocumentID(id, semanticIdentifier string) string {
+	if id != "" {
+		return URLCompatible(id)
+	}
+	return "ingestion_api_" + URLCompatible(semanticIdentifier)
+}
+
+// URLCompatible is Onyx's make_url_compatible: spaces become underscores,
+// then every byte but ASCII letters, digits and "_.-~" is percent-encoded
+// (Python's urllib.parse.quote with safe="").
+func URLCompatible(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ':
+			b.WriteByte('_')
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-', c == '~':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	return b.String()
+}
+
+// CoerceMetadata returns metadata as Onyx's DocumentBase keeps it: each
+// value a string, or a list of strings. Strings stay, numbers are written
+// as JSON writes them, true, false and null as Python writes them ("True",
+// "False", "None"), objects as their JSON text.
+func CoerceMetadata(m map[string]any) map[string]any {
+	str := func(v any) string {
+		switch v := v.(type) {
+		case string:
+			return v
+		case bool:
+			if v {
+				return "True"
+			}
+			return "False"
+		case nil:
+			return "None"
+		}
+		b, _ := json.Marshal(v) // Values decoded from JSON always encode.
+		return string(b)
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if list, ok := v.([]any); ok {
+			items := make([]string, len(list))
+			for i, item := range list {
+				items[i] = str(item)
+			}
+			out[k] = items
+			continue
+		}
+		out[k] = str(v)
+	}
+	return out
+}
+
+// DocumentInfo is a document as the ingestion routes list it: Onyx's
+// DocMinimalInfo.
+type DocumentInfo struct {
+	DocumentID string  `json:"document_id"`
+	SemanticID string  `json:"semantic_id"`
+	Link       *string `json:"link"`
+}
+
+// Errors of the ingestion API.
+var (
+	// ErrNoDefaultPair answers a pushed document that names no pair: Onyx
+	// puts it in its default pair (connector 0, public to everyone);
+	// Quarry has none, so that nothing becomes public by omission.
+	ErrNoDefaultPair = Errorf(EINVALID, "cc_pair_id is required: Quarry has no default pair for pushed documents; name the pair they belong to")
+	// ErrPushPairNotFound is Onyx's answer for a pair that does not exist
+	// (or that the caller cannot see).
+	ErrPushPairNotFound = Errorf(EINVALID, "Connector-Credential Pair specified does not exist")
+	// ErrDocumentNotFound answers a document that no pair the caller can
+	// see holds.
+	ErrDocumentNotFound = Errorf(ENOTFOUND, "Document not found")
+	// ErrNotIngested answers the deletion, through the ingestion API, of a
+	// document a connector brought.
+	ErrNotIngested = Errorf(EINVALID, "Document was not created via the ingestion API")
+)

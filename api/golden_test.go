@@ -91,6 +91,7 @@ var goldenTargets = map[string]func() any{
 	"mcpStatusQuery":           func() any { return &mcpStatusQuery{} },
 	"mcpSnapshotsQuery":        func() any { return &mcpSnapshotsQuery{} },
 	"runConnectorRequest":      func() any { return &runOnceRequest{} },
+	"ingestionDocument":        func() any { return &ingestRequest{} },
 	"indexAttemptsQuery":       func() any { return &indexAttemptsQuery{} },
 	"attemptErrorsQuery":       func() any { return &attemptErrorsQuery{} },
 	"workerRegistration":       func() any { return &registerWorkerRequest{} },

@@ -918,3 +918,44 @@ type revokeWorkerRegistrationRequest struct {
 type revokeWorkerRequest struct {
 	ID int64 `path:"worker_id"`
 }
+
+// ingestionDocument is the body of POST /onyx-api/ingestion: Onyx's
+// IngestionDocument.
+type ingestionDocument struct {
+	Document documentBase           `json:"document"`
+	CCPairID decode.Optional[int64] `json:"cc_pair_id"`
+}
+
+// documentBase is Onyx's DocumentBase, as a pushed document: sections are
+// read as Onyx's TextSection (text sections only: Quarry keeps no files
+// for image or tabular ones), metadata values are made strings or lists of
+// strings, and the fields Quarry does not keep (chunk_count,
+// additional_info, external_access, doc_metadata, the hierarchy, file_id)
+// are accepted and left.
+type documentBase struct {
+	ID                 decode.Optional[string]                `json:"id"`
+	Sections           []json.RawMessage                      `json:"sections"`
+	Source             decode.Optional[quarry.DocumentSource] `json:"source"`
+	SemanticIdentifier string                                 `json:"semantic_identifier"`
+	Metadata           json.RawMessage                        `json:"metadata"`
+	DocUpdatedAt       decode.Optional[time.Time]             `json:"doc_updated_at"`
+	DocCreatedAt       decode.Optional[time.Time]             `json:"doc_created_at"`
+	PrimaryOwners      decode.Optional[[]json.RawMessage]     `json:"primary_owners"`
+	SecondaryOwners    decode.Optional[[]json.RawMessage]     `json:"secondary_owners"`
+	Title              decode.Optional[string]                `json:"title"`
+	FromIngestionAPI   bool                                   `json:"from_ingestion_api" default:"false"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (documentBase) ModelName() string { return "DocumentBase" }
+
+// ingestRequest is the request of POST /onyx-api/ingestion.
+type ingestRequest struct {
+	Body ingestionDocument `body:""`
+}
+
+// deleteIngestedRequest is the request of
+// DELETE /onyx-api/ingestion/{document_id}.
+type deleteIngestedRequest struct {
+	ID string `path:"document_id"`
+}

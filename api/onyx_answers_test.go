@@ -46,6 +46,9 @@ var onyxAnswers = map[string]onyxAnswer{
 	"GET /user/pats":                                        {model: "TokenResponse", list: true},
 	"GET /manage/admin/cc-pair/{cc_pair_id}/index-attempts": {model: "IndexAttemptSnapshot", paginated: true},
 	"GET /manage/admin/cc-pair/{cc_pair_id}/errors":         {model: "IndexAttemptErrorPydantic", paginated: true},
+	"POST /onyx-api/ingestion":                              {model: "IngestionResult"},
+	"GET /onyx-api/ingestion":                               {model: "DocMinimalInfo", list: true},
+	"GET /onyx-api/connector-docs/{cc_pair_id}":             {model: "DocMinimalInfo", list: true},
 }
 
 // onyxAnswerRoutes matches a request to its route of onyxAnswers.

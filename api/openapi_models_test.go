@@ -60,6 +60,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"PUT /manage/admin/credential/{credential_id}", "CredentialDataUpdate", credentialDataUpdate{}},
 		{"PUT /manage/admin/cc-pair/{cc_pair_id}/status", "CCPairStatusUpdate", ccPairStatusUpdate{}},
 		{"POST /manage/admin/connector/run-once", "RunConnectorRequest", runConnectorRequest{}},
+		{"POST /onyx-api/ingestion", "IngestionDocument", ingestionDocument{}},
 		{"POST /worker/register", "WorkerRegister", workerRegistration{}},
 		{"POST /worker/heartbeat", "WorkerHeartbeat", heartbeat{}},
 		{"PUT /worker/attempts/{attempt_id}/credential", "AttemptCredential", attemptCredentialUpdate{}},

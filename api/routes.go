@@ -44,6 +44,11 @@ func (s *Server) routes() {
 	m.Handle("POST /manage/admin/connector/run-once", s.authed(connectorAccess, s.handleRunOnce))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/index-attempts", s.authed(connectorAccess, s.handleIndexAttempts))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/errors", s.authed(connectorAccess, s.handleAttemptErrors))
+	// Onyx's ingestion API (api/ingestion.go): other systems push documents.
+	m.Handle("POST /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngest))
+	m.Handle("GET /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngestedDocuments))
+	m.Handle("DELETE /onyx-api/ingestion/{document_id}", s.authed(connectorAccess, s.handleDeleteIngested))
+	m.Handle("GET /onyx-api/connector-docs/{cc_pair_id}", s.authed(connectorAccess, s.handlePairDocuments))
 	// Pruning and permission syncing, which Quarry does not do yet: 501.
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, notIndexingPair("prune a cc-pair")))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, notIndexingPair("tell when a cc-pair was last pruned")))

@@ -787,6 +787,14 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	a = lease()
 	e.do(worker, "POST", fmt.Sprintf("/worker/attempts/%d/finish", a), `{"status":"failed","error_msg":"The source said 401",
 		"full_exception_trace":"Traceback: 401"}`).decode(t, new(any))
+
+	// Since 00013: documents pushed through Onyx's ingestion API, one with
+	// its own id and one without.
+	e.do(admin, "POST", "/onyx-api/ingestion", `{"cc_pair_id":1,"document":{"id":"pushed 1","sections":[{"text":"Pushed",
+		"link":"https://push.example.com/1"}],"semantic_identifier":"Pushed one","metadata":{"k":["v",1]},
+		"doc_updated_at":"2026-11-02T08:00:00Z"}}`).decode(t, new(any))
+	e.do(admin, "POST", "/onyx-api/ingestion", `{"cc_pair_id":1,"document":{"sections":[{"text":"No id"}],
+		"semantic_identifier":"Pushed two","metadata":{}}}`).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -880,11 +888,13 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 		ask("carol", "/user/pats")
 		ask("pat", "/user/pats")
 	}
+	ask("admin", "/onyx-api/ingestion")
 	ask("admin", "/admin/workers")
 	ask("admin", "/admin/worker/registration-tokens")
 	for _, p := range pairs {
 		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/index-attempts", p.ID))
 		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/errors?include_resolved=true", p.ID))
+		ask("admin", fmt.Sprintf("/onyx-api/connector-docs/%d", p.ID))
 	}
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")

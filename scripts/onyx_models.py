@@ -63,6 +63,10 @@ ROOTS = [
     ("onyx.server.documents.models", "PaginatedReturn"),
     ("onyx.server.documents.models", "IndexAttemptSnapshot"),
     ("onyx.background.indexing.models", "IndexAttemptErrorPydantic"),
+    # The ingestion API (its answers; IngestionDocument names Onyx's section
+    # types, whose Literal annotations the table does not follow).
+    ("onyx.server.onyx_api.models", "IngestionResult"),
+    ("onyx.server.onyx_api.models", "DocMinimalInfo"),
     # Responses shared by many routes, people.
     ("onyx.server.models", "StatusResponse"),
     ("onyx.server.models", "FullUserSnapshot"),

@@ -458,6 +458,29 @@ class AttemptCredential(BaseModel):
     version: Int64
 
 
+class DocumentBase(BaseModel):
+    # Onyx's DocumentBase, as Quarry reads it: sections as objects (text
+    # sections are checked by the handler), metadata as an object (its
+    # values are made strings), the fields Quarry does not keep left out
+    # (accepted and ignored, as unknown fields are).
+    id: Optional[str] = None
+    sections: list[dict[str, Any]]
+    source: Optional[DocumentSource] = None
+    semantic_identifier: str
+    metadata: dict[str, Any]
+    doc_updated_at: Optional[datetime] = None
+    doc_created_at: Optional[datetime] = None
+    primary_owners: Optional[list[dict[str, Any]]] = None
+    secondary_owners: Optional[list[dict[str, Any]]] = None
+    title: Optional[str] = None
+    from_ingestion_api: bool = False
+
+
+class IngestionDocument(BaseModel):
+    document: DocumentBase
+    cc_pair_id: Optional[Int64] = None
+
+
 class GroupsQuery(BaseModel):
     include_default: bool = False
 
@@ -532,6 +555,7 @@ ENDPOINTS = {
     "setPermission": ("PUT", "/manage/admin/user-group/{group_id}/permissions", ["group_id"], None, SetPermission),
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
+    "ingestionDocument": ("POST", "/onyx-api/ingestion", [], None, IngestionDocument),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
     "indexAttemptsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/index-attempts", ["cc_pair_id"], IndexAttemptsQuery, None),
     "attemptErrorsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/errors", ["cc_pair_id"], AttemptErrorsQuery, None),
@@ -1200,6 +1224,16 @@ def corpus():
     case("progressReport", "items not objects", body={"documents": [1, {"id": "a"}], "failures": [None]}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "missing", body={}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "not an object", body={"credential_json": [1], "version": "v"}, path={"attempt_id": "1"})
+
+    # ingestionDocument: Onyx's IngestionDocument.
+    doc = {"id": "d", "sections": [{"text": "t", "link": None}], "semantic_identifier": "s", "metadata": {"a": 1}}
+    case("ingestionDocument", "valid", body={"document": doc, "cc_pair_id": 3})
+    case("ingestionDocument", "missing", body={})
+    case("ingestionDocument", "empty document", body={"document": {}})
+    case("ingestionDocument", "document not an object", body={"document": [doc]})
+    case("ingestionDocument", "bad fields", body={"document": {**doc, "sections": "x", "metadata": [], "source": "nope",
+                                                           "doc_updated_at": "yesterday", "primary_owners": [1]}, "cc_pair_id": "x"})
+    case("ingestionDocument", "null semantic identifier", body={"document": {**doc, "semantic_identifier": None}})
 
     # indexingStatus: Onyx's IndexingStatusRequest.
     case("indexingStatus", "onyx's managers", body={"get_all_connectors": True})

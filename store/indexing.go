@@ -505,7 +505,7 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 			return err
 		}
 		now := tx.now.Micros()
-		newDocs, written, err := tx.putDocuments(ctx, pairID, id, p.Documents, bodies)
+		newDocs, written, err := tx.putDocuments(ctx, pairID, id, p.Documents, bodies, false)
 		if err != nil {
 			return err
 		}
@@ -545,13 +545,14 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 	return &res, nil
 }
 
-// putDocuments writes the documents of a batch of attempt attemptID to pair
-// pairID (bodies are their JSON): a document the pair does not have is
-// new, one whose content changed is written again, an unchanged one is
-// left as it is. Either way the pair's unresolved errors about it, from
-// earlier attempts, are resolved: the connector has now taken it. It
-// returns how many were new and how many written.
-func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []quarry.Document, bodies [][]byte) (newDocs, written int64, err error) {
+// putDocuments writes the documents of a batch of attempt attemptID (0 for
+// documents pushed through the ingestion API, ingested) to pair pairID
+// (bodies are their JSON): a document the pair does not have is new, one
+// whose content changed is written again, an unchanged one is left as it
+// is. Either way the pair's unresolved errors about it, from earlier
+// attempts, are resolved: it has now been taken. It returns how many were
+// new and how many written.
+func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []quarry.Document, bodies [][]byte, ingested bool) (newDocs, written int64, err error) {
 	if len(docs) == 0 {
 		return 0, 0, nil
 	}
@@ -579,17 +580,21 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 	now := tx.now.Micros()
 	for i := range docs {
 		d := &docs[i]
-		sum := sha256.Sum256(bodies[i])
-		h := hex.EncodeToString(sum[:])
+		h, err := contentHash(d)
+		if err != nil {
+			return 0, 0, err
+		}
 		old, had := hashes[d.ID]
 		if had && old == h {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO documents (cc_pair_id, id, semantic_identifier, link, body, content_hash, doc_updated_at, indexed_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO documents (cc_pair_id, id, semantic_identifier, link, body, content_hash, doc_updated_at,
+			indexed_at, from_ingestion_api)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (cc_pair_id, id) DO UPDATE SET semantic_identifier = excluded.semantic_identifier, link = excluded.link,
-			body = excluded.body, content_hash = excluded.content_hash, doc_updated_at = excluded.doc_updated_at, indexed_at = excluded.indexed_at`,
-			pairID, d.ID, d.SemanticIdentifier, d.Link(), string(bodies[i]), h, microsOrNil(d.DocUpdatedAt), now); err != nil {
+			body = excluded.body, content_hash = excluded.content_hash, doc_updated_at = excluded.doc_updated_at,
+			indexed_at = excluded.indexed_at, from_ingestion_api = excluded.from_ingestion_api`,
+			pairID, d.ID, d.SemanticIdentifier, d.Link(), string(bodies[i]), h, microsOrNil(d.DocUpdatedAt), now, ingested); err != nil {
 			return 0, 0, err
 		}
 		hashes[d.ID] = h
@@ -602,6 +607,21 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 	_, err = tx.ExecContext(ctx, `UPDATE index_attempt_errors SET is_resolved = TRUE WHERE cc_pair_id = $1 AND index_attempt_id <> $2
 		AND is_resolved = FALSE AND `+sqlIn("document_id", ids, &args), args...)
 	return newDocs, written, err
+}
+
+// contentHash returns the SHA-256 of d's JSON without its update time: a
+// document whose content has not changed is not written again, even when
+// its source (or the ingestion API, which stamps pushes with the time they
+// arrive) says it was updated.
+func contentHash(d *quarry.Document) (string, error) {
+	c := *d
+	c.DocUpdatedAt = nil
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // FinishAttempt ends attempt id, which worker workerID holds, as f says

@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/quarryhq/quarry"
+)
+
+// Documents pushed through Onyx's ingestion API, and the documents of a
+// pair as those routes list them. Documents brought by workers are written
+// by ReportProgress (store/indexing.go); both go through putDocuments.
+
+// Ingest writes document d, pushed by c, to pair pairID (nil: none named,
+// quarry.ErrNoDefaultPair), as Onyx's POST /onyx-api/ingestion does. The
+// pair must exist and c see it (quarry.ErrPushPairNotFound otherwise) and
+// may change it (quarry.Caller.CheckChangePair). It reports whether the
+// pair already held a document of that id.
+func (db *DB) Ingest(ctx context.Context, c *quarry.Caller, pairID *int64, d *quarry.Document) (alreadyExisted bool, err error) {
+	if pairID == nil {
+		return false, quarry.ErrNoDefaultPair
+	}
+	if err := d.Check(); err != nil {
+		return false, err
+	}
+	body, err := json.Marshal(d)
+	if err != nil {
+		return false, err
+	}
+	if len(body) > quarry.MaxDocumentBytes {
+		return false, quarry.Errorf(quarry.EINVALID, "A document may hold at most %d bytes of JSON", quarry.MaxDocumentBytes)
+	}
+	err = db.update(ctx, func(tx *Tx) error {
+		p, err := tx.pair(ctx, *pairID)
+		if quarry.ErrorCode(err) == quarry.ENOTFOUND || (err == nil && !c.CanSeePair(p)) {
+			return quarry.ErrPushPairNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := c.CheckChangePair(p); err != nil {
+			return err
+		}
+		newDocs, written, err := tx.putDocuments(ctx, p.ID, 0, []quarry.Document{*d}, [][]byte{body}, true)
+		if err != nil {
+			return err
+		}
+		alreadyExisted = newDocs == 0
+		if newDocs > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET total_docs_indexed = total_docs_indexed + 1 WHERE id = $1`, p.ID); err != nil {
+				return err
+			}
+		}
+		if written == 0 { // Unchanged: nothing to record.
+			return nil
+		}
+		return tx.audit(ctx, c, "document.ingest", "cc_pair", p.ID, []string{"document"})
+	})
+	return alreadyExisted, err
+}
+
+// scanDocumentInfo reads a document's id, semantic identifier and link.
+func scanDocumentInfo(r interface{ Scan(...any) error }) (quarry.DocumentInfo, error) {
+	var d quarry.DocumentInfo
+	return d, r.Scan(&d.DocumentID, &d.SemanticID, &d.Link)
+}
+
+// IngestedDocuments returns the documents pushed through the ingestion API
+// to the pairs c can see, by id (each once, whatever the number of pairs
+// holding it).
+func (db *DB) IngestedDocuments(ctx context.Context, c *quarry.Caller) ([]quarry.DocumentInfo, error) {
+	var args []any
+	return queryAll(ctx, db.read, scanDocumentInfo, `SELECT d.id, MIN(d.semantic_identifier), MIN(d.link) FROM documents d
+		JOIN cc_pairs p ON p.id = d.cc_pair_id WHERE d.from_ingestion_api AND `+pairsVisibleTo(c, "p", &args)+`
+		GROUP BY d.id ORDER BY d.id`, args...)
+}
+
+// PairDocuments returns the documents of pair id, by id, if c may see the
+// pair (Onyx's 400 otherwise).
+func (db *DB) PairDocuments(ctx context.Context, c *quarry.Caller, id int64) ([]quarry.DocumentInfo, error) {
+	var out []quarry.DocumentInfo
+	err := db.snapshot(ctx, func(q querier) error {
+		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+			return err
+		}
+		var err error
+		out, err = queryAll(ctx, q, scanDocumentInfo, `SELECT id, semantic_identifier, link FROM documents WHERE cc_pair_id = $1 ORDER BY id`, id)
+		return err
+	})
+	return out, mapError(err)
+}
+
+// DeleteIngested deletes document id, pushed through the ingestion API,
+// from every pair c can see that holds it: a document no such pair holds
+// is quarry.ErrDocumentNotFound, one a connector brought
+// quarry.ErrNotIngested, and c must be able to change every pair that
+// holds it (quarry.Caller.CheckChangePair).
+func (db *DB) DeleteIngested(ctx context.Context, c *quarry.Caller, id string) error {
+	return db.update(ctx, func(tx *Tx) error {
+		type holder struct {
+			pair     int64
+			ingested bool
+		}
+		args := []any{id}
+		holders, err := queryAll(ctx, tx, func(r interface{ Scan(...any) error }) (holder, error) {
+			var h holder
+			return h, r.Scan(&h.pair, &h.ingested)
+		}, `SELECT d.cc_pair_id, d.from_ingestion_api FROM documents d JOIN cc_pairs p ON p.id = d.cc_pair_id
+			WHERE d.id = $1 AND `+pairsVisibleTo(c, "p", &args)+` ORDER BY d.cc_pair_id`, args...)
+		if err != nil {
+			return err
+		}
+		if len(holders) == 0 {
+			return quarry.ErrDocumentNotFound
+		}
+		for _, h := range holders {
+			if !h.ingested {
+				return quarry.ErrNotIngested
+			}
+			p, err := tx.pair(ctx, h.pair)
+			if err != nil {
+				return err
+			}
+			if err := c.CheckChangePair(p); err != nil {
+				return err
+			}
+		}
+		for _, h := range holders {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE cc_pair_id = $1 AND id = $2`, h.pair, id); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET total_docs_indexed = total_docs_indexed - 1 WHERE id = $1 AND total_docs_indexed > 0`,
+				h.pair); err != nil {
+				return err
+			}
+			if err := tx.audit(ctx, c, "document.delete", "cc_pair", h.pair, []string{"document"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
