@@ -96,6 +96,7 @@ func TestPersonalAccessTokens(t *testing.T) {
 		e.do(bossPAT, "POST", "/admin/enterprise-settings/scim/token", `{"name":"okta"}`).want(t, 403, refused)
 		e.do(bossPAT, "POST", "/manage/admin/reset-password", `{"user_email":"carl@example.com"}`).want(t, 403, refused)
 		e.do(bossPAT, "POST", "/manage/admin/invitations", `{"emails":["new@example.com"]}`).want(t, 403, refused)
+		e.do(bossPAT, "POST", "/admin/worker/registration-token", `{"name":"fleet"}`).want(t, 403, refused)
 		e.do(bossPAT, "PUT", "/manage/admin/users", `{"emails":["new@example.com"]}`).want(t, 403, refused)
 		e.do(bossPAT, "POST", "/auth/change-password", fmt.Sprintf(`{"current_password":%q,"new_password":"another-long-secret-42"}`, goodSecret)).
 			want(t, 403, refused)

@@ -655,8 +655,10 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	// Since 00009 (after 00007): the company's directory (SCIM): its token, a person it
 	// made (with the enterprise extension), Ann, whose account it took
 	// over, Fay, whom it deactivated, a group it made (granted basic, and
-	// manage:actions by an admin), and sales, which it took over by adding
-	// Dan.
+	// manage:actions by an admin), and engineering, which it took over by
+	// adding Dan (sales, which those fixtures used, is granted
+	// manage:connectors: since issue 31 the directory adds no one to a group
+	// granted beyond basic).
 	var made struct {
 		RawToken string `json:"raw_token"`
 	}
@@ -673,7 +675,7 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 		"members": []any{map[string]any{"value": dan}, map[string]any{"value": fay}}}))
 	e.do(admin, "PUT", "/manage/admin/user-group/"+team+"/permissions", map[string]any{"permission": "manage:actions", "enabled": true}).
 		want(t, 200, `{"permission":"manage:actions","enabled":true}`)
-	scimJSON(t, d.do("PATCH", fmt.Sprintf("/Groups/%d", sales), `{"Operations":[{"op":"add","path":"members","value":[{"value":"`+dan+`"}]}]}`), 200)
+	scimJSON(t, d.do("PATCH", fmt.Sprintf("/Groups/%d", eng), `{"Operations":[{"op":"add","path":"members","value":[{"value":"`+dan+`"}]}]}`), 200)
 
 	// Since 00010: MCP servers, as sources of tools (Go SDK servers on
 	// loopback): kit, called with the admin's sealed token through a
