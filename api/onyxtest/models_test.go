@@ -17,6 +17,8 @@ var unmirrored = map[string]string{
 	"ConnectorIndexingStatus":         "indexing-status answers ConnectorIndexingStatusLite in v4.6.1; no manager reads this model",
 	"IndexAttemptSnapshot":            answers,
 	"IndexAttemptErrorPydantic":       answers,
+	"IngestionResult":                 answers,
+	"DocMinimalInfo":                  answers,
 	"IndexingStatusRequest":           `the managers send {"get_all_connectors": true}`,
 	"ConnectorCredentialPairMetadata": "CCPairManager sends a dict {name, access_type, groups}",
 	"CCStatusUpdateRequest":           `pause_cc_pair and unpause_cc_pair send {"status": ...}`,
