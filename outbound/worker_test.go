@@ -448,11 +448,11 @@ func TestMockConnectorCheckpointRecovery(t *testing.T) {
 func TestWorkerSourceWithoutConnector(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
-	_, _, pair := w.pair("web", nil)
+	_, _, pair := w.pair("confluence", nil)
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Quarry has no connector for web yet" {
-		t.Errorf("attempt %s with error %v, want failed: Quarry has no connector for web yet", a.Status, a.ErrorMsg)
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Quarry has no connector for confluence yet" {
+		t.Errorf("attempt %s with error %v, want failed: Quarry has no connector for confluence yet", a.Status, a.ErrorMsg)
 	}
 }
 

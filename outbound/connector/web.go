@@ -375,8 +375,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // get sends a GET of u, accepting accept; a redirect is followed on the
 // site only. Its errors are *pageError, or ctx's.
-func (w *Web) get(ctx context.Context, u *url.URL, accept string) (*http.Response, context.CancelFunc, error) {
-	ctx, cancel := context.WithTimeout(ctx, webTimeout)
+func (w *Web) get(parent context.Context, u *url.URL, accept string) (*http.Response, context.CancelFunc, error) {
+	ctx, cancel := context.WithTimeout(parent, webTimeout)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		cancel()
@@ -387,8 +387,8 @@ func (w *Web) get(ctx context.Context, u *url.URL, accept string) (*http.Respons
 	resp, err := w.client.Do(req)
 	if err != nil {
 		cancel()
-		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
-			return nil, nil, ctx.Err()
+		if parent.Err() != nil {
+			return nil, nil, parent.Err()
 		}
 		var off *offSiteError
 		if errors.As(err, &off) {

@@ -44,8 +44,8 @@ func readHTML(r io.Reader) (*webPage, error) {
 	p := &webPage{}
 	var text strings.Builder
 	var h1 string
-	var walk func(n *html.Node, keep bool)
-	walk = func(n *html.Node, keep bool) {
+	var walk func(n *html.Node, keep, pre bool)
+	walk = func(n *html.Node, keep, pre bool) {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.A:
@@ -74,20 +74,30 @@ func readHTML(r io.Reader) (*webPage, error) {
 			}
 		}
 		if keep && n.Type == html.TextNode {
-			text.WriteString(n.Data)
+			if pre {
+				text.WriteString(n.Data) // Its lines are lines.
+			} else {
+				text.WriteString(strings.Map(func(r rune) rune {
+					if r == '\n' || r == '\r' {
+						return ' '
+					}
+					return r
+				}, n.Data))
+			}
 		}
+		pre = pre || (n.Type == html.ElementNode && (n.DataAtom == atom.Pre || n.DataAtom == atom.Textarea))
 		block := keep && n.Type == html.ElementNode && webBlocks[n.DataAtom]
 		if block {
 			text.WriteByte('\n')
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c, keep)
+			walk(c, keep, pre)
 		}
 		if block {
 			text.WriteByte('\n')
 		}
 	}
-	walk(doc, true)
+	walk(doc, true, false)
 	if p.Title == "" {
 		p.Title = h1
 	}
@@ -160,10 +170,10 @@ func normalizeURL(u *url.URL) string {
 	}
 	if len(v.Path) > 1 && strings.HasSuffix(v.Path, "/") {
 		v.Path = strings.TrimRight(v.Path, "/")
+		v.RawPath = strings.TrimRight(v.RawPath, "/")
 		if v.Path == "" {
-			v.Path = "/"
+			v.Path, v.RawPath = "/", ""
 		}
-		v.RawPath = ""
 	}
 	return v.String()
 }
