@@ -32,6 +32,8 @@ func newSite(t *testing.T) *site {
 		switch r.URL.Path {
 		case "/docs/old.html":
 			http.Redirect(w, r, "/docs/sub/deep.html", http.StatusMovedPermanently)
+		case "/docs/to-secret":
+			http.Redirect(w, r, "/docs/secret.html", http.StatusFound)
 		case "/docs/away":
 			http.Redirect(w, r, "http://elsewhere.invalid/", http.StatusFound)
 		default:

@@ -60,7 +60,8 @@ type Web struct {
 	cfg    webConfig
 	base   *url.URL
 	env    *Env
-	client *http.Client // env.HTTP, refusing redirects off the site.
+	client *http.Client // env.HTTP, refusing redirects off the site or that robots.txt disallows.
+	rules  *robots      // The site's robots.txt, once the run read it. A Web runs one crawl at a time.
 }
 
 // webConfig is the web connector's connector_specific_config: Onyx's keys
@@ -128,6 +129,9 @@ func NewWeb(config, _ json.RawMessage, env *Env) (Connector, error) {
 		if !w.sameSite(req.URL) {
 			return &offSiteError{to: req.URL.Redacted()}
 		}
+		if !w.rules.allowed(req.URL.EscapedPath() + query(req.URL)) {
+			return &offSiteError{to: req.URL.Redacted(), robots: true}
+		}
 		if next != nil {
 			return next(req, via)
 		}
@@ -140,10 +144,19 @@ func NewWeb(config, _ json.RawMessage, env *Env) (Connector, error) {
 	return Loaded(w), nil
 }
 
-// offSiteError is a redirect off the site, which is not followed.
-type offSiteError struct{ to string }
+// offSiteError is a redirect off the site, or to a page robots.txt
+// disallows, which is not followed.
+type offSiteError struct {
+	to     string
+	robots bool
+}
 
-func (e *offSiteError) Error() string { return "redirected off the site, to " + e.to }
+func (e *offSiteError) Error() string {
+	if e.robots {
+		return "redirected to " + e.to + ", which robots.txt disallows"
+	}
+	return "redirected off the site, to " + e.to
+}
 
 // sameSite reports whether u is on the base URL's site: its scheme and
 // host.
@@ -220,10 +233,12 @@ func (e *pageError) Error() string { return e.msg }
 // fails (when not nil), unless it is the base URL (or, for a sitemap, the
 // sitemap), whose failure is the run's.
 func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Document) error, fails Emitter) error {
+	w.rules = nil
 	rules, err := w.robots(ctx)
 	if err != nil {
 		return err
 	}
+	w.rules = rules
 	max := *w.cfg.MaxPages
 	var queue []*url.URL
 	seen := map[string]bool{}    // Normalized URLs queued or fetched, and ids emitted.
@@ -270,7 +285,7 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 		}
 		first = false
 		fetched++
-		f, err := w.fetch(ctx, u, rules)
+		f, err := w.fetch(ctx, u)
 		var pe *pageError
 		switch {
 		case err == nil:
@@ -404,7 +419,7 @@ func (w *Web) get(parent context.Context, u *url.URL, accept string) (*http.Resp
 }
 
 // fetch fetches the page at u.
-func (w *Web) fetch(ctx context.Context, u *url.URL, rules *robots) (*webFetch, error) {
+func (w *Web) fetch(ctx context.Context, u *url.URL) (*webFetch, error) {
 	resp, cancel, err := w.get(ctx, u, "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1")
 	if err != nil {
 		return nil, err
@@ -412,14 +427,11 @@ func (w *Web) fetch(ctx context.Context, u *url.URL, rules *robots) (*webFetch, 
 	defer cancel()
 	defer resp.Body.Close()
 	f := &webFetch{final: resp.Request.URL}
-	if f.final.String() != u.String() && !rules.allowed(f.final.EscapedPath()+query(f.final)) {
-		return nil, &pageError{msg: "redirected to " + f.final.Redacted() + ", which robots.txt disallows", skipped: true}
-	}
 	if resp.StatusCode/100 != 2 {
 		return nil, &pageError{msg: "the server answered " + resp.Status}
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt != "text/html" && mt != "application/xhtml+xml" {
+	ct := resp.Header.Get("Content-Type")
+	if ct != "" && !webHTML(ct) {
 		return f, nil
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, webPageMaxBytes+1))
@@ -432,10 +444,19 @@ func (w *Web) fetch(ctx context.Context, u *url.URL, rules *robots) (*webFetch, 
 	if len(b) > webPageMaxBytes {
 		return nil, &pageError{msg: fmt.Sprintf("the page is larger than %d MiB", webPageMaxBytes>>20)}
 	}
+	if ct == "" && !webHTML(http.DetectContentType(b)) {
+		return f, nil // No Content-Type, and the bytes do not look like HTML.
+	}
 	if f.page, err = readHTML(bytes.NewReader(b)); err != nil {
 		return nil, &pageError{msg: "the page is not HTML: " + err.Error()}
 	}
 	return f, nil
+}
+
+// webHTML reports whether the media type of Content-Type ct is HTML's.
+func webHTML(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/html" || mt == "application/xhtml+xml"
 }
 
 // robots reads the site's robots.txt. One that is not there (or not

@@ -40,6 +40,7 @@ func TestReadHTML(t *testing.T) {
 		{name: "entities", in: "<p>Fish &amp; chips&nbsp;&lt;3</p>", text: "Fish & chips <3"},
 		{name: "broken html", in: "<p>open<div>inner</p>text", text: "open\ninner\ntext"},
 		{name: "pre keeps its lines", in: "<p>a\nb</p><pre>x  y\n  z</pre>", text: "a b\nx y\nz"},
+		{name: "deep", in: strings.Repeat("<div>", 400) + "deep" + strings.Repeat("</div>", 400) + "<p>shallow</p>", text: "deep\nshallow"},
 		{name: "table cells are lines", in: "<table><tr><td>a</td><td>b</td></tr></table>", text: "a\nb"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,6 +53,14 @@ func TestReadHTML(t *testing.T) {
 					p.Title, p.Text, p.Canonical, p.Base, p.Links, tc.title, tc.text, tc.canonical, tc.base, tc.links)
 			}
 		})
+	}
+}
+
+// The parser refuses a page too deep: that page is a per-document
+// failure ("the page is not HTML").
+func TestReadHTMLTooDeep(t *testing.T) {
+	if _, err := readHTML(strings.NewReader(strings.Repeat("<div>", 600))); err == nil {
+		t.Error("readHTML of 600 nested elements: no error")
 	}
 }
 
@@ -244,6 +253,8 @@ func newTestSite(t *testing.T) *testSite {
 		switch r.URL.Path {
 		case "/docs/old.html":
 			http.Redirect(w, r, "/docs/sub/deep.html", http.StatusMovedPermanently)
+		case "/docs/to-secret":
+			http.Redirect(w, r, "/docs/secret.html", http.StatusFound)
 		case "/docs/away":
 			http.Redirect(w, r, "http://elsewhere.invalid/", http.StatusFound)
 		default:
@@ -403,6 +414,32 @@ func TestWebPageTooLarge(t *testing.T) {
 	}
 	if len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the page is larger than 5 MiB" {
 		t.Errorf("%d documents, failures %+v; want Home and the big page's failure", len(rec.docs), rec.failures)
+	}
+}
+
+func TestWebSniff(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Content-Type"] = nil // No Content-Type at all.
+		switch r.URL.Path {
+		case "/":
+			io.WriteString(w, `<!DOCTYPE html><title>Home</title><a href="/bin">bin</a>`)
+		case "/bin":
+			w.Write([]byte{0, 1, 2, 3, 0xff})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c, err := NewWeb(json.RawMessage(`{"base_url":"`+srv.URL+`","request_delay_ms":0}`), nil, &Env{HTTP: srv.Client(), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if _, err := c.Step(context.Background(), Window{}, c.FirstCheckpoint(), rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.docs) != 1 || rec.docs[0].SemanticIdentifier != "Home" || len(rec.failures) != 0 {
+		t.Errorf("%d documents, %d failures; want Home alone", len(rec.docs), len(rec.failures))
 	}
 }
 

@@ -35,7 +35,9 @@ var webBlocks = map[atom.Atom]bool{
 }
 
 // readHTML parses an HTML page (the parser takes any input, as browsers
-// do) into its title, clean text and links.
+// do) into its title, clean text and links. Its one error is the
+// parser's refusal of a page with more than 512 elements open at once,
+// which also bounds the depth of the walks below.
 func readHTML(r io.Reader) (*webPage, error) {
 	doc, err := html.Parse(r)
 	if err != nil {
