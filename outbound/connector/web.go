@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -121,6 +122,14 @@ func NewWeb(config, _ json.RawMessage, env *Env) (Connector, error) {
 		c.DelayMS = &n
 	} else if *c.DelayMS < 0 || *c.DelayMS > 60000 {
 		return nil, fmt.Errorf("request_delay_ms %d is not between 0 and 60000", *c.DelayMS)
+	}
+	if env == nil || env.HTTP == nil {
+		return nil, errors.New("the web connector needs the egress guard's HTTP client")
+	}
+	if env.Log == nil {
+		e := *env
+		e.Log = slog.New(slog.DiscardHandler)
+		env = &e
 	}
 	w := &Web{cfg: c, base: base, env: env}
 	hc := *env.HTTP
