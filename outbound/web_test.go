@@ -2,54 +2,15 @@ package outbound_test
 
 import (
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound/connector/webtest"
 )
-
-// site serves the web connector's test site (connector/testdata/site)
-// from disk, with a redirect on the site (/docs/old.html) and one off it
-// (/docs/away), counting the requests of each path.
-type site struct {
-	*httptest.Server
-	mu    sync.Mutex
-	count map[string]int
-}
-
-func newSite(t *testing.T) *site {
-	s := &site{count: map[string]int{}}
-	files := http.FileServer(http.Dir("connector/testdata/site"))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.count[r.URL.Path]++
-		s.mu.Unlock()
-		switch r.URL.Path {
-		case "/docs/old.html":
-			http.Redirect(w, r, "/docs/sub/deep.html", http.StatusMovedPermanently)
-		case "/docs/to-secret":
-			http.Redirect(w, r, "/docs/secret.html", http.StatusFound)
-		case "/docs/away":
-			http.Redirect(w, r, "http://elsewhere.invalid/", http.StatusFound)
-		default:
-			files.ServeHTTP(w, r)
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// requests returns how many times path was asked for.
-func (s *site) requests(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.count[path]
-}
 
 // webPair makes a web connector of config, an empty credential (the web
 // connector needs none) and their pair, as the admin, and returns the
@@ -102,7 +63,7 @@ func (w *world) documentNames(pairID int64, prefix string) []string {
 func TestWebConnectorCrawl(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
-	s := newSite(t)
+	s := webtest.NewSite(t, "connector/testdata/site")
 	pair := w.webPair(map[string]any{"base_url": s.URL + "/docs/", "web_connector_type": "recursive", "request_delay_ms": 0})
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
@@ -119,7 +80,7 @@ func TestWebConnectorCrawl(t *testing.T) {
 		t.Errorf("errors %+v, want the missing page's 404", es)
 	}
 	for path, want := range map[string]int{"/robots.txt": 1, "/docs/secret.html": 0, "/about.html": 0, "/docs/guide.html": 1, "/docs/missing.html": 1} {
-		if got := s.requests(path); got != want {
+		if got := s.Requests(path); got != want {
 			t.Errorf("%s asked for %d times, want %d", path, got, want)
 		}
 	}
@@ -129,7 +90,7 @@ func TestWebConnectorCrawl(t *testing.T) {
 func TestWebConnectorBaseRefused(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
-	s := newSite(t)
+	s := webtest.NewSite(t, "connector/testdata/site")
 	pair := w.webPair(map[string]any{"base_url": s.URL + "/nothing/", "request_delay_ms": 0})
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
@@ -145,23 +106,7 @@ func TestWebConnectorBaseRefused(t *testing.T) {
 // indexing speed, the site and the store on the same machine.
 func BenchmarkWebConnectorIndexing(b *testing.B) {
 	const pages = 200
-	para := strings.Repeat("Some words of a paragraph of the page. ", 12)
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		var n int
-		if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &n); err != nil && r.URL.Path != "/" {
-			http.NotFound(rw, r)
-			return
-		}
-		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(rw, "<!DOCTYPE html><html><head><title>Page %d</title></head><body><h1>Page %d</h1>", n, n)
-		for i := range 4 {
-			fmt.Fprintf(rw, "<p>%d. %s</p>", i, para)
-		}
-		for i := n + 1; i <= n+10 && i < pages; i++ {
-			fmt.Fprintf(rw, "<li><a href=\"/p/%d\">Page %d</a></li>", i, i)
-		}
-		fmt.Fprint(rw, "</body></html>")
-	}))
+	srv := httptest.NewServer(webtest.Pages(pages))
 	defer srv.Close()
 	w := newWorld(b)
 	w.inProcessWorker()

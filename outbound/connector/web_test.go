@@ -3,7 +3,6 @@ package connector
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,12 +10,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound/connector/webtest"
 )
 
 func TestReadHTML(t *testing.T) {
@@ -234,36 +233,10 @@ func newTestWeb(t *testing.T, cfg string, hc *http.Client) *Web {
 	return c.(*slimStep).Slim.(*Web)
 }
 
-// testSite serves testdata/site, with a redirect on the site
-// (/docs/old.html) and one off it (/docs/away), counting requests by
-// path.
-type testSite struct {
-	*httptest.Server
-	mu    sync.Mutex
-	count map[string]int
-}
+// testSite is the site of testdata/site.
+type testSite struct{ *webtest.Site }
 
-func newTestSite(t *testing.T) *testSite {
-	s := &testSite{count: map[string]int{}}
-	files := http.FileServer(http.Dir("testdata/site"))
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.count[r.URL.Path]++
-		s.mu.Unlock()
-		switch r.URL.Path {
-		case "/docs/old.html":
-			http.Redirect(w, r, "/docs/sub/deep.html", http.StatusMovedPermanently)
-		case "/docs/to-secret":
-			http.Redirect(w, r, "/docs/secret.html", http.StatusFound)
-		case "/docs/away":
-			http.Redirect(w, r, "http://elsewhere.invalid/", http.StatusFound)
-		default:
-			files.ServeHTTP(w, r)
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
+func newTestSite(t *testing.T) *testSite { return &testSite{webtest.NewSite(t, "testdata/site")} }
 
 // recorder is an Emitter that keeps what it is given.
 type recorder struct {
@@ -349,8 +322,8 @@ func TestWebKinds(t *testing.T) {
 				t.Errorf("documents %q and failures %q, want %q and %q", docs, failures, tc.docs, tc.failure)
 			}
 			for _, p := range []string{"/docs/secret.html", "/about.html"} {
-				if s.count[p] != 0 {
-					t.Errorf("%s was fetched %d times, want never", p, s.count[p])
+				if n := s.Requests(p); n != 0 {
+					t.Errorf("%s was fetched %d times, want never", p, n)
 				}
 			}
 		})
@@ -463,24 +436,7 @@ func TestWebDelay(t *testing.T) {
 // the connector's own speed (HTTP, parsing, text), not a site's.
 func BenchmarkWebCrawl(b *testing.B) {
 	const pages = 200
-	para := strings.Repeat("Some words of a paragraph of the page. ", 12)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var n int
-		if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &n); err != nil && r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, "<!DOCTYPE html><html><head><title>Page %d</title></head><body><nav><a href=\"/\">Home</a></nav><h1>Page %d</h1>", n, n)
-		for i := range 4 {
-			fmt.Fprintf(w, "<p>%d. %s</p>", i, para)
-		}
-		fmt.Fprint(w, "<ul>")
-		for i := n + 1; i <= n+10 && i < pages; i++ {
-			fmt.Fprintf(w, "<li><a href=\"/p/%d\">Page %d</a></li>", i, i)
-		}
-		fmt.Fprint(w, "</ul></body></html>")
-	}))
+	srv := httptest.NewServer(webtest.Pages(pages))
 	defer srv.Close()
 	cfg := json.RawMessage(`{"base_url":"` + srv.URL + `/","request_delay_ms":0}`)
 	b.ResetTimer()
