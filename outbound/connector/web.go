@@ -248,14 +248,14 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 		return err
 	}
 	w.rules = rules
-	max := *w.cfg.MaxPages
+	maxPages := *w.cfg.MaxPages
 	var queue []*url.URL
 	seen := map[string]bool{}    // Normalized URLs queued or fetched, and ids emitted.
 	emitted := map[string]bool{} // Ids of the documents emitted.
 	first := true                // No request yet (robots.txt aside).
 	enqueue := func(u *url.URL) {
 		k := normalizeURL(u)
-		if seen[k] || len(seen) >= 2*max || len(queue) >= max {
+		if seen[k] || len(seen) >= 2*maxPages || len(queue) >= maxPages {
 			return
 		}
 		seen[k] = true
@@ -275,7 +275,7 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 	}
 	var lastFailure string
 	fetched := 0
-	for len(queue) > 0 && fetched < max {
+	for len(queue) > 0 && fetched < maxPages {
 		u := queue[0]
 		queue[0] = nil
 		queue = queue[1:]
