@@ -27,7 +27,7 @@ type mockServer struct {
 	hold chan struct{}
 }
 
-func newMockServer(t *testing.T) *mockServer {
+func newMockServer(t testing.TB) *mockServer {
 	m := &mockServer{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /set-behavior", func(w http.ResponseWriter, r *http.Request) {

@@ -43,7 +43,7 @@ const secretValue = "mock-secret-value-8c1f2e"
 // world is a Quarry server on a real database, an admin, and the mock
 // connector server.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	db      *store.DB
 	raw     *sql.DB // The same database, for what no route tells (the documents).
 	handler http.Handler
@@ -54,7 +54,7 @@ type world struct {
 	log     *syncbuf.Buffer // The server's and the workers' logs.
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	ctx := context.Background()
 	u := storetest.URL(t)
@@ -81,7 +81,7 @@ func newWorld(t *testing.T) *world {
 }
 
 // rawSQL opens the database at u with database/sql.
-func rawSQL(t *testing.T, u string) *sql.DB {
+func rawSQL(t testing.TB, u string) *sql.DB {
 	dialect, source, err := store.ParseURL(u)
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func (w *world) errors(pairID int64) []*quarry.IndexAttemptError {
 
 // guardedClient is the connectors' client: the egress guard, with loopback
 // opened as QUARRY_TOOL_EGRESS_ALLOW=127.0.0.1 would.
-func guardedClient(t *testing.T) *http.Client {
+func guardedClient(t testing.TB) *http.Client {
 	nets, hosts, err := toolrun.ParseAllow("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -448,11 +448,11 @@ func TestMockConnectorCheckpointRecovery(t *testing.T) {
 func TestWorkerSourceWithoutConnector(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
-	_, _, pair := w.pair("web", nil)
+	_, _, pair := w.pair("confluence", nil)
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Quarry has no connector for web yet" {
-		t.Errorf("attempt %s with error %v, want failed: Quarry has no connector for web yet", a.Status, a.ErrorMsg)
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Quarry has no connector for confluence yet" {
+		t.Errorf("attempt %s with error %v, want failed: Quarry has no connector for confluence yet", a.Status, a.ErrorMsg)
 	}
 }
 

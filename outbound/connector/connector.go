@@ -167,6 +167,7 @@ type Registry struct {
 func NewRegistry() *Registry {
 	return &Registry{bySource: map[quarry.DocumentSource]Constructor{
 		MockSource: NewMock,
+		WebSource:  NewWeb,
 	}}
 }
 

@@ -34,10 +34,10 @@ func TestHasMore(t *testing.T) {
 func TestRegistryOpen(t *testing.T) {
 	r := connector.NewRegistry()
 	env := &connector.Env{}
-	_, err := r.Open("web", json.RawMessage(`{}`), json.RawMessage(`{}`), env)
+	_, err := r.Open("confluence", json.RawMessage(`{}`), json.RawMessage(`{}`), env)
 	var none *connector.NoConnectorError
-	if !errors.As(err, &none) || err.Error() != "Quarry has no connector for web yet" {
-		t.Errorf("Open(web) = %v, want: Quarry has no connector for web yet", err)
+	if !errors.As(err, &none) || err.Error() != "Quarry has no connector for confluence yet" {
+		t.Errorf("Open(confluence) = %v, want: Quarry has no connector for confluence yet", err)
 	}
 	configs := []struct {
 		config, wantErr string
