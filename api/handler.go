@@ -110,6 +110,14 @@ var (
 	errInvalidToken     = quarry.Errorf(quarry.EUNAUTHORIZED, "Not authenticated")
 )
 
+// bearerToken returns the token of an Authorization header of the bearer
+// scheme (the word in any case), and whether it is one: the one parser of
+// the header, for people's, the directory's and workers' routes alike.
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	return strings.TrimSpace(token), ok && strings.EqualFold(scheme, "bearer")
+}
+
 // authenticate returns the caller of a request: the Authorization header's
 // bearer token (an API key, a personal access token, a session token, or
 // the OpenID provider's JWT access token) or, without that header, the
@@ -119,9 +127,8 @@ var (
 func (s *Server) authenticate(r *http.Request) (*quarry.Caller, error) {
 	ctx := r.Context()
 	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, token, ok := strings.Cut(h, " ")
-		token = strings.TrimSpace(token)
-		if !ok || !strings.EqualFold(scheme, "bearer") {
+		token, ok := bearerToken(h)
+		if !ok {
 			return nil, errInvalidToken
 		}
 		switch {

@@ -69,9 +69,8 @@ func (s *Server) scimCaller(r *http.Request) (*quarry.Caller, error) {
 		}
 		return nil, errSCIMInvalidToken // A session opens nothing here.
 	}
-	scheme, token, ok := strings.Cut(h, " ")
-	token = strings.TrimSpace(token)
-	if !ok || !strings.EqualFold(scheme, "bearer") || !quarry.ValidSCIMTokenFormat(token) {
+	token, ok := bearerToken(h)
+	if !ok || !quarry.ValidSCIMTokenFormat(token) {
 		return nil, errSCIMInvalidToken
 	}
 	c, err := s.db.SCIMCaller(r.Context(), quarry.HashToken(token))

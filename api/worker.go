@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
@@ -53,11 +52,11 @@ func bearerOf(r *http.Request) (string, error) {
 		}
 		return "", errNotAuthenticated
 	}
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
+	token, ok := bearerToken(h)
+	if !ok {
 		return "", errInvalidToken
 	}
-	return strings.TrimSpace(token), nil
+	return token, nil
 }
 
 // handleRegisterWorker serves POST /worker/register: the registration
