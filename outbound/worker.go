@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -25,6 +26,10 @@ type WorkerConfig struct {
 	// ConnectorHTTP makes the calls of connectors: the egress guard's
 	// client (toolrun.NewRunner(policy).Client()). Required.
 	ConnectorHTTP *http.Client
+	// ConnectorDial opens the connections of connectors that do not speak
+	// HTTP (IMAP): the same guard's (toolrun.NewRunner(policy).Dial);
+	// without it, those connectors' attempts fail.
+	ConnectorDial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Concurrency is how many attempts run at once; zero means 1.
 	Concurrency int
 	// PollInterval is how long an idle worker waits before it asks for an
@@ -307,6 +312,7 @@ func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Leas
 	mask.add(credential)
 	env := &connector.Env{
 		HTTP: w.cfg.ConnectorHTTP,
+		Dial: w.cfg.ConnectorDial,
 		Now:  w.cfg.Now,
 		Log:  slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
 		SaveCredential: func(ctx context.Context, c json.RawMessage) error {

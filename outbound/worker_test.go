@@ -246,14 +246,14 @@ func (w *world) errors(pairID int64) []*quarry.IndexAttemptError {
 	return es
 }
 
-// guardedClient is the connectors' client: the egress guard, with loopback
-// opened as QUARRY_TOOL_EGRESS_ALLOW=127.0.0.1 would.
-func guardedClient(t testing.TB) *http.Client {
+// guardedRunner is the connectors' egress guard, with loopback opened as
+// QUARRY_TOOL_EGRESS_ALLOW=127.0.0.1 would.
+func guardedRunner(t testing.TB) *toolrun.Runner {
 	nets, hosts, err := toolrun.ParseAllow("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return toolrun.NewRunner(toolrun.Policy{Allow: nets, AllowHosts: hosts}).Client()
+	return toolrun.NewRunner(toolrun.Policy{Allow: nets, AllowHosts: hosts})
 }
 
 // runningWorker is a worker running in the background.
@@ -268,9 +268,11 @@ type runningWorker struct {
 func (w *world) startWorker(client *http.Client, base, token string) *runningWorker {
 	w.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	egress := guardedRunner(w.t)
 	wk := outbound.NewWorker(outbound.WorkerConfig{
 		API:               outbound.NewWorkerAPI(client, base, token),
-		ConnectorHTTP:     guardedClient(w.t),
+		ConnectorHTTP:     egress.Client(),
+		ConnectorDial:     egress.Dial,
 		PollInterval:      20 * time.Millisecond,
 		HeartbeatInterval: 50 * time.Millisecond,
 		Log:               slog.New(slog.NewJSONHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -327,3 +327,36 @@ func TestDialedAddressIsChecked(t *testing.T) {
 	}
 	c.Close()
 }
+
+// Runner.Dial, for connectors that do not speak HTTP, is guarded as the
+// HTTP client is: loopback is refused by default, and reached once the
+// policy opens it.
+func TestRunnerDial(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	var refused *RefusedError
+	if _, err := NewRunner(Policy{}).Dial(context.Background(), "tcp", l.Addr().String()); !errors.As(err, &refused) || refused.Reason != "loopback" {
+		t.Errorf("dial of loopback by default: %v, want the guard's refusal", err)
+	}
+	nets, hosts, err := ParseAllow("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewRunner(Policy{Allow: nets, AllowHosts: hosts}).Dial(context.Background(), "tcp", l.Addr().String())
+	if err != nil {
+		t.Fatalf("dial of loopback once allowed: %v", err)
+	}
+	c.Close()
+}

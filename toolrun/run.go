@@ -89,6 +89,14 @@ func (r *Runner) Policy() Policy { return r.policy }
 // redirects as runs do; it sets no time-out of its own.
 func (r *Runner) Client() *http.Client { return r.client }
 
+// Dial connects to address ("host:port") over network through the egress
+// guard, as the client's calls do: for connectors that speak other
+// protocols than HTTP (IMAP). It sets no time-out beyond the policy's
+// ConnectTimeout.
+func (r *Runner) Dial(ctx context.Context, network, address string) (net.Conn, error) {
+	return r.guard.dialContext(ctx, network, address)
+}
+
 // errTooManyRedirects and errDowngrade fail a redirect.
 var (
 	errTooManyRedirects = errors.New("too many redirects")

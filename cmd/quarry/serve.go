@@ -155,9 +155,11 @@ func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *sto
 		return fmt.Errorf("starting the worker of this process: %w", err)
 	}
 	client := &http.Client{Transport: &outbound.InProcessTransport{Handler: handler}}
+	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{
 		API:           outbound.NewWorkerAPI(client, "http://in-process"+strings.TrimRight(cfg.BasePath, "/"), token),
-		ConnectorHTTP: toolrun.NewRunner(cfg.ToolEgress).Client(),
+		ConnectorHTTP: egress.Client(),
+		ConnectorDial: egress.Dial,
 		Concurrency:   cfg.WorkerConcurrency,
 		PollInterval:  cfg.WorkerPollInterval,
 		Log:           log.With("worker", id),

@@ -47,9 +47,11 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{
 		API:           outbound.NewWorkerAPI(client, cfg.WorkerServer, token),
-		ConnectorHTTP: toolrun.NewRunner(cfg.ToolEgress).Client(),
+		ConnectorHTTP: egress.Client(),
+		ConnectorDial: egress.Dial,
 		Concurrency:   cfg.WorkerConcurrency,
 		PollInterval:  cfg.WorkerPollInterval,
 		Log:           log,

@@ -8,8 +8,8 @@
 // LoadConnector) or polls a time window (PollConnector) is one step.
 //
 // Connectors make no connection of their own: every call goes through the
-// *http.Client of their Env, which the caller builds with the egress guard
-// of package toolrun, so that the hosts a connector may reach are those
+// *http.Client (or the Dial) of their Env, which the caller builds with the
+// egress guard of package toolrun, so that the hosts a connector may reach are those
 // QUARRY_TOOL_EGRESS_ALLOW opens. The package knows nothing of the worker
 // protocol, SQL or how credentials are kept.
 package connector
@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -141,6 +142,10 @@ type Env struct {
 	// HTTP makes every call the connector makes: the egress guard's
 	// client (toolrun.Runner.Client), which sets no time-out of its own.
 	HTTP *http.Client
+	// Dial opens the connections of connectors that speak other protocols
+	// than HTTP (IMAP): the egress guard's (toolrun.Runner.Dial); nil when
+	// the caller has none.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// Now is the clock.
 	Now func() time.Time
 	// Log is for what the connector has to say; never a credential's
