@@ -173,6 +173,7 @@ func NewRegistry() *Registry {
 	return &Registry{bySource: map[quarry.DocumentSource]Constructor{
 		MockSource: NewMock,
 		WebSource:  NewWeb,
+		ImapSource: NewImap,
 	}}
 }
 

@@ -1,0 +1,429 @@
+package connector
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound/connector/imaptest"
+	"github.com/quarryhq/quarry/toolrun"
+)
+
+// Test messages, as a mail client would send them.
+const (
+	plainMessage = `From: Bob Sender <bob@example.com>
+To: Alice <alice@example.com>, carol@example.com
+Subject: Quarterly plan
+Date: Mon, 02 Mar 2026 10:00:00 +0100
+Message-ID: <plain-1@example.com>
+
+Hello Alice,
+the plan is attached.
+`
+	alternativeMessage = `From: =?UTF-8?B?w4lsb2RpZQ==?= <elodie@example.com>
+To: alice@example.com
+Subject: =?ISO-8859-1?Q?Caf=E9_menu?=
+Date: Mon, 02 Mar 2026 11:00:00 +0000
+Message-ID: <alt-2@example.com>
+MIME-Version: 1.0
+Content-Type: multipart/alternative; boundary="b1"
+
+--b1
+Content-Type: text/plain; charset=ISO-8859-1
+Content-Transfer-Encoding: quoted-printable
+
+Le caf=E9 est pr=EAt, =
+tout de suite.
+--b1
+Content-Type: text/html; charset=UTF-8
+
+<p>HTML version</p>
+--b1--
+`
+	// brokenMessage has a header line that is not a header.
+	brokenMessage = `From: eve@example.com
+This line is not a header
+Message-ID: <broken-5@example.com>
+
+body
+`
+	// bareMessage has no Message-ID, Subject or Date.
+	bareMessage = `From: frank@example.com
+To: alice@example.com
+
+Just a note.
+`
+)
+
+// mixedMessage has an HTML body, a text and an HTML attachment, and an
+// image (which is not read).
+var mixedMessage = `From: dan@example.com
+Delivered-To: alice@example.com
+Subject: Report
+Date: Tue, 03 Mar 2026 09:00:00 +0000
+Message-ID: <mixed-3@example.com>
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="m"
+
+--m
+Content-Type: text/html; charset=utf-8
+Content-Transfer-Encoding: base64
+
+` + base64.StdEncoding.EncodeToString([]byte("<html><body><h1>Weekly report</h1><p>See the notes.</p><script>x()</script></body></html>")) + `
+--m
+Content-Type: text/plain; charset=utf-8; name="notes.txt"
+Content-Disposition: attachment; filename="notes.txt"
+Content-Transfer-Encoding: base64
+
+` + base64.StdEncoding.EncodeToString([]byte("Budget: 42 units\n")) + `
+--m
+Content-Type: text/html; name="summary.html"
+Content-Disposition: attachment; filename="summary.html"
+
+<p>Summary <b>ok</b></p>
+--m
+Content-Type: image/png; name="chart.png"
+Content-Disposition: attachment; filename="chart.png"
+Content-Transfer-Encoding: base64
+
+iVBORw0KGgo=
+--m--
+`
+
+func crlf(s string) []byte { return []byte(strings.ReplaceAll(s, "\n", "\r\n")) }
+
+// The documents of messages: ids, subjects, owners, dates and the text of
+// their bodies and text attachments, decoded.
+func TestImapDocument(t *testing.T) {
+	arrived := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	owner := func(name, addr string) json.RawMessage {
+		b, _ := json.Marshal(imapOwner{name, addr})
+		return b
+	}
+	ts := func(s string) *quarry.Time {
+		t, _ := time.Parse(time.RFC3339, s)
+		return &quarry.Time{Time: t}
+	}
+	str := func(s string) *string { return &s }
+	for _, tc := range []struct {
+		name, in string
+		want     quarry.Document
+		skipped  []string
+	}{
+		{name: "plain", in: plainMessage, want: quarry.Document{ID: "<plain-1@example.com>", SemanticIdentifier: "Quarterly plan", Title: str("Quarterly plan"),
+			DocUpdatedAt:  ts("2026-03-02T09:00:00Z"),
+			PrimaryOwners: []json.RawMessage{owner("Alice", "alice@example.com"), owner("", "carol@example.com"), owner("Bob Sender", "bob@example.com")},
+			Sections:      []quarry.Section{{Text: "Hello Alice,\nthe plan is attached."}}}},
+		{name: "alternative, quoted-printable, Latin-1, encoded words", in: alternativeMessage, want: quarry.Document{ID: "<alt-2@example.com>",
+			SemanticIdentifier: "Café menu", Title: str("Café menu"), DocUpdatedAt: ts("2026-03-02T11:00:00Z"),
+			PrimaryOwners: []json.RawMessage{owner("", "alice@example.com"), owner("Élodie", "elodie@example.com")},
+			Sections:      []quarry.Section{{Text: "Le café est prêt, tout de suite."}}}},
+		{name: "mixed, base64, attachments", in: mixedMessage, skipped: []string{"image/png"}, want: quarry.Document{ID: "<mixed-3@example.com>",
+			SemanticIdentifier: "Report", Title: str("Report"), DocUpdatedAt: ts("2026-03-03T09:00:00Z"),
+			PrimaryOwners: []json.RawMessage{owner("", "alice@example.com"), owner("", "dan@example.com")},
+			Sections: []quarry.Section{{Text: "Weekly report\nSee the notes."}, {Text: "notes.txt\n\nBudget: 42 units"},
+				{Text: "summary.html\n\nSummary ok"}}}},
+		{name: "no Message-ID, Subject or Date", in: bareMessage, want: quarry.Document{ID: "", SemanticIdentifier: "Unknown Subject",
+			Title: str("Unknown Subject"), DocUpdatedAt: &quarry.Time{Time: arrived},
+			PrimaryOwners: []json.RawMessage{owner("", "alice@example.com"), owner("", "frank@example.com")},
+			Sections:      []quarry.Section{{Text: "Just a note."}}}},
+		{name: "attached message", in: "Message-ID: <fw@x>\nSubject: Fwd\nContent-Type: multipart/mixed; boundary=z\n\n--z\n\nsee below\n--z\nContent-Type: message/rfc822\n\nSubject: Inner\nContent-Type: text/plain; charset=windows-1252\n\ninner \x93text\x94\n--z--\n",
+			want: quarry.Document{ID: "<fw@x>", SemanticIdentifier: "Fwd", Title: str("Fwd"),
+				Sections: []quarry.Section{{Text: "see below"}, {Text: "Inner\n\ninner \u201ctext\u201d"}}}},
+		{name: "unknown charset is read as UTF-8", in: "Subject: x\nContent-Type: text/plain; charset=x-unknown\n\nh\xffi\n",
+			want: quarry.Document{SemanticIdentifier: "x", Title: str("x"), Sections: []quarry.Section{{Text: "h\uFFFDi"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := imapDocument(crlf(tc.in), arrived)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.want.Source, tc.want.Metadata = ImapSource, map[string]any{}
+			if tc.want.DocUpdatedAt == nil && !strings.Contains(tc.in, "Date:") {
+				tc.want.DocUpdatedAt = &quarry.Time{Time: arrived}
+			}
+			if diff := cmp.Diff(tc.want, d.Document); diff != "" {
+				t.Errorf("document (-want +got):\n%s", diff)
+			}
+			if !slices.Equal(d.skipped, tc.skipped) {
+				t.Errorf("skipped %q, want %q", d.skipped, tc.skipped)
+			}
+		})
+	}
+}
+
+// nested is a message of n multiparts one in another, with a text at the
+// bottom.
+func nested(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Content-Type: multipart/mixed; boundary=b0\n\n")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "--b%d\nContent-Type: multipart/mixed; boundary=b%d\n\n", i-1, i)
+	}
+	fmt.Fprintf(&b, "--b%d\n\ntext\n", n-1)
+	for i := n - 1; i >= 0; i-- {
+		fmt.Fprintf(&b, "--b%d--\n", i)
+	}
+	return b.String()
+}
+
+// Messages that cannot be read are errors (per-document failures of the
+// run), and their Message-ID is found all the same when it is there.
+func TestImapDocumentErrors(t *testing.T) {
+	for _, tc := range []struct{ name, in, err, id string }{
+		{"header", brokenMessage, "its header: malformed header line: This line is not a header", "<broken-5@example.com>"},
+		{"no boundary", "Message-ID: <a@b>\nContent-Type: multipart/mixed\n\nx\n", "its multipart/mixed part has no boundary", "<a@b>"},
+		{"unknown transfer encoding", "Content-Type: text/plain\nContent-Transfer-Encoding: x-uue\n\nx\n", `unknown Content-Transfer-Encoding "x-uue"`, ""},
+		{"bad base64", "Content-Type: text/plain\nContent-Transfer-Encoding: base64\n\n!!!!\n", "decoding a part: illegal base64 data at input byte 0", ""},
+		{"too deep", nested(12), "its parts are nested more than 10 deep", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := imapDocument(crlf(tc.in), time.Time{})
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("error %v, want %s", err, tc.err)
+			}
+			if got := messageID(crlf(tc.in)); got != tc.id {
+				t.Errorf("messageID %q, want %q", got, tc.id)
+			}
+		})
+	}
+}
+
+func TestNewImapConfig(t *testing.T) {
+	dial := (&Env{Dial: toolrun.NewRunner(toolrun.Policy{}).Dial})
+	cred := `{"imap_username":"u","imap_password":"p"}`
+	for _, tc := range []struct{ cfg, cred, err string }{
+		{`{"host":"imap.example.com"}`, cred, ""},
+		{`{"host":"imap.example.com","port":"143","security":"STARTTLS","mailboxes":["INBOX"," ","INBOX","Sent"]}`, cred, ""},
+		{`{"host":""}`, cred, `host "" is not a host name or an IP address`},
+		{`{"host":"imaps://imap.example.com"}`, cred, `host "imaps://imap.example.com" is not a host name or an IP address`},
+		{`{"host":"h","port":0}`, cred, "port 0 is not a port number"},
+		{`{"host":"h","port":"x"}`, cred, `port "x" is not a port number`},
+		{`{"host":"h","security":"none"}`, cred, `security "none" is neither tls nor starttls`},
+		{`{"host":"h","ca_certificate":"not pem"}`, cred, "ca_certificate holds no PEM certificate"},
+		{`{"host":"h"}`, `{"imap_password":"p"}`, "the credential has no imap_username (a string)"},
+		{`{"host":"h"}`, `{"imap_username":"u","imap_password":7}`, "the credential has no imap_password (a string)"},
+		{`[]`, cred, "not an object with host, port and mailboxes: json: cannot unmarshal array into Go value of type connector.imapConfig"},
+	} {
+		c, err := NewImap(json.RawMessage(tc.cfg), json.RawMessage(tc.cred), dial)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err) {
+			t.Errorf("NewImap(%s, %s): %v, want %q", tc.cfg, tc.cred, err, tc.err)
+		}
+		if err == nil && strings.Contains(tc.cfg, "Sent") {
+			if m := c.(*Imap); m.cfg.port != 143 || m.cfg.Security != imapStartTLS || !slices.Equal(m.cfg.Mailboxes, []string{"INBOX", "Sent"}) {
+				t.Errorf("config %+v", m.cfg)
+			}
+		}
+	}
+	if _, err := NewImap(json.RawMessage(`{"host":"h"}`), json.RawMessage(cred), &Env{}); err == nil || err.Error() != "the IMAP connector needs the egress guard's dialer" {
+		t.Errorf("NewImap without a dialer: %v", err)
+	}
+}
+
+// imapEnv is the Env of the IMAP connector's tests: the egress guard with
+// loopback opened, as QUARRY_TOOL_EGRESS_ALLOW=127.0.0.1 would.
+func imapEnv(t *testing.T) *Env {
+	nets, hosts, err := toolrun.ParseAllow("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Dial: toolrun.NewRunner(toolrun.Policy{Allow: nets, AllowHosts: hosts}).Dial, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
+}
+
+// runImap runs the IMAP connector of cfg to the end of its steps within
+// w, and returns what it emitted and the checkpoints it went through.
+func runImap(t *testing.T, env *Env, cfg map[string]any, w Window) (*recorder, []string, error) {
+	t.Helper()
+	b, _ := json.Marshal(cfg)
+	cb, _ := json.Marshal(imaptest.Credential())
+	c, err := NewImap(b, cb, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	cp := c.FirstCheckpoint()
+	var cps []string
+	for i := 0; ; i++ {
+		if i > 100 {
+			t.Fatal("more than 100 steps")
+		}
+		if cp, err = c.Step(context.Background(), w, cp, rec); err != nil {
+			return rec, cps, err
+		}
+		cps = append(cps, string(cp))
+		if more, err := HasMore(cp); err != nil || !more {
+			return rec, cps, err
+		}
+	}
+}
+
+// summary is each document's id, semantic identifier and the start of its
+// text, and each failure's document (or entity) and message.
+func imapSummary(r *recorder) (docs, failures []string) {
+	for _, d := range r.docs {
+		docs = append(docs, d.ID+" "+d.SemanticIdentifier)
+	}
+	for _, f := range r.failures {
+		id := ""
+		if f.FailedDocument != nil {
+			id = f.FailedDocument.DocumentID
+		} else {
+			id = "entity " + f.FailedEntity.EntityID
+		}
+		failures = append(failures, id+" "+f.FailureMessage)
+	}
+	return docs, failures
+}
+
+// A run from the beginning over implicit TLS: a first step lists the
+// mailboxes, then each mailbox's messages are read, one document each,
+// with the attachments' text; the message that cannot be read is a
+// failure of its document, the others are read all the same; the one
+// without a Message-ID is named by its IMAP URL.
+func TestImapRun(t *testing.T) {
+	s := imaptest.Start(t)
+	day := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	s.Append("INBOX", day, plainMessage)
+	s.Append("INBOX", day, alternativeMessage)
+	s.Append("INBOX", day, brokenMessage)
+	s.Append("Archive", day, mixedMessage)
+	s.Append("Archive", day, bareMessage)
+	rec, cps, err := runImap(t, imapEnv(t), s.Config(nil), Window{Start: time.Unix(0, 0), End: time.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, failures := imapSummary(rec)
+	bare := fmt.Sprintf("imap://127.0.0.1:%d/Archive;UIDVALIDITY=", s.TLSPort)
+	for i, d := range docs {
+		if strings.HasPrefix(d, bare) {
+			docs[i] = "<archive url> Unknown Subject"
+			if !strings.HasSuffix(rec.docs[i].ID, "/;UID=2") {
+				t.Errorf("the bare message's id %s", rec.docs[i].ID)
+			}
+		}
+	}
+	slices.Sort(docs) // The mailboxes in the order Dovecot lists them.
+	want := []string{"<alt-2@example.com> Café menu", "<archive url> Unknown Subject", "<mixed-3@example.com> Report", "<plain-1@example.com> Quarterly plan"}
+	if !slices.Equal(docs, want) {
+		t.Errorf("documents %q, want %q", docs, want)
+	}
+	if want := []string{"<broken-5@example.com> the message cannot be read: its header: malformed header line: This line is not a header"}; !slices.Equal(failures, want) {
+		t.Errorf("failures %q, want %q", failures, want)
+	}
+	for _, d := range rec.docs {
+		if d.ID == "<mixed-3@example.com>" && (len(d.Sections) != 3 || d.Sections[1].Text != "notes.txt\n\nBudget: 42 units") {
+			t.Errorf("the mixed message's sections %+v", d.Sections)
+		}
+	}
+	// Dovecot lists INBOX and Archive; which comes first is its.
+	if len(cps) != 3 || !strings.Contains(cps[0], `"todo_mailboxes":["`) || !strings.Contains(cps[0], `"current_mailbox":null`) ||
+		!strings.HasSuffix(cps[2], `"todo_mailboxes":[],"current_mailbox":null}`) || !strings.HasPrefix(cps[2], `{"has_more":false`) {
+		t.Errorf("checkpoints %q", cps)
+	}
+}
+
+// A poll window reads only the messages that arrived within it, to the
+// second, though IMAP's SEARCH knows only dates; a mailbox of more than a
+// page is read a page a step, resuming at the next UID.
+func TestImapPollWindow(t *testing.T) {
+	s := imaptest.Start(t)
+	start := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	end := start.Add(2 * time.Hour)
+	msg := func(n int) string {
+		return fmt.Sprintf("Message-ID: <m%d@example.com>\nSubject: Message %d\nFrom: a@example.com\n\nText %d.\n", n, n, n)
+	}
+	s.Append("INBOX", start.Add(-time.Second), msg(1)) // Before.
+	s.Append("INBOX", start, msg(2))
+	s.Append("INBOX", end.Add(-time.Second), msg(3))
+	s.Append("INBOX", end, msg(4))                     // After: the window ends before it.
+	s.Append("INBOX", start.AddDate(-1, 0, 0), msg(5)) // A year before.
+	for n := 100; n < 100+imapPageSize+5; n++ {
+		s.Append("Bulk", start.Add(time.Minute), msg(n))
+	}
+	rec, cps, err := runImap(t, imapEnv(t), s.Config(map[string]any{"mailboxes": []string{"INBOX", "Bulk"}}), Window{Start: start, End: end})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, failures := imapSummary(rec)
+	if len(failures) != 0 {
+		t.Errorf("failures %q", failures)
+	}
+	if len(docs) != 2+imapPageSize+5 || docs[0] != "<m2@example.com> Message 2" || docs[1] != "<m3@example.com> Message 3" || docs[len(docs)-1] != "<m204@example.com> Message 204" {
+		t.Errorf("%d documents, from %q", len(docs), docs[:min(3, len(docs))])
+	}
+	// Listing (configured), INBOX, Bulk's two pages.
+	if len(cps) != 4 || !strings.Contains(cps[2], `"current_mailbox":{"mailbox":"Bulk","uid_validity":`) || !strings.Contains(cps[2], fmt.Sprintf(`"next_uid":%d}`, imapPageSize+1)) {
+		t.Errorf("checkpoints %q", cps)
+	}
+	// A second run, from where the first ended: only what arrived since.
+	s.Append("INBOX", end.Add(time.Minute), msg(6))
+	rec, _, err = runImap(t, imapEnv(t), s.Config(map[string]any{"mailboxes": []string{"INBOX", "Bulk"}}), Window{Start: end, End: end.Add(time.Hour)})
+	if docs, _ := imapSummary(rec); err != nil || !slices.Equal(docs, []string{"<m4@example.com> Message 4", "<m6@example.com> Message 6"}) {
+		t.Errorf("the second window: %q, %v", docs, err)
+	}
+}
+
+// STARTTLS on the plain port; a mailbox that does not exist is a failure
+// of its entity, and the others are read.
+func TestImapStartTLS(t *testing.T) {
+	s := imaptest.Start(t)
+	s.Append("INBOX", time.Now(), plainMessage)
+	rec, _, err := runImap(t, imapEnv(t), s.Config(map[string]any{"port": s.StartTLSPort, "security": "starttls", "mailboxes": []string{"Nowhere", "INBOX"}}),
+		Window{Start: time.Unix(0, 0), End: time.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, failures := imapSummary(rec)
+	if !slices.Equal(docs, []string{"<plain-1@example.com> Quarterly plan"}) || len(failures) != 1 ||
+		!strings.HasPrefix(failures[0], "entity Nowhere the IMAP server refused to open the mailbox: Mailbox doesn't exist: Nowhere") {
+		t.Errorf("documents %q, failures %q", docs, failures)
+	}
+	if f := rec.failures[0].FailedEntity; len(f.MissedTimeRange) != 2 {
+		t.Errorf("the mailbox's failure misses %v", f.MissedTimeRange)
+	}
+}
+
+// A password the server refuses fails the step with the server's reason,
+// which does not quote the password; so do a certificate no authority
+// signs and an address the egress guard does not open.
+func TestImapRefused(t *testing.T) {
+	s := imaptest.Start(t)
+	w := Window{Start: time.Unix(0, 0), End: time.Now()}
+	b, _ := json.Marshal(s.Config(nil))
+	c, err := NewImap(b, json.RawMessage(`{"imap_username":"alice","imap_password":"wrong-password-77"}`), imapEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Step(context.Background(), w, c.FirstCheckpoint(), &recorder{})
+	if want := fmt.Sprintf("the login was refused by the IMAP server 127.0.0.1:%d: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); err == nil || err.Error() != want {
+		t.Errorf("wrong password: %v, want %s", err, want)
+	}
+	if err != nil && strings.Contains(err.Error(), "wrong-password-77") {
+		t.Errorf("the error quotes the password: %v", err)
+	}
+
+	cfg := s.Config(nil)
+	delete(cfg, "ca_certificate")
+	_, _, err = runImap(t, imapEnv(t), cfg, w)
+	if err == nil || !strings.Contains(err.Error(), "the TLS handshake with the IMAP server") || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Errorf("without the CA: %v", err)
+	}
+
+	env := imapEnv(t)
+	env.Dial = toolrun.NewRunner(toolrun.Policy{}).Dial
+	_, _, err = runImap(t, env, s.Config(nil), w)
+	var refused *toolrun.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), toolrun.AllowSetting) {
+		t.Errorf("through the default guard: %v, want its refusal", err)
+	}
+}
