@@ -1,0 +1,94 @@
+package outbound_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound/connector/imaptest"
+)
+
+// imapPair makes an IMAP connector of config, a credential of the test
+// user with password, and their pair, as the admin, and returns the ids
+// of the connector, the credential and the pair.
+func (w *world) imapPair(config map[string]any, password string) (connectorID, credentialID, pairID int64) {
+	w.t.Helper()
+	var id struct {
+		ID   int64 `json:"id"`
+		Data int64 `json:"data"`
+	}
+	name := fmt.Sprintf("imap %s %d", w.t.Name(), time.Now().UnixNano())
+	w.do("POST", "/manage/admin/connector", map[string]any{"name": name, "source": "imap",
+		"input_type": "poll", "connector_specific_config": config}, &id)
+	connectorID = id.ID + id.Data
+	id.ID, id.Data = 0, 0
+	w.do("POST", "/manage/credential", map[string]any{"credential_json": map[string]string{"imap_username": imaptest.User, "imap_password": password},
+		"admin_public": true, "source": "imap"}, &id)
+	credentialID = id.ID + id.Data
+	id.ID, id.Data = 0, 0
+	w.do("PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", connectorID, credentialID),
+		map[string]any{"name": "pair " + name, "access_type": "public", "groups": []int64{}}, &id)
+	return connectorID, credentialID, id.ID + id.Data
+}
+
+// An IMAP account read by a worker whose connectors reach 127.0.0.1
+// through the egress guard, on a real Dovecot: the first attempt reads
+// every message of every mailbox, text attachments too; the next reads
+// only what arrived since, and the message that cannot be parsed is its
+// one error. A pair whose password the server refuses fails with the
+// server's reason, and the other pair is read all the same.
+func TestImapConnectorRun(t *testing.T) {
+	s := imaptest.Start(t)
+	w := newWorld(t)
+	w.registeredWorker()
+	old := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	s.Append("INBOX", old, "Message-ID: <one@example.com>\nSubject: First\nFrom: Bob <bob@example.com>\nTo: alice@example.com\n\nThe first message.\n")
+	s.Append("Archive", old, "Message-ID: <two@example.com>\nSubject: Second\nFrom: carol@example.com\nContent-Type: multipart/mixed; boundary=b\n\n--b\n\nSee the file.\n--b\nContent-Type: text/plain; name=notes.txt\nContent-Disposition: attachment; filename=notes.txt\n\nThe notes.\n--b--\n")
+	connectorID, credentialID, pair := w.imapPair(s.Config(nil), imaptest.Password)
+	_, _, refused := w.imapPair(s.Config(nil), "not-the-password")
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 2 {
+		t.Errorf("attempt %s with %d new documents (error %v), want success with 2", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	if got, want := w.documentNames(pair, ""), []string{"<one@example.com> First", "<two@example.com> Second"}; !slices.Equal(got, want) {
+		t.Errorf("documents %q, want %q", got, want)
+	}
+	var body string
+	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = '<two@example.com>'`, pair).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	var doc quarry.Document
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := []quarry.Section{{Text: "See the file."}, {Text: "notes.txt\n\nThe notes."}}; !slices.Equal(doc.Sections, want) ||
+		doc.DocUpdatedAt == nil || !doc.DocUpdatedAt.Equal(old) || len(doc.PrimaryOwners) != 1 || string(doc.PrimaryOwners[0]) != `{"display_name":"","email":"carol@example.com"}` {
+		t.Errorf("the second message's document %s", body)
+	}
+	b := w.waitAttempt(refused, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if want := fmt.Sprintf("the login was refused by the IMAP server 127.0.0.1:%d: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); b.Status != quarry.IndexFailed || b.ErrorMsg == nil || *b.ErrorMsg != want {
+		t.Errorf("the refused pair's attempt %s with error %v, want failed: %s", b.Status, b.ErrorMsg, want)
+	}
+
+	s.Append("INBOX", time.Now(), "Message-ID: <three@example.com>\nSubject: Third\nFrom: dan@example.com\n\nA new message.\n")
+	s.Append("INBOX", time.Now(), "From: eve@example.com\nThis line is not a header\nMessage-ID: <broken@example.com>\n\nbody\n")
+	w.do("POST", "/manage/admin/connector/run-once", map[string]any{"connector_id": connectorID,
+		"credential_ids": []int64{credentialID}, "from_beginning": false}, nil)
+	w.schedule()
+	a = w.waitAttempt(pair, 2, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 1 || a.TotalDocsIndexed != 1 {
+		t.Errorf("second attempt %s with %d new and %d written documents (error %v), want completed_with_errors with the one new", a.Status, a.NewDocsIndexed, a.TotalDocsIndexed, a.ErrorMsg)
+	}
+	if got := w.documents(pair); len(got) != 3 {
+		t.Errorf("documents after the second attempt %q", got)
+	}
+	es := w.errors(pair)
+	if len(es) != 1 || es[0].DocumentID == nil || *es[0].DocumentID != "<broken@example.com>" ||
+		es[0].FailureMessage != "the message cannot be read: its header: malformed header line: This line is not a header" {
+		t.Errorf("errors %+v, want the broken message's", es)
+	}
+}
