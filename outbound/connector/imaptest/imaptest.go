@@ -101,11 +101,16 @@ func Start(tb testing.TB) *Server {
 			}
 		}
 	} else {
+		// Not root: every process is the user's, in the user's group.
 		u, err := user.Current()
 		if err != nil {
 			tb.Fatal(err)
 		}
-		users = fmt.Sprintf("default_login_user = %s\ndefault_internal_user = %s\n", u.Username, u.Username)
+		g, err := user.LookupGroupId(u.Gid)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		users = fmt.Sprintf("default_login_user = %[1]s\ndefault_internal_user = %[1]s\ndefault_internal_group = %[2]s\n", u.Username, g.Name)
 	}
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o755); err != nil {
