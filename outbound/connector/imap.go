@@ -55,6 +55,9 @@ type Imap struct {
 	password string
 	tls      *tls.Config
 	env      *Env
+	// imapPageSize and imapMaxMessageBytes, but in tests.
+	pageSize   int
+	maxMessage int64
 }
 
 // imapConfig is the IMAP connector's connector_specific_config: Onyx's
@@ -142,7 +145,7 @@ func NewImap(config, credential json.RawMessage, env *Env) (Connector, error) {
 		}
 		env = &e
 	}
-	return &Imap{cfg: c, username: user, password: pass, tls: tc, env: env}, nil
+	return &Imap{cfg: c, username: user, password: pass, tls: tc, env: env, pageSize: imapPageSize, maxMessage: imapMaxMessageBytes}, nil
 }
 
 // imapCheckpoint is the IMAP connector's checkpoint: Onyx's
@@ -360,9 +363,9 @@ func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMail
 	if len(uids) == 0 {
 		return true, nil
 	}
-	done = len(uids) <= imapPageSize
+	done = len(uids) <= m.pageSize
 	if !done {
-		uids = uids[:imapPageSize]
+		uids = uids[:m.pageSize]
 	}
 	mb.NextUID = uint32(uids[len(uids)-1]) + 1
 	// The arrival times and sizes first, then the messages within the
@@ -378,8 +381,8 @@ func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMail
 			continue
 		}
 		arrived[f.UID] = f.InternalDate
-		if f.RFC822Size > imapMaxMessageBytes {
-			if err := out.Failure(ctx, m.failure(mb, f.UID, "", fmt.Sprintf("the message is larger than %d MiB", imapMaxMessageBytes>>20))); err != nil {
+		if f.RFC822Size > m.maxMessage {
+			if err := out.Failure(ctx, m.failure(mb, f.UID, "", fmt.Sprintf("the message is larger than %s", byteSize(m.maxMessage)))); err != nil {
 				return false, err
 			}
 			continue
@@ -402,6 +405,7 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 		var uid imap.UID
 		var raw []byte
 		var readErr error
+		tooLarge := false
 		for item := msg.Next(); item != nil; item = msg.Next() {
 			switch it := item.(type) {
 			case imapclient.FetchItemDataUID:
@@ -410,11 +414,11 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 				if it.Literal == nil {
 					continue
 				}
-				if it.Literal.Size() > imapMaxMessageBytes {
-					readErr = fmt.Errorf("the message is larger than %d MiB", imapMaxMessageBytes>>20)
+				if it.Literal.Size() > m.maxMessage {
+					tooLarge = true // The next item discards it.
 					continue
 				}
-				raw, readErr = io.ReadAll(io.LimitReader(it.Literal, imapMaxMessageBytes+1))
+				raw, readErr = io.ReadAll(io.LimitReader(it.Literal, m.maxMessage+1))
 			}
 		}
 		if ctx.Err() != nil {
@@ -422,6 +426,12 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 		}
 		if uid == 0 {
 			continue // Not one of ours: the server may send others' flags.
+		}
+		if tooLarge {
+			if err := out.Failure(ctx, m.failure(mb, uid, "", "the message is larger than "+byteSize(m.maxMessage))); err != nil {
+				return err
+			}
+			continue
 		}
 		if readErr != nil {
 			return m.commandError(ctx, "reading a message of the mailbox "+strconv.Quote(mb.Mailbox), readErr)
@@ -501,4 +511,12 @@ func imapPathEscape(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// byteSize writes n bytes in MiB, or KiB when less.
+func byteSize(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }

@@ -298,6 +298,7 @@ func TestImapRun(t *testing.T) {
 	s.Append("INBOX", day, brokenMessage)
 	s.Append("Archive", day, mixedMessage)
 	s.Append("Archive", day, bareMessage)
+	s.Append("Projects.Alpha", day, "Message-ID: <nested-6@example.com>\nSubject: Nested\n\nIn a child mailbox.\n")
 	rec, cps, err := runImap(t, imapEnv(t), s.Config(nil), Window{Start: time.Unix(0, 0), End: time.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +314,7 @@ func TestImapRun(t *testing.T) {
 		}
 	}
 	slices.Sort(docs) // The mailboxes in the order Dovecot lists them.
-	want := []string{"<alt-2@example.com> Café menu", "<archive url> Unknown Subject", "<mixed-3@example.com> Report", "<plain-1@example.com> Quarterly plan"}
+	want := []string{"<alt-2@example.com> Café menu", "<archive url> Unknown Subject", "<mixed-3@example.com> Report", "<nested-6@example.com> Nested", "<plain-1@example.com> Quarterly plan"}
 	if !slices.Equal(docs, want) {
 		t.Errorf("documents %q, want %q", docs, want)
 	}
@@ -325,9 +326,10 @@ func TestImapRun(t *testing.T) {
 			t.Errorf("the mixed message's sections %+v", d.Sections)
 		}
 	}
-	// Dovecot lists INBOX and Archive; which comes first is its.
-	if len(cps) != 3 || !strings.Contains(cps[0], `"todo_mailboxes":["`) || !strings.Contains(cps[0], `"current_mailbox":null`) ||
-		!strings.HasSuffix(cps[2], `"todo_mailboxes":[],"current_mailbox":null}`) || !strings.HasPrefix(cps[2], `{"has_more":false`) {
+	// Dovecot lists INBOX, Archive and Projects.Alpha (not Projects), in an
+	// order of its own.
+	if len(cps) != 4 || !strings.Contains(cps[0], `"todo_mailboxes":["`) || !strings.Contains(cps[0], `"current_mailbox":null`) ||
+		strings.Contains(cps[0], `"Projects"`) || !strings.HasSuffix(cps[3], `"todo_mailboxes":[],"current_mailbox":null}`) || !strings.HasPrefix(cps[3], `{"has_more":false`) {
 		t.Errorf("checkpoints %q", cps)
 	}
 }
@@ -425,5 +427,63 @@ func TestImapRefused(t *testing.T) {
 	var refused *toolrun.RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), toolrun.AllowSetting) {
 		t.Errorf("through the default guard: %v, want its refusal", err)
+	}
+}
+
+// A message larger than the limit is a failure of its document (named by
+// its IMAP URL: its Message-ID was not read); a mailbox whose UIDVALIDITY
+// changed between two steps is read again from its first message.
+func TestImapLimitsAndUIDValidity(t *testing.T) {
+	s := imaptest.Start(t)
+	msg := func(n int, text string) string {
+		return fmt.Sprintf("Message-ID: <m%d@example.com>\nSubject: Message %d\n\n%s\n", n, n, text)
+	}
+	arrived := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
+	s.Append("Box", arrived, msg(1, "small"))
+	s.Append("Box", arrived, msg(2, strings.Repeat("large ", 300)))
+	s.Append("Box", arrived, msg(3, "small"))
+	b, _ := json.Marshal(s.Config(map[string]any{"mailboxes": []string{"Box"}}))
+	cb, _ := json.Marshal(imaptest.Credential())
+	c, err := NewImap(b, cb, imapEnv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.(*Imap)
+	m.pageSize, m.maxMessage = 2, 1<<10
+	w := Window{Start: time.Unix(0, 0), End: time.Now().Add(time.Minute)}
+	rec := &recorder{}
+	step := func(cp json.RawMessage) json.RawMessage {
+		t.Helper()
+		next, err := c.Step(context.Background(), w, cp, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+	cp := step(step(c.FirstCheckpoint())) // The mailboxes, then Box's first page.
+	var got imapCheckpoint
+	if err := json.Unmarshal(cp, &got); err != nil || got.CurrentMailbox == nil || got.CurrentMailbox.NextUID != 3 {
+		t.Fatalf("checkpoint after the first page %s", cp)
+	}
+	first := got.CurrentMailbox.UIDValidity
+	docs, failures := imapSummary(rec)
+	wantURL := fmt.Sprintf("imap://127.0.0.1:%d/Box;UIDVALIDITY=%d/;UID=2", s.TLSPort, first)
+	if !slices.Equal(docs, []string{"<m1@example.com> Message 1"}) || !slices.Equal(failures, []string{wantURL + " the message is larger than 1 KiB"}) {
+		t.Errorf("first page: documents %q, failures %q", docs, failures)
+	}
+
+	s.Delete("Box")
+	s.Append("Box", arrived, msg(4, "after"))
+	s.Append("Box", arrived, msg(5, "after"))
+	s.Append("Box", arrived, msg(6, "after"))
+	rec.docs, rec.failures = nil, nil
+	for more := true; more; {
+		cp = step(cp)
+		if more, err = HasMore(cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if docs, _ := imapSummary(rec); !slices.Equal(docs, []string{"<m4@example.com> Message 4", "<m5@example.com> Message 5", "<m6@example.com> Message 6"}) {
+		t.Errorf("after the UIDVALIDITY changed: %q", docs)
 	}
 }

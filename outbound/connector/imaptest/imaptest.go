@@ -279,12 +279,19 @@ func Credential() map[string]string {
 	return map[string]string{"imap_username": User, "imap_password": Password}
 }
 
-// Append delivers a message to mailbox (made if missing) as arrived then
-// (its INTERNALDATE).
-func (s *Server) Append(mailbox string, arrived time.Time, message string) {
+// Delete deletes mailbox and its messages.
+func (s *Server) Delete(mailbox string) {
 	s.tb.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.login().Delete(mailbox).Wait(); err != nil {
+		s.tb.Fatalf("deleting %s: %v", mailbox, err)
+	}
+}
+
+// login returns the client of Append and Delete, logged in.
+func (s *Server) login() *imapclient.Client {
+	s.tb.Helper()
 	if s.client == nil {
 		c, err := imapclient.DialTLS(net.JoinHostPort("127.0.0.1", strconv.Itoa(s.TLSPort)),
 			&imapclient.Options{TLSConfig: &tls.Config{RootCAs: s.roots, ServerName: "127.0.0.1"}})
@@ -296,6 +303,16 @@ func (s *Server) Append(mailbox string, arrived time.Time, message string) {
 		}
 		s.client = c
 	}
+	return s.client
+}
+
+// Append delivers a message to mailbox (made if missing) as arrived then
+// (its INTERNALDATE).
+func (s *Server) Append(mailbox string, arrived time.Time, message string) {
+	s.tb.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.login()
 	if mailbox != "INBOX" {
 		var ie *imap.Error
 		if err := s.client.Create(mailbox, nil).Wait(); err != nil && !(errors.As(err, &ie) && ie.Code == imap.ResponseCodeAlreadyExists) {
