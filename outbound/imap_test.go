@@ -73,6 +73,11 @@ func TestImapConnectorRun(t *testing.T) {
 	if want := fmt.Sprintf("the login was refused by the IMAP server 127.0.0.1:%d: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); b.Status != quarry.IndexFailed || b.ErrorMsg == nil || *b.ErrorMsg != want {
 		t.Errorf("the refused pair's attempt %s with error %v, want failed: %s", b.Status, b.ErrorMsg, want)
 	}
+	var state map[string]any
+	w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", refused), nil, &state)
+	if state["status"] != "INITIAL_INDEXING" {
+		t.Errorf("the refused pair is %v, want still INITIAL_INDEXING (not paused, not invalid)", state["status"])
+	}
 
 	s.Append("INBOX", time.Now(), "Message-ID: <three@example.com>\nSubject: Third\nFrom: dan@example.com\n\nA new message.\n")
 	s.Append("INBOX", time.Now(), "From: eve@example.com\nThis line is not a header\nMessage-ID: <broken@example.com>\n\nbody\n")

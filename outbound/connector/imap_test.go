@@ -321,6 +321,9 @@ func TestImapRun(t *testing.T) {
 	if want := []string{"<broken-5@example.com> the message cannot be read: its header: malformed header line: This line is not a header"}; !slices.Equal(failures, want) {
 		t.Errorf("failures %q, want %q", failures, want)
 	}
+	if n := s.Unseen("INBOX"); n != 3 {
+		t.Errorf("%d messages of INBOX unread after the run, want the 3 still unread", n)
+	}
 	for _, d := range rec.docs {
 		if d.ID == "<mixed-3@example.com>" && (len(d.Sections) != 3 || d.Sections[1].Text != "notes.txt\n\nBudget: 42 units") {
 			t.Errorf("the mixed message's sections %+v", d.Sections)

@@ -289,6 +289,23 @@ func (s *Server) Delete(mailbox string) {
 	}
 }
 
+// Unseen returns how many messages of mailbox have no \Seen flag.
+func (s *Server) Unseen(mailbox string) int {
+	s.tb.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.login()
+	if _, err := c.Select(mailbox, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
+		s.tb.Fatalf("selecting %s: %v", mailbox, err)
+	}
+	defer func() { _ = c.Unselect().Wait() }()
+	found, err := c.Search(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+	if err != nil {
+		s.tb.Fatalf("searching %s: %v", mailbox, err)
+	}
+	return len(found.AllSeqNums())
+}
+
 // login returns the client of Append and Delete, logged in.
 func (s *Server) login() *imapclient.Client {
 	s.tb.Helper()
