@@ -333,6 +333,9 @@ func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMail
 			FailureMessage: "the IMAP server refused to open the mailbox: " + imapReason(ie),
 		})
 	}
+	if mb.NextUID == 0 {
+		mb.NextUID = 1 // UIDs start at 1; "0:*" is no set.
+	}
 	if mb.UIDValidity != 0 && mb.UIDValidity != sel.UIDValidity {
 		m.env.Log.Info("imap connector: the mailbox's UIDVALIDITY changed; reading it again from the start", "mailbox", mb.Mailbox)
 		mb.NextUID = 1
