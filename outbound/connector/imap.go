@@ -135,14 +135,9 @@ func NewImap(config, credential json.RawMessage, env *Env) (Connector, error) {
 	if env == nil || env.Dial == nil {
 		return nil, errors.New("the IMAP connector needs the egress guard's dialer")
 	}
-	if env.Log == nil || env.Now == nil {
+	if env.Log == nil {
 		e := *env
-		if e.Log == nil {
-			e.Log = slog.New(slog.DiscardHandler)
-		}
-		if e.Now == nil {
-			e.Now = time.Now
-		}
+		e.Log = slog.New(slog.DiscardHandler)
 		env = &e
 	}
 	return &Imap{cfg: c, username: user, password: pass, tls: tc, env: env, pageSize: imapPageSize, maxMessage: imapMaxMessageBytes}, nil
