@@ -300,6 +300,7 @@ func TestImapRun(t *testing.T) {
 	s.Append("Archive", day, mixedMessage)
 	s.Append("Archive", day, bareMessage)
 	s.Append("Projects.Alpha", day, "Message-ID: <nested-6@example.com>\nSubject: Nested\n\nIn a child mailbox.\n")
+	s.Append("Général", day, "Message-ID: <utf7-7@example.com>\nSubject: Accents\n\nIn a mailbox whose name IMAP writes in UTF-7.\n")
 	rec, cps, err := runImap(t, imapEnv(t), s.Config(nil), Window{Start: time.Unix(0, 0), End: time.Now().Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +316,8 @@ func TestImapRun(t *testing.T) {
 		}
 	}
 	slices.Sort(docs) // The mailboxes in the order Dovecot lists them.
-	want := []string{"<alt-2@example.com> Café menu", "<archive url> Unknown Subject", "<mixed-3@example.com> Report", "<nested-6@example.com> Nested", "<plain-1@example.com> Quarterly plan"}
+	want := []string{"<alt-2@example.com> Café menu", "<archive url> Unknown Subject", "<mixed-3@example.com> Report", "<nested-6@example.com> Nested",
+		"<plain-1@example.com> Quarterly plan", "<utf7-7@example.com> Accents"}
 	if !slices.Equal(docs, want) {
 		t.Errorf("documents %q, want %q", docs, want)
 	}
@@ -330,10 +332,10 @@ func TestImapRun(t *testing.T) {
 			t.Errorf("the mixed message's sections %+v", d.Sections)
 		}
 	}
-	// Dovecot lists INBOX, Archive and Projects.Alpha (not Projects), in an
-	// order of its own.
-	if len(cps) != 4 || !strings.Contains(cps[0], `"todo_mailboxes":["`) || !strings.Contains(cps[0], `"current_mailbox":null`) ||
-		strings.Contains(cps[0], `"Projects"`) || !strings.HasSuffix(cps[3], `"todo_mailboxes":[],"current_mailbox":null}`) || !strings.HasPrefix(cps[3], `{"has_more":false`) {
+	// Dovecot lists INBOX, Archive, Projects.Alpha (not Projects) and
+	// Général, in an order of its own.
+	if len(cps) != 5 || !strings.Contains(cps[0], `"Général"`) || !strings.Contains(cps[0], `"todo_mailboxes":["`) || !strings.Contains(cps[0], `"current_mailbox":null`) ||
+		strings.Contains(cps[0], `"Projects"`) || !strings.HasSuffix(cps[4], `"todo_mailboxes":[],"current_mailbox":null}`) || !strings.HasPrefix(cps[4], `{"has_more":false`) {
 		t.Errorf("checkpoints %q", cps)
 	}
 }
