@@ -6,7 +6,6 @@
 package imaptest
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -31,6 +30,8 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/quarryhq/quarry/internal/syncbuf"
 )
 
 // The test user's name and password.
@@ -154,11 +155,9 @@ service anvil {
 }
 `, dir, users, certFile, keyFile, passwd, s.StartTLSPort, s.TLSPort)
 	confFile := write("dovecot.conf", []byte(conf))
-	var log bytes.Buffer
-	var logMu sync.Mutex
+	log := &syncbuf.Buffer{}
 	cmd := exec.Command(bin, "-F", "-c", confFile)
-	cmd.Stdout = &lockedWriter{&logMu, &log}
-	cmd.Stderr = cmd.Stdout
+	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("starting dovecot: %v", err)
@@ -180,9 +179,7 @@ service anvil {
 			<-exited
 		}
 		if tb.Failed() {
-			logMu.Lock()
 			tb.Logf("dovecot's log:\n%s", log.String())
-			logMu.Unlock()
 		}
 	})
 	// Ready when both ports answer.
@@ -196,32 +193,16 @@ service anvil {
 			}
 			select {
 			case <-exited:
-				logMu.Lock()
-				defer logMu.Unlock()
 				tb.Fatalf("dovecot exited:\n%s", log.String())
 			default:
 			}
 			if time.Now().After(deadline) {
-				logMu.Lock()
-				defer logMu.Unlock()
 				tb.Fatalf("dovecot does not listen on %d:\n%s", port, log.String())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	return s
-}
-
-// lockedWriter is a writer shared by two goroutines.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
