@@ -268,9 +268,9 @@ func (m *Imap) connect(ctx context.Context) (*imapConn, error) {
 		c.Close()
 		var ie *imap.Error
 		if errors.As(err, &ie) {
-			err = errors.New(imapReason(ie))
+			return fail("the login was refused by the IMAP server", errors.New(imapReason(ie)))
 		}
-		return fail("the login was refused by the IMAP server", err)
+		return fail("logging in to the IMAP server", err)
 	}
 	_ = raw.SetDeadline(time.Time{}) // go-imap sets its own from here.
 	return &imapConn{Client: c, stop: stop}, nil
