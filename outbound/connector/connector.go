@@ -166,8 +166,10 @@ type Registry struct {
 // NewRegistry returns the registry of the connectors Quarry has.
 func NewRegistry() *Registry {
 	return &Registry{bySource: map[quarry.DocumentSource]Constructor{
-		MockSource: NewMock,
-		WebSource:  NewWeb,
+		MockSource:      NewMock,
+		WebSource:       NewWeb,
+		MediaWikiSource: NewMediaWiki,
+		WikipediaSource: NewWikipedia,
 	}}
 }
 

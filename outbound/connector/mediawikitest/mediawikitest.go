@@ -1,0 +1,259 @@
+// Package mediawikitest runs real MediaWikis for the MediaWiki
+// connector's tests: Debian's mediawiki package on SQLite, served by
+// PHP's built-in web server. A wiki is installed once per test binary
+// run (maintenance/install.php) and each test gets a copy of it. It is
+// for tests only.
+package mediawikitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Dir is where Debian's mediawiki package installs MediaWiki.
+const Dir = "/usr/share/mediawiki"
+
+// template is the wiki installed once per test binary run: its
+// LocalSettings.php and SQLite files, which each Wiki copies.
+type template struct {
+	once sync.Once
+	dir  string // Holds LocalSettings.php and data/.
+	err  error
+}
+
+// installed is this test binary's template.
+var installed template
+
+// templateServer is the server the template was installed with, which
+// each copy replaces by its own.
+const templateServer = "http://127.0.0.1:1"
+
+// Wiki is a MediaWiki of its own served on 127.0.0.1 until the test
+// ends.
+type Wiki struct {
+	// URL is the wiki's address: http://127.0.0.1:port, whose / redirects
+	// to the main page and whose API is URL/api.php.
+	URL  string
+	conf string // Its LocalSettings.php.
+}
+
+// Available reports why MediaWiki cannot run here, or "" when it can.
+func Available() string {
+	if _, err := exec.LookPath("php"); err != nil {
+		return "php is not installed"
+	}
+	if _, err := os.Stat(filepath.Join(Dir, "maintenance", "install.php")); err != nil {
+		return "MediaWiki is not installed in " + Dir
+	}
+	if err := exec.Command("php", "-r", `exit(extension_loaded("pdo_sqlite") ? 0 : 1);`).Run(); err != nil {
+		return "PHP has no SQLite (pdo_sqlite)"
+	}
+	return ""
+}
+
+// New starts a wiki with the installer's main page and nothing else. It
+// skips the test when MediaWiki is not installed, unless CI is set, where
+// it fails it.
+func New(tb testing.TB) *Wiki {
+	tb.Helper()
+	if why := Available(); why != "" {
+		if os.Getenv("CI") == "" {
+			tb.Skipf("%s: apt-get install mediawiki php-cli php-sqlite3 to run this test (CI does)", why)
+		}
+		tb.Fatalf("%s, and CI is set: .ci/run installs mediawiki php-cli php-sqlite3", why)
+	}
+	installed.once.Do(installed.install)
+	if installed.err != nil {
+		tb.Fatal(installed.err)
+	}
+	dir := tb.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(filepath.Join(installed.dir, "data"))); err != nil {
+		tb.Fatal(err)
+	}
+	ls, err := os.ReadFile(filepath.Join(installed.dir, "LocalSettings.php"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := &Wiki{URL: fmt.Sprintf("http://127.0.0.1:%d", port), conf: filepath.Join(dir, "LocalSettings.php")}
+	s := strings.ReplaceAll(string(ls), filepath.Join(installed.dir, "data"), filepath.Join(dir, "data"))
+	s = strings.ReplaceAll(s, templateServer, w.URL)
+	if err := os.WriteFile(w.conf, []byte(s), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("php", "-S", fmt.Sprintf("127.0.0.1:%d", port), "-t", Dir)
+	cmd.Dir = Dir
+	cmd.Env = append(os.Environ(), "MW_CONFIG_FILE="+w.conf)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }() // Killed at the end.
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill() // It may have stopped.
+		<-done
+	})
+	// Wait for it to answer, a bounded number of times.
+	for i := 0; ; i++ {
+		resp, err := http.Get(w.URL + "/api.php?action=query&meta=siteinfo&format=json")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return w
+			}
+		}
+		if i == 200 {
+			tb.Fatalf("the wiki at %s did not answer: %v; its server said:\n%s", w.URL, err, out.String())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// freePort returns a port of 127.0.0.1 that nothing listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// install installs the template wiki in a temporary directory that lives
+// as long as the machine's /tmp (it is small).
+func (t *template) install() {
+	dir, err := os.MkdirTemp("", "quarry-mediawiki-")
+	if err != nil {
+		t.err = err
+		return
+	}
+	t.dir = dir
+	if err := maintenance("", "install.php", nil, "--dbtype", "sqlite", "--dbpath", filepath.Join(dir, "data"), "--dbname", "wiki",
+		"--confpath", dir, "--server", templateServer, "--scriptpath", "", "--pass", "Quarry-test-admin-0123",
+		"--skins", "", "Quarry Test Wiki", "Admin"); err != nil {
+		t.err = fmt.Errorf("installing MediaWiki: %w", err)
+		return
+	}
+	conf := filepath.Join(dir, "LocalSettings.php")
+	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.err = err
+		return
+	}
+	// No object cache, so that what a maintenance script writes is what
+	// the server reads next.
+	_, err = f.WriteString("\n$wgMainCacheType = CACHE_NONE;\n$wgParserCacheType = CACHE_NONE;\n$wgMessageCacheType = CACHE_NONE;\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	t.err = err
+}
+
+// maintenance runs MediaWiki's maintenance script with args, the wiki's
+// LocalSettings.php being conf (none for the installer) and stdin its
+// standard input.
+func maintenance(conf, script string, stdin []byte, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a := []string{filepath.Join("maintenance", script)}
+	if conf != "" {
+		a = append(a, "--conf", conf)
+	}
+	cmd := exec.CommandContext(ctx, "php", append(a, args...)...)
+	cmd.Dir = Dir
+	if conf != "" {
+		cmd.Env = append(os.Environ(), "MW_CONFIG_FILE="+conf)
+	}
+	cmd.Stdin = bytes.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", script, err, out)
+	}
+	return nil
+}
+
+// Revision is a revision of a page to import, made at Time.
+type Revision struct {
+	Title string
+	Time  time.Time
+	Text  string
+}
+
+// Import imports the revisions, in order, with their own times
+// (maintenance/importDump.php): a page's latest revision is the one of
+// its latest time.
+func (w *Wiki) Import(tb testing.TB, revs ...Revision) {
+	tb.Helper()
+	var b bytes.Buffer
+	b.WriteString(`<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">` + "\n")
+	for _, r := range revs {
+		b.WriteString("<page><title>")
+		_ = xml.EscapeText(&b, []byte(r.Title)) // A bytes.Buffer does not fail.
+		fmt.Fprintf(&b, "</title><revision><timestamp>%s</timestamp><contributor><username>Admin</username></contributor>", r.Time.UTC().Format(time.RFC3339))
+		b.WriteString(`<model>wikitext</model><format>text/x-wiki</format><text xml:space="preserve">`)
+		_ = xml.EscapeText(&b, []byte(r.Text))
+		b.WriteString("</text></revision></page>\n")
+	}
+	b.WriteString("</mediawiki>\n")
+	if err := maintenance(w.conf, "importDump.php", b.Bytes()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Delete deletes the pages of titles (maintenance/deleteBatch.php).
+func (w *Wiki) Delete(tb testing.TB, titles ...string) {
+	tb.Helper()
+	list := filepath.Join(tb.TempDir(), "titles")
+	if err := os.WriteFile(list, []byte(strings.Join(titles, "\n")+"\n"), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := maintenance(w.conf, "deleteBatch.php", nil, "-u", "Admin", "-r", "test", list); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Old and Edited are the times of the revisions of the wiki of
+// NewFixture: every page's first revision is Old, Cherry's second Edited.
+var (
+	Old    = time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	Edited = time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
+)
+
+// NewFixture starts a wiki, as New, with the pages of the connector's
+// tests: the categories Food, Fruit (in Food and Tropical) and Tropical
+// (in Fruit), a cycle; the pages Bread (in Food), Alpha and Cherry (in
+// Fruit), Banana (in Tropical) and Loose (in none). Alpha has a lead,
+// two headings and a heading in a comment; Cherry has a second revision
+// at Edited, the others one at Old.
+func NewFixture(tb testing.TB) *Wiki {
+	tb.Helper()
+	w := New(tb)
+	w.Import(tb,
+		Revision{"Category:Food", Old, "Things to eat."},
+		Revision{"Category:Fruit", Old, "Fruit. [[Category:Food]] [[Category:Tropical]]"},
+		Revision{"Category:Tropical", Old, "Warm fruit. [[Category:Fruit]]"},
+		Revision{"Bread", Old, "Bread is baked.\n[[Category:Food]]"},
+		Revision{"Alpha", Old, "Lead of alpha.\n== First part ==\nAlpha one.\n<!--\n== Not a heading ==\n-->\n=== Deeper part ===\nDeeper text.\n[[Category:Fruit]]"},
+		Revision{"Cherry", Old, "Cherries are red.\n[[Category:Fruit]]"},
+		Revision{"Cherry", Edited, "Cherries are dark red.\n[[Category:Fruit]]"},
+		Revision{"Banana", Old, "Bananas are yellow.\n[[Category:Tropical]]"},
+		Revision{"Loose", Old, "A page in no category."},
+	)
+	return w
+}
