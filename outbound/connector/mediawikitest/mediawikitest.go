@@ -24,7 +24,7 @@ import (
 // Dir is where Debian's mediawiki package installs MediaWiki.
 const Dir = "/usr/share/mediawiki"
 
-// template is the wiki installed once per test binary run: its
+// template is a wiki made once per test binary run: its
 // LocalSettings.php and SQLite files, which each Wiki copies.
 type template struct {
 	once sync.Once
@@ -32,10 +32,11 @@ type template struct {
 	err  error
 }
 
-// installed is this test binary's template.
-var installed template
+// The templates of this test binary: the wiki as installed, and the wiki
+// of NewFixture.
+var installed, fixture template
 
-// templateServer is the server the template was installed with, which
+// templateServer is the server the templates are installed with, which
 // each copy replaces by its own.
 const templateServer = "http://127.0.0.1:1"
 
@@ -67,36 +68,33 @@ func Available() string {
 // it fails it.
 func New(tb testing.TB) *Wiki {
 	tb.Helper()
+	return start(tb, &installed, installed.install)
+}
+
+// start starts a copy of the template t, made by build the first time.
+func start(tb testing.TB, t *template, build func()) *Wiki {
+	tb.Helper()
 	if why := Available(); why != "" {
 		if os.Getenv("CI") == "" {
 			tb.Skipf("%s: apt-get install mediawiki php-cli php-sqlite3 to run this test (CI does)", why)
 		}
 		tb.Fatalf("%s, and CI is set: .ci/run installs mediawiki php-cli php-sqlite3", why)
 	}
-	installed.once.Do(installed.install)
-	if installed.err != nil {
-		tb.Fatal(installed.err)
-	}
-	dir := tb.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(filepath.Join(installed.dir, "data"))); err != nil {
-		tb.Fatal(err)
-	}
-	ls, err := os.ReadFile(filepath.Join(installed.dir, "LocalSettings.php"))
-	if err != nil {
-		tb.Fatal(err)
+	t.once.Do(build)
+	if t.err != nil {
+		tb.Fatal(t.err)
 	}
 	port, err := freePort()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := &Wiki{URL: fmt.Sprintf("http://127.0.0.1:%d", port), conf: filepath.Join(dir, "LocalSettings.php")}
-	s := strings.ReplaceAll(string(ls), filepath.Join(installed.dir, "data"), filepath.Join(dir, "data"))
-	s = strings.ReplaceAll(s, templateServer, w.URL)
-	if err := os.WriteFile(w.conf, []byte(s), 0o600); err != nil {
+	w := &Wiki{URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	if w.conf, err = t.copy(tb.TempDir(), w.URL); err != nil {
 		tb.Fatal(err)
 	}
 	var out bytes.Buffer
-	cmd := exec.Command("php", "-S", fmt.Sprintf("127.0.0.1:%d", port), "-t", Dir)
+	// OPcache and APCu make the requests after the first quick.
+	cmd := exec.Command("php", "-d", "opcache.enable_cli=1", "-d", "apc.enable_cli=1", "-S", fmt.Sprintf("127.0.0.1:%d", port), "-t", Dir)
 	cmd.Dir = Dir
 	cmd.Env = append(os.Environ(), "MW_CONFIG_FILE="+w.conf)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -135,8 +133,24 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// install installs the template wiki in a temporary directory that lives
-// as long as the machine's /tmp (it is small).
+// copy copies the template into dir, for a wiki served at server, and
+// returns the copy's LocalSettings.php.
+func (t *template) copy(dir, server string) (string, error) {
+	if err := os.CopyFS(filepath.Join(dir, "data"), os.DirFS(filepath.Join(t.dir, "data"))); err != nil {
+		return "", err
+	}
+	ls, err := os.ReadFile(filepath.Join(t.dir, "LocalSettings.php"))
+	if err != nil {
+		return "", err
+	}
+	s := strings.ReplaceAll(string(ls), filepath.Join(t.dir, "data"), filepath.Join(dir, "data"))
+	s = strings.ReplaceAll(s, templateServer, server)
+	conf := filepath.Join(dir, "LocalSettings.php")
+	return conf, os.WriteFile(conf, []byte(s), 0o600)
+}
+
+// install installs the template wiki in a temporary directory that is
+// left for the system to clean (it is 1 MB).
 func (t *template) install() {
 	dir, err := os.MkdirTemp("", "quarry-mediawiki-")
 	if err != nil {
@@ -156,13 +170,41 @@ func (t *template) install() {
 		t.err = err
 		return
 	}
-	// No object cache, so that what a maintenance script writes is what
-	// the server reads next.
+	// No object cache shared between requests, so that what a
+	// maintenance script writes is what the server reads next.
 	_, err = f.WriteString("\n$wgMainCacheType = CACHE_NONE;\n$wgParserCacheType = CACHE_NONE;\n$wgMessageCacheType = CACHE_NONE;\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	t.err = err
+}
+
+// makeFixture makes the template of NewFixture: a copy of the installed
+// wiki with its pages imported.
+func (t *template) makeFixture() {
+	installed.once.Do(installed.install)
+	if t.err = installed.err; t.err != nil {
+		return
+	}
+	if t.dir, t.err = os.MkdirTemp("", "quarry-mediawiki-fixture-"); t.err != nil {
+		return
+	}
+	conf, err := installed.copy(t.dir, templateServer)
+	if err != nil {
+		t.err = err
+		return
+	}
+	t.err = importRevisions(conf,
+		Revision{"Category:Food", Old, "Things to eat."},
+		Revision{"Category:Fruit", Old, "Fruit. [[Category:Food]] [[Category:Tropical]]"},
+		Revision{"Category:Tropical", Old, "Warm fruit. [[Category:Fruit]]"},
+		Revision{"Bread", Old, "Bread is baked.\n[[Category:Food]]"},
+		Revision{"Alpha", Old, "Lead of alpha.\n== First part ==\nAlpha one.\n<!--\n== Not a heading ==\n-->\n=== Deeper part ===\nDeeper text.\n[[Category:Fruit]]"},
+		Revision{"Cherry", Old, "Cherries are red.\n[[Category:Fruit]]"},
+		Revision{"Cherry", Edited, "Cherries are dark red.\n[[Category:Fruit]]"},
+		Revision{"Banana", Old, "Bananas are yellow.\n[[Category:Tropical]]"},
+		Revision{"Loose", Old, "A page in no category."},
+	)
 }
 
 // maintenance runs MediaWiki's maintenance script with args, the wiki's
@@ -200,6 +242,13 @@ type Revision struct {
 // its latest time.
 func (w *Wiki) Import(tb testing.TB, revs ...Revision) {
 	tb.Helper()
+	if err := importRevisions(w.conf, revs...); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// importRevisions imports the revisions into the wiki of conf.
+func importRevisions(conf string, revs ...Revision) error {
 	var b bytes.Buffer
 	b.WriteString(`<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">` + "\n")
 	for _, r := range revs {
@@ -211,9 +260,7 @@ func (w *Wiki) Import(tb testing.TB, revs ...Revision) {
 		b.WriteString("</text></revision></page>\n")
 	}
 	b.WriteString("</mediawiki>\n")
-	if err := maintenance(w.conf, "importDump.php", b.Bytes()); err != nil {
-		tb.Fatal(err)
-	}
+	return maintenance(conf, "importDump.php", b.Bytes())
 }
 
 // Delete deletes the pages of titles (maintenance/deleteBatch.php).
@@ -243,17 +290,5 @@ var (
 // at Edited, the others one at Old.
 func NewFixture(tb testing.TB) *Wiki {
 	tb.Helper()
-	w := New(tb)
-	w.Import(tb,
-		Revision{"Category:Food", Old, "Things to eat."},
-		Revision{"Category:Fruit", Old, "Fruit. [[Category:Food]] [[Category:Tropical]]"},
-		Revision{"Category:Tropical", Old, "Warm fruit. [[Category:Fruit]]"},
-		Revision{"Bread", Old, "Bread is baked.\n[[Category:Food]]"},
-		Revision{"Alpha", Old, "Lead of alpha.\n== First part ==\nAlpha one.\n<!--\n== Not a heading ==\n-->\n=== Deeper part ===\nDeeper text.\n[[Category:Fruit]]"},
-		Revision{"Cherry", Old, "Cherries are red.\n[[Category:Fruit]]"},
-		Revision{"Cherry", Edited, "Cherries are dark red.\n[[Category:Fruit]]"},
-		Revision{"Banana", Old, "Bananas are yellow.\n[[Category:Tropical]]"},
-		Revision{"Loose", Old, "A page in no category."},
-	)
-	return w
+	return start(tb, &fixture, fixture.makeFixture)
 }
