@@ -249,8 +249,8 @@ func TestMediaWikiListIDs(t *testing.T) {
 	}
 }
 
-// A wiki that is not there, or not a MediaWiki, fails the run with the
-// reason.
+// A wiki that is not there, not a MediaWiki, or private fails the run
+// with the reason.
 func TestMediaWikiRefused(t *testing.T) {
 	wiki := mediawikitest.New(t)
 	for _, tc := range []struct{ hostname, err string }{
@@ -262,5 +262,13 @@ func TestMediaWikiRefused(t *testing.T) {
 		if err == nil || err.Error() != tc.err {
 			t.Errorf("%s: error %v, want %q", tc.hostname, err, tc.err)
 		}
+	}
+	// A wiki that only the signed in may read.
+	wiki.Configure(t, `$wgGroupPermissions['*']['read'] = false;`)
+	_, err := wikiRun(t, wiki, map[string]any{"pages": []string{"Main Page"}, "recurse_depth": 0}, always)
+	if want := "the wiki's API at " + wiki.URL + "/api.php refused: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a private wiki: error %v, want %q…", err, want)
+	} else {
+		t.Log(err)
 	}
 }

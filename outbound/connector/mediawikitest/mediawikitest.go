@@ -292,3 +292,20 @@ func NewFixture(tb testing.TB) *Wiki {
 	tb.Helper()
 	return start(tb, &fixture, fixture.makeFixture)
 }
+
+// Configure adds the PHP of settings to the end of the wiki's
+// LocalSettings.php: the server reads it at its next request.
+func (w *Wiki) Configure(tb testing.TB, settings string) {
+	tb.Helper()
+	f, err := os.OpenFile(w.conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, err = f.WriteString("\n" + settings + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
