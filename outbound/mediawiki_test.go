@@ -49,8 +49,8 @@ func TestMediaWikiConnectorRun(t *testing.T) {
 		"categories": []string{"Food"}, "recurse_depth": -1})
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 5 {
-		t.Errorf("attempt %s with %d new documents (error %v), want completed_with_errors with 5", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 6 {
+		t.Errorf("attempt %s with %d new documents (error %v), want completed_with_errors with 6", a.Status, a.NewDocsIndexed, a.ErrorMsg)
 	}
 	var got []string
 	for _, d := range w.documentNames(pair, "") {
@@ -58,7 +58,7 @@ func TestMediaWikiConnectorRun(t *testing.T) {
 	}
 	slices.Sort(got)
 	u := wiki.URL + "/index.php/"
-	want := []string{u + "Alpha Alpha", u + "Banana Banana", u + "Bread Bread", u + "Cherry Cherry", u + "Loose Loose"}
+	want := []string{u + "Alpha Alpha", u + "Banana Banana", u + "Bread Bread", u + "Cherry Cherry", u + "File:Map.png File:Map.png", u + "Loose Loose"}
 	if !slices.Equal(got, want) {
 		t.Errorf("documents %q, want %q", got, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,6 +164,27 @@ type wikiPage struct {
 	Categories []struct {
 		Title string `json:"title"`
 	} `json:"categories"`
+}
+
+// merge adds to p what a continuation of its query tells of it: the
+// parts that did not fit the earlier answers.
+func (p *wikiPage) merge(more *wikiPage) {
+	if p.FullURL == "" {
+		p.FullURL = more.FullURL
+	}
+	if len(p.Revisions) == 0 {
+		p.Revisions = more.Revisions
+	}
+	for _, c := range more.Categories {
+		if !slices.ContainsFunc(p.Categories, func(d struct {
+			Title string `json:"title"`
+		}) bool {
+			return d.Title == c.Title
+		}) {
+			p.Categories = append(p.Categories, c)
+		}
+	}
+	p.Missing = p.Missing || more.Missing
 }
 
 // wikiAnswer is an answer of the API to action=query.
@@ -489,12 +511,7 @@ func (m *MediaWiki) pages(ctx context.Context, ids []int64, content bool) ([]*wi
 				byID[p.PageID] = p
 				continue
 			}
-			// A continuation: its page's categories or revisions that
-			// did not fit the first answer.
-			prev.Categories = append(prev.Categories, p.Categories...)
-			if len(prev.Revisions) == 0 {
-				prev.Revisions = p.Revisions
-			}
+			prev.merge(p)
 		}
 		return nil
 	})
@@ -595,7 +612,7 @@ var wikiEditURI = regexp.MustCompile(`<link[^>]+rel="EditURI"[^>]*href="([^"]+)"
 
 // findAPI finds the wiki's api.php, as pywikibot does from a URL of the
 // wiki: hostname itself when it is api.php, else the EditURI link of the
-// page at hostname. It checks that the API answers.
+// page at hostname. It checks that the API answers as MediaWiki's.
 func (m *MediaWiki) findAPI(ctx context.Context) error {
 	m.api = nil
 	api := m.start
@@ -629,25 +646,27 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		api = l
 	}
 	m.api = api
+	// The smallest answer that only a MediaWiki gives: who the
+	// connector is to the wiki (an anonymous user).
 	var a struct {
 		Error *struct {
 			Info string `json:"info"`
 		} `json:"error"`
 		Query *struct {
-			General *struct {
-				Generator string `json:"generator"`
-			} `json:"general"`
+			UserInfo *struct {
+				Name string `json:"name"`
+			} `json:"userinfo"`
 		} `json:"query"`
 	}
-	if err := m.get(ctx, url.Values{"action": {"query"}, "meta": {"siteinfo"}, "format": {"json"}, "formatversion": {"2"}}, &a); err != nil {
+	if err := m.get(ctx, url.Values{"action": {"query"}, "meta": {"userinfo"}, "format": {"json"}, "formatversion": {"2"}}, &a); err != nil {
 		return err
 	}
 	if a.Error != nil {
 		return fmt.Errorf("the wiki's API at %s refused: %s", m.api.Redacted(), a.Error.Info)
 	}
-	if a.Query == nil || a.Query.General == nil {
+	if a.Query == nil || a.Query.UserInfo == nil {
 		return fmt.Errorf("%s is not the API of a MediaWiki", m.api.Redacted())
 	}
-	m.env.Log.Debug("mediawiki connector: the wiki's API", "api", m.api.Redacted(), "generator", a.Query.General.Generator)
+	m.env.Log.Debug("mediawiki connector: the wiki's API", "api", m.api.Redacted())
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -142,16 +143,16 @@ func TestMediaWikiCategories(t *testing.T) {
 		cfg  map[string]any
 		docs []string
 	}{
-		{"depth 0", map[string]any{"categories": []string{"Food"}, "pages": []string{}, "recurse_depth": 0}, []string{"Bread"}},
-		{"depth 1", map[string]any{"categories": []string{"Food"}, "pages": []string{}, "recurse_depth": 1}, []string{"Bread", "Alpha", "Cherry"}},
-		{"unbounded", map[string]any{"categories": []string{"Category:Food"}, "pages": []string{}, "recurse_depth": -1}, []string{"Bread", "Alpha", "Cherry", "Banana"}},
+		{"depth 0", map[string]any{"categories": []string{"Food"}, "pages": []string{}, "recurse_depth": 0}, []string{"Bread", "File:Map.png"}},
+		{"depth 1", map[string]any{"categories": []string{"Food"}, "pages": []string{}, "recurse_depth": 1}, []string{"Bread", "File:Map.png", "Alpha", "Cherry"}},
+		{"unbounded", map[string]any{"categories": []string{"Category:Food"}, "pages": []string{}, "recurse_depth": -1}, []string{"Bread", "File:Map.png", "Alpha", "Cherry", "Banana"}},
 		{"pages and categories overlapping", map[string]any{"categories": []string{"Tropical", "Fruit"}, "pages": []string{"Loose", "Banana"}, "recurse_depth": 0},
 			[]string{"Banana", "Loose", "Alpha", "Cherry"}},
 		{"the API's URL", map[string]any{"hostname": wiki.URL + "/api.php", "categories": []string{}, "pages": []string{"Loose"}, "recurse_depth": 0}, []string{"Loose"}},
 		{"a page of the wiki", map[string]any{"hostname": wiki.URL + "/index.php/Bread", "categories": []string{}, "pages": []string{"Loose"}, "recurse_depth": 0}, []string{"Loose"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, err := wikiRun(t, wiki, tc.cfg, always)
+			rec, err := wikiRun(t, wiki, maps.Clone(tc.cfg), always)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,6 +160,22 @@ func TestMediaWikiCategories(t *testing.T) {
 				t.Errorf("documents %q, failures %q; want %q", docs, failures, tc.docs)
 			}
 		})
+	}
+	// Answers cut short by the API's size limit: the queries continue,
+	// and the documents are the same.
+	rec, err := wikiRun(t, wiki, map[string]any{"categories": []string{"Food"}, "pages": []string{"Loose"}, "recurse_depth": -1}, always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wiki.Configure(t, "$wgAPIMaxResultSize = 300;")
+	cut, err := wikiRun(t, wiki, map[string]any{"categories": []string{"Food"}, "pages": []string{"Loose"}, "recurse_depth": -1}, always)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(rec.docs)
+	b, _ := json.Marshal(cut.docs)
+	if len(rec.docs) != 6 || string(a) != string(b) {
+		t.Errorf("with answers cut short\n%s\nwant\n%s", b, a)
 	}
 }
 

@@ -93,8 +93,10 @@ func start(tb testing.TB, t *template, build func()) *Wiki {
 		tb.Fatal(err)
 	}
 	var out bytes.Buffer
-	// OPcache and APCu make the requests after the first quick.
-	cmd := exec.Command("php", "-d", "opcache.enable_cli=1", "-d", "apc.enable_cli=1", "-S", fmt.Sprintf("127.0.0.1:%d", port), "-t", Dir)
+	// OPcache and APCu make the requests after the first quick; OPcache
+	// checks at each request whether LocalSettings.php changed
+	// (Configure).
+	cmd := exec.Command("php", "-d", "opcache.enable_cli=1", "-d", "opcache.revalidate_freq=0", "-d", "apc.enable_cli=1", "-S", fmt.Sprintf("127.0.0.1:%d", port), "-t", Dir)
 	cmd.Dir = Dir
 	cmd.Env = append(os.Environ(), "MW_CONFIG_FILE="+w.conf)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -199,6 +201,7 @@ func (t *template) makeFixture() {
 		Revision{"Category:Fruit", Old, "Fruit. [[Category:Food]] [[Category:Tropical]]"},
 		Revision{"Category:Tropical", Old, "Warm fruit. [[Category:Fruit]]"},
 		Revision{"Bread", Old, "Bread is baked.\n[[Category:Food]]"},
+		Revision{"File:Map.png", Old, "Where food grows.\n[[Category:Food]]"},
 		Revision{"Alpha", Old, "Lead of alpha.\n== First part ==\nAlpha one.\n<!--\n== Not a heading ==\n-->\n=== Deeper part ===\nDeeper text.\n[[Category:Fruit]]"},
 		Revision{"Cherry", Old, "Cherries are red.\n[[Category:Fruit]]"},
 		Revision{"Cherry", Edited, "Cherries are dark red.\n[[Category:Fruit]]"},
@@ -284,8 +287,8 @@ var (
 
 // NewFixture starts a wiki, as New, with the pages of the connector's
 // tests: the categories Food, Fruit (in Food and Tropical) and Tropical
-// (in Fruit), a cycle; the pages Bread (in Food), Alpha and Cherry (in
-// Fruit), Banana (in Tropical) and Loose (in none). Alpha has a lead,
+// (in Fruit), a cycle; the pages Bread and File:Map.png (in Food), Alpha
+// and Cherry (in Fruit), Banana (in Tropical) and Loose (in none). Alpha has a lead,
 // two headings and a heading in a comment; Cherry has a second revision
 // at Edited, the others one at Old.
 func NewFixture(tb testing.TB) *Wiki {
