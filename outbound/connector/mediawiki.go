@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry"
 )
@@ -161,9 +163,12 @@ type wikiPage struct {
 			} `json:"main"`
 		} `json:"slots"`
 	} `json:"revisions"`
-	Categories []struct {
-		Title string `json:"title"`
-	} `json:"categories"`
+	Categories []wikiCategory `json:"categories"`
+}
+
+// wikiCategory is a category of a page.
+type wikiCategory struct {
+	Title string `json:"title"`
 }
 
 // merge adds to p what a continuation of its query tells of it: the
@@ -176,11 +181,7 @@ func (p *wikiPage) merge(more *wikiPage) {
 		p.Revisions = more.Revisions
 	}
 	for _, c := range more.Categories {
-		if !slices.ContainsFunc(p.Categories, func(d struct {
-			Title string `json:"title"`
-		}) bool {
-			return d.Title == c.Title
-		}) {
+		if !slices.Contains(p.Categories, c) {
 			p.Categories = append(p.Categories, c)
 		}
 	}
@@ -411,7 +412,7 @@ func (m *MediaWiki) pageIDs(ctx context.Context, fails Emitter) ([]int64, error)
 	for i := 0; i < len(m.cfg.Pages); i += wikiBatch {
 		titles := m.cfg.Pages[i:min(i+wikiBatch, len(m.cfg.Pages))]
 		var pages []*wikiPage
-		err := m.query(ctx, url.Values{"titles": {strings.Join(titles, "|")}, "prop": {"info"}, "inprop": {"url"}},
+		err := m.query(ctx, url.Values{"titles": {wikiList(titles)}, "prop": {"info"}, "inprop": {"url"}},
 			func(a *wikiAnswer) error { pages = append(pages, a.Query.Pages...); return nil })
 		if err != nil {
 			return nil, err
@@ -483,11 +484,25 @@ func (m *MediaWiki) pageIDs(ctx context.Context, fails Emitter) ([]int64, error)
 	return ids, nil
 }
 
-// wikiTitleKey is the key of a page title for telling titles apart:
-// MediaWiki takes spaces and underscores alike, and the first letter in
+// wikiList is the values of a parameter that takes many: separated by
+// U+001F, which no value has (MediaWiki's alternative to "|", which a
+// title in the configuration could have).
+func wikiList(values []string) string {
+	return "\x1f" + strings.Join(values, "\x1f")
+}
+
+// wikiTitleKey is the key of a category's title for telling titles
+// apart: MediaWiki takes spaces and underscores alike, and (on a wiki
+// with $wgCapitalLinks, the default) the first letter of the name in
 // either case.
 func wikiTitleKey(t string) string {
-	return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(t), "_", " "))
+	t = strings.Join(strings.Fields(strings.ReplaceAll(t, "_", " ")), " ")
+	ns, name, ok := strings.Cut(t, ":")
+	if !ok {
+		ns, name = "", t
+	}
+	r, n := utf8.DecodeRuneInString(strings.TrimSpace(name))
+	return strings.ToLower(ns) + ":" + string(unicode.ToUpper(r)) + strings.TrimSpace(name)[n:]
 }
 
 // pages returns what the wiki has of the pages of ids, with their

@@ -55,6 +55,23 @@ func TestWikiSections(t *testing.T) {
 	}
 }
 
+func TestWikiTitleKey(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"Category:foo_bar", "Category:Foo bar", true},
+		{"Category: Foo  bar ", "Category:Foo_bar", true},
+		{"Category:élan", "Category:Élan", true},
+		{"Category:Foo Bar", "Category:Foo bar", false},
+		{"Category:Foo", "Foo", false},
+	} {
+		if same := wikiTitleKey(tc.a) == wikiTitleKey(tc.b); same != tc.same {
+			t.Errorf("%q and %q the same: %v, want %v", tc.a, tc.b, same, tc.same)
+		}
+	}
+}
+
 func TestMediaWikiConfig(t *testing.T) {
 	env := &Env{HTTP: http.DefaultClient}
 	for _, tc := range []struct {
@@ -145,6 +162,7 @@ func TestMediaWikiCategories(t *testing.T) {
 	}{
 		{"depth 0", map[string]any{"categories": []string{"Food"}, "pages": []string{}, "recurse_depth": 0}, []string{"Bread", "File:Map.png"}},
 		{"depth 1", map[string]any{"categories": []string{"Food"}, "pages": []string{}, "recurse_depth": 1}, []string{"Bread", "File:Map.png", "Alpha", "Cherry"}},
+		{"one category twice", map[string]any{"categories": []string{"food", " Category:Food "}, "pages": []string{}, "recurse_depth": 0}, []string{"Bread", "File:Map.png"}},
 		{"unbounded", map[string]any{"categories": []string{"Category:Food"}, "pages": []string{}, "recurse_depth": -1}, []string{"Bread", "File:Map.png", "Alpha", "Cherry", "Banana"}},
 		{"pages and categories overlapping", map[string]any{"categories": []string{"Tropical", "Fruit"}, "pages": []string{"Loose", "Banana"}, "recurse_depth": 0},
 			[]string{"Banana", "Loose", "Alpha", "Cherry"}},
