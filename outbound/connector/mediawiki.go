@@ -1,6 +1,7 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -195,15 +196,29 @@ type wikiAnswer struct {
 		Info string `json:"info"`
 	} `json:"error"`
 	Continue map[string]any `json:"continue"`
-	Query    struct {
-		Pages           []*wikiPage `json:"pages"`
-		CategoryMembers []struct {
-			PageID int64  `json:"pageid"`
-			NS     int    `json:"ns"`
-			Title  string `json:"title"`
-			Type   string `json:"type"`
-		} `json:"categorymembers"`
-	} `json:"query"`
+	Query    wikiQuery      `json:"query"`
+}
+
+// wikiQuery is the query part of an answer of the API.
+type wikiQuery struct {
+	Pages           []*wikiPage `json:"pages"`
+	CategoryMembers []struct {
+		PageID int64  `json:"pageid"`
+		NS     int    `json:"ns"`
+		Title  string `json:"title"`
+		Type   string `json:"type"`
+	} `json:"categorymembers"`
+}
+
+// UnmarshalJSON reads the query part of an answer, which is [] (PHP's
+// empty array) when an answer cut short has nothing in it.
+func (q *wikiQuery) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "[]" {
+		*q = wikiQuery{}
+		return nil
+	}
+	type plain wikiQuery
+	return json.Unmarshal(b, (*plain)(q))
 }
 
 // Poll emits the document of each page whose latest revision is within

@@ -72,6 +72,18 @@ func TestWikiTitleKey(t *testing.T) {
 	}
 }
 
+// An answer cut short before its first page has [] for its query.
+func TestWikiAnswerEmptyQuery(t *testing.T) {
+	var a wikiAnswer
+	err := json.Unmarshal([]byte(`{"continue":{"rvcontinue":"1|1","continue":"||"},"query":[]}`), &a)
+	if err != nil || len(a.Query.Pages) != 0 || a.Continue["rvcontinue"] != "1|1" {
+		t.Errorf("%+v, %v", a, err)
+	}
+	if err := json.Unmarshal([]byte(`{"query":{"pages":[{"pageid":3,"title":"A"}]}}`), &a); err != nil || len(a.Query.Pages) != 1 || a.Query.Pages[0].Title != "A" {
+		t.Errorf("%+v, %v", a, err)
+	}
+}
+
 func TestMediaWikiConfig(t *testing.T) {
 	env := &Env{HTTP: http.DefaultClient}
 	for _, tc := range []struct {
