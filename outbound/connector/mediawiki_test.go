@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -318,4 +319,32 @@ func TestMediaWikiRefused(t *testing.T) {
 	} else {
 		t.Log(err)
 	}
+}
+
+// BenchmarkMediaWikiPoll reads a category of 200 pages of about 2 KB of
+// wikitext (three headings each) from a MediaWiki on the same machine
+// (PHP's built-in server, SQLite): pages/s is the connector alone, the
+// API's answers and the sections.
+func BenchmarkMediaWikiPoll(b *testing.B) {
+	const pages = 200
+	wiki := mediawikitest.New(b)
+	para := strings.Repeat("Some words of a paragraph of the page. ", 12)
+	var revs []mediawikitest.Revision
+	for i := range pages {
+		text := fmt.Sprintf("Page %d.\n== One ==\n%s\n== Two ==\n%s\n== Three ==\n%s\n[[Category:Bench]]", i, para, para, para)
+		revs = append(revs, mediawikitest.Revision{Title: fmt.Sprintf("Page %d", i), Time: mediawikitest.Old, Text: text})
+	}
+	wiki.Import(b, revs...)
+	cfg, _ := json.Marshal(map[string]any{"hostname": wiki.URL, "categories": []string{"Bench"}, "pages": []string{}, "recurse_depth": 0})
+	c, err := NewMediaWiki(cfg, nil, &Env{HTTP: http.DefaultClient})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rec := &recorder{}
+		if _, err := c.Step(context.Background(), Window{Start: time.Unix(0, 0), End: time.Now()}, c.FirstCheckpoint(), rec); err != nil || len(rec.docs) != pages {
+			b.Fatalf("%v, %d documents", err, len(rec.docs))
+		}
+	}
+	b.ReportMetric(float64(b.N*pages)/b.Elapsed().Seconds(), "pages/s")
 }
