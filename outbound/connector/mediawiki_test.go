@@ -297,8 +297,8 @@ func TestMediaWikiListIDs(t *testing.T) {
 	}
 }
 
-// A wiki that is not there, not a MediaWiki, or private fails the run
-// with the reason.
+// A wiki that is not there, not a MediaWiki, unreachable or private fails
+// the run with the reason.
 func TestMediaWikiRefused(t *testing.T) {
 	wiki := mediawikitest.New(t)
 	for _, tc := range []struct{ hostname, err string }{
@@ -311,13 +311,16 @@ func TestMediaWikiRefused(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tc.hostname, err, tc.err)
 		}
 	}
+	// A wiki that cannot be reached.
+	_, err := wikiRun(t, wiki, map[string]any{"hostname": "http://127.0.0.1:1", "pages": []string{"Main Page"}, "recurse_depth": 0}, always)
+	if want := "the wiki at http://127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused"; err == nil || err.Error() != want {
+		t.Errorf("an unreachable wiki: error %v, want %q", err, want)
+	}
 	// A wiki that only the signed in may read.
 	wiki.Configure(t, `$wgGroupPermissions['*']['read'] = false;`)
-	_, err := wikiRun(t, wiki, map[string]any{"pages": []string{"Main Page"}, "recurse_depth": 0}, always)
+	_, err = wikiRun(t, wiki, map[string]any{"pages": []string{"Main Page"}, "recurse_depth": 0}, always)
 	if want := "the wiki's API at " + wiki.URL + "/api.php refused: "; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("a private wiki: error %v, want %q…", err, want)
-	} else {
-		t.Log(err)
 	}
 }
 
