@@ -520,16 +520,18 @@ func wikiTitleKey(t string) string {
 	return strings.ToLower(ns) + ":" + string(unicode.ToUpper(r)) + strings.TrimSpace(name)[n:]
 }
 
-// pages returns what the wiki has of the pages of ids, with their
-// categories and latest revision's time, and its content when content.
+// pages returns what the wiki has of the pages of ids: their URLs and
+// latest revision's time, and when content their latest revision's
+// content and their categories too.
 func (m *MediaWiki) pages(ctx context.Context, ids []int64, content bool) ([]*wikiPage, error) {
 	s := make([]string, len(ids))
 	for i, id := range ids {
 		s[i] = strconv.FormatInt(id, 10)
 	}
-	q := url.Values{"pageids": {strings.Join(s, "|")}, "prop": {"info|revisions|categories"}, "inprop": {"url"},
-		"rvprop": {"timestamp"}, "cllimit": {"max"}}
+	q := url.Values{"pageids": {strings.Join(s, "|")}, "prop": {"info|revisions"}, "inprop": {"url"}, "rvprop": {"timestamp"}}
 	if content {
+		q.Set("prop", "info|revisions|categories")
+		q.Set("cllimit", "max")
 		q.Set("rvprop", "timestamp|content")
 		q.Set("rvslots", "main")
 	}
