@@ -1,13 +1,15 @@
 // Package mediawikitest runs real MediaWikis for the MediaWiki
 // connector's tests: Debian's mediawiki package on SQLite, served by
-// PHP's built-in web server. A wiki is installed once per test binary
-// run (maintenance/install.php) and each test gets a copy of it. It is
-// for tests only.
+// PHP's built-in web server. A wiki is installed once
+// (maintenance/install.php) and kept in the system's temporary directory
+// as a template, which later test binaries use too (one per MediaWiki
+// and recipe), and each test gets a copy of it. It is for tests only.
 package mediawikitest
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/xml"
 	"fmt"
 	"net"
@@ -24,8 +26,8 @@ import (
 // Dir is where Debian's mediawiki package installs MediaWiki.
 const Dir = "/usr/share/mediawiki"
 
-// template is a wiki made once per test binary run: its
-// LocalSettings.php and SQLite files, which each Wiki copies.
+// template is a wiki made once: its LocalSettings.php and SQLite files,
+// which each Wiki copies.
 type template struct {
 	once sync.Once
 	dir  string // Holds LocalSettings.php and data/.
@@ -135,6 +137,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// dataMark stands for the data directory in a template's
+// LocalSettings.php: each copy puts its own there.
+const dataMark = "@QUARRY_WIKI_DATA@"
+
 // copy copies the template into dir, for a wiki served at server, and
 // returns the copy's LocalSettings.php.
 func (t *template) copy(dir, server string) (string, error) {
@@ -145,40 +151,103 @@ func (t *template) copy(dir, server string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := strings.ReplaceAll(string(ls), filepath.Join(t.dir, "data"), filepath.Join(dir, "data"))
+	s := strings.ReplaceAll(string(ls), dataMark, filepath.Join(dir, "data"))
 	s = strings.ReplaceAll(s, templateServer, server)
 	conf := filepath.Join(dir, "LocalSettings.php")
 	return conf, os.WriteFile(conf, []byte(s), 0o600)
 }
 
-// install installs the template wiki in a temporary directory that is
-// left for the system to clean (it is 1 MB).
+// build makes the template name with fill, which writes a wiki into the
+// directory it is given, unless an earlier test binary made it from the
+// same recipe and the same MediaWiki: templates are kept in the
+// system's temporary directory, one per recipe, and never changed once
+// made.
+func (t *template) build(name, recipe string, fill func(dir string) error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n", name, recipe)
+	for _, f := range []string{filepath.Join(Dir, "includes", "Defines.php"), filepath.Join(Dir, "includes", "Setup.php")} {
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(h, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	final := filepath.Join(os.TempDir(), fmt.Sprintf("quarry-mediawiki-%s-%x", name, h.Sum(nil)[:8]))
+	ready := func() bool { _, err := os.Stat(filepath.Join(final, "ready")); return err == nil }
+	if ready() {
+		t.dir = final
+		return
+	}
+	tmp, err := os.MkdirTemp("", "quarry-mediawiki-build-")
+	if err != nil {
+		t.err = err
+		return
+	}
+	defer os.RemoveAll(tmp) // Gone once renamed.
+	if t.err = fill(tmp); t.err != nil {
+		return
+	}
+	conf := filepath.Join(tmp, "LocalSettings.php")
+	ls, err := os.ReadFile(conf)
+	if err != nil {
+		t.err = err
+		return
+	}
+	if err := os.WriteFile(conf, []byte(strings.ReplaceAll(string(ls), filepath.Join(tmp, "data"), dataMark)), 0o600); err != nil {
+		t.err = err
+		return
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "ready"), nil, 0o600); err != nil {
+		t.err = err
+		return
+	}
+	// Another test binary may have made it meanwhile: then its is used.
+	if err := os.Rename(tmp, final); err != nil && !ready() {
+		t.err = err
+		return
+	}
+	t.dir = final
+}
+
+// installArgs are the arguments of install.php but the paths, and
+// installSettings what is added to the LocalSettings.php it writes: no
+// object cache shared between requests, so that what a maintenance
+// script writes is what the server reads next.
+var (
+	installArgs = []string{"--dbtype", "sqlite", "--dbname", "wiki", "--server", templateServer, "--scriptpath", "",
+		"--pass", "Quarry-test-admin-0123", "--skins", "", "Quarry Test Wiki", "Admin"}
+	installSettings = "\n$wgMainCacheType = CACHE_NONE;\n$wgParserCacheType = CACHE_NONE;\n$wgMessageCacheType = CACHE_NONE;\n"
+)
+
+// install makes the template of the wiki as installed.
 func (t *template) install() {
-	dir, err := os.MkdirTemp("", "quarry-mediawiki-")
-	if err != nil {
-		t.err = err
-		return
-	}
-	t.dir = dir
-	if err := maintenance("", "install.php", nil, "--dbtype", "sqlite", "--dbpath", filepath.Join(dir, "data"), "--dbname", "wiki",
-		"--confpath", dir, "--server", templateServer, "--scriptpath", "", "--pass", "Quarry-test-admin-0123",
-		"--skins", "", "Quarry Test Wiki", "Admin"); err != nil {
-		t.err = fmt.Errorf("installing MediaWiki: %w", err)
-		return
-	}
-	conf := filepath.Join(dir, "LocalSettings.php")
-	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.err = err
-		return
-	}
-	// No object cache shared between requests, so that what a
-	// maintenance script writes is what the server reads next.
-	_, err = f.WriteString("\n$wgMainCacheType = CACHE_NONE;\n$wgParserCacheType = CACHE_NONE;\n$wgMessageCacheType = CACHE_NONE;\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	t.err = err
+	t.build("installed", strings.Join(installArgs, "\x00")+installSettings, func(dir string) error {
+		args := append([]string{"--dbpath", filepath.Join(dir, "data"), "--confpath", dir}, installArgs...)
+		if err := maintenance("", "install.php", nil, args...); err != nil {
+			return fmt.Errorf("installing MediaWiki: %w", err)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "LocalSettings.php"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(installSettings)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// fixtureRevisions are the pages of NewFixture.
+var fixtureRevisions = []Revision{
+	{"Category:Food", Old, "Things to eat."},
+	{"Category:Fruit", Old, "Fruit. [[Category:Food]] [[Category:Tropical]]"},
+	{"Category:Tropical", Old, "Warm fruit. [[Category:Fruit]]"},
+	{"Bread", Old, "Bread is baked.\n[[Category:Food]]"},
+	{"File:Map.png", Old, "Where food grows.\n[[Category:Food]]"},
+	{"Alpha", Old, "Lead of alpha.\n== First part ==\nAlpha one.\n<!--\n== Not a heading ==\n-->\n=== Deeper part ===\nDeeper text.\n[[Category:Fruit]]"},
+	{"Cherry", Old, "Cherries are red.\n[[Category:Fruit]]"},
+	{"Cherry", Edited, "Cherries are dark red.\n[[Category:Fruit]]"},
+	{"Banana", Old, "Bananas are yellow.\n[[Category:Tropical]]"},
+	{"Loose", Old, "A page in no category."},
 }
 
 // makeFixture makes the template of NewFixture: a copy of the installed
@@ -188,26 +257,13 @@ func (t *template) makeFixture() {
 	if t.err = installed.err; t.err != nil {
 		return
 	}
-	if t.dir, t.err = os.MkdirTemp("", "quarry-mediawiki-fixture-"); t.err != nil {
-		return
-	}
-	conf, err := installed.copy(t.dir, templateServer)
-	if err != nil {
-		t.err = err
-		return
-	}
-	t.err = importRevisions(conf,
-		Revision{"Category:Food", Old, "Things to eat."},
-		Revision{"Category:Fruit", Old, "Fruit. [[Category:Food]] [[Category:Tropical]]"},
-		Revision{"Category:Tropical", Old, "Warm fruit. [[Category:Fruit]]"},
-		Revision{"Bread", Old, "Bread is baked.\n[[Category:Food]]"},
-		Revision{"File:Map.png", Old, "Where food grows.\n[[Category:Food]]"},
-		Revision{"Alpha", Old, "Lead of alpha.\n== First part ==\nAlpha one.\n<!--\n== Not a heading ==\n-->\n=== Deeper part ===\nDeeper text.\n[[Category:Fruit]]"},
-		Revision{"Cherry", Old, "Cherries are red.\n[[Category:Fruit]]"},
-		Revision{"Cherry", Edited, "Cherries are dark red.\n[[Category:Fruit]]"},
-		Revision{"Banana", Old, "Bananas are yellow.\n[[Category:Tropical]]"},
-		Revision{"Loose", Old, "A page in no category."},
-	)
+	t.build("fixture", fmt.Sprintf("%s\n%q", installed.dir, fixtureRevisions), func(dir string) error {
+		conf, err := installed.copy(dir, templateServer)
+		if err != nil {
+			return err
+		}
+		return importRevisions(conf, fixtureRevisions...)
+	})
 }
 
 // maintenance runs MediaWiki's maintenance script with args, the wiki's
