@@ -171,9 +171,11 @@ type Registry struct {
 // NewRegistry returns the registry of the connectors Quarry has.
 func NewRegistry() *Registry {
 	return &Registry{bySource: map[quarry.DocumentSource]Constructor{
-		MockSource: NewMock,
-		WebSource:  NewWeb,
-		ImapSource: NewImap,
+		MockSource:      NewMock,
+		WebSource:       NewWeb,
+		ImapSource:      NewImap,
+		MediaWikiSource: NewMediaWiki,
+		WikipediaSource: NewWikipedia,
 	}}
 }
 
