@@ -197,7 +197,9 @@ class Client:
         self.base = base.rstrip("/")
         self.key = key
 
-    def call(self, method, path, body=None):
+    def call(self, method, path, body=None, missing=None):
+        """Returns the JSON answer; exits on an error status, with code 3
+        and the message missing on a 404 or 405 when missing is given."""
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method=method)
         req.add_header("Authorization", "Bearer " + self.key)
@@ -207,6 +209,9 @@ class Client:
             with urllib.request.urlopen(req, timeout=120) as r:
                 return json.loads(r.read() or b"null")
         except urllib.error.HTTPError as e:
+            if missing and e.code in (404, 405):
+                print(missing, file=sys.stderr)
+                raise SystemExit(3)
             raise SystemExit(f"{method} {path}: {e.code} {e.read()[:500].decode(errors='replace')}")
 
 
@@ -218,7 +223,8 @@ def search(client, text, hits=DEPTH):
     body = {"search_query": text, "filters": None, "num_docs_fed_to_llm_selection": None,
             "run_query_expansion": False, "num_hits": hits, "hybrid_alpha": None,
             "include_content": False, "stream": False}
-    answer = client.call("POST", "/search/send-search-message", body)
+    answer = client.call("POST", "/search/send-search-message", body,
+                         missing="quarry: this server has no POST /search/send-search-message")
     if answer.get("error"):
         raise SystemExit(f"search {text!r}: {answer['error']}")
     out, seen = [], set()
@@ -236,7 +242,10 @@ def run_quarry(base, key, run_path):
     """Pushes the collection into a new public ingestion_api pair and writes
     the run of the 225 queries to run_path."""
     client = Client(base, key)
-    name = f"cranfield-{int(time.time())}"
+    if client.call("GET", "/manage/admin/connector"):
+        raise SystemExit("quarry: the database already has connectors; measure on an empty one "
+                         "(other documents would change the ranking)")
+    name = "cranfield"
     conn = client.call("POST", "/manage/admin/connector", {
         "name": name, "source": "ingestion_api", "input_type": "load_state",
         "connector_specific_config": {}, "access_type": "public"})
