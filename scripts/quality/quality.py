@@ -275,7 +275,9 @@ def run_quarry(base, key, run_path):
     for q, text in queries():
         results[q] = search(client, text)
     took = time.monotonic() - started
-    print(f"quarry: {len(results)} queries in {took:.1f} s", file=sys.stderr)
+    mean = sum(len(r) for r in results.values()) / len(results)
+    print(f"quarry: {len(results)} queries in {took:.1f} s, {mean:.1f} documents each on average",
+          file=sys.stderr)
     write_run(run_path, results, "quarry")
 
 
