@@ -433,11 +433,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 			for i, p := range picked {
 				ids[i], scores[p.chunk] = p.chunk, p.score
 			}
-			match := map[string]bool{}
-			for t := range q.Terms {
-				match[t] = true
-			}
-			return db.hits(ctx, r, ids, scores, match, prefixes)
+			return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
 		}
 	}
 }
