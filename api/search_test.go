@@ -215,3 +215,31 @@ func scoreOf(t *testing.T, f fx, u user, q string) string {
 	}
 	return fmt.Sprint(out.SearchDocs[0].Score)
 }
+
+// TestSearchTokens covers the callers beside API keys: people signed in,
+// their personal access tokens (scoped to read:search, or to chat only),
+// and a person deactivated between searches.
+func TestSearchTokens(t *testing.T) {
+	e := newEnv(t, withLocalAccounts)
+	ann := e.person("ann@example.com") // The first person: an admin.
+	bob := e.person("bob@example.com")
+	f := fx{e}
+	conn := f.connector(ann, "pushed", "file", "access_type", "public")
+	pub := f.pair(ann, conn, f.credential(ann, "file", fxSecret, "admin_public", true), "public", quarry.AccessPublic)
+	e.do(ann, "POST", "/onyx-api/ingestion", fmt.Sprintf(`{"document":{"id":"obsidian","semantic_identifier":"Obsidian",
+		"sections":[{"text":"Volcanic glass"}],"metadata":{}},"cc_pair_id":%d}`, pub)).decode(t, new(any))
+	q := `{"search_query":"volcanic"}`
+	_, searchTok := e.makePAT(t, bob, `{"name":"search","scopes":["read:search"]}`)
+	_, chatTok := e.makePAT(t, bob, `{"name":"chat","scopes":["read:chat"]}`)
+	for _, u := range []user{bob, {token: searchTok}} {
+		if got := f.searchIDs(t, u, q); !slices.Equal(got, []string{"obsidian"}) {
+			t.Errorf("%v", got)
+		}
+	}
+	e.do(user{token: chatTok}, "POST", "/search/send-search-message", q).want(t, 403,
+		`{"error_code":"INSUFFICIENT_PERMISSIONS","detail":"You do not have the required permissions for this action."}`)
+	e.do(ann, "PATCH", "/manage/admin/deactivate-user", `{"user_email":"bob@example.com"}`).decode(t, new(any))
+	if r := e.do(user{token: searchTok}, "POST", "/search/send-search-message", q); r.status != 403 && r.status != 401 {
+		t.Errorf("a deactivated person's token: %d %s", r.status, r.body)
+	}
+}
