@@ -151,6 +151,24 @@ func TestSearch(t *testing.T) {
 		}
 	})
 
+	t.Run("a change on one replica shows on the next search on another", func(t *testing.T) {
+		r := fx{c.replica()}
+		q := `{"search_query":"hard hats"}`
+		if got := r.searchIDs(t, c.global, q); len(got) != 0 {
+			t.Fatalf("before: %v", got)
+		}
+		c.do(c.admin, "PATCH", fmt.Sprintf("/manage/admin/user-group/%d", c.gA), map[string]any{
+			"user_ids": []string{c.curator.id, c.global.id}, "cc_pair_ids": []int64{privA}}).decode(t, new(any))
+		if got := r.searchIDs(t, c.global, q); !slices.Equal(got, []string{"safety"}) {
+			t.Errorf("on the replica after joining A: %v", got)
+		}
+		c.do(c.admin, "PATCH", fmt.Sprintf("/manage/admin/user-group/%d", c.gA), map[string]any{
+			"user_ids": []string{c.curator.id}, "cc_pair_ids": []int64{privA}}).decode(t, new(any))
+		if got := r.searchIDs(t, c.global, q); len(got) != 0 {
+			t.Errorf("on the replica after leaving A: %v", got)
+		}
+	})
+
 	t.Run("filters, phrases and prefixes", func(t *testing.T) {
 		for _, tc := range []struct {
 			body string
