@@ -288,6 +288,14 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q quarry.Query, f qu
 		return out, nil
 	}
 	err := db.snapshot(ctx, func(r querier) error {
+		if db.dialect == Postgres {
+			// The query is short but its estimated cost is not: compiling
+			// it (JIT) costs more than running it.
+			var v string
+			if err := r.QueryRowContext(ctx, `SELECT set_config('jit', 'off', true)`).Scan(&v); err != nil {
+				return err
+			}
+		}
 		var err error
 		out, err = db.search(ctx, r, c, q, f, limit)
 		return err
