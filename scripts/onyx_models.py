@@ -67,6 +67,9 @@ ROOTS = [
     # types, whose Literal annotations the table does not follow).
     ("onyx.server.onyx_api.models", "IngestionResult"),
     ("onyx.server.onyx_api.models", "DocMinimalInfo"),
+    # Onyx's search API.
+    ("ee.onyx.server.query_and_chat.models", "SendSearchQueryRequest"),
+    ("ee.onyx.server.query_and_chat.models", "SearchFullResponse"),
     # Responses shared by many routes, people.
     ("onyx.server.models", "StatusResponse"),
     ("onyx.server.models", "FullUserSnapshot"),
