@@ -359,6 +359,9 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 	}
 	args = append(args, bm25K1, bm25B, avgdl)
 	k1, b, avg := len(args)-2, len(args)-1, len(args)
+	// The parameters are cast: in arithmetic with integer columns,
+	// PostgreSQL would type them integer and round them.
+	float := func(i int) string { return fmt.Sprintf("CAST($%d AS DOUBLE PRECISION)", i) }
 	having := ""
 	phraseTerms := map[string]bool{}
 	for _, p := range q.Phrases {
@@ -407,8 +410,8 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 	}
 	query := `WITH q (term, w) AS (` + qt.String() + `),
 		scored AS (
-			SELECT sp.chunk_id, SUM(q.w * sp.tf / (sp.tf + $` + fmt.Sprint(k1) + ` * (1 - $` + fmt.Sprint(b) + ` + $` + fmt.Sprint(b) +
-		` * sp.length / $` + fmt.Sprint(avg) + `))) AS score
+			SELECT sp.chunk_id, SUM(q.w * sp.tf / (sp.tf + ` + float(k1) + ` * (1 - ` + float(b) + ` + ` + float(b) +
+		` * sp.length / ` + float(avg) + `))) AS score
 			FROM q JOIN search_postings sp ON sp.term = q.term
 			WHERE ` + pairs + `
 			GROUP BY sp.chunk_id` + having + `)

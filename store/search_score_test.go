@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// TestSearchScore checks one ranking to the digit on the database the tests
+// run on: BM25 with k1 1.2 and b 0.75 over two chunks whose lengths count
+// their title twice. Both databases must give these scores (PostgreSQL once
+// typed k1, b and the average length as integers and ranked otherwise).
+func TestSearchScore(t *testing.T) {
+	db := storetest.Open(t)
+	name := "admin"
+	_, token, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "c", Source: "web", InputType: "poll",
+		Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: &[]int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "p", AccessType: quarry.AccessPublic, Groups: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lengths 2+3 = 5 and 2+5 = 7 (the title counts twice): the average is 6.
+	for _, d := range []quarry.Document{
+		{ID: "a", SemanticIdentifier: "one", Source: "web", Sections: []quarry.Section{{Text: "alpha beta gamma"}}, Metadata: map[string]any{}},
+		{ID: "b", SemanticIdentifier: "two", Source: "web", Sections: []quarry.Section{{Text: "alpha alpha delta epsilon zeta"}}, Metadata: map[string]any{}},
+	} {
+		if _, err := db.Ingest(ctx, admin, &pair, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := db.Search(ctx, admin, quarry.ParseQuery("alpha"), quarry.SearchFilters{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idf := math.Log(1 + (2-2+0.5)/(2+0.5))
+	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 1.2*(1-0.75+0.75*length/6)) }
+	want := map[string]float64{"b": bm25(2, 7), "a": bm25(1, 5)}
+	if len(hits) != 2 || hits[0].DocumentID != "b" {
+		t.Fatalf("hits %+v, want b then a", hits)
+	}
+	for _, h := range hits {
+		if math.Abs(h.Score-want[h.DocumentID]) > 1e-9 {
+			t.Errorf("%s scores %.12f, want %.12f", h.DocumentID, h.Score, want[h.DocumentID])
+		}
+	}
+}
