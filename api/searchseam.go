@@ -1,0 +1,49 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/quarryhq/quarry"
+)
+
+// The search that /mcp's tools and the console run, with the caller's
+// rights: the store's search, its sources and its documents.
+
+// docSearch is a search of the tools: the words, the sources (nil: all),
+// the earliest time of update, how many results and whether with their
+// chunk's text.
+type docSearch struct {
+	Query   string
+	Sources []quarry.DocumentSource
+	Since   *time.Time
+	Limit   int
+	Content bool
+}
+
+// docHit is a result of a docSearch: a chunk of a document.
+type docHit struct {
+	DocumentID string
+	Title      string // The semantic identifier.
+	Link       *string
+	Source     quarry.DocumentSource
+	Content    string
+	UpdatedAt  *time.Time
+}
+
+// searchDocuments runs q for c.
+func (s *Server) searchDocuments(ctx context.Context, c *quarry.Caller, q docSearch) ([]docHit, error) {
+	return nil, quarry.Errorf(quarry.EUNAVAILABLE, "search is not wired yet")
+}
+
+// searchableSources returns the sources of the pairs c may search, sorted,
+// without the ingestion API's (Onyx's indexed sources).
+func (s *Server) searchableSources(ctx context.Context, c *quarry.Caller) ([]quarry.DocumentSource, error) {
+	return nil, quarry.Errorf(quarry.EUNAVAILABLE, "search is not wired yet")
+}
+
+// searchableDocument returns document id as a pair c may search holds it
+// (quarry.ENOTFOUND otherwise).
+func (s *Server) searchableDocument(ctx context.Context, c *quarry.Caller, id string) (*quarry.Document, error) {
+	return nil, quarry.Errorf(quarry.EUNAVAILABLE, "search is not wired yet")
+}
