@@ -93,11 +93,11 @@ func (s *Server) mcpCallSearch(ctx context.Context, call *mcpCall, req *mcp.Call
 
 // searchIndexedArgs are the arguments of search_indexed_documents.
 type searchIndexedArgs struct {
-	Query              *string   `json:"query"`
-	SourceTypes        []string  `json:"source_types"`
-	DocumentSetNames   []string  `json:"document_set_names"`
-	TimeCutoff         *string   `json:"time_cutoff"`
-	SkipQueryExpansion *bool     `json:"skip_query_expansion"` // No LLM expands queries here: it changes nothing.
+	Query              *string  `json:"query"`
+	SourceTypes        []string `json:"source_types"`
+	DocumentSetNames   []string `json:"document_set_names"`
+	TimeCutoff         *string  `json:"time_cutoff"`
+	SkipQueryExpansion *bool    `json:"skip_query_expansion"` // No LLM expands queries here: it changes nothing.
 }
 
 // jsonResult is a tools/call result of a JSON object: its text, and the
