@@ -49,6 +49,7 @@ var onyxAnswers = map[string]onyxAnswer{
 	"POST /onyx-api/ingestion":                              {model: "IngestionResult"},
 	"GET /onyx-api/ingestion":                               {model: "DocMinimalInfo", list: true},
 	"GET /onyx-api/connector-docs/{cc_pair_id}":             {model: "DocMinimalInfo", list: true},
+	"GET /manage/indexed-sources":                           {model: "IndexedSourcesResponse"},
 }
 
 // onyxAnswerRoutes matches a request to its route of onyxAnswers.

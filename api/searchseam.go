@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/quarryhq/quarry"
@@ -46,4 +47,17 @@ func (s *Server) searchableSources(ctx context.Context, c *quarry.Caller) ([]qua
 // (quarry.ENOTFOUND otherwise).
 func (s *Server) searchableDocument(ctx context.Context, c *quarry.Caller, id string) (*quarry.Document, error) {
 	return nil, quarry.Errorf(quarry.EUNAVAILABLE, "search is not wired yet")
+}
+
+// handleIndexedSources serves GET /manage/indexed-sources: Onyx's
+// IndexedSourcesResponse, the sources the caller may search.
+func (s *Server) handleIndexedSources(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	sources, err := s.searchableSources(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	if sources == nil {
+		sources = []quarry.DocumentSource{}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"sources": sources})
 }

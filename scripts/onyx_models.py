@@ -67,6 +67,8 @@ ROOTS = [
     # types, whose Literal annotations the table does not follow).
     ("onyx.server.onyx_api.models", "IngestionResult"),
     ("onyx.server.onyx_api.models", "DocMinimalInfo"),
+    # The sources to search by (GET /manage/indexed-sources).
+    ("onyx.server.documents.models", "IndexedSourcesResponse"),
     # Responses shared by many routes, people.
     ("onyx.server.models", "StatusResponse"),
     ("onyx.server.models", "FullUserSnapshot"),

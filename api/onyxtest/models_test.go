@@ -19,6 +19,7 @@ var unmirrored = map[string]string{
 	"IndexAttemptErrorPydantic":       answers,
 	"IngestionResult":                 answers,
 	"DocMinimalInfo":                  answers,
+	"IndexedSourcesResponse":          answers,
 	"IndexingStatusRequest":           `the managers send {"get_all_connectors": true}`,
 	"ConnectorCredentialPairMetadata": "CCPairManager sends a dict {name, access_type, groups}",
 	"CCStatusUpdateRequest":           `pause_cc_pair and unpause_cc_pair send {"status": ...}`,
