@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
 )
 
 // The search that /mcp's tools and the console run, with the caller's
@@ -60,4 +61,18 @@ func (s *Server) handleIndexedSources(w http.ResponseWriter, r *http.Request, c 
 		sources = []quarry.DocumentSource{}
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"sources": sources})
+}
+
+// handleSearchDocument serves GET /search/document/{document_id}: the
+// document, as fetch gives it, if c may search a pair that holds it.
+func (s *Server) handleSearchDocument(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in getSearchDocumentRequest
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	d, err := s.searchableDocument(r.Context(), c, in.ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, fetchedDocument(d))
 }
