@@ -19,6 +19,9 @@ type Document struct {
 	DocUpdatedAt       *Time             `json:"doc_updated_at,omitempty"`
 	PrimaryOwners      []json.RawMessage `json:"primary_owners,omitempty"`
 	SecondaryOwners    []json.RawMessage `json:"secondary_owners,omitempty"`
+	// ExternalAccess is who may read the document at its source, as the
+	// connector of a sync pair reports it; nil for the others.
+	ExternalAccess *ExternalAccess `json:"external_access,omitempty"`
 }
 
 // Section is a part of a document's text, with the link that leads to it:

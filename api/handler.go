@@ -44,6 +44,8 @@ var (
 	// actionAccess admits curators and those who manage actions
 	// (quarry.Caller.CanReachActions).
 	actionAccess = permitted((*quarry.Caller).CanReachActions, quarry.ErrNotCurator)
+	// searchAccess admits holders of read:search (quarry.Caller.CanSearch).
+	searchAccess = permitted((*quarry.Caller).CanSearch, quarry.ErrNoPermission)
 	// userDirectory admits curators and holders of read:users
 	// (quarry.Caller.CanListUsers).
 	userDirectory = permitted((*quarry.Caller).CanListUsers, quarry.ErrNotCurator)

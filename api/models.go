@@ -965,3 +965,57 @@ type getSearchDocumentRequest struct {
 type deleteIngestedRequest struct {
 	ID string `path:"document_id"`
 }
+
+// sendSearchQuery is the body of POST /search/send-search-message: Onyx's
+// SendSearchQueryRequest.
+type sendSearchQuery struct {
+	SearchQuery              string                       `json:"search_query"`
+	Filters                  decode.Optional[baseFilters] `json:"filters"`
+	NumDocsFedToLLMSelection decode.Optional[int64]       `json:"num_docs_fed_to_llm_selection"`
+	RunQueryExpansion        bool                         `json:"run_query_expansion" default:"false"`
+	NumHits                  int64                        `json:"num_hits" default:"30"`
+	HybridAlpha              decode.Optional[float64]     `json:"hybrid_alpha"`
+	IncludeContent           bool                         `json:"include_content" default:"false"`
+	Stream                   bool                         `json:"stream" default:"false"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (sendSearchQuery) ModelName() string { return "SendSearchQueryRequest" }
+
+// baseFilters is Onyx's BaseFilters (time_cutoff is its deprecated name
+// for updated_at_range's start).
+type baseFilters struct {
+	SourceType     decode.Optional[[]quarry.DocumentSource] `json:"source_type"`
+	DocumentSet    decode.Optional[[]string]                `json:"document_set"`
+	CreatedAtRange decode.Optional[timeRange]               `json:"created_at_range"`
+	UpdatedAtRange decode.Optional[timeRange]               `json:"updated_at_range"`
+	Tags           decode.Optional[[]searchTag]             `json:"tags"`
+	TimeCutoff     decode.Optional[time.Time]               `json:"time_cutoff"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (baseFilters) ModelName() string { return "BaseFilters" }
+
+// timeRange is Onyx's TimeRange: an inclusive window, either bound open.
+type timeRange struct {
+	Start decode.Optional[time.Time] `json:"start"`
+	End   decode.Optional[time.Time] `json:"end"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (timeRange) ModelName() string { return "TimeRange" }
+
+// searchTag is Onyx's Tag.
+type searchTag struct {
+	TagKey   string `json:"tag_key"`
+	TagValue string `json:"tag_value"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (searchTag) ModelName() string { return "Tag" }
+
+// sendSearchMessageRequest is the request of POST
+// /search/send-search-message.
+type sendSearchMessageRequest struct {
+	Body sendSearchQuery `body:""`
+}

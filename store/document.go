@@ -125,6 +125,7 @@ func (db *DB) DeleteIngested(ctx context.Context, c *quarry.Caller, id string) e
 				return err
 			}
 		}
+		tx.searchChanged = true
 		for _, h := range holders {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE cc_pair_id = $1 AND id = $2`, h.pair, id); err != nil {
 				return err

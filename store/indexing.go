@@ -597,6 +597,9 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 			pairID, d.ID, d.SemanticIdentifier, d.Link(), string(bodies[i]), h, microsOrNil(d.DocUpdatedAt), now, ingested); err != nil {
 			return 0, 0, err
 		}
+		if err := tx.indexDocument(ctx, pairID, d, had); err != nil {
+			return 0, 0, err
+		}
 		hashes[d.ID] = h
 		written++
 		if !had {

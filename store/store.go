@@ -43,16 +43,17 @@ type DB struct {
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 
-	dialect    string
-	source     string // The driver's data source: a URL or a file path.
-	write      *pool  // Every write transaction; one connection on SQLite.
-	read       *pool  // Reads; the same pool as write on PostgreSQL.
-	keys       *Keyring
-	migrations fs.FS    // The migrations, a directory per dialect.
-	held       *os.File // SQLite: the database file, share-locked while open (see Restore).
-	statements atomic.Int64
-	runs       runQueue                  // The audit entries of tool runs waiting to be written (store/toolrun.go).
-	cache      atomic.Pointer[readCache] // Callers of API keys and tools kept between requests, once migrated (store/cache.go).
+	dialect     string
+	source      string // The driver's data source: a URL or a file path.
+	write       *pool  // Every write transaction; one connection on SQLite.
+	read        *pool  // Reads; the same pool as write on PostgreSQL.
+	keys        *Keyring
+	migrations  fs.FS    // The migrations, a directory per dialect.
+	held        *os.File // SQLite: the database file, share-locked while open (see Restore).
+	statements  atomic.Int64
+	runs        runQueue                  // The audit entries of tool runs waiting to be written (store/toolrun.go).
+	cache       atomic.Pointer[readCache] // Callers of API keys and tools kept between requests, once migrated (store/cache.go).
+	searchStats searchStats               // The search index's statistics, as last read (store/search.go).
 }
 
 // pool is a connection pool that counts the statements it runs and, on
@@ -517,6 +518,9 @@ type Tx struct {
 	db      *DB
 	now     quarry.Time
 	changes []listingChange // What the transaction changes in the status listing.
+	// searchChanged: the transaction writes to the search index, whose
+	// statistics this server reads again once it commits.
+	searchChanged bool
 }
 
 // update runs fn in a write transaction and commits if fn returns nil.
@@ -539,7 +543,15 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 			return mapError(err)
 		}
 	}
-	return mapError(sqlTx.Commit())
+	if err := sqlTx.Commit(); err != nil {
+		return mapError(err)
+	}
+	if tx.searchChanged {
+		db.searchStats.mu.Lock()
+		db.searchStats.gen++
+		db.searchStats.mu.Unlock()
+	}
+	return nil
 }
 
 // snapshot runs fn with a querier that reads one snapshot of the

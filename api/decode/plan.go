@@ -28,6 +28,7 @@ const (
 	typeString typeKind = iota
 	typeBool
 	typeInt
+	typeFloat
 	typeEnum
 	typeRaw
 	typeTime
@@ -276,6 +277,8 @@ func (b *builder) typ(t reflect.Type) (*typePlan, error) {
 		tp.kind = typeBool
 	case t.Kind() == reflect.Int64:
 		tp.kind, tp.ge, tp.le = typeInt, math.MinInt64, math.MaxInt64
+	case t.Kind() == reflect.Float64:
+		tp.kind = typeFloat
 	case t.Kind() == reflect.Slice:
 		elem, err := b.typ(t.Elem())
 		if err != nil {

@@ -2,9 +2,11 @@ package decode
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry"
@@ -239,6 +241,8 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.validateBool(t, i, dst)
 	case typeInt:
 		st.validateInt(tp, t, i, dst)
+	case typeFloat:
+		st.validateFloat(t, i, dst)
 	case typeEnum:
 		st.validateEnum(tp, t, i, dst)
 	case typeRaw:
@@ -305,6 +309,56 @@ func (st *state) validateBool(t *tape, i int, dst reflect.Value) {
 	default:
 		st.add(t, i, "bool_type", msgBool, nil)
 	}
+}
+
+// validateFloat is pydantic's lax float: numbers, bools, and strings
+// Python's float() reads (spaces around, underscores between digits,
+// inf and nan).
+func (st *state) validateFloat(t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	switch n.kind {
+	case kindBool:
+		if n.b {
+			dst.SetFloat(1)
+		} else {
+			dst.SetFloat(0)
+		}
+	case kindInt, kindFloat:
+		dst.SetFloat(t.float(i))
+	case kindString:
+		v, ok := pythonFloat(t.str(i))
+		if !ok {
+			st.add(t, i, "float_parsing", "Input should be a valid number, unable to parse string as a number", nil)
+			return
+		}
+		dst.SetFloat(v)
+	default:
+		st.add(t, i, "float_type", "Input should be a valid number", nil)
+	}
+}
+
+// pythonFloat reads s as Python's float() does.
+func pythonFloat(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+	case "inf", "infinity", "nan":
+		v, err := strconv.ParseFloat(s, 64)
+		return v, err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '_' && (i == 0 || i == len(s)-1 || !isDigit(s[i-1]) || !isDigit(s[i+1])) {
+			return 0, false
+		}
+		if c == 'x' || c == 'X' || c == 'p' || c == 'P' {
+			return 0, false // Go's hexadecimal floats are not Python's.
+		}
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return v, true
 }
 
 // strAsBool is pydantic's str_as_bool: exact words, ASCII case folded.

@@ -1,0 +1,223 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// Onyx's search API: POST /search/send-search-message. The index and the
+// rights are the store's (store/search.go), the query and the results the
+// root package's (search.go).
+
+// maxSearchHits bounds num_hits.
+const maxSearchHits = 1000
+
+// searchDoc is a result as Onyx's SearchDocWithContent renders it.
+type searchDoc struct {
+	DocumentID           string         `json:"document_id"`
+	ChunkInd             int            `json:"chunk_ind"`
+	SemanticIdentifier   string         `json:"semantic_identifier"`
+	Link                 *string        `json:"link"`
+	Blurb                string         `json:"blurb"`
+	SourceType           string         `json:"source_type"`
+	Boost                int            `json:"boost"`
+	Hidden               bool           `json:"hidden"`
+	Metadata             map[string]any `json:"metadata"`
+	Score                pyFloat        `json:"score"`
+	IsRelevant           *bool          `json:"is_relevant"`
+	RelevanceExplanation *string        `json:"relevance_explanation"`
+	MatchHighlights      []string       `json:"match_highlights"`
+	UpdatedAt            any            `json:"updated_at"`
+	PrimaryOwners        []string       `json:"primary_owners"`
+	SecondaryOwners      []string       `json:"secondary_owners"`
+	IsInternet           bool           `json:"is_internet"`
+	FileID               *string        `json:"file_id"`
+	Content              *string        `json:"content"`
+}
+
+// pyFloat is a float as Python writes it (repr): 3.0, not 3.
+type pyFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f pyFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return []byte("null"), nil
+	}
+	var s string
+	if a := math.Abs(v); a == 0 || (a >= 1e-4 && a < 1e16) {
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+		if !bytes.ContainsAny([]byte(s), ".") {
+			s += ".0"
+		}
+	} else {
+		s = strconv.FormatFloat(v, 'e', -1, 64)
+	}
+	return []byte(s), nil
+}
+
+// filters returns the store's filters of f.
+func (f *baseFilters) filters() quarry.SearchFilters {
+	var out quarry.SearchFilters
+	if v := value(f.SourceType); v != nil {
+		out.Sources = *v
+	}
+	if v := value(f.DocumentSet); v != nil {
+		out.DocumentSets = *v
+	}
+	if v := value(f.Tags); v != nil {
+		for _, t := range *v {
+			out.Tags = append(out.Tags, [2]string{t.TagKey, t.TagValue})
+		}
+	}
+	at := func(o decode.Optional[time.Time]) *quarry.Time {
+		if v := value(o); v != nil {
+			return &quarry.Time{Time: v.UTC()}
+		}
+		return nil
+	}
+	if r := value(f.UpdatedAtRange); r != nil {
+		out.UpdatedAfter, out.UpdatedBefore = at(r.Start), at(r.End)
+	} else {
+		out.UpdatedAfter = at(f.TimeCutoff) // Onyx folds the deprecated time_cutoff into updated_at_range.
+	}
+	// created_at_range: Quarry keeps no creation time, and Onyx lets
+	// documents without one through (see docs/decisions.md, "Search").
+	return out
+}
+
+// handleSendSearchMessage serves POST /search/send-search-message, as
+// Onyx's handle_send_search_message without an LLM: no query expansion
+// (the query is the only one executed) and an LLM selection that fails
+// (llm_selected_doc_ids null), as Onyx answers when it has no LLM.
+func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in sendSearchMessageRequest
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	b := &in.Body
+	var f quarry.SearchFilters
+	if v := value(b.Filters); v != nil {
+		f = v.filters()
+	}
+	limit := int(min(max(b.NumHits, 0), maxSearchHits))
+	hits, err := s.db.Search(r.Context(), c, quarry.ParseQuery(b.SearchQuery), f, limit)
+	if err != nil {
+		return err
+	}
+	docs := make([]searchDoc, len(hits))
+	for i, h := range hits {
+		d := searchDoc{
+			DocumentID: h.DocumentID, ChunkInd: h.ChunkNo, SemanticIdentifier: h.SemanticIdentifier, Link: h.Link,
+			Blurb: h.Blurb, SourceType: string(h.Source), Metadata: h.Metadata, Score: pyFloat(h.Score),
+			MatchHighlights: h.MatchHighlights, PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners,
+		}
+		if h.UpdatedAt != nil {
+			if b.Stream {
+				d.UpdatedAt = h.UpdatedAt.UTC().Format("2006-01-02T15:04:05.999999") + "+00:00" // Python's isoformat.
+			} else {
+				d.UpdatedAt = h.UpdatedAt
+			}
+		}
+		if b.IncludeContent {
+			d.Content = &h.Content
+		}
+		docs[i] = d
+	}
+	queries := []string{b.SearchQuery}
+	selection := b.NumDocsFedToLLMSelection.Set() && b.NumDocsFedToLLMSelection.Value >= 1
+	var selected []string // null: the selection failed for want of an LLM.
+	if selection && len(docs) == 0 {
+		selected = []string{}
+	}
+	if !b.Stream {
+		return writeJSON(w, http.StatusOK, struct {
+			AllExecutedQueries    []string    `json:"all_executed_queries"`
+			SearchDocs            []searchDoc `json:"search_docs"`
+			DocSelectionReasoning *string     `json:"doc_selection_reasoning"`
+			LLMSelectedDocIDs     []string    `json:"llm_selected_doc_ids"`
+			Error                 *string     `json:"error"`
+		}{queries, docs, nil, selected, nil})
+	}
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	packets := []any{
+		struct {
+			Type               string   `json:"type"`
+			AllExecutedQueries []string `json:"all_executed_queries"`
+		}{"search_queries", queries},
+		struct {
+			Type       string      `json:"type"`
+			SearchDocs []searchDoc `json:"search_docs"`
+		}{"search_docs", docs},
+	}
+	if selection {
+		packets = append(packets, struct {
+			Type              string   `json:"type"`
+			LLMSelectedDocIDs []string `json:"llm_selected_doc_ids"`
+		}{"llm_selected_docs", selected})
+	}
+	for _, p := range packets {
+		line, err := pythonJSONLine(p)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(line); err != nil {
+			return nil // The client left.
+		}
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
+	return nil
+}
+
+// pythonJSONLine renders v as Onyx's get_json_line does (Python's
+// json.dumps: ", " and ": " between items, non-ASCII characters escaped),
+// with a newline.
+func pythonJSONLine(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(raw)+len(raw)/8)
+	inString := false
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch {
+		case inString && c == '\\':
+			out = append(out, raw[i], raw[i+1])
+			i += 2
+			continue
+		case c == '"':
+			inString = !inString
+		case inString && c >= 0x80:
+			r, n := utf8.DecodeRune(raw[i:])
+			if r >= 0x10000 {
+				a, b := utf16.EncodeRune(r)
+				out = fmt.Appendf(out, `\u%04x\u%04x`, a, b)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+			i += n
+			continue
+		case !inString && (c == ',' || c == ':'):
+			out = append(out, c, ' ')
+			i++
+			continue
+		}
+		out = append(out, c)
+		i++
+	}
+	return append(out, '\n'), nil
+}
