@@ -61,7 +61,7 @@ func mcpSearchTools() []*mcp.Tool {
 }
 
 // mcpCanSearch reports whether c may use the search tools and resource.
-func mcpCanSearch(c *quarry.Caller) bool { return c.Has(quarry.PermReadSearch) }
+func mcpCanSearch(c *quarry.Caller) bool { return c.CanSearch() }
 
 // mcpCallSearch answers tools/call of a search tool; ok is false for
 // another name.
@@ -129,14 +129,14 @@ func (s *Server) mcpSearchIndexed(ctx context.Context, c *quarry.Caller, raw jso
 	if a.Query == nil {
 		return toolError("Error executing tool search_indexed_documents: query is required"), nil
 	}
-	sources, err := s.searchableSources(ctx, c)
+	sources, err := s.db.SearchSources(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if len(sources) == 0 {
 		return jsonResult(map[string]any{"error": noSourcesIndexed, "results": []any{}}), nil
 	}
-	q := docSearch{Query: *a.Query, Limit: mcpSearchResults, Content: true}
+	q := docSearch{Query: *a.Query, Limit: mcpSearchResults}
 	if len(a.SourceTypes) > 0 {
 		q.Sources = []quarry.DocumentSource{}
 		for _, st := range a.SourceTypes {
@@ -174,9 +174,9 @@ func (s *Server) mcpSearchIndexed(ctx context.Context, c *quarry.Caller, raw jso
 	}
 	out := make([]mcpIndexedResult, 0, len(hits))
 	for _, h := range hits {
-		r := mcpIndexedResult{Title: h.Title, URL: h.Link, SourceType: string(h.Source), Content: h.Content}
+		r := mcpIndexedResult{Title: h.SemanticIdentifier, URL: h.Link, SourceType: string(h.Source), Content: h.Content}
 		if h.UpdatedAt != nil {
-			u := pythonISO(*h.UpdatedAt)
+			u := pythonISO(h.UpdatedAt.Time)
 			r.UpdatedAt = &u
 		}
 		out = append(out, r)
@@ -214,7 +214,7 @@ func (s *Server) mcpSearchPlain(ctx context.Context, c *quarry.Caller, raw json.
 				continue
 			}
 			seen[h.DocumentID] = true
-			out = append(out, result{ID: h.DocumentID, Title: h.Title, URL: deref(h.Link)})
+			out = append(out, result{ID: h.DocumentID, Title: h.SemanticIdentifier, URL: deref(h.Link)})
 		}
 	}
 	return jsonResult(map[string]any{"results": out}), nil
@@ -229,7 +229,7 @@ func (s *Server) mcpFetch(ctx context.Context, c *quarry.Caller, raw json.RawMes
 	if err := json.Unmarshal(raw, &a); err != nil || a.ID == nil {
 		return toolError("fetch needs the id of a search result: {\"id\": \"…\"}"), nil
 	}
-	d, err := s.searchableDocument(ctx, c, *a.ID)
+	d, err := s.db.SearchDocument(ctx, c, *a.ID)
 	if quarry.ErrorCode(err) == quarry.ENOTFOUND {
 		return toolError("Document not found: " + strconv.Quote(quarry.ClipText(*a.ID, 200))), nil
 	}
@@ -322,7 +322,7 @@ func mcpIndexedSourcesResource() *mcp.Resource {
 // sources the caller may search, sorted, as Python's json.dumps writes a
 // list of strings.
 func (s *Server) mcpReadIndexedSources(ctx context.Context, c *quarry.Caller) (*mcp.ReadResourceResult, error) {
-	sources, err := s.searchableSources(ctx, c)
+	sources, err := s.db.SearchSources(ctx, c)
 	if err != nil {
 		return nil, s.internalError(ctx, err)
 	}

@@ -9,51 +9,33 @@ import (
 	"github.com/quarryhq/quarry/api/decode"
 )
 
-// The search that /mcp's tools and the console run, with the caller's
-// rights: the store's search, its sources and its documents.
+// The search that /mcp's tools run, with the caller's rights (the store's
+// Search, as POST /search/send-search-message runs it), and the routes of
+// what they read beside it: the sources to filter by and a document's
+// text.
 
 // docSearch is a search of the tools: the words, the sources (nil: all),
-// the earliest time of update, how many results and whether with their
-// chunk's text.
+// the earliest time of update, and how many results.
 type docSearch struct {
 	Query   string
 	Sources []quarry.DocumentSource
 	Since   *time.Time
 	Limit   int
-	Content bool
 }
 
-// docHit is a result of a docSearch: a chunk of a document.
-type docHit struct {
-	DocumentID string
-	Title      string // The semantic identifier.
-	Link       *string
-	Source     quarry.DocumentSource
-	Content    string
-	UpdatedAt  *time.Time
-}
-
-// searchDocuments runs q for c.
-func (s *Server) searchDocuments(ctx context.Context, c *quarry.Caller, q docSearch) ([]docHit, error) {
-	return nil, quarry.Errorf(quarry.EUNAVAILABLE, "search is not wired yet")
-}
-
-// searchableSources returns the sources of the pairs c may search, sorted,
-// without the ingestion API's (Onyx's indexed sources).
-func (s *Server) searchableSources(ctx context.Context, c *quarry.Caller) ([]quarry.DocumentSource, error) {
-	return nil, quarry.Errorf(quarry.EUNAVAILABLE, "search is not wired yet")
-}
-
-// searchableDocument returns document id as a pair c may search holds it
-// (quarry.ENOTFOUND otherwise).
-func (s *Server) searchableDocument(ctx context.Context, c *quarry.Caller, id string) (*quarry.Document, error) {
-	return nil, quarry.Errorf(quarry.EUNAVAILABLE, "search is not wired yet")
+// searchDocuments runs q for c: the store's search, one hit per document.
+func (s *Server) searchDocuments(ctx context.Context, c *quarry.Caller, q docSearch) ([]quarry.SearchHit, error) {
+	f := quarry.SearchFilters{Sources: q.Sources}
+	if q.Since != nil {
+		f.UpdatedAfter = &quarry.Time{Time: *q.Since}
+	}
+	return s.db.Search(ctx, c, quarry.ParseQuery(q.Query), f, q.Limit)
 }
 
 // handleIndexedSources serves GET /manage/indexed-sources: Onyx's
 // IndexedSourcesResponse, the sources the caller may search.
 func (s *Server) handleIndexedSources(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
-	sources, err := s.searchableSources(r.Context(), c)
+	sources, err := s.db.SearchSources(r.Context(), c)
 	if err != nil {
 		return err
 	}
@@ -70,7 +52,7 @@ func (s *Server) handleSearchDocument(w http.ResponseWriter, r *http.Request, c 
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	d, err := s.searchableDocument(r.Context(), c, in.ID)
+	d, err := s.db.SearchDocument(r.Context(), c, in.ID)
 	if err != nil {
 		return err
 	}
