@@ -675,11 +675,11 @@ try {
   await view(cy, 'status-curator');
 
   // 9b. Search, the start page. A document comes in through Onyx's
-  // ingestion API into the public handbook pair; Ada finds it with the
+  // ingestion API into the handbook pair; Ada finds it with the
   // keyboard alone: "/" to the query box, the words, Enter; the result's
   // words are highlighted; the source filter counts it; ↓ to the result,
-  // Enter opens its text. Cy finds it too (a public pair's document is
-  // everyone's); a document nobody pushed is not found.
+  // Enter opens its text; other words find nothing. Cy, who may not see
+  // the pair, neither finds nor opens it.
   step = 'search';
   page = ada;
   const pushed = await ada.evaluate(async (pair) => {
@@ -725,9 +725,15 @@ try {
   await ada.keyboard.press('Enter');
   await ada.locator('#search-summary', { hasText: 'Nothing found for' }).waitFor();
   await view(ada, 'search-nothing');
+  // The handbook pair is private, shared with no group: its documents are
+  // for the owner of its credential (Ada) alone. Cy neither finds nor
+  // opens the document.
   page = cy;
   await cy.goto(`${url}#search?q=sixteen%20weeks`);
-  await cy.locator('#search-summary', { hasText: '1 result for' }).waitFor();
+  await cy.locator('#search-summary', { hasText: 'Nothing found for' }).waitFor();
+  await cy.goto(`${url}#document/handbook-parental-leave`);
+  await cy.locator('#document-error', { hasText: 'does not exist, or you may not see it' }).waitFor();
+  check(await cy.locator('#document-text').innerText() === '', 'no text of a document Cy may not see');
 
   // 10. The status table: sort, filter, counts, all kept in the location.
   step = 'status';
@@ -1059,8 +1065,9 @@ try {
   const filterButton = '#audit-filters button[type="submit"]';
   await press(ada, filterButton);
   await ada.waitForURL(/actor=ADA/);
-  // 2 made, paused and resumed twice (once by Cancel), run twice.
-  await ada.locator('#audit-summary', { hasText: 'of 8' }).waitFor();
+  // 2 made, paused and resumed twice (once by Cancel), run twice, a
+  // document pushed.
+  await ada.locator('#audit-summary', { hasText: 'of 9' }).waitFor();
   const story = await rows(ada, 'audit-rows');
   check(story.some((r) => r.includes('cc_pair.create') && r.includes(`cc_pair #${pairID}`)), `the pair's creation: ${story.join(' | ')}`);
   check(story.filter((r) => r.includes('cc_pair.update') && r.includes('status')).length === 4, 'paused and resumed, twice');
