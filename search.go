@@ -289,6 +289,9 @@ func Highlights(content string, terms map[string]bool, prefixes []string) []stri
 		}
 		pos = ws[i].End
 	}
+	if end == len(ws) {
+		b.WriteString(content[pos:]) // The text's last words keep what follows them.
+	}
 	return []string{strings.TrimSpace(b.String())}
 }
 

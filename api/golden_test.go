@@ -92,6 +92,7 @@ var goldenTargets = map[string]func() any{
 	"mcpSnapshotsQuery":        func() any { return &mcpSnapshotsQuery{} },
 	"runConnectorRequest":      func() any { return &runOnceRequest{} },
 	"ingestionDocument":        func() any { return &ingestRequest{} },
+	"sendSearchQuery":          func() any { return &sendSearchMessageRequest{} },
 	"indexAttemptsQuery":       func() any { return &indexAttemptsQuery{} },
 	"attemptErrorsQuery":       func() any { return &attemptErrorsQuery{} },
 	"workerRegistration":       func() any { return &registerWorkerRequest{} },

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -19,6 +20,10 @@ type onyxAnswer struct {
 	// paginated: the answer is Onyx's PaginatedReturn of the model
 	// ({"items": [...], "total_items": n}).
 	paginated bool
+	// packets: the route may stream Onyx's packets instead, one JSON object
+	// a line; the lists of results they carry (search_docs) are checked as
+	// lists of this model.
+	packets string
 }
 
 // onyxAnswers are the routes whose 2xx answers every API test checks
@@ -48,6 +53,7 @@ var onyxAnswers = map[string]onyxAnswer{
 	"GET /manage/admin/cc-pair/{cc_pair_id}/errors":         {model: "IndexAttemptErrorPydantic", paginated: true},
 	"POST /onyx-api/ingestion":                              {model: "IngestionResult"},
 	"GET /onyx-api/ingestion":                               {model: "DocMinimalInfo", list: true},
+	"POST /search/send-search-message":                      {model: "SearchFullResponse", packets: "SearchDocWithContent"},
 	"GET /onyx-api/connector-docs/{cc_pair_id}":             {model: "DocMinimalInfo", list: true},
 	"GET /manage/indexed-sources":                           {model: "IndexedSourcesResponse"},
 }
@@ -75,6 +81,21 @@ func (e *env) conformOnyx(req *http.Request, status int, body []byte) {
 	_, pattern := onyxAnswerRoutes().Handler(r)
 	a, ok := onyxAnswers[pattern]
 	if !ok {
+		return
+	}
+	if a.packets != "" && bytes.HasPrefix(body, []byte(`{"type": `)) {
+		for _, line := range bytes.Split(bytes.TrimSuffix(body, []byte("\n")), []byte("\n")) {
+			var p map[string]json.RawMessage
+			if err := json.Unmarshal(line, &p); err != nil {
+				e.t.Errorf("%s %s → %d: a packet is not a JSON object: %s", req.Method, req.URL.RequestURI(), status, clipBody(line))
+				continue
+			}
+			if docs, ok := p["search_docs"]; ok {
+				if err := onyxtest.CheckAnswer(docs, a.packets, true); err != nil {
+					e.t.Errorf("%s %s → %d: search_docs are not Onyx's %s:\n%v", req.Method, req.URL.RequestURI(), status, a.packets, err)
+				}
+			}
+		}
 		return
 	}
 	if a.paginated {

@@ -61,6 +61,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"PUT /manage/admin/cc-pair/{cc_pair_id}/status", "CCPairStatusUpdate", ccPairStatusUpdate{}},
 		{"POST /manage/admin/connector/run-once", "RunConnectorRequest", runConnectorRequest{}},
 		{"POST /onyx-api/ingestion", "IngestionDocument", ingestionDocument{}},
+		{"POST /search/send-search-message", "SendSearchQueryRequest", sendSearchQuery{}},
 		{"POST /worker/register", "WorkerRegister", workerRegistration{}},
 		{"POST /worker/heartbeat", "WorkerHeartbeat", heartbeat{}},
 		{"PUT /worker/attempts/{attempt_id}/credential", "AttemptCredential", attemptCredentialUpdate{}},
@@ -418,6 +419,8 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 		return map[string]any{"type": "string"}
 	case reflect.Bool:
 		return map[string]any{"type": "boolean"}
+	case reflect.Float64:
+		return map[string]any{"type": "number"}
 	case reflect.Int64:
 		return map[string]any{"type": "integer", "format": "int64"}
 	case reflect.Slice:

@@ -351,6 +351,7 @@ func conformer() (*conformance, error) {
 		}
 		closeResponseSchemas(doc)
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder)
 		// SCIM's bodies are JSON (RFC 7644 section 3.1).
 		openapi3filter.RegisterBodyDecoder("application/scim+json", openapi3filter.JSONBodyDecoder)
 		router, err := gorillamux.NewRouter(doc)

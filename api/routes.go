@@ -45,7 +45,7 @@ func (s *Server) routes() {
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/index-attempts", s.authed(connectorAccess, s.handleIndexAttempts))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/errors", s.authed(connectorAccess, s.handleAttemptErrors))
 	// Onyx's search API (api/search.go): the documents each caller may see.
-	m.Handle("POST /search/send-search-message", s.authed(searchAccess, s.handleSendSearchMessage))
+	m.Handle("POST /search/send-search-message", s.authed(onyxGate(searchAccess), s.handleSendSearchMessage))
 
 	// Onyx's ingestion API (api/ingestion.go): other systems push documents.
 	m.Handle("POST /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngest))

@@ -186,10 +186,13 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 // json.dumps: ", " and ": " between items, non-ASCII characters escaped),
 // with a newline.
 func pythonJSONLine(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
+	raw := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	out := make([]byte, 0, len(raw)+len(raw)/8)
 	inString := false
 	for i := 0; i < len(raw); {

@@ -69,6 +69,9 @@ ROOTS = [
     ("onyx.server.onyx_api.models", "DocMinimalInfo"),
     # The sources to search by (GET /manage/indexed-sources).
     ("onyx.server.documents.models", "IndexedSourcesResponse"),
+    # Onyx's search API.
+    ("ee.onyx.server.query_and_chat.models", "SendSearchQueryRequest"),
+    ("ee.onyx.server.query_and_chat.models", "SearchFullResponse"),
     # Responses shared by many routes, people.
     ("onyx.server.models", "StatusResponse"),
     ("onyx.server.models", "FullUserSnapshot"),

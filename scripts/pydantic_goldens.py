@@ -481,6 +481,36 @@ class IngestionDocument(BaseModel):
     cc_pair_id: Optional[Int64] = None
 
 
+class TimeRange(BaseModel):
+    start: Optional[datetime] = None
+    end: Optional[datetime] = None
+
+
+class Tag(BaseModel):
+    tag_key: str
+    tag_value: str
+
+
+class BaseFilters(BaseModel):
+    source_type: Optional[list[DocumentSource]] = None
+    document_set: Optional[list[str]] = None
+    created_at_range: Optional[TimeRange] = None
+    updated_at_range: Optional[TimeRange] = None
+    tags: Optional[list[Tag]] = None
+    time_cutoff: Optional[datetime] = None
+
+
+class SendSearchQueryRequest(BaseModel):
+    search_query: str
+    filters: Optional[BaseFilters] = None
+    num_docs_fed_to_llm_selection: Optional[Int64] = None
+    run_query_expansion: bool = False
+    num_hits: Int64 = 30
+    hybrid_alpha: Optional[float] = None
+    include_content: bool = False
+    stream: bool = False
+
+
 class GroupsQuery(BaseModel):
     include_default: bool = False
 
@@ -556,6 +586,7 @@ ENDPOINTS = {
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
     "ingestionDocument": ("POST", "/onyx-api/ingestion", [], None, IngestionDocument),
+    "sendSearchQuery": ("POST", "/search/send-search-message", [], None, SendSearchQueryRequest),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
     "indexAttemptsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/index-attempts", ["cc_pair_id"], IndexAttemptsQuery, None),
     "attemptErrorsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/errors", ["cc_pair_id"], AttemptErrorsQuery, None),
@@ -1234,6 +1265,19 @@ def corpus():
     case("ingestionDocument", "bad fields", body={"document": {**doc, "sections": "x", "metadata": [], "source": "nope",
                                                            "doc_updated_at": "yesterday", "primary_owners": [1]}, "cc_pair_id": "x"})
     case("ingestionDocument", "null semantic identifier", body={"document": {**doc, "semantic_identifier": None}})
+
+    # sendSearchQuery: Onyx's SendSearchQueryRequest.
+    case("sendSearchQuery", "valid", body={"search_query": "q", "filters": {"source_type": ["web"], "tags": [{"tag_key": "a", "tag_value": "b"}],
+                                                                              "updated_at_range": {"start": "2026-01-01", "end": None}}})
+    case("sendSearchQuery", "missing", body={})
+    case("sendSearchQuery", "wrong types", body={"search_query": 5, "filters": [], "num_hits": "many", "hybrid_alpha": "half",
+                                                 "include_content": "maybe", "stream": [], "num_docs_fed_to_llm_selection": 1.5})
+    case("sendSearchQuery", "lax floats", body={"search_query": "q", "hybrid_alpha": " 0.5 "})
+    case("sendSearchQuery", "float of a bool and an object", body={"search_query": "q", "hybrid_alpha": {}})
+    case("sendSearchQuery", "floats", body={"search_query": "q", "hybrid_alpha": True})
+    case("sendSearchQuery", "bad filters", body={"search_query": "q", "filters": {"source_type": ["nope"], "document_set": "x",
+                                                 "created_at_range": {"start": "yesterday"}, "updated_at_range": 3,
+                                                 "tags": [{"tag_key": "a"}, 1], "time_cutoff": "soon"}})
 
     # indexingStatus: Onyx's IndexingStatusRequest.
     case("indexingStatus", "onyx's managers", body={"get_all_connectors": True})
