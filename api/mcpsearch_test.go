@@ -233,6 +233,14 @@ func TestMCPSearchIndexedDocuments(t *testing.T) {
 	if !res.IsError {
 		t.Errorf("no query: %s", resultJSON(t, res))
 	}
+	// An id the ingestion API made URL-compatible ("/" as %2F) is fetched
+	// as search gave it, and read at its escaped path.
+	c.push(t, c.public, "dir/page 1", "Deep page", "web", "A page about zeppelins.", "")
+	jsonEq(t, "search of an escaped id", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "zeppelins"})),
+		`{"results":[{"id":"dir%2Fpage_1","title":"Deep page","url":""}]}`)
+	fetched := resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": "dir%2Fpage_1"}))
+	c.do(c.basic, "GET", "/search/document/dir%252Fpage_1", nil).want(t, 200, fetched)
+	c.do(c.basic, "GET", "/search/document/dir%2Fpage_1", nil).want(t, 404, `{"detail":"Document not found"}`)
 	// search: one result per document, ids, titles and URLs.
 	jsonEq(t, "search", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "thirty days"})),
 		`{"results":[{"id":"vacation-policy","title":"Vacation policy","url":"https://handbook.example.com/vacation"}]}`)
