@@ -147,6 +147,15 @@ type Phrase struct {
 	Positions []int
 }
 
+// TermSet returns q's terms as a set.
+func (q *Query) TermSet() map[string]bool {
+	out := make(map[string]bool, len(q.Terms))
+	for t := range q.Terms {
+		out[t] = true
+	}
+	return out
+}
+
 // Empty reports whether q asks for nothing.
 func (q *Query) Empty() bool { return len(q.Terms) == 0 && q.Prefix == "" }
 
@@ -170,16 +179,22 @@ func ParseQuery(s string) Query {
 	for i, part := range parts {
 		quoted := i%2 == 1
 		toks := analysis.Analyze(part)
+		for _, t := range toks {
+			add(t.Term)
+		}
 		if quoted && len(toks) > 1 {
 			p := Phrase{}
 			for _, t := range toks {
 				p.Terms = append(p.Terms, t.Term)
 				p.Positions = append(p.Positions, t.Position-toks[0].Position)
+				if q.Terms[t.Term] == 0 {
+					p.Terms = nil // Past MaxQueryTerms: the phrase is left out.
+					break
+				}
 			}
-			q.Phrases = append(q.Phrases, p)
-		}
-		for _, t := range toks {
-			add(t.Term)
+			if p.Terms != nil {
+				q.Phrases = append(q.Phrases, p)
+			}
 		}
 		last := i == len(parts)-1
 		if !quoted && last && len(toks) > 0 {
@@ -258,7 +273,7 @@ func Highlights(content string, terms map[string]bool, prefixes []string) []stri
 		lw := strings.ToLower(w.Word)
 		match[i] = t != "" && terms[t]
 		for _, p := range prefixes {
-			match[i] = match[i] || strings.HasPrefix(lw, p)
+			match[i] = match[i] || p != "" && strings.HasPrefix(lw, p)
 		}
 		any = any || match[i]
 	}

@@ -114,6 +114,7 @@ func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, conn
 // credentialID for c, and returns the connector's pairs as they were before.
 // A pair that does not exist, or that c may not see, fails with notFound.
 func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, notFound error) ([]*quarry.CCPair, error) {
+	tx.searchChanged = true // Its documents, and their chunks, go with it.
 	pairs, err := tx.connectorPairs(ctx, connectorID)
 	if err != nil {
 		return nil, err

@@ -64,7 +64,10 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.fillGroupNameKeys(ctx); err != nil || v < cacheVersionVersion {
 		return err
 	}
-	return db.keepCopies(ctx)
+	if err := db.keepCopies(ctx); err != nil || v < searchVersion {
+		return err
+	}
+	return db.IndexMissing(ctx)
 }
 
 // cacheVersionVersion is the migration that adds cache_version and its

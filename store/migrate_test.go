@@ -528,7 +528,7 @@ func describeSchema(t *testing.T, db *sql.DB, dialect string) []string {
 		}
 		for _, row := range queryStrings(t, db, `SELECT t.relname || chr(9) || i.relname || chr(9) || ix.indisunique || chr(9) ||
 				ix.indisprimary || chr(9) || COALESCE(c.contype::text, '-') || chr(9) ||
-				(SELECT string_agg(pg_get_indexdef(ix.indexrelid, k, true), ', ' ORDER BY k) FROM generate_series(1, ix.indnatts) k)
+				(SELECT string_agg(pg_get_indexdef(ix.indexrelid, k, true), ', ' ORDER BY k) FROM generate_series(1, ix.indnkeyatts) k)
 			FROM pg_index ix
 			JOIN pg_class i ON i.oid = ix.indexrelid
 			JOIN pg_class t ON t.oid = ix.indrelid

@@ -433,11 +433,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 			for i, p := range picked {
 				ids[i], scores[p.chunk] = p.chunk, p.score
 			}
-			match := map[string]bool{}
-			for t := range q.Terms {
-				match[t] = true
-			}
-			return db.hits(ctx, r, ids, scores, match, prefixes)
+			return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
 		}
 	}
 }
@@ -516,4 +512,64 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 		})
 	}
 	return out, nil
+}
+
+// searchVersion is the migration that adds the search index, which
+// IndexMissing fills in for the documents written before it.
+const searchVersion = 15
+
+// IndexMissing indexes the documents that have no chunks: those written
+// before migration 00015 made the index (every document written since has
+// at least one chunk, its title's). Migrate runs it; replicas that run it
+// at once each take a document under its row's lock, so that it is
+// indexed once.
+func (db *DB) IndexMissing(ctx context.Context) error {
+	for {
+		var n int
+		err := db.update(ctx, func(tx *Tx) error {
+			type doc struct {
+				pair int64
+				id   string
+			}
+			docs, err := queryAll(ctx, tx, func(r interface{ Scan(...any) error }) (doc, error) {
+				var d doc
+				return d, r.Scan(&d.pair, &d.id)
+			}, `SELECT d.cc_pair_id, d.id FROM documents d WHERE NOT EXISTS (SELECT 1 FROM search_chunks c
+				WHERE c.cc_pair_id = d.cc_pair_id AND c.document_id = d.id) ORDER BY d.cc_pair_id, d.id LIMIT 200`)
+			if err != nil {
+				return err
+			}
+			lock := ""
+			if db.dialect == Postgres {
+				lock = " FOR UPDATE"
+			}
+			for _, d := range docs {
+				var body string
+				if err := tx.QueryRowContext(ctx, `SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`+lock, d.pair, d.id).Scan(&body); err != nil {
+					return err
+				}
+				var indexed bool
+				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_chunks WHERE cc_pair_id = $1 AND document_id = $2)`,
+					d.pair, d.id).Scan(&indexed); err != nil {
+					return err
+				}
+				if indexed {
+					continue
+				}
+				var doc quarry.Document
+				if err := json.Unmarshal([]byte(body), &doc); err != nil {
+					return err
+				}
+				doc.ID = d.id
+				if err := tx.indexDocument(ctx, d.pair, &doc, true); err != nil {
+					return err
+				}
+			}
+			n = len(docs)
+			return nil
+		})
+		if err != nil || n == 0 {
+			return err
+		}
+	}
 }
