@@ -35,7 +35,10 @@ func newSearchCast(t *testing.T) *searchCast {
 	c.push(t, c.pairA, "a-plans", "Team A plans", "file", "Team A plans its vacation rota in March.", "")
 	c.push(t, c.pairC, "c-budget", "Team C budget", "file", "Team C keeps a vacation budget of its own.", "")
 	c.push(t, c.pairA, "shared-notes", "Shared notes", "file", "Notes both teams keep about vacation travel.", "")
-	c.push(t, c.pairC, "shared-notes", "Shared notes", "file", "Notes both teams keep about vacation travel.", "")
+	// Team C's copy is written a second after team A's.
+	c.db.Now = func() time.Time { return testNow.Add(time.Second) }
+	c.push(t, c.pairC, "shared-notes", "Shared notes", "file", "Notes both teams keep about vacation travel, as team C wrote them.", "")
+	c.db.Now = func() time.Time { return testNow }
 	return c
 }
 
@@ -165,6 +168,21 @@ func TestMCPSearchRights(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("a document in two pairs", func(t *testing.T) {
+		// Each reads the copy of a pair they may search; the admin, who may
+		// search both, the copy written last (team C's).
+		for u, want := range map[user]string{c.curator: "Notes both teams keep about vacation travel.",
+			c.admin: "Notes both teams keep about vacation travel, as team C wrote them."} {
+			var got struct {
+				Text string `json:"text"`
+			}
+			json.Unmarshal([]byte(resultText(t, mcpCall(t, c.mcpSession(t, u.token), "fetch", map[string]any{"id": "shared-notes"}))), &got)
+			if got.Text != want {
+				t.Errorf("%s fetched %q, want %q", u.name, got.Text, want)
+			}
+		}
+	})
 
 	t.Run("limited", func(t *testing.T) {
 		cs := c.mcpSession(t, c.limited.token)
