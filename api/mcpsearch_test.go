@@ -197,7 +197,8 @@ func TestMCPSearchRights(t *testing.T) {
 			t.Error("indexed_sources read")
 		}
 		c.do(c.limited, "GET", "/manage/indexed-sources", nil).want(t, 403, fxLimited)
-		c.do(c.limited, "GET", "/search/document/vacation-policy", nil).want(t, 403, fxLimited)
+		c.do(c.limited, "GET", "/search/document/vacation-policy", nil).want(t, 403,
+			`{"detail":"You do not have the required permissions for this action."}`)
 	})
 
 	t.Run("a change of membership shows at the next search", func(t *testing.T) {
