@@ -89,7 +89,7 @@ type PATScope struct {
 // none: a token that may do what an admin does is an unscoped token of an
 // admin. Tokens made with them before issue 31 keep them (LimitTo).
 var PATScopes = []PATScope{
-	{PermReadSearch, "Search", "Read", "Use search and query endpoints (Onyx's; Quarry has none).", "community"},
+	{PermReadSearch, "Search", "Read", "Search the documents you may see (Onyx's search API).", "community"},
 	{PermReadChat, "Chat", "Read", "View chat sessions and messages (Onyx's; Quarry has none).", "community"},
 	{PermWriteChat, "Chat", "Write", "Create sessions and send messages (Onyx's; Quarry has none).", "community"},
 	{PermUseLLMGateway, "LLM Gateway", "Use", "Call the LLM gateway from external tools (Onyx's; Quarry has none).", "community"},

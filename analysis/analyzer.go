@@ -92,6 +92,14 @@ const (
 
 // classOf returns r's word-break class.
 func classOf(r rune) class {
+	if r < 0x80 { // ASCII first: most text, and cheap.
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
+			return letter
+		case '0' <= r && r <= '9':
+			return numeric
+		}
+	}
 	switch r {
 	case '_':
 		return extendNumLet

@@ -151,6 +151,24 @@ func TestSearch(t *testing.T) {
 		}
 	})
 
+	t.Run("a change on one replica shows on the next search on another", func(t *testing.T) {
+		r := fx{c.replica()}
+		q := `{"search_query":"hard hats"}`
+		if got := r.searchIDs(t, c.global, q); len(got) != 0 {
+			t.Fatalf("before: %v", got)
+		}
+		c.do(c.admin, "PATCH", fmt.Sprintf("/manage/admin/user-group/%d", c.gA), map[string]any{
+			"user_ids": []string{c.curator.id, c.global.id}, "cc_pair_ids": []int64{privA}}).decode(t, new(any))
+		if got := r.searchIDs(t, c.global, q); !slices.Equal(got, []string{"safety"}) {
+			t.Errorf("on the replica after joining A: %v", got)
+		}
+		c.do(c.admin, "PATCH", fmt.Sprintf("/manage/admin/user-group/%d", c.gA), map[string]any{
+			"user_ids": []string{c.curator.id}, "cc_pair_ids": []int64{privA}}).decode(t, new(any))
+		if got := r.searchIDs(t, c.global, q); len(got) != 0 {
+			t.Errorf("on the replica after leaving A: %v", got)
+		}
+	})
+
 	t.Run("filters, phrases and prefixes", func(t *testing.T) {
 		for _, tc := range []struct {
 			body string
@@ -214,4 +232,32 @@ func scoreOf(t *testing.T, f fx, u user, q string) string {
 		t.Fatal("no result")
 	}
 	return fmt.Sprint(out.SearchDocs[0].Score)
+}
+
+// TestSearchTokens covers the callers beside API keys: people signed in,
+// their personal access tokens (scoped to read:search, or to chat only),
+// and a person deactivated between searches.
+func TestSearchTokens(t *testing.T) {
+	e := newEnv(t, withLocalAccounts)
+	ann := e.person("ann@example.com") // The first person: an admin.
+	bob := e.person("bob@example.com")
+	f := fx{e}
+	conn := f.connector(ann, "pushed", "file", "access_type", "public")
+	pub := f.pair(ann, conn, f.credential(ann, "file", fxSecret, "admin_public", true), "public", quarry.AccessPublic)
+	e.do(ann, "POST", "/onyx-api/ingestion", fmt.Sprintf(`{"document":{"id":"obsidian","semantic_identifier":"Obsidian",
+		"sections":[{"text":"Volcanic glass"}],"metadata":{}},"cc_pair_id":%d}`, pub)).decode(t, new(any))
+	q := `{"search_query":"volcanic"}`
+	_, searchTok := e.makePAT(t, bob, `{"name":"search","scopes":["read:search"]}`)
+	_, chatTok := e.makePAT(t, bob, `{"name":"chat","scopes":["read:chat"]}`)
+	for _, u := range []user{bob, {token: searchTok}} {
+		if got := f.searchIDs(t, u, q); !slices.Equal(got, []string{"obsidian"}) {
+			t.Errorf("%v", got)
+		}
+	}
+	e.do(user{token: chatTok}, "POST", "/search/send-search-message", q).want(t, 403,
+		`{"error_code":"INSUFFICIENT_PERMISSIONS","detail":"You do not have the required permissions for this action."}`)
+	e.do(ann, "PATCH", "/manage/admin/deactivate-user", `{"user_email":"bob@example.com"}`).decode(t, new(any))
+	if r := e.do(user{token: searchTok}, "POST", "/search/send-search-message", q); r.status != 403 && r.status != 401 {
+		t.Errorf("a deactivated person's token: %d %s", r.status, r.body)
+	}
 }

@@ -17,18 +17,31 @@ import (
 // may change it (quarry.Caller.CheckChangePair). It reports whether the
 // pair already held a document of that id.
 func (db *DB) Ingest(ctx context.Context, c *quarry.Caller, pairID *int64, d *quarry.Document) (alreadyExisted bool, err error) {
+	newDocs, err := db.IngestBatch(ctx, c, pairID, []quarry.Document{*d})
+	return newDocs == 0, err
+}
+
+// IngestBatch writes documents docs to pair pairID in one transaction,
+// under the rules of Ingest, and returns how many the pair did not hold:
+// what loads many documents at once (a benchmark's corpus, say).
+func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, docs []quarry.Document) (newDocs int64, err error) {
 	if pairID == nil {
-		return false, quarry.ErrNoDefaultPair
+		return 0, quarry.ErrNoDefaultPair
 	}
-	if err := d.Check(); err != nil {
-		return false, err
-	}
-	body, err := json.Marshal(d)
-	if err != nil {
-		return false, err
-	}
-	if len(body) > quarry.MaxDocumentBytes {
-		return false, quarry.Errorf(quarry.EINVALID, "A document may hold at most %d bytes of JSON", quarry.MaxDocumentBytes)
+	bodies := make([][]byte, len(docs))
+	for i := range docs {
+		d := &docs[i]
+		if err := d.Check(); err != nil {
+			return 0, err
+		}
+		body, err := json.Marshal(d)
+		if err != nil {
+			return 0, err
+		}
+		if len(body) > quarry.MaxDocumentBytes {
+			return 0, quarry.Errorf(quarry.EINVALID, "A document may hold at most %d bytes of JSON", quarry.MaxDocumentBytes)
+		}
+		bodies[i] = body
 	}
 	err = db.update(ctx, func(tx *Tx) error {
 		p, err := tx.pair(ctx, *pairID)
@@ -41,13 +54,13 @@ func (db *DB) Ingest(ctx context.Context, c *quarry.Caller, pairID *int64, d *qu
 		if err := c.CheckChangePair(p); err != nil {
 			return err
 		}
-		newDocs, written, err := tx.putDocuments(ctx, p.ID, 0, []quarry.Document{*d}, [][]byte{body}, true)
+		var written int64
+		newDocs, written, err = tx.putDocuments(ctx, p.ID, 0, docs, bodies, true)
 		if err != nil {
 			return err
 		}
-		alreadyExisted = newDocs == 0
 		if newDocs > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET total_docs_indexed = total_docs_indexed + 1 WHERE id = $1`, p.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET total_docs_indexed = total_docs_indexed + $1 WHERE id = $2`, newDocs, p.ID); err != nil {
 				return err
 			}
 		}
@@ -56,7 +69,7 @@ func (db *DB) Ingest(ctx context.Context, c *quarry.Caller, pairID *int64, d *qu
 		}
 		return tx.audit(ctx, c, "document.ingest", "cc_pair", p.ID, []string{"document"})
 	})
-	return alreadyExisted, err
+	return newDocs, err
 }
 
 // scanDocumentInfo reads a document's id, semantic identifier and link.

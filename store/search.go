@@ -64,21 +64,21 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 		updated = d.DocUpdatedAt.UnixMicro()
 	}
 	var postings []any
-	flush := func() error {
-		if len(postings) == 0 {
-			return nil
-		}
-		var b strings.Builder
-		b.WriteString(`INSERT INTO search_postings (term, cc_pair_id, chunk_id, tf, length) VALUES `)
-		for i := 0; i < len(postings); i += 5 {
-			if i > 0 {
-				b.WriteString(", ")
+	// flush writes the postings gathered, in statements of a few fixed
+	// sizes (so that SQLite keeps each prepared), the last ones whole.
+	flush := func(all bool) error {
+		for _, size := range []int{100, 10, 1} {
+			for len(postings) >= size*5 {
+				if _, err := tx.ExecContext(ctx, insertPostings(size), postings[:size*5]...); err != nil {
+					return err
+				}
+				postings = postings[size*5:]
 			}
-			fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d)", i+1, i+2, i+3, i+4, i+5)
+			if !all {
+				break
+			}
 		}
-		_, err := tx.ExecContext(ctx, b.String(), postings...)
-		postings = postings[:0]
-		return err
+		return nil
 	}
 	terms := map[string]bool{}
 	for _, c := range d.Chunks() {
@@ -97,14 +97,14 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 		for _, t := range keys {
 			postings = append(postings, t, pairID, id, tf[t], length)
 			terms[t] = true
-			if len(postings) >= 500*5 {
-				if err := flush(); err != nil {
+			if len(postings) >= 100*5 {
+				if err := flush(false); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	if err := flush(); err != nil {
+	if err := flush(true); err != nil {
 		return err
 	}
 	if err := tx.addTerms(ctx, terms); err != nil {
@@ -127,6 +127,19 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 	return nil
 }
 
+// insertPostings returns the statement that inserts n postings.
+func insertPostings(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO search_postings (term, cc_pair_id, chunk_id, tf, length) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d)", i*5+1, i*5+2, i*5+3, i*5+4, i*5+5)
+	}
+	return b.String()
+}
+
 // addTerms adds terms to the index's dictionary, in order (so that
 // concurrent writers on PostgreSQL wait for each other rather than
 // deadlock).
@@ -136,23 +149,24 @@ func (tx *Tx) addTerms(ctx context.Context, terms map[string]bool) error {
 		list = append(list, t)
 	}
 	sort.Strings(list)
-	for len(list) > 0 {
-		n := min(len(list), 1000)
-		var b strings.Builder
-		b.WriteString(`INSERT INTO search_terms (term) VALUES `)
-		args := make([]any, n)
-		for i := range n {
-			if i > 0 {
-				b.WriteString(", ")
+	for _, size := range []int{100, 10, 1} {
+		for len(list) >= size {
+			var b strings.Builder
+			b.WriteString(`INSERT INTO search_terms (term) VALUES `)
+			args := make([]any, size)
+			for i := range size {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "($%d)", i+1)
+				args[i] = list[i]
 			}
-			fmt.Fprintf(&b, "($%d)", i+1)
-			args[i] = list[i]
+			b.WriteString(` ON CONFLICT DO NOTHING`)
+			if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+				return err
+			}
+			list = list[size:]
 		}
-		b.WriteString(` ON CONFLICT DO NOTHING`)
-		if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
-			return err
-		}
-		list = list[n:]
 	}
 	return nil
 }
@@ -274,6 +288,14 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q quarry.Query, f qu
 		return out, nil
 	}
 	err := db.snapshot(ctx, func(r querier) error {
+		if db.dialect == Postgres {
+			// The query is short but its estimated cost is not: compiling
+			// it (JIT) costs more than running it.
+			var v string
+			if err := r.QueryRowContext(ctx, `SELECT set_config('jit', 'off', true)`).Scan(&v); err != nil {
+				return err
+			}
+		}
 		var err error
 		out, err = db.search(ctx, r, c, q, f, limit)
 		return err

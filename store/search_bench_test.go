@@ -1,0 +1,108 @@
+package store_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// BenchmarkSearch loads a reproducible corpus (QUARRY_BENCH_DOCS documents
+// of 300 words drawn from a Zipf vocabulary of 20,000 words, one chunk
+// each, spread over 50 private pairs of 50 groups) through IngestBatch,
+// reports the indexing rate, then searches two-word queries as a person in
+// 3 of the 50 groups.
+func BenchmarkSearch(b *testing.B) {
+	docs := 5000
+	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
+		docs = v
+	}
+	db := storetest.Open(b)
+	_, token, err := db.CreateAPIKey(ctx, nil, new("admin"), quarry.RoleAdmin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	admin, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, token, err = db.CreateAPIKey(ctx, nil, new("reader"), quarry.RoleBasic)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reader, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(r, 1.1, 1, 19_999)
+	word := func() string { return "w" + strconv.FormatUint(zipf.Uint64(), 36) }
+	var pairs []int64
+	for i := range 50 {
+		name := fmt.Sprint("g", i)
+		members := []string{}
+		if i < 3 {
+			members = []string{reader.ID}
+		}
+		g, err := db.CreateGroup(ctx, admin, quarry.UserGroupInput{Name: &name, UserIDs: members, CCPairIDs: []int64{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: name, Source: "web", InputType: "poll",
+			Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: &[]int64{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: name, AccessType: quarry.AccessPrivate, Groups: []int64{g.ID}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pairs = append(pairs, p)
+	}
+	reader, err = db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	const batch = 200
+	for i := 0; i < docs; i += batch {
+		var ds []quarry.Document
+		for j := i; j < min(i+batch, docs); j++ {
+			ws := make([]string, 300)
+			for k := range ws {
+				ws[k] = word()
+			}
+			ds = append(ds, quarry.Document{ID: fmt.Sprint("d", j), SemanticIdentifier: word() + " " + word(), Source: "web",
+				Sections: []quarry.Section{{Text: strings.Join(ws, " ")}}, Metadata: map[string]any{}})
+		}
+		p := pairs[(i/batch)%len(pairs)]
+		if _, err := db.IngestBatch(ctx, admin, &p, ds); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rate := float64(docs) / time.Since(start).Seconds()
+	queries := make([]quarry.Query, 100)
+	for i := range queries {
+		queries[i] = quarry.ParseQuery(word() + " " + word() + " ")
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		hits, err := db.Search(ctx, reader, queries[i%len(queries)], quarry.SearchFilters{}, 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = hits
+	}
+	b.ReportMetric(rate, "chunks_indexed/s")
+}
