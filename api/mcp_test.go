@@ -40,7 +40,7 @@ func TestMCPServerNoAuth(t *testing.T) {
 	for _, tool := range mcpTools(t, cs) {
 		names = append(names, tool.Name)
 	}
-	if strings.Join(names, ",") != "kit__echo,kit__fail" {
+	if strings.Join(names, ",") != "fetch,kit__echo,kit__fail,search,search_indexed_documents" {
 		t.Errorf("tools/list: %v", names)
 	}
 	res := mcpCall(t, cs, "kit__echo", map[string]any{"message": "over MCP"})

@@ -81,7 +81,9 @@ func (s *Server) newMCPEndpoint() *mcpEndpoint {
 		version = "dev"
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "quarry", Title: "Quarry", Version: version}, &mcp.ServerOptions{
-		Instructions: "Quarry's tools: each operation of each custom tool an admin enabled (<tool>__<method>), and each enabled tool of " +
+		Instructions: "Quarry's search of the company's indexed documents, with your rights: search_indexed_documents (Onyx's tool; " +
+			"the indexed_sources resource lists the sources to filter by), and search and fetch (results by id, then a document's text). " +
+			"Quarry's tools: each operation of each custom tool an admin enabled (<tool>__<method>), and each enabled tool of " +
 			"each MCP server registered in Quarry (<server>__<tool>). Calls run with the caller's own rights and connections; " +
 			"a tool that needs a connection the caller has not made answers an error that says how to make it.",
 		Logger: slog.New(slog.DiscardHandler),
@@ -429,14 +431,19 @@ func firstNonEmpty(ss ...string) string {
 // the previous page).
 func (s *Server) mcpListTools(ctx context.Context, e *mcpEndpoint, call *mcpCall, req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
 	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
-	if !call.c.CanUseToolsOverMCP() {
-		return res, nil
+	var tools []*mcp.Tool
+	if call.c.CanUseToolsOverMCP() {
+		cat, err := s.catalogFor(ctx, e)
+		if err != nil {
+			return nil, s.internalError(ctx, err)
+		}
+		tools = cat.tools
 	}
-	cat, err := s.catalogFor(ctx, e)
-	if err != nil {
-		return nil, s.internalError(ctx, err)
+	if mcpCanSearch(call.c) {
+		// The search tools' names have no "__": none is a catalog's.
+		tools = append(mcpSearchTools(), tools...)
+		slices.SortFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	}
-	tools := cat.tools
 	if req.Params != nil && req.Params.Cursor != "" {
 		after, err := base64.RawURLEncoding.DecodeString(req.Params.Cursor)
 		if err != nil {
@@ -467,6 +474,9 @@ func (s *Server) mcpListTools(ctx context.Context, e *mcpEndpoint, call *mcpCall
 // execution; an unknown name is a JSON-RPC error.
 func (s *Server) mcpCallTool(ctx context.Context, e *mcpEndpoint, call *mcpCall, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	name := req.Params.Name
+	if res, ok, err := s.mcpCallSearch(ctx, call, req); ok {
+		return res, err
+	}
 	if !call.c.CanUseToolsOverMCP() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + strconv.Quote(name)}
 	}
@@ -553,10 +563,14 @@ func httpResult(res *quarry.ToolRunResult) *mcp.CallToolResult {
 	return out
 }
 
-// mcpListResources answers resources/list: the connector status listing,
-// for those who may read it (curators, and those who manage connectors).
+// mcpListResources answers resources/list: the indexed sources for those
+// who may search, and the connector status listing for those who may read
+// it (curators, and those who manage connectors).
 func (s *Server) mcpListResources(call *mcpCall) *mcp.ListResourcesResult {
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	if mcpCanSearch(call.c) {
+		out.Resources = append(out.Resources, mcpIndexedSourcesResource())
+	}
 	if call.c.CanReachConnectors() {
 		out.Resources = append(out.Resources, &mcp.Resource{URI: quarry.ConnectorStatusURI, Name: "connector-status",
 			Title: "Connector status", MIMEType: "application/json",
@@ -569,6 +583,9 @@ func (s *Server) mcpListResources(call *mcpCall) *mcp.ListResourcesResult {
 // (the caller's own visible pairs, as GET /manage/admin/connector/status
 // answers them).
 func (s *Server) mcpReadResource(ctx context.Context, call *mcpCall, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if req.Params.URI == indexedSourcesURI && mcpCanSearch(call.c) {
+		return s.mcpReadIndexedSources(ctx, call.c)
+	}
 	if req.Params.URI != quarry.ConnectorStatusURI || !call.c.CanReachConnectors() {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}

@@ -125,7 +125,7 @@ func TestMCPEndpointTools(t *testing.T) {
 	for _, tool := range tools {
 		byName[tool.Name] = tool
 	}
-	if got := mcptest.Names(tools); !slices.Equal(got, []string{"items__createItem", "items__getItem", "items__slow", "items__whoami", "kit__add"}) {
+	if got := mcptest.Names(tools); !slices.Equal(got, []string{"fetch", "items__createItem", "items__getItem", "items__slow", "items__whoami", "kit__add", "search", "search_indexed_documents"}) {
 		t.Fatalf("tools/list: %v", got)
 	}
 	jsonEq(t, "items__getItem", mustJSON(t, byName["items__getItem"]), `{"name":"items__getItem","title":"items: Get an item",
@@ -182,7 +182,7 @@ func TestMCPEndpointTools(t *testing.T) {
 			`{"message":"Server status updated to DISCONNECTED"}`)
 		other := e.itemsTool(e.admin, up.URL, "items", "")
 		got := mcptest.Names(mcpTools(t, cs))
-		want := []string{}
+		want := []string{"fetch", "search", "search_indexed_documents"}
 		for _, id := range []int64{items, other} {
 			for _, m := range []string{"createItem", "getItem", "slow", "whoami"} {
 				want = append(want, fmt.Sprintf("items_%d__%s", id, m))
@@ -209,7 +209,8 @@ func TestMCPEndpointResources(t *testing.T) {
 	for _, tt := range []struct {
 		u    user
 		want []string
-	}{{basic, nil}, {curator, []string{quarry.ConnectorStatusURI}}, {e.admin, []string{quarry.ConnectorStatusURI}}} {
+	}{{basic, []string{"resource://indexed_sources"}}, {curator, []string{"resource://indexed_sources", quarry.ConnectorStatusURI}},
+		{e.admin, []string{"resource://indexed_sources", quarry.ConnectorStatusURI}}} {
 		cs := e.mcpSession(t, tt.u.token)
 		res, err := cs.ListResources(context.Background(), nil)
 		if err != nil {
@@ -223,7 +224,7 @@ func TestMCPEndpointResources(t *testing.T) {
 			t.Errorf("%s: resources %v, want %v", tt.u.name, got, tt.want)
 		}
 		read, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: quarry.ConnectorStatusURI})
-		if tt.want == nil {
+		if len(tt.want) == 1 {
 			if err == nil {
 				t.Errorf("%s read the listing", tt.u.name)
 			}

@@ -954,6 +954,12 @@ type ingestRequest struct {
 	Body ingestionDocument `body:""`
 }
 
+// getSearchDocumentRequest is the request of
+// GET /search/document/{document_id}.
+type getSearchDocumentRequest struct {
+	ID string `path:"document_id"`
+}
+
 // deleteIngestedRequest is the request of
 // DELETE /onyx-api/ingestion/{document_id}.
 type deleteIngestedRequest struct {

@@ -55,6 +55,7 @@ var onyxAnswers = map[string]onyxAnswer{
 	"GET /onyx-api/ingestion":                               {model: "DocMinimalInfo", list: true},
 	"POST /search/send-search-message":                      {model: "SearchFullResponse", packets: "SearchDocWithContent"},
 	"GET /onyx-api/connector-docs/{cc_pair_id}":             {model: "DocMinimalInfo", list: true},
+	"GET /manage/indexed-sources":                           {model: "IndexedSourcesResponse"},
 }
 
 // onyxAnswerRoutes matches a request to its route of onyxAnswers.

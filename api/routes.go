@@ -52,6 +52,9 @@ func (s *Server) routes() {
 	m.Handle("GET /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngestedDocuments))
 	m.Handle("DELETE /onyx-api/ingestion/{document_id}", s.authed(connectorAccess, s.handleDeleteIngested))
 	m.Handle("GET /onyx-api/connector-docs/{cc_pair_id}", s.authed(connectorAccess, s.handlePairDocuments))
+	// The sources to filter a search by (api/searchseam.go), as Onyx's MCP server reads them.
+	m.Handle("GET /manage/indexed-sources", s.authed(basicAccess, s.handleIndexedSources))
+	m.Handle("GET /search/document/{document_id}", s.authed(searchAccess, s.handleSearchDocument))
 	// Pruning and permission syncing, which Quarry does not do yet: 501.
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, notIndexingPair("prune a cc-pair")))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, notIndexingPair("tell when a cc-pair was last pruned")))

@@ -67,6 +67,8 @@ ROOTS = [
     # types, whose Literal annotations the table does not follow).
     ("onyx.server.onyx_api.models", "IngestionResult"),
     ("onyx.server.onyx_api.models", "DocMinimalInfo"),
+    # The sources to search by (GET /manage/indexed-sources).
+    ("onyx.server.documents.models", "IndexedSourcesResponse"),
     # Onyx's search API.
     ("ee.onyx.server.query_and_chat.models", "SendSearchQueryRequest"),
     ("ee.onyx.server.query_and_chat.models", "SearchFullResponse"),

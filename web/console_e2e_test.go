@@ -33,7 +33,9 @@ import (
 // makes a personal access token an MCP client lists tools with, makes a
 // SCIM token with which the company's directory provisions a person and a
 // group (shown as the directory's, read-only where it decides), and reads
-// the story in the audit log. On the way, a pair is indexed: run now,
+// the story in the audit log. Search is the start page: a document pushed
+// through Onyx's ingestion API is found and opened from it, and not by a
+// person who may not see its pair. On the way, a pair is indexed: run now,
 // canceled, re-indexed from the beginning, run by a worker registered with
 // a registration token the admin makes, then revoked. Every view is
 // checked with axe-core and shot at 1280 and 390 px.
@@ -131,7 +133,7 @@ func TestConsoleInChromium(t *testing.T) {
 	story := []string{"user.register", "connector.create", "credential.create", "cc_pair.create", "cc_pair.update",
 		"user_group.create", "user.invite", "user_group.update", "user_group.set_curator", "api_key.create", "tool.create",
 		"mcp_server.create", "mcp_credentials.save", "pat.create", "pat.revoke",
-		"cc_pair.run_once", "worker_registration.create", "worker.revoke", "worker_registration.revoke"}
+		"cc_pair.run_once", "worker_registration.create", "worker.revoke", "worker_registration.revoke", "document.ingest"}
 	for _, a := range story {
 		if !slices.Contains(actions, a) {
 			t.Errorf("the audit log has no %s by the admin: %v", a, actions)

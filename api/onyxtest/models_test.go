@@ -19,6 +19,7 @@ var unmirrored = map[string]string{
 	"IndexAttemptErrorPydantic":       answers,
 	"IngestionResult":                 answers,
 	"DocMinimalInfo":                  answers,
+	"IndexedSourcesResponse":          answers,
 	"SendSearchQueryRequest":          requests,
 	"BaseFilters":                     requests,
 	"TimeRange":                       requests,

@@ -17,7 +17,9 @@
 // that asks each person for their own key, which she gives), changes her
 // password, makes a personal access token with which an MCP client lists
 // the tools she enabled (and revokes it), and reads the story in the
-// audit log. Every main
+// audit log. Search is everyone's start page: a document pushed through
+// Onyx's ingestion API is found from it (keyboard only: "/", the words,
+// the arrows), highlighted, filtered, opened. Every main
 // flow is done at least once with the keyboard alone (tabTo: Tab to each
 // control, whose focus must be visible and which must have a label; Enter,
 // Space or typing to act): signing in and out, a connector, a credential
@@ -235,9 +237,12 @@ try {
   await typeIn(ada, '#register-password', 'correct horse battery staple');
   await ada.keyboard.press('Enter');
   await ada.locator('#who', { hasText: 'admin' }).waitFor();
-  check(await currentView(ada) === 'view-status', 'an admin lands on the status view');
+  check(await currentView(ada) === 'view-search', 'an admin lands on the search page');
+  check(await ada.evaluate(() => document.activeElement.id) === 'search-title', 'focus on the search page\'s title');
+  await view(ada, 'search-empty');
+  check(await ada.locator('#nav a:not([hidden])').count() === 11, 'an admin sees every section');
+  await ada.getByRole('link', { name: 'Status', exact: true }).click();
   await ada.locator('#status-empty', { hasText: 'No cc-pairs yet' }).waitFor();
-  check(await ada.locator('#nav a:not([hidden])').count() === 10, 'an admin sees every section');
   await view(ada, 'status-empty');
 
   // 2. A connector: source, input type, settings as rows and as JSON, a
@@ -367,6 +372,7 @@ try {
   await ada.locator('#pair-name').fill('handbook-all');
   await ada.getByRole('button', { name: 'Create the pair' }).click();
   await ada.waitForURL(/#pair\/\d+$/);
+  const handbookPairID = idFromURL(ada, 'pair');
 
   // 4b. Indexing. The test server runs no scheduler: the story asks for a
   // pass (POST _e2e/schedule) where quarry serve would run one by itself.
@@ -601,7 +607,7 @@ try {
   check(link.startsWith(url) && link.includes('#register?') && link.includes('invitation=qri_'), `an invitation link: ${link}`);
   await view(ada, 'invitation-link');
 
-  // 7. Cy registers with the link; a basic user lands on the credentials.
+  // 7. Cy registers with the link; a basic user lands on the search page.
   step = 'cy registers';
   const cy = await person('cy');
   page = cy;
@@ -612,8 +618,8 @@ try {
   await cy.locator('#register-password').fill('a long and quiet river');
   await cy.keyboard.press('Enter');
   await cy.locator('#who', { hasText: 'basic' }).waitFor();
-  check(await currentView(cy) === 'view-credentials', 'a basic user lands on the credentials');
-  check(await cy.locator('#nav a:not([hidden])').count() === 3, 'a basic user sees credentials, tools and MCP servers only');
+  check(await currentView(cy) === 'view-search', 'a basic user lands on the search page');
+  check(await cy.locator('#nav a:not([hidden])').count() === 4, 'a basic user sees search, credentials, tools and MCP servers only');
 
   // 7b. Ada changes Cy's role with the keyboard (type-ahead on the role's
   // select), and back: the focus stays on the role, drawn afresh.
@@ -665,8 +671,69 @@ try {
   await cy.locator('#status-summary', { hasText: 'of 1 matching' }).waitFor();
   const cyRows = await rows(cy, 'status-rows');
   check(cyRows.length === 1 && cyRows[0].includes('wiki-support'), `Cy sees only the support pair: ${JSON.stringify(cyRows)}`);
-  check(await cy.locator('#nav a:not([hidden])').count() === 5, 'a curator sees status, connectors, credentials, tools and MCP servers');
+  check(await cy.locator('#nav a:not([hidden])').count() === 6, 'a curator sees search, status, connectors, credentials, tools and MCP servers');
   await view(cy, 'status-curator');
+
+  // 9b. Search, the start page. A document comes in through Onyx's
+  // ingestion API into the handbook pair; Ada finds it with the
+  // keyboard alone: "/" to the query box, the words, Enter; the result's
+  // words are highlighted; the source filter counts it; ↓ to the result,
+  // Enter opens its text; other words find nothing. Cy, who may not see
+  // the pair, neither finds nor opens it.
+  step = 'search';
+  page = ada;
+  const pushed = await ada.evaluate(async (pair) => {
+    const res = await fetch('onyx-api/ingestion', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ cc_pair_id: pair, document: { id: 'handbook-parental-leave', semantic_identifier: 'Parental leave policy',
+        source: 'web', metadata: { team: 'people' }, doc_updated_at: new Date().toISOString(),
+        sections: [{ text: 'Every employee may take sixteen weeks of paid parental leave, <b>in one or two parts</b>.',
+          link: 'https://handbook.example.com/leave' }] } }) });
+    return { status: res.status, body: await res.json() };
+  }, handbookPairID);
+  check(pushed.status === 200 && pushed.body.document_id === 'handbook-parental-leave', `the document is pushed: ${JSON.stringify(pushed)}`);
+  await ada.goto(`${url}#status`);
+  await ada.locator('#status-summary:not(:empty)').waitFor();
+  await ada.evaluate(() => document.activeElement && document.activeElement.blur());
+  await ada.keyboard.press('/');
+  await ada.waitForURL(/#search/);
+  await ada.waitForFunction(() => document.activeElement && document.activeElement.id === 'search-q');
+  await ada.keyboard.type('parental leave');
+  await ada.keyboard.press('Enter');
+  await ada.waitForURL(/q=parental/);
+  await ada.locator('#search-summary', { hasText: '1 result for' }).waitFor();
+  const marks = await ada.locator('#search-results mark').allInnerTexts();
+  check(marks.map((m) => m.toLowerCase()).includes('parental'), `the words are highlighted: ${JSON.stringify(marks)}`);
+  check(await ada.locator('#search-results b').count() === 0, 'the document\'s markup stays text');
+  check((await ada.locator('#search-sources').innerText()).includes('Web (1)'), 'the source filter counts the result');
+  check((await ada.locator('#search-results a[href="https://handbook.example.com/leave"]').count()) === 1, 'a link to the source');
+  await view(ada, 'search-results');
+  await tabTo(ada, '#search-q', { back: true });
+  await ada.keyboard.press('ArrowDown');
+  check(await ada.evaluate(() => document.activeElement.hasAttribute('data-result')), 'ArrowDown goes to the first result');
+  await ada.keyboard.press('Enter');
+  await ada.waitForURL(/#document\//);
+  await ada.locator('#document-text', { hasText: 'sixteen weeks of paid parental leave, <b>in one or two parts</b>.' }).waitFor();
+  check(await ada.locator('#document-title').innerText() === 'Parental leave policy', 'the document\'s title');
+  await view(ada, 'document');
+  await ada.goBack();
+  await ada.locator('#search-summary', { hasText: '1 result for' }).waitFor();
+  // A filter that leaves nothing, kept in the location.
+  await ada.locator('#search-time-day').check();
+  await ada.waitForURL(/time=day/);
+  await ada.locator('#search-summary', { hasText: '1 result for' }).waitFor();
+  await typeIn(ada, '#search-q', 'zeppelin', { back: true });
+  await ada.keyboard.press('Enter');
+  await ada.locator('#search-summary', { hasText: 'Nothing found for' }).waitFor();
+  await view(ada, 'search-nothing');
+  // The handbook pair is private, shared with no group: its documents are
+  // for the owner of its credential (Ada) alone. Cy neither finds nor
+  // opens the document.
+  page = cy;
+  await cy.goto(`${url}#search?q=sixteen%20weeks`);
+  await cy.locator('#search-summary', { hasText: 'Nothing found for' }).waitFor();
+  await cy.goto(`${url}#document/handbook-parental-leave`);
+  await cy.locator('#document-error', { hasText: 'does not exist, or you may not see it' }).waitFor();
+  check(await cy.locator('#document-text').innerText() === '', 'no text of a document Cy may not see');
 
   // 10. The status table: sort, filter, counts, all kept in the location.
   step = 'status';
@@ -964,7 +1031,7 @@ try {
   await ada.locator('#pats-done', { hasText: 'is revoked' }).waitFor();
   await ada.locator('#pats-rows', { hasText: 'No tokens yet' }).waitFor();
   check((await mcpTools(pat)).status === 401, 'a revoked token is refused');
-  // A token scoped to search opens none of the tools.
+  // A token scoped to search opens the search tools, and none of the others.
   await ada.locator('#pat-name').fill('search only');
   await ada.locator('#pat-unscoped').uncheck();
   await ada.getByLabel(/read:search/).check();
@@ -974,7 +1041,8 @@ try {
   const scoped = await ada.locator('#pats-secret input').inputValue();
   await ada.locator('#pats-rows', { hasText: 'read:search' }).waitFor();
   const none = await mcpTools(scoped);
-  check(none.status === 200 && none.names.length === 0, `a token scoped to search lists no tool: ${JSON.stringify(none)}`);
+  check(none.status === 200 && none.names.join() === 'fetch,search,search_indexed_documents',
+    `a token scoped to search lists the search tools only: ${JSON.stringify(none)}`);
 
   // 15. The story, in the audit log: filtered by actor, by action, paged
   // (30 more entries first, so that there are pages: a change that
@@ -997,8 +1065,9 @@ try {
   const filterButton = '#audit-filters button[type="submit"]';
   await press(ada, filterButton);
   await ada.waitForURL(/actor=ADA/);
-  // 2 made, paused and resumed twice (once by Cancel), run twice.
-  await ada.locator('#audit-summary', { hasText: 'of 8' }).waitFor();
+  // 2 made, paused and resumed twice (once by Cancel), run twice, a
+  // document pushed.
+  await ada.locator('#audit-summary', { hasText: 'of 9' }).waitFor();
   const story = await rows(ada, 'audit-rows');
   check(story.some((r) => r.includes('cc_pair.create') && r.includes(`cc_pair #${pairID}`)), `the pair's creation: ${story.join(' | ')}`);
   check(story.filter((r) => r.includes('cc_pair.update') && r.includes('status')).length === 4, 'paused and resumed, twice');

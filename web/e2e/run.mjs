@@ -82,7 +82,7 @@ const longTasks = async () => page.evaluate(() => window.__longTasks.splice(0));
 try {
   // 1. Sign in: a wrong key first, then the right one.
   step = 'sign in';
-  await page.goto(url);
+  await page.goto(`${url}#status`);
   await page.getByLabel('API key', { exact: true }).waitFor();
   await page.getByLabel('API key', { exact: true }).fill('qry_not-a-real-key');
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -186,7 +186,7 @@ try {
     pairs.push(p.data);
   }
   ids.supportPair = pairs[0];
-  await cy.goto(url);
+  await cy.goto(`${url}#status`);
   await cy.reload();
   await cy.locator('#who', { hasText: 'curator' }).waitFor();
   await cy.locator('#status-summary', { hasText: 'of 1' }).waitFor();

@@ -18,11 +18,12 @@ export const curatesOrAdmin = () => isAdmin() || curators.includes(role());
 /** canUseCredentials: every role but limited. */
 export const canUseCredentials = () => curatesOrAdmin() || role() === 'basic';
 
-/** homeView is where a person lands: what their role may see first. */
+/**
+ * homeView is where a person lands: the search page, for everyone who may
+ * search (every role but limited, which has no basic access).
+ */
 export function homeView() {
-  if (curatesOrAdmin()) return 'status';
-  if (role() === 'basic') return 'credentials';
-  return 'account';
+  return role() === 'limited' ? 'account' : 'search';
 }
 
 /**

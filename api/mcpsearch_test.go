@@ -1,0 +1,296 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/mcptest"
+)
+
+// searchCast is a company of documents for the search tests: a public
+// pair of web pages, a private pair of group A's files, a private pair of
+// group C's, and one document in both private pairs.
+type searchCast struct {
+	*fxCast
+	public, pairA, pairC int64
+}
+
+func newSearchCast(t *testing.T) *searchCast {
+	t.Helper()
+	c := &searchCast{fxCast: newFxCast(t)}
+	web := c.connector(c.admin, "handbook", "web")
+	files := c.connector(c.admin, "files", "file")
+	c.public = c.pair(c.admin, web, c.credential(c.admin, "web", fxSecret, "admin_public", true), "handbook", quarry.AccessPublic)
+	c.pairA = c.pair(c.admin, files, c.credential(c.admin, "file", fxSecret, "admin_public", true), "team A", quarry.AccessPrivate, c.gA)
+	c.pairC = c.pair(c.admin, files, c.credential(c.admin, "file", fxSecret, "admin_public", true), "team C", quarry.AccessPrivate, c.gC)
+	c.push(t, c.public, "vacation-policy", "Vacation policy", "web", "Every employee takes thirty days of vacation a year.", "https://handbook.example.com/vacation")
+	c.push(t, c.pairA, "a-plans", "Team A plans", "file", "Team A plans its vacation rota in March.", "")
+	c.push(t, c.pairC, "c-budget", "Team C budget", "file", "Team C keeps a vacation budget of its own.", "")
+	c.push(t, c.pairA, "shared-notes", "Shared notes", "file", "Notes both teams keep about vacation travel.", "")
+	// Team C's copy is written a second after team A's.
+	c.db.Now = func() time.Time { return testNow.Add(time.Second) }
+	c.push(t, c.pairC, "shared-notes", "Shared notes", "file", "Notes both teams keep about vacation travel, as team C wrote them.", "")
+	c.db.Now = func() time.Time { return testNow }
+	return c
+}
+
+// push sends a document through Onyx's ingestion API into pair.
+func (c *searchCast) push(t *testing.T, pair int64, id, title, source, text, link string) {
+	t.Helper()
+	sec := map[string]any{"text": text}
+	if link != "" {
+		sec["link"] = link
+	}
+	doc, _ := json.Marshal(map[string]any{"id": id, "semantic_identifier": title, "source": source, "sections": []any{sec},
+		"metadata": map[string]any{"team": "people"}, "doc_updated_at": "2026-03-01T10:00:00Z"})
+	c.do(c.admin, "POST", "/onyx-api/ingestion", fmt.Sprintf(`{"document":%s,"cc_pair_id":%d}`, doc, pair)).decode(t, new(any))
+}
+
+// resultText returns the JSON of a tool's one text item, checking that the
+// structured content says the same.
+func resultText(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("%d content items, want 1: %s", len(res.Content), resultJSON(t, res))
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("not text: %s", resultJSON(t, res))
+	}
+	if res.StructuredContent != nil {
+		jsonEq(t, "structuredContent", mustJSON(t, res.StructuredContent), text.Text)
+	}
+	return text.Text
+}
+
+// searchIDs returns the ids the search tool finds for query.
+func searchIDs(t *testing.T, cs *mcp.ClientSession, query string) []string {
+	t.Helper()
+	var out struct {
+		Results []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+			URL   string `json:"url"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(resultText(t, mcpCall(t, cs, "search", map[string]any{"query": query}))), &out); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range out.Results {
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestMCPSearchRights: each person's search, fetch, indexed sources and
+// search_indexed_documents over /mcp (the Go SDK's client) find exactly
+// the documents of the pairs they may search, as the HTTP routes do; a
+// document of a pair they may not search is neither found nor fetched,
+// and one in two pairs is found through either.
+func TestMCPSearchRights(t *testing.T) {
+	c := newSearchCast(t)
+	all := []string{"a-plans", "c-budget", "shared-notes", "vacation-policy"}
+	for _, tt := range []struct {
+		name    string
+		u       user
+		found   []string
+		sources string
+	}{
+		// The admin owns every pair's credential: the owner of a private
+		// pair's credential may search it (Onyx's rule; being an admin
+		// opens nothing more).
+		{"admin", c.admin, all, `["file", "web"]`},
+		{"curator of A", c.curator, []string{"a-plans", "shared-notes", "vacation-policy"}, `["file", "web"]`},
+		{"curator of B", c.other, []string{"vacation-policy"}, `["web"]`},
+		{"global curator of B", c.global, []string{"vacation-policy"}, `["web"]`},
+		{"basic", c.basic, []string{"vacation-policy"}, `["web"]`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := c.mcpSession(t, tt.u.token)
+			if got := searchIDs(t, cs, "vacation"); !slices.Equal(got, tt.found) {
+				t.Errorf("search: %v, want %v", got, tt.found)
+			}
+			for _, id := range all {
+				res := mcpCall(t, cs, "fetch", map[string]any{"id": id})
+				may := slices.Contains(tt.found, id)
+				if res.IsError == may {
+					t.Errorf("fetch %s: %s (may see it: %v)", id, resultJSON(t, res), may)
+				}
+				direct := c.do(tt.u, "GET", "/search/document/"+id, nil)
+				if may {
+					var got map[string]any
+					direct.decode(t, &got)
+					jsonEq(t, "fetch and GET /search/document", resultText(t, res), string(direct.body))
+				} else {
+					res.Meta = nil
+					jsonEq(t, "fetch refused", resultJSON(t, res),
+						fmt.Sprintf(`{"content":[{"type":"text","text":"Document not found: \"%s\""}],"isError":true}`, id))
+					direct.want(t, 404, `{"detail":"Document not found"}`)
+				}
+			}
+			read, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "resource://indexed_sources"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(read.Contents) != 1 || read.Contents[0].Text != tt.sources || read.Contents[0].MIMEType != "application/json" {
+				t.Errorf("indexed_sources: %+v, want %s", read.Contents, tt.sources)
+			}
+			var sources []string
+			json.Unmarshal([]byte(tt.sources), &sources)
+			c.do(tt.u, "GET", "/manage/indexed-sources", nil).want(t, 200, `{"sources":`+mustJSON(t, sources)+`}`)
+
+			var indexed struct {
+				Results []struct {
+					Title string `json:"title"`
+				} `json:"results"`
+			}
+			if err := json.Unmarshal([]byte(resultText(t, mcpCall(t, cs, "search_indexed_documents", map[string]any{"query": "vacation"}))), &indexed); err != nil {
+				t.Fatal(err)
+			}
+			var titles []string
+			for _, r := range indexed.Results {
+				if !slices.Contains(titles, r.Title) {
+					titles = append(titles, r.Title)
+				}
+			}
+			if len(titles) != len(tt.found) {
+				t.Errorf("search_indexed_documents: %v, want the %d documents %v", titles, len(tt.found), tt.found)
+			}
+		})
+	}
+
+	t.Run("a document in two pairs", func(t *testing.T) {
+		// Each reads the copy of a pair they may search; the admin, who may
+		// search both, the copy written last (team C's).
+		for u, want := range map[user]string{c.curator: "Notes both teams keep about vacation travel.",
+			c.admin: "Notes both teams keep about vacation travel, as team C wrote them."} {
+			var got struct {
+				Text string `json:"text"`
+			}
+			json.Unmarshal([]byte(resultText(t, mcpCall(t, c.mcpSession(t, u.token), "fetch", map[string]any{"id": "shared-notes"}))), &got)
+			if got.Text != want {
+				t.Errorf("%s fetched %q, want %q", u.name, got.Text, want)
+			}
+		}
+	})
+
+	t.Run("limited", func(t *testing.T) {
+		cs := c.mcpSession(t, c.limited.token)
+		if got := mcptest.Names(mcpTools(t, cs)); len(got) != 0 {
+			t.Errorf("tools/list: %v", got)
+		}
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "vacation"}}); err == nil ||
+			!strings.Contains(err.Error(), `unknown tool "search"`) {
+			t.Errorf("search: %v", err)
+		}
+		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "resource://indexed_sources"}); err == nil {
+			t.Error("indexed_sources read")
+		}
+		c.do(c.limited, "GET", "/manage/indexed-sources", nil).want(t, 403, fxLimited)
+		c.do(c.limited, "GET", "/search/document/vacation-policy", nil).want(t, 403,
+			`{"detail":"You do not have the required permissions for this action."}`)
+	})
+
+	t.Run("a change of membership shows at the next search", func(t *testing.T) {
+		cs := c.mcpSession(t, c.basic.token)
+		c.do(c.admin, "POST", fmt.Sprintf("/manage/admin/user-group/%d/add-users", c.gC), fmt.Sprintf(`{"user_ids":[%q]}`, c.basic.id)).decode(t, new(any))
+		if got := searchIDs(t, cs, "vacation"); !slices.Equal(got, []string{"c-budget", "shared-notes", "vacation-policy"}) {
+			t.Errorf("search after joining C: %v", got)
+		}
+	})
+}
+
+// TestMCPSearchIndexedDocuments holds search_indexed_documents to Onyx's
+// tool: its answer's shape, its filters, its answers to arguments it
+// skips, and its answer when nothing is indexed.
+func TestMCPSearchIndexedDocuments(t *testing.T) {
+	t.Run("nothing indexed", func(t *testing.T) {
+		e := newEnv(t)
+		basic := e.user(quarry.RoleBasic, "basic")
+		cs := e.mcpSession(t, basic.token)
+		got := resultText(t, mcpCall(t, cs, "search_indexed_documents", map[string]any{"query": "anything"}))
+		jsonEq(t, "no sources", got, `{"error":"No document sources are indexed yet. Add connectors or upload data through Onyx before calling search_indexed_documents.","results":[]}`)
+		read, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "resource://indexed_sources"})
+		if err != nil || read.Contents[0].Text != "[]" {
+			t.Errorf("indexed_sources: %v %+v", err, read)
+		}
+		e.do(basic, "GET", "/manage/indexed-sources", nil).want(t, 200, `{"sources":[]}`)
+		jsonEq(t, "search", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "anything"})), `{"results":[]}`)
+	})
+
+	c := newSearchCast(t)
+	cs := c.mcpSession(t, c.basic.token)
+	call := func(args map[string]any) string {
+		t.Helper()
+		return resultText(t, mcpCall(t, cs, "search_indexed_documents", args))
+	}
+	want := `{"results":[{"title":"Vacation policy","url":"https://handbook.example.com/vacation","source_type":"web",
+		"content":"Every employee takes thirty days of vacation a year.","updated_at":"2026-03-01T10:00:00+00:00"}]}`
+	jsonEq(t, "a search", call(map[string]any{"query": "thirty days"}), want)
+	jsonEq(t, "by source, in capitals", call(map[string]any{"query": "thirty days", "source_types": []string{"WEB", "nonsense"}}), want)
+	jsonEq(t, "an empty list is no filter", call(map[string]any{"query": "thirty days", "source_types": []string{}}), want)
+	jsonEq(t, "another source", call(map[string]any{"query": "thirty days", "source_types": []string{"file"}}), `{"results":[]}`)
+	jsonEq(t, "unknown sources only", call(map[string]any{"query": "thirty days", "source_types": []string{"nonsense"}}), `{"results":[]}`)
+	jsonEq(t, "before the cutoff", call(map[string]any{"query": "thirty days", "time_cutoff": "2026-03-02"}), `{"results":[]}`)
+	jsonEq(t, "after the cutoff", call(map[string]any{"query": "thirty days", "time_cutoff": "2026-03-01T09:00:00+00:00"}), want)
+	jsonEq(t, "a naive cutoff is UTC", call(map[string]any{"query": "thirty days", "time_cutoff": "2026-03-01T10:30:00"}), `{"results":[]}`)
+	jsonEq(t, "a cutoff that does not parse is none", call(map[string]any{"query": "thirty days", "time_cutoff": "last week"}), want)
+	jsonEq(t, "document sets", call(map[string]any{"query": "thirty days", "document_set_names": []string{"Engineering"}}), `{"results":[]}`)
+	jsonEq(t, "no expansion to skip", call(map[string]any{"query": "thirty days", "skip_query_expansion": true}), want)
+	jsonEq(t, "an empty query", call(map[string]any{"query": ""}), `{"error":"Document search failed: 1 validation error for SearchRequest\nquery\n  String should have at least 1 character [type=string_too_short, input_type=str]","results":[]}`)
+	res := mcpCall(t, cs, "search_indexed_documents", map[string]any{})
+	if !res.IsError {
+		t.Errorf("no query: %s", resultJSON(t, res))
+	}
+	// An id the ingestion API made URL-compatible ("/" as %2F) is fetched
+	// as search gave it, and read at its escaped path.
+	c.push(t, c.public, "dir/page 1", "Deep page", "web", "A page about zeppelins.", "")
+	jsonEq(t, "search of an escaped id", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "zeppelins"})),
+		`{"results":[{"id":"dir%2Fpage_1","title":"Deep page","url":""}]}`)
+	fetched := resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": "dir%2Fpage_1"}))
+	c.do(c.basic, "GET", "/search/document/dir%252Fpage_1", nil).want(t, 200, fetched)
+	c.do(c.basic, "GET", "/search/document/dir%2Fpage_1", nil).want(t, 404, `{"detail":"Document not found"}`)
+	// search: one result per document, ids, titles and URLs.
+	jsonEq(t, "search", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "thirty days"})),
+		`{"results":[{"id":"vacation-policy","title":"Vacation policy","url":"https://handbook.example.com/vacation"}]}`)
+	jsonEq(t, "fetch", resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": "vacation-policy"})),
+		`{"id":"vacation-policy","title":"Vacation policy","text":"Every employee takes thirty days of vacation a year.",
+		"url":"https://handbook.example.com/vacation","metadata":{"team":"people","source_type":"web","semantic_identifier":"Vacation policy",
+		"updated_at":"2026-03-01T10:00:00+00:00"}}`)
+}
+
+// TestMCPSearchTypeScriptClient: the TypeScript SDK's client lists the
+// search tools and the indexed_sources resource, calls
+// search_indexed_documents and reads the resource.
+func TestMCPSearchTypeScriptClient(t *testing.T) {
+	c := newSearchCast(t)
+	out := mcptest.RunScript(t, time.Minute, "client.mjs", c.srv.URL+"/mcp", c.curator.token, "search_indexed_documents",
+		`{"query":"rota","source_types":["file"]}`, "resource://indexed_sources")
+	var got struct {
+		Tools     []string `json:"tools"`
+		Call      *mcp.CallToolResult
+		Resources []string `json:"resources"`
+		Resource  []struct {
+			JSON []string `json:"json"`
+		} `json:"resource"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !slices.Contains(got.Tools, "search_indexed_documents") || !slices.Contains(got.Tools, "search") || !slices.Contains(got.Tools, "fetch") ||
+		!slices.Contains(got.Resources, "resource://indexed_sources") || len(got.Resource) != 1 || !slices.Equal(got.Resource[0].JSON, []string{"file", "web"}) {
+		t.Errorf("the TypeScript client got %s", out)
+	}
+	jsonEq(t, "call", resultText(t, got.Call), `{"results":[{"title":"Team A plans","url":null,"source_type":"file",
+		"content":"Team A plans its vacation rota in March.","updated_at":"2026-03-01T10:00:00+00:00"}]}`)
+}

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/api/decode"
+)
+
+// The search that /mcp's tools run, with the caller's rights (the store's
+// Search, as POST /search/send-search-message runs it), and the routes of
+// what they read beside it: the sources to filter by and a document's
+// text.
+
+// docSearch is a search of the tools: the words, the sources (nil: all),
+// the earliest time of update, and how many results.
+type docSearch struct {
+	Query   string
+	Sources []quarry.DocumentSource
+	Since   *time.Time
+	Limit   int
+}
+
+// searchDocuments runs q for c: the store's search, one hit per document.
+func (s *Server) searchDocuments(ctx context.Context, c *quarry.Caller, q docSearch) ([]quarry.SearchHit, error) {
+	f := quarry.SearchFilters{Sources: q.Sources}
+	if q.Since != nil {
+		f.UpdatedAfter = &quarry.Time{Time: *q.Since}
+	}
+	return s.db.Search(ctx, c, quarry.ParseQuery(q.Query), f, q.Limit)
+}
+
+// handleIndexedSources serves GET /manage/indexed-sources: Onyx's
+// IndexedSourcesResponse, the sources the caller may search.
+func (s *Server) handleIndexedSources(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	sources, err := s.db.SearchSources(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	if sources == nil {
+		sources = []quarry.DocumentSource{}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"sources": sources})
+}
+
+// handleSearchDocument serves GET /search/document/{document_id}: the
+// document, as fetch gives it, if c may search a pair that holds it.
+func (s *Server) handleSearchDocument(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in getSearchDocumentRequest
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	d, err := s.db.SearchDocument(r.Context(), c, in.ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, fetchedDocument(d))
+}
