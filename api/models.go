@@ -656,6 +656,18 @@ type setGroupPermissionRequest struct {
 	Body setPermission `body:""`
 }
 
+// pruneCCPairRequest is the request of POST
+// /manage/admin/cc-pair/{cc_pair_id}/prune.
+type pruneCCPairRequest struct {
+	ID int64 `path:"cc_pair_id"`
+}
+
+// getLastPrunedRequest is the request of GET
+// /manage/admin/cc-pair/{cc_pair_id}/last_pruned.
+type getLastPrunedRequest struct {
+	ID int64 `path:"cc_pair_id"`
+}
+
 // ccPairIDPath is the request of the cc-pair routes that need an indexer
 // (notIndexingPair): their path.
 type ccPairIDPath struct {

@@ -150,6 +150,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"PATCH /admin/api-key/{api_key_id}":                               updateAPIKeyRequest{},
 		"POST /admin/api-key/{api_key_id}/regenerate":                     regenerateAPIKeyRequest{},
 		"GET /manage/admin/cc-pair/{cc_pair_id}":                          getCCPairRequest{},
+		"POST /manage/admin/cc-pair/{cc_pair_id}/prune":                   pruneCCPairRequest{},
+		"GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned":              getLastPrunedRequest{},
 		"PUT /manage/admin/cc-pair/{cc_pair_id}/status":                   setCCPairStatusRequest{},
 		"POST /manage/admin/deletion-attempt":                             deletionAttemptRequest{},
 		"POST /manage/admin/connector":                                    createConnectorRequest{},

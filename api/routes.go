@@ -49,9 +49,10 @@ func (s *Server) routes() {
 	m.Handle("GET /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngestedDocuments))
 	m.Handle("DELETE /onyx-api/ingestion/{document_id}", s.authed(connectorAccess, s.handleDeleteIngested))
 	m.Handle("GET /onyx-api/connector-docs/{cc_pair_id}", s.authed(connectorAccess, s.handlePairDocuments))
-	// Pruning and permission syncing, which Quarry does not do yet: 501.
-	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, notIndexingPair("prune a cc-pair")))
-	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, notIndexingPair("tell when a cc-pair was last pruned")))
+	// Pruning (api/prune.go).
+	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, s.handlePrune))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, s.handleLastPruned))
+	// Permission syncing, which Quarry does not do yet: 501.
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, notIndexingPair("sync document permissions")))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, notIndexingPair("tell when document permissions were last synced")))
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(connectorAccess, notIndexingPair("sync external groups")))

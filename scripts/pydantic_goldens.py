@@ -451,6 +451,7 @@ class AttemptProgress(BaseModel):
     documents: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     checkpoint: Optional[dict[str, Any]] = None
+    document_ids: list[str] = []
 
 
 class AttemptCredential(BaseModel):
@@ -1222,6 +1223,8 @@ def corpus():
     case("progressReport", "empty", body={}, path={"attempt_id": "1"})
     case("progressReport", "not lists", body={"documents": {}, "failures": "x", "checkpoint": []}, path={"attempt_id": "1"})
     case("progressReport", "items not objects", body={"documents": [1, {"id": "a"}], "failures": [None]}, path={"attempt_id": "1"})
+    case("progressReport", "listed ids", body={"document_ids": ["a", "b"]}, path={"attempt_id": "1"})
+    case("progressReport", "listed ids not strings", body={"document_ids": [1, None, "a"]}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "missing", body={}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "not an object", body={"credential_json": [1], "version": "v"}, path={"attempt_id": "1"})
 

@@ -125,6 +125,11 @@ func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, cre
 	if err := c.CheckChangePair(pairs[i]); err != nil {
 		return nil, err
 	}
+	// Its documents first, through the one way documents are deleted
+	// (the foreign key's cascade would delete them unseen).
+	if _, err := tx.deleteDocuments(ctx, pairs[i].ID, `TRUE`); err != nil {
+		return nil, err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM cc_pairs WHERE id = $1`, pairs[i].ID); err != nil {
 		return nil, err
 	}

@@ -126,11 +126,7 @@ func (db *DB) DeleteIngested(ctx context.Context, c *quarry.Caller, id string) e
 			}
 		}
 		for _, h := range holders {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE cc_pair_id = $1 AND id = $2`, h.pair, id); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET total_docs_indexed = total_docs_indexed - 1 WHERE id = $1 AND total_docs_indexed > 0`,
-				h.pair); err != nil {
+			if _, err := tx.deleteDocuments(ctx, h.pair, `documents.id = $2`, id); err != nil {
 				return err
 			}
 			if err := tx.audit(ctx, c, "document.delete", "cc_pair", h.pair, []string{"document"}); err != nil {
