@@ -93,6 +93,7 @@ var goldenTargets = map[string]func() any{
 	"runConnectorRequest":      func() any { return &runOnceRequest{} },
 	"ingestionDocument":        func() any { return &ingestRequest{} },
 	"indexAttemptsQuery":       func() any { return &indexAttemptsQuery{} },
+	"pairDocumentsQuery":       func() any { return &pairDocumentsQuery{} },
 	"attemptErrorsQuery":       func() any { return &attemptErrorsQuery{} },
 	"workerRegistration":       func() any { return &registerWorkerRequest{} },
 	"workerRegistrationCreate": func() any { return &createWorkerRegistrationRequest{} },

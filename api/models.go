@@ -966,6 +966,22 @@ type ingestRequest struct {
 	Body ingestionDocument `body:""`
 }
 
+// pairDocumentsQuery is the request of GET
+// /manage/admin/cc-pair/{cc_pair_id}/documents: a page of the pair's
+// documents.
+type pairDocumentsQuery struct {
+	ID       int64 `path:"cc_pair_id"`
+	PageNum  int64 `query:"page_num" default:"0" ge:"0" le:"1000000"`
+	PageSize int64 `query:"page_size" default:"10" ge:"1" le:"1000"`
+}
+
+// getPairDocumentRequest is the request of GET
+// /manage/admin/cc-pair/{cc_pair_id}/documents/{document_id}.
+type getPairDocumentRequest struct {
+	ID         int64  `path:"cc_pair_id"`
+	DocumentID string `path:"document_id"`
+}
+
 // deleteIngestedRequest is the request of
 // DELETE /onyx-api/ingestion/{document_id}.
 type deleteIngestedRequest struct {

@@ -151,6 +151,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"POST /admin/api-key/{api_key_id}/regenerate":                     regenerateAPIKeyRequest{},
 		"GET /manage/admin/cc-pair/{cc_pair_id}":                          getCCPairRequest{},
 		"POST /manage/admin/cc-pair/{cc_pair_id}/prune":                   pruneCCPairRequest{},
+		"GET /manage/admin/cc-pair/{cc_pair_id}/documents":                pairDocumentsQuery{},
+		"GET /manage/admin/cc-pair/{cc_pair_id}/documents/{document_id}":  getPairDocumentRequest{},
 		"GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned":              getLastPrunedRequest{},
 		"PUT /manage/admin/cc-pair/{cc_pair_id}/status":                   setCCPairStatusRequest{},
 		"POST /manage/admin/deletion-attempt":                             deletionAttemptRequest{},

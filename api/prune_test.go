@@ -71,7 +71,7 @@ func TestPrune(t *testing.T) {
 		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", lease.Attempt.ID), `{"status":"success"}`).
 			want(t, 200, `{"status":"success"}`)
 		c.do(c.admin, "POST", "/onyx-api/ingestion", fmt.Sprintf(`{"document":{"id":"pushed","sections":[{"text":"z"}],
-			"semantic_identifier":"Pushed","metadata":{}},"cc_pair_id":%d}`, p)).decode(t, new(any))
+			"semantic_identifier":"Pushed","metadata":{},"doc_updated_at":"2026-01-02T00:00:00Z"},"cc_pair_id":%d}`, p)).decode(t, new(any))
 	})
 
 	t.Run("lease, report, end", func(t *testing.T) {
@@ -106,5 +106,24 @@ func TestPrune(t *testing.T) {
 			t.Errorf("%d index attempts listed, want the indexing's only", page.Total)
 		}
 		c.do(c.admin, "POST", prune, nil).want(t, 200, `{"success":true,"message":"Successfully created the pruning task.","data":null}`)
+	})
+
+	t.Run("a pair's documents and one's text", func(t *testing.T) {
+		docs := fmt.Sprintf("/manage/admin/cc-pair/%d/documents", p)
+		c.do(c.curator, "GET", docs, nil).want(t, 200, fmt.Sprintf(`{"items":[
+			{"document_id":"kept","semantic_id":"Kept","link":null,"doc_updated_at":null,"indexed_at":%q,"from_ingestion_api":false},
+			{"document_id":"pushed","semantic_id":"Pushed","link":null,"doc_updated_at":"2026-01-02T00:00:00Z","indexed_at":%q,"from_ingestion_api":true}],
+			"total_items":2}`, testNowJSON, testNowJSON))
+		c.do(c.admin, "GET", docs+"?page_num=1&page_size=1", nil).want(t, 200, fmt.Sprintf(`{"items":[
+			{"document_id":"pushed","semantic_id":"Pushed","link":null,"doc_updated_at":"2026-01-02T00:00:00Z","indexed_at":%q,"from_ingestion_api":true}],
+			"total_items":2}`, testNowJSON))
+		c.do(c.admin, "GET", docs+"?page_size=0", nil).want(t, 422, `{"detail":[{"type":"greater_than_equal","loc":["query","page_size"],"msg":"Input should be greater than or equal to 1","input":"0","ctx":{"ge":1}}]}`)
+		c.do(c.other, "GET", docs, nil).want(t, 400, `{"detail":"CC Pair not found for current user permissions"}`)
+		c.do(c.admin, "GET", docs+"/kept", nil).want(t, 200, fmt.Sprintf(`{"document_id":"kept","semantic_id":"Kept","link":null,
+			"doc_updated_at":null,"indexed_at":%q,"from_ingestion_api":false,"title":null,"source":"web","metadata":{},
+			"sections":[{"text":"x"}],"text":"x"}`, testNowJSON))
+		c.do(c.admin, "GET", docs+"/gone", nil).want(t, 404, `{"detail":"Document not found"}`)
+		c.do(c.other, "GET", docs+"/kept", nil).want(t, 400, `{"detail":"CC Pair not found for current user permissions"}`)
+		c.do(c.basic, "GET", docs+"/kept", nil).want(t, 403, fxNotCurator)
 	})
 }

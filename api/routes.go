@@ -49,6 +49,10 @@ func (s *Server) routes() {
 	m.Handle("GET /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngestedDocuments))
 	m.Handle("DELETE /onyx-api/ingestion/{document_id}", s.authed(connectorAccess, s.handleDeleteIngested))
 	m.Handle("GET /onyx-api/connector-docs/{cc_pair_id}", s.authed(connectorAccess, s.handlePairDocuments))
+	// A pair's documents, a page at a time, and one with its text
+	// (api/prune.go): Quarry's, for the console.
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/documents", s.authed(connectorAccess, s.handlePairDocumentPage))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/documents/{document_id}", s.authed(connectorAccess, s.handlePairDocumentText))
 	// Pruning (api/prune.go).
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, s.handlePrune))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, s.handleLastPruned))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,6 +191,16 @@ func TestWebPruning(t *testing.T) {
 	}
 	if n := w.docsIndexed(pair); n != int64(len(pages))-2+1 {
 		t.Errorf("docs_indexed %d after the prune, want %d", n, len(pages)-2+1)
+	}
+	// A page's document, by its URL as the console asks for it
+	// (percent-encoded), with its text.
+	code, body = w.call("GET", fmt.Sprintf("/manage/admin/cc-pair/%d/documents/%s", pair, url.PathEscape(s.URL+"/contact.html")), nil)
+	if held := strings.Contains(body, `"document_id":"`+s.URL+`/contact.html"`); code != 200 || !held || !strings.Contains(body, `"text":"`) {
+		t.Errorf("the contact page's document: %d %s", code, body)
+	}
+	code, body = w.call("GET", fmt.Sprintf("/manage/admin/cc-pair/%d/documents/%s", pair, url.PathEscape(s.URL+"/about.html")), nil)
+	if code != 404 {
+		t.Errorf("the pruned about page's document: %d %s, want 404", code, body)
 	}
 	if as := w.attempts(pair); len(as) != 1 {
 		t.Errorf("%d index attempts listed after the prune, want the crawl's only", len(as))
