@@ -20,7 +20,7 @@ function row(d) {
   const link = safeLink(d.link);
   return el('tr', {},
     el('td', {}, open, el('div', { class: 'muted small' }, d.document_id)),
-    el('td', {}, link ? el('a', { href: link, rel: 'noopener noreferrer', target: '_blank' }, 'Open at the source') : el('span', { class: 'muted' }, 'none')),
+    el('td', {}, link ? el('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at the source') : el('span', { class: 'muted' }, 'none')),
     el('td', {}, d.from_ingestion_api ? 'Pushed (ingestion API)' : 'Its connector'),
     el('td', {}, d.doc_updated_at ? fmtTime(d.doc_updated_at) : el('span', { class: 'muted' }, 'not said')),
     el('td', {}, fmtTime(d.indexed_at)));
@@ -67,7 +67,7 @@ async function show(docID, opener) {
     const link = safeLink(data.link);
     $('pair-doc-facts').replaceChildren(
       ...fact('Id', data.document_id),
-      ...fact('Link', link ? el('a', { href: link, rel: 'noopener noreferrer', target: '_blank' }, data.link) : 'none'),
+      ...fact('Link', link ? el('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, data.link) : 'none'),
       ...fact('Sections', fmtInt(data.sections.length)),
       ...fact('Written', fmtTime(data.indexed_at)),
       ...(Object.keys(data.metadata).length ? fact('Metadata', JSON.stringify(data.metadata)) : []),
