@@ -108,6 +108,21 @@ func TestPrune(t *testing.T) {
 		c.do(c.admin, "POST", prune, nil).want(t, 200, `{"success":true,"message":"Successfully created the pruning task.","data":null}`)
 	})
 
+	t.Run("an interrupted prune runs again", func(t *testing.T) {
+		c.db.Now = func() time.Time { return testNow.Add(2 * time.Second) }
+		defer func() { c.db.Now = func() time.Time { return testNow } }()
+		schedule(t, 0, 1) // The one asked for above.
+		c.do(w, "POST", "/worker/lease", `{}`).decode(t, &lease)
+		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", lease.Attempt.ID), `{"status":"interrupted"}`).
+			want(t, 200, `{"status":"interrupted"}`)
+		schedule(t, 0, 1)
+		c.do(c.admin, "POST", prune, nil).want(t, 409, `{"detail":"Pruning task already in progress."}`)
+		c.do(w, "POST", "/worker/lease", `{}`).decode(t, &lease)
+		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", lease.Attempt.ID), `{"status":"failed","error_msg":"listing failed"}`).
+			want(t, 200, `{"status":"failed"}`)
+		schedule(t, 0, 0) // A failed prune waits prune_freq; this connector has none.
+	})
+
 	t.Run("a pair's documents and one's text", func(t *testing.T) {
 		docs := fmt.Sprintf("/manage/admin/cc-pair/%d/documents", p)
 		c.do(c.curator, "GET", docs, nil).want(t, 200, fmt.Sprintf(`{"items":[
