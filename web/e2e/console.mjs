@@ -280,6 +280,25 @@ try {
   check(conn.connector_specific_config.index_recursively === true && conn.connector_specific_config.space_keys.length === 2, 'config saved');
   check(await ada.locator('#connector-refresh-unit').inputValue() === '60' && await ada.locator('#connector-refresh').inputValue() === '30',
     'refresh shown as 30 minutes');
+  // The MediaWiki form checks its fields before anything is sent (not
+  // saved here); the file form has its place for the upload control.
+  await ada.goto(`${url}#connector/new`);
+  await ada.locator('#connector-form:not([hidden])').waitFor();
+  await typeIn(ada, '#connector-name', 'Wiki');
+  await choose(ada, '#connector-source', 'MediaWiki', 'mediawiki');
+  const wikiField = (key) => `#connector-config [data-key="${key}"]`;
+  await typeIn(ada, wikiField('hostname'), 'wiki.example.com');
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Name at least one page or one category.' }).waitFor();
+  check(await ada.evaluate((sel) => document.activeElement === document.querySelector(sel), wikiField('pages')), 'the pages field takes the focus');
+  await ada.keyboard.type('Main Page');
+  await typeIn(ada, wikiField('recurse_depth'), '-2');
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Subcategory depth must be at least -1.' }).waitFor();
+  await view(ada, 'connector-new-mediawiki-invalid');
+  await ada.locator('#connector-source').selectOption('file');
+  await ada.locator('#connector-config [data-key="file_locations"]').waitFor();
+  check(await ada.locator('#connector-config .upload-slot').count() === 1, 'the file form has its upload slot');
   // A second connector, for a pair no group shares: a web connector,
   // made with the keyboard through the web form, whose fields are
   // checked before saving.
