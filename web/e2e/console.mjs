@@ -1056,7 +1056,7 @@ try {
   await press(ada, filterButton);
   await ada.waitForURL(/actor=ADA/);
   // 2 made, paused and resumed twice (once by Cancel), run twice, pruned.
-  await ada.locator('#audit-summary', { hasText: 'of 9' }).waitFor();
+  await ada.locator('#audit-summary', { hasText: 'of 9, newest first.' }).waitFor();
   const story = await rows(ada, 'audit-rows');
   check(story.some((r) => r.includes('cc_pair.create') && r.includes(`cc_pair #${pairID}`)), `the pair's creation: ${story.join(' | ')}`);
   check(story.filter((r) => r.includes('cc_pair.update') && r.includes('status')).length === 4, 'paused and resumed, twice');
