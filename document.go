@@ -211,3 +211,38 @@ var (
 	// document a connector brought.
 	ErrNotIngested = Errorf(EINVALID, "Document was not created via the ingestion API")
 )
+
+// PairDocument is a document of a pair as the console lists it: what it
+// is, when it was written and how it came (pushed through the ingestion
+// API, or brought by a connector).
+type PairDocument struct {
+	DocumentID       string  `json:"document_id"`
+	SemanticID       string  `json:"semantic_id"`
+	Link             *string `json:"link"`
+	DocUpdatedAt     *Time   `json:"doc_updated_at"`
+	IndexedAt        Time    `json:"indexed_at"`
+	FromIngestionAPI bool    `json:"from_ingestion_api"`
+}
+
+// PairDocumentText is one document of a pair with its text: its sections
+// as stored, and their text joined by blank lines.
+type PairDocumentText struct {
+	PairDocument
+	Title    *string        `json:"title"`
+	Source   DocumentSource `json:"source"`
+	Metadata map[string]any `json:"metadata"`
+	Sections []Section      `json:"sections"`
+	Text     string         `json:"text"`
+}
+
+// DocumentText returns d's sections' text, joined by blank lines.
+func (d *Document) DocumentText() string {
+	parts := make([]string, len(d.Sections))
+	for i, s := range d.Sections {
+		parts[i] = s.Text
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// ErrPairDocumentNotFound answers a document the pair does not hold.
+var ErrPairDocumentNotFound = Errorf(ENOTFOUND, "Document not found")

@@ -116,6 +116,7 @@ const ErrNoHeartbeat = "The worker running this attempt stopped sending heartbea
 type Lease struct {
 	AttemptID      int64           `json:"attempt_id"`
 	CCPairID       int64           `json:"cc_pair_id"`
+	Kind           AttemptKind     `json:"kind"` // A prune lists the source's ids instead of fetching documents.
 	Connector      LeasedConnector `json:"connector"`
 	FromBeginning  bool            `json:"from_beginning"`
 	PollRangeStart Time            `json:"poll_range_start"`
@@ -136,19 +137,25 @@ type LeasedConnector struct {
 
 // Progress is a batch of an attempt a worker reports: the documents its
 // connector fetched, the ones it could not, and the checkpoint it reached
-// after them (nil: unchanged).
+// after them (nil: unchanged); for a prune, the ids its source listed.
 type Progress struct {
 	Documents  []Document
 	Failures   []ConnectorFailure
 	Checkpoint json.RawMessage
+	ListedIDs  []string
 }
 
 // Check reports why p cannot be recorded: too many documents or failures,
 // a checkpoint too large or without Onyx's has_more (the next attempt
 // could not resume from it), a document or a failure that cannot be kept.
 func (p *Progress) Check() error {
-	if len(p.Documents) > MaxBatchDocuments || len(p.Failures) > MaxBatchFailures {
+	if len(p.Documents) > MaxBatchDocuments || len(p.Failures) > MaxBatchFailures || len(p.ListedIDs) > MaxBatchDocuments {
 		return ErrBatchTooLarge
+	}
+	for _, id := range p.ListedIDs {
+		if id == "" || len(id) > MaxDocumentIDBytes {
+			return Errorf(EINVALID, "A listed document id has 1 to %d bytes", MaxDocumentIDBytes)
+		}
 	}
 	if p.Checkpoint != nil {
 		if len(p.Checkpoint) > MaxCheckpointBytes {
@@ -204,3 +211,8 @@ func RunOncePairs(pairs []*CCPair, credentialIDs []int64) ([]*CCPair, error) {
 	}
 	return out, nil
 }
+
+// ErrProgressKind answers a progress report that does not fit its
+// attempt's kind: a prune reports the ids its source listed, and nothing
+// else; an indexing run never does.
+var ErrProgressKind = Errorf(EINVALID, "A prune reports the document ids its source listed and nothing else; an indexing attempt reports no listed ids")

@@ -94,6 +94,7 @@ var goldenTargets = map[string]func() any{
 	"ingestionDocument":        func() any { return &ingestRequest{} },
 	"sendSearchQuery":          func() any { return &sendSearchMessageRequest{} },
 	"indexAttemptsQuery":       func() any { return &indexAttemptsQuery{} },
+	"pairDocumentsQuery":       func() any { return &pairDocumentsQuery{} },
 	"attemptErrorsQuery":       func() any { return &attemptErrorsQuery{} },
 	"workerRegistration":       func() any { return &registerWorkerRequest{} },
 	"workerRegistrationCreate": func() any { return &createWorkerRegistrationRequest{} },

@@ -129,7 +129,7 @@ func TestIndexing(t *testing.T) {
 		r := c.do(w, "POST", "/worker/lease", `{}`)
 		r.decode(t, &l)
 		first = l.Attempt.ID
-		r.want(t, 200, fmt.Sprintf(`{"attempt":{"attempt_id":%d,"cc_pair_id":%d,"connector":{"id":%d,"name":"wiki","source":"web",
+		r.want(t, 200, fmt.Sprintf(`{"attempt":{"attempt_id":%d,"cc_pair_id":%d,"kind":"index","connector":{"id":%d,"name":"wiki","source":"web",
 			"input_type":"poll","connector_specific_config":%s},"from_beginning":false,"poll_range_start":%q,"poll_range_end":%q,
 			"checkpoint":null,"lease_expires_at":"2026-11-21T10:16:30.123456Z"}}`, first, p, conn, fxWeb, fxEpoch, testNowJSON))
 		c.do(w, "POST", "/worker/lease", `{}`).want(t, 200, `{"attempt":null}`)

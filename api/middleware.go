@@ -31,7 +31,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		ctx := quarry.NewContextWithClientIP(quarry.NewContextWithRequestID(r.Context(), id), s.clientIP(r))
 		if bp := s.cfg.BasePath; bp != "" && (r.URL.Path == bp || strings.HasPrefix(r.URL.Path, bp+"/")) {
 			r.URL.Path = "/" + strings.TrimLeft(strings.TrimPrefix(r.URL.Path, bp), "/")
-			r.URL.RawPath = ""
+			// An escaped path (a document id's %2F) keeps its escapes,
+			// so that its segments stay as sent.
+			if raw := r.URL.RawPath; raw != "" && strings.HasPrefix(raw, bp+"/") {
+				r.URL.RawPath = "/" + strings.TrimLeft(strings.TrimPrefix(raw, bp), "/")
+			} else {
+				r.URL.RawPath = ""
+			}
 			ctx = context.WithValue(ctx, basePathKey{}, true)
 		}
 		r = r.WithContext(ctx)

@@ -656,6 +656,18 @@ type setGroupPermissionRequest struct {
 	Body setPermission `body:""`
 }
 
+// pruneCCPairRequest is the request of POST
+// /manage/admin/cc-pair/{cc_pair_id}/prune.
+type pruneCCPairRequest struct {
+	ID int64 `path:"cc_pair_id"`
+}
+
+// getLastPrunedRequest is the request of GET
+// /manage/admin/cc-pair/{cc_pair_id}/last_pruned.
+type getLastPrunedRequest struct {
+	ID int64 `path:"cc_pair_id"`
+}
+
 // ccPairIDPath is the request of the cc-pair routes that need an indexer
 // (notIndexingPair): their path.
 type ccPairIDPath struct {
@@ -958,6 +970,22 @@ type ingestRequest struct {
 // GET /search/document/{document_id}.
 type getSearchDocumentRequest struct {
 	ID string `path:"document_id"`
+}
+
+// pairDocumentsQuery is the request of GET
+// /manage/admin/cc-pair/{cc_pair_id}/documents: a page of the pair's
+// documents.
+type pairDocumentsQuery struct {
+	ID       int64 `path:"cc_pair_id"`
+	PageNum  int64 `query:"page_num" default:"0" ge:"0" le:"1000000"`
+	PageSize int64 `query:"page_size" default:"10" ge:"1" le:"1000"`
+}
+
+// getPairDocumentRequest is the request of GET
+// /manage/admin/cc-pair/{cc_pair_id}/documents/{document_id}.
+type getPairDocumentRequest struct {
+	ID         int64  `path:"cc_pair_id"`
+	DocumentID string `path:"document_id"`
 }
 
 // deleteIngestedRequest is the request of

@@ -55,9 +55,14 @@ func (s *Server) routes() {
 	// The sources to filter a search by (api/searchseam.go), as Onyx's MCP server reads them.
 	m.Handle("GET /manage/indexed-sources", s.authed(basicAccess, s.handleIndexedSources))
 	m.Handle("GET /search/document/{document_id}", s.authed(searchAccess, s.handleSearchDocument))
-	// Pruning and permission syncing, which Quarry does not do yet: 501.
-	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, notIndexingPair("prune a cc-pair")))
-	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, notIndexingPair("tell when a cc-pair was last pruned")))
+	// A pair's documents, a page at a time, and one with its text
+	// (api/prune.go): Quarry's, for the console.
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/documents", s.authed(connectorAccess, s.handlePairDocumentPage))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/documents/{document_id}", s.authed(connectorAccess, s.handlePairDocumentText))
+	// Pruning (api/prune.go).
+	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, s.handlePrune))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, s.handleLastPruned))
+	// Permission syncing, which Quarry does not do yet: 501.
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, notIndexingPair("sync document permissions")))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, notIndexingPair("tell when document permissions were last synced")))
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(connectorAccess, notIndexingPair("sync external groups")))

@@ -797,6 +797,14 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 		"doc_updated_at":"2026-11-02T08:00:00Z"}}`).decode(t, new(any))
 	e.do(admin, "POST", "/onyx-api/ingestion", `{"cc_pair_id":1,"document":{"sections":[{"text":"No id"}],
 		"semantic_identifier":"Pushed two","metadata":{}}}`).decode(t, new(any))
+
+	// Since 00016: pruning. A prune asked for on pair 1, which a pass of
+	// the scheduler makes (or keeps asked for while the pair's attempt
+	// waits).
+	e.do(admin, "POST", "/manage/admin/cc-pair/1/prune", nil).decode(t, new(any))
+	if _, err := e.db.Schedule(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return tokens, oauthSecrets
 }
 
@@ -897,6 +905,8 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/index-attempts", p.ID))
 		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/errors?include_resolved=true", p.ID))
 		ask("admin", fmt.Sprintf("/onyx-api/connector-docs/%d", p.ID))
+		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/last_pruned", p.ID))
+		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/documents?page_size=100", p.ID))
 	}
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")

@@ -323,16 +323,20 @@ type attemptFinish struct {
 // /worker/attempts/{attempt_id}/progress. Documents and failures are
 // kept as the JSON sent and read as Onyx's models (quarry.Document,
 // quarry.ConnectorFailure).
+// A prune reports the ids its source listed (document_ids), and nothing
+// else.
 type progressReport struct {
-	Documents  []json.RawMessage                `json:"documents" default:"[]"`
-	Failures   []json.RawMessage                `json:"failures" default:"[]"`
-	Checkpoint decode.Optional[json.RawMessage] `json:"checkpoint"`
+	Documents   []json.RawMessage                `json:"documents" default:"[]"`
+	Failures    []json.RawMessage                `json:"failures" default:"[]"`
+	Checkpoint  decode.Optional[json.RawMessage] `json:"checkpoint"`
+	DocumentIDs []string                         `json:"document_ids" default:"[]"`
 }
 
 // progress returns the report as the store takes it: a document or a
 // failure that does not read as Onyx's model is a 400 naming it.
 func (p *progressReport) progress() (*quarry.Progress, error) {
-	out := &quarry.Progress{Documents: make([]quarry.Document, len(p.Documents)), Failures: make([]quarry.ConnectorFailure, len(p.Failures))}
+	out := &quarry.Progress{Documents: make([]quarry.Document, len(p.Documents)), Failures: make([]quarry.ConnectorFailure, len(p.Failures)),
+		ListedIDs: p.DocumentIDs}
 	for i, d := range p.Documents {
 		if err := json.Unmarshal(d, &out.Documents[i]); err != nil {
 			return nil, quarry.Errorf(quarry.EINVALID, "Document %d of the batch is not Onyx's Document: %s", i, jsonFault(err))

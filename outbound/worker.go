@@ -305,27 +305,10 @@ func errorChain(err error) string {
 // the run is done). The credential's values are added to mask as soon as
 // it is read, and again when the connector changes it.
 func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Lease, mask *credentialMask) (int, error) {
-	credential, version, err := w.cfg.API.Credential(ctx, lease.AttemptID)
-	if err != nil {
-		return 0, err
+	if lease.Kind == quarry.AttemptPrune {
+		return w.prune(ctx, log, lease, mask)
 	}
-	mask.add(credential)
-	env := &connector.Env{
-		HTTP: w.cfg.ConnectorHTTP,
-		Dial: w.cfg.ConnectorDial,
-		Now:  w.cfg.Now,
-		Log:  slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
-		SaveCredential: func(ctx context.Context, c json.RawMessage) error {
-			v, err := w.cfg.API.PutCredential(ctx, lease.AttemptID, c, version)
-			if err != nil {
-				return err
-			}
-			version = v
-			mask.add(c)
-			return nil
-		},
-	}
-	conn, err := w.cfg.Connectors.Open(lease.Connector.Source, lease.Connector.Config, credential, env)
+	conn, err := w.open(ctx, log, lease, mask)
 	if err != nil {
 		return 0, err
 	}
@@ -374,4 +357,78 @@ func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Leas
 		log.Debug("worker: step reported", "step", step+1, "documents", out.docs, "failures", out.failures)
 		checkpoint = next
 	}
+}
+
+// open fetches the credential of lease's pair and opens its connector. The
+// credential's values are added to mask as soon as it is read, and again
+// when the connector changes it.
+func (w *Worker) open(ctx context.Context, log *slog.Logger, lease *quarry.Lease, mask *credentialMask) (connector.Connector, error) {
+	credential, version, err := w.cfg.API.Credential(ctx, lease.AttemptID)
+	if err != nil {
+		return nil, err
+	}
+	mask.add(credential)
+	env := &connector.Env{
+		HTTP: w.cfg.ConnectorHTTP,
+		Dial: w.cfg.ConnectorDial,
+		Now:  w.cfg.Now,
+		Log:  slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
+		SaveCredential: func(ctx context.Context, c json.RawMessage) error {
+			v, err := w.cfg.API.PutCredential(ctx, lease.AttemptID, c, version)
+			if err != nil {
+				return err
+			}
+			version = v
+			mask.add(c)
+			return nil
+		},
+	}
+	return w.cfg.Connectors.Open(lease.Connector.Source, lease.Connector.Config, credential, env)
+}
+
+// prune runs the prune of lease: its connector lists the ids its source
+// still has (connector.Slim), reported in batches of at most
+// quarry.MaxBatchDocuments; the server deletes the pair's other documents
+// when the prune ends in success. It returns 1 step once the listing is
+// done, and why it stopped (nil: done).
+func (w *Worker) prune(ctx context.Context, log *slog.Logger, lease *quarry.Lease, mask *credentialMask) (int, error) {
+	conn, err := w.open(ctx, log, lease, mask)
+	if err != nil {
+		return 0, err
+	}
+	slim, ok := conn.(connector.Slim)
+	if !ok {
+		return 0, quarry.ErrNoSlimListing(lease.Connector.Source)
+	}
+	listed := 0
+	send := func(ctx context.Context, ids []string) error {
+		body, err := json.Marshal(map[string][]string{"document_ids": ids})
+		if err != nil {
+			return err
+		}
+		res, err := w.cfg.API.Progress(ctx, lease.AttemptID, body)
+		if err != nil {
+			return err
+		}
+		if res.Stop {
+			return errStopAsked
+		}
+		listed += len(ids)
+		return nil
+	}
+	err = slim.ListIDs(ctx, func(ctx context.Context, batch []string) error {
+		for len(batch) > 0 {
+			n := min(len(batch), quarry.MaxBatchDocuments)
+			if err := send(ctx, batch[:n]); err != nil {
+				return err
+			}
+			batch = batch[n:]
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	log.Debug("worker: prune listed its source", "ids", listed)
+	return 1, nil
 }

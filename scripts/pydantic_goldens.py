@@ -422,6 +422,11 @@ class IndexAttemptsQuery(BaseModel):
     page_size: Annotated[int, Field(ge=1, le=1000)] = 10
 
 
+class PairDocumentsQuery(BaseModel):
+    page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
+    page_size: Annotated[int, Field(ge=1, le=1000)] = 10
+
+
 class AttemptErrorsQuery(BaseModel):
     include_resolved: bool = False
     page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
@@ -451,6 +456,7 @@ class AttemptProgress(BaseModel):
     documents: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     checkpoint: Optional[dict[str, Any]] = None
+    document_ids: list[str] = []
 
 
 class AttemptCredential(BaseModel):
@@ -589,6 +595,7 @@ ENDPOINTS = {
     "sendSearchQuery": ("POST", "/search/send-search-message", [], None, SendSearchQueryRequest),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
     "indexAttemptsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/index-attempts", ["cc_pair_id"], IndexAttemptsQuery, None),
+    "pairDocumentsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/documents", ["cc_pair_id"], PairDocumentsQuery, None),
     "attemptErrorsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/errors", ["cc_pair_id"], AttemptErrorsQuery, None),
     "workerRegistration": ("POST", "/worker/register", [], None, WorkerRegister),
     "workerRegistrationCreate": ("POST", "/admin/worker/registration-token", [], None, WorkerRegistrationCreate),
@@ -1237,6 +1244,9 @@ def corpus():
     case("indexAttemptsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_num=-1&page_size=1001")
     case("indexAttemptsQuery", "a page past the last", path={"cc_pair_id": "1"}, query="page_num=4611686018427387905&page_size=2")
     case("indexAttemptsQuery", "not numbers", path={"cc_pair_id": "x"}, query="page_num=a&page_size=1.5")
+    case("pairDocumentsQuery", "defaults", path={"cc_pair_id": "1"})
+    case("pairDocumentsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_num=-1&page_size=1001")
+    case("pairDocumentsQuery", "not numbers", path={"cc_pair_id": "x"}, query="page_num=a&page_size=1.5")
     case("attemptErrorsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_size=101&include_resolved=maybe")
     case("attemptErrorsQuery", "valid", path={"cc_pair_id": "1"}, query="include_resolved=true&page_num=2&page_size=100")
     case("workerRegistration", "missing name", body={})
@@ -1253,6 +1263,8 @@ def corpus():
     case("progressReport", "empty", body={}, path={"attempt_id": "1"})
     case("progressReport", "not lists", body={"documents": {}, "failures": "x", "checkpoint": []}, path={"attempt_id": "1"})
     case("progressReport", "items not objects", body={"documents": [1, {"id": "a"}], "failures": [None]}, path={"attempt_id": "1"})
+    case("progressReport", "listed ids", body={"document_ids": ["a", "b"]}, path={"attempt_id": "1"})
+    case("progressReport", "listed ids not strings", body={"document_ids": [1, None, "a"]}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "missing", body={}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "not an object", body={"credential_json": [1], "version": "v"}, path={"attempt_id": "1"})
 

@@ -114,7 +114,6 @@ func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, conn
 // credentialID for c, and returns the connector's pairs as they were before.
 // A pair that does not exist, or that c may not see, fails with notFound.
 func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, notFound error) ([]*quarry.CCPair, error) {
-	tx.searchChanged = true // Its documents, and their chunks, go with it.
 	pairs, err := tx.connectorPairs(ctx, connectorID)
 	if err != nil {
 		return nil, err
@@ -124,6 +123,11 @@ func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, cre
 		return nil, notFound
 	}
 	if err := c.CheckChangePair(pairs[i]); err != nil {
+		return nil, err
+	}
+	// Its documents first, through the one way documents are deleted
+	// (the foreign key's cascade would delete them unseen).
+	if _, err := tx.deleteDocuments(ctx, pairs[i].ID, `TRUE`); err != nil {
 		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM cc_pairs WHERE id = $1`, pairs[i].ID); err != nil {

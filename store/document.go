@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 
 	"github.com/quarryhq/quarry"
 )
@@ -138,13 +140,8 @@ func (db *DB) DeleteIngested(ctx context.Context, c *quarry.Caller, id string) e
 				return err
 			}
 		}
-		tx.searchChanged = true
 		for _, h := range holders {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE cc_pair_id = $1 AND id = $2`, h.pair, id); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET total_docs_indexed = total_docs_indexed - 1 WHERE id = $1 AND total_docs_indexed > 0`,
-				h.pair); err != nil {
+			if _, err := tx.deleteDocuments(ctx, h.pair, `documents.id = $2`, id); err != nil {
 				return err
 			}
 			if err := tx.audit(ctx, c, "document.delete", "cc_pair", h.pair, []string{"document"}); err != nil {
@@ -153,4 +150,85 @@ func (db *DB) DeleteIngested(ctx context.Context, c *quarry.Caller, id string) e
 		}
 		return nil
 	})
+}
+
+// scanPairDocument reads the pairDocumentColumns of one row.
+func scanPairDocument(r interface{ Scan(...any) error }) (quarry.PairDocument, error) {
+	var (
+		d       quarry.PairDocument
+		updated sql.NullInt64
+		indexed int64
+	)
+	err := r.Scan(&d.DocumentID, &d.SemanticID, &d.Link, &updated, &indexed, &d.FromIngestionAPI)
+	d.DocUpdatedAt, d.IndexedAt = timeOrNil(updated), quarry.TimeFromMicros(indexed)
+	return d, err
+}
+
+// pairDocumentColumns are the columns of a quarry.PairDocument.
+const pairDocumentColumns = `id, semantic_identifier, link, doc_updated_at, indexed_at, from_ingestion_api`
+
+// PairDocumentPage returns page page (of size) of the documents of pair
+// id, by id, and how many it holds, if c may see the pair (Onyx's 400
+// otherwise).
+func (db *DB) PairDocumentPage(ctx context.Context, c *quarry.Caller, id, page, size int64) ([]quarry.PairDocument, int64, error) {
+	var (
+		out   []quarry.PairDocument
+		total int64
+	)
+	err := db.snapshot(ctx, func(q querier) error {
+		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+			return err
+		}
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM documents WHERE cc_pair_id = $1`, id).Scan(&total); err != nil {
+			return err
+		}
+		var err error
+		out, err = queryAll(ctx, q, scanPairDocument, `SELECT `+pairDocumentColumns+` FROM documents WHERE cc_pair_id = $1
+			ORDER BY id LIMIT $2 OFFSET $3`, id, size, page*size)
+		return err
+	})
+	return out, total, mapError(err)
+}
+
+// PairDocumentText returns document docID of pair id with its text, if c
+// may see the pair (Onyx's 400 otherwise) and the pair holds it
+// (quarry.ErrPairDocumentNotFound otherwise).
+func (db *DB) PairDocumentText(ctx context.Context, c *quarry.Caller, id int64, docID string) (*quarry.PairDocumentText, error) {
+	var out quarry.PairDocumentText
+	err := db.snapshot(ctx, func(q querier) error {
+		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+			return err
+		}
+		var (
+			body    string
+			updated sql.NullInt64
+			indexed int64
+		)
+		err := q.QueryRowContext(ctx, `SELECT id, semantic_identifier, link, doc_updated_at, indexed_at, from_ingestion_api, body
+			FROM documents WHERE cc_pair_id = $1 AND id = $2`, id, docID).
+			Scan(&out.DocumentID, &out.SemanticID, &out.Link, &updated, &indexed, &out.FromIngestionAPI, &body)
+		if errors.Is(err, sql.ErrNoRows) {
+			return quarry.ErrPairDocumentNotFound
+		}
+		if err != nil {
+			return err
+		}
+		out.DocUpdatedAt, out.IndexedAt = timeOrNil(updated), quarry.TimeFromMicros(indexed)
+		var d quarry.Document
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			return err
+		}
+		out.Title, out.Source, out.Metadata, out.Sections, out.Text = d.Title, d.Source, d.Metadata, d.Sections, d.DocumentText()
+		if out.Metadata == nil {
+			out.Metadata = map[string]any{}
+		}
+		if out.Sections == nil {
+			out.Sections = []quarry.Section{}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, mapError(err)
+	}
+	return &out, nil
 }

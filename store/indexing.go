@@ -71,6 +71,7 @@ func microsOrNil(t *quarry.Time) any {
 // ScheduleResult says what a pass of the scheduler did.
 type ScheduleResult struct {
 	Created int                     // Attempts made for pairs that were due.
+	Prunes  int                     // Prunes made for pairs that were due (attempts of kind prune).
 	Expired int                     // Attempts whose lease was not renewed in time, ended.
 	Ended   []quarry.IndexingStatus // How those ended: failed, or canceled when their cancellation was asked for.
 }
@@ -149,6 +150,14 @@ func (db *DB) Schedule(ctx context.Context) (ScheduleResult, error) {
 		_, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = NULL, indexing_trigger = NULL WHERE `+sqlIn("id", anys(due), &args), args...)
 		return err
 	})
+	if err != nil {
+		return res, err
+	}
+	err = db.update(ctx, func(tx *Tx) error {
+		n, err := tx.schedulePrunes(ctx)
+		res.Prunes = n
+		return err
+	})
 	return res, err
 }
 
@@ -202,7 +211,7 @@ func (tx *Tx) nextIndexAt(ctx context.Context, id int64) (*quarry.Time, error) {
 	)
 	err = tx.QueryRowContext(ctx, `SELECT
 		EXISTS (SELECT 1 FROM index_attempts WHERE cc_pair_id = $1 AND status IN ('not_started', 'in_progress')),
-		(SELECT time_updated FROM index_attempts WHERE cc_pair_id = $1 ORDER BY id DESC LIMIT 1)`, id).Scan(&live, &updated)
+		(SELECT time_updated FROM index_attempts WHERE cc_pair_id = $1 AND kind = 'index' ORDER BY id DESC LIMIT 1)`, id).Scan(&live, &updated)
 	if err != nil || live {
 		return nil, err
 	}
@@ -222,7 +231,14 @@ func (tx *Tx) reschedule(ctx context.Context, id int64) error {
 	if next != nil && next.Before(tx.now.Time) {
 		next = &tx.now
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = $1 WHERE id = $2`, microsOrNil(next), id)
+	prune, err := tx.nextPruneAt(ctx, id)
+	if err != nil {
+		return err
+	}
+	if prune != nil && prune.Before(tx.now.Time) {
+		prune = &tx.now
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = $1, next_prune_at = $2 WHERE id = $3`, microsOrNil(next), microsOrNil(prune), id)
 	return err
 }
 
@@ -309,12 +325,18 @@ func (db *DB) LeaseAttempt(ctx context.Context, workerID int64) (*quarry.Lease, 
 
 // lease gives attempt id of pair pairID to worker workerID.
 func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairIndexFacts) (*quarry.Lease, error) {
-	var fromBeginning bool
-	if err := tx.QueryRowContext(ctx, `SELECT from_beginning FROM index_attempts WHERE id = $1`, id).Scan(&fromBeginning); err != nil {
+	var (
+		fromBeginning bool
+		kind          quarry.AttemptKind
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT from_beginning, kind FROM index_attempts WHERE id = $1`, id).Scan(&fromBeginning, &kind); err != nil {
 		return nil, err
 	}
+	if kind == quarry.AttemptPrune {
+		return tx.leasePrune(ctx, workerID, id, pairID)
+	}
 	var lastSuccess sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT MAX(poll_range_end) FROM index_attempts WHERE cc_pair_id = $1 AND status = 'success'`,
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(poll_range_end) FROM index_attempts WHERE cc_pair_id = $1 AND kind = 'index' AND status = 'success'`,
 		pairID).Scan(&lastSuccess); err != nil {
 		return nil, err
 	}
@@ -338,13 +360,18 @@ func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairInde
 	if err := tx.setPairStatusAfter(ctx, pairID, f.status, quarry.IndexInProgress); err != nil {
 		return nil, err
 	}
-	l := &quarry.Lease{AttemptID: id, CCPairID: pairID, FromBeginning: fromBeginning, PollRangeStart: plan.Start, PollRangeEnd: plan.End,
+	l := &quarry.Lease{AttemptID: id, CCPairID: pairID, Kind: quarry.AttemptIndex, FromBeginning: fromBeginning, PollRangeStart: plan.Start, PollRangeEnd: plan.End,
 		Checkpoint: plan.Checkpoint, LeaseExpiresAt: quarry.TimeFromMicros(expires)}
+	return l, tx.leasedConnector(ctx, pairID, &l.Connector)
+}
+
+// leasedConnector reads the connector of pair pairID into c.
+func (tx *Tx) leasedConnector(ctx context.Context, pairID int64, c *quarry.LeasedConnector) error {
 	var config string
-	err = tx.QueryRowContext(ctx, `SELECT c.id, c.name, c.source, c.input_type, c.config FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id
-		WHERE p.id = $1`, pairID).Scan(&l.Connector.ID, &l.Connector.Name, &l.Connector.Source, &l.Connector.InputType, &config)
-	l.Connector.Config = json.RawMessage(config)
-	return l, err
+	err := tx.QueryRowContext(ctx, `SELECT c.id, c.name, c.source, c.input_type, c.config FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id
+		WHERE p.id = $1`, pairID).Scan(&c.ID, &c.Name, &c.Source, &c.InputType, &config)
+	c.Config = json.RawMessage(config)
+	return err
 }
 
 // endedAttempts returns the attempts of pair id that ended after they
@@ -365,7 +392,7 @@ func (tx *Tx) endedAttempts(ctx context.Context, id int64, n int) ([]*quarry.Ind
 		}
 		return &a, err
 	}, `SELECT id, status, total_docs_indexed, poll_range_start, poll_range_end, checkpoint FROM index_attempts
-		WHERE cc_pair_id = $1 AND status NOT IN ('not_started', 'in_progress') AND time_started IS NOT NULL
+		WHERE cc_pair_id = $1 AND kind = 'index' AND status NOT IN ('not_started', 'in_progress') AND time_started IS NOT NULL
 		ORDER BY id DESC LIMIT `+fmt.Sprint(n), id)
 }
 
@@ -502,6 +529,17 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 	err := db.update(ctx, func(tx *Tx) error {
 		pairID, err := tx.heldAttempt(ctx, workerID, id)
 		if err != nil {
+			return err
+		}
+		var kind quarry.AttemptKind
+		if err := tx.QueryRowContext(ctx, `SELECT kind FROM index_attempts WHERE id = $1`, id).Scan(&kind); err != nil {
+			return err
+		}
+		if (kind == quarry.AttemptPrune && (len(p.Documents) > 0 || len(p.Failures) > 0 || p.Checkpoint != nil)) ||
+			(kind == quarry.AttemptIndex && len(p.ListedIDs) > 0) {
+			return quarry.ErrProgressKind
+		}
+		if err := tx.recordListed(ctx, id, p.ListedIDs); err != nil {
 			return err
 		}
 		now := tx.now.Micros()
@@ -658,6 +696,10 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 	}
 	f := finish(a)
 	status := f.Outcome(a.ErrorCount)
+	var kind quarry.AttemptKind
+	if err := tx.QueryRowContext(ctx, `SELECT kind FROM index_attempts WHERE id = $1`, id).Scan(&kind); err != nil {
+		return "", err
+	}
 	var msg, trace any
 	if f.ErrorMsg != nil {
 		msg = quarry.ClipText(*f.ErrorMsg, quarry.MaxErrorMessageBytes)
@@ -669,6 +711,9 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 	if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET status = $1, error_msg = $2, full_exception_trace = $3,
 		lease_expires_at = NULL, time_updated = $4 WHERE id = $5`, status, msg, trace, now, id); err != nil {
 		return "", err
+	}
+	if kind == quarry.AttemptPrune {
+		return status, tx.endPrune(ctx, a, status)
 	}
 	facts, err := tx.indexFacts(ctx, pairID)
 	if err != nil {
@@ -743,7 +788,7 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 		}
 		for _, p := range chosen {
 			var live bool
-			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_attempts WHERE cc_pair_id = $1
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_attempts WHERE cc_pair_id = $1 AND kind = 'index'
 				AND status IN ('not_started', 'in_progress'))`, p.ID).Scan(&live); err != nil {
 				return err
 			}
@@ -777,11 +822,11 @@ func (db *DB) IndexAttempts(ctx context.Context, c *quarry.Caller, id int64, pag
 		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
 			return err
 		}
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempts WHERE cc_pair_id = $1`, id).Scan(&total); err != nil {
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempts WHERE cc_pair_id = $1 AND kind = 'index'`, id).Scan(&total); err != nil {
 			return err
 		}
 		var err error
-		out, err = queryAll(ctx, q, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.cc_pair_id = $1
+		out, err = queryAll(ctx, q, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.cc_pair_id = $1 AND a.kind = 'index'
 			ORDER BY a.id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
 		return err
 	})
@@ -880,8 +925,8 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 		return inChunks(ids, "p.id", func(cond string, args []any) error {
 			rows, err := q.QueryContext(ctx, `SELECT p.id, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
 				p.total_docs_indexed,
-				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id),
-				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.status IN ('success', 'completed_with_errors'))
+				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index'),
+				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index' AND a.status IN ('success', 'completed_with_errors'))
 				FROM cc_pairs p WHERE `+cond, args...)
 			if err != nil {
 				return err
@@ -902,12 +947,12 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 				return err
 			}
 			latest, err := queryAll(ctx, q, scanAttemptBrief, `SELECT `+attemptBriefColumns+` FROM index_attempts a WHERE a.id IN
-				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE `+cond+` GROUP BY a2.cc_pair_id)`, args...)
+				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'index' AND `+cond+` GROUP BY a2.cc_pair_id)`, args...)
 			if err != nil {
 				return err
 			}
 			finished, err := queryAll(ctx, q, scanAttemptBrief, `SELECT `+attemptBriefColumns+` FROM index_attempts a WHERE a.id IN
-				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE `+cond+`
+				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'index' AND `+cond+`
 				AND a2.status NOT IN ('not_started', 'in_progress') GROUP BY a2.cc_pair_id)`, args...)
 			if err != nil {
 				return err

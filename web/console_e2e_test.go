@@ -70,7 +70,7 @@ func TestConsoleInChromium(t *testing.T) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]int{"created": res.Created, "expired": res.Expired})
+		json.NewEncoder(w).Encode(map[string]int{"created": res.Created, "expired": res.Expired, "prunes": res.Prunes})
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -133,7 +133,7 @@ func TestConsoleInChromium(t *testing.T) {
 	story := []string{"user.register", "connector.create", "credential.create", "cc_pair.create", "cc_pair.update",
 		"user_group.create", "user.invite", "user_group.update", "user_group.set_curator", "api_key.create", "tool.create",
 		"mcp_server.create", "mcp_credentials.save", "pat.create", "pat.revoke",
-		"cc_pair.run_once", "worker_registration.create", "worker.revoke", "worker_registration.revoke", "document.ingest"}
+		"cc_pair.run_once", "cc_pair.prune", "worker_registration.create", "worker.revoke", "worker_registration.revoke", "document.ingest"}
 	for _, a := range story {
 		if !slices.Contains(actions, a) {
 			t.Errorf("the audit log has no %s by the admin: %v", a, actions)

@@ -221,17 +221,20 @@ func Run(t *testing.T, tg Target) {
 		// run_once marks the pair with an indexing trigger.
 		tg.Do(admin, "POST", "/manage/admin/connector/run-once", map[string]any{"connector_id": connID, "credential_ids": []int64{credID},
 			"from_beginning": true}).Want(t, 200, `{"success":true,"message":"Marked 1 index attempts with indexing triggers.","data":1}`)
-		// The calls Quarry does not serve yet: prune, last_pruned, sync,
-		// get_doc_sync_task, get_group_sync_task, get_doc_sync_statuses.
-		// Each raises at once, with the reason.
+		// prune asks for a prune (its run is outbound's TestWebPruning);
+		// last_pruned is null until one ends.
 		p := fmt.Sprintf("/manage/admin/cc-pair/%d", pairID)
+		tg.Do(admin, "GET", p+"/last_pruned", nil).Want(t, 200, `null`)
+		tg.Do(admin, "POST", p+"/prune", nil).Want(t, 200, `{"success":true,"message":"Successfully created the pruning task.","data":null}`)
+		tg.Do(admin, "POST", p+"/prune", nil).Want(t, 409, `{"detail":"Pruning task already in progress."}`)
+		// The calls Quarry does not serve yet: sync, get_doc_sync_task,
+		// get_group_sync_task, get_doc_sync_statuses. Each raises at once,
+		// with the reason.
 		for _, c := range []struct {
 			method, path string
 			body         any
 			what         string
 		}{
-			{"POST", p + "/prune", nil, "prune a cc-pair"},
-			{"GET", p + "/last_pruned", nil, "tell when a cc-pair was last pruned"},
 			{"POST", p + "/sync-permissions", nil, "sync document permissions"},
 			{"POST", p + "/sync-groups", nil, "sync external groups"},
 			{"GET", p + "/sync-permissions", nil, "tell when document permissions were last synced"},

@@ -285,14 +285,57 @@ try {
   check(conn.connector_specific_config.index_recursively === true && conn.connector_specific_config.space_keys.length === 2, 'config saved');
   check(await ada.locator('#connector-refresh-unit').inputValue() === '60' && await ada.locator('#connector-refresh').inputValue() === '30',
     'refresh shown as 30 minutes');
-  // A second connector, for a pair no group shares.
+  // The MediaWiki form checks its fields before anything is sent (not
+  // saved here); the file form has its place for the upload control.
   await ada.goto(`${url}#connector/new`);
   await ada.locator('#connector-form:not([hidden])').waitFor();
-  await ada.locator('#connector-name').fill('Handbook');
-  await ada.locator('#connector-source').selectOption('web');
-  await ada.getByRole('button', { name: 'Create connector' }).click();
+  await typeIn(ada, '#connector-name', 'Wiki');
+  await choose(ada, '#connector-source', 'MediaWiki', 'mediawiki');
+  const wikiField = (key) => `#connector-config [data-key="${key}"]`;
+  await typeIn(ada, wikiField('hostname'), 'wiki.example.com');
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Name at least one page or one category.' }).waitFor();
+  check(await ada.evaluate((sel) => document.activeElement === document.querySelector(sel), wikiField('pages')), 'the pages field takes the focus');
+  await ada.keyboard.type('Main Page');
+  await typeIn(ada, wikiField('recurse_depth'), '-2');
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Subcategory depth must be at least -1.' }).waitFor();
+  await view(ada, 'connector-new-mediawiki-invalid');
+  await ada.locator('#connector-source').selectOption('file');
+  await ada.locator('#connector-config [data-key="file_locations"]').waitFor();
+  check(await ada.locator('#connector-config .upload-slot').count() === 1, 'the file form has its upload slot');
+  // A second connector, for a pair no group shares: a web connector,
+  // made with the keyboard through the web form, whose fields are
+  // checked before saving.
+  await navTo(ada, 'connectors');
+  await press(ada, 'a[href="#connector/new"]');
+  await ada.locator('#connector-form:not([hidden])').waitFor();
+  await typeIn(ada, '#connector-name', 'Handbook');
+  await choose(ada, '#connector-source', 'Web', 'web');
+  const webField = (key) => `#connector-config [data-key="${key}"]`;
+  await ada.locator(webField('base_url')).waitFor();
+  check(await ada.locator(webField('web_connector_type')).inputValue() === 'recursive', 'a new web connector crawls recursively');
+  await typeIn(ada, webField('request_delay_ms'), '70000');
+  await view(ada, 'connector-new-web');
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Base URL is required.' }).waitFor();
+  check(await ada.evaluate((sel) => document.activeElement === document.querySelector(sel) &&
+    document.activeElement.getAttribute('aria-invalid') === 'true', webField('base_url')), 'the missing base URL is marked and focused');
+  await ada.keyboard.type('https://handbook.example.com/');
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Pause between requests (ms) must be at most 60000.' }).waitFor();
+  await view(ada, 'connector-new-web-invalid');
+  await typeIn(ada, webField('request_delay_ms'), '0');
+  await choose(ada, webField('web_connector_type'), 'single', 'single');
+  await press(ada, '#connector-save', { name: 'Create connector' });
   await ada.waitForURL(/#connector\/\d+$/);
   const handbookID = idFromURL(ada, 'connector');
+  const handbook = await ada.evaluate(async (id) => (await fetch(`manage/connector/${id}`)).json(), handbookID);
+  check(JSON.stringify(handbook.connector_specific_config) ===
+    JSON.stringify({ base_url: 'https://handbook.example.com/', web_connector_type: 'single', request_delay_ms: 0 }),
+  `the web form's configuration: ${JSON.stringify(handbook.connector_specific_config)}`);
+  await ada.locator(webField('base_url')).waitFor();
+  check(await ada.locator(webField('base_url')).inputValue() === 'https://handbook.example.com/', 'the saved connector shows its base URL');
 
   // 3. Credentials, owned by Ada.
   step = 'credential';
@@ -516,6 +559,21 @@ try {
   const indexed = await ada.locator('#pair-indexing-facts').innerText();
   check(indexed.includes('failed') && /Documents indexed\s+2/.test(indexed), `the pair's indexing: ${indexed}`);
   await view(ada, 'pair-attempt-failed');
+  // Its documents: counted, listed, and one's text, with the keyboard.
+  await ada.locator('#pair-docs-summary', { hasText: 'It holds 2 documents' }).waitFor();
+  check((await rows(ada, 'pair-docs-rows')).length === 2, 'the pair\'s two documents are listed');
+  await press(ada, '#pair-docs-rows button', { name: 'Show the text of Page DOC-1' });
+  await ada.locator('#pair-doc:not([hidden])').waitFor();
+  check(await ada.evaluate(() => document.activeElement?.id === 'pair-doc-title'), 'the document\'s title takes the focus');
+  check((await ada.locator('#pair-doc-title').innerText()) === 'Page DOC-1' && (await ada.locator('#pair-doc-text').innerText()) === 'Hello',
+    'the document\'s text');
+  await view(ada, 'pair-document');
+  await press(ada, '#pair-doc-close', { name: 'Close the document' });
+  check(await ada.evaluate(() => document.activeElement?.getAttribute('aria-label') === 'Show the text of Page DOC-1'),
+    'closing gives the focus back to the document\'s button');
+  await press(ada, '#pair-prune', { name: 'Prune now' });
+  await ada.locator('#pair-prune-done', { hasText: 'Asked for a prune' }).waitFor();
+  check((await schedule()).prunes === 1, 'the scheduler makes the prune asked for');
   // Revoked, the worker and the token are refused.
   await navTo(ada, 'workers');
   await ada.locator('#workers-rows tr', { hasText: 'build-box-1' }).waitFor();
@@ -1065,13 +1123,14 @@ try {
   const filterButton = '#audit-filters button[type="submit"]';
   await press(ada, filterButton);
   await ada.waitForURL(/actor=ADA/);
-  // 2 made, paused and resumed twice (once by Cancel), run twice, a
-  // document pushed.
-  await ada.locator('#audit-summary', { hasText: 'of 9' }).waitFor();
+  // 2 made, paused and resumed twice (once by Cancel), run twice, pruned,
+  // a document pushed.
+  await ada.locator('#audit-summary', { hasText: 'of 10, newest first.' }).waitFor();
   const story = await rows(ada, 'audit-rows');
   check(story.some((r) => r.includes('cc_pair.create') && r.includes(`cc_pair #${pairID}`)), `the pair's creation: ${story.join(' | ')}`);
   check(story.filter((r) => r.includes('cc_pair.update') && r.includes('status')).length === 4, 'paused and resumed, twice');
   check(story.filter((r) => r.includes('cc_pair.run_once')).length === 2, 'run now, and from the beginning');
+  check(story.filter((r) => r.includes('cc_pair.prune')).length === 1, 'a prune asked for');
   await view(ada, 'audit');
   await choose(ada, '#audit-type', 'Any', '', { back: true });
   await choose(ada, '#audit-action', 'user_group.set', 'user_group.set_curator', { back: true });

@@ -5,7 +5,7 @@
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmDelete, loadingRow, emptyRow,
   groupPicker, setFreq, getFreq, fmtFreq, fmtTime } from './ui.js';
-import { kvEditor } from './kv.js';
+import { configEditor } from './sourceforms.js';
 import { sourceName, sourceOptions } from './sources.js';
 import { isAdmin, groupChoices } from './session.js';
 import * as status from './status.js';
@@ -52,7 +52,7 @@ async function fill(conn) {
   $('connector-indexing-start').value = isNew ? '' : toLocalInput(conn.indexing_start);
   setFreq($('connector-refresh'), $('connector-refresh-unit'), isNew ? null : conn.refresh_freq);
   setFreq($('connector-prune'), $('connector-prune-unit'), isNew ? null : conn.prune_freq);
-  state.config = kvEditor($('connector-config'), isNew ? {} : conn.connector_specific_config, { name: 'setting' });
+  state.config = configEditor($('connector-config'), $('connector-source').value, isNew ? {} : conn.connector_specific_config, { isNew });
   // The connector routes show the sharing when the server sends it; if
   // not, the form says that saving sets it.
   const known = isNew || conn.access_type !== undefined;
@@ -192,9 +192,22 @@ async function remove() {
   });
 }
 
+/**
+ * changeSource shows the configuration form of the source chosen: the
+ * connector's own settings when it goes back to its source, else a new
+ * form's.
+ */
+function changeSource() {
+  const source = $('connector-source').value;
+  const conn = state.conn;
+  const same = conn !== null && conn.source === source;
+  state.config = configEditor($('connector-config'), source, same ? conn.connector_specific_config : {}, { isNew: !same });
+}
+
 /** wire connects the controls, once. */
 export function wire() {
   $('connector-source').replaceChildren(...sourceOptions(el));
+  $('connector-source').addEventListener('change', changeSource);
   $('connector-form').addEventListener('submit', save);
   $('connector-delete').addEventListener('click', remove);
 }

@@ -6,7 +6,7 @@
 // (POST /manage/admin/connector/run-once), its index attempts (GET
 // …/index-attempts, newest first, a page at a time) and their errors (GET
 // …/errors), refreshed every few seconds while an attempt waits or runs
-// and the view is on screen.
+// and the view is on screen. Its documents and pruning: pairdocs.js.
 
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmAction, confirmDelete, groupPicker, fmtInt, fmtTime,
@@ -15,6 +15,7 @@ import { sourceName } from './sources.js';
 import { isAdmin, groupChoices } from './session.js';
 import * as status from './status.js';
 import { current, go, href } from './route.js';
+import * as pairdocs from './pairdocs.js';
 
 const state = {
   connectors: [], credentials: [], groups: () => [], id: null, pair: null, etag: null,
@@ -213,6 +214,7 @@ export async function open(id) {
     fill(data, etag);
     state.lastFetch = Date.now();
     startClock();
+    await pairdocs.open(id, { editable: data.is_editable_for_current_user });
   } catch (e) {
     showError(box, e);
   } finally {
@@ -268,7 +270,8 @@ async function refresh(id) {
   state.inflight = true;
   state.lastFetch = Date.now();
   try {
-    const [{ data, etag }] = await Promise.all([call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}`), loadAttempts(id), loadErrors(id)]);
+    const [{ data, etag }] = await Promise.all([call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}`), loadAttempts(id), loadErrors(id),
+      pairdocs.refresh(id)]);
     if (state.id !== id) return;
     // Indexing changes the pair's status (scheduled, initial indexing,
     // active) and so its ETag: that one is taken. A rename, a pause or a
@@ -529,6 +532,7 @@ async function remove() {
 
 /** wire connects the controls, once. */
 export function wire() {
+  pairdocs.wire();
   $('pair-new-form').addEventListener('submit', create);
   $('pair-connector').addEventListener('change', () => fillCredentials(null));
   $('pair-name').addEventListener('input', () => { $('pair-name').dataset.touched = '1'; });
@@ -555,6 +559,7 @@ export function wire() {
 
 export function reset() {
   stopClock();
+  pairdocs.reset();
   Object.assign(state, { connectors: [], credentials: [], id: null, pair: null, etag: null, asked: null, attemptsPage: 0, errorsPage: 0,
     liveText: '', inflight: false });
   state.attemptRows = new Map();

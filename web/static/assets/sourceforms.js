@@ -1,0 +1,178 @@
+// The forms of connector_specific_config for the sources Quarry has
+// connectors for (docs/operations.md, "Connectors"), with Onyx v4.6.1's
+// keys: one labelled field per key, checked before saving with a message
+// that says what to fix. Other sources get the key/value editor. Keys a
+// form does not know (set through the API) are kept as they are.
+
+import { el, uid } from './ui.js';
+import { kvEditor } from './kv.js';
+
+// A field: key, label, kind (text, url, select, int, lines), and what it
+// needs: required, min, max, options ([value, text]), the default of a new
+// connector, a hint.
+const forms = {
+  web: {
+    intro: 'Pages are fetched over HTTP from the site of the base URL; its credential is empty.',
+    fields: [
+      { key: 'base_url', label: 'Base URL', kind: 'url', required: true, hint: 'Where the crawl starts, e.g. https://docs.example.com/. Without a scheme, https:// is assumed.' },
+      { key: 'web_connector_type', label: 'What to index', kind: 'select', initial: 'recursive', options: [
+        ['recursive', 'recursive: the site, following links under the base URL'],
+        ['single', 'single: the base URL alone'],
+        ['sitemap', 'sitemap: the pages of the site\'s sitemap'],
+      ] },
+      { key: 'max_pages', label: 'At most this many pages a run', kind: 'int', min: 1, hint: 'Empty: 10000.' },
+      { key: 'request_delay_ms', label: 'Pause between requests (ms)', kind: 'int', min: 0, max: 60000, hint: 'Empty: 500.' },
+    ],
+  },
+  file: {
+    intro: 'Files uploaded to Quarry; its credential is empty.',
+    fields: [
+      { key: 'file_locations', label: 'File locations', kind: 'lines', required: true, hint: 'One per line: the locations the upload answers with.' },
+    ],
+    // UPLOAD CONTROL: the file connector's upload (another change) plugs
+    // in here. It gets the slot element and add(locations), which appends
+    // the locations an upload answered with to the field above.
+    upload: true,
+  },
+  imap: {
+    intro: 'Mail read over IMAP with TLS. Its credential holds imap_username and imap_password.',
+    fields: [
+      { key: 'host', label: 'IMAP host', kind: 'text', required: true, hint: 'e.g. imap.example.com' },
+      { key: 'port', label: 'Port', kind: 'int', min: 1, max: 65535, hint: 'Empty: 993.' },
+      { key: 'mailboxes', label: 'Mailboxes', kind: 'lines', hint: 'One per line, e.g. INBOX. Empty: every mailbox.' },
+    ],
+  },
+  mediawiki: {
+    intro: 'Pages of a MediaWiki site; its credential is empty.',
+    fields: [
+      { key: 'hostname', label: 'Wiki host', kind: 'text', required: true, hint: 'e.g. wiki.example.com' },
+      { key: 'pages', label: 'Pages', kind: 'lines', hint: 'One title per line.' },
+      { key: 'categories', label: 'Categories', kind: 'lines', hint: 'One per line, without "Category:".' },
+      { key: 'recurse_depth', label: 'Subcategory depth', kind: 'int', min: -1, required: true, initial: 0, hint: '0: the categories themselves; -1: every subcategory.' },
+      { key: 'language_code', label: 'Language code', kind: 'text', initial: 'en', hint: 'Empty: en.' },
+    ],
+    check: (c) => ((c.pages?.length ?? 0) + (c.categories?.length ?? 0) === 0
+      ? { key: 'pages', msg: 'Name at least one page or one category.' } : null),
+  },
+};
+
+/** hasForm reports whether source has a form of its own. */
+export const hasForm = (source) => Object.hasOwn(forms, source);
+
+/** fieldError is the error of a field, which it marks and focuses. */
+function fieldError(input, msg) {
+  input.setAttribute('aria-invalid', 'true');
+  input.focus();
+  return new Error(msg);
+}
+
+/**
+ * configEditor fills container with the form of source's configuration
+ * (or the key/value editor) holding config, and returns {get, source,
+ * uploadSlot}: get returns the configuration or throws an Error that says
+ * what to fix, with the field marked.
+ */
+export function configEditor(container, source, config = {}, { isNew = false } = {}) {
+  const form = forms[source];
+  if (!form) {
+    const kv = kvEditor(container, config, { name: 'setting' });
+    return { get: kv.get, source, uploadSlot: null };
+  }
+  const base = uid(`${container.id || 'cfg'}-${source}`);
+  const inputs = new Map();
+  const nodes = [el('p', { class: 'muted small' }, form.intro)];
+  for (const f of form.fields) {
+    const id = `${base}-${f.key}`;
+    const hintID = f.hint ? `${id}-hint` : null;
+    let v = config[f.key];
+    if (v === undefined && isNew) v = f.initial;
+    let input;
+    if (f.kind === 'select') {
+      input = el('select', { id }, ...f.options.map(([o, t]) => el('option', { value: o }, t)));
+      input.value = v ?? f.initial;
+    } else if (f.kind === 'lines') {
+      input = el('textarea', { id, rows: 3, spellcheck: false, value: Array.isArray(v) ? v.join('\n') : (v ?? '') });
+    } else {
+      input = el('input', { id, type: f.kind === 'int' ? 'number' : (f.kind === 'url' ? 'url' : 'text'),
+        autocomplete: 'off', spellcheck: false, value: v === undefined || v === null ? '' : String(v) });
+      if (f.kind === 'int') {
+        input.step = '1';
+        input.inputMode = 'numeric';
+        if (f.min !== undefined) input.min = String(f.min);
+        if (f.max !== undefined) input.max = String(f.max);
+      }
+    }
+    if (f.required) input.required = true;
+    if (hintID) input.setAttribute('aria-describedby', hintID);
+    input.dataset.key = f.key;
+    inputs.set(f.key, input);
+    nodes.push(el('div', { class: 'field' },
+      el('label', { for: id }, f.label, f.required ? '' : el('span', { class: 'muted' }, ' (optional)')),
+      input,
+      hintID ? el('p', { id: hintID, class: 'muted small' }, f.hint) : null));
+  }
+  let uploadSlot = null;
+  if (form.upload) {
+    // UPLOAD CONTROL goes here (see forms.file.upload).
+    uploadSlot = el('div', { class: 'upload-slot', 'data-upload-for': `${base}-file_locations` });
+    nodes.push(uploadSlot);
+  }
+  container.replaceChildren(...nodes);
+
+  function get() {
+    // Keys the form does not know stay as they were.
+    const out = { ...config };
+    for (const f of form.fields) {
+      const input = inputs.get(f.key);
+      input.removeAttribute('aria-invalid');
+      const raw = input.value.trim();
+      delete out[f.key];
+      if (raw === '') {
+        if (f.required) throw fieldError(input, `${f.label} is required.`);
+        continue;
+      }
+      switch (f.kind) {
+        case 'int': {
+          const n = Number(raw);
+          if (!Number.isInteger(n)) throw fieldError(input, `${f.label} must be a whole number.`);
+          if (f.min !== undefined && n < f.min) throw fieldError(input, `${f.label} must be at least ${f.min}.`);
+          if (f.max !== undefined && n > f.max) throw fieldError(input, `${f.label} must be at most ${f.max}.`);
+          out[f.key] = n;
+          break;
+        }
+        case 'url': {
+          let u;
+          try {
+            u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw}`);
+          } catch {
+            throw fieldError(input, `${f.label} is not a URL.`);
+          }
+          if (u.protocol !== 'http:' && u.protocol !== 'https:') throw fieldError(input, `${f.label} must be an http or https URL.`);
+          out[f.key] = raw;
+          break;
+        }
+        case 'lines':
+          out[f.key] = raw.split('\n').map((s) => s.trim()).filter((s) => s !== '');
+          break;
+        default:
+          if (f.kind === 'text' && /\s/.test(raw) && (f.key === 'host' || f.key === 'hostname')) {
+            throw fieldError(input, `${f.label} is a host name, without spaces.`);
+          }
+          out[f.key] = raw;
+      }
+    }
+    const bad = form.check?.(out);
+    if (bad) throw fieldError(inputs.get(bad.key), bad.msg);
+    return out;
+  }
+
+  /** addLocations appends locations to the file form's field. */
+  function addLocations(locations) {
+    const input = inputs.get('file_locations');
+    if (!input) return;
+    const have = input.value.trim();
+    input.value = [have, ...locations].filter((s) => s !== '').join('\n');
+  }
+
+  return { get, source, uploadSlot, addLocations };
+}
