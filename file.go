@@ -220,6 +220,11 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.left < 0 {
 		return n, Errorf(EINVALID, "The zip file's entry %s inflates beyond the size its header says", ClipText(b.name, 200))
 	}
+	if errors.Is(err, zip.ErrFormat) {
+		// archive/zip's answer to an entry that inflates beyond its
+		// header's size (or whose trailer does not match it).
+		return n, Errorf(EINVALID, "The zip file's entry %s inflates beyond the size its header says, or is damaged", ClipText(b.name, 200))
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return n, Errorf(EINVALID, "The zip file's entry %s cannot be read: %s", ClipText(b.name, 200), zipFault(err))
 	}

@@ -23,7 +23,7 @@ func (s *Server) routes() {
 	m.Handle("GET /manage/connector/{connector_id}", s.authed(connectorAccess, s.handleGetConnector))
 	m.Handle("PATCH /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleUpdateConnector))
 	m.Handle("DELETE /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleDeleteConnector))
-	m.Handle("POST "+fileUploadPath, s.authedFor(uploadTimeout, connectorAccess, s.handleUploadConnectorFiles))
+	m.Handle("POST /manage/admin/connector/file/upload", s.authedFor(uploadTimeout, connectorAccess, s.handleUploadConnectorFiles))
 
 	// Credentials.
 	m.Handle("POST /manage/credential", s.authed(basicAccess, s.handleCreateCredential))
