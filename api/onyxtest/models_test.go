@@ -18,6 +18,7 @@ var unmirrored = map[string]string{
 	"IndexAttemptSnapshot":            answers,
 	"IndexAttemptErrorPydantic":       answers,
 	"IngestionResult":                 answers,
+	"FileUploadResponse":              answers,
 	"DocMinimalInfo":                  answers,
 	"IndexingStatusRequest":           `the managers send {"get_all_connectors": true}`,
 	"ConnectorCredentialPairMetadata": "CCPairManager sends a dict {name, access_type, groups}",
