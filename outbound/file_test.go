@@ -2,7 +2,9 @@ package outbound_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound"
 )
 
 // uploadResponse is Onyx's FileUploadResponse.
@@ -158,5 +161,125 @@ func TestFileConnectorZipMetadata(t *testing.T) {
 				t.Errorf("documents %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Files of every kind the connector reads, uploaded one by one (not in a
+// zip), become documents with their text; a file the connector does not
+// read is skipped, a damaged one is the attempt's error.
+func TestFileConnectorKinds(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Notes\n\nThe pit opens at six."), 0o600)
+	os.WriteFile(filepath.Join(dir, "page.html"), []byte("<html><body><nav>menu</nav><p>Crusher manual</p></body></html>"), 0o600)
+	os.WriteFile(filepath.Join(dir, "sizes.csv"), []byte("stone,size\ngranite,12\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "photo.bin"), []byte{0, 1, 2}, 0o600)
+	os.WriteFile(filepath.Join(dir, "broken.docx"), []byte("not a zip"), 0o600)
+	files := []string{"connector/testdata/file/report.pdf", "connector/testdata/file/handbook.docx", "connector/testdata/file/deck.pptx",
+		filepath.Join(dir, "notes.md"), filepath.Join(dir, "page.html"), filepath.Join(dir, "sizes.csv"),
+		filepath.Join(dir, "photo.bin"), filepath.Join(dir, "broken.docx")}
+	status, body := w.upload("", "application/octet-stream", files...)
+	if status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var up uploadResponse
+	json.Unmarshal(body, &up)
+	pair := w.filePair(map[string]any{"file_locations": up.FilePaths, "file_names": up.FileNames, "zip_metadata_file_id": nil})
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 6 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want completed_with_errors with 6", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	rows, err := w.raw.Query(`SELECT semantic_identifier, body FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	want := map[string]string{
+		"deck.pptx":     "Quarry roadmap\nOpen the north face in spring\n\nBudget: crushers and trucks",
+		"handbook.docx": "Safety handbook\nWear a helmet in the pit at all times.\nBlasting happens at noon on weekdays.",
+		"notes.md":      "# Notes\n\nThe pit opens at six.",
+		"page.html":     "Crusher manual",
+		"report.pdf":    "Quarterly report for the quarry\nGranite output rose by 12% (net), café closed.\nSecond page: limestone",
+		"sizes.csv":     "stone, size\ngranite, 12",
+	}
+	n := 0
+	for rows.Next() {
+		var name, doc string
+		if err := rows.Scan(&name, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var d quarry.Document
+		json.Unmarshal([]byte(doc), &d)
+		n++
+		if len(d.Sections) != 1 || d.Sections[0].Text != want[name] {
+			t.Errorf("%s: sections %+v, want the text %q", name, d.Sections, want[name])
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d documents, want %d", n, len(want))
+	}
+	es := w.errors(pair)
+	if len(es) != 1 || es[0].FailureMessage != "broken.docx: it is not a docx file (not a zip archive)" {
+		t.Errorf("errors %+v, want broken.docx's", es)
+	}
+}
+
+// The worker route gives a file only to the worker holding the attempt's
+// lease (409 otherwise), and only a file the pair's connector names (404
+// otherwise).
+func TestWorkerFileRoute(t *testing.T) {
+	w := newWorld(t)
+	status, body := w.upload("", "text/plain", "connector/testdata/file/onyx_metadata.json")
+	if status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var own, other uploadResponse
+	json.Unmarshal(body, &own)
+	_, body = w.upload("", "text/plain", "connector/testdata/file/report.pdf")
+	json.Unmarshal(body, &other)
+	pair := w.filePair(map[string]any{"file_locations": own.FilePaths, "file_names": own.FileNames})
+	var reg struct {
+		Token string `json:"token"`
+	}
+	w.do("POST", "/admin/worker/registration-token", map[string]any{"name": "test workers"}, &reg)
+	ctx := context.Background()
+	holder, _, err := outbound.RegisterWorker(ctx, w.srv.Client(), w.srv.URL+"/api", reg.Token, "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, _, err := outbound.RegisterWorker(ctx, w.srv.Client(), w.srv.URL+"/api", reg.Token, "stranger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.schedule()
+	api := outbound.NewWorkerAPI(w.srv.Client(), w.srv.URL+"/api", holder)
+	lease, err := api.Lease(ctx)
+	if err != nil || lease == nil || lease.CCPairID != pair {
+		t.Fatalf("lease %+v, %v: want the pair's attempt", lease, err)
+	}
+	f, err := api.File(ctx, lease.AttemptID, own.FilePaths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(f.Content)
+	f.Content.Close()
+	want, _ := os.ReadFile("connector/testdata/file/onyx_metadata.json")
+	if !bytes.Equal(got, want) || f.Name != "onyx_metadata.json" || f.Type != "text/plain" || f.Size != int64(len(want)) {
+		t.Errorf("file %q %q %d with %d bytes, want onyx_metadata.json's %d", f.Name, f.Type, f.Size, len(got), len(want))
+	}
+	var ae *outbound.WorkerAPIError
+	if _, err := api.File(ctx, lease.AttemptID, other.FilePaths[0]); !errors.As(err, &ae) || !ae.NotFound() {
+		t.Errorf("a file the pair does not name: %v, want 404", err)
+	}
+	if _, err := api.File(ctx, lease.AttemptID, "nope"); !errors.As(err, &ae) || !ae.NotFound() {
+		t.Errorf("a file that does not exist: %v, want 404", err)
+	}
+	if _, err := outbound.NewWorkerAPI(w.srv.Client(), w.srv.URL+"/api", stranger).File(ctx, lease.AttemptID, own.FilePaths[0]); !errors.Is(err, outbound.ErrAttemptNotHeld) {
+		t.Errorf("another worker: %v, want ErrAttemptNotHeld", err)
+	}
+	if _, err := outbound.NewWorkerAPI(w.srv.Client(), w.srv.URL+"/api", w.admin).File(ctx, lease.AttemptID, own.FilePaths[0]); !errors.Is(err, outbound.ErrWorkerRevoked) {
+		t.Errorf("an admin's key: %v, want 401", err)
 	}
 }
