@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The test files in testdata/file were made by real tools: report.pdf by
@@ -97,4 +98,32 @@ func TestExtractTextRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzFileText reads any bytes as each kind of file: no panic, an answer
+// within the limit of text, valid UTF-8.
+func FuzzFileText(f *testing.F) {
+	for _, name := range []string{"report.pdf", "deck.pdf", "handbook.docx", "deck.pptx"} {
+		b, err := os.ReadFile("testdata/file/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("%PDF-1.4\n1 0 obj << /Length 20 >>\nstream\nBT (a\\(b\\)) Tj [(c) -300 (d)] TJ ET\nendstream"))
+	f.Add([]byte("name,size\n\"a\"\"b\",1\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, kind := range []string{kindText, kindHTML, kindCSV, kindPDF, kindDOCX, kindPPTX} {
+			text, err := ExtractText(kind, bytes.NewReader(in), 4096)
+			if err != nil {
+				continue
+			}
+			if len(text) > 4096 {
+				t.Fatalf("%s: %d bytes of text, over the limit", kind, len(text))
+			}
+			if !utf8.ValidString(text) {
+				t.Fatalf("%s: text %q is not UTF-8", kind, text)
+			}
+		}
+	})
 }
