@@ -24,8 +24,8 @@ import (
 // other routes' (Config.FileLimits.MaxUploadBytes).
 const fileUploadPath = "/manage/admin/connector/file/upload"
 
-// uploadTimeout bounds an upload: its body is read from the network
-// before anything is written.
+// uploadTimeout bounds an upload (its body is read from the network
+// before anything is written), and a file streamed to a worker.
 const uploadTimeout = 10 * time.Minute
 
 // maxMetadataBytes bounds a zip's .onyx_metadata.json, which is read whole
@@ -51,6 +51,10 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
+	// The server's read time-out (QUARRY_READ_TIMEOUT) is for requests
+	// of a few kilobytes; an upload may take up to uploadTimeout. Where
+	// the connection has no deadlines (in-process), there is none to move.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTimeout))
 	parts, err := spoolUpload(r)
 	defer func() {
 		for _, p := range parts {
@@ -214,6 +218,9 @@ func (s *Server) handleAttemptFile(w http.ResponseWriter, r *http.Request, wk *q
 	if err != nil {
 		return err
 	}
+	// A file may take longer to send than the server's write time-out
+	// (QUARRY_WRITE_TIMEOUT) allows an answer.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(uploadTimeout))
 	rc := s.db.OpenFile(r.Context(), f)
 	defer rc.Close()
 	h := w.Header()
