@@ -117,7 +117,10 @@ var settings = []setting{
 			return err
 		}},
 	{"file-max-expanded-bytes", "QUARRY_FILE_MAX_EXPANDED_BYTES", "524288000", "most bytes one upload's files may take once a zip is inflated (400 beyond)",
-		func(c *Config, v string) (err error) { c.FileLimits.MaxExpandedBytes, err = parsePositive(v); return err }},
+		func(c *Config, v string) (err error) {
+			c.FileLimits.MaxExpandedBytes, err = parsePositive(v)
+			return err
+		}},
 	{"file-max-ratio", "QUARRY_FILE_MAX_RATIO", "200", "most times a zip entry over 1 MiB may inflate over its compressed size (400 beyond)",
 		func(c *Config, v string) (err error) { c.FileLimits.MaxRatio, err = parsePositive(v); return err }},
 	{"log-level", "QUARRY_LOG_LEVEL", "info", "debug, info, warn or error",
