@@ -23,6 +23,7 @@ func TestExtractText(t *testing.T) {
 		want       []string // Lines the text must hold, in order.
 	}{
 		{"report.pdf", kindPDF, []string{"Quarterly report for the quarry", "Granite output rose by 12% (net), café closed.", "Second page: limestone"}},
+		{"deck.pdf", kindPDF, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
 		{"handbook.docx", kindDOCX, []string{"Safety handbook", "Wear a helmet in the pit at all times.", "Blasting happens at noon on weekdays."}},
 		{"deck.pptx", kindPPTX, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
 		{"onyx_metadata.json", kindText, []string{`"filename": "sample1.txt",`, `"file_display_name": "Basically Google",`}},
