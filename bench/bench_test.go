@@ -67,7 +67,7 @@ func TestOps(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, indexing, mix" {
+	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, indexing, ingest, mix" {
 		t.Errorf("OpNames: %s", got)
 	}
 	mix, err := parseMix(DefaultMix)
