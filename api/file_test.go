@@ -8,17 +8,22 @@ import (
 	"database/sql"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
 	"net/textproto"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/storetest"
 )
 
 // uploadPart is a file of an upload: its name, content type and content.
@@ -238,4 +243,36 @@ func TestUploadConnectorFilesRefused(t *testing.T) {
 	}
 	e.do(e.admin, "POST", "/manage/admin/connector/file/upload", `{}`).want(t, 422,
 		`{"detail":[{"type":"missing","loc":["body","files"],"msg":"Field required","input":null}]}`)
+}
+
+// An upload slower than the server's read time-out (QUARRY_READ_TIMEOUT)
+// is read whole: the handler moves the connection's read deadline.
+func TestUploadOutlastsReadTimeout(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	e := startEnv(t, srv, storetest.URL(t))
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		part, _ := mw.CreateFormFile("files", "slow.txt")
+		for i := range 8 {
+			fmt.Fprintf(part, "line %d\n", i)
+			time.Sleep(100 * time.Millisecond) // 800 ms in all, over the 300 ms time-out.
+		}
+		mw.Close()
+		pw.Close()
+	}()
+	req, _ := http.NewRequest("POST", e.srv.URL+"/manage/admin/connector/file/upload", pr)
+	req.Header.Set("Authorization", "Bearer "+e.admin.token)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	got := fileIDs.ReplaceAllString(string(b), `"ID"`)
+	if res.StatusCode != 200 || got != `{"file_paths":["ID"],"file_names":["slow.txt"],"zip_metadata_file_id":null}` {
+		t.Fatalf("slow upload: %d %s", res.StatusCode, b)
+	}
 }
