@@ -74,6 +74,7 @@ var goldenTargets = map[string]func() any{
 	"setPermission":            func() any { return &setGroupPermissionRequest{} },
 	"indexingStatus":           func() any { return &indexingStatusRoute{} },
 	"groupsQuery":              func() any { return &groupsQuery{} },
+	"uploadFilesQuery":         func() any { return &uploadConnectorFilesRequest{} },
 	"connectorsQuery":          func() any { return &connectorsQuery{} },
 	"allUsersQuery":            func() any { return &allUsersQuery{} },
 	"oauthConfigUpdate":        func() any { return &updateOAuthConfigRequest{} },

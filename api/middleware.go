@@ -41,7 +41,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			ctx = context.WithValue(ctx, basePathKey{}, true)
 		}
 		r = r.WithContext(ctx)
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		limit := s.cfg.MaxBodyBytes
+		if r.URL.Path == fileUploadPath {
+			limit = s.cfg.FileLimits.WithDefaults().MaxUploadBytes
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {

@@ -1047,3 +1047,17 @@ func (searchTag) ModelName() string { return "Tag" }
 type sendSearchMessageRequest struct {
 	Body sendSearchQuery `body:""`
 }
+
+// uploadConnectorFilesRequest is the request of
+// POST /manage/admin/connector/file/upload; its files (multipart field
+// "files") are read by the handler as a stream.
+type uploadConnectorFilesRequest struct {
+	Unzip bool `query:"unzip" default:"true"`
+}
+
+// attemptFileRequest is the request of
+// GET /worker/attempts/{attempt_id}/files/{file_id}.
+type attemptFileRequest struct {
+	ID     int64  `path:"attempt_id"`
+	FileID string `path:"file_id"`
+}

@@ -52,6 +52,7 @@ var onyxAnswers = map[string]onyxAnswer{
 	"GET /manage/admin/cc-pair/{cc_pair_id}/index-attempts": {model: "IndexAttemptSnapshot", paginated: true},
 	"GET /manage/admin/cc-pair/{cc_pair_id}/errors":         {model: "IndexAttemptErrorPydantic", paginated: true},
 	"POST /onyx-api/ingestion":                              {model: "IngestionResult"},
+	"POST /manage/admin/connector/file/upload":              {model: "FileUploadResponse"},
 	"GET /onyx-api/ingestion":                               {model: "DocMinimalInfo", list: true},
 	"POST /search/send-search-message":                      {model: "SearchFullResponse", packets: "SearchDocWithContent"},
 	"GET /onyx-api/connector-docs/{cc_pair_id}":             {model: "DocMinimalInfo", list: true},

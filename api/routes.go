@@ -23,6 +23,7 @@ func (s *Server) routes() {
 	m.Handle("GET /manage/connector/{connector_id}", s.authed(connectorAccess, s.handleGetConnector))
 	m.Handle("PATCH /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleUpdateConnector))
 	m.Handle("DELETE /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleDeleteConnector))
+	m.Handle("POST /manage/admin/connector/file/upload", s.authedFor(uploadTimeout, connectorAccess, s.handleUploadConnectorFiles))
 
 	// Credentials.
 	m.Handle("POST /manage/credential", s.authed(basicAccess, s.handleCreateCredential))
@@ -165,6 +166,7 @@ func (s *Server) routes() {
 	m.Handle("POST /worker/heartbeat", s.workerAuthed(s.handleHeartbeat))
 	m.Handle("GET /worker/attempts/{attempt_id}/credential", s.workerAuthed(s.handleAttemptCredential))
 	m.Handle("PUT /worker/attempts/{attempt_id}/credential", s.workerAuthed(s.handleUpdateAttemptCredential))
+	m.Handle("GET /worker/attempts/{attempt_id}/files/{file_id}", s.workerAuthed(s.handleAttemptFile))
 	m.Handle("POST /worker/attempts/{attempt_id}/progress", s.workerAuthed(s.handleProgress))
 	m.Handle("POST /worker/attempts/{attempt_id}/finish", s.workerAuthed(s.handleFinish))
 

@@ -31,6 +31,10 @@ type Config struct {
 	MaskCredentials bool
 	// MaxBodyBytes caps request bodies; larger ones get 413. Zero means 1 MiB.
 	MaxBodyBytes int64
+	// FileLimits bounds uploads of files for the file connector (its
+	// MaxUploadBytes replaces MaxBodyBytes on that route); zero fields
+	// are quarry.DefaultFileLimits'.
+	FileLimits quarry.FileLimits
 	// DBTimeout bounds the time a request may spend on the database; past
 	// it the request answers 503. Zero means 10 seconds.
 	DBTimeout time.Duration

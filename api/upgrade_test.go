@@ -798,6 +798,19 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "POST", "/onyx-api/ingestion", `{"cc_pair_id":1,"document":{"sections":[{"text":"No id"}],
 		"semantic_identifier":"Pushed two","metadata":{}}}`).decode(t, new(any))
 
+	// Since 00014: files uploaded for the file connector (a zip with its
+	// metadata, and a text file), and a file connector naming them.
+	var uploaded struct {
+		FilePaths         []string `json:"file_paths"`
+		FileNames         []string `json:"file_names"`
+		ZipMetadataFileID *string  `json:"zip_metadata_file_id"`
+	}
+	e.upload(admin, "", uploadPart{"with_meta.zip", "application/zip", testdataFile(t, "with_meta.zip")},
+		uploadPart{"notes.txt", "text/plain", []byte("Notes on the north face.\n")}).decode(t, &uploaded)
+	fileConfig, _ := json.Marshal(map[string]any{"file_locations": uploaded.FilePaths, "file_names": uploaded.FileNames,
+		"zip_metadata_file_id": uploaded.ZipMetadataFileID})
+	e.do(admin, "POST", "/manage/admin/connector", `{"name":"Uploaded files","source":"file","input_type":"load_state",
+		"connector_specific_config":`+string(fileConfig)+`,"refresh_freq":null,"prune_freq":null}`).decode(t, new(any))
 	// Since 00016: pruning. A prune asked for on pair 1, which a pass of
 	// the scheduler makes (or keeps asked for while the pair's attempt
 	// waits).

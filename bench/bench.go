@@ -97,6 +97,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Op == Indexing {
 		return runIndexing(ctx, o)
 	}
+	if o.Op == Ingest {
+		return runIngest(ctx, o)
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -178,7 +181,7 @@ func (o *Options) check() ([]weight, error) {
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
 	}
-	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList || o.Op == Indexing) {
+	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList || o.Op == Indexing || o.Op == Ingest) {
 		return nil, fmt.Errorf("-op %s needs the in-process server (its own upstream or tools); it does not go with -target", o.Op)
 	}
 	if o.Target != "" {
@@ -193,8 +196,8 @@ func (o *Options) check() ([]weight, error) {
 			return nil, errors.New("-target needs -token (or QUARRY_BENCH_TOKEN): an admin API key of the target")
 		}
 	}
-	if o.Op == Indexing {
-		return nil, nil // Measured on the store, not by the load (indexing.go).
+	if o.Op == Indexing || o.Op == Ingest {
+		return nil, nil // Measured on the store, not by the load (indexing.go, ingest.go).
 	}
 	if o.Op != Mix {
 		return []weight{{opNamed(o.Op), 1}}, nil

@@ -67,7 +67,7 @@ func TestOps(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, indexing, mix" {
+	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, indexing, ingest, mix" {
 		t.Errorf("OpNames: %s", got)
 	}
 	mix, err := parseMix(DefaultMix)
@@ -154,6 +154,58 @@ func TestIndexingOp(t *testing.T) {
 				t.Errorf("JSON report: %v\n%s", err, js.String())
 			}
 			t.Logf("%s", text.String())
+		})
+	}
+}
+
+// -op ingest on SQLite, and when QUARRY_TEST_POSTGRES_URL is set, on
+// PostgreSQL: the three ways in each put every document into the store
+// (the run fails otherwise) and report a rate. The figures are
+// docs/benchmarks.md's.
+func TestIngestOp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: indexes 4,000 documents")
+	}
+	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbs["postgres"] = storetest.URL(t)
+	}
+	for name, url := range dbs {
+		t.Run(name, func(t *testing.T) {
+			var progress bytes.Buffer
+			rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 2, Duration: time.Second,
+				Op: Ingest, Progress: &progress, Version: "test", Server: Server{
+					API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
+					Log: slog.New(slog.DiscardHandler),
+					HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
+						return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+					},
+					Keys: func() (*store.Keyring, error) {
+						k, err := store.ParseKey(store.NewKey())
+						if err != nil {
+							return nil, err
+						}
+						return store.NewKeyring(k)
+					},
+				}})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, progress.String())
+			}
+			if rep.Ingest == nil || len(rep.Ingest.Series) != 3 {
+				t.Fatalf("ingest report %+v", rep.Ingest)
+			}
+			for i, want := range []string{"file:upload", "file:index", "ingestion-api"} {
+				s := rep.Ingest.Series[i]
+				if s.Name != want || s.Documents != ingestDocs || s.DocsPerS <= 0 || s.TargetPS != ingestTarget {
+					t.Errorf("series %d: %+v, want %s with %d documents and a rate", i, s, want, ingestDocs)
+				}
+				t.Logf("%s: %.0f documents/s", s.Name, s.DocsPerS)
+			}
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			if !strings.Contains(text.String(), "file:index") {
+				t.Errorf("the text report has no file:index:\n%s", text.String())
+			}
 		})
 	}
 }

@@ -153,13 +153,13 @@ func opNamed(name string) *op {
 }
 
 // OpNames returns the values of -op: every operation, then indexing
-// (measured on the store: indexing.go), then mix.
+// (measured on the store: indexing.go) and ingest (ingest.go), then mix.
 func OpNames() []string {
 	var out []string
 	for _, o := range ops {
 		out = append(out, o.name)
 	}
-	return append(out, Indexing, Mix)
+	return append(out, Indexing, Ingest, Mix)
 }
 
 // mixableNames returns the operations -mix may weigh.

@@ -32,6 +32,8 @@ type Report struct {
 	// are the status listing after a progress report, with the quiet
 	// listing as the floor.
 	Indexing *IndexingReport `json:"indexing,omitempty"`
+	// Ingest holds what -op ingest measured: documents/s into the store.
+	Ingest *IngestReport `json:"ingest,omitempty"`
 }
 
 // ServerInfo says what was loaded.
@@ -296,7 +298,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		op += " (" + strings.Join(parts, ", ") + ")"
 	}
-	if r.Indexing != nil {
+	if r.Indexing != nil || r.Ingest != nil {
 		fmt.Fprintf(w, "\nquarry bench: %s, measured on the store, in %s (quarry %s)\n",
 			op, time.Duration(r.DurationSeconds*float64(time.Second)).Round(time.Second), r.QuarryVersion)
 	} else {
@@ -337,6 +339,10 @@ func (r *Report) WriteText(w io.Writer) {
 
 	if r.Indexing != nil {
 		r.writeIndexingText(w)
+		return
+	}
+	if r.Ingest != nil {
+		r.writeIngestText(w)
 		return
 	}
 	fmt.Fprintln(w)

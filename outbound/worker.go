@@ -373,6 +373,9 @@ func (w *Worker) open(ctx context.Context, log *slog.Logger, lease *quarry.Lease
 		Dial: w.cfg.ConnectorDial,
 		Now:  w.cfg.Now,
 		Log:  slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
+		OpenFile: func(ctx context.Context, id string) (*connector.File, error) {
+			return w.cfg.API.File(ctx, lease.AttemptID, id)
+		},
 		SaveCredential: func(ctx context.Context, c json.RawMessage) error {
 			v, err := w.cfg.API.PutCredential(ctx, lease.AttemptID, c, version)
 			if err != nil {

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound/connector"
 )
 
 // Errors of the worker protocol that decide what a worker does.
@@ -144,12 +146,44 @@ func (c *WorkerAPI) Finish(ctx context.Context, id int64, f quarry.Finish) (quar
 	return out.Status, nil
 }
 
+// File returns the content of file id, which attempt id's connector
+// names, as a stream the caller closes, with its name and MIME type.
+func (c *WorkerAPI) File(ctx context.Context, attempt int64, id string) (*connector.File, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/worker/attempts/%d/files/%s", c.base, attempt, url.PathEscape(id)), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading file %s of attempt %d: %w", id, attempt, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			return nil, ErrWorkerRevoked
+		case http.StatusConflict:
+			return nil, fmt.Errorf("%w: %s", ErrAttemptNotHeld, answerDetail(b))
+		}
+		return nil, fmt.Errorf("reading file %s of attempt %d: %w", id, attempt, &WorkerAPIError{Status: resp.StatusCode, Detail: answerDetail(b)})
+	}
+	name, _ := url.QueryUnescape(resp.Header.Get("X-Quarry-File-Name"))
+	typ, _ := url.QueryUnescape(resp.Header.Get("X-Quarry-File-Type"))
+	return &connector.File{ID: id, Name: name, Type: typ, Size: resp.ContentLength, Content: resp.Body}, nil
+}
+
 // WorkerAPIError is an answer of the server other than 200 that is not
 // one of the protocol's errors above.
 type WorkerAPIError struct {
 	Status int
 	Detail string // Its detail, clipped.
 }
+
+// NotFound reports whether the answer was 404: the file connector skips
+// a file that is gone.
+func (e *WorkerAPIError) NotFound() bool { return e.Status == http.StatusNotFound }
 
 func (e *WorkerAPIError) Error() string {
 	if e.Detail == "" {

@@ -62,6 +62,7 @@ ROOTS = [
     ("onyx.server.documents.models", "DocumentSyncStatus"),
     ("onyx.server.documents.models", "PaginatedReturn"),
     ("onyx.server.documents.models", "IndexAttemptSnapshot"),
+    ("onyx.server.documents.models", "FileUploadResponse"),
     ("onyx.background.indexing.models", "IndexAttemptErrorPydantic"),
     # The ingestion API (its answers; IngestionDocument names Onyx's section
     # types, whose Literal annotations the table does not follow).

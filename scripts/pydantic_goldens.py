@@ -521,6 +521,12 @@ class GroupsQuery(BaseModel):
     include_default: bool = False
 
 
+class UploadFilesQuery(BaseModel):
+    # upload_files_api's query parameter; its multipart files are read by
+    # the handler (api/file.go), not by this mirror.
+    unzip: bool = True
+
+
 class ConnectorsQuery(BaseModel):
     credential: Optional[Int64] = None
 
@@ -591,6 +597,7 @@ ENDPOINTS = {
     "setPermission": ("PUT", "/manage/admin/user-group/{group_id}/permissions", ["group_id"], None, SetPermission),
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
+    "uploadFilesQuery": ("POST", "/manage/admin/connector/file/upload", [], UploadFilesQuery, None),
     "ingestionDocument": ("POST", "/onyx-api/ingestion", [], None, IngestionDocument),
     "sendSearchQuery": ("POST", "/search/send-search-message", [], None, SendSearchQueryRequest),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
@@ -1312,6 +1319,10 @@ def corpus():
     case("groupsQuery", "include_default", query="include_default=true")
     case("groupsQuery", "as Python prints it", query="include_default=True")
     case("groupsQuery", "bad", query="include_default=maybe")
+    case("uploadFilesQuery", "none", query="")
+    case("uploadFilesQuery", "unzip false", query="unzip=false")
+    case("uploadFilesQuery", "unzip as Python prints it", query="unzip=False")
+    case("uploadFilesQuery", "bad", query="unzip=maybe")
     case("connectorsQuery", "none", query="")
     case("connectorsQuery", "a credential", query="credential=7")
     case("connectorsQuery", "not a number", query="credential=k")

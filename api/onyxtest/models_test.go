@@ -18,6 +18,7 @@ var unmirrored = map[string]string{
 	"IndexAttemptSnapshot":            answers,
 	"IndexAttemptErrorPydantic":       answers,
 	"IngestionResult":                 answers,
+	"FileUploadResponse":              answers,
 	"DocMinimalInfo":                  answers,
 	"IndexedSourcesResponse":          answers,
 	"SendSearchQueryRequest":          requests,

@@ -31,6 +31,7 @@ type Config struct {
 	OldEncryptionKeys []string // Keys still accepted for reading during a rotation.
 	MaskCredentials   bool
 	MaxBodyBytes      int64
+	FileLimits        quarry.FileLimits // Uploads for the file connector.
 	LogLevel          slog.Level
 	LogFormat         string
 	ShutdownGrace     time.Duration
@@ -107,6 +108,21 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.MaskCredentials, err = strconv.ParseBool(v); return err }},
 	{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "1048576", "largest request body accepted (413 beyond)",
 		func(c *Config, v string) (err error) { c.MaxBodyBytes, err = parsePositive(v); return err }},
+	{"file-max-upload-bytes", "QUARRY_FILE_MAX_UPLOAD_BYTES", "104857600", "largest upload of files for the file connector (413 beyond)",
+		func(c *Config, v string) (err error) { c.FileLimits.MaxUploadBytes, err = parsePositive(v); return err }},
+	{"file-max-files", "QUARRY_FILE_MAX_FILES", "10000", "most files one upload may keep, a zip's entries included (400 beyond)",
+		func(c *Config, v string) error {
+			n, err := parsePositive(v)
+			c.FileLimits.MaxFiles = int(min(n, 1<<31-1))
+			return err
+		}},
+	{"file-max-expanded-bytes", "QUARRY_FILE_MAX_EXPANDED_BYTES", "524288000", "most bytes one upload's files may take once a zip is inflated (400 beyond)",
+		func(c *Config, v string) (err error) {
+			c.FileLimits.MaxExpandedBytes, err = parsePositive(v)
+			return err
+		}},
+	{"file-max-ratio", "QUARRY_FILE_MAX_RATIO", "200", "most times a zip entry over 1 MiB may inflate over its compressed size (400 beyond)",
+		func(c *Config, v string) (err error) { c.FileLimits.MaxRatio, err = parsePositive(v); return err }},
 	{"log-level", "QUARRY_LOG_LEVEL", "info", "debug, info, warn or error",
 		func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
 	{"log-format", "QUARRY_LOG_FORMAT", "json", "json or text",

@@ -76,6 +76,7 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		BasePath:        cfg.BasePath,
 		MaskCredentials: cfg.MaskCredentials,
 		MaxBodyBytes:    cfg.MaxBodyBytes,
+		FileLimits:      cfg.FileLimits,
 		DBTimeout:       cfg.DBTimeout,
 		SignIn:          signIn,
 		ToolEgress:      cfg.ToolEgress,

@@ -18,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -155,6 +156,18 @@ type Env struct {
 	// connector changed it (an OAuth token it refreshed); nil when
 	// writing back is not possible.
 	SaveCredential func(ctx context.Context, credential json.RawMessage) error
+	// OpenFile reads a file of the file store that the connector's
+	// configuration names (the file connector's); nil when there is no
+	// file store.
+	OpenFile func(ctx context.Context, id string) (*File, error)
+}
+
+// File is a file of the file store, as a connector reads it: a stream it
+// closes.
+type File struct {
+	ID, Name, Type string
+	Size           int64 // -1 when unknown.
+	Content        io.ReadCloser
 }
 
 // Constructor makes the connector of one run from its connector's
@@ -176,6 +189,7 @@ func NewRegistry() *Registry {
 		ImapSource:      NewImap,
 		MediaWikiSource: NewMediaWiki,
 		WikipediaSource: NewWikipedia,
+		FileSource:      NewFile,
 	}}
 }
 

@@ -35,6 +35,7 @@ import { chromium } from 'playwright-core';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const [base, outdir, mcpOpen, mcpKeyed] = process.argv.slice(2);
 if (!base || !outdir || !mcpOpen || !mcpKeyed) {
@@ -303,7 +304,7 @@ try {
   await view(ada, 'connector-new-mediawiki-invalid');
   await ada.locator('#connector-source').selectOption('file');
   await ada.locator('#connector-config [data-key="file_locations"]').waitFor();
-  check(await ada.locator('#connector-config .upload-slot').count() === 1, 'the file form has its upload slot');
+  check(await ada.locator('#connector-file-box').isVisible(), 'the file form has its upload');
   // A second connector, for a pair no group shares: a web connector,
   // made with the keyboard through the web form, whose fields are
   // checked before saving.
@@ -336,6 +337,25 @@ try {
   `the web form's configuration: ${JSON.stringify(handbook.connector_specific_config)}`);
   await ada.locator(webField('base_url')).waitFor();
   check(await ada.locator(webField('base_url')).inputValue() === 'https://handbook.example.com/', 'the saved connector shows its base URL');
+  // A file connector: Onyx's zip with its metadata, uploaded from the form
+  // (the bar shows the upload's progress), fills in the configuration.
+  await ada.goto(`${url}#connector/new`);
+  await ada.locator('#connector-form:not([hidden])').waitFor();
+  await ada.locator('#connector-name').fill('Uploaded files');
+  check(await ada.locator('#connector-file-box').isHidden(), 'no upload for a source other than file');
+  await ada.locator('#connector-source').selectOption('file');
+  await ada.locator('#connector-file-box:not([hidden])').waitFor();
+  await ada.getByLabel('Files to index').setInputFiles(fileURLToPath(new URL('../../outbound/connector/testdata/file/with_meta.zip', import.meta.url)));
+  await ada.locator('#connector-file-box button', { hasText: 'Upload' }).click();
+  await ada.locator('#connector-file-box [role="status"]', { hasText: 'Uploaded: 2 files (sample1.txt, sample2.txt), with the zip\'s metadata.' }).waitFor();
+  check(await ada.locator('#connector-file-box progress').evaluate((p) => p.value) === 100, 'the progress bar is full');
+  await view(ada, 'connector-file-upload');
+  await ada.getByRole('button', { name: 'Create connector' }).click();
+  await ada.waitForURL(/#connector\/\d+$/);
+  const uploaded = await ada.evaluate(async (id) => (await fetch(`manage/connector/${id}`)).json(), idFromURL(ada, 'connector'));
+  const fc = uploaded.connector_specific_config;
+  check(fc.file_locations.length === 2 && fc.file_names.join() === 'sample1.txt,sample2.txt' && typeof fc.zip_metadata_file_id === 'string',
+    `the upload's answer is the configuration: ${JSON.stringify(fc)}`);
 
   // 3. Credentials, owned by Ada.
   step = 'credential';

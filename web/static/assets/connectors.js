@@ -10,8 +10,9 @@ import { sourceName, sourceOptions } from './sources.js';
 import { isAdmin, groupChoices } from './session.js';
 import * as status from './status.js';
 import { go, href } from './route.js';
+import { fileUpload } from './fileupload.js';
 
-const state = { id: null, conn: null, config: null, groups: () => [] };
+const state = { id: null, conn: null, config: null, groups: () => [], upload: null };
 
 /** list shows every connector the person can see. */
 export async function list() {
@@ -53,6 +54,7 @@ async function fill(conn) {
   setFreq($('connector-refresh'), $('connector-refresh-unit'), isNew ? null : conn.refresh_freq);
   setFreq($('connector-prune'), $('connector-prune-unit'), isNew ? null : conn.prune_freq);
   state.config = configEditor($('connector-config'), $('connector-source').value, isNew ? {} : conn.connector_specific_config, { isNew });
+  state.upload.show($('connector-source').value === 'file');
   // The connector routes show the sharing when the server sends it; if
   // not, the form says that saving sets it.
   const known = isNew || conn.access_type !== undefined;
@@ -81,6 +83,8 @@ export async function open(id) {
   $('connector-form').hidden = true;
   $('connector-pairs-box').hidden = true;
   if (id === 'new') {
+    // A connector still loading when "new" was asked is not shown.
+    $('view-connector').setAttribute('aria-busy', 'false');
     $('connector-title').textContent = 'New connector';
     $('connector-meta').textContent = 'Choose its source, then how it reads it. You pair it with a credential afterwards.';
     await fill(null);
@@ -202,11 +206,14 @@ function changeSource() {
   const conn = state.conn;
   const same = conn !== null && conn.source === source;
   state.config = configEditor($('connector-config'), source, same ? conn.connector_specific_config : {}, { isNew: !same });
+  state.upload.show(source === 'file');
 }
 
 /** wire connects the controls, once. */
 export function wire() {
   $('connector-source').replaceChildren(...sourceOptions(el));
+  // The file connector's upload (fileupload.js) fills the file form.
+  state.upload = fileUpload($('connector-file-box'), (keys) => state.config.merge?.(keys));
   $('connector-source').addEventListener('change', changeSource);
   $('connector-form').addEventListener('submit', save);
   $('connector-delete').addEventListener('click', remove);
@@ -214,6 +221,7 @@ export function wire() {
 
 export function reset() {
   Object.assign(state, { id: null, conn: null, config: null });
+  state.upload?.show(false);
   $('connector-form').hidden = true;
   $('connectors-rows').replaceChildren();
 }

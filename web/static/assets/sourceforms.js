@@ -29,10 +29,8 @@ const forms = {
     fields: [
       { key: 'file_locations', label: 'File locations', kind: 'lines', required: true, hint: 'One per line: the locations the upload answers with.' },
     ],
-    // UPLOAD CONTROL: the file connector's upload (another change) plugs
-    // in here. It gets the slot element and add(locations), which appends
-    // the locations an upload answered with to the field above.
-    upload: true,
+    // The upload (fileupload.js, shown above the form for this source)
+    // fills the form through merge.
   },
   imap: {
     intro: 'Mail read over IMAP with TLS. Its credential holds imap_username and imap_password.',
@@ -69,14 +67,16 @@ function fieldError(input, msg) {
 /**
  * configEditor fills container with the form of source's configuration
  * (or the key/value editor) holding config, and returns {get, source,
- * uploadSlot}: get returns the configuration or throws an Error that says
- * what to fix, with the field marked.
+ * merge}: get returns the configuration or throws an Error that says what
+ * to fix, with the field marked; merge (null without a form) takes the
+ * keys a file upload answered with (file_locations, file_names,
+ * zip_metadata_file_id).
  */
 export function configEditor(container, source, config = {}, { isNew = false } = {}) {
   const form = forms[source];
   if (!form) {
     const kv = kvEditor(container, config, { name: 'setting' });
-    return { get: kv.get, source, uploadSlot: null };
+    return { get: kv.get, source, merge: null };
   }
   const base = uid(`${container.id || 'cfg'}-${source}`);
   const inputs = new Map();
@@ -110,12 +110,6 @@ export function configEditor(container, source, config = {}, { isNew = false } =
       el('label', { for: id }, f.label, f.required ? '' : el('span', { class: 'muted' }, ' (optional)')),
       input,
       hintID ? el('p', { id: hintID, class: 'muted small' }, f.hint) : null));
-  }
-  let uploadSlot = null;
-  if (form.upload) {
-    // UPLOAD CONTROL goes here (see forms.file.upload).
-    uploadSlot = el('div', { class: 'upload-slot', 'data-upload-for': `${base}-file_locations` });
-    nodes.push(uploadSlot);
   }
   container.replaceChildren(...nodes);
 
@@ -166,13 +160,24 @@ export function configEditor(container, source, config = {}, { isNew = false } =
     return out;
   }
 
-  /** addLocations appends locations to the file form's field. */
-  function addLocations(locations) {
+  /**
+   * merge appends an upload's locations to the file form's field and keeps
+   * its file names and zip metadata beside them; on another form, the keys
+   * are set as they are.
+   */
+  function merge({ file_locations: locations = [], file_names: names = [], ...rest }) {
     const input = inputs.get('file_locations');
-    if (!input) return;
+    if (!input) {
+      config = { ...config, file_locations: locations, file_names: names, ...rest };
+      return;
+    }
     const have = input.value.trim();
     input.value = [have, ...locations].filter((s) => s !== '').join('\n');
+    config = { ...config, file_names: [...(have === '' ? [] : config.file_names ?? []), ...names] };
+    for (const [k, v] of Object.entries(rest)) {
+      if (v !== null && v !== undefined) config[k] = v;
+    }
   }
 
-  return { get, source, uploadSlot, addLocations };
+  return { get, source, merge };
 }

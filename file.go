@@ -1,0 +1,237 @@
+package quarry
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"path"
+	"strings"
+)
+
+// File is a file of the file store: what POST
+// /manage/admin/connector/file/upload keeps for the file connector
+// (Onyx's FileRecord). Its content is the store's, read as a stream.
+type File struct {
+	ID          string `json:"file_id"`
+	DisplayName string `json:"display_name"`
+	FileType    string `json:"file_type"`
+	Origin      string `json:"file_origin"`
+	Size        int64  `json:"size"`
+	CreatedAt   Time   `json:"created_at"`
+}
+
+// Origins of files (Onyx's FileOrigin values).
+const (
+	FileOriginUpload   = "connector_file_upload" // A file uploaded for the file connector.
+	FileOriginMetadata = "connector_metadata"    // The .onyx_metadata.json of an uploaded zip.
+)
+
+// OnyxMetadataFile is the name of the file in a zip that gives the
+// metadata of the zip's other files (Onyx's ONYX_METADATA_FILENAME).
+const OnyxMetadataFile = ".onyx_metadata.json"
+
+// SeenZipDetail is the 400 of an upload with two zip files (Onyx's
+// SEEN_ZIP_DETAIL).
+const SeenZipDetail = "Only one zip file is allowed per file connector, use the ingestion APIs for multiple files"
+
+// FileLimits bounds what one upload may hold and expand to: zip bombs
+// (many entries, or entries that inflate far beyond their compressed
+// size) are refused before anything is written.
+type FileLimits struct {
+	// MaxUploadBytes bounds the whole request body (every file, as sent).
+	MaxUploadBytes int64
+	// MaxFiles bounds how many files an upload keeps, the entries of a
+	// zip included.
+	MaxFiles int
+	// MaxExpandedBytes bounds the total size of the files kept, the zip's
+	// entries once inflated.
+	MaxExpandedBytes int64
+	// MaxRatio bounds how many times larger than its compressed size a
+	// zip entry may inflate.
+	MaxRatio int64
+}
+
+// DefaultFileLimits are the limits when none are configured.
+var DefaultFileLimits = FileLimits{
+	MaxUploadBytes:   100 << 20,
+	MaxFiles:         10000,
+	MaxExpandedBytes: 500 << 20,
+	MaxRatio:         200,
+}
+
+// WithDefaults returns l with its zero fields set to DefaultFileLimits'.
+func (l FileLimits) WithDefaults() FileLimits {
+	d := DefaultFileLimits
+	if l.MaxUploadBytes <= 0 {
+		l.MaxUploadBytes = d.MaxUploadBytes
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	if l.MaxExpandedBytes <= 0 {
+		l.MaxExpandedBytes = d.MaxExpandedBytes
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = d.MaxRatio
+	}
+	return l
+}
+
+// IsZipUpload reports whether an uploaded file is a zip archive, by its
+// content type or its name, as Onyx's is_zip_file does.
+func IsZipUpload(filename, contentType string) bool {
+	for _, p := range []string{"application/zip", "application/x-zip-compressed", "application/x-zip", "multipart/x-zip"} {
+		if strings.HasPrefix(contentType, p) {
+			return true
+		}
+	}
+	return strings.HasSuffix(strings.ToLower(filename), ".zip")
+}
+
+// KeepArchiveEntry reports whether a zip entry named name is kept: no
+// part of its path starts with a dot (macOS's __MACOSX/._ files, hidden
+// files, .onyx_metadata.json itself), as Onyx's should_process_file says.
+func KeepArchiveEntry(name string) bool {
+	for _, part := range strings.Split(path.Clean(strings.ReplaceAll(name, "\\", "/")), "/") {
+		if strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// GuessFileType returns the MIME type of a file named name, from its
+// extension, or application/octet-stream.
+func GuessFileType(name string) string {
+	if t := mime.TypeByExtension(strings.ToLower(path.Ext(name))); t != "" {
+		return t
+	}
+	return "application/octet-stream"
+}
+
+// ArchiveEntry is a file of a zip archive that an upload keeps.
+type ArchiveEntry struct {
+	Name string // Its base name.
+	file *zip.File
+	max  int64 // The most its content may inflate to.
+}
+
+// Open returns the entry's content, inflated; reading more than the
+// limits allow (an entry whose header lies about its size) is an
+// EINVALID error.
+func (e *ArchiveEntry) Open() (io.ReadCloser, error) {
+	rc, err := e.file.Open()
+	if err != nil {
+		return nil, Errorf(EINVALID, "The zip file's entry %s cannot be read: %s", ClipText(e.file.Name, 200), zipFault(err))
+	}
+	return &boundedReader{rc: rc, left: e.max, name: e.file.Name}, nil
+}
+
+// Archive is a zip archive an upload holds, checked against the limits:
+// its entries to keep, and its .onyx_metadata.json, if it has one.
+type Archive struct {
+	Entries  []*ArchiveEntry
+	Metadata *ArchiveEntry // nil when the zip has none.
+}
+
+// ReadArchive reads the directory of the zip archive r of size bytes and
+// checks it against lim (sized by what the upload already keeps: files
+// and bytes so far): too many entries, entries that say they inflate
+// beyond the limits or beyond lim.MaxRatio times their compressed size,
+// are an EINVALID error naming the limit, before anything is inflated.
+// Entries whose headers lie are caught as they are read (ArchiveEntry.Open).
+func ReadArchive(r io.ReaderAt, size int64, lim FileLimits, filesSoFar int, bytesSoFar int64) (*Archive, error) {
+	lim = lim.WithDefaults()
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, Errorf(EINVALID, "The zip file cannot be read: %s", zipFault(err))
+	}
+	if len(zr.File) > lim.MaxFiles+1 {
+		return nil, Errorf(EINVALID, "The zip file has %d entries: an upload may hold at most %d files", len(zr.File), lim.MaxFiles)
+	}
+	a := &Archive{}
+	total := bytesSoFar
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		meta := f.Name == OnyxMetadataFile
+		if !meta && !KeepArchiveEntry(f.Name) {
+			continue
+		}
+		if f.UncompressedSize64 > uint64(lim.MaxExpandedBytes) {
+			return nil, expandedError(lim)
+		}
+		u, c := int64(f.UncompressedSize64), int64(f.CompressedSize64)
+		if u > 1<<20 && u > lim.MaxRatio*max(c, 1) {
+			return nil, Errorf(EINVALID, "The zip file's entry %s inflates %d times over: at most %d times is allowed", ClipText(f.Name, 200), u/max(c, 1), lim.MaxRatio)
+		}
+		total += u
+		if total > lim.MaxExpandedBytes {
+			return nil, expandedError(lim)
+		}
+		e := &ArchiveEntry{Name: path.Base(strings.ReplaceAll(f.Name, "\\", "/")), file: f, max: u}
+		if meta {
+			a.Metadata = e
+			continue
+		}
+		if filesSoFar+len(a.Entries)+1 > lim.MaxFiles {
+			return nil, Errorf(EINVALID, "The upload holds more than %d files", lim.MaxFiles)
+		}
+		a.Entries = append(a.Entries, e)
+	}
+	return a, nil
+}
+
+// expandedError is the error of an upload whose files, inflated, would be
+// over lim.MaxExpandedBytes.
+func expandedError(lim FileLimits) error {
+	return Errorf(EINVALID, "The upload's files inflate to more than %d bytes", lim.MaxExpandedBytes)
+}
+
+// zipFault says what is wrong with a zip file, without Go's words.
+func zipFault(err error) string {
+	switch {
+	case errors.Is(err, zip.ErrFormat):
+		return "it is not a zip file"
+	case errors.Is(err, zip.ErrAlgorithm):
+		return "it is compressed with a method Quarry does not read"
+	case errors.Is(err, zip.ErrChecksum):
+		return "its checksum is wrong"
+	case errors.Is(err, zip.ErrInsecurePath):
+		return "an entry's path leads outside the archive"
+	}
+	return "it is damaged"
+}
+
+// boundedReader reads rc and fails once more than left bytes come out of
+// it: an entry inflating beyond what its header says.
+type boundedReader struct {
+	rc   io.ReadCloser
+	left int64
+	name string
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, Errorf(EINVALID, "The zip file's entry %s inflates beyond the size its header says", ClipText(b.name, 200))
+	}
+	if errors.Is(err, zip.ErrFormat) {
+		// archive/zip's answer to an entry that inflates beyond its
+		// header's size (or whose trailer does not match it).
+		return n, Errorf(EINVALID, "The zip file's entry %s inflates beyond the size its header says, or is damaged", ClipText(b.name, 200))
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, Errorf(EINVALID, "The zip file's entry %s cannot be read: %s", ClipText(b.name, 200), zipFault(err))
+	}
+	return n, err
+}
+
+func (b *boundedReader) Close() error { return b.rc.Close() }
+
+// String names a file for logs.
+func (f *File) String() string { return fmt.Sprintf("file %s (%s)", f.ID, f.DisplayName) }

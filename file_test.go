@@ -1,0 +1,88 @@
+package quarry
+
+import (
+	"archive/zip"
+	"bytes"
+	"io"
+	"os"
+	"testing"
+)
+
+func TestKeepArchiveEntry(t *testing.T) {
+	for name, want := range map[string]bool{
+		"a.txt": true, "dir/a.txt": true, ".onyx_metadata.json": false, "__MACOSX/._a.txt": false,
+		"dir/.hidden/a.txt": false, "a/../b.txt": true, "win\\.x\\a.txt": false,
+	} {
+		if got := KeepArchiveEntry(name); got != want {
+			t.Errorf("KeepArchiveEntry(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestIsZipUpload(t *testing.T) {
+	for _, tc := range []struct {
+		name, ct string
+		want     bool
+	}{
+		{"a.ZIP", "", true}, {"a.bin", "application/x-zip-compressed", true}, {"a.txt", "text/plain", false},
+		{"a.zip.txt", "", false}, {"x", "multipart/x-zip", true},
+	} {
+		if got := IsZipUpload(tc.name, tc.ct); got != tc.want {
+			t.Errorf("IsZipUpload(%q, %q) = %v, want %v", tc.name, tc.ct, got, tc.want)
+		}
+	}
+}
+
+// FuzzArchive reads any bytes as an uploaded zip within small limits:
+// no panic, and what is read of the entries kept never exceeds the
+// limits, whatever their headers say.
+func FuzzArchive(f *testing.F) {
+	for _, name := range []string{"with_meta.zip", "without_meta.zip"} {
+		b, err := os.ReadFile("outbound/connector/testdata/file/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, _ := zw.Create("zeros.txt")
+	w.Write(make([]byte, 4096))
+	w, _ = zw.Create("dir/.hidden")
+	w.Write([]byte("x"))
+	zw.Close()
+	f.Add(b.Bytes())
+	f.Add([]byte("PK\x05\x06" + string(make([]byte, 18))))
+	lim := FileLimits{MaxUploadBytes: 1 << 20, MaxFiles: 8, MaxExpandedBytes: 64 << 10, MaxRatio: 50}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		a, err := ReadArchive(bytes.NewReader(in), int64(len(in)), lim, 0, 0)
+		if err != nil {
+			if ErrorCode(err) != EINVALID {
+				t.Fatalf("error %v is not EINVALID", err)
+			}
+			return
+		}
+		if len(a.Entries) > lim.MaxFiles {
+			t.Fatalf("%d entries kept, over the limit", len(a.Entries))
+		}
+		var total int64
+		for _, e := range append(a.Entries, a.Metadata) {
+			if e == nil {
+				continue
+			}
+			if !KeepArchiveEntry(e.file.Name) && e != a.Metadata {
+				t.Fatalf("entry %q kept", e.file.Name)
+			}
+			rc, err := e.Open()
+			if err != nil {
+				continue
+			}
+			n, _ := io.Copy(io.Discard, rc)
+			rc.Close()
+			total += n
+		}
+		if total > lim.MaxExpandedBytes {
+			t.Fatalf("read %d bytes of the entries, over the limit", total)
+		}
+	})
+}

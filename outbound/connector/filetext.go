@@ -1,0 +1,322 @@
+package connector
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The readers of the file connector: the text of the kinds of files it
+// reads, each bounded in what it reads and what it returns.
+
+// Kinds of files the file connector reads.
+const (
+	kindText = "text" // .txt, .md, .markdown, .json, .log, .xml, ... as they are.
+	kindHTML = "html"
+	kindCSV  = "csv"
+	kindPDF  = "pdf"
+	kindDOCX = "docx"
+	kindPPTX = "pptx"
+)
+
+// Limits of the readers.
+const (
+	// maxFileInput bounds what is read of one file: a file over it is a
+	// failure of its document.
+	maxFileInput = 64 << 20
+	// maxPDFStream bounds one PDF stream once inflated.
+	maxPDFStream = 16 << 20
+)
+
+// errTooMuchText is the error of a file whose text is over the limit.
+var errTooMuchText = errors.New("its text is over the size a document may have")
+
+// fileKindOf returns the kind of a file named name, by its extension, or
+// "" for one the connector does not read.
+func fileKindOf(name string) string {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".txt", ".md", ".markdown", ".mdx", ".json", ".jsonl", ".log", ".xml", ".yaml", ".yml", ".conf", ".ini", ".tsv":
+		return kindText
+	case ".html", ".htm":
+		return kindHTML
+	case ".csv":
+		return kindCSV
+	case ".pdf":
+		return kindPDF
+	case ".docx":
+		return kindDOCX
+	case ".pptx":
+		return kindPPTX
+	}
+	return ""
+}
+
+// ExtractText returns the text of r, a file of kind (see fileKindOf), of at
+// most maxText bytes (errTooMuchText past it). A file that is not what its
+// kind says is an error saying so.
+func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
+	lr := &limitedInput{r: r, left: maxFileInput}
+	out := &textBuffer{max: maxText}
+	var err error
+	switch kind {
+	case kindText:
+		err = copyText(out, lr)
+	case kindHTML:
+		var p *webPage
+		if p, err = readHTML(lr); err == nil {
+			err = out.WriteString(p.Text)
+		}
+	case kindCSV:
+		err = csvText(out, lr)
+	case kindPDF:
+		var b []byte
+		if b, err = io.ReadAll(lr); err == nil {
+			err = pdfText(out, b)
+		}
+	case kindDOCX, kindPPTX:
+		err = officeText(out, lr, kind)
+	default:
+		return "", fmt.Errorf("files of kind %q are not read", kind)
+	}
+	if err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+// limitedInput reads r, failing past left bytes.
+type limitedInput struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedInput) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, fmt.Errorf("the file is larger than %d bytes, the most the file connector reads", maxFileInput)
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+// textBuffer collects text up to max bytes.
+type textBuffer struct {
+	b   strings.Builder
+	max int
+}
+
+func (t *textBuffer) WriteString(s string) error {
+	if t.b.Len()+len(s) > t.max {
+		return errTooMuchText
+	}
+	t.b.WriteString(s)
+	return nil
+}
+
+func (t *textBuffer) String() string { return t.b.String() }
+
+// copyText copies r as UTF-8 text (invalid bytes become U+FFFD; a byte
+// order mark is dropped).
+func copyText(out *textBuffer, r io.Reader) error {
+	buf := make([]byte, 32<<10)
+	var carry []byte
+	first := true
+	for {
+		n, err := r.Read(buf)
+		chunk := append(carry, buf[:n]...)
+		carry = nil
+		if first && len(chunk) >= 3 {
+			chunk = bytes.TrimPrefix(chunk, []byte("\xef\xbb\xbf"))
+			first = false
+		}
+		// Keep an incomplete rune at the end for the next read.
+		if err == nil {
+			if cut := incompleteTail(chunk); cut > 0 {
+				carry = append([]byte(nil), chunk[len(chunk)-cut:]...)
+				chunk = chunk[:len(chunk)-cut]
+			}
+		}
+		if werr := out.WriteString(strings.ToValidUTF8(string(chunk), "\uFFFD")); werr != nil {
+			return werr
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// incompleteTail returns how many bytes at the end of b start a rune
+// that is not complete yet.
+func incompleteTail(b []byte) int {
+	for i := 1; i <= 3 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < 0x80 {
+			return 0
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return i
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// csvText writes each record of a CSV file as a line of its fields
+// separated by commas and spaces; a file that does not parse as CSV is
+// kept as text.
+func csvText(out *textBuffer, r io.Reader) error {
+	var raw textBuffer
+	raw.max = out.max * 2
+	if err := copyText(&raw, r); err != nil {
+		return err
+	}
+	cr := csv.NewReader(strings.NewReader(raw.String()))
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	var lines textBuffer
+	lines.max = out.max
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out.WriteString(lines.String())
+		}
+		if err != nil {
+			return out.WriteString(raw.String())
+		}
+		if err := lines.WriteString(strings.Join(rec, ", ") + "\n"); err != nil {
+			return err
+		}
+	}
+}
+
+// officeText writes the text of a .docx (word/document.xml) or .pptx
+// (ppt/slides/slideN.xml, in order) file: a zip of XML parts, spooled to
+// a temporary file to be read.
+func officeText(out *textBuffer, r io.Reader, kind string) error {
+	tmp, err := os.CreateTemp("", "quarry-office-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	size, err := io.Copy(tmp, r)
+	if err != nil {
+		return err
+	}
+	zr, err := zip.NewReader(tmp, size)
+	if err != nil {
+		return fmt.Errorf("it is not a %s file (not a zip archive)", kind)
+	}
+	if len(zr.File) > 10000 {
+		return fmt.Errorf("it has %d parts, more than a %s file the connector reads", len(zr.File), kind)
+	}
+	var parts []*zip.File
+	for _, f := range zr.File {
+		switch {
+		case kind == kindDOCX && f.Name == "word/document.xml":
+			parts = append(parts, f)
+		case kind == kindPPTX && slideNumber(f.Name) > 0:
+			parts = append(parts, f)
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Errorf("it is not a %s file (it has no %s)", kind, map[string]string{kindDOCX: "word/document.xml", kindPPTX: "slides"}[kind])
+	}
+	sort.Slice(parts, func(i, j int) bool { return slideNumber(parts[i].Name) < slideNumber(parts[j].Name) })
+	for i, f := range parts {
+		if i > 0 {
+			if err := out.WriteString("\n"); err != nil {
+				return err
+			}
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return fmt.Errorf("its part %s cannot be read", f.Name)
+		}
+		err = xmlText(out, &limitedInput{r: rc, left: maxFileInput})
+		rc.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slideNumber returns N of ppt/slides/slideN.xml, or 0.
+func slideNumber(name string) int {
+	rest, ok := strings.CutPrefix(name, "ppt/slides/slide")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(rest, ".xml"))
+	if err != nil || !strings.HasSuffix(rest, ".xml") || n < 1 {
+		return 0
+	}
+	return n
+}
+
+// xmlText writes the text runs of an Office XML part (w:t of WordprocessingML,
+// a:t of DrawingML), a line per paragraph (w:p, a:p), tabs and breaks as
+// they are.
+func xmlText(out *textBuffer, r io.Reader) error {
+	d := xml.NewDecoder(r)
+	d.Strict = false
+	inText := false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("its XML does not parse")
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "t":
+				inText = true
+			case "tab":
+				if err := out.WriteString("\t"); err != nil {
+					return err
+				}
+			case "br", "cr":
+				if err := out.WriteString("\n"); err != nil {
+					return err
+				}
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "t":
+				inText = false
+			case "p":
+				if err := out.WriteString("\n"); err != nil {
+					return err
+				}
+			}
+		case xml.CharData:
+			if inText {
+				if err := out.WriteString(string(t)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package connector
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The test files in testdata/file were made by real tools: report.pdf by
+// reportlab's canvas, handbook.docx by python-docx, deck.pptx and deck.pdf
+// by LibreOffice Impress (from a flat ODP); with_meta.zip and
+// without_meta.zip are Onyx v4.6.1's
+// (backend/tests/integration/tests/indexing/file_connector/test_files).
+// testdata/file/README.md says how to make them again.
+
+func TestExtractText(t *testing.T) {
+	for _, tc := range []struct {
+		file, kind string
+		want       []string // Lines the text must hold, in order.
+	}{
+		{"report.pdf", kindPDF, []string{"Quarterly report for the quarry", "Granite output rose by 12% (net), café closed.", "Second page: limestone"}},
+		{"deck.pdf", kindPDF, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
+		{"handbook.docx", kindDOCX, []string{"Safety handbook", "Wear a helmet in the pit at all times.", "Blasting happens at noon on weekdays."}},
+		{"deck.pptx", kindPPTX, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
+		{"onyx_metadata.json", kindText, []string{`"filename": "sample1.txt",`, `"file_display_name": "Basically Google",`}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f, err := os.Open("testdata/file/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			text, err := ExtractText(tc.kind, f, 1<<20)
+			if err != nil {
+				t.Fatalf("ExtractText: %v", err)
+			}
+			lines := strings.Split(text, "\n")
+			at := 0
+			for _, w := range tc.want {
+				for at < len(lines) && strings.TrimSpace(lines[at]) != w {
+					at++
+				}
+				if at == len(lines) {
+					t.Fatalf("the text has no line %q (in order); it is:\n%s", w, text)
+				}
+			}
+		})
+	}
+}
+
+func TestExtractTextKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind, in, want string
+	}{
+		{"plain", kindText, "\xef\xbb\xbfhello\nworld", "hello\nworld"},
+		{"invalid utf-8", kindText, "a\xffb", "a\uFFFDb"},
+		{"html", kindHTML, "<html><head><title>T</title><script>x()</script></head><body><h1>Head</h1><p>Para <b>bold</b></p></body></html>", "Head\nPara bold"},
+		{"csv", kindCSV, "name,size\n\"granite, grey\",12\n", "name, size\ngranite, grey, 12\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ExtractText(tc.kind, strings.NewReader(tc.in), 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(got) != strings.TrimSpace(tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExtractTextRefuses(t *testing.T) {
+	var big bytes.Buffer
+	zw := zip.NewWriter(&big)
+	w, _ := zw.Create("word/document.xml")
+	w.Write([]byte("<w:document><w:body><w:p><w:t>" + strings.Repeat("x", 5000) + "</w:t></w:p></w:body></w:document>"))
+	zw.Close()
+	for _, tc := range []struct {
+		name, kind, in, want string
+	}{
+		{"not a pdf", kindPDF, "hello", "it is not a PDF file"},
+		{"encrypted pdf", kindPDF, "%PDF-1.4\ntrailer << /Encrypt 5 0 R >>", "it is an encrypted PDF, which the file connector does not read"},
+		{"not a docx", kindDOCX, "hello", "it is not a docx file (not a zip archive)"},
+		{"docx without its document", kindPPTX, big.String(), "it is not a pptx file (it has no slides)"},
+		{"text over the limit", kindText, strings.Repeat("x", 100), errTooMuchText.Error()},
+		{"docx text over the limit", kindDOCX, big.String(), errTooMuchText.Error()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ExtractText(tc.kind, strings.NewReader(tc.in), 64)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("got error %v, want %q", err, tc.want)
+			}
+			if tc.want == errTooMuchText.Error() && !errors.Is(err, errTooMuchText) {
+				t.Fatalf("not errTooMuchText: %v", err)
+			}
+		})
+	}
+}
+
+// FuzzFileText reads any bytes as each kind of file: no panic, an answer
+// within the limit of text, valid UTF-8.
+func FuzzFileText(f *testing.F) {
+	for _, name := range []string{"report.pdf", "deck.pdf", "handbook.docx", "deck.pptx"} {
+		b, err := os.ReadFile("testdata/file/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("%PDF-1.4\n1 0 obj << /Length 20 >>\nstream\nBT (a\\(b\\)) Tj [(c) -300 (d)] TJ ET\nendstream"))
+	f.Add([]byte("name,size\n\"a\"\"b\",1\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, kind := range []string{kindText, kindHTML, kindCSV, kindPDF, kindDOCX, kindPPTX} {
+			text, err := ExtractText(kind, bytes.NewReader(in), 4096)
+			if err != nil {
+				continue
+			}
+			if len(text) > 4096 {
+				t.Fatalf("%s: %d bytes of text, over the limit", kind, len(text))
+			}
+			if !utf8.ValidString(text) {
+				t.Fatalf("%s: text %q is not UTF-8", kind, text)
+			}
+		}
+	})
+}

@@ -1,0 +1,285 @@
+package outbound_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound"
+)
+
+// uploadResponse is Onyx's FileUploadResponse.
+type uploadResponse struct {
+	FilePaths         []string `json:"file_paths"`
+	FileNames         []string `json:"file_names"`
+	ZipMetadataFileID *string  `json:"zip_metadata_file_id"`
+}
+
+// upload sends files (name → path on disk) to POST
+// /manage/admin/connector/file/upload as the admin, each part with
+// contentType, and returns the status and the answer's body.
+func (w *world) upload(query string, contentType string, files ...string) (int, []byte) {
+	w.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for _, f := range files {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="files"; filename="%s"`, filepath.Base(f)))
+		h.Set("Content-Type", contentType)
+		part, _ := mw.CreatePart(h)
+		b, err := os.ReadFile(f)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		part.Write(b)
+	}
+	mw.Close()
+	req, _ := http.NewRequest("POST", w.srv.URL+"/api/manage/admin/connector/file/upload"+query, &body)
+	req.Header.Set("Authorization", "Bearer "+w.admin)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := w.srv.Client().Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// filePair makes a file connector of config, an empty credential and
+// their pair (public), as the admin, as Onyx's test does, and returns the
+// pair's id.
+func (w *world) filePair(config map[string]any) int64 {
+	w.t.Helper()
+	var id struct {
+		ID   int64 `json:"id"`
+		Data int64 `json:"data"`
+	}
+	name := fmt.Sprintf("FileConnector-%d", time.Now().UnixNano())
+	w.do("POST", "/manage/admin/connector", map[string]any{"name": name, "source": "file",
+		"input_type": "load_state", "connector_specific_config": config, "access_type": "public", "groups": []int64{}}, &id)
+	connectorID := id.ID + id.Data
+	id.ID, id.Data = 0, 0
+	w.do("POST", "/manage/credential", map[string]any{"credential_json": map[string]string{},
+		"admin_public": true, "source": "file"}, &id)
+	credentialID := id.ID + id.Data
+	id.ID, id.Data = 0, 0
+	w.do("PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", connectorID, credentialID),
+		map[string]any{"name": "pair " + name, "access_type": "public", "groups": []int64{}}, &id)
+	return id.ID + id.Data
+}
+
+// Onyx v4.6.1's test_zip_metadata_handling
+// (backend/tests/integration/tests/indexing/file_connector/
+// test_file_connector_zip_metadata.py), replayed: its two zips are
+// uploaded, a file connector is made of the answer, run once by a worker
+// registered over HTTP (which reads the files through the worker route),
+// and its documents have the display names and links of the zip's
+// .onyx_metadata.json, when it has one. (Onyx's test compares a file
+// name with the entries of the metadata's list, which never matches, so it
+// asserts nothing; this one asserts what it means to.)
+func TestFileConnectorZipMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		zip      string
+		hasMeta  bool
+		want     []string // semantic_identifier link body
+		wantMeta map[string]any
+	}{
+		{"with_meta.zip", true, []string{"Basically Google https://www.google.com", "Pretty much youtube https://www.youtube.com"},
+			map[string]any{"status": "bingle bongle"}},
+		{"without_meta.zip", false, []string{"sample1.txt <nil>", "sample2.txt <nil>"}, nil},
+	} {
+		t.Run(tc.zip, func(t *testing.T) {
+			w := newWorld(t)
+			w.registeredWorker()
+			status, body := w.upload("", "application/zip", filepath.Join("connector/testdata/file", tc.zip))
+			if status != http.StatusOK {
+				t.Fatalf("upload: %d %s", status, body)
+			}
+			var up uploadResponse
+			if err := json.Unmarshal(body, &up); err != nil {
+				t.Fatal(err)
+			}
+			if len(up.FilePaths) != 2 || !slices.Equal(up.FileNames, []string{"sample1.txt", "sample2.txt"}) {
+				t.Fatalf("upload answered %s, want the zip's two files", body)
+			}
+			if (up.ZipMetadataFileID != nil) != tc.hasMeta {
+				t.Fatalf("zip_metadata_file_id %v, want one: %v", up.ZipMetadataFileID, tc.hasMeta)
+			}
+			pair := w.filePair(map[string]any{"file_locations": up.FilePaths, "file_names": up.FileNames,
+				"zip_metadata_file_id": up.ZipMetadataFileID})
+			w.schedule()
+			a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+			if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 2 {
+				t.Fatalf("attempt %s with %d new documents (error %v), want success with 2", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+			}
+			rows, err := w.raw.Query(`SELECT id, semantic_identifier, link, body FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var id, name, doc string
+				var link *string
+				if err := rows.Scan(&id, &name, &link, &doc); err != nil {
+					t.Fatal(err)
+				}
+				l := "<nil>"
+				if link != nil {
+					l = *link
+				}
+				got = append(got, name+" "+l)
+				var d quarry.Document
+				if err := json.Unmarshal([]byte(doc), &d); err != nil {
+					t.Fatalf("document %s: %v", id, err)
+				}
+				if !strings.HasPrefix(id, "FILE_CONNECTOR__") || !slices.Contains(up.FilePaths, strings.TrimPrefix(id, "FILE_CONNECTOR__")) {
+					t.Errorf("document id %s, want FILE_CONNECTOR__ and a file id", id)
+				}
+				if len(d.Sections) != 1 || d.Sections[0].Text == "" {
+					t.Errorf("document %s has sections %+v, want the file's text", id, d.Sections)
+				}
+				if tc.wantMeta != nil && d.Metadata["status"] == nil {
+					t.Errorf("document %s has metadata %v, want the zip's custom fields (status)", id, d.Metadata)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("documents %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Files of every kind the connector reads, uploaded one by one (not in a
+// zip), become documents with their text; a file the connector does not
+// read is skipped, a damaged one is the attempt's error.
+func TestFileConnectorKinds(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# Notes\n\nThe pit opens at six."), 0o600)
+	os.WriteFile(filepath.Join(dir, "page.html"), []byte("<html><body><nav>menu</nav><p>Crusher manual</p></body></html>"), 0o600)
+	os.WriteFile(filepath.Join(dir, "sizes.csv"), []byte("stone,size\ngranite,12\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "photo.bin"), []byte{0, 1, 2}, 0o600)
+	os.WriteFile(filepath.Join(dir, "broken.docx"), []byte("not a zip"), 0o600)
+	files := []string{"connector/testdata/file/report.pdf", "connector/testdata/file/handbook.docx", "connector/testdata/file/deck.pptx",
+		filepath.Join(dir, "notes.md"), filepath.Join(dir, "page.html"), filepath.Join(dir, "sizes.csv"),
+		filepath.Join(dir, "photo.bin"), filepath.Join(dir, "broken.docx")}
+	status, body := w.upload("", "application/octet-stream", files...)
+	if status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var up uploadResponse
+	json.Unmarshal(body, &up)
+	pair := w.filePair(map[string]any{"file_locations": up.FilePaths, "file_names": up.FileNames, "zip_metadata_file_id": nil})
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 6 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want completed_with_errors with 6", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	rows, err := w.raw.Query(`SELECT semantic_identifier, body FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	want := map[string]string{
+		"deck.pptx":     "Quarry roadmap\nOpen the north face in spring\n\nBudget: crushers and trucks",
+		"handbook.docx": "Safety handbook\nWear a helmet in the pit at all times.\nBlasting happens at noon on weekdays.",
+		"notes.md":      "# Notes\n\nThe pit opens at six.",
+		"page.html":     "Crusher manual",
+		"report.pdf":    "Quarterly report for the quarry\nGranite output rose by 12% (net), café closed.\nSecond page: limestone",
+		"sizes.csv":     "stone, size\ngranite, 12",
+	}
+	n := 0
+	for rows.Next() {
+		var name, doc string
+		if err := rows.Scan(&name, &doc); err != nil {
+			t.Fatal(err)
+		}
+		var d quarry.Document
+		json.Unmarshal([]byte(doc), &d)
+		n++
+		if len(d.Sections) != 1 || d.Sections[0].Text != want[name] {
+			t.Errorf("%s: sections %+v, want the text %q", name, d.Sections, want[name])
+		}
+	}
+	if n != len(want) {
+		t.Errorf("%d documents, want %d", n, len(want))
+	}
+	es := w.errors(pair)
+	if len(es) != 1 || es[0].FailureMessage != "broken.docx: it is not a docx file (not a zip archive)" {
+		t.Errorf("errors %+v, want broken.docx's", es)
+	}
+}
+
+// The worker route gives a file only to the worker holding the attempt's
+// lease (409 otherwise), and only a file the pair's connector names (404
+// otherwise).
+func TestWorkerFileRoute(t *testing.T) {
+	w := newWorld(t)
+	status, body := w.upload("", "text/plain", "connector/testdata/file/onyx_metadata.json")
+	if status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var own, other uploadResponse
+	json.Unmarshal(body, &own)
+	_, body = w.upload("", "text/plain", "connector/testdata/file/report.pdf")
+	json.Unmarshal(body, &other)
+	pair := w.filePair(map[string]any{"file_locations": own.FilePaths, "file_names": own.FileNames})
+	var reg struct {
+		Token string `json:"token"`
+	}
+	w.do("POST", "/admin/worker/registration-token", map[string]any{"name": "test workers"}, &reg)
+	ctx := context.Background()
+	holder, _, err := outbound.RegisterWorker(ctx, w.srv.Client(), w.srv.URL+"/api", reg.Token, "holder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, _, err := outbound.RegisterWorker(ctx, w.srv.Client(), w.srv.URL+"/api", reg.Token, "stranger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.schedule()
+	api := outbound.NewWorkerAPI(w.srv.Client(), w.srv.URL+"/api", holder)
+	lease, err := api.Lease(ctx)
+	if err != nil || lease == nil || lease.CCPairID != pair {
+		t.Fatalf("lease %+v, %v: want the pair's attempt", lease, err)
+	}
+	f, err := api.File(ctx, lease.AttemptID, own.FilePaths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(f.Content)
+	f.Content.Close()
+	want, _ := os.ReadFile("connector/testdata/file/onyx_metadata.json")
+	if !bytes.Equal(got, want) || f.Name != "onyx_metadata.json" || f.Type != "text/plain" || f.Size != int64(len(want)) {
+		t.Errorf("file %q %q %d with %d bytes, want onyx_metadata.json's %d", f.Name, f.Type, f.Size, len(got), len(want))
+	}
+	var ae *outbound.WorkerAPIError
+	if _, err := api.File(ctx, lease.AttemptID, other.FilePaths[0]); !errors.As(err, &ae) || !ae.NotFound() {
+		t.Errorf("a file the pair does not name: %v, want 404", err)
+	}
+	if _, err := api.File(ctx, lease.AttemptID, "nope"); !errors.As(err, &ae) || !ae.NotFound() {
+		t.Errorf("a file that does not exist: %v, want 404", err)
+	}
+	if _, err := outbound.NewWorkerAPI(w.srv.Client(), w.srv.URL+"/api", stranger).File(ctx, lease.AttemptID, own.FilePaths[0]); !errors.Is(err, outbound.ErrAttemptNotHeld) {
+		t.Errorf("another worker: %v, want ErrAttemptNotHeld", err)
+	}
+	if _, err := outbound.NewWorkerAPI(w.srv.Client(), w.srv.URL+"/api", w.admin).File(ctx, lease.AttemptID, own.FilePaths[0]); !errors.Is(err, outbound.ErrWorkerRevoked) {
+		t.Errorf("an admin's key: %v, want 401", err)
+	}
+}
