@@ -446,6 +446,10 @@ func sqliteDSNBusy(path string, readOnly bool, busy time.Duration) string {
 	// NORMAL is durable across process crashes in WAL mode (the OS holds
 	// the log); only a power cut can lose the last transactions.
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Statement journals (and sorts) in memory: a statement that writes
+	// many rows (the search index's postings) would otherwise write each
+	// page it changes to a temporary file first, in case it fails halfway.
+	q.Add("_pragma", "temp_store(MEMORY)")
 	return "file:" + path + "?" + q.Encode()
 }
 
