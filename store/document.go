@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -164,12 +166,29 @@ func scanPairDocument(r interface{ Scan(...any) error }) (quarry.PairDocument, e
 	return d, err
 }
 
+// documentsReadable returns the SQL condition under which c may read the
+// document of alias d in a pair c sees: every document of a public or
+// private pair; of a sync pair, those whose access, as its connector
+// reported it, opens them to everyone or to c's email (as search draws
+// it), unless c manages every connector (admins, holders of
+// manage:connectors), who see all of a pair's documents.
+func documentsReadable(c *quarry.Caller, d string, args *[]any) string {
+	if c.ManagesConnectors() {
+		return "TRUE"
+	}
+	*args = append(*args, "email:"+strings.ToLower(c.Email))
+	email := fmt.Sprintf("$%d", len(*args))
+	return `(NOT EXISTS (SELECT 1 FROM cc_pairs dp WHERE dp.id = ` + d + `.cc_pair_id AND dp.access_type = 'sync')
+		OR EXISTS (SELECT 1 FROM search_document_access da WHERE da.cc_pair_id = ` + d + `.cc_pair_id
+			AND da.document_id = ` + d + `.id AND da.principal IN ('public', ` + email + `)))`
+}
+
 // pairDocumentColumns are the columns of a quarry.PairDocument.
 const pairDocumentColumns = `id, semantic_identifier, link, doc_updated_at, indexed_at, from_ingestion_api`
 
 // PairDocumentPage returns page page (of size) of the documents of pair
-// id, by id, and how many it holds, if c may see the pair (Onyx's 400
-// otherwise).
+// id that c may read (documentsReadable), by id, and how many there are,
+// if c may see the pair (Onyx's 400 otherwise).
 func (db *DB) PairDocumentPage(ctx context.Context, c *quarry.Caller, id, page, size int64) ([]quarry.PairDocument, int64, error) {
 	var (
 		out   []quarry.PairDocument
@@ -179,20 +198,24 @@ func (db *DB) PairDocumentPage(ctx context.Context, c *quarry.Caller, id, page, 
 		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
 			return err
 		}
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM documents WHERE cc_pair_id = $1`, id).Scan(&total); err != nil {
+		args := []any{id}
+		readable := documentsReadable(c, "documents", &args)
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM documents WHERE cc_pair_id = $1 AND `+readable, args...).Scan(&total); err != nil {
 			return err
 		}
+		n := len(args)
 		var err error
-		out, err = queryAll(ctx, q, scanPairDocument, `SELECT `+pairDocumentColumns+` FROM documents WHERE cc_pair_id = $1
-			ORDER BY id LIMIT $2 OFFSET $3`, id, size, page*size)
+		out, err = queryAll(ctx, q, scanPairDocument, `SELECT `+pairDocumentColumns+` FROM documents WHERE cc_pair_id = $1 AND `+readable+
+			fmt.Sprintf(` ORDER BY id LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, size, page*size)...)
 		return err
 	})
 	return out, total, mapError(err)
 }
 
 // PairDocumentText returns document docID of pair id with its text, if c
-// may see the pair (Onyx's 400 otherwise) and the pair holds it
-// (quarry.ErrPairDocumentNotFound otherwise).
+// may see the pair (Onyx's 400 otherwise) and the pair holds it where c
+// may read it (documentsReadable; quarry.ErrPairDocumentNotFound
+// otherwise).
 func (db *DB) PairDocumentText(ctx context.Context, c *quarry.Caller, id int64, docID string) (*quarry.PairDocumentText, error) {
 	var out quarry.PairDocumentText
 	err := db.snapshot(ctx, func(q querier) error {
@@ -204,8 +227,9 @@ func (db *DB) PairDocumentText(ctx context.Context, c *quarry.Caller, id int64, 
 			updated sql.NullInt64
 			indexed int64
 		)
+		args := []any{id, docID}
 		err := q.QueryRowContext(ctx, `SELECT id, semantic_identifier, link, doc_updated_at, indexed_at, from_ingestion_api, body
-			FROM documents WHERE cc_pair_id = $1 AND id = $2`, id, docID).
+			FROM documents WHERE cc_pair_id = $1 AND id = $2 AND `+documentsReadable(c, "documents", &args), args...).
 			Scan(&out.DocumentID, &out.SemanticID, &out.Link, &updated, &indexed, &out.FromIngestionAPI, &body)
 		if errors.Is(err, sql.ErrNoRows) {
 			return quarry.ErrPairDocumentNotFound

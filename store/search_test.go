@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -126,6 +127,27 @@ func TestSearchIndex(t *testing.T) {
 		got = search(admin, "basalt")
 		if want := []string{"for-all#0"}; !slices.Equal(got, want) {
 			t.Errorf("admin: %v, want %v", got, want)
+		}
+		// A pair's documents, as the console lists them: the same
+		// documents to whoever does not manage every connector.
+		for _, tc := range []struct {
+			c    *quarry.Caller
+			want []string
+		}{{basic, []string{"for-all", "for-basic"}}, {admin, []string{"for-all", "for-basic", "for-nobody", "unreported"}}} {
+			docs, total, err := db.PairDocumentPage(ctx, tc.c, sync, 0, 10)
+			var ids []string
+			for _, d := range docs {
+				ids = append(ids, d.DocumentID)
+			}
+			if err != nil || !slices.Equal(ids, tc.want) || total != int64(len(tc.want)) {
+				t.Errorf("%s's page of the sync pair: %v of %d (%v), want %v", tc.c.Role, ids, total, err, tc.want)
+			}
+		}
+		if _, err := db.PairDocumentText(ctx, basic, sync, "for-nobody"); !errors.Is(err, quarry.ErrPairDocumentNotFound) {
+			t.Errorf("basic reads for-nobody's text: %v, want ErrPairDocumentNotFound", err)
+		}
+		if d, err := db.PairDocumentText(ctx, basic, sync, "for-basic"); err != nil || d.Text != "basalt" {
+			t.Errorf("basic reads for-basic: %+v, %v", d, err)
 		}
 	})
 
