@@ -1,7 +1,9 @@
 package quarry
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -419,6 +421,23 @@ type SearchFilters struct {
 	UpdatedAfter  *Time            // Updated at or after (documents without a time pass, as in Onyx).
 	UpdatedBefore *Time            // Updated at or before.
 	Tags          [][2]string      // Any of these metadata keys and values.
+}
+
+// MaxSearchTags is how many different tags a search may filter by.
+const MaxSearchTags = 100
+
+// Normalized returns f with each source and each tag once (a request may
+// repeat them), or an EINVALID error when it names more than
+// MaxSearchTags different tags.
+func (f SearchFilters) Normalized() (SearchFilters, error) {
+	f.Sources = slices.Compact(slices.Sorted(slices.Values(f.Sources)))
+	f.Tags = slices.CompactFunc(slices.SortedFunc(slices.Values(f.Tags), func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}), func(a, b [2]string) bool { return a == b })
+	if len(f.Tags) > MaxSearchTags {
+		return f, Errorf(EINVALID, "A search filters by %d tags at most; this one names %d", MaxSearchTags, len(f.Tags))
+	}
+	return f, nil
 }
 
 // SearchHit is a result of a search: the best chunk of a document the

@@ -108,6 +108,29 @@ func TestSearch(t *testing.T) {
 		c.do(user{}, "POST", "/search/send-search-message", q).want(t, 401, fxNotAuthed)
 	})
 
+	t.Run("filters repeated or too many", func(t *testing.T) {
+		// A source named 70,000 times is one source (no statement of
+		// 70,000 parameters); 101 different tags are refused, not a 500.
+		sources := strings.Repeat(`"web",`, 70_000)
+		body := `{"search_query":"granite","filters":{"source_type":[` + sources[:len(sources)-1] + `]}}`
+		if r := c.do(c.admin, "POST", "/search/send-search-message", body); r.status != 200 {
+			t.Errorf("a source repeated: %d %s", r.status, r.body)
+		}
+		var tags []string
+		for i := range 101 {
+			tags = append(tags, fmt.Sprintf(`{"tag_key":"k","tag_value":"%d"}`, i))
+		}
+		c.do(c.admin, "POST", "/search/send-search-message", `{"search_query":"granite","filters":{"tags":[`+strings.Join(tags, ",")+`]}}`).
+			want(t, 400, `{"detail":"A search filters by 100 tags at most; this one names 101"}`)
+		tags = tags[:1]
+		for range 1000 {
+			tags = append(tags, tags[0])
+		}
+		if r := c.do(c.admin, "POST", "/search/send-search-message", `{"search_query":"granite","filters":{"tags":[`+strings.Join(tags, ",")+`]}}`); r.status != 200 {
+			t.Errorf("a tag repeated: %d %s", r.status, r.body)
+		}
+	})
+
 	t.Run("changes show on the next search", func(t *testing.T) {
 		q := `{"search_query":"hard hats"}`
 		if got := c.searchIDs(t, c.other, q); len(got) != 0 {

@@ -283,11 +283,15 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q quarry.Query, f qu
 	if err := c.CheckSearch(); err != nil {
 		return nil, err
 	}
+	f, err := f.Normalized()
+	if err != nil {
+		return nil, err
+	}
 	out := []quarry.SearchHit{}
 	if q.Empty() || limit <= 0 || len(f.DocumentSets) > 0 {
 		return out, nil
 	}
-	err := db.snapshot(ctx, func(r querier) error {
+	err = db.snapshot(ctx, func(r querier) error {
 		if db.dialect == Postgres {
 			// The query is short but its estimated cost is not: compiling
 			// it (JIT) costs more than running it.
