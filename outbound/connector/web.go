@@ -233,14 +233,19 @@ type webFetch struct {
 type pageError struct {
 	msg     string
 	skipped bool // Not a failure: off the site, or robots.txt disallowed the redirect's target.
+	gone    bool // The server says the page is no more (404, 410).
 }
 
 func (e *pageError) Error() string { return e.msg }
 
 // crawl fetches the pages of the run in order, breadth first, giving each
 // HTML page's document to doc; a page that fails is a failure sent to
-// fails (when not nil), unless it is the base URL (or, for a sitemap, the
-// sitemap), whose failure is the run's.
+// fails; without fails (a listing for a prune), a page the server says is
+// gone (404, 410) is left out, and any other failure fails the listing, so
+// that a page the site could not serve for a moment (a time-out, a 503) is
+// not taken for deleted, with the pages only it links to. The base URL
+// (or, for a sitemap, the sitemap) is the exception: its failure is the
+// run's.
 func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Document) error, fails Emitter) error {
 	w.rules = nil
 	rules, err := w.robots(ctx)
@@ -305,6 +310,9 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 			continue
 		case errors.As(err, &pe):
 			lastFailure = fmt.Sprintf("%s: %s", u.Redacted(), pe.msg)
+			if fails == nil && !pe.gone {
+				return fmt.Errorf("listing the pages for a prune: %s: %s", u.Redacted(), pe.msg)
+			}
 			if fails != nil {
 				link := u.String()
 				if err := fails.Failure(ctx, &quarry.ConnectorFailure{
@@ -437,7 +445,8 @@ func (w *Web) fetch(ctx context.Context, u *url.URL) (*webFetch, error) {
 	defer resp.Body.Close()
 	f := &webFetch{final: resp.Request.URL}
 	if resp.StatusCode/100 != 2 {
-		return nil, &pageError{msg: "the server answered " + resp.Status}
+		gone := resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone
+		return nil, &pageError{msg: "the server answered " + resp.Status, gone: gone}
 	}
 	ct := resp.Header.Get("Content-Type")
 	if ct != "" && !webHTML(ct) {

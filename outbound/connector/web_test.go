@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -454,4 +455,45 @@ func BenchmarkWebCrawl(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*pages)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// TestWebListIDsFailure: a listing for a prune fails when a page fails
+// for a moment (a 503 here), rather than leaving that page, and those only
+// it links to, to be pruned; a page the server says is gone is left out.
+func TestWebListIDsFailure(t *testing.T) {
+	status := http.StatusServiceUnavailable
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, _ *http.Request) { http.NotFound(w, nil) })
+	mux.HandleFunc("/site/", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/site/":
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, `<html><head><title>Home</title></head><body><a href="/site/b.html">b</a></body></html>`)
+		case "/site/b.html":
+			w.WriteHeader(status)
+		}
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	c, err := NewWeb(json.RawMessage(`{"base_url":"`+s.URL+`/site/","request_delay_ms":0}`), nil, &Env{HTTP: s.Client(), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func() ([]string, error) {
+		var ids []string
+		err := c.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+			for _, id := range batch {
+				ids = append(ids, strings.TrimPrefix(id, s.URL))
+			}
+			return nil
+		})
+		return ids, err
+	}
+	if ids, err := list(); err == nil || !strings.Contains(err.Error(), "/site/b.html: the server answered 503 Service Unavailable") {
+		t.Errorf("with a 503: %q, %v; want the listing to fail", ids, err)
+	}
+	status = http.StatusNotFound
+	if ids, err := list(); err != nil || !slices.Equal(ids, []string{"/site"}) {
+		t.Errorf("with a 404: %q, %v; want [/site]", ids, err)
+	}
 }
