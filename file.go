@@ -2,6 +2,7 @@ package quarry
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -183,6 +184,30 @@ func ReadArchive(r io.ReaderAt, size int64, lim FileLimits, filesSoFar int, byte
 		a.Entries = append(a.Entries, e)
 	}
 	return a, nil
+}
+
+// ConnectorFiles returns the ids of the files a connector of source with
+// configuration config reads: a file connector's file_locations and its
+// zip_metadata_file_id; none for another source or a configuration that
+// does not parse (the connector refuses it when it runs).
+func ConnectorFiles(source DocumentSource, config json.RawMessage) []string {
+	if source != "file" {
+		return nil
+	}
+	var c struct {
+		FileLocations []any `json:"file_locations"`
+		ZipMetadata   any   `json:"zip_metadata_file_id"`
+	}
+	if json.Unmarshal(config, &c) != nil {
+		return nil
+	}
+	var ids []string
+	for _, v := range append(c.FileLocations, c.ZipMetadata) {
+		if id, ok := v.(string); ok && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // expandedError is the error of an upload whose files, inflated, would be

@@ -276,3 +276,28 @@ func TestUploadOutlastsReadTimeout(t *testing.T) {
 		t.Fatalf("slow upload: %d %s", res.StatusCode, b)
 	}
 }
+
+// TestFileConnectorNamesOwnFiles: a file connector may name only files its
+// author uploaded (or that it named already), unless the author manages
+// every connector: the ids a connector's configuration shows must not let
+// another curator index those files into a pair of theirs.
+func TestFileConnectorNamesOwnFiles(t *testing.T) {
+	c := newFxCast(t)
+	var up struct {
+		FilePaths []string `json:"file_paths"`
+	}
+	c.upload(c.curator, "", uploadPart{"notes.txt", "", []byte("private notes")}).decode(t, &up)
+	config := map[string]any{"file_locations": up.FilePaths, "file_names": []string{"notes.txt"}, "zip_metadata_file_id": nil}
+	body := func(name string, group int64) map[string]any {
+		return fxConnectorBody(name, "file", "input_type", "load_state", "connector_specific_config", config,
+			"access_type", "private", "groups", []int64{group})
+	}
+	c.do(c.other, "POST", "/manage/admin/connector", body("taken", c.gB)).want(t, 400,
+		`{"detail":"The configuration names a file you did not upload (`+up.FilePaths[0]+`): upload it, then name the id the upload answers"}`)
+	own := c.fxOK(c.do(c.curator, "POST", "/manage/admin/connector", body("own", c.gA)))
+	c.fxOK(c.do(c.admin, "POST", "/manage/admin/connector", body("admin's", c.gB)))
+	// The connector's author changes its name: the file it named stays.
+	if r := c.do(c.curator, "PATCH", fmt.Sprintf("/manage/admin/connector/%d", own), body("own, renamed", c.gA)); r.status != 200 {
+		t.Errorf("the author renames its file connector: %d %s", r.status, r.body)
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 
@@ -152,10 +153,45 @@ func (tx *Tx) checkConnectorInput(ctx context.Context, c *quarry.Caller, in quar
 	if err == nil && other != self {
 		return quarry.Errorf(quarry.ECONFLICT, "Connector by this name already exists, duplicate naming not allowed.")
 	}
-	if errors.Is(err, sql.ErrNoRows) {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return tx.checkConnectorFiles(ctx, c, in, self)
+}
+
+// checkConnectorFiles refuses a file connector's configuration that names
+// files c did not upload (quarry.ConnectorFiles), unless connector self
+// named them already or c manages every connector: a file's id, which a
+// connector's configuration shows to whoever sees the connector, must not
+// let another curator index the file into a pair of theirs.
+func (tx *Tx) checkConnectorFiles(ctx context.Context, c *quarry.Caller, in quarry.ConnectorInput, self int64) error {
+	ids := quarry.ConnectorFiles(in.Source, in.Config)
+	if len(ids) == 0 || c.ManagesConnectors() {
 		return nil
 	}
-	return err
+	named := map[string]bool{}
+	if self != 0 {
+		var source, config string
+		if err := tx.QueryRowContext(ctx, `SELECT source, config FROM connectors WHERE id = $1`, self).Scan(&source, &config); err != nil {
+			return err
+		}
+		for _, id := range quarry.ConnectorFiles(quarry.DocumentSource(source), json.RawMessage(config)) {
+			named[id] = true
+		}
+	}
+	for _, id := range ids {
+		if named[id] {
+			continue
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM files WHERE id = $1 AND created_by = $2`, id, c.ID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return quarry.Errorf(quarry.EINVALID, "The configuration names a file you did not upload (%s): upload it, then name the id the upload answers", quarry.ClipText(id, 64))
+		}
+	}
+	return nil
 }
 
 // Connector returns connector id if c may see it, with the credentials of
