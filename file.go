@@ -2,6 +2,8 @@ package quarry
 
 import (
 	"archive/zip"
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,6 +147,9 @@ type Archive struct {
 // Entries whose headers lie are caught as they are read (ArchiveEntry.Open).
 func ReadArchive(r io.ReaderAt, size int64, lim FileLimits, filesSoFar int, bytesSoFar int64) (*Archive, error) {
 	lim = lim.WithDefaults()
+	if n := zipDirectoryEntries(r, size, lim.MaxFiles+2); n > lim.MaxFiles+1 {
+		return nil, Errorf(EINVALID, "The zip file has more than %d entries: an upload may hold at most %d files", lim.MaxFiles+1, lim.MaxFiles)
+	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, Errorf(EINVALID, "The zip file cannot be read: %s", zipFault(err))
@@ -208,6 +213,44 @@ func ConnectorFiles(source DocumentSource, config json.RawMessage) []string {
 		}
 	}
 	return ids
+}
+
+// zipDirectoryEntries counts the entries of the central directory of the
+// zip file r (of size bytes), up to max: Go's reader builds every entry
+// (some 250 bytes each) before its caller can count them, so a 100 MB zip
+// of empty entries would cost a quarter of a gigabyte. It reads the
+// headers where the end record says the directory is (where Go's reader
+// reads them, prepended data allowed for), and 0 when there is no end
+// record to read: the reader then refuses the file.
+func zipDirectoryEntries(r io.ReaderAt, size int64, max int) int {
+	const endLen, headerLen = 22, 46
+	tail := min(size, endLen+0xFFFF)
+	buf := make([]byte, tail)
+	if _, err := r.ReadAt(buf, size-tail); err != nil && err != io.EOF {
+		return 0
+	}
+	end := bytes.LastIndex(buf, []byte("PK\x05\x06"))
+	if end < 0 || len(buf)-end < endLen {
+		return 0
+	}
+	dirSize := int64(binary.LittleEndian.Uint32(buf[end+12:]))
+	dirOffset := int64(binary.LittleEndian.Uint32(buf[end+16:]))
+	endOffset := size - tail + int64(end)
+	if base := endOffset - dirSize - dirOffset; base > 0 && dirOffset != 0xFFFFFFFF {
+		dirOffset += base
+	}
+	if dirOffset < 0 || dirOffset >= size {
+		return 0 // Zip64, or a broken end record: the reader decides.
+	}
+	n := 0
+	var h [headerLen]byte
+	for off := dirOffset; n < max; n++ {
+		if _, err := r.ReadAt(h[:], off); err != nil || !bytes.Equal(h[:4], []byte("PK\x01\x02")) {
+			break
+		}
+		off += headerLen + int64(binary.LittleEndian.Uint16(h[28:])) + int64(binary.LittleEndian.Uint16(h[30:])) + int64(binary.LittleEndian.Uint16(h[32:]))
+	}
+	return n
 }
 
 // expandedError is the error of an upload whose files, inflated, would be

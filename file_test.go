@@ -86,3 +86,31 @@ func FuzzArchive(f *testing.F) {
 		}
 	})
 }
+
+// TestReadArchiveCountsTheDirectory: the entries are counted in the central
+// directory before Go's reader builds them all, whatever the end record
+// says: here it says 1 of the 6 there are.
+func TestReadArchiveCountsTheDirectory(t *testing.T) {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, name := range []string{"1.txt", "2.txt", "3.txt", "4.txt", "5.txt", "6.txt"} {
+		w, _ := zw.Create(name)
+		w.Write([]byte(name))
+	}
+	zw.Close()
+	lim := FileLimits{MaxUploadBytes: 1 << 20, MaxFiles: 3, MaxExpandedBytes: 1 << 20, MaxRatio: 50}
+	want := "The zip file has more than 4 entries: an upload may hold at most 3 files"
+	if _, err := ReadArchive(bytes.NewReader(b.Bytes()), int64(b.Len()), lim, 0, 0); err == nil || ErrorMessage(err) != want {
+		t.Errorf("6 entries: %v, want %q", err, want)
+	}
+	lying := bytes.Clone(b.Bytes())
+	end := bytes.LastIndex(lying, []byte("PK\x05\x06"))
+	lying[end+8], lying[end+10] = 1, 1 // This disk's entries and all entries: 1.
+	if _, err := ReadArchive(bytes.NewReader(lying), int64(len(lying)), lim, 0, 0); err == nil || ErrorMessage(err) != want {
+		t.Errorf("6 entries, the end record saying 1: %v, want %q", err, want)
+	}
+	lim.MaxFiles = 8
+	if a, err := ReadArchive(bytes.NewReader(b.Bytes()), int64(b.Len()), lim, 0, 0); err != nil || len(a.Entries) != 6 {
+		t.Errorf("6 entries under a limit of 8: %v", err)
+	}
+}
