@@ -121,7 +121,11 @@ func TestUpgrade(t *testing.T) {
 			changed := expectedChanges(t, e, as("admin"), m.SchemaVersion)
 			var connectorIDs []int64
 			for _, r := range m.Responses {
-				got := e.do(as(r.As), r.Method, r.Path, nil)
+				var body any
+				if r.Request != "" {
+					body = r.Request
+				}
+				got := e.do(as(r.As), r.Method, r.Path, body)
 				if got.status != r.Status {
 					t.Errorf("%s %s as %s: status %d, want %d: %s", r.Method, r.Path, r.As, got.status, r.Status, got.body)
 					continue
@@ -818,6 +822,13 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	if _, err := e.db.Schedule(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Since 00017: the search index in segments. The documents so far are
+	// written into a segment by the index's upkeep; one more stays pending.
+	if err := e.db.SettleIndex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.do(admin, "POST", "/onyx-api/ingestion", `{"cc_pair_id":1,"document":{"id":"pushed 3","sections":[{"text":"Pushed after the upkeep"}],
+		"semantic_identifier":"Pushed three","metadata":{}}}`).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -912,6 +923,18 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 		ask("pat", "/user/pats")
 	}
 	ask("admin", "/onyx-api/ingestion")
+	// Searches (since 00017): from a segment and from the pending chunks.
+	for _, as := range []string{"admin", "basic"} {
+		for _, q := range []string{"pushed", `"after the upkeep"`, "hel"} {
+			body := fmt.Sprintf(`{"search_query":%q,"num_hits":10}`, q)
+			r := e.do(user{token: tokens[as]}, "POST", "/search/send-search-message", body)
+			if r.status == 0 {
+				t.Fatalf("search %s failed", q)
+			}
+			out = append(out, storetest.Response{As: as, Method: "POST", Path: "/search/send-search-message", Request: body,
+				Status: r.status, Body: r.body})
+		}
+	}
 	ask("admin", "/admin/workers")
 	ask("admin", "/admin/worker/registration-tokens")
 	for _, p := range pairs {

@@ -160,7 +160,6 @@ func (tx *Tx) deleteDocuments(ctx context.Context, pairID int64, cond string, ar
 	if err != nil || len(ids) == 0 {
 		return ids, err
 	}
-	tx.searchChanged = true // Their chunks went with them.
 	_, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET total_docs_indexed = CASE WHEN total_docs_indexed > $1
 		THEN total_docs_indexed - $1 ELSE 0 END WHERE id = $2`, len(ids), pairID)
 	return ids, err

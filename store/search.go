@@ -1,23 +1,24 @@
 package store
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/quarryhq/quarry"
 )
 
-// Search: the index of the documents' chunks (migration 00015) and the
-// searches that read it with each caller's rights. A document is chunked
-// and indexed in the transaction that writes it (putDocuments), so the
-// index is always the documents' own; its rows leave with the document
-// (ON DELETE CASCADE), whichever path deletes it.
+// Search: the index of the documents' chunks and the searches that read
+// it with each caller's rights. A document is chunked in the transaction
+// that writes it (putDocuments): its chunks are searched from then on,
+// pending until MergeIndex writes them into a segment (searchindex.go).
+// Its rows leave with the document (ON DELETE CASCADE), whichever path
+// deletes it; its postings in a segment then match no chunk.
 
 // BM25's parameters, Lucene's defaults.
 const (
@@ -25,31 +26,10 @@ const (
 	bm25B  = 0.75
 )
 
-// statsTTL is how long a server keeps the index's statistics (its number
-// of chunks, their total length, each term's document frequency) before
-// reading them again: a change from another replica reaches its ranking
-// within it; one of its own at once. The statistics only weigh terms:
-// what a search may find is read from the database at every search.
-const statsTTL = 10 * time.Second
-
-// maxStatsTerms bounds the document frequencies a server keeps; past it
-// they are read again.
-const maxStatsTerms = 100_000
-
-// searchStats are the index's statistics as a server last read them.
-type searchStats struct {
-	mu     sync.Mutex
-	gen    uint64 // Bumped by every write of this server to the index.
-	readAt time.Time
-	atGen  uint64
-	chunks int64
-	length int64
-	df     map[string]int64
-}
-
 // indexDocument chunks document d of pair pairID and writes its chunks,
-// their postings, its tags and, for a sync pair, the access its connector
-// reports; replace first removes what the document had.
+// pending (their terms and lengths), its tags and, for a sync pair, the
+// access its connector reports; replace first removes what the document
+// had.
 func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Document, replace bool) error {
 	if replace {
 		for _, table := range []string{"search_chunks", "search_tags", "search_document_access"} {
@@ -58,29 +38,10 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 			}
 		}
 	}
-	tx.searchChanged = true
 	var updated any
 	if d.DocUpdatedAt != nil {
 		updated = d.DocUpdatedAt.UnixMicro()
 	}
-	var postings []any
-	// flush writes the postings gathered, in statements of a few fixed
-	// sizes (so that SQLite keeps each prepared), the last ones whole.
-	flush := func(all bool) error {
-		for _, size := range []int{100, 10, 1} {
-			for len(postings) >= size*5 {
-				if _, err := tx.ExecContext(ctx, insertPostings(size), postings[:size*5]...); err != nil {
-					return err
-				}
-				postings = postings[size*5:]
-			}
-			if !all {
-				break
-			}
-		}
-		return nil
-	}
-	terms := map[string]bool{}
 	for _, c := range d.Chunks() {
 		tf, length := c.ChunkTerms()
 		var id int64
@@ -89,26 +50,9 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 			pairID, d.ID, c.No, c.Title, c.Content, c.Link, length, string(d.Source), updated).Scan(&id); err != nil {
 			return err
 		}
-		keys := make([]string, 0, len(tf))
-		for t := range tf {
-			keys = append(keys, t)
+		if err := tx.addPending(ctx, id, pairID, length, tf); err != nil {
+			return err
 		}
-		sort.Strings(keys)
-		for _, t := range keys {
-			postings = append(postings, t, pairID, id, tf[t], length)
-			terms[t] = true
-			if len(postings) >= 100*5 {
-				if err := flush(false); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := flush(true); err != nil {
-		return err
-	}
-	if err := tx.addTerms(ctx, terms); err != nil {
-		return err
 	}
 	for _, tag := range d.Tags() {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO search_tags (cc_pair_id, document_id, tag_key, tag_value) VALUES ($1, $2, $3, $4)
@@ -125,109 +69,6 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 		}
 	}
 	return nil
-}
-
-// insertPostings returns the statement that inserts n postings.
-func insertPostings(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO search_postings (term, cc_pair_id, chunk_id, tf, length) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "($%d, $%d, $%d, $%d, $%d)", i*5+1, i*5+2, i*5+3, i*5+4, i*5+5)
-	}
-	return b.String()
-}
-
-// addTerms adds terms to the index's dictionary, in order (so that
-// concurrent writers on PostgreSQL wait for each other rather than
-// deadlock).
-func (tx *Tx) addTerms(ctx context.Context, terms map[string]bool) error {
-	list := make([]string, 0, len(terms))
-	for t := range terms {
-		list = append(list, t)
-	}
-	sort.Strings(list)
-	for _, size := range []int{100, 10, 1} {
-		for len(list) >= size {
-			var b strings.Builder
-			b.WriteString(`INSERT INTO search_terms (term) VALUES `)
-			args := make([]any, size)
-			for i := range size {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "($%d)", i+1)
-				args[i] = list[i]
-			}
-			b.WriteString(` ON CONFLICT DO NOTHING`)
-			if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
-				return err
-			}
-			list = list[size:]
-		}
-	}
-	return nil
-}
-
-// stats returns the number of chunks, their total length and the document
-// frequencies of terms, as kept (see statsTTL) or read from q.
-func (db *DB) stats(ctx context.Context, q querier, terms []string) (chunks, length int64, df map[string]int64, err error) {
-	s := &db.searchStats
-	s.mu.Lock()
-	now := time.Now()
-	if s.df == nil || s.atGen != s.gen || now.Sub(s.readAt) > statsTTL || len(s.df) > maxStatsTerms {
-		s.df, s.readAt, s.atGen, s.chunks = map[string]int64{}, now, s.gen, -1
-	}
-	chunks, length = s.chunks, s.length
-	df = map[string]int64{}
-	var missing []any
-	for _, t := range terms {
-		if n, ok := s.df[t]; ok {
-			df[t] = n
-		} else {
-			missing = append(missing, t)
-		}
-	}
-	gen := s.gen
-	s.mu.Unlock()
-	if chunks < 0 {
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(length), 0) FROM search_chunks`).Scan(&chunks, &length); err != nil {
-			return 0, 0, nil, err
-		}
-	}
-	if len(missing) > 0 {
-		var args []any
-		rows, err := q.QueryContext(ctx, `SELECT term, COUNT(*) FROM search_postings WHERE `+sqlIn("term", missing, &args)+` GROUP BY term`, args...)
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		for _, t := range missing {
-			df[t.(string)] = 0
-		}
-		for rows.Next() {
-			var t string
-			var n int64
-			if err := rows.Scan(&t, &n); err != nil {
-				rows.Close()
-				return 0, 0, nil, err
-			}
-			df[t] = n
-		}
-		if err := closeRows(rows); err != nil {
-			return 0, 0, nil, err
-		}
-	}
-	s.mu.Lock()
-	if s.atGen == gen && s.gen == gen {
-		s.chunks, s.length = chunks, length
-		for t, n := range df {
-			s.df[t] = n
-		}
-	}
-	s.mu.Unlock()
-	return chunks, length, df, nil
 }
 
 // idf is Lucene's BM25 inverse document frequency.
@@ -307,93 +148,94 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q quarry.Query, f qu
 	return out, mapError(err)
 }
 
-// search is Search in a snapshot.
+// search is Search in a snapshot: the pairs c may see, the index's
+// statistics and the postings of the query's terms are read, the chunks
+// of those pairs scored (scoreChunks), then checked in the order of their
+// scores against c's rights and f, a batch at a time, until limit
+// documents are found or no chunk is left.
 func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
-	terms := make([]string, 0, len(q.Terms))
-	for t := range q.Terms {
-		terms = append(terms, t)
+	visible, err := visiblePairs(ctx, r, c)
+	if err != nil || visible == nil {
+		return []quarry.SearchHit{}, err
 	}
-	sort.Strings(terms)
-	chunks, length, df, err := db.stats(ctx, r, terms)
+	ix, err := readIndex(ctx, r)
+	if err != nil || ix.chunks == 0 {
+		return []quarry.SearchHit{}, err
+	}
+	weights := map[string]float64{}
+	for t, n := range q.Terms {
+		weights[t] = float64(n)
+	}
+	asked := slices.Sorted(maps.Keys(weights))
+	if q.PrefixTerm != "" && weights[q.PrefixTerm] == 0 {
+		asked = append(asked, q.PrefixTerm)
+		slices.Sort(asked)
+	}
+	blocks, err := ix.blocks(ctx, r, asked)
 	if err != nil {
 		return nil, err
 	}
-	weights := map[string]float64{}
-	for _, t := range terms {
-		weights[t] = float64(q.Terms[t])
+	df, err := ix.df(asked, blocks)
+	if err != nil {
+		return nil, err
 	}
 	var prefixes []string
 	if q.Prefix != "" && df[q.PrefixTerm] == 0 {
-		expanded, err := db.expandPrefix(ctx, r, q.Prefix)
+		expanded, err := ix.expandPrefix(ctx, r, q.Prefix)
 		if err != nil {
 			return nil, err
 		}
 		if len(expanded) > 0 {
 			prefixes = []string{q.Prefix}
 			delete(weights, q.PrefixTerm)
-		}
-		for t, n := range expanded {
-			df[t] = n
-			weights[t] += 1
+			more, err := ix.blocks(ctx, r, slices.Sorted(maps.Keys(expanded)))
+			if err != nil {
+				return nil, err
+			}
+			for t, n := range expanded {
+				df[t], blocks[t] = n, more[t]
+				weights[t] += 1
+			}
 		}
 	}
-	if chunks == 0 || len(weights) == 0 {
-		return []quarry.SearchHit{}, nil
-	}
-	avgdl := float64(length) / float64(chunks)
-	// The query's terms and their weights, as a table.
-	var args []any
-	var qt strings.Builder
-	keys := make([]string, 0, len(weights))
-	for t := range weights {
+	var terms []scoreTerm
+	for _, t := range slices.Sorted(maps.Keys(weights)) {
 		if df[t] > 0 {
-			keys = append(keys, t)
+			terms = append(terms, scoreTerm{term: t, w: weights[t] * idf(ix.chunks, df[t])})
 		}
 	}
-	if len(keys) == 0 {
-		return []quarry.SearchHit{}, nil
-	}
-	sort.Strings(keys)
-	for i, t := range keys {
-		if i > 0 {
-			qt.WriteString(" UNION ALL ")
-		}
-		args = append(args, t, weights[t]*idf(chunks, df[t]))
-		fmt.Fprintf(&qt, "SELECT CAST($%d AS TEXT) AS term, CAST($%d AS DOUBLE PRECISION) AS w", len(args)-1, len(args))
-	}
-	args = append(args, bm25K1, bm25B, avgdl)
-	k1, b, avg := len(args)-2, len(args)-1, len(args)
-	// The parameters are cast: in arithmetic with integer columns,
-	// PostgreSQL would type them integer and round them.
-	float := func(i int) string { return fmt.Sprintf("CAST($%d AS DOUBLE PRECISION)", i) }
-	having := ""
-	phraseTerms := map[string]bool{}
+	// A chunk must hold every word of the query's phrases.
+	var need uint64
 	for _, p := range q.Phrases {
 		for _, t := range p.Terms {
-			phraseTerms[t] = true
+			i := slices.IndexFunc(terms, func(s scoreTerm) bool { return s.term == t })
+			if i < 0 || i >= 64 {
+				return []quarry.SearchHit{}, nil
+			}
+			need |= 1 << i
 		}
 	}
-	if len(phraseTerms) > 0 {
-		list := make([]any, 0, len(phraseTerms))
-		for t := range phraseTerms {
-			list = append(list, t)
-		}
-		sort.Slice(list, func(i, j int) bool { return list[i].(string) < list[j].(string) })
-		having = fmt.Sprintf(" HAVING SUM(CASE WHEN %s THEN 1 ELSE 0 END) = %d", sqlIn("sp.term", list, &args), len(list))
+	if len(terms) == 0 {
+		return []quarry.SearchHit{}, nil
 	}
-	pairs := searchPairs(c, "sp", &args)
-	rights := searchRights(c, "ch", &args)
-	var filters []string
+	cands, err := ix.scoreChunks(terms, blocks, visible, need, float64(ix.length)/float64(ix.chunks))
+	if err != nil {
+		return nil, err
+	}
+	// The candidates' chunks, checked in order: still there, c may see
+	// them (a sync pair's by each document's access), f lets them through.
+	var args []any
+	where := searchRights(c, "ch", &args)
 	if len(f.Sources) > 0 {
-		filters = append(filters, sqlIn("ch.source", anys(f.Sources), &args))
+		where += " AND " + sqlIn("ch.source", anys(f.Sources), &args)
 	}
 	if f.UpdatedAfter != nil {
 		args = append(args, f.UpdatedAfter.UnixMicro())
-		filters = append(filters, fmt.Sprintf("(ch.doc_updated_at IS NULL OR ch.doc_updated_at >= $%d)", len(args)))
+		where += fmt.Sprintf(" AND (ch.doc_updated_at IS NULL OR ch.doc_updated_at >= $%d)", len(args))
 	}
 	if f.UpdatedBefore != nil {
 		args = append(args, f.UpdatedBefore.UnixMicro())
-		filters = append(filters, fmt.Sprintf("(ch.doc_updated_at IS NULL OR ch.doc_updated_at <= $%d)", len(args)))
+		where += fmt.Sprintf(" AND (ch.doc_updated_at IS NULL OR ch.doc_updated_at <= $%d)", len(args))
 	}
 	if len(f.Tags) > 0 {
 		var ors []string
@@ -401,98 +243,62 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 			args = append(args, t[0], t[1])
 			ors = append(ors, fmt.Sprintf("(st.tag_key = $%d AND st.tag_value = $%d)", len(args)-1, len(args)))
 		}
-		filters = append(filters, `EXISTS (SELECT 1 FROM search_tags st WHERE st.cc_pair_id = ch.cc_pair_id AND st.document_id = ch.document_id AND (`+
-			strings.Join(ors, " OR ")+`))`)
+		where += ` AND EXISTS (SELECT 1 FROM search_tags st WHERE st.cc_pair_id = ch.cc_pair_id AND st.document_id = ch.document_id AND (` +
+			strings.Join(ors, " OR ") + `))`
 	}
-	where := rights
-	for _, x := range filters {
-		where += " AND " + x
-	}
-	cols := "ch.id, ch.document_id, s.score"
+	cols := "ch.id, ch.document_id"
 	if len(q.Phrases) > 0 {
 		cols += ", ch.title, ch.content"
 	}
-	query := `WITH q (term, w) AS (` + qt.String() + `),
-		scored AS (
-			SELECT sp.chunk_id, SUM(q.w * sp.tf / (sp.tf + ` + float(k1) + ` * (1 - ` + float(b) + ` + ` + float(b) +
-		` * sp.length / ` + float(avg) + `))) AS score
-			FROM q JOIN search_postings sp ON sp.term = q.term
-			WHERE ` + pairs + `
-			GROUP BY sp.chunk_id` + having + `)
-		SELECT ` + cols + ` FROM scored s JOIN search_chunks ch ON ch.id = s.chunk_id
-		WHERE ` + where + `
-		ORDER BY s.score DESC, ch.id LIMIT $`
-	type candidate struct {
-		chunk int64
-		doc   string
-		score float64
-	}
-	for fetch := limit*4 + 20; ; fetch *= 4 {
-		rows, err := r.QueryContext(ctx, query+fmt.Sprint(len(args)+1), append(args, fetch)...)
+	type checked struct{ doc, title, content string }
+	var picked []scored
+	seen := map[string]bool{}
+	for batch := limit*4 + 20; len(picked) < limit && cands.Len() > 0; batch = min(batch*4, 2000) {
+		next := make([]scored, 0, batch)
+		for len(next) < batch && cands.Len() > 0 {
+			next = append(next, heap.Pop(cands).(scored))
+		}
+		ids := make([]any, len(next))
+		for i, s := range next {
+			ids[i] = s.chunk
+		}
+		a := slices.Clone(args)
+		rows, err := r.QueryContext(ctx, `SELECT `+cols+` FROM search_chunks ch WHERE `+sqlIn("ch.id", ids, &a)+` AND `+where, a...)
 		if err != nil {
 			return nil, err
 		}
-		var picked []candidate
-		seen := map[string]bool{}
-		n := 0
+		found := map[int64]checked{}
 		for rows.Next() {
-			n++
-			var cand candidate
-			var title, content string
-			dest := []any{&cand.chunk, &cand.doc, &cand.score}
+			var id int64
+			var x checked
+			dest := []any{&id, &x.doc}
 			if len(q.Phrases) > 0 {
-				dest = append(dest, &title, &content)
+				dest = append(dest, &x.title, &x.content)
 			}
 			if err := rows.Scan(dest...); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			if seen[cand.doc] || len(picked) == limit || !q.Matches(title, content) {
-				continue
-			}
-			seen[cand.doc] = true
-			picked = append(picked, cand)
+			found[id] = x
 		}
 		if err := closeRows(rows); err != nil {
 			return nil, err
 		}
-		if len(picked) == limit || n < fetch {
-			ids := make([]int64, len(picked))
-			scores := map[int64]float64{}
-			for i, p := range picked {
-				ids[i], scores[p.chunk] = p.chunk, p.score
+		for _, s := range next {
+			x, ok := found[s.chunk]
+			if !ok || seen[x.doc] || len(picked) == limit || !q.Matches(x.title, x.content) {
+				continue
 			}
-			return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
+			seen[x.doc] = true
+			picked = append(picked, s)
 		}
 	}
-}
-
-// expandPrefix returns up to quarry.MaxPrefixMatches terms of the index
-// that begin with prefix, the most frequent first, and their document
-// frequencies.
-func (db *DB) expandPrefix(ctx context.Context, r querier, prefix string) (map[string]int64, error) {
-	cands, err := queryAll(ctx, r, func(s interface{ Scan(...any) error }) (string, error) {
-		var t string
-		return t, s.Scan(&t)
-	}, `SELECT term FROM search_terms WHERE term >= $1 AND term < $2 ORDER BY term LIMIT 256`, prefix, prefix+"\U0010FFFF")
-	if err != nil {
-		return nil, err
+	ids := make([]int64, len(picked))
+	scores := map[int64]float64{}
+	for i, p := range picked {
+		ids[i], scores[p.chunk] = p.chunk, p.score
 	}
-	if len(cands) == 0 {
-		return nil, nil
-	}
-	_, _, df, err := db.stats(ctx, r, cands)
-	if err != nil {
-		return nil, err
-	}
-	sort.SliceStable(cands, func(i, j int) bool { return df[cands[i]] > df[cands[j]] })
-	out := map[string]int64{}
-	for _, t := range cands {
-		if df[t] > 0 && len(out) < quarry.MaxPrefixMatches {
-			out[t] = df[t]
-		}
-	}
-	return out, nil
+	return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
 }
 
 // hits reads the results of chunks ids, in order.
@@ -543,12 +349,13 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 	return out, nil
 }
 
-// searchVersion is the migration that adds the search index, which
-// IndexMissing fills in for the documents written before it.
-const searchVersion = 15
+// searchVersion is the migration since which the search index is the one
+// this build writes: IndexMissing fills it in for the documents written
+// before it (00017 dropped the chunks of 00015's index).
+const searchVersion = 17
 
 // IndexMissing indexes the documents that have no chunks: those written
-// before migration 00015 made the index (every document written since has
+// before migration 00017 made the index (every document written since has
 // at least one chunk, its title's). Migrate runs it; replicas that run it
 // at once each take a document under its row's lock, so that it is
 // indexed once.

@@ -43,17 +43,21 @@ type DB struct {
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
 
-	dialect     string
-	source      string // The driver's data source: a URL or a file path.
-	write       *pool  // Every write transaction; one connection on SQLite.
-	read        *pool  // Reads; the same pool as write on PostgreSQL.
-	keys        *Keyring
-	migrations  fs.FS    // The migrations, a directory per dialect.
-	held        *os.File // SQLite: the database file, share-locked while open (see Restore).
-	statements  atomic.Int64
-	runs        runQueue                  // The audit entries of tool runs waiting to be written (store/toolrun.go).
-	cache       atomic.Pointer[readCache] // Callers of API keys and tools kept between requests, once migrated (store/cache.go).
-	searchStats searchStats               // The search index's statistics, as last read (store/search.go).
+	dialect    string
+	source     string // The driver's data source: a URL or a file path.
+	write      *pool  // Every write transaction; one connection on SQLite.
+	read       *pool  // Reads; the same pool as write on PostgreSQL.
+	keys       *Keyring
+	migrations fs.FS    // The migrations, a directory per dialect.
+	held       *os.File // SQLite: the database file, share-locked while open (see Restore).
+	statements atomic.Int64
+	runs       runQueue                  // The audit entries of tool runs waiting to be written (store/toolrun.go).
+	cache      atomic.Pointer[readCache] // Callers of API keys and tools kept between requests, once migrated (store/cache.go).
+	// indexNudge receives a value when this server has written
+	// nudgeChunks pending chunks since it last did (store/searchindex.go);
+	// pendingWritten counts them.
+	indexNudge     chan struct{}
+	pendingWritten atomic.Int64
 }
 
 // pool is a connection pool that counts the statements it runs and, on
@@ -325,7 +329,8 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
-	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations}
+	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations,
+		indexNudge: make(chan struct{}, 1)}
 	if db.migrations == nil {
 		db.migrations = migrations
 	}
@@ -522,9 +527,9 @@ type Tx struct {
 	db      *DB
 	now     quarry.Time
 	changes []listingChange // What the transaction changes in the status listing.
-	// searchChanged: the transaction writes to the search index, whose
-	// statistics this server reads again once it commits.
-	searchChanged bool
+	// pendingChunks: the chunks the transaction writes to the search
+	// index, pending (store/searchindex.go).
+	pendingChunks int64
 }
 
 // update runs fn in a write transaction and commits if fn returns nil.
@@ -550,10 +555,12 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	if err := sqlTx.Commit(); err != nil {
 		return mapError(err)
 	}
-	if tx.searchChanged {
-		db.searchStats.mu.Lock()
-		db.searchStats.gen++
-		db.searchStats.mu.Unlock()
+	if tx.pendingChunks > 0 && db.pendingWritten.Add(tx.pendingChunks) >= nudgeChunks {
+		db.pendingWritten.Store(0)
+		select {
+		case db.indexNudge <- struct{}{}:
+		default:
+		}
 	}
 	return nil
 }

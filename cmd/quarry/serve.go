@@ -141,12 +141,14 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 }
 
 // startIndexing starts, in wg, the scheduler's loop (a pass every
-// QUARRY_SCHEDULE_INTERVAL) and, unless QUARRY_INPROCESS_WORKER is false,
+// QUARRY_SCHEDULE_INTERVAL), the search index's upkeep (mergeIndex) and,
+// unless QUARRY_INPROCESS_WORKER is false,
 // the worker of this process, which reaches
 // the server's handler in process, with no network. Both stop when ctx
 // ends, the worker after ending its attempts as interrupted.
 func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *store.DB, handler *api.Server, log *slog.Logger) error {
 	wg.Go(func() { schedule(ctx, handler, cfg.ScheduleInterval, log) })
+	wg.Go(func() { mergeIndex(ctx, db, log) })
 	if !cfg.InProcessWorker {
 		return nil // Only quarry worker processes run attempts.
 	}
@@ -191,6 +193,38 @@ func schedule(ctx context.Context, srv *api.Server, interval time.Duration, log 
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// mergeInterval is how often the search index's upkeep runs when no
+// server has written many chunks meanwhile: how long a chunk stays pending
+// (searched from its pending row) at most, give or take the upkeep's own
+// time.
+const mergeInterval = time.Second
+
+// mergeIndex runs the search index's upkeep (store.DB.MergeIndex) until it
+// has nothing left to do, every mergeInterval and whenever this server
+// has written enough chunks to fill a segment, until ctx ends. Upkeep that
+// fails is logged, and the next round tries again.
+func mergeIndex(ctx context.Context, db *store.DB, log *slog.Logger) {
+	t := time.NewTicker(mergeInterval)
+	defer t.Stop()
+	for {
+		for {
+			did, err := db.MergeIndex(ctx)
+			if err != nil && ctx.Err() == nil {
+				log.Error("search index: the upkeep failed", "err", err)
+			}
+			if err != nil || !did {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-db.IndexNudges():
 		}
 	}
 }

@@ -134,12 +134,15 @@ type Manifest struct {
 
 // Response is one request to the API and its answer.
 type Response struct {
-	As     string          `json:"as"` // A key of Tokens; "" for no token.
-	Method string          `json:"method"`
-	Path   string          `json:"path"`
-	Status int             `json:"status"`
-	ETag   string          `json:"etag,omitempty"`
-	Body   json.RawMessage `json:"body"`
+	As     string `json:"as"` // A key of Tokens; "" for no token.
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	// Request is the request's body, for a question asked by POST (a
+	// search); "" for none.
+	Request string          `json:"request,omitempty"`
+	Status  int             `json:"status"`
+	ETag    string          `json:"etag,omitempty"`
+	Body    json.RawMessage `json:"body"`
 }
 
 // FixtureRoot returns the directory of the upgrade fixtures.

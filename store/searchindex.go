@@ -1,0 +1,638 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The search index's storage (migration 00017), as Lucene keeps an index:
+// immutable segments, each a block of packed postings per term, merged
+// into bigger ones as they pile up. A document's chunks are written
+// pending (a row each, with its terms) in the transaction that writes the
+// document, and searched from there at once; MergeIndex later writes the
+// pending chunks into a segment, and merges segments of a tier into one,
+// apart from the writes of documents. A segment's postings of a chunk
+// deleted since it was written stay in it, matching no chunk, until a
+// merge drops them.
+
+// Sizes of the index's upkeep.
+const (
+	// flushChunks is the most pending chunks a segment is made of at
+	// once.
+	flushChunks = 20_000
+	// nudgeChunks is how many pending chunks a server writes before it
+	// nudges MergeIndex (IndexNudges): what searches read pending at most,
+	// give or take what the other servers write meanwhile.
+	nudgeChunks = 2_000
+	// mergeFactor is how many segments of a tier (their chunks' count
+	// has the same number of decimal digits) are merged into one.
+	mergeFactor = 10
+	// maxMergedChunks bounds a merge's result: segments that large are
+	// not merged further, so that a merge never rewrites the index whole.
+	maxMergedChunks = 250_000
+	// mergeBlockBytes is how much of a merge's output is written in one
+	// transaction.
+	mergeBlockBytes = 8 << 20
+	// staleBuild is how long a merge may go on before another server
+	// takes it for abandoned (its server stopped) and removes it.
+	staleBuild = 30 * time.Minute
+)
+
+// posting is a term's occurrence in a chunk: the chunk, its pair, the
+// term's weighted frequency there and the chunk's length.
+type posting struct {
+	chunk, pair int64
+	tf, length  int
+}
+
+// errCorruptIndex reports a block or a pending chunk's terms that do not
+// decode.
+var errCorruptIndex = errors.New("store: the search index holds a block that does not decode")
+
+// appendPosting appends p to a block whose last posting's chunk is prev.
+func appendPosting(b []byte, prev int64, p posting) []byte {
+	b = binary.AppendUvarint(b, uint64(p.chunk-prev))
+	b = binary.AppendUvarint(b, uint64(p.pair))
+	b = binary.AppendUvarint(b, uint64(p.tf))
+	return binary.AppendUvarint(b, uint64(p.length))
+}
+
+// postingReader reads a block's postings in order.
+type postingReader struct {
+	b   []byte
+	cur posting
+	bad bool
+}
+
+// next reads the next posting into cur and reports whether there was one.
+func (r *postingReader) next() bool {
+	if len(r.b) == 0 {
+		return false
+	}
+	var v [4]uint64
+	for i := range v {
+		x, n := binary.Uvarint(r.b)
+		if n <= 0 {
+			r.b, r.bad = nil, true
+			return false
+		}
+		v[i], r.b = x, r.b[n:]
+	}
+	r.cur = posting{chunk: r.cur.chunk + int64(v[0]), pair: int64(v[1]), tf: int(v[2]), length: int(v[3])}
+	return true
+}
+
+// encodeTerms encodes a chunk's terms, in byte order, for its pending row.
+func encodeTerms(tf map[string]int) []byte {
+	keys := make([]string, 0, len(tf))
+	n := 0
+	for t := range tf {
+		keys = append(keys, t)
+		n += len(t) + 4
+	}
+	sort.Strings(keys)
+	b := make([]byte, 0, n)
+	for _, t := range keys {
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
+		b = binary.AppendUvarint(b, uint64(tf[t]))
+	}
+	return b
+}
+
+// eachTerm calls fn with each term of what encodeTerms encoded, in its
+// order, and its frequency, until fn returns false. The term is a slice
+// of b: fn must not keep it.
+func eachTerm(b []byte, fn func(term []byte, tf int) bool) error {
+	for len(b) > 0 {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return errCorruptIndex
+		}
+		term := b[n : n+int(l)]
+		b = b[n+int(l):]
+		tf, n := binary.Uvarint(b)
+		if n <= 0 {
+			return errCorruptIndex
+		}
+		b = b[n:]
+		if !fn(term, int(tf)) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// appendNorm appends a chunk's id and length to a segment's norms, whose
+// last chunk is prev.
+func appendNorm(b []byte, prev, chunk int64, length int) []byte {
+	b = binary.AppendUvarint(b, uint64(chunk-prev))
+	return binary.AppendUvarint(b, uint64(length))
+}
+
+// decodeNorms returns the chunks and lengths of a segment's norms.
+func decodeNorms(b []byte) (chunks []int64, lengths []int, err error) {
+	var prev int64
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, nil, errCorruptIndex
+		}
+		b = b[n:]
+		l, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, nil, errCorruptIndex
+		}
+		b = b[n:]
+		prev += int64(d)
+		chunks, lengths = append(chunks, prev), append(lengths, int(l))
+	}
+	return chunks, lengths, nil
+}
+
+// block is a term's postings in a segment being written.
+type block struct {
+	term     string
+	df       int
+	prev     int64
+	postings []byte
+}
+
+// add appends p to the block.
+func (k *block) add(p posting) {
+	k.postings = appendPosting(k.postings, k.prev, p)
+	k.prev = p.chunk
+	k.df++
+}
+
+// pendingChunk is a chunk as its pending row has it.
+type pendingChunk struct {
+	chunk, pair int64
+	length      int
+	terms       []byte
+}
+
+// addPending writes chunk id of pair pairID as pending: its length and
+// terms, for the searches until MergeIndex writes it into a segment.
+func (tx *Tx) addPending(ctx context.Context, id, pairID int64, length int, tf map[string]int) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO search_pending (chunk_id, cc_pair_id, length, terms) VALUES ($1, $2, $3, $4)`,
+		id, pairID, length, encodeTerms(tf)); err != nil {
+		return err
+	}
+	tx.pendingChunks++
+	return nil
+}
+
+// MergeIndex does the search index's upkeep: it writes the pending chunks
+// (up to flushChunks of them) into a new segment, then merges the segments
+// of a tier into one if mergeFactor of them are live. It reports whether
+// it did either. Servers may run it at once: each piece of upkeep is done
+// by one of them, which the others skip.
+func (db *DB) MergeIndex(ctx context.Context) (bool, error) {
+	flushed, err := db.flushPending(ctx)
+	if err != nil {
+		return false, err
+	}
+	merged, err := db.mergeTier(ctx)
+	return flushed || merged, err
+}
+
+// SettleIndex runs MergeIndex until it has nothing left to do: every
+// chunk written before it was called is then in a segment, and no tier
+// holds mergeFactor segments.
+func (db *DB) SettleIndex(ctx context.Context) error {
+	for {
+		did, err := db.MergeIndex(ctx)
+		if err != nil || !did {
+			return err
+		}
+	}
+}
+
+// IndexNudges returns the channel that receives a value when this server
+// has written nudgeChunks pending chunks since it last did: the time to
+// run MergeIndex without waiting for its next tick.
+func (db *DB) IndexNudges() <-chan struct{} { return db.indexNudge }
+
+// flushPending writes the oldest pending chunks into a new live segment
+// and removes their pending rows, in one transaction; it reports whether
+// there were any.
+func (db *DB) flushPending(ctx context.Context) (bool, error) {
+	var did bool
+	err := db.update(ctx, func(tx *Tx) error {
+		if ok, err := tx.tryIndexLock(ctx); err != nil || !ok {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT chunk_id, cc_pair_id, length, terms FROM search_pending ORDER BY chunk_id LIMIT $1`, flushChunks)
+		if err != nil {
+			return err
+		}
+		var pending []pendingChunk
+		for rows.Next() {
+			var p pendingChunk
+			if err := rows.Scan(&p.chunk, &p.pair, &p.length, &p.terms); err != nil {
+				rows.Close()
+				return err
+			}
+			pending = append(pending, p)
+		}
+		if err := closeRows(rows); err != nil || len(pending) == 0 {
+			return err
+		}
+		blocks := map[string]*block{}
+		var norms []byte
+		var prev, length int64
+		ids := make([]any, len(pending))
+		for i, p := range pending {
+			if err := eachTerm(p.terms, func(term []byte, tf int) bool {
+				k := blocks[string(term)]
+				if k == nil {
+					k = &block{term: string(term)}
+					blocks[k.term] = k
+				}
+				k.add(posting{chunk: p.chunk, pair: p.pair, tf: tf, length: p.length})
+				return true
+			}); err != nil {
+				return err
+			}
+			norms = appendNorm(norms, prev, p.chunk, p.length)
+			prev, length, ids[i] = p.chunk, length+int64(p.length), p.chunk
+		}
+		var seg int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO search_segments (state, chunks, length, norms, created_at)
+			VALUES ('live', $1, $2, $3, $4) RETURNING id`, len(pending), length, norms, tx.now.Micros()).Scan(&seg); err != nil {
+			return err
+		}
+		if err := tx.insertBlocks(ctx, seg, sortedBlocks(blocks)); err != nil {
+			return err
+		}
+		// Another server's flush of the same rows committed first if some
+		// are gone: this one's segment would count them twice.
+		for len(ids) > 0 {
+			n := min(len(ids), 500)
+			var args []any
+			res, err := tx.ExecContext(ctx, `DELETE FROM search_pending WHERE `+sqlIn("chunk_id", ids[:n], &args), args...)
+			if err != nil {
+				return err
+			}
+			if got, err := res.RowsAffected(); err != nil || got != int64(n) {
+				return cmpErr(err, errRaced)
+			}
+			ids = ids[n:]
+		}
+		did = true
+		return nil
+	})
+	if errors.Is(err, errRaced) {
+		return false, nil
+	}
+	return did, err
+}
+
+// cmpErr returns err, or else fallback.
+func cmpErr(err, fallback error) error {
+	if err != nil {
+		return err
+	}
+	return fallback
+}
+
+// tryIndexLock takes, on PostgreSQL, the lock of the index's upkeep for
+// the transaction, without waiting: false if another server holds it.
+// SQLite's write transaction is the lock itself.
+func (tx *Tx) tryIndexLock(ctx context.Context) (bool, error) {
+	if tx.db.dialect != Postgres {
+		return true, nil
+	}
+	var ok bool
+	err := tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, searchIndexLock).Scan(&ok)
+	return ok, err
+}
+
+// searchIndexLock is the PostgreSQL advisory lock of the index's upkeep.
+const searchIndexLock = 0x5155415252590034
+
+// sortedBlocks returns blocks in their terms' byte order.
+func sortedBlocks(blocks map[string]*block) []*block {
+	out := make([]*block, 0, len(blocks))
+	for _, k := range blocks {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b *block) int { return strings.Compare(a.term, b.term) })
+	return out
+}
+
+// insertBlocks writes blocks to segment seg, in statements of a few fixed
+// sizes (so that each stays prepared).
+func (tx *Tx) insertBlocks(ctx context.Context, seg int64, blocks []*block) error {
+	for _, size := range []int{100, 10, 1} {
+		for len(blocks) >= size {
+			var b strings.Builder
+			b.WriteString(`INSERT INTO search_blocks (segment_id, term, df, postings) VALUES `)
+			args := make([]any, 0, size*4)
+			for i, k := range blocks[:size] {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", i*4+1, i*4+2, i*4+3, i*4+4)
+				args = append(args, seg, k.term, k.df, k.postings)
+			}
+			if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+				return err
+			}
+			blocks = blocks[size:]
+		}
+	}
+	return nil
+}
+
+// segmentInfo is a live segment as a merge chooses it.
+type segmentInfo struct {
+	id, chunks int64
+}
+
+// tier is the tier of a segment of n chunks: their count's decimal digits.
+func tier(n int64) int { return int(math.Log10(float64(max(n, 1)))) }
+
+// mergeTier merges the mergeFactor smallest live segments of the lowest
+// tier that has as many (unless their merge would pass maxMergedChunks)
+// into one, and reports whether it did. The merged segment is built apart
+// (state building, which no search reads, in transactions of about
+// mergeBlockBytes), then takes its sources' place in one transaction.
+// Postings of chunks deleted since are left out.
+func (db *DB) mergeTier(ctx context.Context) (bool, error) {
+	segs, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (segmentInfo, error) {
+		var s segmentInfo
+		return s, r.Scan(&s.id, &s.chunks)
+	}, `SELECT id, chunks FROM search_segments WHERE state = 'live' ORDER BY chunks, id`)
+	if err != nil {
+		return false, err
+	}
+	byTier := map[int][]segmentInfo{}
+	var sources []segmentInfo
+	for _, s := range segs {
+		t := tier(s.chunks)
+		byTier[t] = append(byTier[t], s)
+		if len(byTier[t]) == mergeFactor && sources == nil {
+			var total int64
+			for _, x := range byTier[t] {
+				total += x.chunks
+			}
+			if total <= maxMergedChunks {
+				sources = byTier[t]
+			}
+		}
+	}
+	if sources == nil {
+		return false, nil
+	}
+	seg, err := db.claimMerge(ctx)
+	if err != nil || seg == 0 {
+		return false, err
+	}
+	if err := db.buildMerge(ctx, seg, sources); err != nil {
+		db.dropSegment(context.WithoutCancel(ctx), seg)
+		if errors.Is(err, errRaced) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// claimMerge inserts the segment a merge builds, and returns its id: 0
+// when another server's merge is under way. A merge older than staleBuild
+// is taken for abandoned and removed first.
+func (db *DB) claimMerge(ctx context.Context) (int64, error) {
+	var id int64
+	err := db.update(ctx, func(tx *Tx) error {
+		var old int64
+		var at int64
+		err := tx.QueryRowContext(ctx, `SELECT id, created_at FROM search_segments WHERE state = 'building'`).Scan(&old, &at)
+		switch {
+		case err == nil && tx.now.Micros()-at < staleBuild.Microseconds():
+			return nil
+		case err == nil:
+			if err := tx.deleteSegments(ctx, []any{old}); err != nil {
+				return err
+			}
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		return tx.QueryRowContext(ctx, `INSERT INTO search_segments (state, chunks, length, norms, created_at)
+			VALUES ('building', 0, 0, $1, $2) RETURNING id`, []byte{}, tx.now.Micros()).Scan(&id)
+	})
+	if errors.Is(err, errConflict) {
+		return 0, nil // Another server claimed it meanwhile.
+	}
+	return id, err
+}
+
+// deleteSegments removes segments ids and their blocks.
+func (tx *Tx) deleteSegments(ctx context.Context, ids []any) error {
+	var args []any
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE `+sqlIn("segment_id", ids, &args), args...); err != nil {
+		return err
+	}
+	args = nil
+	_, err := tx.ExecContext(ctx, `DELETE FROM search_segments WHERE `+sqlIn("id", ids, &args), args...)
+	return err
+}
+
+// dropSegment removes the segment of a merge that failed; a failure to is
+// left to the next merge (staleBuild).
+func (db *DB) dropSegment(ctx context.Context, seg int64) {
+	_ = db.update(ctx, func(tx *Tx) error { return tx.deleteSegments(ctx, []any{seg}) })
+}
+
+// mergeCursor reads a source segment's blocks in their terms' order, a
+// page at a time.
+type mergeCursor struct {
+	seg  int64
+	page []mergeRow
+	last string
+	done bool
+}
+
+type mergeRow struct {
+	term     string
+	postings []byte
+}
+
+// fill reads the cursor's next page if its page is used up.
+func (m *mergeCursor) fill(ctx context.Context, q querier) error {
+	if len(m.page) > 0 || m.done {
+		return nil
+	}
+	rows, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (mergeRow, error) {
+		var x mergeRow
+		return x, r.Scan(&x.term, &x.postings)
+	}, `SELECT term, postings FROM search_blocks WHERE segment_id = $1 AND term > $2 ORDER BY term LIMIT 512`, m.seg, m.last)
+	if err != nil {
+		return err
+	}
+	m.page, m.done = rows, len(rows) < 512
+	if len(rows) > 0 {
+		m.last = rows[len(rows)-1].term
+	}
+	return nil
+}
+
+// buildMerge writes into segment seg (being built) the postings of
+// segments sources whose chunks are still there, then puts seg in their
+// place.
+func (db *DB) buildMerge(ctx context.Context, seg int64, sources []segmentInfo) error {
+	// The chunks of the sources, and which of them are still there.
+	var chunks []int64
+	var lengths []int
+	srcIDs := make([]any, len(sources))
+	for i, s := range sources {
+		srcIDs[i] = s.id
+		var norms []byte
+		if err := db.read.QueryRowContext(ctx, `SELECT norms FROM search_segments WHERE id = $1 AND state = 'live'`, s.id).Scan(&norms); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return errRaced
+			}
+			return err
+		}
+		c, l, err := decodeNorms(norms)
+		if err != nil {
+			return err
+		}
+		chunks, lengths = append(chunks, c...), append(lengths, l...)
+	}
+	if len(chunks) == 0 {
+		return errRaced
+	}
+	lo, hi := slices.Min(chunks), slices.Max(chunks)
+	live := make([]uint64, (hi-lo)/64+1)
+	ids, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	}, `SELECT id FROM search_chunks WHERE id >= $1 AND id <= $2`, lo, hi)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		live[(id-lo)/64] |= 1 << ((id - lo) % 64)
+	}
+	isLive := func(id int64) bool { return live[(id-lo)/64]&(1<<((id-lo)%64)) != 0 }
+	// The merged segment's norms: its live chunks, in order.
+	order := make([]int, len(chunks))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return chunks[order[a]] < chunks[order[b]] })
+	var norms []byte
+	var prev, total, n int64
+	for _, i := range order {
+		if isLive(chunks[i]) {
+			norms = appendNorm(norms, prev, chunks[i], lengths[i])
+			prev, total, n = chunks[i], total+int64(lengths[i]), n+1
+		}
+	}
+	// The blocks: each term's postings from every source, in the chunks'
+	// order, a k-way merge of the sources' own orders.
+	cursors := make([]*mergeCursor, len(sources))
+	for i, s := range sources {
+		cursors[i] = &mergeCursor{seg: s.id}
+	}
+	var out []*block
+	size := 0
+	flush := func() error {
+		if len(out) == 0 {
+			return nil
+		}
+		err := db.update(ctx, func(tx *Tx) error { return tx.insertBlocks(ctx, seg, out) })
+		out, size = nil, 0
+		return err
+	}
+	for {
+		term := ""
+		found := false
+		for _, c := range cursors {
+			if err := c.fill(ctx, db.read); err != nil {
+				return err
+			}
+			if len(c.page) > 0 && (!found || c.page[0].term < term) {
+				term, found = c.page[0].term, true
+			}
+		}
+		if !found {
+			break
+		}
+		var readers []*postingReader
+		for _, c := range cursors {
+			if len(c.page) > 0 && c.page[0].term == term {
+				r := &postingReader{b: c.page[0].postings}
+				if r.next() {
+					readers = append(readers, r)
+				}
+				c.page = c.page[1:]
+			}
+		}
+		k := &block{term: term}
+		for len(readers) > 0 {
+			j := 0
+			for i, r := range readers {
+				if r.cur.chunk < readers[j].cur.chunk {
+					j = i
+				}
+			}
+			r := readers[j]
+			if isLive(r.cur.chunk) {
+				k.add(r.cur)
+			}
+			if !r.next() {
+				if r.bad {
+					return errCorruptIndex
+				}
+				readers = slices.Delete(readers, j, j+1)
+			}
+		}
+		if k.df > 0 {
+			out = append(out, k)
+			size += len(k.postings) + len(term)
+		}
+		if size >= mergeBlockBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	// The merged segment takes its sources' place.
+	return db.update(ctx, func(tx *Tx) error {
+		var args []any
+		var left int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM search_segments WHERE state = 'live' AND `+sqlIn("id", srcIDs, &args),
+			args...).Scan(&left); err != nil {
+			return err
+		}
+		if left != len(srcIDs) {
+			return errRaced
+		}
+		if err := tx.deleteSegments(ctx, srcIDs); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 'live', chunks = $1, length = $2, norms = $3
+			WHERE id = $4 AND state = 'building'`, n, total, norms, seg)
+		if err != nil {
+			return err
+		}
+		if got, err := res.RowsAffected(); err != nil || got != 1 {
+			return cmpErr(err, errRaced)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,254 @@
+package store_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// searchFixture is a database with a public pair and an admin to write
+// and search it.
+type searchFixture struct {
+	db    *store.DB
+	admin *quarry.Caller
+	pair  int64
+}
+
+func newSearchFixture(t *testing.T, db *store.DB) *searchFixture {
+	t.Helper()
+	name := "admin"
+	_, token, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "c", Source: "web", InputType: "poll",
+		Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: &[]int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "p", AccessType: quarry.AccessPublic, Groups: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &searchFixture{db, admin, pair}
+}
+
+// ingest writes documents ids (each once per version) with words drawn
+// from a small vocabulary, reproducibly.
+func (f *searchFixture) ingest(t *testing.T, version int, ids ...int) {
+	t.Helper()
+	var docs []quarry.Document
+	for _, id := range ids {
+		r := rand.New(rand.NewPCG(uint64(id), uint64(version)))
+		words := make([]string, 20+r.IntN(40))
+		for i := range words {
+			words[i] = searchWords[min(r.IntN(len(searchWords)), r.IntN(len(searchWords)))] // Some words are frequent.
+		}
+		docs = append(docs, quarry.Document{ID: fmt.Sprint("d", id), SemanticIdentifier: searchWords[r.IntN(len(searchWords))],
+			Source: "web", Sections: []quarry.Section{{Text: strings.Join(words, " ")}}, Metadata: map[string]any{}})
+	}
+	if _, err := f.db.IngestBatch(ctx, f.admin, &f.pair, docs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var searchWords = strings.Fields(`granite basalt quartz feldspar mica shale slate marble gneiss schist
+	obsidian pumice chalk flint jasper agate onyx opal garnet beryl topaz zircon`)
+
+// searchQueries are the searches whose results the merges must not move:
+// words, a phrase, a prefix.
+var searchQueries = []string{"granite", "basalt quartz", "zircon onyx opal", `"granite basalt"`, "gar", "slate mic"}
+
+// results returns every query's hits as "document score" lines.
+func (f *searchFixture) results(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, q := range searchQueries {
+		hits, err := f.db.Search(ctx, f.admin, quarry.ParseQuery(q), quarry.SearchFilters{}, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := q + ":"
+		for _, h := range hits {
+			line += fmt.Sprintf(" %s %.9f", h.DocumentID, h.Score)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// count runs a query of one number.
+func (f *searchFixture) count(t *testing.T, query string) int64 {
+	t.Helper()
+	var n int64
+	if err := f.db.QueryRowForTest(ctx, query, &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSearchIndexMerges checks that where a chunk is kept does not change
+// what a search finds or how it ranks it: pending, written into segments,
+// and segments merged, against the same documents all pending in another
+// database. A merge leaves out the chunks written again since, so that
+// the statistics are the live chunks' again.
+func TestSearchIndexMerges(t *testing.T) {
+	merged := newSearchFixture(t, storetest.Open(t))
+	pending := newSearchFixture(t, storetest.Open(t))
+	same := func(step string) {
+		t.Helper()
+		got, want := merged.results(t), pending.results(t)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: %s\nwant %s", step, got[i], want[i])
+			}
+		}
+	}
+	both := func(version int, ids ...int) {
+		t.Helper()
+		merged.ingest(t, version, ids...)
+		pending.ingest(t, version, ids...)
+	}
+	batch := func(i int) []int {
+		ids := make([]int, 12)
+		for j := range ids {
+			ids[j] = i*12 + j
+		}
+		return ids
+	}
+	for i := range 9 {
+		both(0, batch(i)...)
+		if did, err := merged.db.MergeIndex(ctx); err != nil || !did {
+			t.Fatalf("batch %d: MergeIndex: %v, %v", i, did, err)
+		}
+		same(fmt.Sprint("segment ", i+1))
+	}
+	if n := merged.count(t, `SELECT COUNT(*) FROM search_segments`); n != 9 {
+		t.Fatalf("%d segments, want 9 (a segment per batch, none merged yet)", n)
+	}
+	if n := pending.count(t, `SELECT COUNT(*) FROM search_pending`); n != 9*12 {
+		t.Fatalf("%d pending chunks, want %d", n, 9*12)
+	}
+
+	// Twelve documents written again: their old chunks stay in their
+	// segments until the next merge, matching no chunk.
+	both(1, 0, 1, 2, 13, 14, 15, 40, 41, 60, 61, 100, 101)
+	ids := func(f *searchFixture) string {
+		hits, err := f.db.Search(ctx, f.admin, quarry.ParseQuery("granite basalt quartz zircon"), quarry.SearchFilters{}, 200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range hits {
+			out = append(out, h.DocumentID)
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := ids(merged), ids(pending); got != want {
+		// The scores differ until the merge (the old chunks still count in
+		// the statistics), but every document is found once.
+		gotSet, wantSet := strings.Fields(got), strings.Fields(want)
+		if len(gotSet) != len(wantSet) {
+			t.Errorf("after writing again: %d documents found, want %d", len(gotSet), len(wantSet))
+		}
+	}
+	if did, err := merged.db.MergeIndex(ctx); err != nil || !did {
+		t.Fatalf("the tenth segment: %v, %v", did, err)
+	}
+	if n := merged.count(t, `SELECT COUNT(*) FROM search_segments`); n != 1 {
+		t.Errorf("%d segments, want the ten merged into 1", n)
+	}
+	if n, live := merged.count(t, `SELECT SUM(chunks) FROM search_segments`), merged.count(t, `SELECT COUNT(*) FROM search_chunks`); n != live {
+		t.Errorf("the merged segment holds %d chunks, want the %d live ones", n, live)
+	}
+	same("merged")
+	if did, err := merged.db.MergeIndex(ctx); err != nil || did {
+		t.Errorf("nothing left to do: %v, %v", did, err)
+	}
+}
+
+// TestSearchIndexUpkeepAtOnce runs the index's upkeep from several
+// servers (handles of one database) while documents are written: every
+// chunk ends in exactly one segment.
+func TestSearchIndexUpkeepAtOnce(t *testing.T) {
+	db := storetest.Open(t)
+	f := newSearchFixture(t, db)
+	replicas := []*store.DB{db, storetest.OpenURL(t, storetest.URL(t), storetest.Key(t))}
+	if !strings.HasPrefix(storetest.URL(t), "postgres") {
+		replicas = replicas[:1] // One process's handle per SQLite file in a test.
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	errs := make(chan error, 2*len(replicas))
+	for _, r := range replicas {
+		for range 2 {
+			wg.Go(func() {
+				for {
+					if _, err := r.MergeIndex(ctx); err != nil {
+						errs <- err
+						return
+					}
+					select {
+					case <-done:
+						return
+					default:
+					}
+				}
+			})
+		}
+	}
+	for i := range 40 {
+		ids := make([]int, 30)
+		for j := range ids {
+			ids[j] = i*30 + j
+		}
+		f.ingest(t, 0, ids...)
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("MergeIndex: %v", err)
+	}
+	if err := db.SettleIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inSegments := f.count(t, `SELECT COALESCE(SUM(chunks), 0) FROM search_segments WHERE state = 'live'`)
+	if chunks := f.count(t, `SELECT COUNT(*) FROM search_chunks`); inSegments != chunks || chunks != 1200 {
+		t.Errorf("%d chunks in segments, %d written, want 1200 each", inSegments, chunks)
+	}
+	if n := f.count(t, `SELECT COUNT(*) FROM search_pending`); n != 0 {
+		t.Errorf("%d chunks still pending", n)
+	}
+	// Each chunk is one document here: the documents that hold a word are
+	// its postings, once each.
+	hits, err := db.Search(ctx, f.admin, quarry.ParseQuery("granite"), quarry.SearchFilters{}, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := f.count(t, `SELECT SUM(df) FROM search_blocks WHERE term = 'granit'`)
+	if int64(len(hits)) != df || df == 0 {
+		t.Errorf("granite: %d documents found, %d postings", len(hits), df)
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score || math.IsNaN(hits[i].Score) {
+			t.Fatalf("out of order at %d: %v after %v", i, hits[i].Score, hits[i-1].Score)
+		}
+	}
+}
