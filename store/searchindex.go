@@ -192,17 +192,55 @@ func (tx *Tx) addPending(ctx context.Context, id, pairID int64, length int, tf m
 }
 
 // MergeIndex does the search index's upkeep: it writes the pending chunks
-// (up to flushChunks of them) into a new segment, then merges the segments
-// of a tier into one if mergeFactor of them are live. It reports whether
-// it did either. Servers may run it at once: each piece of upkeep is done
-// by one of them, which the others skip.
+// (up to flushChunks of them) into a new segment, merges the segments of a
+// tier into one if mergeFactor of them are live, and removes the blocks of
+// the segments merges dropped. It reports whether it wrote a segment.
+// Servers may run it at once: each piece of upkeep is done by one of them,
+// which the others skip.
 func (db *DB) MergeIndex(ctx context.Context) (bool, error) {
 	flushed, err := db.flushPending(ctx)
 	if err != nil {
 		return false, err
 	}
 	merged, err := db.mergeTier(ctx)
-	return flushed || merged, err
+	if err != nil {
+		return false, err
+	}
+	return flushed || merged, db.removeDropped(ctx)
+}
+
+// removeDropped removes the segments that merges dropped, their blocks a
+// batch at a time, so that no transaction holds SQLite's write lock long.
+func (db *DB) removeDropped(ctx context.Context) error {
+	ids, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	}, `SELECT id FROM search_segments WHERE state = 'dropped' ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		for done := false; !done; {
+			err := db.update(ctx, func(tx *Tx) error {
+				res, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE segment_id = $1 AND term IN (
+					SELECT term FROM search_blocks WHERE segment_id = $1 ORDER BY term LIMIT 2000)`, id)
+				if err != nil {
+					return err
+				}
+				n, err := res.RowsAffected()
+				if err != nil || n > 0 {
+					return err
+				}
+				done = true
+				_, err = tx.ExecContext(ctx, `DELETE FROM search_segments WHERE id = $1 AND state = 'dropped'`, id)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // SettleIndex runs MergeIndex until it has nothing left to do: every
@@ -366,8 +404,9 @@ func tier(n int64) int { return int(math.Log10(float64(max(n, 1)))) }
 // tier that has as many (unless their merge would pass maxMergedChunks)
 // into one, and reports whether it did. The merged segment is built apart
 // (state building, which no search reads, in transactions of about
-// mergeBlockBytes), then takes its sources' place in one transaction.
-// Postings of chunks deleted since are left out.
+// mergeBlockBytes), then takes its sources' place in one transaction,
+// which drops them (removeDropped removes them). Postings of chunks
+// deleted since are left out.
 func (db *DB) mergeTier(ctx context.Context) (bool, error) {
 	segs, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (segmentInfo, error) {
 		var s segmentInfo
@@ -382,12 +421,16 @@ func (db *DB) mergeTier(ctx context.Context) (bool, error) {
 		t := tier(s.chunks)
 		byTier[t] = append(byTier[t], s)
 		if len(byTier[t]) == mergeFactor && sources == nil {
+			// The smallest of them that fit in maxMergedChunks, if two do.
 			var total int64
-			for _, x := range byTier[t] {
-				total += x.chunks
+			for i, x := range byTier[t] {
+				if total += x.chunks; total > maxMergedChunks {
+					break
+				}
+				sources = byTier[t][:i+1]
 			}
-			if total <= maxMergedChunks {
-				sources = byTier[t]
+			if len(sources) < 2 {
+				sources = nil
 			}
 		}
 	}
@@ -421,7 +464,7 @@ func (db *DB) claimMerge(ctx context.Context) (int64, error) {
 		case err == nil && tx.now.Micros()-at < staleBuild.Microseconds():
 			return nil
 		case err == nil:
-			if err := tx.deleteSegments(ctx, []any{old}); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 'dropped' WHERE id = $1`, old); err != nil {
 				return err
 			}
 		case !errors.Is(err, sql.ErrNoRows):
@@ -436,21 +479,13 @@ func (db *DB) claimMerge(ctx context.Context) (int64, error) {
 	return id, err
 }
 
-// deleteSegments removes segments ids and their blocks.
-func (tx *Tx) deleteSegments(ctx context.Context, ids []any) error {
-	var args []any
-	if _, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE `+sqlIn("segment_id", ids, &args), args...); err != nil {
-		return err
-	}
-	args = nil
-	_, err := tx.ExecContext(ctx, `DELETE FROM search_segments WHERE `+sqlIn("id", ids, &args), args...)
-	return err
-}
-
-// dropSegment removes the segment of a merge that failed; a failure to is
-// left to the next merge (staleBuild).
+// dropSegment drops the segment of a merge that failed (removeDropped
+// removes it); a failure to is left to the next merge (staleBuild).
 func (db *DB) dropSegment(ctx context.Context, seg int64) {
-	_ = db.update(ctx, func(tx *Tx) error { return tx.deleteSegments(ctx, []any{seg}) })
+	_ = db.update(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 'dropped' WHERE id = $1`, seg)
+		return err
+	})
 }
 
 // mergeCursor reads a source segment's blocks in their terms' order, a
@@ -614,18 +649,14 @@ func (db *DB) buildMerge(ctx context.Context, seg int64, sources []segmentInfo) 
 	// The merged segment takes its sources' place.
 	return db.update(ctx, func(tx *Tx) error {
 		var args []any
-		var left int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM search_segments WHERE state = 'live' AND `+sqlIn("id", srcIDs, &args),
-			args...).Scan(&left); err != nil {
+		res, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 'dropped' WHERE state = 'live' AND `+sqlIn("id", srcIDs, &args), args...)
+		if err != nil {
 			return err
 		}
-		if left != len(srcIDs) {
-			return errRaced
+		if got, err := res.RowsAffected(); err != nil || got != int64(len(srcIDs)) {
+			return cmpErr(err, errRaced)
 		}
-		if err := tx.deleteSegments(ctx, srcIDs); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE search_segments SET state = 'live', chunks = $1, length = $2, norms = $3
+		res, err = tx.ExecContext(ctx, `UPDATE search_segments SET state = 'live', chunks = $1, length = $2, norms = $3
 			WHERE id = $4 AND state = 'building'`, n, total, norms, seg)
 		if err != nil {
 			return err

@@ -21,12 +21,12 @@ CREATE TABLE search_pending (
     terms      BLOB NOT NULL
 );
 
--- A segment of the index: live (searched), or being built by a merge (at
--- most one at a time). chunks and length are its chunks' number and
+-- A segment of the index: live (searched), being built by a merge (at
+-- most one at a time), or dropped by a merge (its blocks being removed). chunks and length are its chunks' number and
 -- total length; norms lists them (each chunk's id and length).
 CREATE TABLE search_segments (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
-    state      TEXT NOT NULL CHECK (state IN ('building', 'live')),
+    state      TEXT NOT NULL CHECK (state IN ('building', 'live', 'dropped')),
     chunks     INTEGER NOT NULL,
     length     INTEGER NOT NULL,
     norms      BLOB NOT NULL,
