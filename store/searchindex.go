@@ -667,3 +667,17 @@ func (db *DB) buildMerge(ctx context.Context, seg int64, sources []segmentInfo) 
 		return nil
 	})
 }
+
+// IndexState is what the search index's upkeep has left to do.
+type IndexState struct {
+	Pending  int64 // Chunks not yet in a segment.
+	Segments int64 // Live segments.
+}
+
+// SearchIndexState returns the index's pending chunks and live segments.
+func (db *DB) SearchIndexState(ctx context.Context) (IndexState, error) {
+	var s IndexState
+	err := db.read.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM search_pending),
+		(SELECT COUNT(*) FROM search_segments WHERE state = 'live')`).Scan(&s.Pending, &s.Segments)
+	return s, mapError(err)
+}
