@@ -42,8 +42,9 @@ func IsStopWord(w string) bool { return stopWords[w] }
 // Analyze returns the tokens of text that the index keeps: its words, but
 // the stop words, as terms.
 func Analyze(text string) []Token {
-	var out []Token
-	for _, t := range Words(text) {
+	words := Words(text)
+	out := words[:0] // In place: a term is never written past its word.
+	for _, t := range words {
 		if t.Term = Term(t.Word); t.Term != "" {
 			out = append(out, t)
 		}
@@ -92,13 +93,22 @@ const (
 
 // classOf returns r's word-break class.
 func classOf(r rune) class {
-	if r < 0x80 { // ASCII first: most text, and cheap.
+	if r < 0x80 { // ASCII first, whole: most text, and cheap.
 		switch {
 		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z':
 			return letter
 		case '0' <= r && r <= '9':
 			return numeric
+		case r == '_':
+			return extendNumLet
+		case r == ':':
+			return midLetter
+		case r == ',' || r == ';':
+			return midNum
+		case r == '.' || r == '\'':
+			return midNumLet
 		}
+		return other
 	}
 	switch r {
 	case '_':
@@ -132,7 +142,7 @@ func classOf(r rune) class {
 // underscore anywhere), each ideograph a word of its own, a word longer
 // than MaxTokenLength characters cut into pieces.
 func Words(text string) []Token {
-	var out []Token
+	out := make([]Token, 0, len(text)/6+1) // About a word in six bytes of English.
 	pos := 0
 	i := 0
 	for i < len(text) {
