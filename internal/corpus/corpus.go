@@ -7,6 +7,7 @@ package corpus
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"strings"
 )
 
@@ -51,18 +52,29 @@ func Word(r int) string {
 
 // Generator draws words, documents and queries from a seeded generator.
 type Generator struct {
-	rng  *rand.Rand
-	zipf *rand.Zipf
+	rng *rand.Rand
+	cdf []float64 // cdf[r-1]: the probability of a rank up to r.
 }
 
 // New returns a generator seeded with seed.
 func New(seed uint64) *Generator {
-	rng := rand.New(rand.NewPCG(seed, 0x51ed))
-	return &Generator{rng: rng, zipf: rand.NewZipf(rng, ZipfS, 1, Vocabulary-1)}
+	g := &Generator{rng: rand.New(rand.NewPCG(seed, 0x51ed)), cdf: make([]float64, Vocabulary)}
+	sum := 0.0
+	for r := range Vocabulary {
+		sum += math.Pow(float64(r+1), -ZipfS)
+		g.cdf[r] = sum
+	}
+	for r := range g.cdf {
+		g.cdf[r] /= sum
+	}
+	return g
 }
 
-// Rank draws a rank from the Zipf distribution.
-func (g *Generator) Rank() int { return int(g.zipf.Uint64()) + 1 }
+// Rank draws a rank from the Zipf distribution: rank r with a probability
+// proportional to r^-ZipfS.
+func (g *Generator) Rank() int {
+	return min(sort.SearchFloat64s(g.cdf, g.rng.Float64())+1, Vocabulary)
+}
 
 // RankIn draws a rank between lo and hi (inclusive), uniformly in its
 // logarithm: as many of 50–500 as of 500–5,000.

@@ -54,6 +54,18 @@ func TestDocument(t *testing.T) {
 	if mean := total / 100; mean < 1700 || mean > 2400 {
 		t.Errorf("documents of %d bytes on average, want about 2 KB", mean)
 	}
+	// The most frequent word is about 1/7.2 of the words (the harmonic
+	// number of 50,000 at s = 1.1 is about 7.2).
+	first := 0
+	g = New(8)
+	for range 100_000 {
+		if g.Rank() == 1 {
+			first++
+		}
+	}
+	if first < 12_500 || first > 15_500 {
+		t.Errorf("rank 1 drawn %d times in 100,000", first)
+	}
 	q := New(7).Query()
 	if n := len(strings.Fields(q)); n < 2 || n > 3 || strings.HasSuffix(q, " ") {
 		t.Errorf("query %q", q)
@@ -62,3 +74,10 @@ func TestDocument(t *testing.T) {
 }
 
 func (g *Generator) rngTitle() string { title, _ := g.Document(); return title }
+
+func BenchmarkDocument(b *testing.B) {
+	g := New(1)
+	for b.Loop() {
+		g.Document()
+	}
+}
