@@ -16,6 +16,36 @@ import (
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
+// testServer is the in-process server's set-up of the tests: serve's
+// defaults, a new key each run.
+func testServer() Server {
+	return Server{
+		API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
+		Log: slog.New(slog.DiscardHandler),
+		HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
+			return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		},
+		Keys: func() (*store.Keyring, error) {
+			k, err := store.ParseKey(store.NewKey())
+			if err != nil {
+				return nil, err
+			}
+			return store.NewKeyring(k)
+		},
+	}
+}
+
+// testDatabases are the databases the ops' tests run on: a new SQLite
+// file, and a new PostgreSQL database when QUARRY_TEST_POSTGRES_URL is
+// set.
+func testDatabases(t *testing.T) map[string]string {
+	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbs["postgres"] = storetest.URL(t)
+	}
+	return dbs
+}
+
 func TestLoopback(t *testing.T) {
 	for host, want := range map[string]bool{
 		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "localhost": true, "LOCALHOST.": true,
@@ -91,28 +121,11 @@ func TestIndexingOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: seeds a database")
 	}
-	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
-	if os.Getenv(storetest.PostgresEnv) != "" {
-		dbs["postgres"] = storetest.URL(t)
-	}
-	for name, url := range dbs {
+	for name, url := range testDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			var progress bytes.Buffer
 			rep, err := Run(context.Background(), Options{Pairs: 200, DB: url, Tools: 1, Clients: 1, Duration: time.Second,
-				Op: Indexing, Progress: &progress, Version: "test", Server: Server{
-					API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
-					Log: slog.New(slog.DiscardHandler),
-					HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
-						return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-					},
-					Keys: func() (*store.Keyring, error) {
-						k, err := store.ParseKey(store.NewKey())
-						if err != nil {
-							return nil, err
-						}
-						return store.NewKeyring(k)
-					},
-				}})
+				Op: Indexing, Progress: &progress, Version: "test", Server: testServer()})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, progress.String())
 			}
@@ -166,28 +179,11 @@ func TestIngestOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: indexes 4,000 documents")
 	}
-	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
-	if os.Getenv(storetest.PostgresEnv) != "" {
-		dbs["postgres"] = storetest.URL(t)
-	}
-	for name, url := range dbs {
+	for name, url := range testDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			var progress bytes.Buffer
 			rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 2, Duration: time.Second,
-				Op: Ingest, Progress: &progress, Version: "test", Server: Server{
-					API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
-					Log: slog.New(slog.DiscardHandler),
-					HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
-						return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-					},
-					Keys: func() (*store.Keyring, error) {
-						k, err := store.ParseKey(store.NewKey())
-						if err != nil {
-							return nil, err
-						}
-						return store.NewKeyring(k)
-					},
-				}})
+				Op: Ingest, Progress: &progress, Version: "test", Server: testServer()})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, progress.String())
 			}
