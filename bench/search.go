@@ -249,27 +249,27 @@ func (s *searchCorpus) find(ctx context.Context, db *store.DB, admin *quarry.Cal
 	if err != nil {
 		return err
 	}
-	byName := map[string]int64{}
+	byName := map[string]*quarry.CCPairBrief{}
 	for _, p := range briefs {
-		byName[p.Name] = p.ID
-		if strings.HasPrefix(p.Name, searchNames) && len(byName) == 1 {
-			// The server reads the credentials (the status listing): they
-			// must open with this run's key.
-			if _, err := db.Credential(ctx, admin, p.CredentialID); err != nil {
-				return fmt.Errorf("-db: the corpus's secrets do not open with this run's key (give the QUARRY_ENCRYPTION_KEY of the run that loaded it): %w", err)
-			}
-		}
+		byName[p.Name] = p
 	}
 	want := pairDocs(s.docs)
 	held := 0
 	var wrong []string
 	for i, n := range want {
 		label := fmt.Sprintf("%s%02d", searchNames, i+1)
-		id, ok := byName[label]
+		p, ok := byName[label]
 		if !ok {
 			return fmt.Errorf("-db: the search corpus in it has no pair %s; give a fresh database", label)
 		}
-		_, total, err := db.PairDocumentPage(ctx, admin, id, 0, 1)
+		if i == 0 {
+			// The server reads the credentials (the status listing): they
+			// must open with this run's key.
+			if _, err := db.Credential(ctx, admin, p.CredentialID); err != nil {
+				return fmt.Errorf("-db: the corpus's secrets do not open with this run's key (give the QUARRY_ENCRYPTION_KEY of the run that loaded it): %w", err)
+			}
+		}
+		_, total, err := db.PairDocumentPage(ctx, admin, p.ID, 0, 1)
 		if err != nil {
 			return err
 		}
