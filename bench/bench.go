@@ -8,9 +8,11 @@
 //
 // The files hold the parts: the operations (ops.go), the readying of their
 // requests (work.go), the load and the floor (load.go), the report
-// (report.go), the progress shown meanwhile (screen.go) and the dataset
-// (seed.go). It is kept apart from the packages that serve: nothing of
-// quarry serve imports it.
+// (report.go), the progress shown meanwhile (screen.go), the dataset
+// (seed.go), and the operations with set-ups of their own: tool-run
+// (toolrun.go), mcp-call and mcp-list (mcp.go), indexing (indexing.go),
+// ingest (ingest.go) and search, with its corpus (search.go). It is kept
+// apart from the packages that serve: nothing of quarry serve imports it.
 package bench
 
 import (
