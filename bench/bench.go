@@ -8,9 +8,11 @@
 //
 // The files hold the parts: the operations (ops.go), the readying of their
 // requests (work.go), the load and the floor (load.go), the report
-// (report.go), the progress shown meanwhile (screen.go) and the dataset
-// (seed.go). It is kept apart from the packages that serve: nothing of
-// quarry serve imports it.
+// (report.go), the progress shown meanwhile (screen.go), the dataset
+// (seed.go), and the operations with set-ups of their own: tool-run
+// (toolrun.go), mcp-call and mcp-list (mcp.go), indexing (indexing.go),
+// ingest (ingest.go) and search, with its corpus (search.go). It is kept
+// apart from the packages that serve: nothing of quarry serve imports it.
 package bench
 
 import (
@@ -64,6 +66,7 @@ type Options struct {
 	Duration    time.Duration // of each phase
 	Op          string        // one of OpNames
 	Mix         string        // the weights of Op mix
+	SearchDocs  int           // documents of -op search's corpus
 
 	// Server is how the in-process server, and the floor, are set up.
 	Server Server
@@ -95,10 +98,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.Op == Indexing {
-		return runIndexing(ctx, o)
+		return runOnStore(ctx, o, measureIndexing)
 	}
 	if o.Op == Ingest {
-		return runIngest(ctx, o)
+		return runOnStore(ctx, o, measureIngest)
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
@@ -124,6 +127,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := newReport(&o, mix, sys)
+	if sys.search != nil {
+		if err := rep.startSearchReport(ctx, sys); err != nil {
+			return nil, err
+		}
+	}
 
 	if sys.inProcess {
 		// Peak RSS of the load alone: return what seeding and preparing
@@ -137,6 +145,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep.loadPeakRSS(sys.inProcess)
+	if rep.Search != nil {
+		rep.Search.Memory.HeapAfterSearchesBytes = heapInUse()
+	}
 
 	floorBase, stopFloor, err := startFloor(o.Server, w.answers)
 	if err != nil {
@@ -158,12 +169,46 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	sc.end()
 
 	rep.addResults(w, server, floor)
+	if rep.Search != nil {
+		rep.endSearchReport(server)
+	}
 	if n := server.errs.total.Load() + floor.errs.total.Load(); n > 0 {
 		return rep, fmt.Errorf("bench: %d requests failed (counted by status in the report)", n)
 	}
 	if restoreErr != nil {
 		return rep, fmt.Errorf("bench: restoring the credential names of the target: %w", restoreErr)
 	}
+	return rep, nil
+}
+
+// runOnStore runs an operation measured on the store rather than by the
+// load of clients (indexing, ingest): it starts the in-process server,
+// lets measure fill the report, and ends it.
+func runOnStore(ctx context.Context, o Options, measure func(ctx context.Context, sys *system, sc *screen, rep *Report) error) (*Report, error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	sc := newScreen(o.Progress)
+	defer sc.end()
+	start := time.Now()
+	sys, err := startServer(ctx, &o, sc)
+	if sys != nil {
+		defer sys.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep := newReport(&o, nil, sys)
+	rep.Results = []Result{}
+	rep.Errors, rep.FloorErrors = ErrorCounts{ByStatus: map[string]int64{}, Samples: []ErrorSample{}},
+		ErrorCounts{ByStatus: map[string]int64{}, Samples: []ErrorSample{}}
+	if err := measure(ctx, sys, sc, rep); err != nil {
+		return nil, err
+	}
+	sc.end()
+	rep.DurationSeconds = round(time.Since(start).Seconds())
+	rep.loadPeakRSS(true)
+	rep.Server.PeakRSSNote = "since the start: VmHWM of the bench process, seeding included"
 	return rep, nil
 }
 
@@ -181,8 +226,11 @@ func (o *Options) check() ([]weight, error) {
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
 	}
-	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList || o.Op == Indexing || o.Op == Ingest) {
-		return nil, fmt.Errorf("-op %s needs the in-process server (its own upstream or tools); it does not go with -target", o.Op)
+	if o.Op == Search && (o.SearchDocs < 1 || o.SearchDocs > MaxSearchDocs) {
+		return nil, fmt.Errorf("-search-docs: %d is not between 1 and %d", o.SearchDocs, MaxSearchDocs)
+	}
+	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList || o.Op == Indexing || o.Op == Ingest || o.Op == Search) {
+		return nil, fmt.Errorf("-op %s needs the in-process server (its own upstream, tools or corpus); it does not go with -target", o.Op)
 	}
 	if o.Target != "" {
 		u, err := url.Parse(o.Target)
@@ -257,6 +305,7 @@ type system struct {
 	tools     int           // Custom tools that put-tool updates.
 	upstream  *upstream     // tool-run's upstream (toolrun.go); nil for the other operations.
 	db        *store.DB     // The seeded database, in process only (-op indexing measures it).
+	search    *searchCorpus // -op search's corpus (search.go); nil for the other operations.
 	close     func()
 }
 
@@ -284,11 +333,17 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 	if err != nil {
 		return sys, fmt.Errorf("-db: %w", err)
 	}
+	// -op search may also reuse the database an earlier run loaded
+	// (search.go); every other operation seeds a fresh one.
+	exists := false
 	if o.DB != "" {
 		sys.database = dialect + " (" + redactURL(dbURL) + ", kept)"
 		if dialect == store.SQLite {
 			if _, err := os.Stat(source); !errors.Is(err, os.ErrNotExist) {
-				return sys, fmt.Errorf("-db: %s exists; bench seeds a fresh database only (give a new path)", source)
+				exists = true
+				if o.Op != Search {
+					return sys, fmt.Errorf("-db: %s exists; bench seeds a fresh database only (give a new path)", source)
+				}
 			}
 		}
 	}
@@ -301,26 +356,40 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 		return sys, err
 	}
 	cleanups = append(cleanups, func() { db.Close() })
-	if current, _, err := db.SchemaVersion(ctx); err != nil {
+	current, _, err := db.SchemaVersion(ctx)
+	if err != nil {
 		return sys, err
-	} else if current > 0 {
-		return sys, fmt.Errorf("-db: %s already holds a Quarry schema (version %d); bench seeds an empty database only (create a new one)", redactURL(dbURL), current)
+	}
+	reuse := current > 0 && o.Op == Search && holdsSearchCorpus(ctx, db)
+	switch {
+	case current > 0 && !reuse:
+		return sys, fmt.Errorf("-db: %s already holds a Quarry schema (version %d); bench seeds an empty database only (create a new one; -op search also takes one it loaded)", redactURL(dbURL), current)
+	case current == 0 && exists:
+		return sys, fmt.Errorf("-db: %s exists and holds no Quarry schema; bench seeds a fresh database only (give a new path)", source)
 	}
 	if err := db.Migrate(ctx); err != nil {
 		return sys, err
 	}
-
-	sys.spec = DefaultSeedSpec(o.Pairs)
-	sc.line(fmt.Sprintf("seeding %d pairs into %s", o.Pairs, dialect))
-	start := time.Now()
-	seeded, err := Seed(ctx, db, sys.spec, func(c progress.Count) { sc.count("seeding", c) })
-	if err != nil {
-		return sys, fmt.Errorf("seeding: %w", err)
-	}
-	sys.seedTime = time.Since(start)
-	sc.line(fmt.Sprintf("seeded in %s", sys.seedTime.Round(time.Millisecond)))
-	sys.token = seeded.AdminToken
 	sys.db = db
+
+	start := time.Now()
+	if o.Op == Search {
+		sys.spec = SeedSpec{Pairs: searchGroups + searchPublic, Connectors: searchGroups + searchPublic, Credentials: searchGroups + searchPublic, Groups: searchGroups}
+		if sys.search, sys.token, err = setUpSearch(ctx, db, o, reuse, sc); err != nil {
+			return sys, err
+		}
+		sys.seedTime = time.Since(start)
+	} else {
+		sys.spec = DefaultSeedSpec(o.Pairs)
+		sc.line(fmt.Sprintf("seeding %d pairs into %s", o.Pairs, dialect))
+		seeded, err := Seed(ctx, db, sys.spec, func(c progress.Count) { sc.count("seeding", c) })
+		if err != nil {
+			return sys, fmt.Errorf("seeding: %w", err)
+		}
+		sys.seedTime = time.Since(start)
+		sc.line(fmt.Sprintf("seeded in %s", sys.seedTime.Round(time.Millisecond)))
+		sys.token = seeded.AdminToken
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -16,6 +16,37 @@ import (
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
+// testServer is the in-process server's set-up of the tests: serve's
+// defaults, and a new key (the same for every run of the Server).
+func testServer() Server {
+	key := store.NewKey()
+	return Server{
+		API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
+		Log: slog.New(slog.DiscardHandler),
+		HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
+			return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		},
+		Keys: func() (*store.Keyring, error) {
+			k, err := store.ParseKey(key)
+			if err != nil {
+				return nil, err
+			}
+			return store.NewKeyring(k)
+		},
+	}
+}
+
+// testDatabases are the databases the ops' tests run on: a new SQLite
+// file, and a new PostgreSQL database when QUARRY_TEST_POSTGRES_URL is
+// set.
+func testDatabases(t *testing.T) map[string]string {
+	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbs["postgres"] = storetest.URL(t)
+	}
+	return dbs
+}
+
 func TestLoopback(t *testing.T) {
 	for host, want := range map[string]bool{
 		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "localhost": true, "LOCALHOST.": true,
@@ -67,7 +98,7 @@ func TestOps(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, indexing, ingest, mix" {
+	if got := strings.Join(OpNames(), ", "); got != "status, status-cold, patch-credential, put-tool, tool-run, mcp-call, mcp-list, search, indexing, ingest, mix" {
 		t.Errorf("OpNames: %s", got)
 	}
 	mix, err := parseMix(DefaultMix)
@@ -91,28 +122,11 @@ func TestIndexingOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: seeds a database")
 	}
-	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
-	if os.Getenv(storetest.PostgresEnv) != "" {
-		dbs["postgres"] = storetest.URL(t)
-	}
-	for name, url := range dbs {
+	for name, url := range testDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			var progress bytes.Buffer
 			rep, err := Run(context.Background(), Options{Pairs: 200, DB: url, Tools: 1, Clients: 1, Duration: time.Second,
-				Op: Indexing, Progress: &progress, Version: "test", Server: Server{
-					API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
-					Log: slog.New(slog.DiscardHandler),
-					HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
-						return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-					},
-					Keys: func() (*store.Keyring, error) {
-						k, err := store.ParseKey(store.NewKey())
-						if err != nil {
-							return nil, err
-						}
-						return store.NewKeyring(k)
-					},
-				}})
+				Op: Indexing, Progress: &progress, Version: "test", Server: testServer()})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, progress.String())
 			}
@@ -166,28 +180,11 @@ func TestIngestOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: indexes 4,000 documents")
 	}
-	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "bench.db")}
-	if os.Getenv(storetest.PostgresEnv) != "" {
-		dbs["postgres"] = storetest.URL(t)
-	}
-	for name, url := range dbs {
+	for name, url := range testDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			var progress bytes.Buffer
 			rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 2, Duration: time.Second,
-				Op: Ingest, Progress: &progress, Version: "test", Server: Server{
-					API: api.Config{MaskCredentials: true, MaxBodyBytes: 1 << 20, DBTimeout: 10 * time.Second},
-					Log: slog.New(slog.DiscardHandler),
-					HTTP: func(h http.Handler, _ *slog.Logger) *http.Server {
-						return &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-					},
-					Keys: func() (*store.Keyring, error) {
-						k, err := store.ParseKey(store.NewKey())
-						if err != nil {
-							return nil, err
-						}
-						return store.NewKeyring(k)
-					},
-				}})
+				Op: Ingest, Progress: &progress, Version: "test", Server: testServer()})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, progress.String())
 			}
@@ -205,6 +202,84 @@ func TestIngestOp(t *testing.T) {
 			rep.WriteText(&text)
 			if !strings.Contains(text.String(), "file:index") {
 				t.Errorf("the text report has no file:index:\n%s", text.String())
+			}
+		})
+	}
+}
+
+// -op search at 2,000 documents on SQLite, and when
+// QUARRY_TEST_POSTGRES_URL is set, on PostgreSQL: the corpus is loaded
+// and searched through HTTP beside the floor, most searches find
+// something, the index's size and the memory are reported; a second run
+// on the same database finds the corpus and loads nothing, and a run with
+// another -search-docs is refused. The figures are docs/benchmarks.md's.
+func TestSearchOp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads 2,000 documents")
+	}
+	for name, url := range testDatabases(t) {
+		t.Run(name, func(t *testing.T) {
+			server := testServer() // One key for every run: the corpus's secrets open.
+			run := func(docs int, server Server) (*Report, error) {
+				var progress bytes.Buffer
+				rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 2, Duration: 2 * time.Second,
+					Op: Search, SearchDocs: docs, Progress: &progress, Version: "test", Server: server})
+				t.Logf("%s", progress.String())
+				return rep, err
+			}
+			for i, reused := range []bool{false, true} {
+				rep, err := run(2000, server)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sr := rep.Search
+				if sr == nil || len(rep.Results) != 1 {
+					t.Fatalf("report: %+v", rep)
+				}
+				res := rep.Results[0]
+				if res.Op != Search || res.Server.Requests == 0 || res.Floor.Requests == 0 || res.ResponseBytes == 0 ||
+					res.Server.LatencyMS.P50 <= 0 || res.Server.LatencyMS.P99 < res.Server.LatencyMS.P50 || res.VsFloor.P50 <= 0 {
+					t.Errorf("run %d: results %+v", i, res)
+				}
+				c := sr.Corpus
+				if c.Documents != 2000 || c.Pairs != 60 || c.PublicPairs != 10 || c.Groups != 50 || c.PersonGroups != 3 || c.VisiblePairs != 13 || c.Reused != reused {
+					t.Errorf("run %d: corpus %+v", i, c)
+				}
+				if l := sr.Load; reused && l.Documents != 0 || !reused && (l.Documents != 2000 || l.BatchSize != 34 || l.ChunksPerS <= 0 || l.Seconds <= 0) {
+					t.Errorf("run %d: load %+v", i, l)
+				}
+				q := sr.Queries
+				// A query's common word (rank 50 to 2,000) is in about one
+				// of the person's 433 documents in a hundred or more.
+				if q.Answered != int64(res.Server.Requests) || q.WithResults*10 < q.Answered*8 || q.Distinct != searchQueries {
+					t.Errorf("run %d: %d of %d answers had results (%d requests)", i, q.WithResults, q.Answered, res.Server.Requests)
+				}
+				if ix := sr.Index; ix.IndexBytes <= 0 || ix.DatabaseBytes < ix.IndexBytes || ix.TablesBytes["search_chunks"] <= 0 {
+					t.Errorf("run %d: index %+v", i, ix)
+				}
+				if m := sr.Memory; m.PeakRSSAfterLoadBytes == nil || m.HeapAfterLoadBytes == 0 || m.HeapAfterSearchesBytes == 0 || rep.Server.PeakRSSBytes == nil {
+					t.Errorf("run %d: memory %+v, peak RSS %v", i, m, rep.Server.PeakRSSBytes)
+				}
+				if sr.Missed == nil || rep.Errors.Total != 0 {
+					t.Errorf("run %d: missed %v, errors %+v", i, sr.Missed, rep.Errors)
+				}
+				var text, js bytes.Buffer
+				rep.WriteText(&text)
+				for _, s := range []string{"search ", "answers", "index", "memory", "vs floor"} {
+					if !strings.Contains(text.String(), s) {
+						t.Errorf("the text report has no %q:\n%s", s, text.String())
+					}
+				}
+				if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), `"with_results_share"`) {
+					t.Errorf("JSON report: %v\n%s", err, js.String())
+				}
+				t.Logf("%s", text.String())
+			}
+			if _, err := run(3000, server); err == nil || !strings.Contains(err.Error(), "not the 3000") {
+				t.Errorf("a run with another -search-docs: %v", err)
+			}
+			if _, err := run(2000, testServer()); err == nil || !strings.Contains(err.Error(), "QUARRY_ENCRYPTION_KEY") {
+				t.Errorf("a run with another key: %v", err)
 			}
 		})
 	}

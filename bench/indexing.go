@@ -87,38 +87,17 @@ func (t *timed) series() IndexingSeries {
 		LatencyMS: Latency{Mean: round(sum.mean / 1e6), P50: ms(sum.p50), P90: ms(sum.p90), P99: ms(sum.p99), Max: ms(sum.max)}}
 }
 
-// runIndexing runs -op indexing: it seeds the database, serves it in
-// process (for the listing), and measures.
-func runIndexing(ctx context.Context, o Options) (*Report, error) {
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
-	sc := newScreen(o.Progress)
-	defer sc.end()
-	start := time.Now()
-	sys, err := startServer(ctx, &o, sc)
-	if sys != nil {
-		defer sys.close()
-	}
-	if err != nil {
-		return nil, err
-	}
-	rep := newReport(&o, nil, sys)
+// measureIndexing measures -op indexing into rep.
+func measureIndexing(ctx context.Context, sys *system, sc *screen, rep *Report) error {
 	rep.Clients = 1
-	ir, status, err := measureIndexing(ctx, sys, sc)
+	ir, status, err := indexing(ctx, sys, sc)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sc.end()
 	rep.Indexing = ir
 	rep.Dataset.StatusBytes = status.bytes
 	rep.Results = []Result{status.result}
-	rep.Errors, rep.FloorErrors = ErrorCounts{ByStatus: map[string]int64{}, Samples: []ErrorSample{}},
-		ErrorCounts{ByStatus: map[string]int64{}, Samples: []ErrorSample{}}
-	rep.DurationSeconds = round(time.Since(start).Seconds())
-	rep.loadPeakRSS(true)
-	rep.Server.PeakRSSNote = "since the start: VmHWM of the bench process, seeding included"
-	return rep, nil
+	return nil
 }
 
 // listingResult is the listing's series: after a progress report, and
@@ -128,7 +107,7 @@ type listingResult struct {
 	bytes  int
 }
 
-func measureIndexing(ctx context.Context, sys *system, sc *screen) (*IndexingReport, *listingResult, error) {
+func indexing(ctx context.Context, sys *system, sc *screen) (*IndexingReport, *listingResult, error) {
 	db := sys.db
 	caller, err := db.Authenticate(ctx, quarry.HashToken(sys.token))
 	if err != nil {

@@ -56,37 +56,6 @@ type IngestSeries struct {
 	TargetPS  float64 `json:"target_documents_per_second"`
 }
 
-func runIngest(ctx context.Context, o Options) (*Report, error) {
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
-	sc := newScreen(o.Progress)
-	defer sc.end()
-	start := time.Now()
-	sys, err := startServer(ctx, &o, sc)
-	if sys != nil {
-		defer sys.close()
-	}
-	if err != nil {
-		return nil, err
-	}
-	rep := newReport(&o, nil, sys)
-	rep.Clients = o.Clients
-	ir, err := measureIngest(ctx, sys, sc, o.Clients)
-	if err != nil {
-		return nil, err
-	}
-	sc.end()
-	rep.Ingest = ir
-	rep.Results = []Result{}
-	rep.Errors, rep.FloorErrors = ErrorCounts{ByStatus: map[string]int64{}, Samples: []ErrorSample{}},
-		ErrorCounts{ByStatus: map[string]int64{}, Samples: []ErrorSample{}}
-	rep.DurationSeconds = round(time.Since(start).Seconds())
-	rep.loadPeakRSS(true)
-	rep.Server.PeakRSSNote = "since the start: VmHWM of the bench process, seeding included"
-	return rep, nil
-}
-
 // ingestText returns document i's text: ingestDocBytes of words, unlike
 // every other document's.
 func ingestText(i int) string {
@@ -101,7 +70,14 @@ func ingestText(i int) string {
 	return b.String()[:ingestDocBytes]
 }
 
-func measureIngest(ctx context.Context, sys *system, sc *screen, clients int) (*IngestReport, error) {
+// measureIngest measures -op ingest into rep.
+func measureIngest(ctx context.Context, sys *system, sc *screen, rep *Report) error {
+	ir, err := ingest(ctx, sys, sc, rep.Clients)
+	rep.Ingest = ir
+	return err
+}
+
+func ingest(ctx context.Context, sys *system, sc *screen, clients int) (*IngestReport, error) {
 	db := sys.db
 	c := &caller{client: setupClient(), base: sys.base, token: sys.token}
 

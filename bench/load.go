@@ -18,11 +18,14 @@ import (
 
 // phase is one load: of the server, or of the floor.
 type phase struct {
-	name    string
-	series  map[string]*histogram // By series name; read-only during the load.
-	errs    failures
-	done    atomic.Int64 // Successful measured requests.
-	elapsed time.Duration
+	name   string
+	series map[string]*histogram // By series name; read-only during the load.
+	errs   failures
+	done   atomic.Int64 // Successful measured requests.
+	// answered and withResults count the measured answers of series
+	// with results (searches), and those that held at least one.
+	answered, withResults atomic.Int64
+	elapsed               time.Duration
 }
 
 // load runs o.Clients clients against base for o.Duration. Each client
@@ -123,12 +126,16 @@ func (c *client) do(s series, path string, body []byte, measure bool, headers ..
 		}
 		return false
 	}
-	var sample []byte
+	var sample, answer []byte
 	ok := res.StatusCode/100 == 2
 	if !ok {
 		sample, _ = io.ReadAll(io.LimitReader(res.Body, 1024))
 	}
-	_, err = io.Copy(io.Discard, res.Body)
+	if ok && s.results {
+		answer, err = io.ReadAll(res.Body)
+	} else {
+		_, err = io.Copy(io.Discard, res.Body)
+	}
 	res.Body.Close()
 	d := time.Since(start)
 	switch {
@@ -145,6 +152,12 @@ func (c *client) do(s series, path string, body []byte, measure bool, headers ..
 		c.ph.series[s.name].record(c.shard, d)
 		if !s.part {
 			c.ph.done.Add(1)
+		}
+		if s.results { // Counted after the clock stopped.
+			c.ph.answered.Add(1)
+			if n, _ := searchResults(answer); n > 0 {
+				c.ph.withResults.Add(1)
+			}
 		}
 	}
 	return true

@@ -41,6 +41,9 @@ type series struct {
 	// part marks a request that is part of an operation but not the one
 	// it is timed by: the loading line does not count it.
 	part bool
+	// results marks a series whose answers are searches': the load
+	// counts those with results (phase.withResults).
+	results bool
 	// direct marks a series whose floor is not the server's answers from
 	// memory but the same call made directly to the upstream the server
 	// calls (tool-run): the report calls the floor "direct" and subtracts
@@ -140,6 +143,14 @@ var ops = []*op{
 		series:  []series{mcpListSeries, mcpGetToolSeries},
 		prepare: prepareMCPLists,
 		step:    stepMCPList,
+	},
+	{
+		// POST /search/send-search-message as a person in 3 of 50 groups,
+		// over a corpus loaded first (search.go); in process only.
+		name:    Search,
+		series:  []series{searchSeries},
+		prepare: prepareSearch,
+		step:    stepSearch,
 	},
 }
 

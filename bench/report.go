@@ -34,6 +34,9 @@ type Report struct {
 	Indexing *IndexingReport `json:"indexing,omitempty"`
 	// Ingest holds what -op ingest measured: documents/s into the store.
 	Ingest *IngestReport `json:"ingest,omitempty"`
+	// Search holds what -op search measured beside the latencies: the
+	// corpus, its load, the answers, the index's size and the memory.
+	Search *SearchReport `json:"search,omitempty"`
 }
 
 // ServerInfo says what was loaded.
@@ -313,7 +316,11 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "server    in process, on loopback; database %s\n", r.Server.Database)
 	}
 	d := r.Dataset
-	if d.Seeded {
+	if s := r.Search; s != nil {
+		c := s.Corpus
+		fmt.Fprintf(w, "dataset   %d documents of one chunk (package corpus) over %d pairs (%d private, each shared with one of %d groups; %d public), set up in %s",
+			c.Documents, c.Pairs, c.Pairs-c.PublicPairs, c.Groups, c.PublicPairs, time.Duration(d.SeedSeconds*float64(time.Second)).Round(time.Millisecond))
+	} else if d.Seeded {
 		fmt.Fprintf(w, "dataset   %d pairs over %d connectors, %d credentials, %d groups (bench.DefaultSeedSpec), seeded in %s, listing read whole in %s",
 			d.Pairs, d.Connectors, d.Credentials, d.Groups, time.Duration(d.SeedSeconds*float64(time.Second)).Round(time.Millisecond),
 			time.Duration(d.LoadSeconds*float64(time.Second)).Round(time.Millisecond))
@@ -370,6 +377,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
+	if r.Search != nil {
+		r.writeSearchText(w)
+	}
 	writeErrors(w, "errors", r.Errors)
 	writeErrors(w, "floor errors", r.FloorErrors)
 }

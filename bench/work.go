@@ -30,7 +30,8 @@ type work struct {
 	// mcpCalls and mcpLists are mcp-call's and mcp-list's requests (mcp.go).
 	mcpCalls *mcpCalls
 	mcpLists *mcpLists
-	status   []byte // The status listing, as fetched before the load.
+	search   *searchWork // -op search's requests (search.go).
+	status   []byte      // The status listing, as fetched before the load.
 	// answers are the server's answers to one request of each route the
 	// mix sends, which the floor serves.
 	answers map[route][]byte

@@ -1,25 +1,27 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/corpus"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
 // BenchmarkSearch loads a reproducible corpus (QUARRY_BENCH_DOCS documents
-// of 300 words drawn from a Zipf vocabulary of 20,000 words, one chunk
-// each, spread over 50 private pairs of 50 groups) through IngestBatch,
-// reports the indexing rate (until every chunk is in a segment), then
-// searches two-word queries as a person in
-// 3 of the 50 groups.
+// of package corpus: 300 words of a Zipf vocabulary of 50,000 words, one
+// chunk each, spread over 50 private pairs of 50 groups) through
+// IngestBatch, reports the indexing rate (until every chunk is in a
+// segment), then searches corpus.Query's queries as a person in 3 of the
+// 50 groups. quarry bench -op search measures the same through HTTP, at
+// the scale.
 func BenchmarkSearch(b *testing.B) {
 	docs := 5000
 	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
@@ -42,9 +44,7 @@ func BenchmarkSearch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	zipf := rand.NewZipf(r, 1.1, 1, 19_999)
-	word := func() string { return "w" + strconv.FormatUint(zipf.Uint64(), 36) }
+	gen := corpus.New(1)
 	var pairs []int64
 	for i := range 50 {
 		name := fmt.Sprint("g", i)
@@ -75,37 +75,33 @@ func BenchmarkSearch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The index's upkeep runs beside the writes, as in a server.
+	upkeep, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { db.RunIndexUpkeep(upkeep, time.Second, func(err error) { b.Error(err) }) })
 	start := time.Now()
 	const batch = 200
 	for i := 0; i < docs; i += batch {
 		var ds []quarry.Document
 		for j := i; j < min(i+batch, docs); j++ {
-			ws := make([]string, 300)
-			for k := range ws {
-				ws[k] = word()
-			}
-			ds = append(ds, quarry.Document{ID: fmt.Sprint("d", j), SemanticIdentifier: word() + " " + word(), Source: "web",
-				Sections: []quarry.Section{{Text: strings.Join(ws, " ")}}, Metadata: map[string]any{}})
+			title, text := gen.Document()
+			ds = append(ds, quarry.Document{ID: fmt.Sprint("d", j), SemanticIdentifier: title, Source: "web",
+				Sections: []quarry.Section{{Text: text}}, Metadata: map[string]any{}})
 		}
 		p := pairs[(i/batch)%len(pairs)]
 		if _, err := db.IngestBatch(ctx, admin, &p, ds); err != nil {
 			b.Fatal(err)
 		}
-		select { // As a server's upkeep (cmd/quarry's mergeIndex) runs.
-		case <-db.IndexNudges():
-			if err := db.SettleIndex(ctx); err != nil {
-				b.Fatal(err)
-			}
-		default:
-		}
 	}
+	stop()
+	wg.Wait()
 	if err := db.SettleIndex(ctx); err != nil {
 		b.Fatal(err)
 	}
 	rate := float64(docs) / time.Since(start).Seconds()
 	queries := make([]quarry.Query, 100)
 	for i := range queries {
-		queries[i] = quarry.ParseQuery(word() + " " + word() + " ")
+		queries[i] = quarry.ParseQuery(gen.Query())
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -255,10 +255,32 @@ func (db *DB) SettleIndex(ctx context.Context) error {
 	}
 }
 
-// IndexNudges returns the channel that receives a value when this server
-// has written nudgeChunks pending chunks since it last did: the time to
-// run MergeIndex without waiting for its next tick.
-func (db *DB) IndexNudges() <-chan struct{} { return db.indexNudge }
+// RunIndexUpkeep runs MergeIndex until it has nothing left to do, every
+// interval and whenever this server has written nudgeChunks pending chunks
+// since, until ctx ends: what every server runs beside its requests
+// (quarry serve does). Each error is given to failed, and the next round
+// tries again.
+func (db *DB) RunIndexUpkeep(ctx context.Context, interval time.Duration, failed func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for {
+			did, err := db.MergeIndex(ctx)
+			if err != nil && ctx.Err() == nil {
+				failed(err)
+			}
+			if err != nil || !did {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-db.indexNudge:
+		}
+	}
+}
 
 // flushPending writes the oldest pending chunks into a new live segment
 // and removes their pending rows, in one transaction; it reports whether

@@ -18,7 +18,7 @@ import (
 // quarry bench: the flags of package bench's load tool, which
 // docs/benchmarks.md describes.
 
-const benchDBUsage = "fresh database to seed: a SQLite path that does not exist yet, or a postgres:// URL of a database Quarry has never used (default: a new SQLite file in a temporary directory, removed afterwards; QUARRY_DATABASE_URL is not read)"
+const benchDBUsage = "fresh database to seed: a SQLite path that does not exist yet, or a postgres:// URL of a database Quarry has never used (default: a new SQLite file in a temporary directory, removed afterwards; QUARRY_DATABASE_URL is not read); -op search also takes one an earlier -op search loaded, and searches its corpus again"
 
 // benchServerSettings are the settings of serve that bench takes too: the
 // in-process server and the floor are built with them.
@@ -44,6 +44,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		fs.DurationVar(&o.Duration, "duration", 10*time.Second, fmt.Sprintf("how long to load the server, and then the floor (at most %s)", bench.MaxDuration))
 		fs.StringVar(&o.Op, "op", "status", strings.Join(bench.OpNames(), ", "))
 		fs.StringVar(&o.Mix, "mix", bench.DefaultMix, "weights of -op mix: op=weight,… over status, patch-credential, put-tool")
+		fs.IntVar(&o.SearchDocs, "search-docs", 1_000_000, fmt.Sprintf("documents of -op search's corpus (one chunk each), 1 to %d", bench.MaxSearchDocs))
 		fs.BoolVar(&jsonOut, "json", false, "print one JSON object instead of the text report")
 	}, benchServerSettings...)
 	if err != nil {
@@ -63,6 +64,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	switch {
 	case given(&o.Mix) && o.Op != bench.Mix:
 		return errors.New("-mix goes with -op mix")
+	case given(&o.SearchDocs) && o.Op != bench.Search:
+		return errors.New("-search-docs goes with -op search")
+	case o.Op == bench.Search && (given(&o.Pairs) || given(&o.Tools)):
+		return errors.New("-pairs and -tools do not go with -op search (its corpus has 60 pairs; -search-docs sizes it)")
 	case o.Target == "" && (given(&o.Token) || given(&o.AllowRemote)):
 		return errors.New("-token and -allow-remote go with -target")
 	}

@@ -141,14 +141,17 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 }
 
 // startIndexing starts, in wg, the scheduler's loop (a pass every
-// QUARRY_SCHEDULE_INTERVAL), the search index's upkeep (mergeIndex) and,
+// QUARRY_SCHEDULE_INTERVAL), the search index's upkeep
+// (store.DB.RunIndexUpkeep) and,
 // unless QUARRY_INPROCESS_WORKER is false,
 // the worker of this process, which reaches
 // the server's handler in process, with no network. Both stop when ctx
 // ends, the worker after ending its attempts as interrupted.
 func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *store.DB, handler *api.Server, log *slog.Logger) error {
 	wg.Go(func() { schedule(ctx, handler, cfg.ScheduleInterval, log) })
-	wg.Go(func() { mergeIndex(ctx, db, log) })
+	wg.Go(func() {
+		db.RunIndexUpkeep(ctx, mergeInterval, func(err error) { log.Error("search index: the upkeep failed", "err", err) })
+	})
 	if !cfg.InProcessWorker {
 		return nil // Only quarry worker processes run attempts.
 	}
@@ -197,37 +200,11 @@ func schedule(ctx context.Context, srv *api.Server, interval time.Duration, log 
 	}
 }
 
-// mergeInterval is how often the search index's upkeep runs when no
-// server has written many chunks meanwhile: how long a chunk stays pending
-// (searched from its pending row) at most, give or take the upkeep's own
-// time.
+// mergeInterval is how often the search index's upkeep runs when this
+// server has not written many chunks meanwhile: how long a chunk stays
+// pending (searched from its pending row) at most, give or take the
+// upkeep's own time.
 const mergeInterval = time.Second
-
-// mergeIndex runs the search index's upkeep (store.DB.MergeIndex) until it
-// has nothing left to do, every mergeInterval and whenever this server
-// has written enough chunks to fill a segment, until ctx ends. Upkeep that
-// fails is logged, and the next round tries again.
-func mergeIndex(ctx context.Context, db *store.DB, log *slog.Logger) {
-	t := time.NewTicker(mergeInterval)
-	defer t.Stop()
-	for {
-		for {
-			did, err := db.MergeIndex(ctx)
-			if err != nil && ctx.Err() == nil {
-				log.Error("search index: the upkeep failed", "err", err)
-			}
-			if err != nil || !did {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-db.IndexNudges():
-		}
-	}
-}
 
 // httpServer returns the http.Server that serves h with the configured
 // time-outs, logging its own errors to log as warnings. quarry bench builds
