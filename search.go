@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/quarryhq/quarry/analysis"
@@ -270,7 +271,21 @@ func Highlights(content string, terms map[string]bool, prefixes []string) []stri
 	ws := analysis.Words(content)
 	match := make([]bool, len(ws))
 	any := false
+	// A term begins with its word's first letter, lowercased (stemming
+	// changes only endings): words that begin otherwise are not analyzed.
+	first := map[rune]bool{}
+	for t := range terms {
+		r, _ := utf8.DecodeRuneInString(t)
+		first[r] = true
+	}
+	for _, p := range prefixes {
+		r, _ := utf8.DecodeRuneInString(p)
+		first[r] = true
+	}
 	for i, w := range ws {
+		if r, _ := utf8.DecodeRuneInString(w.Word); !first[unicode.ToLower(r)] {
+			continue
+		}
 		t := analysis.Term(w.Word)
 		lw := strings.ToLower(w.Word)
 		match[i] = t != "" && terms[t]

@@ -1,12 +1,14 @@
 package analysis
 
+import "unicode/utf8"
+
 // Stem returns the Porter stem of word, a lowercase word: the algorithm of
 // Martin Porter's reference implementation, as Lucene's PorterStemmer
 // (and PorterStemFilter) applies it, with its two departures from the
 // paper ("bli" becomes "ble", "logi" becomes "log"). Words of one or two
 // letters are left as they are.
 func Stem(word string) string {
-	if len([]rune(word)) <= 2 {
+	if utf8.RuneCountInString(word) <= 2 {
 		return word
 	}
 	s := &stemmer{b: []rune(word)} // Letters other than a, e, i, o, u (and y) are consonants.
@@ -110,9 +112,14 @@ func (s *stemmer) cvc(i int) bool {
 
 // ends reports whether b[0..k] ends with suffix, and then sets j before it.
 func (s *stemmer) ends(suffix string) bool {
-	l := len(suffix)
-	if l > s.k+1 || string(s.b[s.k-l+1:s.k+1]) != suffix {
+	l := len(suffix) // Suffixes are ASCII: a byte is a rune.
+	if l > s.k+1 {
 		return false
+	}
+	for i := range l {
+		if s.b[s.k-l+1+i] != rune(suffix[i]) {
+			return false
+		}
 	}
 	s.j = s.k - l
 	return true
@@ -120,7 +127,10 @@ func (s *stemmer) ends(suffix string) bool {
 
 // setTo replaces b[j+1..k] with t.
 func (s *stemmer) setTo(t string) {
-	s.b = append(s.b[:s.j+1], []rune(t)...)
+	s.b = s.b[:s.j+1]
+	for i := range len(t) { // Replacements are ASCII too.
+		s.b = append(s.b, rune(t[i]))
+	}
 	s.k = s.j + len(t)
 }
 

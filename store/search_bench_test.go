@@ -105,7 +105,7 @@ func BenchmarkSearch(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		hits, err := db.Search(ctx, reader, queries[i%len(queries)], quarry.SearchFilters{}, 10)
+		hits, err := db.Search(ctx, reader, queries[i%len(queries)], quarry.SearchFilters{}, 30)
 		if err != nil {
 			b.Fatal(err)
 		}
