@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -27,7 +28,7 @@ import (
 const (
 	// flushChunks is the most pending chunks a segment is made of at
 	// once.
-	flushChunks = 20_000
+	flushChunks = 10_000
 	// nudgeChunks is how many pending chunks a server writes before it
 	// nudges MergeIndex (IndexNudges): what searches read pending at most,
 	// give or take what the other servers write meanwhile.
@@ -57,27 +58,96 @@ type posting struct {
 // decode.
 var errCorruptIndex = errors.New("store: the search index holds a block that does not decode")
 
-// appendPosting appends p to a block whose last posting's chunk is prev.
-func appendPosting(b []byte, prev int64, p posting) []byte {
-	b = binary.AppendUvarint(b, uint64(p.chunk-prev))
-	b = binary.AppendUvarint(b, uint64(p.pair))
-	b = binary.AppendUvarint(b, uint64(p.tf))
-	return binary.AppendUvarint(b, uint64(p.length))
+// A block holds a term's postings in a segment, by pair, so that a search
+// decodes only those of the pairs its caller may see: a header, the
+// number of pairs then for each (in increasing order) the gap from the
+// previous pair's id, its postings' count and their bytes' length; then
+// each pair's postings, in the order of their chunks' ids: the gap from
+// the previous chunk's id (from 0 for a pair's first), the frequency and
+// the length, each a varint.
+
+// encodeBlock encodes postings (which it sorts by pair, then chunk).
+func encodeBlock(ps []posting) []byte {
+	slices.SortFunc(ps, func(a, b posting) int {
+		if a.pair != b.pair {
+			return cmp.Compare(a.pair, b.pair)
+		}
+		return cmp.Compare(a.chunk, b.chunk)
+	})
+	var header, body []byte
+	runs := 0
+	var prevPair int64
+	for i := 0; i < len(ps); {
+		j, start := i, len(body)
+		var prev int64
+		for ; j < len(ps) && ps[j].pair == ps[i].pair; j++ {
+			body = binary.AppendUvarint(body, uint64(ps[j].chunk-prev))
+			body = binary.AppendUvarint(body, uint64(ps[j].tf))
+			body = binary.AppendUvarint(body, uint64(ps[j].length))
+			prev = ps[j].chunk
+		}
+		header = binary.AppendUvarint(header, uint64(ps[i].pair-prevPair))
+		header = binary.AppendUvarint(header, uint64(j-i))
+		header = binary.AppendUvarint(header, uint64(len(body)-start))
+		prevPair, runs, i = ps[i].pair, runs+1, j
+	}
+	out := binary.AppendUvarint(make([]byte, 0, len(header)+len(body)+4), uint64(runs))
+	return append(append(out, header...), body...)
 }
 
-// postingReader reads a block's postings in order.
-type postingReader struct {
+// run is a pair's postings in a block.
+type run struct {
+	pair  int64
+	count int
+	b     []byte
+}
+
+// blockRuns returns the runs of a block, by pair.
+func blockRuns(b []byte) ([]run, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errCorruptIndex
+	}
+	b = b[k:]
+	runs := make([]run, n)
+	lengths := make([]uint64, n)
+	var pair int64
+	for i := range runs {
+		var v [3]uint64
+		for j := range v {
+			x, k := binary.Uvarint(b)
+			if k <= 0 {
+				return nil, errCorruptIndex
+			}
+			v[j], b = x, b[k:]
+		}
+		if pair += int64(v[0]); pair < 0 || v[0] > 1<<62 {
+			return nil, errCorruptIndex
+		}
+		runs[i], lengths[i] = run{pair: pair, count: int(v[1])}, v[2]
+	}
+	for i := range runs {
+		if lengths[i] > uint64(len(b)) {
+			return nil, errCorruptIndex
+		}
+		runs[i].b, b = b[:lengths[i]], b[lengths[i]:]
+	}
+	return runs, nil
+}
+
+// runReader reads a run's postings in order.
+type runReader struct {
 	b   []byte
 	cur posting
 	bad bool
 }
 
 // next reads the next posting into cur and reports whether there was one.
-func (r *postingReader) next() bool {
+func (r *runReader) next() bool {
 	if len(r.b) == 0 {
 		return false
 	}
-	var v [4]uint64
+	var v [3]uint64
 	for i := range v {
 		x, n := binary.Uvarint(r.b)
 		if n <= 0 {
@@ -86,8 +156,31 @@ func (r *postingReader) next() bool {
 		}
 		v[i], r.b = x, r.b[n:]
 	}
-	r.cur = posting{chunk: r.cur.chunk + int64(v[0]), pair: int64(v[1]), tf: int(v[2]), length: int(v[3])}
+	if v[0] > 1<<62 || r.cur.chunk+int64(v[0]) < r.cur.chunk {
+		r.b, r.bad = nil, true
+		return false
+	}
+	r.cur = posting{chunk: r.cur.chunk + int64(v[0]), pair: r.cur.pair, tf: int(v[1]), length: int(v[2])}
 	return true
+}
+
+// decodeBlock returns every posting of a block.
+func decodeBlock(b []byte) ([]posting, error) {
+	runs, err := blockRuns(b)
+	if err != nil {
+		return nil, err
+	}
+	var out []posting
+	for _, r := range runs {
+		rr := runReader{b: r.b, cur: posting{pair: r.pair}}
+		for rr.next() {
+			out = append(out, rr.cur)
+		}
+		if rr.bad {
+			return nil, errCorruptIndex
+		}
+	}
+	return out, nil
 }
 
 // encodeTerms encodes a chunk's terms, in byte order, for its pending row.
@@ -161,16 +254,7 @@ func decodeNorms(b []byte) (chunks []int64, lengths []int, err error) {
 // block is a term's postings in a segment being written.
 type block struct {
 	term     string
-	df       int
-	prev     int64
-	postings []byte
-}
-
-// add appends p to the block.
-func (k *block) add(p posting) {
-	k.postings = appendPosting(k.postings, k.prev, p)
-	k.prev = p.chunk
-	k.df++
+	postings []posting
 }
 
 // pendingChunk is a chunk as its pending row has it.
@@ -318,7 +402,7 @@ func (db *DB) flushPending(ctx context.Context) (bool, error) {
 					k = &block{term: string(term)}
 					blocks[k.term] = k
 				}
-				k.add(posting{chunk: p.chunk, pair: p.pair, tf: tf, length: p.length})
+				k.postings = append(k.postings, posting{chunk: p.chunk, pair: p.pair, tf: tf, length: p.length})
 				return true
 			}); err != nil {
 				return err
@@ -403,7 +487,7 @@ func (tx *Tx) insertBlocks(ctx context.Context, seg int64, blocks []*block) erro
 					b.WriteString(", ")
 				}
 				fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", i*4+1, i*4+2, i*4+3, i*4+4)
-				args = append(args, seg, k.term, k.df, k.postings)
+				args = append(args, seg, k.term, len(k.postings), encodeBlock(k.postings))
 			}
 			if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 				return err
@@ -626,38 +710,24 @@ func (db *DB) buildMerge(ctx context.Context, seg int64, sources []segmentInfo) 
 		if !found {
 			break
 		}
-		var readers []*postingReader
+		k := &block{term: term}
 		for _, c := range cursors {
 			if len(c.page) > 0 && c.page[0].term == term {
-				r := &postingReader{b: c.page[0].postings}
-				if r.next() {
-					readers = append(readers, r)
+				ps, err := decodeBlock(c.page[0].postings)
+				if err != nil {
+					return err
+				}
+				for _, p := range ps {
+					if isLive(p.chunk) {
+						k.postings = append(k.postings, p)
+					}
 				}
 				c.page = c.page[1:]
 			}
 		}
-		k := &block{term: term}
-		for len(readers) > 0 {
-			j := 0
-			for i, r := range readers {
-				if r.cur.chunk < readers[j].cur.chunk {
-					j = i
-				}
-			}
-			r := readers[j]
-			if isLive(r.cur.chunk) {
-				k.add(r.cur)
-			}
-			if !r.next() {
-				if r.bad {
-					return errCorruptIndex
-				}
-				readers = slices.Delete(readers, j, j+1)
-			}
-		}
-		if k.df > 0 {
+		if len(k.postings) > 0 {
 			out = append(out, k)
-			size += len(k.postings) + len(term)
+			size += len(k.postings)*6 + len(term)
 		}
 		if size >= mergeBlockBytes {
 			if err := flush(); err != nil {

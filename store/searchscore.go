@@ -251,30 +251,41 @@ func (h *scoredHeap) Pop() any {
 
 // scoreChunks scores, by BM25 (Lucene's), every chunk of a visible pair
 // that holds one of terms and each term of mask need (bit i for terms[i]),
-// and returns them as a heap, the best on top. A segment's chunks are
-// scored a chunk at a time, its terms' blocks read side by side in the
-// chunks' order.
+// and returns them as a heap, the best on top. In a segment, only the
+// visible pairs' postings are decoded (a block keeps them by pair), and a
+// pair's chunks are scored a chunk at a time, its terms' postings read
+// side by side in the chunks' order.
 func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock, visible []bool, need uint64, avgdl float64) (*scoredHeap, error) {
 	sees := func(pair int64) bool { return pair >= 0 && pair < int64(len(visible)) && visible[pair] }
 	norm := func(length int) float64 { return bm25K1 * (1 - bm25B + bm25B*float64(length)/avgdl) }
 	var out scoredHeap
 	type cursor struct {
-		r   postingReader
+		r   runReader
 		bit uint64
 		w   float64
 	}
-	bySeg := map[int64][]*cursor{}
+	type key struct{ seg, pair int64 }
+	byRun := map[key][]*cursor{}
 	for i, t := range terms {
 		for _, b := range blocks[t.term] {
-			c := &cursor{r: postingReader{b: b.postings}, bit: 1 << min(i, 63), w: t.w}
-			if c.r.next() {
-				bySeg[b.seg] = append(bySeg[b.seg], c)
-			} else if c.r.bad {
-				return nil, errCorruptIndex
+			runs, err := blockRuns(b.postings)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range runs {
+				if !sees(r.pair) {
+					continue
+				}
+				c := &cursor{r: runReader{b: r.b, cur: posting{pair: r.pair}}, bit: 1 << min(i, 63), w: t.w}
+				if c.r.next() {
+					byRun[key{b.seg, r.pair}] = append(byRun[key{b.seg, r.pair}], c)
+				} else if c.r.bad {
+					return nil, errCorruptIndex
+				}
 			}
 		}
 	}
-	for _, cursors := range bySeg {
+	for _, cursors := range byRun {
 		for len(cursors) > 0 {
 			chunk := cursors[0].r.cur.chunk
 			for _, c := range cursors[1:] {
@@ -282,7 +293,6 @@ func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock
 			}
 			var score float64
 			var has uint64
-			pair := int64(-1)
 			for i := 0; i < len(cursors); {
 				c := cursors[i]
 				if c.r.cur.chunk != chunk {
@@ -290,7 +300,7 @@ func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock
 					continue
 				}
 				p := c.r.cur
-				pair, has = p.pair, has|c.bit
+				has |= c.bit
 				score += c.w * float64(p.tf) / (float64(p.tf) + norm(p.length))
 				if c.r.next() {
 					i++
@@ -301,7 +311,7 @@ func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock
 				}
 				cursors = slices.Delete(cursors, i, i+1)
 			}
-			if has&need == need && sees(pair) {
+			if has&need == need {
 				out = append(out, scored{chunk, score})
 			}
 		}
