@@ -296,6 +296,9 @@ func modelValue(v reflect.Value) map[string]any {
 			f = f.Field(2)
 		}
 		values[name] = plainValue(f)
+		if hasTag(sf, "set") { // pydantic's sets are dumped sorted
+			slices.SortFunc(values[name].([]any), func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		}
 	}
 	return map[string]any{"values": values, "fields_set": set}
 }

@@ -17,6 +17,7 @@ Go tests read the generated files and never need Python.
 """
 
 import base64
+import dataclasses
 import email.message
 import enum
 import json
@@ -464,6 +465,14 @@ class AttemptCredential(BaseModel):
     version: Int64
 
 
+@dataclasses.dataclass(frozen=True)
+class ExternalAccess:
+    # Onyx's ExternalAccess (onyx/access/models.py): a dataclass of sets.
+    external_user_emails: set[str]
+    external_user_group_ids: set[str]
+    is_public: bool
+
+
 class DocumentBase(BaseModel):
     # Onyx's DocumentBase, as Quarry reads it: sections as objects (text
     # sections are checked by the handler), metadata as an object (its
@@ -480,6 +489,7 @@ class DocumentBase(BaseModel):
     secondary_owners: Optional[list[dict[str, Any]]] = None
     title: Optional[str] = None
     from_ingestion_api: bool = False
+    external_access: Optional[ExternalAccess] = None
 
 
 class IngestionDocument(BaseModel):
@@ -798,6 +808,10 @@ def dump(v):
         return "%04d-%s" % (v.year, v.strftime("%m-%dT%H:%M:%S.%fZ"))
     if isinstance(v, enum.Enum):
         return v.value
+    if dataclasses.is_dataclass(v):
+        return {"fields_set": [], "values": {f.name: dump(getattr(v, f.name)) for f in dataclasses.fields(v)}}
+    if isinstance(v, (set, frozenset)):
+        return sorted(dump(x) for x in v)
     if isinstance(v, list):
         return [dump(x) for x in v]
     if isinstance(v, dict):
@@ -1284,6 +1298,13 @@ def corpus():
     case("ingestionDocument", "bad fields", body={"document": {**doc, "sections": "x", "metadata": [], "source": "nope",
                                                            "doc_updated_at": "yesterday", "primary_owners": [1]}, "cc_pair_id": "x"})
     case("ingestionDocument", "null semantic identifier", body={"document": {**doc, "semantic_identifier": None}})
+    case("ingestionDocument", "external access", body={"document": {**doc, "external_access": {
+        "external_user_emails": ["a@example.com", "a@example.com"], "external_user_group_ids": [], "is_public": "yes"}}})
+    case("ingestionDocument", "external access null", body={"document": {**doc, "external_access": None}})
+    case("ingestionDocument", "external access not an object", body={"document": {**doc, "external_access": ["a@example.com"]}})
+    case("ingestionDocument", "external access empty", body={"document": {**doc, "external_access": {}}})
+    case("ingestionDocument", "external access bad fields", body={"document": {**doc, "external_access": {
+        "external_user_emails": "a@example.com", "external_user_group_ids": [1, None, "g"], "is_public": "maybe"}}})
 
     # sendSearchQuery: Onyx's SendSearchQueryRequest.
     case("sendSearchQuery", "valid", body={"search_query": "q", "filters": {"source_type": ["web"], "tags": [{"tag_key": "a", "tag_value": "b"}],
