@@ -608,6 +608,8 @@ ENDPOINTS = {
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
     "uploadFilesQuery": ("POST", "/manage/admin/connector/file/upload", [], UploadFilesQuery, None),
+    # The whole upload: its query and its multipart files (handle_upload).
+    "uploadFiles": ("POST", "/manage/admin/connector/file/upload", [], UploadFilesQuery, None),
     "ingestionDocument": ("POST", "/onyx-api/ingestion", [], None, IngestionDocument),
     "sendSearchQuery": ("POST", "/search/send-search-message", [], None, SendSearchQueryRequest),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
@@ -755,10 +757,45 @@ def handle_form(model, content_type, body):
     return 200, {"ok": True}, {"form": model.model_validate(values)}
 
 
+def multipart_fields(content_type, body):
+    """The (name, file name or None) of each part of a multipart/form-data
+    body, as Starlette's request.form() reads them; another content type is
+    an empty form."""
+    import email.parser
+    import email.policy
+    if not content_type or content_type.split(";")[0].strip().lower() != "multipart/form-data":
+        return []
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
+    return [(part.get_param("name", header="content-disposition"), part.get_filename()) for part in msg.iter_parts()]
+
+
+def handle_upload(query, content_type, body):
+    """upload_files_api(files: list[UploadFile], unzip: bool = True): the
+    query parameter's errors, then the body's. files is a File parameter,
+    so FastAPI embeds it: absent, it is missing at ("body", "files")
+    (request_body_to_args, get_missing_field_error). Parts named files
+    without a file name are not mirrored (Quarry skips them, as Onyx's
+    upload does)."""
+    errors, decoded = [], {}
+    try:
+        decoded["query"] = UploadFilesQuery.model_validate(query_values(UploadFilesQuery, query), from_attributes=True)
+    except ValidationError as e:
+        errors += errors_with_loc(e, ("query",))
+    files = [f for name, f in multipart_fields(content_type, body) if name == "files"]
+    if not files:
+        errors.append(missing(("body", "files")))
+    if errors:
+        return 422, {"detail": json.loads(json.dumps(jsonable(errors), ensure_ascii=False))}, None
+    return 200, {"ok": True}, None
+
+
 def handle(model_name, path_params, query, content_type, body):
     """Return FastAPI's (status, response body, validated values)."""
     if model_name in FORMS:
         return handle_form(FORMS[model_name], content_type, body)
+    if model_name == "uploadFiles":
+        return handle_upload(query, content_type, body)
     _, _, path_names, query_model, body_model = ENDPOINTS[model_name]
     value = None
     if body_model is not None:
@@ -1344,6 +1381,20 @@ def corpus():
     case("uploadFilesQuery", "unzip false", query="unzip=false")
     case("uploadFilesQuery", "unzip as Python prints it", query="unzip=False")
     case("uploadFilesQuery", "bad", query="unzip=maybe")
+    # uploadFiles: the multipart files of the upload, or their absence.
+    M = "multipart/form-data; boundary=QuarryBoundary"
+    def parts(*ps):
+        out = ""
+        for name, filename, text in ps:
+            fn = '; filename="%s"' % filename if filename else ""
+            out += '--QuarryBoundary\r\nContent-Disposition: form-data; name="%s"%s\r\n\r\n%s\r\n' % (name, fn, text)
+        return out + "--QuarryBoundary--\r\n"
+    case("uploadFiles", "files", raw=parts(("files", "a.txt", "alpha")), ct=M)
+    case("uploadFiles", "no body", raw=b"", ct=None)
+    case("uploadFiles", "a JSON body", body={"files": ["a.txt"]})
+    case("uploadFiles", "no files part", raw=parts(("other", "a.txt", "alpha"), ("unzip", None, "false")), ct=M)
+    case("uploadFiles", "no parts", raw="--QuarryBoundary--\r\n", ct=M)
+    case("uploadFiles", "no files part and a bad query", raw=parts(("other", None, "x")), ct=M, query="unzip=maybe")
     case("connectorsQuery", "none", query="")
     case("connectorsQuery", "a credential", query="credential=7")
     case("connectorsQuery", "not a number", query="credential=k")
