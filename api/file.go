@@ -47,8 +47,10 @@ type spooled struct {
 // one file each (its .onyx_metadata.json apart); then everything is kept
 // in one transaction, or nothing is.
 func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	// FastAPI reports the query's errors and then the body's, together.
 	var in uploadConnectorFilesRequest
-	if err := decode.Request(r, &in); err != nil {
+	var queryErrs decode.Errors
+	if err := decode.Request(r, &in); err != nil && !errors.As(err, &queryErrs) {
 		return err
 	}
 	// The server's read time-out (QUARRY_READ_TIMEOUT) is for requests
@@ -62,7 +64,13 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 			os.Remove(p.file.Name())
 		}
 	}()
-	if err != nil {
+	var bodyErrs decode.Errors
+	switch {
+	case err != nil && !errors.As(err, &bodyErrs): // A body that cannot be read is answered first, as FastAPI's form parsing is.
+		return err
+	case queryErrs != nil:
+		return append(queryErrs, bodyErrs...)
+	case err != nil:
 		return err
 	}
 	lim := s.cfg.FileLimits.WithDefaults()

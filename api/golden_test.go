@@ -166,6 +166,9 @@ func TestGoldenRequests(t *testing.T) {
 		t.Fatalf("only %d golden cases", len(cases))
 	}
 	for _, c := range cases {
+		if c.Model == "uploadFiles" {
+			continue // The upload's multipart files are api/file.go's: TestUploadMissingFiles replays them.
+		}
 		t.Run(c.Model+"/"+c.Name, func(t *testing.T) {
 			newDst, ok := goldenTargets[c.Model]
 			if !ok {
@@ -296,6 +299,9 @@ func modelValue(v reflect.Value) map[string]any {
 			f = f.Field(2)
 		}
 		values[name] = plainValue(f)
+		if hasTag(sf, "set") { // pydantic's sets are dumped sorted
+			slices.SortFunc(values[name].([]any), func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		}
 	}
 	return map[string]any{"values": values, "fields_set": set}
 }

@@ -16,7 +16,8 @@ import (
 // document returns the pushed document as Quarry keeps it, as Onyx's
 // Document.from_base makes it: its id made URL-compatible (or made from
 // its semantic identifier), the ingestion API its source unless it names
-// one, updated now unless it says when.
+// one, updated now unless it says when, with the access it reports (which
+// only a sync pair reads: quarry.ExternalAccess).
 func (b *documentBase) document(now time.Time) (*quarry.Document, error) {
 	d := &quarry.Document{SemanticIdentifier: b.SemanticIdentifier, Source: "ingestion_api", Title: value(b.Title)}
 	id := ""
@@ -53,6 +54,10 @@ func (b *documentBase) document(now time.Time) (*quarry.Document, error) {
 	}
 	if v := value(b.SecondaryOwners); v != nil {
 		d.SecondaryOwners = *v
+	}
+	if v := value(b.ExternalAccess); v != nil {
+		d.ExternalAccess = &quarry.ExternalAccess{ExternalUserEmails: v.ExternalUserEmails,
+			ExternalUserGroupIDs: v.ExternalUserGroupIDs, IsPublic: v.IsPublic}
 	}
 	return d, nil
 }

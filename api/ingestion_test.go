@@ -1,7 +1,10 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quarryhq/quarry"
@@ -132,4 +135,42 @@ func TestOnyxIngestionAPICrud(t *testing.T) {
 	if got := c.searchIDs(t, c.admin, search); len(got) != 0 {
 		t.Fatalf("the index still finds %v", got)
 	}
+}
+
+// TestIngestionExternalAccess pushes documents with Onyx's external_access
+// into a sync pair: each is found by the people its access names (by
+// email, in any case) or by everyone when public, and by no one when it
+// reports none; pushing it again with other access moves it.
+func TestIngestionExternalAccess(t *testing.T) {
+	c := newFxCast(t)
+	conn := c.connector(c.admin, "synced", "file", "access_type", "sync")
+	p := c.pair(c.admin, conn, c.credential(c.admin, "file", fxSecret, "admin_public", true), "synced", quarry.AccessSync)
+	push := func(id, access string, existed bool) {
+		t.Helper()
+		c.do(c.admin, "POST", "/onyx-api/ingestion", fmt.Sprintf(`{"document":{"id":%q,"semantic_identifier":%q,
+			"sections":[{"text":"basalt columns"}],"metadata":{}%s},"cc_pair_id":%d}`, id, id, access, p)).
+			want(t, 200, fmt.Sprintf(`{"document_id":%q,"already_existed":%t}`, id, existed))
+	}
+	access := func(public bool, emails ...string) string {
+		b, _ := json.Marshal(map[string]any{"external_user_emails": append([]string{}, emails...),
+			"external_user_group_ids": []string{"engineering"}, "is_public": public})
+		return `,"external_access":` + string(b)
+	}
+	push("for-all", access(true), false)
+	push("for-basic", access(false, strings.ToUpper(c.basic.email), c.basic.email), false)
+	push("unreported", "", false)
+	push("null-access", `,"external_access":null`, false)
+	found := func(want map[string][]string) {
+		t.Helper()
+		for _, u := range []user{c.admin, c.basic, c.other} {
+			got := c.searchIDs(t, u, `{"search_query":"basalt"}`)
+			slices.Sort(got)
+			if !slices.Equal(got, want[u.name]) {
+				t.Errorf("%s finds %v, want %v", u.name, got, want[u.name])
+			}
+		}
+	}
+	found(map[string][]string{c.admin.name: {"for-all"}, c.basic.name: {"for-all", "for-basic"}, c.other.name: {"for-all"}})
+	push("for-basic", access(false, c.other.email), true)
+	found(map[string][]string{c.admin.name: {"for-all"}, c.basic.name: {"for-all"}, c.other.name: {"for-all", "for-basic"}})
 }

@@ -941,9 +941,9 @@ type ingestionDocument struct {
 // documentBase is Onyx's DocumentBase, as a pushed document: sections are
 // read as Onyx's TextSection (text sections only: Quarry keeps no files
 // for image or tabular ones), metadata values are made strings or lists of
-// strings, and the fields Quarry does not keep (chunk_count,
-// additional_info, external_access, doc_metadata, the hierarchy, file_id)
-// are accepted and left.
+// strings, external_access is who may read it in a sync pair, and the
+// fields Quarry does not keep (chunk_count, additional_info, doc_metadata,
+// the hierarchy, file_id) are accepted and left.
 type documentBase struct {
 	ID                 decode.Optional[string]                `json:"id"`
 	Sections           []json.RawMessage                      `json:"sections"`
@@ -956,7 +956,19 @@ type documentBase struct {
 	SecondaryOwners    decode.Optional[[]json.RawMessage]     `json:"secondary_owners"`
 	Title              decode.Optional[string]                `json:"title"`
 	FromIngestionAPI   bool                                   `json:"from_ingestion_api" default:"false"`
+	ExternalAccess     decode.Optional[externalAccess]        `json:"external_access"`
 }
+
+// externalAccess is Onyx's ExternalAccess (access/models.py), a dataclass
+// of sets.
+type externalAccess struct {
+	ExternalUserEmails   []string `json:"external_user_emails" set:""`
+	ExternalUserGroupIDs []string `json:"external_user_group_ids" set:""`
+	IsPublic             bool     `json:"is_public"`
+}
+
+// DataclassName returns the Python class name pydantic would print.
+func (externalAccess) DataclassName() string { return "ExternalAccess" }
 
 // ModelName returns the Python class name pydantic would print.
 func (documentBase) ModelName() string { return "DocumentBase" }

@@ -24,6 +24,7 @@ type keySet struct {
 	client     *http.Client
 	algs       []jose.SignatureAlgorithm
 	minRefresh time.Duration
+	now        func() time.Time // the clock of fetched; time.Now but in tests
 
 	mu      sync.Mutex
 	keys    []jose.JSONWebKey
@@ -31,8 +32,11 @@ type keySet struct {
 	flight  chan struct{} // closed when the fetch in progress ends; nil if none
 }
 
-func newKeySet(url string, client *http.Client, algs []string, minRefresh time.Duration) *keySet {
-	ks := &keySet{url: url, client: client, minRefresh: minRefresh}
+func newKeySet(url string, client *http.Client, algs []string, minRefresh time.Duration, now func() time.Time) *keySet {
+	if now == nil {
+		now = time.Now
+	}
+	ks := &keySet{url: url, client: client, minRefresh: minRefresh, now: now}
 	for _, a := range algs {
 		ks.algs = append(ks.algs, jose.SignatureAlgorithm(a))
 	}
@@ -98,7 +102,7 @@ func (ks *keySet) lookup(kid string) ([]jose.JSONWebKey, bool) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
 	keys, known := matching(ks.keys, kid)
-	return keys, known && time.Since(ks.fetched) <= keysMaxAge
+	return keys, known && ks.now().Sub(ks.fetched) <= keysMaxAge
 }
 
 func matching(keys []jose.JSONWebKey, kid string) ([]jose.JSONWebKey, bool) {
@@ -121,13 +125,13 @@ func (ks *keySet) refresh(ctx context.Context, kid string) ([]jose.JSONWebKey, e
 	ks.mu.Lock()
 	flight := ks.flight
 	if flight == nil {
-		if !ks.fetched.IsZero() && time.Since(ks.fetched) < ks.minRefresh {
+		if since := ks.now().Sub(ks.fetched); !ks.fetched.IsZero() && since < ks.minRefresh {
 			ks.mu.Unlock()
-			return nil, fmt.Errorf("auth: key id %q is unknown (the keys were fetched %s ago)", kid, time.Since(ks.fetched).Round(time.Millisecond))
+			return nil, fmt.Errorf("auth: key id %q is unknown (the keys were fetched %s ago)", kid, since.Round(time.Millisecond))
 		}
 		flight = make(chan struct{})
 		ks.flight = flight
-		ks.fetched = time.Now()
+		ks.fetched = ks.now()
 		go ks.fetch(flight)
 	}
 	ks.mu.Unlock()

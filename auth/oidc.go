@@ -58,6 +58,9 @@ type OIDCConfig struct {
 	// HTTPClient talks to the provider; nil means a client with a 10-second
 	// time-out.
 	HTTPClient *http.Client
+	// keyClock is the clock KeyRefresh is measured with; nil means
+	// time.Now (tests set their own).
+	keyClock func() time.Time
 }
 
 // DefaultAlgorithms are the signing algorithms accepted when
@@ -200,7 +203,7 @@ func (p *Provider) tryDiscover(ctx context.Context) error {
 	if extra.JWKS == "" {
 		return errors.New("the discovery document names no jwks_uri")
 	}
-	keys := newKeySet(extra.JWKS, p.client, p.cfg.Algorithms, p.cfg.KeyRefresh)
+	keys := newKeySet(extra.JWKS, p.client, p.cfg.Algorithms, p.cfg.KeyRefresh, p.cfg.keyClock)
 	d := &discovered{
 		provider:   op,
 		endSession: extra.EndSession,

@@ -17,6 +17,7 @@ Go tests read the generated files and never need Python.
 """
 
 import base64
+import dataclasses
 import email.message
 import enum
 import json
@@ -464,6 +465,14 @@ class AttemptCredential(BaseModel):
     version: Int64
 
 
+@dataclasses.dataclass(frozen=True)
+class ExternalAccess:
+    # Onyx's ExternalAccess (onyx/access/models.py): a dataclass of sets.
+    external_user_emails: set[str]
+    external_user_group_ids: set[str]
+    is_public: bool
+
+
 class DocumentBase(BaseModel):
     # Onyx's DocumentBase, as Quarry reads it: sections as objects (text
     # sections are checked by the handler), metadata as an object (its
@@ -480,6 +489,7 @@ class DocumentBase(BaseModel):
     secondary_owners: Optional[list[dict[str, Any]]] = None
     title: Optional[str] = None
     from_ingestion_api: bool = False
+    external_access: Optional[ExternalAccess] = None
 
 
 class IngestionDocument(BaseModel):
@@ -598,6 +608,8 @@ ENDPOINTS = {
     "indexingStatus": ("POST", "/manage/admin/connector/indexing-status", [], None, IndexingStatusRequest),
     "groupsQuery": ("GET", "/manage/admin/user-group", [], GroupsQuery, None),
     "uploadFilesQuery": ("POST", "/manage/admin/connector/file/upload", [], UploadFilesQuery, None),
+    # The whole upload: its query and its multipart files (handle_upload).
+    "uploadFiles": ("POST", "/manage/admin/connector/file/upload", [], UploadFilesQuery, None),
     "ingestionDocument": ("POST", "/onyx-api/ingestion", [], None, IngestionDocument),
     "sendSearchQuery": ("POST", "/search/send-search-message", [], None, SendSearchQueryRequest),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
@@ -745,10 +757,45 @@ def handle_form(model, content_type, body):
     return 200, {"ok": True}, {"form": model.model_validate(values)}
 
 
+def multipart_fields(content_type, body):
+    """The (name, file name or None) of each part of a multipart/form-data
+    body, as Starlette's request.form() reads them; another content type is
+    an empty form."""
+    import email.parser
+    import email.policy
+    if not content_type or content_type.split(";")[0].strip().lower() != "multipart/form-data":
+        return []
+    msg = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
+    return [(part.get_param("name", header="content-disposition"), part.get_filename()) for part in msg.iter_parts()]
+
+
+def handle_upload(query, content_type, body):
+    """upload_files_api(files: list[UploadFile], unzip: bool = True): the
+    query parameter's errors, then the body's. files is a File parameter,
+    so FastAPI embeds it: absent, it is missing at ("body", "files")
+    (request_body_to_args, get_missing_field_error). Parts named files
+    without a file name are not mirrored (Quarry skips them, as Onyx's
+    upload does)."""
+    errors, decoded = [], {}
+    try:
+        decoded["query"] = UploadFilesQuery.model_validate(query_values(UploadFilesQuery, query), from_attributes=True)
+    except ValidationError as e:
+        errors += errors_with_loc(e, ("query",))
+    files = [f for name, f in multipart_fields(content_type, body) if name == "files"]
+    if not files:
+        errors.append(missing(("body", "files")))
+    if errors:
+        return 422, {"detail": json.loads(json.dumps(jsonable(errors), ensure_ascii=False))}, None
+    return 200, {"ok": True}, None
+
+
 def handle(model_name, path_params, query, content_type, body):
     """Return FastAPI's (status, response body, validated values)."""
     if model_name in FORMS:
         return handle_form(FORMS[model_name], content_type, body)
+    if model_name == "uploadFiles":
+        return handle_upload(query, content_type, body)
     _, _, path_names, query_model, body_model = ENDPOINTS[model_name]
     value = None
     if body_model is not None:
@@ -798,6 +845,10 @@ def dump(v):
         return "%04d-%s" % (v.year, v.strftime("%m-%dT%H:%M:%S.%fZ"))
     if isinstance(v, enum.Enum):
         return v.value
+    if dataclasses.is_dataclass(v):
+        return {"fields_set": [], "values": {f.name: dump(getattr(v, f.name)) for f in dataclasses.fields(v)}}
+    if isinstance(v, (set, frozenset)):
+        return sorted(dump(x) for x in v)
     if isinstance(v, list):
         return [dump(x) for x in v]
     if isinstance(v, dict):
@@ -1284,6 +1335,13 @@ def corpus():
     case("ingestionDocument", "bad fields", body={"document": {**doc, "sections": "x", "metadata": [], "source": "nope",
                                                            "doc_updated_at": "yesterday", "primary_owners": [1]}, "cc_pair_id": "x"})
     case("ingestionDocument", "null semantic identifier", body={"document": {**doc, "semantic_identifier": None}})
+    case("ingestionDocument", "external access", body={"document": {**doc, "external_access": {
+        "external_user_emails": ["a@example.com", "a@example.com"], "external_user_group_ids": [], "is_public": "yes"}}})
+    case("ingestionDocument", "external access null", body={"document": {**doc, "external_access": None}})
+    case("ingestionDocument", "external access not an object", body={"document": {**doc, "external_access": ["a@example.com"]}})
+    case("ingestionDocument", "external access empty", body={"document": {**doc, "external_access": {}}})
+    case("ingestionDocument", "external access bad fields", body={"document": {**doc, "external_access": {
+        "external_user_emails": "a@example.com", "external_user_group_ids": [1, None, "g"], "is_public": "maybe"}}})
 
     # sendSearchQuery: Onyx's SendSearchQueryRequest.
     case("sendSearchQuery", "valid", body={"search_query": "q", "filters": {"source_type": ["web"], "tags": [{"tag_key": "a", "tag_value": "b"}],
@@ -1323,6 +1381,20 @@ def corpus():
     case("uploadFilesQuery", "unzip false", query="unzip=false")
     case("uploadFilesQuery", "unzip as Python prints it", query="unzip=False")
     case("uploadFilesQuery", "bad", query="unzip=maybe")
+    # uploadFiles: the multipart files of the upload, or their absence.
+    M = "multipart/form-data; boundary=QuarryBoundary"
+    def parts(*ps):
+        out = ""
+        for name, filename, text in ps:
+            fn = '; filename="%s"' % filename if filename else ""
+            out += '--QuarryBoundary\r\nContent-Disposition: form-data; name="%s"%s\r\n\r\n%s\r\n' % (name, fn, text)
+        return out + "--QuarryBoundary--\r\n"
+    case("uploadFiles", "files", raw=parts(("files", "a.txt", "alpha")), ct=M)
+    case("uploadFiles", "no body", raw=b"", ct=None)
+    case("uploadFiles", "a JSON body", body={"files": ["a.txt"]})
+    case("uploadFiles", "no files part", raw=parts(("other", "a.txt", "alpha"), ("unzip", None, "false")), ct=M)
+    case("uploadFiles", "no parts", raw="--QuarryBoundary--\r\n", ct=M)
+    case("uploadFiles", "no files part and a bad query", raw=parts(("other", None, "x")), ct=M, query="unzip=maybe")
     case("connectorsQuery", "none", query="")
     case("connectorsQuery", "a credential", query="credential=7")
     case("connectorsQuery", "not a number", query="credential=k")

@@ -286,6 +286,9 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 		if err := tx.checkConnectorInput(ctx, c, in, next, id); err != nil {
 			return err
 		}
+		if err := tx.lockConnectorPairs(ctx, id); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE connectors SET name = $1, source = $2, input_type = $3, config = $4, refresh_freq = $5,
 				prune_freq = $6, indexing_start = $7, access_type = $8, updated_at = $9 WHERE id = $10`,
 			in.Name, in.Source, in.InputType, string(in.Config), in.RefreshFreq, in.PruneFreq,

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -169,18 +168,15 @@ func scanPairDocument(r interface{ Scan(...any) error }) (quarry.PairDocument, e
 // documentsReadable returns the SQL condition under which c may read the
 // document of alias d in a pair c sees: every document of a public or
 // private pair; of a sync pair, those whose access, as its connector
-// reported it, opens them to everyone or to c's email (as search draws
-// it), unless c manages every connector (admins, holders of
+// reported it, opens them to everyone or to c's email
+// (syncDocumentOpen, as search draws it), unless c manages every connector (admins, holders of
 // manage:connectors), who see all of a pair's documents.
 func documentsReadable(c *quarry.Caller, d string, args *[]any) string {
 	if c.ManagesConnectors() {
 		return "TRUE"
 	}
-	*args = append(*args, "email:"+strings.ToLower(c.Email))
-	email := fmt.Sprintf("$%d", len(*args))
 	return `(NOT EXISTS (SELECT 1 FROM cc_pairs dp WHERE dp.id = ` + d + `.cc_pair_id AND dp.access_type = 'sync')
-		OR EXISTS (SELECT 1 FROM search_document_access da WHERE da.cc_pair_id = ` + d + `.cc_pair_id
-			AND da.document_id = ` + d + `.id AND da.principal IN ('public', ` + email + `)))`
+		OR ` + syncDocumentOpen(c, d+".cc_pair_id", d+".id", args) + `)`
 }
 
 // pairDocumentColumns are the columns of a quarry.PairDocument.

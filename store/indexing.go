@@ -242,6 +242,23 @@ func (tx *Tx) reschedule(ctx context.Context, id int64) error {
 	return err
 }
 
+// lockConnectorPairs locks the pairs of connector id, in id order, before
+// a write of the connector that reschedules them (rescheduleConnector):
+// pairs before their connector, as every writer takes them. On PostgreSQL
+// a write that changes a pair's row twice in one transaction (a worker's
+// report, the scheduler) checks the pair's foreign keys again, which
+// takes the connector's row in KEY SHARE mode, and renaming a connector
+// (name is in a unique key) locks its row against that: a rename that
+// held the connector while waiting for a pair deadlocked with a report
+// on that pair. SQLite has one writer, and takes no row locks.
+func (tx *Tx) lockConnectorPairs(ctx context.Context, id int64) error {
+	if tx.db.dialect != Postgres {
+		return nil
+	}
+	_, err := queryInts(ctx, tx, `SELECT id FROM cc_pairs WHERE connector_id = $1 ORDER BY id FOR UPDATE`, id)
+	return err
+}
+
 // rescheduleConnector reschedules every pair of connector id: its refresh
 // frequency or its indexing_start changed.
 func (tx *Tx) rescheduleConnector(ctx context.Context, id int64) error {

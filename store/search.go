@@ -76,43 +76,6 @@ func idf(n, df int64) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
-// searchRights returns the SQL condition under which the caller c may see
-// the chunk of alias ch, as Onyx v4.6.1 draws document access
-// (access/access.py, db/document.py): its pair is neither paused nor being
-// deleted, and it is public; or private, and shared with a group c is a
-// member of, or its credential is c's; or sync, and the connector reported
-// the document public or c's email among those that may read it. The
-// memberships and the pairs are read from the tables in the search's own
-// snapshot. It appends its arguments to args.
-func searchRights(c *quarry.Caller, ch string, args *[]any) string {
-	*args = append(*args, c.ID)
-	me := fmt.Sprintf("$%d", len(*args))
-	*args = append(*args, "email:"+strings.ToLower(c.Email))
-	email := fmt.Sprintf("$%d", len(*args))
-	return `EXISTS (SELECT 1 FROM cc_pairs rp WHERE rp.id = ` + ch + `.cc_pair_id AND rp.status NOT IN ('PAUSED', 'DELETING') AND (
-		rp.access_type = 'public'
-		OR (rp.access_type = 'private' AND (
-			EXISTS (SELECT 1 FROM cc_pair_groups rg JOIN user_group_members rm ON rm.group_id = rg.group_id
-				WHERE rg.cc_pair_id = rp.id AND rm.user_id = ` + me + `)
-			OR EXISTS (SELECT 1 FROM credentials rc WHERE rc.id = rp.credential_id AND rc.user_id = ` + me + `)))
-		OR (rp.access_type = 'sync' AND EXISTS (SELECT 1 FROM search_document_access ra
-			WHERE ra.cc_pair_id = ` + ch + `.cc_pair_id AND ra.document_id = ` + ch + `.document_id AND ra.principal IN ('public', ` + email + `)))))
-		AND EXISTS (SELECT 1 FROM users ru WHERE ru.id = ` + me + ` AND ru.is_active)`
-}
-
-// searchPairs returns the SQL condition under which the postings of alias
-// sp are of a pair c may see documents of (searchRights without the
-// documents' own access): what narrows the postings a search reads.
-func searchPairs(c *quarry.Caller, sp string, args *[]any) string {
-	*args = append(*args, c.ID)
-	me := fmt.Sprintf("$%d", len(*args))
-	return sp + `.cc_pair_id IN (SELECT vp.id FROM cc_pairs vp WHERE vp.status NOT IN ('PAUSED', 'DELETING') AND (
-		vp.access_type IN ('public', 'sync')
-		OR EXISTS (SELECT 1 FROM cc_pair_groups vg JOIN user_group_members vm ON vm.group_id = vg.group_id
-			WHERE vg.cc_pair_id = vp.id AND vm.user_id = ` + me + `)
-		OR EXISTS (SELECT 1 FROM credentials vc WHERE vc.id = vp.credential_id AND vc.user_id = ` + me + `)))`
-}
-
 // Search returns the documents caller c may see that best match query q
 // under filters f, best first, at most limit of them (each document once,
 // by its best chunk): BM25 over the chunks' weighted terms (see

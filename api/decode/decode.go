@@ -17,6 +17,11 @@
 //	a string type with an EnumValues() []string method   a str Enum
 //	Optional[T]        T | None = None
 //
+// A slice field with a `set` tag is a set[T] (an array in JSON; pydantic's
+// set_type otherwise), each item kept once, in the order sent. A
+// nested struct with a DataclassName() string method is a Python
+// dataclass: one that is not an object fails with dataclass_type.
+//
 // A `default` tag (JSON text) makes a plain field optional with that default;
 // `ge` and `le` tags bound an integer. Because FastAPI validates with
 // from_attributes=True, a nested model that is not an object fails with

@@ -44,6 +44,7 @@ type typePlan struct {
 	values   map[string]bool // typeEnum members
 	expected string          // typeEnum: "'a', 'b' or 'c'"
 	elem     *typePlan       // typeList, typeMap: the items' plan
+	set      bool            // typeList: a set[T] (the set tag)
 	key      *typePlan       // typeMap: the keys' plan (a string or an enumeration)
 	model    *modelPlan      // typeModel
 	pattern  *regexp.Regexp  // typeString: the value must match (the pattern tag)
@@ -67,6 +68,9 @@ type fieldPlan struct {
 // modelPlan is a request model: its fields in declaration order.
 type modelPlan struct {
 	fields []fieldPlan
+	// dataclass is the class name of a model that is a Python dataclass
+	// (its DataclassName method), or "".
+	dataclass string
 }
 
 // plan is how to decode a request into one destination type.
@@ -82,6 +86,7 @@ var (
 	rawType      = reflect.TypeFor[json.RawMessage]()
 	optionalType = reflect.TypeFor[optional]()
 	enumType     = reflect.TypeFor[interface{ EnumValues() []string }]()
+	dcType       = reflect.TypeFor[interface{ DataclassName() string }]()
 )
 
 // planFor returns the cached plan for struct type t, building it once.
@@ -158,6 +163,9 @@ func (b *builder) model(t reflect.Type) (*modelPlan, error) {
 		return mp, nil
 	}
 	mp := &modelPlan{}
+	if t.Implements(dcType) {
+		mp.dataclass = reflect.Zero(t).Interface().(interface{ DataclassName() string }).DataclassName()
+	}
 	b.models[t] = mp
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
@@ -208,6 +216,14 @@ func (b *builder) field(sf reflect.StructField, i int, name string) (fieldPlan, 
 		}
 		c := *tp
 		*l.dst(&c) = n
+		tp = &c
+	}
+	if _, ok := sf.Tag.Lookup("set"); ok {
+		if tp.kind != typeList {
+			return fp, fmt.Errorf("decode: field %s: set on a non-list", sf.Name)
+		}
+		c := *tp
+		c.set = true
 		tp = &c
 	}
 	if pat, ok := sf.Tag.Lookup("pattern"); ok {

@@ -20,6 +20,7 @@ const (
 	msgBoolParse = "Input should be a valid boolean, unable to interpret input"
 	msgDict      = "Input should be a valid dictionary"
 	msgList      = "Input should be a valid list"
+	msgSet       = "Input should be a valid set"
 	msgModel     = "Input should be a valid dictionary or object to extract fields from"
 )
 
@@ -401,6 +402,10 @@ func (st *state) validateInt(tp *typePlan, t *tape, i int, dst reflect.Value) {
 func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
 	n := &t.nodes[i]
 	if n.kind != kindArray {
+		if tp.set {
+			st.add(t, i, "set_type", msgSet, nil)
+			return
+		}
 		st.add(t, i, "list_type", msgList, nil)
 		return
 	}
@@ -409,6 +414,18 @@ func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.push(k)
 		st.validate(tp.elem, t, j, s.Index(k))
 		st.pop()
+	}
+	if tp.set && s.Type().Elem().Comparable() {
+		// A set keeps each item once: the first, in the order sent.
+		seen := make(map[any]bool, s.Len())
+		u := reflect.MakeSlice(tp.rtype, 0, s.Len())
+		for k := 0; k < s.Len(); k++ {
+			if v := s.Index(k).Interface(); !seen[v] {
+				seen[v] = true
+				u = reflect.Append(u, s.Index(k))
+			}
+		}
+		s = u
 	}
 	dst.Set(s)
 }
@@ -456,6 +473,11 @@ func (st *state) validateMap(tp *typePlan, t *tape, i int, dst reflect.Value) {
 func (st *state) validateModel(mp *modelPlan, t *tape, i int, dst reflect.Value) {
 	n := &t.nodes[i]
 	if n.kind != kindObject {
+		if mp.dataclass != "" {
+			st.add(t, i, "dataclass_type", "Input should be a dictionary or an instance of "+mp.dataclass,
+				map[string]any{"class_name": mp.dataclass})
+			return
+		}
 		st.add(t, i, "model_attributes_type", msgModel, nil)
 		return
 	}

@@ -257,23 +257,6 @@ func (c *procClient) must(t *testing.T, base, method, path string, body, v any, 
 	return c.mustBe(t, r, err, method, path, v)
 }
 
-// mustRetrying is must for a write that the other replicas' schedulers
-// and workers, writing at the same time, may have PostgreSQL end (a
-// deadlock or a serialization failure: the server's 503, "try again
-// shortly"): it tries three times, as the 503 asks a client to.
-func (c *procClient) mustRetrying(t *testing.T, base, method, path string, body, v any) *procReply {
-	t.Helper()
-	for try := 1; ; try++ {
-		r, err := c.do(base, method, path, body)
-		if err == nil && r.status == http.StatusServiceUnavailable && try < 3 {
-			t.Logf("%s %s: 503 %s; trying again", method, path, r.body)
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		return c.mustBe(t, r, err, method, path, v)
-	}
-}
-
 // mustBe fails the test unless r is a 2xx reply, decoded into v if not nil.
 func (c *procClient) mustBe(t *testing.T, r *procReply, err error, method, path string, v any) *procReply {
 	t.Helper()
