@@ -179,11 +179,14 @@ var (
 	indexExpiredDesc   = prometheus.NewDesc("quarry_index_leases_expired", "Index attempts in progress whose lease expired, not yet ended by the scheduler.", nil, nil)
 	indexLateDesc      = prometheus.NewDesc("quarry_index_heartbeats_late", "Index attempts in progress not renewed for more than half a lease (30 s).", nil, nil)
 	indexOldestDueDesc = prometheus.NewDesc("quarry_index_oldest_due_seconds", "How long the pair longest due for indexing has waited for its attempt; 0 when none is due.", nil, nil)
+	searchPendingDesc  = prometheus.NewDesc("quarry_search_pending_chunks", "Chunks written but not yet in a segment of the search index (searched all the same).", nil, nil)
+	searchSegmentsDesc = prometheus.NewDesc("quarry_search_segments", "Live segments of the search index.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c indexingCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{indexWaitingDesc, indexRunningDesc, indexExpiredDesc, indexLateDesc, indexOldestDueDesc} {
+	for _, d := range []*prometheus.Desc{indexWaitingDesc, indexRunningDesc, indexExpiredDesc, indexLateDesc, indexOldestDueDesc,
+		searchPendingDesc, searchSegmentsDesc} {
 		ch <- d
 	}
 }
@@ -197,8 +200,13 @@ func (c indexingCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
+	x, err := c.db.SearchIndexState(ctx)
+	if err != nil {
+		return
+	}
 	for d, v := range map[*prometheus.Desc]float64{indexWaitingDesc: float64(s.Waiting), indexRunningDesc: float64(s.Running),
-		indexExpiredDesc: float64(s.LeasesExpired), indexLateDesc: float64(s.HeartbeatsLate), indexOldestDueDesc: s.OldestDue.Seconds()} {
+		indexExpiredDesc: float64(s.LeasesExpired), indexLateDesc: float64(s.HeartbeatsLate), indexOldestDueDesc: s.OldestDue.Seconds(),
+		searchPendingDesc: float64(x.Pending), searchSegmentsDesc: float64(x.Segments)} {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
 }

@@ -51,6 +51,23 @@ func TestSearch(t *testing.T) {
 	push(privA, "shipping", "Shipping schedule", "Rail shipping of blocks from the quarry happens weekly.", "")
 	push(privB, "budget", "Quarry budget", "The budget of the quarry for next year.", "")
 
+	t.Run("the index's upkeep, in the metrics", func(t *testing.T) {
+		metrics := func() string { return string(c.do(user{}, "GET", "/metrics", nil).body) }
+		for _, want := range []string{"quarry_search_pending_chunks 5", "quarry_search_segments 0"} {
+			if m := metrics(); !strings.Contains(m, "\n"+want+"\n") {
+				t.Errorf("before the upkeep, /metrics lacks %q", want)
+			}
+		}
+		if err := c.db.SettleIndex(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"quarry_search_pending_chunks 0", "quarry_search_segments 1"} {
+			if m := metrics(); !strings.Contains(m, "\n"+want+"\n") {
+				t.Errorf("after the upkeep, /metrics lacks %q", want)
+			}
+		}
+	})
+
 	t.Run("the whole answer", func(t *testing.T) {
 		c.do(c.curator, "POST", "/search/send-search-message", `{"search_query":"granite quarries","num_hits":1,"include_content":true}`).want(t, 200,
 			`{"all_executed_queries":["granite quarries"],"search_docs":[{"document_id":"granite","chunk_ind":0,

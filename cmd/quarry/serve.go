@@ -110,6 +110,11 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		}
 	})
 	defer stopIndexingNow() // Before the database closes.
+	// The search index's upkeep runs on every replica, whether it indexes
+	// or not: documents pushed through the ingestion API need it too.
+	background.Go(func() {
+		db.RunIndexUpkeep(indexing, mergeInterval, func(err error) { log.Error("search index: the upkeep failed", "err", err) })
+	})
 	if cfg.Indexing {
 		if err := startIndexing(indexing, &background, cfg, db, handler, log); err != nil {
 			return err
@@ -141,17 +146,12 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 }
 
 // startIndexing starts, in wg, the scheduler's loop (a pass every
-// QUARRY_SCHEDULE_INTERVAL), the search index's upkeep
-// (store.DB.RunIndexUpkeep) and,
-// unless QUARRY_INPROCESS_WORKER is false,
-// the worker of this process, which reaches
-// the server's handler in process, with no network. Both stop when ctx
-// ends, the worker after ending its attempts as interrupted.
+// QUARRY_SCHEDULE_INTERVAL) and, unless QUARRY_INPROCESS_WORKER is false,
+// the worker of this process, which reaches the server's handler in
+// process, with no network. Both stop when ctx ends, the worker after
+// ending its attempts as interrupted.
 func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *store.DB, handler *api.Server, log *slog.Logger) error {
 	wg.Go(func() { schedule(ctx, handler, cfg.ScheduleInterval, log) })
-	wg.Go(func() {
-		db.RunIndexUpkeep(ctx, mergeInterval, func(err error) { log.Error("search index: the upkeep failed", "err", err) })
-	})
 	if !cfg.InProcessWorker {
 		return nil // Only quarry worker processes run attempts.
 	}
