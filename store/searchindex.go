@@ -341,12 +341,13 @@ func (db *DB) SettleIndex(ctx context.Context) error {
 
 // RunIndexUpkeep runs MergeIndex until it has nothing left to do, every
 // interval and whenever this server has written nudgeChunks pending chunks
-// since, until ctx ends: what every server runs beside its requests
+// since, and ExpungeIndex every expungeInterval, until ctx ends: what every server runs beside its requests
 // (quarry serve does). Each error is given to failed, and the next round
 // tries again.
 func (db *DB) RunIndexUpkeep(ctx context.Context, interval time.Duration, failed func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	lastExpunge := time.Now()
 	for {
 		for {
 			did, err := db.MergeIndex(ctx)
@@ -355,6 +356,12 @@ func (db *DB) RunIndexUpkeep(ctx context.Context, interval time.Duration, failed
 			}
 			if err != nil || !did {
 				break
+			}
+		}
+		if time.Since(lastExpunge) >= expungeInterval {
+			lastExpunge = time.Now()
+			if _, err := db.ExpungeIndex(ctx); err != nil && ctx.Err() == nil {
+				failed(err)
 			}
 		}
 		select {
@@ -543,6 +550,13 @@ func (db *DB) mergeTier(ctx context.Context) (bool, error) {
 	if sources == nil {
 		return false, nil
 	}
+	return db.merge(ctx, sources)
+}
+
+// merge merges segments sources into one (see mergeTier), unless another
+// server's merge is under way or took them first; it reports whether it
+// did.
+func (db *DB) merge(ctx context.Context, sources []segmentInfo) (bool, error) {
 	seg, err := db.claimMerge(ctx)
 	if err != nil || seg == 0 {
 		return false, err
@@ -555,6 +569,84 @@ func (db *DB) mergeTier(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// expungeShare is the share of a segment's chunks gone (written again or
+// deleted since it was written) from which ExpungeIndex rewrites it.
+const expungeShare = 0.25
+
+// expungeInterval is how often RunIndexUpkeep runs ExpungeIndex, which
+// reads every live segment's chunks.
+const expungeInterval = 10 * time.Minute
+
+// ExpungeIndex rewrites alone (a merge of one) the largest live segment of
+// which at least expungeShare of the chunks are gone, leaving their
+// postings out: postings that would otherwise stay in a segment no tier
+// merges again (one of maxMergedChunks), counting in the statistics. It
+// reports whether it did.
+func (db *DB) ExpungeIndex(ctx context.Context) (bool, error) {
+	segs, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (segmentInfo, error) {
+		var s segmentInfo
+		return s, r.Scan(&s.id, &s.chunks)
+	}, `SELECT id, chunks FROM search_segments WHERE state = 'live' ORDER BY chunks DESC, id`)
+	if err != nil {
+		return false, err
+	}
+	for _, s := range segs {
+		chunks, _, isLive, err := db.segmentChunks(ctx, []segmentInfo{s})
+		if errors.Is(err, errRaced) {
+			continue // Merged meanwhile.
+		}
+		if err != nil {
+			return false, err
+		}
+		gone := 0
+		for _, c := range chunks {
+			if !isLive(c) {
+				gone++
+			}
+		}
+		if gone > 0 && float64(gone) >= expungeShare*float64(len(chunks)) {
+			return db.merge(ctx, []segmentInfo{s})
+		}
+	}
+	return false, nil
+}
+
+// segmentChunks returns the chunks of live segments sources (ids and
+// lengths, as their norms list them) and which chunks are still there;
+// errRaced if one of the segments is no longer live.
+func (db *DB) segmentChunks(ctx context.Context, sources []segmentInfo) (chunks []int64, lengths []int, isLive func(int64) bool, err error) {
+	for _, s := range sources {
+		var norms []byte
+		if err := db.read.QueryRowContext(ctx, `SELECT norms FROM search_segments WHERE id = $1 AND state = 'live'`, s.id).Scan(&norms); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil, nil, nil, errRaced
+			}
+			return nil, nil, nil, err
+		}
+		c, l, err := decodeNorms(norms)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		chunks, lengths = append(chunks, c...), append(lengths, l...)
+	}
+	if len(chunks) == 0 {
+		return nil, nil, func(int64) bool { return false }, nil
+	}
+	lo, hi := slices.Min(chunks), slices.Max(chunks)
+	live := make([]uint64, (hi-lo)/64+1)
+	ids, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (int64, error) {
+		var id int64
+		return id, r.Scan(&id)
+	}, `SELECT id FROM search_chunks WHERE id >= $1 AND id <= $2`, lo, hi)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, id := range ids {
+		live[(id-lo)/64] |= 1 << ((id - lo) % 64)
+	}
+	return chunks, lengths, func(id int64) bool { return id >= lo && id <= hi && live[(id-lo)/64]&(1<<((id-lo)%64)) != 0 }, nil
 }
 
 // claimMerge inserts the segment a merge builds, and returns its id: 0
@@ -632,40 +724,14 @@ func (m *mergeCursor) fill(ctx context.Context, q querier) error {
 // place.
 func (db *DB) buildMerge(ctx context.Context, seg int64, sources []segmentInfo) error {
 	// The chunks of the sources, and which of them are still there.
-	var chunks []int64
-	var lengths []int
-	srcIDs := make([]any, len(sources))
-	for i, s := range sources {
-		srcIDs[i] = s.id
-		var norms []byte
-		if err := db.read.QueryRowContext(ctx, `SELECT norms FROM search_segments WHERE id = $1 AND state = 'live'`, s.id).Scan(&norms); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return errRaced
-			}
-			return err
-		}
-		c, l, err := decodeNorms(norms)
-		if err != nil {
-			return err
-		}
-		chunks, lengths = append(chunks, c...), append(lengths, l...)
-	}
-	if len(chunks) == 0 {
-		return errRaced
-	}
-	lo, hi := slices.Min(chunks), slices.Max(chunks)
-	live := make([]uint64, (hi-lo)/64+1)
-	ids, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (int64, error) {
-		var id int64
-		return id, r.Scan(&id)
-	}, `SELECT id FROM search_chunks WHERE id >= $1 AND id <= $2`, lo, hi)
+	chunks, lengths, isLive, err := db.segmentChunks(ctx, sources)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		live[(id-lo)/64] |= 1 << ((id - lo) % 64)
+	srcIDs := make([]any, len(sources))
+	for i, s := range sources {
+		srcIDs[i] = s.id
 	}
-	isLive := func(id int64) bool { return live[(id-lo)/64]&(1<<((id-lo)%64)) != 0 }
 	// The merged segment's norms: its live chunks, in order.
 	order := make([]int, len(chunks))
 	for i := range order {

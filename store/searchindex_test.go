@@ -107,7 +107,8 @@ func (f *searchFixture) count(t *testing.T, query string) int64 {
 // what a search finds or how it ranks it: pending, written into segments,
 // and segments merged, against the same documents all pending in another
 // database. A merge leaves out the chunks written again since, so that
-// the statistics are the live chunks' again.
+// the statistics are the live chunks' again; so does ExpungeIndex, for a
+// segment a quarter of whose chunks are gone.
 func TestSearchIndexMerges(t *testing.T) {
 	merged := newSearchFixture(t, storetest.Open(t))
 	pending := newSearchFixture(t, storetest.Open(t))
@@ -181,6 +182,28 @@ func TestSearchIndexMerges(t *testing.T) {
 	if did, err := merged.db.MergeIndex(ctx); err != nil || did {
 		t.Errorf("nothing left to do: %v, %v", did, err)
 	}
+
+	// A segment of which a quarter of the chunks are gone is rewritten
+	// alone (no tier would merge it again once it is at the cap).
+	if did, err := merged.db.ExpungeIndex(ctx); err != nil || did {
+		t.Errorf("nothing to expunge yet: %v, %v", did, err)
+	}
+	rewritten := make([]int, 30)
+	for i := range rewritten {
+		rewritten[i] = i * 3
+	}
+	both(2, rewritten...)
+	if did, err := merged.db.MergeIndex(ctx); err != nil || !did {
+		t.Fatalf("the rewritten documents' segment: %v, %v", did, err)
+	}
+	if did, err := merged.db.ExpungeIndex(ctx); err != nil || !did {
+		t.Fatalf("expunge: %v, %v", did, err)
+	}
+	if n, live := merged.count(t, `SELECT SUM(chunks) FROM search_segments WHERE state = 'live'`),
+		merged.count(t, `SELECT COUNT(*) FROM search_chunks`); n != live {
+		t.Errorf("after the expunge the segments hold %d chunks, want the %d live ones", n, live)
+	}
+	same("expunged")
 }
 
 // TestSearchIndexUpkeepAtOnce runs the index's upkeep from several
