@@ -167,15 +167,21 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 			terms = append(terms, scoreTerm{term: t, w: weights[t] * idf(ix.chunks, df[t])})
 		}
 	}
-	// A chunk must hold every word of the query's phrases.
+	// A chunk must hold every word of the query's phrases: each has a bit
+	// (at most 64 of them: a query has at most quarry.MaxQueryTerms).
 	var need uint64
+	bits := map[string]uint64{}
 	for _, p := range q.Phrases {
 		for _, t := range p.Terms {
+			if bits[t] == 0 && len(bits) < 64 {
+				bits[t] = 1 << len(bits)
+			}
 			i := slices.IndexFunc(terms, func(s scoreTerm) bool { return s.term == t })
-			if i < 0 || i >= 64 {
+			if i < 0 {
 				return []quarry.SearchHit{}, nil
 			}
-			need |= 1 << i
+			terms[i].bit = bits[t]
+			need |= bits[t]
 		}
 	}
 	if len(terms) == 0 {
@@ -323,6 +329,12 @@ const searchVersion = 17
 // at once each take a document under its row's lock, so that it is
 // indexed once.
 func (db *DB) IndexMissing(ctx context.Context) error {
+	// The documents in the order of their key, from after the last one
+	// taken (not from the start each round, which would read the indexed
+	// ones again and again).
+	var lastPair int64
+	lastID := ""
+	indexed := 0
 	for {
 		var n int
 		err := db.update(ctx, func(tx *Tx) error {
@@ -333,11 +345,13 @@ func (db *DB) IndexMissing(ctx context.Context) error {
 			docs, err := queryAll(ctx, tx, func(r interface{ Scan(...any) error }) (doc, error) {
 				var d doc
 				return d, r.Scan(&d.pair, &d.id)
-			}, `SELECT d.cc_pair_id, d.id FROM documents d WHERE NOT EXISTS (SELECT 1 FROM search_chunks c
-				WHERE c.cc_pair_id = d.cc_pair_id AND c.document_id = d.id) ORDER BY d.cc_pair_id, d.id LIMIT 200`)
-			if err != nil {
+			}, `SELECT d.cc_pair_id, d.id FROM documents d WHERE (d.cc_pair_id > $1 OR (d.cc_pair_id = $1 AND d.id > $2))
+				AND NOT EXISTS (SELECT 1 FROM search_chunks c WHERE c.cc_pair_id = d.cc_pair_id AND c.document_id = d.id)
+				ORDER BY d.cc_pair_id, d.id LIMIT 200`, lastPair, lastID)
+			if err != nil || len(docs) == 0 {
 				return err
 			}
+			lastPair, lastID = docs[len(docs)-1].pair, docs[len(docs)-1].id
 			lock := ""
 			if db.dialect == Postgres {
 				lock = " FOR UPDATE"
@@ -369,6 +383,16 @@ func (db *DB) IndexMissing(ctx context.Context) error {
 		})
 		if err != nil || n == 0 {
 			return err
+		}
+		// Their chunks into segments as they pile up, so that the first
+		// searches after an upgrade do not read them all pending.
+		if indexed += n; indexed >= flushChunks {
+			indexed = 0
+			for did := true; did; {
+				if did, err = db.flushPending(ctx); err != nil {
+					return err
+				}
+			}
 		}
 	}
 }

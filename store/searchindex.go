@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,8 +31,9 @@ const (
 	// once.
 	flushChunks = 10_000
 	// nudgeChunks is how many pending chunks a server writes before it
-	// nudges MergeIndex (IndexNudges): what searches read pending at most,
-	// give or take what the other servers write meanwhile.
+	// nudges its upkeep's flush (RunIndexUpkeep): about what searches
+	// read pending at most while documents pour in, give or take what
+	// the other servers write meanwhile and a flush's own time.
 	nudgeChunks = 2_000
 	// mergeFactor is how many segments of a tier (their chunks' count
 	// has the same number of decimal digits) are merged into one.
@@ -42,9 +44,10 @@ const (
 	// mergeBlockBytes is how much of a merge's output is written in one
 	// transaction.
 	mergeBlockBytes = 8 << 20
-	// staleBuild is how long a merge may go on before another server
-	// takes it for abandoned (its server stopped) and removes it.
-	staleBuild = 30 * time.Minute
+	// staleBuild is how long a merge may go without writing a batch
+	// (each batch renews its time) before another server takes it for
+	// abandoned (its server stopped) and drops it.
+	staleBuild = 5 * time.Minute
 )
 
 // posting is a term's occurrence in a chunk: the chunk, its pair, the
@@ -257,6 +260,12 @@ type block struct {
 	postings []posting
 }
 
+// termPosting is a term of a chunk and its frequency there.
+type termPosting struct {
+	term string
+	tf   int
+}
+
 // pendingChunk is a chunk as its pending row has it.
 type pendingChunk struct {
 	chunk, pair int64
@@ -284,13 +293,12 @@ func (tx *Tx) addPending(ctx context.Context, id, pairID int64, length int, tf m
 func (db *DB) MergeIndex(ctx context.Context) (bool, error) {
 	flushed, err := db.flushPending(ctx)
 	if err != nil {
-		return false, err
+		return false, errors.Join(err, db.removeDropped(ctx))
 	}
 	merged, err := db.mergeTier(ctx)
-	if err != nil {
-		return false, err
-	}
-	return flushed || merged, db.removeDropped(ctx)
+	// The dropped segments go whatever the merge did: a merge that fails
+	// again and again drops what it built each time.
+	return flushed || merged, errors.Join(err, db.removeDropped(ctx))
 }
 
 // removeDropped removes the segments that merges dropped, their blocks a
@@ -339,113 +347,153 @@ func (db *DB) SettleIndex(ctx context.Context) error {
 	}
 }
 
-// RunIndexUpkeep runs MergeIndex until it has nothing left to do, every
-// interval and whenever this server has written nudgeChunks pending chunks
-// since, and ExpungeIndex every expungeInterval, until ctx ends: what every server runs beside its requests
-// (quarry serve does). Each error is given to failed, and the next round
-// tries again.
+// RunIndexUpkeep runs the search index's upkeep until ctx ends, as every
+// server does beside its requests (quarry serve): pending chunks are
+// written into segments every interval and whenever this server has
+// written nudgeChunks of them since, in a loop of their own, so that a
+// long merge never holds them back; the tiers are merged every interval,
+// dropped segments removed, and ExpungeIndex run every expungeInterval.
+// Each error is given to failed (from either loop at once), and the next
+// round tries again.
 func (db *DB) RunIndexUpkeep(ctx context.Context, interval time.Duration, failed func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	lastExpunge := time.Now()
-	for {
-		for {
-			did, err := db.MergeIndex(ctx)
-			if err != nil && ctx.Err() == nil {
-				failed(err)
-			}
-			if err != nil || !did {
-				break
-			}
-		}
-		if time.Since(lastExpunge) >= expungeInterval {
-			lastExpunge = time.Now()
-			if _, err := db.ExpungeIndex(ctx); err != nil && ctx.Err() == nil {
-				failed(err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-db.indexNudge:
+	report := func(err error) {
+		if err != nil && ctx.Err() == nil {
+			failed(err)
 		}
 	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			for {
+				did, err := db.flushPending(ctx)
+				report(err)
+				if err != nil || !did {
+					break
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-db.indexNudge:
+			}
+		}
+	})
+	wg.Go(func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		lastExpunge := time.Now()
+		for {
+			for {
+				did, err := db.mergeTier(ctx)
+				report(errors.Join(err, db.removeDropped(ctx)))
+				if err != nil || !did {
+					break
+				}
+			}
+			if time.Since(lastExpunge) >= expungeInterval {
+				lastExpunge = time.Now()
+				_, err := db.ExpungeIndex(ctx)
+				report(err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	wg.Wait()
 }
 
 // flushPending writes the oldest pending chunks into a new live segment
-// and removes their pending rows, in one transaction; it reports whether
-// there were any.
+// and removes their pending rows; it reports whether there were any. The
+// rows are read and the blocks encoded before the write transaction, which
+// only writes them: SQLite's write lock is held for the writes alone. If
+// another server flushed some of the rows meanwhile, the transaction rolls
+// back and the next round reads the pending rows again; rows gone with
+// their chunks (documents deleted or written again) leave dead postings.
 func (db *DB) flushPending(ctx context.Context) (bool, error) {
-	var did bool
-	err := db.update(ctx, func(tx *Tx) error {
+	pending, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (pendingChunk, error) {
+		var p pendingChunk
+		return p, r.Scan(&p.chunk, &p.pair, &p.length, &p.terms)
+	}, `SELECT chunk_id, cc_pair_id, length, terms FROM search_pending ORDER BY chunk_id LIMIT $1`, flushChunks)
+	if err != nil || len(pending) == 0 {
+		return false, err
+	}
+	byTerm := map[string]*block{}
+	var norms []byte
+	var prev, length int64
+	ids := make([]any, len(pending))
+	for i, p := range pending {
+		var ps []termPosting
+		if err := eachTerm(p.terms, func(term []byte, tf int) bool {
+			ps = append(ps, termPosting{string(term), tf})
+			return true
+		}); err != nil {
+			// Terms that do not decode: the chunk is written without
+			// postings (found by no search) rather than stopping every
+			// flush after it.
+			ps = nil
+		}
+		for _, x := range ps {
+			k := byTerm[x.term]
+			if k == nil {
+				k = &block{term: x.term}
+				byTerm[k.term] = k
+			}
+			k.postings = append(k.postings, posting{chunk: p.chunk, pair: p.pair, tf: x.tf, length: p.length})
+		}
+		norms = appendNorm(norms, prev, p.chunk, p.length)
+		prev, length, ids[i] = p.chunk, length+int64(p.length), p.chunk
+	}
+	blocks := encodeBlocks(sortedBlocks(byTerm))
+	err = db.update(ctx, func(tx *Tx) error {
 		if ok, err := tx.tryIndexLock(ctx); err != nil || !ok {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT chunk_id, cc_pair_id, length, terms FROM search_pending ORDER BY chunk_id LIMIT $1`, flushChunks)
-		if err != nil {
-			return err
-		}
-		var pending []pendingChunk
-		for rows.Next() {
-			var p pendingChunk
-			if err := rows.Scan(&p.chunk, &p.pair, &p.length, &p.terms); err != nil {
-				rows.Close()
-				return err
-			}
-			pending = append(pending, p)
-		}
-		if err := closeRows(rows); err != nil || len(pending) == 0 {
-			return err
-		}
-		blocks := map[string]*block{}
-		var norms []byte
-		var prev, length int64
-		ids := make([]any, len(pending))
-		for i, p := range pending {
-			if err := eachTerm(p.terms, func(term []byte, tf int) bool {
-				k := blocks[string(term)]
-				if k == nil {
-					k = &block{term: string(term)}
-					blocks[k.term] = k
-				}
-				k.postings = append(k.postings, posting{chunk: p.chunk, pair: p.pair, tf: tf, length: p.length})
-				return true
-			}); err != nil {
-				return err
-			}
-			norms = appendNorm(norms, prev, p.chunk, p.length)
-			prev, length, ids[i] = p.chunk, length+int64(p.length), p.chunk
+			return cmpErr(err, errRaced)
 		}
 		var seg int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO search_segments (state, chunks, length, norms, created_at)
 			VALUES ('live', $1, $2, $3, $4) RETURNING id`, len(pending), length, norms, tx.now.Micros()).Scan(&seg); err != nil {
 			return err
 		}
-		if err := tx.insertBlocks(ctx, seg, sortedBlocks(blocks)); err != nil {
+		if err := tx.insertBlocks(ctx, seg, blocks); err != nil {
 			return err
 		}
-		// Another server's flush of the same rows committed first if some
-		// are gone: this one's segment would count them twice.
-		for len(ids) > 0 {
-			n := min(len(ids), 500)
+		for rest := ids; len(rest) > 0; {
+			n := min(len(rest), 500)
 			var args []any
-			res, err := tx.ExecContext(ctx, `DELETE FROM search_pending WHERE `+sqlIn("chunk_id", ids[:n], &args), args...)
+			res, err := tx.ExecContext(ctx, `DELETE FROM search_pending WHERE `+sqlIn("chunk_id", rest[:n], &args), args...)
 			if err != nil {
 				return err
 			}
-			if got, err := res.RowsAffected(); err != nil || got != int64(n) {
-				return cmpErr(err, errRaced)
+			got, err := res.RowsAffected()
+			if err != nil {
+				return err
 			}
-			ids = ids[n:]
+			if got != int64(n) {
+				// A row gone is a chunk deleted since (its postings are
+				// then dead ones, as after any deletion) or a chunk another
+				// server flushed (its postings would count twice).
+				var live int64
+				args = nil
+				if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM search_chunks WHERE `+sqlIn("id", rest[:n], &args), args...).Scan(&live); err != nil {
+					return err
+				}
+				if live != got {
+					return errRaced
+				}
+			}
+			rest = rest[n:]
 		}
-		did = true
 		return nil
 	})
 	if errors.Is(err, errRaced) {
 		return false, nil
 	}
-	return did, err
+	return err == nil, err
 }
 
 // cmpErr returns err, or else fallback.
@@ -481,9 +529,25 @@ func sortedBlocks(blocks map[string]*block) []*block {
 	return out
 }
 
+// encodedBlock is a block as a segment's row keeps it.
+type encodedBlock struct {
+	term     string
+	df       int
+	postings []byte
+}
+
+// encodeBlocks encodes blocks, in their order.
+func encodeBlocks(blocks []*block) []encodedBlock {
+	out := make([]encodedBlock, len(blocks))
+	for i, k := range blocks {
+		out[i] = encodedBlock{k.term, len(k.postings), encodeBlock(k.postings)}
+	}
+	return out
+}
+
 // insertBlocks writes blocks to segment seg, in statements of a few fixed
 // sizes (so that each stays prepared).
-func (tx *Tx) insertBlocks(ctx context.Context, seg int64, blocks []*block) error {
+func (tx *Tx) insertBlocks(ctx context.Context, seg int64, blocks []encodedBlock) error {
 	for _, size := range []int{100, 10, 1} {
 		for len(blocks) >= size {
 			var b strings.Builder
@@ -494,7 +558,7 @@ func (tx *Tx) insertBlocks(ctx context.Context, seg int64, blocks []*block) erro
 					b.WriteString(", ")
 				}
 				fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", i*4+1, i*4+2, i*4+3, i*4+4)
-				args = append(args, seg, k.term, len(k.postings), encodeBlock(k.postings))
+				args = append(args, seg, k.term, k.df, k.postings)
 			}
 			if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
 				return err
@@ -635,6 +699,9 @@ func (db *DB) segmentChunks(ctx context.Context, sources []segmentInfo) (chunks 
 		return nil, nil, func(int64) bool { return false }, nil
 	}
 	lo, hi := slices.Min(chunks), slices.Max(chunks)
+	if lo < 0 || hi-lo > 1<<34 { // A bitmap of 2 GiB: norms this sparse are not a segment's.
+		return nil, nil, nil, errCorruptIndex
+	}
 	live := make([]uint64, (hi-lo)/64+1)
 	ids, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (int64, error) {
 		var id int64
@@ -758,7 +825,18 @@ func (db *DB) buildMerge(ctx context.Context, seg int64, sources []segmentInfo) 
 		if len(out) == 0 {
 			return nil
 		}
-		err := db.update(ctx, func(tx *Tx) error { return tx.insertBlocks(ctx, seg, out) })
+		encoded := encodeBlocks(out)
+		err := db.update(ctx, func(tx *Tx) error {
+			// Still this merge's (not taken for abandoned), and alive.
+			res, err := tx.ExecContext(ctx, `UPDATE search_segments SET created_at = $1 WHERE id = $2 AND state = 'building'`, tx.now.Micros(), seg)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return cmpErr(err, errRaced)
+			}
+			return tx.insertBlocks(ctx, seg, encoded)
+		})
 		out, size = nil, 0
 		return err
 	}

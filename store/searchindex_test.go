@@ -275,3 +275,30 @@ func TestSearchIndexUpkeepAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchPhraseAmongManyTerms checks that a phrase's words are required
+// wherever they sort among the query's terms: past the 64th of them, once
+// a prefix has added its terms (a mask by position once lost them).
+func TestSearchPhraseAmongManyTerms(t *testing.T) {
+	f := newSearchFixture(t, storetest.Open(t))
+	const letters = "bcdfgklmnp" // No English suffix ends in these: each word is its own term.
+	word := func(prefix string, i int) string { return prefix + string(letters[i/10]) + string(letters[i%10]) }
+	var many, prefixed []string
+	for i := range 60 {
+		many = append(many, word("zz", i))
+	}
+	for i := range 32 {
+		prefixed = append(prefixed, word("abq", i))
+	}
+	text := "zzzbk zzzcd " + strings.Join(many, " ") + " " + strings.Join(prefixed, " ")
+	if _, err := f.db.IngestBatch(ctx, f.admin, &f.pair, []quarry.Document{{ID: "many", SemanticIdentifier: "Many",
+		Source: "web", Sections: []quarry.Section{{Text: text}}, Metadata: map[string]any{}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`"zzzbk zzzcd" ` + strings.Join(many, " "), `"zzzbk zzzcd" ` + strings.Join(many, " ") + " ab"} {
+		hits, err := f.db.Search(ctx, f.admin, quarry.ParseQuery(q), quarry.SearchFilters{}, 10)
+		if err != nil || len(hits) != 1 {
+			t.Errorf("%d hits (%v) for %.40q…, want the document", len(hits), err, q)
+		}
+	}
+}

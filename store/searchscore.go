@@ -95,9 +95,9 @@ func (ix *indexView) df(terms []string, blocks map[string][]segBlock) (map[strin
 		}
 	}
 	for _, p := range ix.pending {
-		if err := joinTerms(p.terms, terms, func(i, _ int) { df[terms[i]]++ }); err != nil {
-			return nil, err
-		}
+		// A pending row that does not decode matches nothing: flushPending
+		// drops it.
+		_ = joinTerms(p.terms, terms, func(i, _ int) { df[terms[i]]++ })
 	}
 	return df, nil
 }
@@ -119,8 +119,8 @@ func joinTerms(b []byte, terms []string, fn func(i, tf int)) error {
 }
 
 // expandPrefix returns up to quarry.MaxPrefixMatches terms of the index
-// that begin with prefix, the most frequent first, and their document
-// frequencies.
+// that begin with prefix (the most frequent of the first 256 in byte
+// order), and their document frequencies.
 func (ix *indexView) expandPrefix(ctx context.Context, r querier, prefix string) (map[string]int64, error) {
 	end := prefix + "\U0010FFFF"
 	set := map[string]bool{}
@@ -141,14 +141,12 @@ func (ix *indexView) expandPrefix(ctx context.Context, r querier, prefix string)
 		}
 	}
 	for _, p := range ix.pending {
-		if err := eachTerm(p.terms, func(term []byte, _ int) bool {
+		_ = eachTerm(p.terms, func(term []byte, _ int) bool { // One that does not decode matches nothing.
 			if strings.HasPrefix(string(term), prefix) {
 				set[string(term)] = true
 			}
 			return string(term) < prefix || strings.HasPrefix(string(term), prefix)
-		}); err != nil {
-			return nil, err
-		}
+		})
 	}
 	cands := slices.Sorted(func(yield func(string) bool) {
 		for t := range set {
@@ -185,9 +183,7 @@ func (ix *indexView) expandPrefix(ctx context.Context, r querier, prefix string)
 		}
 	}
 	for _, p := range ix.pending {
-		if err := joinTerms(p.terms, cands, func(i, _ int) { df[cands[i]]++ }); err != nil {
-			return nil, err
-		}
+		_ = joinTerms(p.terms, cands, func(i, _ int) { df[cands[i]]++ }) // One that does not decode matches nothing.
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return df[cands[i]] > df[cands[j]] })
 	out := map[string]int64{}
@@ -199,9 +195,9 @@ func (ix *indexView) expandPrefix(ctx context.Context, r querier, prefix string)
 	return out, nil
 }
 
-// visiblePairs returns the pairs c may search (searchPairs), as a set
-// indexed by pair id; nil if none.
-func visiblePairs(ctx context.Context, r querier, c *quarry.Caller) ([]bool, error) {
+// visiblePairs returns the pairs c may search (searchPairs), as a set; nil
+// if none.
+func visiblePairs(ctx context.Context, r querier, c *quarry.Caller) (map[int64]bool, error) {
 	var args []any
 	ids, err := queryAll(ctx, r, func(s interface{ Scan(...any) error }) (int64, error) {
 		var id int64
@@ -210,18 +206,20 @@ func visiblePairs(ctx context.Context, r querier, c *quarry.Caller) ([]bool, err
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	set := make([]bool, slices.Max(ids)+1)
+	set := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		set[id] = true
 	}
 	return set, nil
 }
 
-// scoreTerm is a term of a search and its weight: the times it was asked
-// times its idf.
+// scoreTerm is a term of a search, its weight (the times it was asked
+// times its idf) and, for a word of the query's phrases, its bit in the
+// mask of those a chunk must hold.
 type scoreTerm struct {
 	term string
 	w    float64
+	bit  uint64
 }
 
 // scored is a chunk's score.
@@ -250,13 +248,14 @@ func (h *scoredHeap) Pop() any {
 }
 
 // scoreChunks scores, by BM25 (Lucene's), every chunk of a visible pair
-// that holds one of terms and each term of mask need (bit i for terms[i]),
+// that holds one of terms and every phrase word of mask need (bits of
+// scoreTerm.bit),
 // and returns them as a heap, the best on top. In a segment, only the
 // visible pairs' postings are decoded (a block keeps them by pair), and a
 // pair's chunks are scored a chunk at a time, its terms' postings read
 // side by side in the chunks' order.
-func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock, visible []bool, need uint64, avgdl float64) (*scoredHeap, error) {
-	sees := func(pair int64) bool { return pair >= 0 && pair < int64(len(visible)) && visible[pair] }
+func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock, visible map[int64]bool, need uint64, avgdl float64) (*scoredHeap, error) {
+	sees := func(pair int64) bool { return visible[pair] }
 	norm := func(length int) float64 { return bm25K1 * (1 - bm25B + bm25B*float64(length)/avgdl) }
 	var out scoredHeap
 	type cursor struct {
@@ -266,7 +265,7 @@ func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock
 	}
 	type key struct{ seg, pair int64 }
 	byRun := map[key][]*cursor{}
-	for i, t := range terms {
+	for _, t := range terms {
 		for _, b := range blocks[t.term] {
 			runs, err := blockRuns(b.postings)
 			if err != nil {
@@ -276,7 +275,7 @@ func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock
 				if !sees(r.pair) {
 					continue
 				}
-				c := &cursor{r: runReader{b: r.b, cur: posting{pair: r.pair}}, bit: 1 << min(i, 63), w: t.w}
+				c := &cursor{r: runReader{b: r.b, cur: posting{pair: r.pair}}, bit: t.bit, w: t.w}
 				if c.r.next() {
 					byRun[key{b.seg, r.pair}] = append(byRun[key{b.seg, r.pair}], c)
 				} else if c.r.bad {
@@ -326,13 +325,14 @@ func (ix *indexView) scoreChunks(terms []scoreTerm, blocks map[string][]segBlock
 		}
 		var score float64
 		var has uint64
+		matched := false
 		if err := joinTerms(p.terms, names, func(j, tf int) {
-			has |= 1 << min(j, 63)
+			has, matched = has|terms[j].bit, true
 			score += terms[j].w * float64(tf) / (float64(tf) + norm(p.length))
 		}); err != nil {
-			return nil, err
+			continue // A pending row that does not decode matches nothing (flushPending drops it).
 		}
-		if has != 0 && has&need == need {
+		if matched && has&need == need {
 			out = append(out, scored{p.chunk, score})
 		}
 	}

@@ -34,9 +34,10 @@ CREATE TABLE search_segments (
 );
 CREATE UNIQUE INDEX search_segments_building ON search_segments (state) WHERE state = 'building';
 
--- A term's postings in a segment, packed: for each chunk that holds it, in
--- the order of their ids, the chunk, its pair, the term's weighted
--- frequency and the chunk's length.
+-- A term's postings in a segment, packed by pair: a header (each pair, its
+-- postings' count and bytes), then each pair's postings in the order of
+-- their chunks' ids: the chunk, the term's weighted frequency and the
+-- chunk's length (store/searchindex.go's encodeBlock).
 CREATE TABLE search_blocks (
     segment_id INTEGER NOT NULL,
     term       TEXT NOT NULL,
