@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -577,13 +578,13 @@ type segmentInfo struct {
 // tier is the tier of a segment of n chunks: their count's decimal digits.
 func tier(n int64) int { return int(math.Log10(float64(max(n, 1)))) }
 
-// mergeTier merges the mergeFactor smallest live segments of the lowest
-// tier that has as many (unless their merge would pass maxMergedChunks)
-// into one, and reports whether it did. The merged segment is built apart
-// (state building, which no search reads, in transactions of about
-// mergeBlockBytes), then takes its sources' place in one transaction,
-// which drops them (removeDropped removes them). Postings of chunks
-// deleted since are left out.
+// mergeTier merges the mergeFactor smallest live segments of the tier
+// that holds the most (at least mergeFactor; the smallest of them that fit
+// in maxMergedChunks, if two do) into one, and reports whether it did.
+// The merged segment is built apart (state building, which no search
+// reads, in transactions of about mergeBlockBytes), then takes its
+// sources' place in one transaction, which drops them (removeDropped
+// removes them). Postings of chunks deleted since are left out.
 func (db *DB) mergeTier(ctx context.Context) (bool, error) {
 	segs, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (segmentInfo, error) {
 		var s segmentInfo
@@ -593,22 +594,30 @@ func (db *DB) mergeTier(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	byTier := map[int][]segmentInfo{}
-	var sources []segmentInfo
 	for _, s := range segs {
-		t := tier(s.chunks)
-		byTier[t] = append(byTier[t], s)
-		if len(byTier[t]) == mergeFactor && sources == nil {
-			// The smallest of them that fit in maxMergedChunks, if two do.
-			var total int64
-			for i, x := range byTier[t] {
-				if total += x.chunks; total > maxMergedChunks {
-					break
-				}
-				sources = byTier[t][:i+1]
+		byTier[tier(s.chunks)] = append(byTier[tier(s.chunks)], s)
+	}
+	// The tier holding the most segments (the lower one of two as full),
+	// so that under a steady flow of writes the bigger tiers are merged
+	// too, not only the smallest one, which fills again meanwhile.
+	var sources []segmentInfo
+	best := 0
+	for _, t := range slices.Sorted(maps.Keys(byTier)) {
+		in := byTier[t]
+		if len(in) < mergeFactor || len(in) <= best {
+			continue
+		}
+		// The smallest of them that fit in maxMergedChunks, if two do.
+		var fit []segmentInfo
+		var total int64
+		for i, x := range in[:mergeFactor] {
+			if total += x.chunks; total > maxMergedChunks {
+				break
 			}
-			if len(sources) < 2 {
-				sources = nil
-			}
+			fit = in[:i+1]
+		}
+		if len(fit) >= 2 {
+			sources, best = fit, len(in)
 		}
 	}
 	if sources == nil {
