@@ -294,21 +294,25 @@ func (tx *Tx) addPending(ctx context.Context, id, pairID int64, length int, tf m
 func (db *DB) MergeIndex(ctx context.Context) (bool, error) {
 	flushed, err := db.flushPending(ctx)
 	if err != nil {
-		return false, errors.Join(err, db.removeDropped(ctx))
+		return false, errors.Join(err, db.removeDropped(ctx, 0))
 	}
 	merged, err := db.mergeTier(ctx)
 	// The dropped segments go whatever the merge did: a merge that fails
 	// again and again drops what it built each time.
-	return flushed || merged, errors.Join(err, db.removeDropped(ctx))
+	return flushed || merged, errors.Join(err, db.removeDropped(ctx, 0))
 }
 
-// removeDropped removes the segments that merges dropped, their blocks a
-// batch at a time, so that no transaction holds SQLite's write lock long.
-func (db *DB) removeDropped(ctx context.Context) error {
+// removeDropped removes the segments that merges dropped (at most limit
+// of them; all if limit is 0), their blocks a batch at a time, so that no
+// transaction holds SQLite's write lock long.
+func (db *DB) removeDropped(ctx context.Context, limit int) error {
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
 	ids, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (int64, error) {
 		var id int64
 		return id, r.Scan(&id)
-	}, `SELECT id FROM search_segments WHERE state = 'dropped' ORDER BY id`)
+	}, `SELECT id FROM search_segments WHERE state = 'dropped' ORDER BY id LIMIT $1`, limit)
 	if err != nil {
 		return err
 	}
@@ -316,7 +320,7 @@ func (db *DB) removeDropped(ctx context.Context) error {
 		for done := false; !done; {
 			err := db.update(ctx, func(tx *Tx) error {
 				res, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE segment_id = $1 AND term IN (
-					SELECT term FROM search_blocks WHERE segment_id = $1 ORDER BY term LIMIT 2000)`, id)
+					SELECT term FROM search_blocks WHERE segment_id = $1 ORDER BY term LIMIT 20000)`, id)
 				if err != nil {
 					return err
 				}
@@ -388,12 +392,16 @@ func (db *DB) RunIndexUpkeep(ctx context.Context, interval time.Duration, failed
 		lastExpunge := time.Now()
 		for {
 			for {
+				// A merge, then as many dropped segments' blocks removed
+				// as a merge drops, so that removals neither hold merges
+				// back nor fall behind.
 				did, err := db.mergeTier(ctx)
-				report(errors.Join(err, db.removeDropped(ctx)))
+				report(errors.Join(err, db.removeDropped(ctx, mergeFactor)))
 				if err != nil || !did {
 					break
 				}
 			}
+			report(db.removeDropped(ctx, 0))
 			if time.Since(lastExpunge) >= expungeInterval {
 				lastExpunge = time.Now()
 				_, err := db.ExpungeIndex(ctx)
