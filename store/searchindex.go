@@ -392,11 +392,12 @@ func (db *DB) RunIndexUpkeep(ctx context.Context, interval time.Duration, failed
 		lastExpunge := time.Now()
 		for {
 			for {
-				// A merge, then as many dropped segments' blocks removed
-				// as a merge drops, so that removals neither hold merges
-				// back nor fall behind.
+				// A merge, then one dropped segment's blocks removed: while
+				// merges are due they come first (the segments a search
+				// reads stay few), and the rest of the dropped go once no
+				// merge is due.
 				did, err := db.mergeTier(ctx)
-				report(errors.Join(err, db.removeDropped(ctx, mergeFactor)))
+				report(errors.Join(err, db.removeDropped(ctx, 1)))
 				if err != nil || !did {
 					break
 				}
