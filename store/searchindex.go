@@ -177,10 +177,11 @@ func decodeBlock(b []byte) ([]posting, error) {
 	var out []posting
 	for _, r := range runs {
 		rr := runReader{b: r.b, cur: posting{pair: r.pair}}
-		for rr.next() {
+		n := 0
+		for ; rr.next(); n++ {
 			out = append(out, rr.cur)
 		}
-		if rr.bad {
+		if rr.bad || n != r.count { // A run must hold the postings its header counts.
 			return nil, errCorruptIndex
 		}
 	}
@@ -358,11 +359,14 @@ func (db *DB) SettleIndex(ctx context.Context) error {
 // written nudgeChunks of them since, in a loop of their own, so that a
 // long merge never holds them back; the tiers are merged every interval,
 // dropped segments removed, and ExpungeIndex run every expungeInterval.
-// Each error is given to failed (from either loop at once), and the next
-// round tries again.
+// Each error is given to failed (one call at a time), and the next round
+// tries again.
 func (db *DB) RunIndexUpkeep(ctx context.Context, interval time.Duration, failed func(error)) {
+	var mu sync.Mutex // The two loops report through it: failed is called once at a time.
 	report := func(err error) {
 		if err != nil && ctx.Err() == nil {
+			mu.Lock()
+			defer mu.Unlock()
 			failed(err)
 		}
 	}
