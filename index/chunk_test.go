@@ -42,6 +42,11 @@ func TestChunks(t *testing.T) {
 		cs[0].Title != "Empty" || cs[0].Content != "" || *cs[0].Link != "https://x/0" {
 		t.Errorf("a document without words: %+v", cs)
 	}
+	// Sections without a link: the document's.
+	if cs := index.Chunks(title, link("https://x/0"), []index.Section{{Text: "a b"}, {Text: "c", Link: link("")}}); len(cs) != 1 ||
+		*cs[0].Link != "https://x/0" || cs[0].Content != "a b\nc" {
+		t.Errorf("sections without links: %+v", cs)
+	}
 	tf, length := cs[0].Terms()
 	if tf["manual"] != index.TitleWeight || tf["w0"] != 1 || length != index.TitleWeight+index.ChunkWords {
 		t.Errorf("terms: manual %d, w0 %d, length %d", tf["manual"], tf["w0"], length)
