@@ -41,6 +41,9 @@ const (
 // errTooMuchText is the error of a file whose text is over the limit.
 var errTooMuchText = errors.New("its text is over the size a document may have")
 
+// errFileTooLarge is the error of a file over maxFileInput.
+var errFileTooLarge = &limitError{what: "the file", limit: maxFileInput}
+
 // fileKindOf returns the kind of a file named name, by its extension, or
 // "" for one the connector does not read.
 func fileKindOf(name string) string {
@@ -65,7 +68,7 @@ func fileKindOf(name string) string {
 // most maxText bytes (errTooMuchText past it). A file that is not what its
 // kind says is an error saying so.
 func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
-	lr := &limitedInput{r: r, left: maxFileInput}
+	lr := newBoundedReader(r, maxFileInput, errFileTooLarge)
 	out := &textBuffer{max: maxText}
 	var err error
 	switch kind {
@@ -92,24 +95,6 @@ func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
 		return "", err
 	}
 	return out.String(), nil
-}
-
-// limitedInput reads r, failing past left bytes.
-type limitedInput struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *limitedInput) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, fmt.Errorf("the file is larger than %d bytes, the most the file connector reads", maxFileInput)
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
 }
 
 // textBuffer collects text up to max bytes.
@@ -251,7 +236,7 @@ func officeText(out *textBuffer, r io.Reader, kind string) error {
 		if err != nil {
 			return fmt.Errorf("its part %s cannot be read", f.Name)
 		}
-		err = xmlText(out, &limitedInput{r: rc, left: maxFileInput})
+		err = xmlText(out, newBoundedReader(rc, maxFileInput, &limitError{what: "its part " + f.Name, limit: maxFileInput}))
 		rc.Close()
 		if err != nil {
 			return err

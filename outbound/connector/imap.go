@@ -510,11 +510,3 @@ func imapPathEscape(s string) string {
 	}
 	return b.String()
 }
-
-// byteSize writes n bytes in MiB, or KiB when less.
-func byteSize(n int64) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
-}

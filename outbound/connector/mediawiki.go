@@ -34,12 +34,27 @@ const MediaWikiUserAgent = "Quarry-MediaWiki-Connector/1"
 
 // Limits of the MediaWiki connector.
 const (
-	wikiTimeout       = 30 * time.Second // Each request.
-	wikiAnswerMaxSize = 64 << 20         // What is read of one answer of the API.
-	wikiPageMaxBytes  = 5 << 20          // What is read of the page the API is discovered from.
-	wikiBatch         = 50               // Pages per query: the API's limit for clients without apihighlimits.
-	wikiMaxPages      = 100000           // Pages a run reads, listed pages and category members together.
-	wikiMaxContinues  = 10000            // Continuations of one query.
+	wikiTimeout      = 30 * time.Second // Each request.
+	wikiBatch        = 50               // Pages per query: the API's limit for clients without apihighlimits.
+	wikiMaxPages     = 100000           // Pages a run reads, listed pages and category members together.
+	wikiMaxContinues = 10000            // Continuations of one query.
+)
+
+// Limits of what the MediaWiki connector reads of a wiki. The headers of
+// every answer are bounded by the egress guard's HTTP client
+// (toolrun.MaxResponseHeaderBytes).
+const (
+	// wikiAnswerMaxBytes bounds what is read of one answer of the API:
+	// MediaWiki cuts a query's answer at $wgAPIMaxResultSize (8 MiB by
+	// default, Wikipedia's too) and continues it in the next, and keeps a
+	// page's rendered text within the same size; the JSON around what it
+	// counts adds a little. A larger answer to a query fails the run; to
+	// the parse of a page, it is an error of that page.
+	wikiAnswerMaxBytes = 16 << 20
+	// wikiPageMaxBytes bounds what is read of the page the API is
+	// discovered from: its <head>, which holds the EditURI link, is at
+	// its start.
+	wikiPageMaxBytes = 5 << 20
 )
 
 // MediaWiki is Onyx's MediaWiki connector
@@ -603,10 +618,14 @@ func (m *MediaWiki) get(parent context.Context, q url.Values, out any) error {
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("the wiki's API at %s answered %s", m.api.Redacted(), resp.Status)
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, wikiAnswerMaxSize))
+	tooLarge := &limitError{what: "an answer of the wiki's API at " + m.api.Redacted(), limit: wikiAnswerMaxBytes}
+	dec := json.NewDecoder(newBoundedReader(resp.Body, wikiAnswerMaxBytes, tooLarge))
 	if err := dec.Decode(out); err != nil {
 		if parent.Err() != nil {
 			return parent.Err()
+		}
+		if err == tooLarge {
+			return err
 		}
 		return fmt.Errorf("the wiki's API at %s did not answer JSON: %w", m.api.Redacted(), err)
 	}
@@ -658,8 +677,10 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		if resp.StatusCode/100 != 2 {
 			return fmt.Errorf("the wiki at %s answered %s", m.start.Redacted(), resp.Status)
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, wikiPageMaxBytes))
-		if err != nil {
+		// Only the start of a large page is read: the link is in its head.
+		tooLarge := &limitError{what: "the page", limit: wikiPageMaxBytes}
+		b, err := io.ReadAll(newBoundedReader(resp.Body, wikiPageMaxBytes, tooLarge))
+		if err != nil && err != tooLarge {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -667,7 +688,11 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		}
 		match := wikiEditURI.FindSubmatch(b)
 		if match == nil {
-			return fmt.Errorf("%s is not a page of a MediaWiki: it has no EditURI link to the API", m.start.Redacted())
+			where := ""
+			if err == tooLarge {
+				where = " in its first " + byteSize(wikiPageMaxBytes)
+			}
+			return fmt.Errorf("%s is not a page of a MediaWiki: it has no EditURI link to the API%s", m.start.Redacted(), where)
 		}
 		href := strings.ReplaceAll(string(match[1]), "&amp;", "&")
 		l, err := resp.Request.URL.Parse(href)
