@@ -78,7 +78,7 @@ func Start(tb testing.TB) *Server {
 	}
 	dir := tb.TempDir()
 	s := &Server{tb: tb}
-	certPEM, keyPEM := certificate(tb)
+	certPEM, keyPEM := Certificate(tb)
 	s.CA = string(certPEM)
 	s.roots = x509.NewCertPool()
 	s.roots.AppendCertsFromPEM(certPEM)
@@ -215,9 +215,9 @@ func freePort(tb testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// certificate makes a self-signed certificate for 127.0.0.1 and
+// Certificate makes a self-signed certificate for 127.0.0.1 and
 // localhost, and its key, in PEM.
-func certificate(tb testing.TB) (certPEM, keyPEM []byte) {
+func Certificate(tb testing.TB) (certPEM, keyPEM []byte) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
