@@ -199,3 +199,41 @@ func TestHostileHTTPHeaders(t *testing.T) {
 		t.Errorf("the MediaWiki connector: %v, want %q", err, want)
 	}
 }
+
+// A page whose rendered text has no end is an error of that page naming
+// the limit, and the run goes on; the connector reads no more than the
+// limit and a little.
+func TestHostileWikiParse(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		page := `{"pageid":7,"ns":0,"title":"Big","fullurl":"` + srv.URL + `/index.php/Big","revisions":[{"revid":9,"timestamp":"2020-01-02T03:04:05Z"}]}`
+		switch {
+		case q.Get("action") == "parse":
+			endless("application/json", `{"parse":{"title":"Big","text":"<p>`, 'a')(w, r)
+		case q.Get("meta") == "userinfo":
+			io.WriteString(w, `{"query":{"userinfo":{"id":0,"name":"127.0.0.1"}}}`)
+		default:
+			io.WriteString(w, `{"batchcomplete":true,"query":{"pages":[`+page+`]}}`)
+		}
+	}))
+	defer srv.Close()
+	var read atomic.Int64
+	cfg, _ := json.Marshal(map[string]any{"hostname": srv.URL + "/api.php", "pages": []string{"Big"}, "categories": []string{}, "recurse_depth": 0})
+	c, err := NewMediaWiki(cfg, nil, &Env{HTTP: countingClient(&read), Now: time.Now, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if _, err := c.Step(context.Background(), always, c.FirstCheckpoint(), rec); err != nil {
+		t.Fatal(err)
+	}
+	want := "its rendered text: an answer of the wiki's API at " + srv.URL + "/api.php is larger than 12 MiB, the most the connector reads"
+	if len(rec.docs) != 0 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != want ||
+		rec.failures[0].FailedDocument.DocumentID != "MEDIAWIKI_7_"+srv.URL+"/index.php/Big" {
+		t.Errorf("documents %d, failures %+v; want the page's failure %q", len(rec.docs), rec.failures, want)
+	}
+	if n := read.Load(); n > wikiParseMaxBytes+256<<10 {
+		t.Errorf("read %d bytes, more than the limit of %d and 256 KiB", n, wikiParseMaxBytes)
+	}
+}
