@@ -478,8 +478,12 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 			}
 			continue
 		}
+		link := m.messageURL(mb, uid)
 		if d.ID == "" {
-			d.ID = m.messageURL(mb, uid)
+			d.ID = link
+		}
+		for i := range d.Sections {
+			d.Sections[i].Link = &link
 		}
 		for _, skipped := range d.skipped {
 			m.env.Log.Debug("imap connector: an attachment that is not text, skipped", "mailbox", mb.Mailbox, "uid", uid, "type", skipped)
@@ -513,16 +517,20 @@ func (c *imapConn) commandError(ctx context.Context, what string, err error) err
 }
 
 // failure is the failure of message uid of mb, named by its Message-ID
-// (id), or its IMAP URL when it has none.
+// (id), or its IMAP URL when it has none, and linked to its IMAP URL.
 func (m *Imap) failure(mb *imapMailbox, uid imap.UID, id, msg string) *quarry.ConnectorFailure {
+	link := m.messageURL(mb, uid)
 	if id == "" {
-		id = m.messageURL(mb, uid)
+		id = link
 	}
-	return &quarry.ConnectorFailure{FailedDocument: &quarry.DocumentFailure{DocumentID: id}, FailureMessage: msg}
+	return &quarry.ConnectorFailure{FailedDocument: &quarry.DocumentFailure{DocumentID: id, DocumentLink: &link}, FailureMessage: msg}
 }
 
 // messageURL is the IMAP URL (RFC 5092) of message uid of mb, without the
-// user: the id of a message that has no Message-ID.
+// user (a part of the credential, which a link would show to everyone
+// who finds the message): the link of the message's document, which a
+// mail client with an account on the server opens, and the id of a
+// message that has no Message-ID.
 func (m *Imap) messageURL(mb *imapMailbox, uid imap.UID) string {
 	host := m.cfg.Host
 	if strings.Contains(host, ":") {
