@@ -127,7 +127,7 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	out := fileUploadResponse{FilePaths: []string{}, FileNames: []string{}}
+	out := fileUploadResponse{FilePaths: []string{}, FileNames: []string{}, UnreadFiles: []unreadFile{}}
 	for i, f := range kept {
 		if i == meta {
 			out.ZipMetadataFileID = &f.ID
@@ -135,6 +135,9 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 		}
 		out.FilePaths = append(out.FilePaths, f.ID)
 		out.FileNames = append(out.FileNames, f.DisplayName)
+		if why := quarry.FileNotRead(f.DisplayName); why != "" {
+			out.UnreadFiles = append(out.UnreadFiles, unreadFile{FilePath: f.ID, FileName: f.DisplayName, Reason: why})
+		}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
@@ -246,9 +249,21 @@ func (s *Server) handleAttemptFile(w http.ResponseWriter, r *http.Request, wk *q
 }
 
 // fileUploadResponse is the answer to POST
-// /manage/admin/connector/file/upload: Onyx's FileUploadResponse.
+// /manage/admin/connector/file/upload: Onyx's FileUploadResponse, and
+// Quarry's unread_files.
 type fileUploadResponse struct {
 	FilePaths         []string `json:"file_paths"`
 	FileNames         []string `json:"file_names"`
 	ZipMetadataFileID *string  `json:"zip_metadata_file_id"`
+	// UnreadFiles are the files kept that the file connector will not
+	// read (quarry.FileNotRead), in the order of file_paths.
+	UnreadFiles []unreadFile `json:"unread_files"`
+}
+
+// unreadFile is a file of an upload that the file connector will not
+// read, and why.
+type unreadFile struct {
+	FilePath string `json:"file_path"`
+	FileName string `json:"file_name"`
+	Reason   string `json:"reason"`
 }

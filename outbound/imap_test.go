@@ -3,6 +3,7 @@ package outbound_test
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -66,9 +67,16 @@ func TestImapConnectorRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if want := []quarry.Section{{Text: "See the file."}, {Text: "notes.txt\n\nThe notes."}}; !slices.Equal(doc.Sections, want) ||
+	// Its text, and every section linked to the message's IMAP URL.
+	link := regexp.MustCompile(fmt.Sprintf(`^imap://127\.0\.0\.1:%d/Archive;UIDVALIDITY=[0-9]+/;UID=1$`, s.TLSPort))
+	if len(doc.Sections) != 2 || doc.Sections[0].Text != "See the file." || doc.Sections[1].Text != "notes.txt\n\nThe notes." ||
+		doc.Sections[0].Link == nil || !link.MatchString(*doc.Sections[0].Link) || doc.Sections[1].Link == nil || *doc.Sections[1].Link != *doc.Sections[0].Link ||
 		doc.DocUpdatedAt == nil || !doc.DocUpdatedAt.Equal(old) || len(doc.PrimaryOwners) != 1 || string(doc.PrimaryOwners[0]) != `{"display_name":"","email":"carol@example.com"}` {
 		t.Errorf("the second message's document %s", body)
+	}
+	var stored string
+	if err := w.raw.QueryRow(`SELECT link FROM documents WHERE cc_pair_id = $1 AND id = '<two@example.com>'`, pair).Scan(&stored); err != nil || !link.MatchString(stored) {
+		t.Errorf("the document's link %q (%v), want its IMAP URL", stored, err)
 	}
 	b := w.waitAttempt(refused, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
 	if want := fmt.Sprintf("the login was refused by the IMAP server 127.0.0.1:%d: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); b.Status != quarry.IndexFailed || b.ErrorMsg == nil || *b.ErrorMsg != want {

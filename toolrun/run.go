@@ -61,6 +61,14 @@ const maxDefBytes = 16 << 20
 // one.
 const UserAgent = "Quarry-Tool-Runtime/1"
 
+// MaxResponseHeaderBytes bounds the headers of every answer the guarded
+// client reads (a tool's, a connector's server's): net/http's own bound on
+// the headers of the requests its server reads. Real answers' headers are
+// a few kilobytes (large cookies and security policies, tens); a server
+// that sends more fails the call with net/http's error, which names the
+// limit.
+const MaxResponseHeaderBytes = 1 << 20
+
 // NewRunner returns a Runner that connects as p allows.
 func NewRunner(p Policy) *Runner {
 	p = p.withDefaults()
@@ -75,6 +83,7 @@ func NewRunner(p Policy) *Runner {
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+	t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	r := &Runner{policy: p, guard: g, defs: map[[sha256.Size]byte]*Definition{}, defSize: map[[sha256.Size]byte]int{},
 		slots: newSlots(p.MaxRunsPerCaller, p.MaxRunsPerTool)}
 	r.client = &http.Client{Transport: t, CheckRedirect: r.checkRedirect}

@@ -34,11 +34,20 @@ func Fields(name string) ([]Field, bool) {
 	return out, true
 }
 
+// Extensions are the fields Quarry adds to Onyx's answer models, by
+// model: CheckAnswer lets them be. Each is documented in api/openapi.json
+// as Quarry's, and TestExtensions checks that none is one of Onyx's
+// fields (which would make it no extension).
+var Extensions = map[string][]string{
+	// The files of an upload that the file connector will not read.
+	"FileUploadResponse": {"unread_files"},
+}
+
 // CheckAnswer checks body, an answer of a route Quarry shares with Onyx,
 // against Onyx's response model (a list of it, with list): as FastAPI
 // writes a response_model, every field of the model is there and no
-// other, in every model it holds, and each value is of its type (as
-// pydantic parses it).
+// other (but Quarry's Extensions), in every model it holds, and each
+// value is of its type (as pydantic parses it).
 func CheckAnswer(body []byte, model string, list bool) error {
 	if _, ok := table().Models[model]; !ok {
 		return fmt.Errorf("the table of Onyx's models has no %s", model)
@@ -115,7 +124,7 @@ func exactFields(loc string, raw json.RawMessage, t onyxType) error {
 	}
 	var extra []string
 	for k := range obj {
-		if !slices.Contains(names, k) {
+		if !slices.Contains(names, k) && !slices.Contains(Extensions[t.Name], k) {
 			extra = append(extra, k)
 		}
 	}

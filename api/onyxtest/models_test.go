@@ -104,6 +104,27 @@ func TestMirrorsMatchOnyx(t *testing.T) {
 	}
 }
 
+// Quarry's extensions of Onyx's answer models are of models the table
+// has, and are not fields of theirs.
+func TestExtensions(t *testing.T) {
+	for model, fields := range Extensions {
+		m, ok := table().Models[model]
+		if !ok {
+			t.Errorf("Extensions lists %s, which the table does not have", model)
+			continue
+		}
+		for _, f := range m.Fields {
+			if slices.Contains(fields, f.Name) {
+				t.Errorf("Extensions lists %s.%s, which is Onyx's", model, f.Name)
+			}
+		}
+	}
+	if err := CheckAnswer([]byte(`{"file_paths":[],"file_names":[],"zip_metadata_file_id":null,"unread_files":[],"other":1}`), "FileUploadResponse", false); err == nil ||
+		!strings.Contains(err.Error(), "other not in Onyx's FileUploadResponse") || strings.Contains(err.Error(), "unread_files") {
+		t.Errorf("an answer with an extension and another field: %v, want only the other refused", err)
+	}
+}
+
 // compareMirror returns how the mirror typ differs from the model ref
 // names.
 func compareMirror(typ reflect.Type, ref onyxRef) []error {

@@ -60,8 +60,9 @@ func NewFile(config, _ json.RawMessage, env *Env) (Connector, error) {
 }
 
 // Load reads every file, in order, and emits its document; a file that
-// cannot be read (gone, or not text Quarry reads) is a failure of its
-// document, as a file with an extension Onyx does not read is skipped.
+// cannot be read (damaged, or of a kind Quarry does not read: see
+// quarry.FileNotRead) is a failure of its document, where Onyx skips a
+// file of a kind it does not read with a log line.
 func (f *fileConnector) Load(ctx context.Context, out Emitter) error {
 	meta, err := f.metadata(ctx)
 	if err != nil {
@@ -149,13 +150,12 @@ func isNotFound(err error) bool {
 }
 
 // document returns the document of file, with meta (the zip's metadata
-// by file name), as Onyx's _process_file makes it; nil for a file whose
-// extension Quarry does not read, or with no text.
+// by file name), as Onyx's _process_file makes it. A file of a kind
+// Quarry does not read is an error that says so.
 func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*quarry.Document, error) {
-	kind := fileKindOf(file.Name)
+	kind := quarry.FileKind(file.Name)
 	if kind == "" {
-		f.env.Log.Warn("file connector: extension not read; skipped", "file", file.Name)
-		return nil, nil
+		return nil, errors.New(quarry.FileNotRead(file.Name))
 	}
 	m := meta[file.Name]
 	if m == nil {

@@ -29,11 +29,27 @@ const WebUserAgent = "Quarry-Web-Connector/1"
 const (
 	webDefaultMaxPages = 10000                  // max_pages when not set.
 	webDefaultDelay    = 500 * time.Millisecond // request_delay_ms when not set.
-	webPageMaxBytes    = 5 << 20                // What is read of a page: a larger one is a failure.
-	webSitemapMaxBytes = 50 << 20               // What is read of a sitemap (the sitemaps protocol's limit).
 	webTimeout         = 30 * time.Second       // Each request, Onyx's page time-out.
 	webSitemapDepth    = 2                      // Sitemap indexes are followed this deep.
 )
+
+// Limits of what the web connector reads of a server. The headers of
+// every answer are bounded by the egress guard's HTTP client
+// (toolrun.MaxResponseHeaderBytes).
+const (
+	// webPageMaxBytes bounds what is read of a page: a larger one is an
+	// error of that page. A page of text is tens of kilobytes and the
+	// largest HTML pages of the web (long articles, tables) a few
+	// megabytes; what is kept of one is at most a document's 512 KiB.
+	webPageMaxBytes = 5 << 20
+	// webSitemapMaxBytes bounds what is read of a sitemap: the sitemaps
+	// protocol's own limit on one (50 MiB uncompressed, 50,000 URLs). A
+	// larger one fails the run.
+	webSitemapMaxBytes = 50 << 20
+)
+
+// errPageTooLarge is the error of a page over webPageMaxBytes.
+var errPageTooLarge = &limitError{what: "the page", limit: webPageMaxBytes}
 
 // The kinds of a web connector (web_connector_type).
 const (
@@ -452,15 +468,15 @@ func (w *Web) fetch(ctx context.Context, u *url.URL) (*webFetch, error) {
 	if ct != "" && !webHTML(ct) {
 		return f, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, webPageMaxBytes+1))
+	b, err := io.ReadAll(newBoundedReader(resp.Body, webPageMaxBytes, errPageTooLarge))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if err == errPageTooLarge {
+			return nil, &pageError{msg: err.Error()}
+		}
 		return nil, &pageError{msg: "reading the page failed: " + err.Error()}
-	}
-	if len(b) > webPageMaxBytes {
-		return nil, &pageError{msg: fmt.Sprintf("the page is larger than %d MiB", webPageMaxBytes>>20)}
 	}
 	if ct == "" && !webHTML(http.DetectContentType(b)) {
 		return f, nil // No Content-Type, and the bytes do not look like HTML.
@@ -497,7 +513,13 @@ func (w *Web) robots(ctx context.Context) (*robots, error) {
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode/100 == 2:
-		return parseRobots(resp.Body, strings.Split(WebUserAgent, "/")[0]), nil
+		body := newBoundedReader(resp.Body, robotsMaxBytes, errRobotsTooLarge)
+		rules := parseRobots(body, strings.Split(WebUserAgent, "/")[0])
+		if body.left < 0 {
+			w.env.Log.Warn("web connector: robots.txt is larger than the connector reads; the rules past the limit are not read, as RFC 9309 allows",
+				"site", w.base.Host, "limit_bytes", robotsMaxBytes)
+		}
+		return rules, nil
 	case resp.StatusCode >= 500:
 		return nil, fmt.Errorf("the site %s answered %s for robots.txt", w.base.Host, resp.Status)
 	default:
@@ -532,7 +554,14 @@ func (w *Web) sitemap(ctx context.Context, rules *robots) ([]*url.URL, error) {
 			URLs     []string `xml:"url>loc"`
 			Sitemaps []string `xml:"sitemap>loc"`
 		}
-		if err := xml.NewDecoder(io.LimitReader(resp.Body, webSitemapMaxBytes)).Decode(&doc); err != nil {
+		tooLarge := &limitError{what: "the sitemap " + u.Redacted(), limit: webSitemapMaxBytes}
+		if err := xml.NewDecoder(newBoundedReader(resp.Body, webSitemapMaxBytes, tooLarge)).Decode(&doc); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err == tooLarge {
+				return err
+			}
 			return fmt.Errorf("the sitemap %s is not a sitemap: %w", u.Redacted(), err)
 		}
 		for _, loc := range doc.URLs {

@@ -386,7 +386,7 @@ func TestWebPageTooLarge(t *testing.T) {
 	if _, err := c.Step(context.Background(), Window{}, c.FirstCheckpoint(), rec); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the page is larger than 5 MiB" {
+	if len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the page is larger than 5 MiB, the most the connector reads" {
 		t.Errorf("%d documents, failures %+v; want Home and the big page's failure", len(rec.docs), rec.failures)
 	}
 }

@@ -337,25 +337,36 @@ try {
   `the web form's configuration: ${JSON.stringify(handbook.connector_specific_config)}`);
   await ada.locator(webField('base_url')).waitFor();
   check(await ada.locator(webField('base_url')).inputValue() === 'https://handbook.example.com/', 'the saved connector shows its base URL');
-  // A file connector: Onyx's zip with its metadata, uploaded from the form
-  // (the bar shows the upload's progress), fills in the configuration.
+  // A file connector: files, then Onyx's zip with its metadata, uploaded
+  // from the form (the bar shows the upload's progress), fill in the
+  // configuration.
   await ada.goto(`${url}#connector/new`);
   await ada.locator('#connector-form:not([hidden])').waitFor();
   await ada.locator('#connector-name').fill('Uploaded files');
   check(await ada.locator('#connector-file-box').isHidden(), 'no upload for a source other than file');
   await ada.locator('#connector-source').selectOption('file');
   await ada.locator('#connector-file-box:not([hidden])').waitFor();
+  // A file of a kind Quarry does not read is named, with why.
+  await ada.getByLabel('Files to index').setInputFiles([{ name: 'chart.png', mimeType: 'image/png', buffer: Buffer.from('\x89PNG') },
+    { name: 'readme.txt', mimeType: 'text/plain', buffer: Buffer.from('Granite.') }]);
+  await ada.locator('#connector-file-box button', { hasText: 'Upload' }).click();
+  await ada.locator('#connector-file-box [role="status"]', { hasText: 'Uploaded: 2 files (chart.png, readme.txt). 1 file will not be read.' }).waitFor();
+  const unreadList = await ada.locator('#connector-file-box .note li').allInnerTexts();
+  check(unreadList.length === 1 && unreadList[0].startsWith('chart.png: Quarry does not read .png files: it reads .txt, '),
+    `the file not read, with why: ${JSON.stringify(unreadList)}`);
+  await view(ada, 'connector-file-unread');
   await ada.getByLabel('Files to index').setInputFiles(fileURLToPath(new URL('../../outbound/connector/testdata/file/with_meta.zip', import.meta.url)));
   await ada.locator('#connector-file-box button', { hasText: 'Upload' }).click();
   await ada.locator('#connector-file-box [role="status"]', { hasText: 'Uploaded: 2 files (sample1.txt, sample2.txt), with the zip\'s metadata.' }).waitFor();
+  check(await ada.locator('#connector-file-box .note').isHidden(), 'an upload of files all read lists none');
   check(await ada.locator('#connector-file-box progress').evaluate((p) => p.value) === 100, 'the progress bar is full');
   await view(ada, 'connector-file-upload');
   await ada.getByRole('button', { name: 'Create connector' }).click();
   await ada.waitForURL(/#connector\/\d+$/);
   const uploaded = await ada.evaluate(async (id) => (await fetch(`manage/connector/${id}`)).json(), idFromURL(ada, 'connector'));
   const fc = uploaded.connector_specific_config;
-  check(fc.file_locations.length === 2 && fc.file_names.join() === 'sample1.txt,sample2.txt' && typeof fc.zip_metadata_file_id === 'string',
-    `the upload's answer is the configuration: ${JSON.stringify(fc)}`);
+  check(fc.file_locations.length === 4 && fc.file_names.join() === 'chart.png,readme.txt,sample1.txt,sample2.txt' && typeof fc.zip_metadata_file_id === 'string',
+    `the uploads' answers are the configuration: ${JSON.stringify(fc)}`);
 
   // 3. Credentials, owned by Ada.
   step = 'credential';
@@ -550,16 +561,19 @@ try {
     failures: [
       { failed_document: { document_id: 'DOC-3', document_link: 'https://acme.atlassian.net/wiki/DOC-3' }, failure_message: 'Page too large' },
       { failed_document: { document_id: 'DOC-4', document_link: 'javascript:alert(1)' }, failure_message: '<img src=x onerror=alert(1)>' },
+      { failed_document: { document_id: '<m-5@example.com>', document_link: 'imap://mail.example.com:993/INBOX;UIDVALIDITY=7/;UID=5' }, failure_message: 'Message too large' },
     ],
   });
   check(progress.status === 200, `progress: ${progress.status} ${JSON.stringify(progress.body)}`);
-  await ada.locator('#pair-live', { hasText: '2 documents so far, 2 errors' }).waitFor();
+  await ada.locator('#pair-live', { hasText: '2 documents so far, 3 errors' }).waitFor();
   const errorRows = ada.locator('#pair-errors-rows tr');
   await errorRows.nth(1).waitFor();
   const docLink = ada.locator('#pair-errors-rows a', { hasText: 'DOC-3' });
   check(await docLink.getAttribute('href') === 'https://acme.atlassian.net/wiki/DOC-3' && (await docLink.getAttribute('rel')).includes('noopener'),
     'an http(s) document link is a link, with rel=noopener');
-  check(await ada.locator('#pair-errors-rows a').count() === 1, 'a javascript: link is no link');
+  const mailLink = ada.locator('#pair-errors-rows a', { hasText: '<m-5@example.com>' });
+  check(await mailLink.getAttribute('href') === 'imap://mail.example.com:993/INBOX;UIDVALIDITY=7/;UID=5', 'a mail message\'s IMAP URL is a link');
+  check(await ada.locator('#pair-errors-rows a').count() === 2, 'a javascript: link is no link');
   check((await ada.locator('#pair-errors-rows').innerText()).includes('<img src=x onerror=alert(1)>') &&
     await ada.locator('#pair-errors-rows img').count() === 0, 'a message is text');
   check((await send('POST', 'worker/heartbeat', workerToken, { attempt_ids: leases.map((l) => l.attempt_id) })).status === 200, 'a heartbeat');

@@ -200,14 +200,15 @@ export const attemptBadge = (s) => ({ success: 'active', completed_with_errors: 
   not_started: 'waiting', in_progress: 'running' })[s] ?? '';
 
 /**
- * safeLink returns a URL a connector gave, if it is http(s), or null:
- * nothing else (javascript:, data:…) ever becomes a link.
+ * safeLink returns a URL a connector gave, if it is http(s) or imap (a
+ * mail message's, RFC 5092, which a mail client opens), or null: nothing
+ * else (javascript:, data:…) ever becomes a link.
  */
 export function safeLink(u) {
   if (typeof u !== 'string') return null;
   try {
     const url = new URL(u);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
+    return ['https:', 'http:', 'imap:'].includes(url.protocol) ? url.href : null;
   } catch {
     return null;
   }
