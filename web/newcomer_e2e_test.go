@@ -94,7 +94,7 @@ func TestNewcomerInChromium(t *testing.T) {
 
 	// What the bootstrap key made before the story: a file connector of an
 	// uploaded file and its credential, a Confluence connector, and the
-	// pair of an ingestion API connector with 89 documents pushed to it.
+	// pair of an ingestion API connector with 120 documents pushed to it.
 	c := e2eClient{t, srv.URL, admin}
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
@@ -139,12 +139,17 @@ func TestNewcomerInChromium(t *testing.T) {
 	c.do("PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", pushed, made.ID), map[string]any{"name": "pushed", "access_type": "public"}, &pair)
 	for i := range 89 {
 		doc := map[string]any{"semantic_identifier": fmt.Sprintf("Granite note %d", i), "source": "web", "metadata": map[string]any{},
-			"sections": []any{map[string]any{"text": fmt.Sprintf("Granite slab number %d, climbed in the rain.", i)}}}
+			"sections": []any{map[string]any{"text": fmt.Sprintf("Granite rock slab number %d, climbed in the rain.", i)}}}
 		if i >= 60 { // 29 of them from a wiki, two years old.
 			doc["source"] = "confluence"
 			doc["doc_updated_at"] = time.Now().AddDate(-2, 0, 0).UTC().Format(time.RFC3339)
 		}
 		c.do("POST", "/onyx-api/ingestion", map[string]any{"document": doc, "cc_pair_id": pair.Data}, nil)
+	}
+	for i := range 31 { // 120 documents about rock: more than a search page holds.
+		c.do("POST", "/onyx-api/ingestion", map[string]any{"document": map[string]any{"semantic_identifier": fmt.Sprintf("Basalt note %d", i),
+			"source": "web", "metadata": map[string]any{}, "sections": []any{map[string]any{"text": fmt.Sprintf("Basalt rock column %d.", i)}}},
+			"cc_pair_id": pair.Data}, nil)
 	}
 
 	shots := os.Getenv("QUARRY_E2E_SHOTS")

@@ -7,8 +7,8 @@
 // worker in the process); POST /_e2e/schedule runs a pass of its
 // scheduler. The bootstrap key made a file connector "notes" with a
 // credential "no secrets", a Confluence pair, and an ingestion API pair
-// holding 89 documents about granite (60 of source web, 29 of
-// confluence, two years old). The admin, with the bootstrap key: reads
+// holding 89 documents about granite rock (60 of source web, 29 of
+// confluence, two years old) and 31 about basalt rock. The admin, with the bootstrap key: reads
 // in the connector picker which sources Quarry indexes; makes an IMAP
 // connector with STARTTLS and a CA certificate; makes an IMAP credential
 // from the keys the form offers, whose password shows nothing; pairs the
@@ -215,6 +215,16 @@ try {
   summary = await text(admin, '#search-summary');
   check(summary === '60 results for “granite” (past year).' && (await admin.locator('label[for="search-time-year"]').innerText()) === 'Past year (60)',
     `by time: ${summary}`);
+  // More matches than a page: the page says it shows the best 100, which
+  // the counts are of.
+  await admin.locator('label[for="search-time-all"]').click();
+  await admin.locator('#search-q').fill('rock');
+  await admin.keyboard.press('Enter');
+  await admin.locator('#search-summary', { hasText: 'rock' }).waitFor();
+  summary = await text(admin, '#search-summary');
+  check(summary === 'The 100 best results for “rock”: there may be more, which more words narrow down.', `capped: ${summary}`);
+  check(await admin.locator('#search-results > li').count() === 100 && (await text(admin, '#search-facet-note')) === 'Counts are of the 100 best matches.' &&
+    (await admin.locator('label[for="search-source-all"]').innerText()) === 'All sources (100)', 'the page and the counts are of the same 100');
 
   // 7. The audit log names the key.
   step = 'audit';
