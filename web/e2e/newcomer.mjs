@@ -250,7 +250,12 @@ try {
   await view(reader, 'basic-status');
   await reader.goto(`${url}#pair/${wikiPair}`);
   await reader.locator('#denied-text', { hasText: 'Status is for' }).waitFor();
-  await reader.locator('#denied-links a', { hasText: 'Search' }).click();
+  // With the keyboard: from the title (where the focus is), Tab to the
+  // first link and Enter.
+  check(await reader.evaluate(() => document.activeElement.id) === 'denied-title', 'the focus is on the title');
+  await reader.keyboard.press('Tab');
+  check(await reader.evaluate(() => document.activeElement.textContent) === 'Search', 'Tab reaches the first link');
+  await reader.keyboard.press('Enter');
   await reader.locator('#view-search:not([hidden])').waitFor();
 
   check(consoleErrors.length === 0, `no errors in the page: ${consoleErrors.join(' | ')}`);
