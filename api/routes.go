@@ -24,6 +24,7 @@ func (s *Server) routes() {
 	m.Handle("PATCH /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleUpdateConnector))
 	m.Handle("DELETE /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleDeleteConnector))
 	m.Handle("POST /manage/admin/connector/file/upload", s.authedFor(uploadTimeout, connectorAccess, s.handleUploadConnectorFiles))
+	m.Handle("GET /manage/connector-sources", s.authed(connectorAccess, s.handleConnectorSources))
 
 	// Credentials.
 	m.Handle("POST /manage/credential", s.authed(basicAccess, s.handleCreateCredential))

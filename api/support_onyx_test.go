@@ -369,7 +369,7 @@ func TestSupportEditCredential(t *testing.T) {
 		if got := r.header.Get("ETag"); got != `"2"` {
 			t.Errorf("ETag = %q, want \"2\"", got)
 		}
-		c.wantStored(t, c.admin, k, `{"api_key": "sk-live-0123456789abcdef", "password": "hunter3", "authentication_method": "token",
+		c.wantStored(t, c.admin, k, `{"api_key": "sk-live-0123456789abcdef-0123456789abcdef", "password": "hunter3", "authentication_method": "token",
 			"nested": {"pin": "1234"}}`)
 	})
 	for _, tt := range []struct {

@@ -406,7 +406,7 @@ func TestMockConnectorCheckpointRecovery(t *testing.T) {
 	connectorID, credentialID, pair := w.pair("mock_connector", &hour)
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Simulated unhandled error with ••••••••" {
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Simulated unhandled error with "+quarry.MaskedSecret {
 		t.Errorf("attempt %s with error %v, want failed with the masked exception", a.Status, a.ErrorMsg)
 	}
 	if a.FullExceptionTrace == nil || strings.Contains(*a.FullExceptionTrace, secretValue) || !strings.Contains(*a.FullExceptionTrace, "step 3") {

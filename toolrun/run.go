@@ -287,9 +287,6 @@ func answerHeaders(h http.Header, secrets []string) map[string]string {
 	return out
 }
 
-// secretMask replaces a secret that an answer echoes.
-const secretMask = "••••••••••••"
-
 // minScrubbed is the shortest secret looked for in answers: shorter values
 // cannot be told from ordinary text.
 const minScrubbed = 8
@@ -298,7 +295,7 @@ const minScrubbed = 8
 func scrubText(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= minScrubbed && strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, secretMask)
+			s = strings.ReplaceAll(s, sec, quarry.MaskedSecret)
 		}
 	}
 	return s
@@ -378,7 +375,7 @@ func renderBody(contentType string, data []byte, truncated bool, secrets []strin
 		return s, "text"
 	}
 	for _, sec := range forms(secrets) {
-		data = bytes.ReplaceAll(data, []byte(sec), []byte(secretMask))
+		data = bytes.ReplaceAll(data, []byte(sec), []byte(quarry.MaskedSecret))
 	}
 	s, _ := json.Marshal(base64.StdEncoding.EncodeToString(data))
 	return s, "base64"

@@ -20,8 +20,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/quarryhq/quarry"
@@ -191,6 +193,12 @@ func NewRegistry() *Registry {
 		WikipediaSource: NewWikipedia,
 		FileSource:      NewFile,
 	}}
+}
+
+// Sources returns the sources that have a connector, sorted: the pairs
+// of these sources are the ones Quarry indexes.
+func (r *Registry) Sources() []quarry.DocumentSource {
+	return slices.Sorted(maps.Keys(r.bySource))
 }
 
 // Register makes source's connector c, replacing any other.

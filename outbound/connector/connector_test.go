@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,25 @@ func TestHasMore(t *testing.T) {
 		got, err := connector.HasMore(json.RawMessage(tt.cp))
 		if got != tt.want || (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("HasMore(%s) = %v, %v; want %v, error with %q", tt.cp, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// TestRegistrySources: the sources listed are those Open has a connector
+// for, and no other.
+func TestRegistrySources(t *testing.T) {
+	r := connector.NewRegistry()
+	got := r.Sources()
+	want := []quarry.DocumentSource{"file", "imap", "mediawiki", "mock_connector", "web", "wikipedia"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Sources() = %v, want %v", got, want)
+	}
+	for _, v := range quarry.DocumentSource("").EnumValues() {
+		s := quarry.DocumentSource(v)
+		_, err := r.Open(s, json.RawMessage(`{}`), json.RawMessage(`{}`), &connector.Env{})
+		var none *connector.NoConnectorError
+		if has := !errors.As(err, &none); has != slices.Contains(got, s) {
+			t.Errorf("Open(%s): %v, listed: %v", s, err, slices.Contains(got, s))
 		}
 	}
 }

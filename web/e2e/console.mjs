@@ -377,13 +377,11 @@ try {
   await ada.locator('#credential-form:not([hidden])').waitFor();
   await typeIn(ada, '#credential-name', 'wiki bot');
   await choose(ada, '#credential-source', 'Confluence', 'confluence');
-  const lastValue = '#credential-fields .kv-row:last-child';
-  await press(ada, '#credential-fields button', { name: 'Add a value' });
-  await typeIn(ada, `${lastValue} input[id$="-k"]`, 'confluence_username');
-  await typeIn(ada, `${lastValue} input[id$="-v"]`, 'bot@acme.com');
-  await press(ada, '#credential-fields button', { name: 'Add a value' });
-  await typeIn(ada, `${lastValue} input[id$="-k"]`, 'confluence_access_token');
-  await typeIn(ada, `${lastValue} input[id$="-v"]`, 'ATATT3x-0123456789-secret');
+  // The form offers Confluence's keys (Onyx's): their values are typed in.
+  const offered = await ada.locator('#credential-fields input[id$="-k"]').evaluateAll((ks) => ks.map((k) => k.value));
+  check(offered.join() === 'confluence_username,confluence_access_token', `the keys offered: ${offered}`);
+  await typeIn(ada, '#credential-fields .kv-row:first-child input[id$="-v"]', 'bot@acme.com');
+  await typeIn(ada, '#credential-fields .kv-row:last-child input[id$="-v"]', 'ATATT3x-0123456789-a-longer-secret');
   await view(ada, 'credential-new');
   await press(ada, '#credential-save', { name: 'Create credential' });
   await ada.waitForURL(/#credential\/\d+$/);
@@ -392,11 +390,11 @@ try {
   check(await ada.getByLabel('confluence_access_token', { exact: true }).inputValue() === 'ATAT...cret', 'the token is shown masked');
   await view(ada, 'credential');
   // Edited: a new user name, saved with Enter; the masked token is left as it is.
-  await typeIn(ada, '#credential-fields input', 'support-bot@acme.com', { name: 'confluence_username' });
+  await typeIn(ada, '#credential-fields input', 'support-bot@acme-corporation.example.com', { name: 'confluence_username' });
   await ada.keyboard.press('Enter');
   await ada.locator('#credential-saved', { hasText: 'Saved at' }).waitFor();
   // The server shows values masked: "supp....com" is the new name's mask
-  // (the old one, shorter, was all bullets).
+  // (the old one, under 30 characters, was all bullets).
   const edited = await ada.evaluate(async (id) => (await fetch(`manage/credential/${id}`)).json(), credID);
   check(edited.credential_json.confluence_username === 'supp....com' && edited.credential_json.confluence_access_token === 'ATAT...cret',
     `the credential is saved: ${JSON.stringify(edited.credential_json)}`);

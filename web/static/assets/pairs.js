@@ -6,12 +6,14 @@
 // (POST /manage/admin/connector/run-once), its index attempts (GET
 // …/index-attempts, newest first, a page at a time) and their errors (GET
 // …/errors), refreshed every few seconds while an attempt waits or runs
-// and the view is on screen. Its documents and pruning: pairdocs.js.
+// (or a run asked for, or a new pair's first attempt, is still to be made)
+// and the view is on screen; whether Quarry indexes its source. Its
+// documents and pruning: pairdocs.js.
 
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmAction, confirmDelete, groupPicker, fmtInt, fmtTime,
-  loadingRow, emptyRow, keepFocus, ago, words, attemptBadge, safeLink } from './ui.js';
-import { sourceName } from './sources.js';
+  loadingRow, emptyRow, keepFocus, ago, words, attemptBadge, safeLink, personName } from './ui.js';
+import { sourceName, indexedSources, indexing } from './sources.js';
 import { isAdmin, groupChoices } from './session.js';
 import * as status from './status.js';
 import { current, go, href } from './route.js';
@@ -19,6 +21,7 @@ import * as pairdocs from './pairdocs.js';
 
 const state = {
   connectors: [], credentials: [], groups: () => [], id: null, pair: null, etag: null,
+  indexed: null,          // the sources Quarry indexes (sources.js), or null: not known
   attemptsPage: 0, errorsPage: 0,
   attemptRows: new Map(), // attempt id → { key, tr }: rows redrawn only when they change
   asked: null,            // a run asked for here and not yet made: { at, attempts }
@@ -122,12 +125,13 @@ function fill(p, etag) {
     ...fact('Status', statusBadge(p.status)),
     ...fact('Connector', el('a', { href: href('connector', p.connector.id) }, `${p.connector.name} (#${p.connector.id})`),
       ` · ${sourceName(p.connector.source)}`),
+    ...indexedFact(p.connector.source),
     ...fact('Credential', el('a', { href: href('credential', k.id) }, `${k.name || 'Credential'} (#${k.id})`),
-      ` · owner ${k.user_email ?? 'none'}`),
+      ` · owner ${k.user_email ? personName(k.user_email) : 'none'}`),
     ...fact('Access type', el('span', { class: `badge ${p.access_type}` }, p.access_type)),
     ...fact('Groups', ...(groups.length ? groups.flatMap((g, i) => [i ? ', ' : '',
       isAdmin() ? el('a', { href: href('group', g) }, `Group #${g}`) : `Group #${g}`]) : [el('span', { class: 'muted' }, 'none')])),
-    ...fact('Created by', p.creator_email ?? 'unknown'),
+    ...fact('Created by', p.creator_email ? personName(p.creator_email) : 'unknown'),
   );
   $('pair-rename').value = p.name;
   const editable = p.is_editable_for_current_user;
@@ -140,6 +144,22 @@ function fill(p, etag) {
   fillIndexing(p);
   $('pair-body').hidden = false;
 }
+
+/** indexedFact says whether Quarry indexes the pair's source (nothing when not known). */
+function indexedFact(source) {
+  const said = indexing(source, state.indexed);
+  if (!said) return [];
+  const yes = state.indexed.has(source);
+  return fact('Indexed by Quarry', el('span', { class: `badge ${yes ? 'active' : 'paused'}`, id: 'pair-indexed' }, yes ? 'yes' : 'no'), ` ${said}`);
+}
+
+/**
+ * awaitsFirst reports whether the scheduler is about to make the pair's
+ * first attempt: a new pair, not paused, never attempted, of a source
+ * Quarry indexes (or the server did not say).
+ */
+const awaitsFirst = (p) => p.status === 'SCHEDULED' && !(p.number_of_index_attempts ?? 0) &&
+  (!state.indexed || state.indexed.has(p.connector.source));
 
 /** live reports whether the pair's latest attempt waits or runs. */
 const live = (p) => liveStatuses.includes(p.last_index_attempt_status);
@@ -205,14 +225,18 @@ export async function open(id) {
   const view = $('view-pair');
   view.setAttribute('aria-busy', 'true');
   try {
-    const [{ data, etag }] = await Promise.all([
+    const [{ data, etag }, indexed] = await Promise.all([
       call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}`),
+      indexedSources(),
       loadAttempts(id).catch((e) => $('pair-attempts-rows').replaceChildren(emptyRow(9, `The attempts could not be loaded: ${e.message}`))),
       loadErrors(id).catch((e) => $('pair-errors-rows').replaceChildren(emptyRow(6, `The errors could not be loaded: ${e.message}`))),
     ]);
     if (state.id !== id) return;
+    state.indexed = indexed;
     fill(data, etag);
     state.lastFetch = Date.now();
+    // A new pair's page follows its first attempt as a run asked for here.
+    if (awaitsFirst(data) && !state.asked) state.asked = { at: Date.now(), attempts: 0 };
     startClock();
     await pairdocs.open(id, { editable: data.is_editable_for_current_user });
   } catch (e) {
@@ -231,8 +255,8 @@ function onView(id) {
 /**
  * startClock runs the view's clock: each second it renews the ages shown,
  * and every pollEvery ms, while an attempt waits or runs (or a run asked
- * for here is not made yet), it refreshes the pair, its attempts and its
- * errors. It stops when the view is left.
+ * for here, or a new pair's first, is not made yet), it refreshes the
+ * pair, its attempts and its errors. It stops when the view is left.
  */
 function startClock() {
   stopClock();

@@ -4,7 +4,9 @@
 // location (#search?q=…&source=…&time=…), so that links, reloads and the
 // back button bring the same results. The counts beside the filters are
 // of the unfiltered search's results (up to facetHits of them): Onyx's
-// search answers results, not counts. A document opens in the page
+// search answers results, not counts. The page lists those same results
+// (a filter picks among them when they are every match), so that its
+// count and the filters' say the same thing. A document opens in the page
 // (#document/<id>, GET /search/document/{document_id}) and at its source.
 //
 // Keyboard: "/" (outside a field) comes back to the query box; ↓ from it
@@ -17,9 +19,8 @@ import { $, el, showError, clearError, fmtInt, plural, safeLink, fmtTime, ago } 
 import { setParams, href, go } from './route.js';
 import { sourceName } from './sources.js';
 
-/** How many results a search asks for, with and without filters. */
+/** How many results a search asks for: the page lists them, and counts them beside the filters. */
 export const facetHits = 100;
-const resultHits = 50;
 
 /** The time windows of the "Updated" filter, in ms. */
 const windows = [
@@ -62,9 +63,12 @@ function snippet(d) {
   return h ?? d.blurb ?? '';
 }
 
+/** inWindow reports whether d was updated within the time window ms (0: any time) before now. */
+const inWindow = (d, ms, now) => !ms || Boolean(d.updated_at && now - Date.parse(d.updated_at) <= ms);
+
 /** request builds the body of send-search-message for view v. */
 function request(v, filtered) {
-  const body = { search_query: v.q, num_hits: filtered ? resultHits : facetHits, include_content: false };
+  const body = { search_query: v.q, num_hits: facetHits, include_content: false };
   if (filtered) {
     const filters = {};
     if (v.source) filters.source_type = [v.source];
@@ -118,10 +122,20 @@ async function run() {
       state.all = await search(request(v, false));
       state.allFor = v.q;
     }
-    const filtered = v.source || v.time;
-    const docs = filtered ? await search(request(v, true)) : state.all.slice(0, resultHits);
+    const all = state.all;
+    const now = Date.now();
+    const ms = (windows.find(([k]) => k === v.time) || windows[0])[2];
+    // Every match found: a filter picks among them, as the counts do.
+    // Otherwise the server searches with the filter, for the best matches
+    // beyond those counted.
+    let docs = all;
+    if (v.source || v.time) {
+      docs = all.length < facetHits
+        ? all.filter((d) => (!v.source || d.source_type === v.source) && inWindow(d, ms, now))
+        : await search(request(v, true));
+    }
     if (seq !== state.seq) return;
-    facets(state.all);
+    facets(all, now);
     results(docs);
   } catch (e) {
     if (seq !== state.seq) return;
@@ -146,8 +160,8 @@ function choice(name, value, label, count, checked) {
   return el('div', { class: 'checks' }, input, el('label', { for: id }, `${label} `, el('span', { class: 'count' }, `(${fmtInt(count)})`)));
 }
 
-/** facets shows the source and time filters, with counts of all. */
-function facets(all) {
+/** facets shows the source and time filters, with counts of all at now. */
+function facets(all, now) {
   const v = state.view;
   const bySource = new Map();
   for (const d of all) bySource.set(d.source_type, (bySource.get(d.source_type) || 0) + 1);
@@ -156,9 +170,8 @@ function facets(all) {
   $('search-sources').replaceChildren(
     choice('source', '', 'All sources', all.length, !v.source),
     ...sources.map((s) => choice('source', s, sourceName(s), bySource.get(s) || 0, v.source === s)));
-  const now = Date.now();
   $('search-times').replaceChildren(...windows.map(([k, label, ms]) => {
-    const n = ms ? all.filter((d) => d.updated_at && now - Date.parse(d.updated_at) <= ms).length : all.length;
+    const n = all.filter((d) => inWindow(d, ms, now)).length;
     return choice('time', k, label, n, v.time === k);
   }));
   $('search-facet-note').textContent = all.length >= facetHits
@@ -175,9 +188,12 @@ function results(docs) {
   const list = $('search-results');
   const v = state.view;
   const filters = [v.source && sourceName(v.source), v.time && windows.find(([k]) => k === v.time)[1].toLowerCase()].filter(Boolean);
-  $('search-summary').textContent = docs.length
-    ? `${plural(docs.length, 'result')} for “${v.q}”${filters.length ? ` (${filters.join(', ')})` : ''}.`
-    : `Nothing found for “${v.q}”${filters.length ? ` (${filters.join(', ')})` : ''}. Try other words, or fewer filters.`;
+  const which = `“${v.q}”${filters.length ? ` (${filters.join(', ')})` : ''}`;
+  $('search-summary').textContent = docs.length >= facetHits
+    ? `The ${fmtInt(facetHits)} best results for ${which}: there may be more, which more words narrow down.`
+    : docs.length
+      ? `${plural(docs.length, 'result')} for ${which}.`
+      : `Nothing found for ${which}. Try other words, or fewer filters.`;
   list.replaceChildren(...docs.map((d) => {
     const link = safeLink(d.link);
     const meta = [el('span', { class: 'badge' }, sourceName(d.source_type))];

@@ -214,6 +214,18 @@ export function safeLink(u) {
   }
 }
 
+/**
+ * personName names the person or API key behind an email, as every view
+ * names an owner, a creator or an actor: an API key's account, whose email
+ * Quarry makes up (api_key__<its name>@<id>.quarry.invalid), by the key's
+ * name ("API key “bootstrap admin”"); anyone else by their email.
+ */
+export function personName(email) {
+  const m = /^api_key__(.*)@[^@]+\.quarry\.invalid$/i.exec(email ?? '');
+  if (!m) return email;
+  return m[1] === 'unnamed' ? 'an unnamed API key' : `API key “${m[1].replaceAll('_', ' ')}”`;
+}
+
 /** isMasked tells whether v looks like one of the server's masks. */
 export function isMasked(v) {
   return typeof v === 'string' && (/^\u2022{12}$/.test(v) || v === '*****' || /^.{4}\.\.\..{4}$/su.test(v));
