@@ -48,6 +48,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer ln.Close() // Serve closes it too; this is for a return before serving.
 	if cfg.PublicURL == "" && !isLoopback(ln.Addr()) {
 		log.Warn("QUARRY_PUBLIC_URL is not set and Quarry listens beyond this machine: behind an https proxy, set it to the https URL people use, "+
 			"so that session cookies are always Secure (without it they are Secure only when the proxy sends X-Forwarded-Proto: https)",
@@ -117,6 +118,9 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 	})
 	if cfg.Indexing {
 		if err := startIndexing(indexing, &background, cfg, db, handler, log); err != nil {
+			if ctx.Err() != nil {
+				return nil // Asked to stop while starting: a stop, not a failure.
+			}
 			return err
 		}
 	}
