@@ -160,7 +160,7 @@ func (f *fileConnector) metadata(ctx context.Context) (map[string]map[string]any
 			return nil, err
 		}
 		defer file.Content.Close()
-		b, err := io.ReadAll(io.LimitReader(file.Content, 16<<20))
+		b, err := io.ReadAll(io.LimitReader(file.Content, quarry.MaxMetadataBytes))
 		if err != nil {
 			return nil, err
 		}
