@@ -124,7 +124,7 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 		}
 		if h.UpdatedAt != nil {
 			if b.Stream {
-				d.UpdatedAt = h.UpdatedAt.UTC().Format("2006-01-02T15:04:05.999999") + "+00:00" // Python's isoformat.
+				d.UpdatedAt = pythonISO(h.UpdatedAt.Time)
 			} else {
 				d.UpdatedAt = h.UpdatedAt
 			}

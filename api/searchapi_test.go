@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/quarryhq/quarry"
@@ -57,6 +58,13 @@ func TestSearchAPI(t *testing.T) {
 			"message_history":[{"message":"granite?","message_type":"user"}]}`, `{"results":[` + granite(1) + `,` + shipping(2) + `]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) { c.do(tc.u, "POST", "/search", tc.body).want(t, 200, tc.want) })
+	}
+
+	// send-search-message's stream writes times as Python's isoformat too:
+	// six digits of microseconds when there are any.
+	if r := c.do(c.basic, "POST", "/search/send-search-message", `{"search_query":"granite quarry","stream":true}`); !strings.Contains(string(r.body),
+		`"updated_at": "2026-01-02T03:04:05.120000+00:00"`) {
+		t.Errorf("the stream's times: %s", r.body)
 	}
 
 	for i := range 12 {
