@@ -193,9 +193,8 @@ func TestRepeatedErrorStateDetectionAndRecovery(t *testing.T) {
 func TestIndexAttemptPagination(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
-	_, _, pair := w.pair("mock_connector", nil)
+	pair := w.emptyFilePair() // CCPairManager.create_from_scratch's file pair of no file.
 	w.schedule()
-	// The mock server has nothing to give: the first attempt runs, and fails.
 	first := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
 	ids := []int64{first.ID}
 	base := time.Now().UTC()
