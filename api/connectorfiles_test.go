@@ -243,6 +243,12 @@ func TestConnectorFilesMetadata(t *testing.T) {
 	if got, want := content(out.Meta), `{"b.txt":{"filename":"b.txt","title":"B2"},"c.txt":{"title":"C"}}`; got != want {
 		t.Errorf("after removing the first b.txt: %s, want %s", got, want)
 	}
+	// A zip of metadata alone changes the metadata only.
+	before := *out.Meta
+	f.updateFiles(f.admin, conn, nil, uploadPart{"meta.zip", "", zipOf(t, ".onyx_metadata.json", `[{"filename":"c.txt","title":"C2"}]`)}).decode(t, &out)
+	if got, want := content(out.Meta), `{"b.txt":{"filename":"b.txt","title":"B2"},"c.txt":{"filename":"c.txt","title":"C2"}}`; got != want || *out.Meta == before || len(out.Paths) != 2 {
+		t.Errorf("after a zip of metadata alone: %s, %v; want %s in a new file, and the two files", got, out.Paths, want)
+	}
 	var paths []string
 	paths = append(paths, out.Paths...)
 	f.updateFiles(f.admin, conn, new(`["`+paths[0]+`","`+paths[1]+`"]`), uploadPart{"d.txt", "", []byte("delta")}).decode(t, &out)

@@ -94,8 +94,8 @@ type ConnectorFilesChange struct {
 // a new .onyx_metadata.json, the configuration written, and every pair of
 // the connector asked to index (files added) and to prune (files removed),
 // where Onyx asks its pair; at least one file must remain. A change that
-// adds and removes nothing writes nothing. It returns the connector's
-// files.
+// adds, removes and merges nothing writes nothing. It returns the
+// connector's files.
 func (db *DB) UpdateConnectorFiles(ctx context.Context, c *quarry.Caller, id int64, prepare func() (*ConnectorFilesChange, error)) (*quarry.FileConnectorFiles, error) {
 	var out *quarry.FileConnectorFiles
 	err := db.update(ctx, func(tx *Tx) error {
@@ -120,7 +120,7 @@ func (db *DB) UpdateConnectorFiles(ctx context.Context, c *quarry.Caller, id int
 		if err != nil {
 			return err
 		}
-		if len(added) == 0 && removed == 0 {
+		if len(added) == 0 && removed == 0 && ch.Metadata == nil {
 			out = cur
 			return nil
 		}
