@@ -27,13 +27,19 @@ type File struct {
 
 // Origins of files (Onyx's FileOrigin values).
 const (
-	FileOriginUpload   = "connector_file_upload" // A file uploaded for the file connector.
-	FileOriginMetadata = "connector_metadata"    // The .onyx_metadata.json of an uploaded zip.
+	FileOriginUpload    = "connector_file_upload" // A file uploaded for the file connector.
+	FileOriginConnector = "connector"             // A file added to a file connector by a change of its files.
+	FileOriginMetadata  = "connector_metadata"    // The .onyx_metadata.json of an uploaded zip.
 )
 
 // OnyxMetadataFile is the name of the file in a zip that gives the
 // metadata of the zip's other files (Onyx's ONYX_METADATA_FILENAME).
 const OnyxMetadataFile = ".onyx_metadata.json"
+
+// MaxMetadataBytes bounds a .onyx_metadata.json: a zip's, which an upload
+// reads whole to check that it is JSON, and one a change of a file
+// connector's files merges.
+const MaxMetadataBytes = 16 << 20
 
 // SeenZipDetail is the 400 of an upload with two zip files (Onyx's
 // SEEN_ZIP_DETAIL).

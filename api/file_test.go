@@ -50,8 +50,9 @@ func (e *env) upload(u user, query string, parts ...uploadPart) *response {
 	return e.do(u, "POST", "/manage/admin/connector/file/upload"+query, body.String(), "Content-Type", mw.FormDataContentType())
 }
 
-// fileRows returns how many files and chunks the store keeps.
-func (e *env) fileRows() (files, chunks int) {
+// rawDB opens the test's database with database/sql, for what no route
+// tells; it is closed when the test ends.
+func (e *env) rawDB() *sql.DB {
 	e.t.Helper()
 	dialect, source, err := store.ParseURL(e.url)
 	if err != nil {
@@ -65,8 +66,14 @@ func (e *env) fileRows() (files, chunks int) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer db.Close()
-	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM files), (SELECT COUNT(*) FROM file_chunks)`).Scan(&files, &chunks); err != nil {
+	e.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// fileRows returns how many files and chunks the store keeps.
+func (e *env) fileRows() (files, chunks int) {
+	e.t.Helper()
+	if err := e.rawDB().QueryRow(`SELECT (SELECT COUNT(*) FROM files), (SELECT COUNT(*) FROM file_chunks)`).Scan(&files, &chunks); err != nil {
 		e.t.Fatal(err)
 	}
 	return files, chunks

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -243,6 +244,7 @@ type fxGolden struct {
 	Query       string            `json:"query"`
 	ContentType *string           `json:"content_type"`
 	Body        *string           `json:"body"`
+	BodyBase64  string            `json:"body_base64"` // The body, when it is long or not UTF-8.
 	Status      int               `json:"status"`
 	Response    json.RawMessage   `json:"response"`
 }
@@ -288,6 +290,12 @@ func (f fx) replay(t *testing.T, u user, method, path string, c fxGolden) {
 	var headers []string
 	if c.Body != nil && (*c.Body != "" || method != "GET") {
 		body = *c.Body
+	} else if c.BodyBase64 != "" {
+		b, err := base64.StdEncoding.DecodeString(c.BodyBase64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = string(b)
 	}
 	if c.ContentType != nil {
 		headers = []string{"Content-Type", *c.ContentType}

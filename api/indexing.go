@@ -194,7 +194,7 @@ func (s *Server) handleIndexingStatus(w http.ResponseWriter, r *http.Request, c 
 		e := indexingStatusLite{CCPairID: p.ID, Name: p.Name, Source: p.Source, AccessType: p.AccessType,
 			CCPairStatus: p.Status, IsEditable: c.CanChangePair(&p.CCPair)}
 		if x := indexing[p.ID]; x != nil {
-			e.InRepeatedErrorState, e.LastSuccess, e.DocsIndexed = x.InRepeatedErrorState, x.LastSuccessfulIndex, x.DocsIndexed
+			e.InRepeatedErrorState, e.LastSuccess, e.DocsIndexed = x.InRepeatedErrorState, x.LatestSuccessStarted, x.DocsIndexed
 			if a := x.Latest; a != nil {
 				e.InProgress, e.LastStatus, e.LatestIndexAttemptDocsIndexed = a.Status == quarry.IndexInProgress, &a.Status, &a.TotalDocsIndexed
 			}

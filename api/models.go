@@ -1060,11 +1060,82 @@ type sendSearchMessageRequest struct {
 	Body sendSearchQuery `body:""`
 }
 
+// searchAPIRequest is the body of POST /search: Onyx's SearchRequest
+// (backend/onyx/server/features/search/models.py).
+type searchAPIRequest struct {
+	Query              string                                    `json:"query" min_length:"1" max_length:"2048"`
+	Sources            decode.Optional[[]quarry.DocumentSource]  `json:"sources"`
+	DocumentSets       decode.Optional[[]string]                 `json:"document_sets"`
+	Tags               decode.Optional[[]searchTag]              `json:"tags"`
+	TimeCutoff         decode.Optional[time.Time]                `json:"time_cutoff"`
+	PersonaID          decode.Optional[int64]                    `json:"persona_id"`
+	Provider           decode.Optional[string]                   `json:"provider"`
+	Model              decode.Optional[string]                   `json:"model"`
+	SkipQueryExpansion bool                                      `json:"skip_query_expansion" default:"false"`
+	MessageHistory     decode.Optional[[]chatMinimalTextMessage] `json:"message_history"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (searchAPIRequest) ModelName() string { return "SearchRequest" }
+
+// CheckModel is SearchRequest's validate_provider_model_pair: a model
+// needs its provider and a provider its model (empty strings are none, as
+// Python's truth).
+func (r *searchAPIRequest) CheckModel() string {
+	model, provider := r.Model.Set() && r.Model.Value != "", r.Provider.Set() && r.Provider.Value != ""
+	switch {
+	case model && !provider:
+		return "provider is required when model is specified"
+	case provider && !model:
+		return "model is required when provider is specified"
+	}
+	return ""
+}
+
+// chatMinimalTextMessage is Onyx's ChatMinimalTextMessage: a message of
+// the history a search may be given.
+type chatMinimalTextMessage struct {
+	Message     string      `json:"message"`
+	MessageType messageType `json:"message_type"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (chatMinimalTextMessage) ModelName() string { return "ChatMinimalTextMessage" }
+
+// messageType is Onyx's MessageType.
+type messageType string
+
+// ModelName returns the Python class name pydantic would print.
+func (messageType) ModelName() string { return "MessageType" }
+
+// EnumValues returns every messageType, in Onyx's order.
+func (messageType) EnumValues() []string {
+	return []string{"system", "user", "assistant", "tool_call_response", "user_reminder"}
+}
+
+// searchRoute is the request of POST /search.
+type searchRoute struct {
+	Body searchAPIRequest `body:""`
+}
+
 // uploadConnectorFilesRequest is the request of
 // POST /manage/admin/connector/file/upload; its files (multipart field
 // "files") are read by the handler as a stream.
 type uploadConnectorFilesRequest struct {
 	Unzip bool `query:"unzip" default:"true"`
+}
+
+// connectorFilesRequest is the request of GET
+// /manage/admin/connector/{connector_id}/files.
+type connectorFilesRequest struct {
+	ID int64 `path:"connector_id"`
+}
+
+// updateConnectorFilesRequest is the request of POST
+// /manage/admin/connector/{connector_id}/files/update; its form (files,
+// file_ids_to_remove) is read by the handler as a stream.
+type updateConnectorFilesRequest struct {
+	ID int64 `path:"connector_id"`
 }
 
 // attemptFileRequest is the request of

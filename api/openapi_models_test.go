@@ -62,6 +62,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/connector/run-once", "RunConnectorRequest", runConnectorRequest{}},
 		{"POST /onyx-api/ingestion", "IngestionDocument", ingestionDocument{}},
 		{"POST /search/send-search-message", "SendSearchQueryRequest", sendSearchQuery{}},
+		{"POST /search", "SearchRequest", searchAPIRequest{}},
 		{"POST /worker/register", "WorkerRegister", workerRegistration{}},
 		{"POST /worker/heartbeat", "WorkerHeartbeat", heartbeat{}},
 		{"PUT /worker/attempts/{attempt_id}/credential", "AttemptCredential", attemptCredentialUpdate{}},
@@ -126,9 +127,11 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		schema, _ := oasDig(doc.m, "components", "schemas", b.schema).(map[string]any)
 		oasCheckModel(t, b.schema, reflect.TypeOf(b.model), schema)
 	}
-	// The upload's multipart body is read by its handler (api/file.go), not
+	// The multipart bodies of the upload and of a change of a file
+	// connector's files are read by their handlers (api/file.go), not
 	// decoded from a model.
 	withBody["POST /manage/admin/connector/file/upload"] = true
+	withBody["POST /manage/admin/connector/{connector_id}/files/update"] = true
 	for route, op := range doc.operations() {
 		if _, ok := op["requestBody"]; ok && !withBody[route] {
 			t.Errorf("%s: has a request body that this test does not check against its model", route)

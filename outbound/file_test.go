@@ -390,3 +390,75 @@ func TestWorkerFileRoute(t *testing.T) {
 		t.Errorf("an admin's key: %v, want 401", err)
 	}
 }
+
+// A change of a file connector's files (Onyx's files/update) is indexed
+// and pruned by the worker as Onyx's route asks: the new file's document
+// comes with the index attempt it triggers, the removed file's goes with
+// the prune.
+func TestFileConnectorFilesUpdate(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	dir := t.TempDir()
+	for name, text := range map[string]string{"a.txt": "alpha text", "b.txt": "beta text", "c.txt": "gamma text"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600)
+	}
+	status, body := w.upload("", "text/plain", filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"))
+	if status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var up uploadResponse
+	json.Unmarshal(body, &up)
+	pair := w.filePair(map[string]any{"file_locations": up.FilePaths, "file_names": up.FileNames, "zip_metadata_file_id": nil})
+	w.schedule()
+	if a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess {
+		t.Fatalf("first attempt %s (error %v)", a.Status, a.ErrorMsg)
+	}
+	var connectorID int64
+	if err := w.raw.QueryRow(`SELECT connector_id FROM cc_pairs WHERE id = $1`, pair).Scan(&connectorID); err != nil {
+		t.Fatal(err)
+	}
+
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	mw.WriteField("file_ids_to_remove", `["`+up.FilePaths[0]+`"]`)
+	part, _ := mw.CreateFormFile("files", "c.txt")
+	part.Write([]byte("gamma text"))
+	mw.Close()
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/manage/admin/connector/%d/files/update", w.srv.URL, connectorID), &form)
+	req.Header.Set("Authorization", "Bearer "+w.admin)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := w.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var changed uploadResponse
+	if err := json.Unmarshal(b, &changed); resp.StatusCode != 200 || err != nil || len(changed.FilePaths) != 2 {
+		t.Fatalf("files/update: %d %s", resp.StatusCode, b)
+	}
+
+	w.schedule()
+	if a := w.waitAttempt(pair, 2, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 1 {
+		t.Fatalf("the attempt the change asked for: %s with %d new documents (error %v), want success with 1", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		w.schedule()
+		if st, removed := w.pruneAttempt(pair); st == "success" {
+			if removed != 1 {
+				t.Errorf("the prune removed %d documents, want a.txt's", removed)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no prune ended; log:\n%s", w.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := []string{"FILE_CONNECTOR__" + up.FilePaths[1], "FILE_CONNECTOR__" + changed.FilePaths[1]}
+	slices.Sort(want)
+	if got := w.documents(pair); !slices.Equal(got, want) {
+		t.Errorf("documents %q, want b.txt's and c.txt's %q", got, want)
+	}
+}

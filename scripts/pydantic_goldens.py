@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, Optional
 
 import pydantic
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "api", "testdata", "goldens")
@@ -527,6 +527,36 @@ class SendSearchQueryRequest(BaseModel):
     stream: bool = False
 
 
+MessageType = enum.Enum("MessageType", {v: v for v in go_enum("messageType", "api/models.go")}, type=str)
+
+
+class ChatMinimalTextMessage(BaseModel):
+    message: str
+    message_type: MessageType
+
+
+class SearchRequest(BaseModel):
+    """Onyx v4.6.1's SearchRequest (backend/onyx/server/features/search/models.py)."""
+    query: str = Field(..., min_length=1, max_length=2048)
+    sources: Optional[list[DocumentSource]] = None
+    document_sets: Optional[list[str]] = None
+    tags: Optional[list[Tag]] = None
+    time_cutoff: Optional[datetime] = None
+    persona_id: Optional[Int64] = None
+    provider: Optional[str] = None
+    model: Optional[str] = None
+    skip_query_expansion: bool = False
+    message_history: Optional[list[ChatMinimalTextMessage]] = None
+
+    @model_validator(mode="after")
+    def validate_provider_model_pair(self):
+        if self.model and not self.provider:
+            raise ValueError("provider is required when model is specified")
+        if self.provider and not self.model:
+            raise ValueError("model is required when provider is specified")
+        return self
+
+
 class GroupsQuery(BaseModel):
     include_default: bool = False
 
@@ -612,6 +642,10 @@ ENDPOINTS = {
     "uploadFiles": ("POST", "/manage/admin/connector/file/upload", [], UploadFilesQuery, None),
     "ingestionDocument": ("POST", "/onyx-api/ingestion", [], None, IngestionDocument),
     "sendSearchQuery": ("POST", "/search/send-search-message", [], None, SendSearchQueryRequest),
+    "searchRequest": ("POST", "/search", [], None, SearchRequest),
+    # A change of a file connector's files: its path parameter and its
+    # multipart form (handle_update_files).
+    "updateFiles": ("POST", "/manage/admin/connector/{connector_id}/files/update", ["connector_id"], None, None),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
     "indexAttemptsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/index-attempts", ["cc_pair_id"], IndexAttemptsQuery, None),
     "pairDocumentsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/documents", ["cc_pair_id"], PairDocumentsQuery, None),
@@ -646,6 +680,9 @@ def jsonable(obj):
         return obj.decode()
     if isinstance(obj, enum.Enum):
         return obj.value
+    if isinstance(obj, BaseException):
+        # A validator's ValueError in ctx: dict(obj) fails, vars(obj) is {}.
+        return {}
     return obj
 
 
@@ -790,12 +827,29 @@ def handle_upload(query, content_type, body):
     return 200, {"ok": True}, None
 
 
+def handle_update_files(path_params, content_type, body):
+    """update_connector_files(connector_id: int, files: list[UploadFile] |
+    None = File(None), file_ids_to_remove: str = Form("[]")): both form
+    fields have defaults, and a body that is not a form is an empty form
+    (Starlette), so only the path parameter can fail. Parts that are not
+    what their field expects (a files part without a file name, a file as
+    file_ids_to_remove) are not mirrored."""
+    try:
+        decoded = {"connector_id": TypeAdapter(Int64).validate_python(path_params["connector_id"])}
+    except ValidationError as e:
+        errors = errors_with_loc(e, ("path", "connector_id"))
+        return 422, {"detail": json.loads(json.dumps(jsonable(errors), ensure_ascii=False))}, None
+    return 200, {"ok": True}, decoded
+
+
 def handle(model_name, path_params, query, content_type, body):
     """Return FastAPI's (status, response body, validated values)."""
     if model_name in FORMS:
         return handle_form(FORMS[model_name], content_type, body)
     if model_name == "uploadFiles":
         return handle_upload(query, content_type, body)
+    if model_name == "updateFiles":
+        return handle_update_files(path_params, content_type, body)
     _, _, path_names, query_model, body_model = ENDPOINTS[model_name]
     value = None
     if body_model is not None:
@@ -1356,6 +1410,27 @@ def corpus():
                                                  "created_at_range": {"start": "yesterday"}, "updated_at_range": 3,
                                                  "tags": [{"tag_key": "a"}, 1], "time_cutoff": "soon"}})
 
+    # searchRequest: Onyx v4.6.1's SearchRequest (POST /search).
+    case("searchRequest", "onyx's test", body={"query": "search api integration test unique document"})
+    case("searchRequest", "every field", body={"query": "q", "sources": ["web", "file"], "document_sets": ["d"],
+                                               "tags": [{"tag_key": "a", "tag_value": "b"}], "time_cutoff": "2026-01-01T00:00:00",
+                                               "persona_id": "7", "provider": "openai", "model": "gpt", "skip_query_expansion": "yes",
+                                               "message_history": [{"message": "hi", "message_type": "user"}]})
+    case("searchRequest", "missing", body={})
+    case("searchRequest", "empty query", body={"query": ""})
+    case("searchRequest", "long query", body={"query": "x" * 2049})
+    case("searchRequest", "longest query", body={"query": "é" * 2048})
+    case("searchRequest", "model without provider", body={"query": "q", "model": "gpt"})
+    case("searchRequest", "provider without model", body={"query": "q", "provider": "openai", "model": None})
+    case("searchRequest", "empty provider and model", body={"query": "q", "provider": "", "model": ""})
+    case("searchRequest", "empty provider", body={"query": "q", "provider": "", "model": "gpt"})
+    case("searchRequest", "a field error and no provider", body={"query": "", "model": "gpt"})
+    case("searchRequest", "wrong types", body={"query": 5, "sources": "web", "document_sets": [1], "tags": [{"tag_key": "a"}],
+                                               "time_cutoff": "soon", "persona_id": 1.5, "provider": 3, "model": [],
+                                               "skip_query_expansion": "maybe",
+                                               "message_history": [{"message": "m", "message_type": "robot"}, 2]})
+    case("searchRequest", "null body", raw="null")
+
     # indexingStatus: Onyx's IndexingStatusRequest.
     case("indexingStatus", "onyx's managers", body={"get_all_connectors": True})
     case("indexingStatus", "empty", body={})
@@ -1395,6 +1470,13 @@ def corpus():
     case("uploadFiles", "no files part", raw=parts(("other", "a.txt", "alpha"), ("unzip", None, "false")), ct=M)
     case("uploadFiles", "no parts", raw="--QuarryBoundary--\r\n", ct=M)
     case("uploadFiles", "no files part and a bad query", raw=parts(("other", None, "x")), ct=M, query="unzip=maybe")
+    # updateFiles: the path of a change of a file connector's files.
+    case("updateFiles", "files", raw=parts(("files", "a.txt", "alpha"), ("file_ids_to_remove", None, '["x"]')), ct=M)
+    case("updateFiles", "no body", raw=b"", ct=None)
+    case("updateFiles", "a JSON body", body={"file_ids_to_remove": ["x"]})
+    case("updateFiles", "a bad connector id", path={"connector_id": "abc"}, raw=parts(("files", "a.txt", "alpha")), ct=M)
+    case("updateFiles", "a float connector id", path={"connector_id": "1.5"}, raw=b"", ct=None)
+    case("updateFiles", "a huge connector id", path={"connector_id": "99999999999999999999"}, raw=b"", ct=None)
     case("connectorsQuery", "none", query="")
     case("connectorsQuery", "a credential", query="credential=7")
     case("connectorsQuery", "not a number", query="credential=k")

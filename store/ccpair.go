@@ -15,11 +15,11 @@ import (
 func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, in quarry.CCPairInput) (int64, error) {
 	var id int64
 	err := db.update(ctx, func(tx *Tx) error {
-		source, sharing, err := tx.connectorSharing(ctx, connectorID)
+		source, sharing, err := connectorSharing(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(ctx, connectorID)
+		pairs, err := connectorPairs(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, conn
 		if err != nil || len(pairs) > 1 {
 			return err
 		}
-		_, sharing, err := tx.connectorSharing(ctx, connectorID)
+		_, sharing, err := connectorSharing(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, conn
 // credentialID for c, and returns the connector's pairs as they were before.
 // A pair that does not exist, or that c may not see, fails with notFound.
 func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, notFound error) ([]*quarry.CCPair, error) {
-	pairs, err := tx.connectorPairs(ctx, connectorID)
+	pairs, err := connectorPairs(ctx, tx, connectorID)
 	if err != nil {
 		return nil, err
 	}

@@ -778,14 +778,14 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, credentialIDs []int64, fromBeginning bool) (int, error) {
 	var n int
 	err := db.update(ctx, func(tx *Tx) error {
-		_, sharing, err := tx.connectorSharing(ctx, connectorID)
+		_, sharing, err := connectorSharing(ctx, tx, connectorID)
 		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
 			return quarry.ErrConnectorNotFoundForRun(connectorID)
 		}
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(ctx, connectorID)
+		pairs, err := connectorPairs(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}

@@ -24,6 +24,13 @@ const (
 	msgModel     = "Input should be a valid dictionary or object to extract fields from"
 )
 
+// ModelChecker is a request model with a check of the whole model, once
+// its fields are valid: pydantic's model_validator(mode="after") that
+// raises ValueError. CheckModel returns the error's message, or "".
+type ModelChecker interface {
+	CheckModel() string
+}
+
 // state collects errors while a request is validated; loc is the location
 // of the value being validated.
 type state struct {
@@ -498,6 +505,19 @@ func (st *state) validateModel(mp *modelPlan, t *tape, i int, dst reflect.Value)
 			}
 		}
 	}
+	before := len(st.errs)
+	defer func() {
+		// pydantic's model_validator(mode="after") runs once every field
+		// validated: its ValueError is a value_error of the model.
+		if !dst.CanAddr() || len(st.errs) != before {
+			return
+		}
+		if c, ok := dst.Addr().Interface().(ModelChecker); ok {
+			if msg := c.CheckModel(); msg != "" {
+				st.add(t, i, "value_error", "Value error, "+msg, map[string]any{"error": map[string]any{}})
+			}
+		}
+	}()
 	var input any // the object, rendered once for all missing fields
 	for f := range mp.fields {
 		fp := &mp.fields[f]

@@ -3,6 +3,7 @@ package connector
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -65,8 +66,12 @@ const (
 // (base_url alone) or sitemap (the pages a sitemap lists: base_url when
 // it ends in .xml, else base_url's sitemap.xml). Only the pages of
 // base_url's site (scheme and host) are fetched, robots.txt permitting,
-// with a pause between requests, and at most max_pages of them; only
-// HTML pages are kept.
+// with a pause between requests, and at most max_pages of them. HTML
+// pages and images are kept, as Onyx's browser shows them: a page whose
+// title and text the run already kept is left out (Onyx's content hash,
+// so that / and /index.html are one document), and an image is a
+// document titled as a browser titles it ("logo.png (120×40)"), with no
+// text.
 //
 // A crawl is one step (a Loader): a checkpoint that resumed it would
 // have to hold its queue and the set of pages seen, up to max_pages URLs
@@ -240,8 +245,26 @@ func (w *Web) ListIDs(ctx context.Context, ids func(ctx context.Context, batch [
 
 // webFetch is what one request fetched.
 type webFetch struct {
-	final *url.URL // The URL after redirects.
-	page  *webPage // nil when the page is not HTML.
+	final *url.URL  // The URL after redirects.
+	page  *webPage  // nil when the page is not HTML.
+	image *webImage // nil when it is not an image.
+}
+
+// title is the title of what was fetched: the HTML page's, or the one a
+// browser gives an image.
+func (f *webFetch) title() string {
+	if f.image != nil {
+		return f.image.title(f.final)
+	}
+	return f.page.Title
+}
+
+// text is the text of what was fetched: an image has none.
+func (f *webFetch) text() string {
+	if f.image != nil {
+		return ""
+	}
+	return f.page.Text
 }
 
 // pageError is why one page was not read: a per-document failure unless
@@ -254,9 +277,13 @@ type pageError struct {
 
 func (e *pageError) Error() string { return e.msg }
 
-// crawl fetches the pages of the run in order, breadth first, giving each
-// HTML page's document to doc; a page that fails is a failure sent to
-// fails; without fails (a listing for a prune), a page the server says is
+// crawl fetches the pages of the run in order, breadth first, giving the
+// document of each HTML page and image to doc, but those whose title and
+// text a document of the run already had (Onyx's content hash); a page
+// that fails is a failure sent to fails. Without fails (a listing for a
+// prune), every page is given, as Onyx's slim crawl lists every page it
+// loads (a page left out of the listing would lose its document), and a
+// page the server says is
 // gone (404, 410) is left out, and any other failure fails the listing, so
 // that a page the site could not serve for a moment (a time-out, a 503) is
 // not taken for deleted, with the pages only it links to. The base URL
@@ -271,9 +298,10 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 	w.rules = rules
 	maxPages := *w.cfg.MaxPages
 	var queue []*url.URL
-	seen := map[string]bool{}    // Normalized URLs queued or fetched, and ids emitted.
-	emitted := map[string]bool{} // Ids of the documents emitted.
-	first := true                // No request yet (robots.txt aside).
+	seen := map[string]bool{}       // Normalized URLs queued or fetched, and ids emitted.
+	emitted := map[string]bool{}    // Ids of the documents emitted.
+	contents := map[[32]byte]bool{} // Hashes of the titles and texts of the documents emitted, when indexing.
+	first := true                   // No request yet (robots.txt aside).
 	enqueue := func(u *url.URL) {
 		k := normalizeURL(u)
 		if seen[k] || len(seen) >= 2*maxPages || len(queue) >= maxPages {
@@ -343,30 +371,24 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 			return err
 		}
 		seen[normalizeURL(f.final)] = true
-		if f.page == nil {
-			w.env.Log.Debug("web connector: not an HTML page, skipped", "url", u.Redacted())
+		if f.page == nil && f.image == nil {
+			w.env.Log.Debug("web connector: neither an HTML page nor an image, skipped", "url", u.Redacted())
 			continue
 		}
-		base := f.final
-		if f.page.Base != "" {
-			if b := resolveLink(f.final, f.page.Base); b != nil {
-				base = b
-			}
-		}
 		id := normalizeURL(f.final)
-		if c := resolveLink(base, f.page.Canonical); c != nil && w.sameSite(c) {
-			id = normalizeURL(c)
-			seen[id] = true
-		}
-		if w.cfg.Type == webRecursive {
-			for _, href := range f.page.Links {
-				if l := resolveLink(base, href); l != nil && w.underBase(l) {
-					enqueue(l)
-				}
-			}
+		if f.page != nil {
+			id = w.readLinks(f, id, seen, enqueue)
 		}
 		if emitted[id] {
 			continue
+		}
+		if fails != nil {
+			k := sha256.Sum256([]byte(f.title() + "\x00" + f.text()))
+			if contents[k] {
+				w.env.Log.Debug("web connector: the title and text of a page already read, skipped", "url", u.Redacted())
+				continue
+			}
+			contents[k] = true
 		}
 		emitted[id] = true
 		if err := doc(ctx, w.document(id, f)); err != nil {
@@ -382,17 +404,41 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 	return nil
 }
 
-// document is the document of a page fetched.
+// readLinks reads the HTML page f, whose URL is id: it queues its links
+// with enqueue (in a recursive crawl) and returns its id, its canonical
+// URL when that is on the site (marked seen).
+func (w *Web) readLinks(f *webFetch, id string, seen map[string]bool, enqueue func(*url.URL)) string {
+	base := f.final
+	if f.page.Base != "" {
+		if b := resolveLink(f.final, f.page.Base); b != nil {
+			base = b
+		}
+	}
+	if c := resolveLink(base, f.page.Canonical); c != nil && w.sameSite(c) {
+		id = normalizeURL(c)
+		seen[id] = true
+	}
+	if w.cfg.Type == webRecursive {
+		for _, href := range f.page.Links {
+			if l := resolveLink(base, href); l != nil && w.underBase(l) {
+				enqueue(l)
+			}
+		}
+	}
+	return id
+}
+
+// document is the document of a page or an image fetched.
 func (w *Web) document(id string, f *webFetch) *quarry.Document {
 	link := f.final.String()
 	d := &quarry.Document{
 		ID:                 id,
-		Sections:           []quarry.Section{{Text: f.page.Text, Link: &link}},
+		Sections:           []quarry.Section{{Text: f.text(), Link: &link}},
 		Source:             WebSource,
 		SemanticIdentifier: id,
 		Metadata:           map[string]any{},
 	}
-	if t := f.page.Title; t != "" {
+	if t := f.title(); t != "" {
 		d.Title, d.SemanticIdentifier = &t, t
 	}
 	return d
@@ -465,6 +511,10 @@ func (w *Web) fetch(ctx context.Context, u *url.URL) (*webFetch, error) {
 		return nil, &pageError{msg: "the server answered " + resp.Status, gone: gone}
 	}
 	ct := resp.Header.Get("Content-Type")
+	if webImageType(ct) {
+		f.image = readImageSize(io.LimitReader(resp.Body, webPageMaxBytes))
+		return f, nil
+	}
 	if ct != "" && !webHTML(ct) {
 		return f, nil
 	}
@@ -478,7 +528,10 @@ func (w *Web) fetch(ctx context.Context, u *url.URL) (*webFetch, error) {
 		}
 		return nil, &pageError{msg: "reading the page failed: " + err.Error()}
 	}
-	if ct == "" && !webHTML(http.DetectContentType(b)) {
+	if sniffed := http.DetectContentType(b); ct == "" && webImageType(sniffed) {
+		f.image = readImageSize(bytes.NewReader(b)) // No Content-Type, and the bytes are an image's.
+		return f, nil
+	} else if ct == "" && !webHTML(sniffed) {
 		return f, nil // No Content-Type, and the bytes do not look like HTML.
 	}
 	if f.page, err = readHTML(bytes.NewReader(b)); err != nil {
