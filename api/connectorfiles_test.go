@@ -150,7 +150,7 @@ func TestConnectorFiles(t *testing.T) {
 	// Nothing to add or remove: nothing is written.
 	before := len(c.audit("resource_type=connector"))
 	c.updateFiles(c.curator, conn, nil).want(t, 200, `{"file_paths":["`+ids[0]+`","`+ids[1]+
-		`","0123456789abcdef0123456789abcdef"],"file_names":["a.txt","b.txt","0123456789abcdef0123456789abcdef"],"zip_metadata_file_id":null}`)
+		`","0123456789abcdef0123456789abcdef"],"file_names":["a.txt","b.txt","0123456789abcdef0123456789abcdef"],"zip_metadata_file_id":null,"unread_files":[]}`)
 	if n := len(c.audit("resource_type=connector")); n != before {
 		t.Errorf("%d connector entries after a change of nothing, want %d", n, before)
 	}
@@ -164,7 +164,7 @@ func TestConnectorFiles(t *testing.T) {
 	if len(out.FilePaths) != 2 {
 		t.Fatalf("the change answered %s", r.body)
 	}
-	r.want(t, 200, `{"file_paths":["`+ids[1]+`","`+out.FilePaths[1]+`"],"file_names":["b.txt","c.txt"],"zip_metadata_file_id":null}`)
+	r.want(t, 200, `{"file_paths":["`+ids[1]+`","`+out.FilePaths[1]+`"],"file_names":["b.txt","c.txt"],"zip_metadata_file_id":null,"unread_files":[]}`)
 	var config string
 	if err := c.rawDB().QueryRow(`SELECT config FROM connectors WHERE id = $1`, conn).Scan(&config); err != nil {
 		t.Fatal(err)
@@ -188,6 +188,22 @@ func TestConnectorFiles(t *testing.T) {
 	if want := []string{"cc_pair.prune cc_pair prune_requested", "cc_pair.run_once cc_pair indexing_trigger",
 		"connector.update connector connector_specific_config", "file.upload file "}; strings.Join(actions, "|") != strings.Join(want, "|") {
 		t.Errorf("the audit entries %q, want %q", actions, want)
+	}
+
+	// A file of a kind Quarry does not read is named in the answer, as at
+	// upload; the files already there are not judged again.
+	r = c.updateFiles(c.curator, conn, str("[]"), uploadPart{"chart.png", "", []byte("\x89PNG")})
+	var png struct {
+		FilePaths   []string `json:"file_paths"`
+		UnreadFiles []struct {
+			FilePath string `json:"file_path"`
+			FileName string `json:"file_name"`
+		} `json:"unread_files"`
+	}
+	r.decode(t, &png)
+	if r.status != 200 || len(png.FilePaths) != 3 || len(png.UnreadFiles) != 1 ||
+		png.UnreadFiles[0].FilePath != png.FilePaths[2] || png.UnreadFiles[0].FileName != "chart.png" {
+		t.Errorf("adding chart.png answered %d %s, want it alone in unread_files", r.status, r.body)
 	}
 
 	// A public file connector: a curator who did not make it lists its

@@ -83,19 +83,32 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	out := fileUploadResponse{FilePaths: []string{}, FileNames: []string{}, UnreadFiles: []unreadFile{}}
+	var ids, names []string
+	var metaID *string
+	var uploaded []quarry.File
 	for i, f := range kept {
 		if i == meta {
-			out.ZipMetadataFileID = &f.ID
+			metaID = &f.ID
 			continue
 		}
-		out.FilePaths = append(out.FilePaths, f.ID)
-		out.FileNames = append(out.FileNames, f.DisplayName)
+		ids, names, uploaded = append(ids, f.ID), append(names, f.DisplayName), append(uploaded, f)
+	}
+	return writeJSON(w, http.StatusOK, newFileUploadResponse(ids, names, metaID, uploaded))
+}
+
+// newFileUploadResponse returns the answer of an upload, or of a change of
+// a connector's files, that names files ids named names (and the zip's
+// metadata, metaID): of the files added, those the file connector will not
+// read are named with why.
+func newFileUploadResponse(ids, names []string, metaID *string, added []quarry.File) fileUploadResponse {
+	out := fileUploadResponse{FilePaths: append([]string{}, ids...), FileNames: append([]string{}, names...),
+		ZipMetadataFileID: metaID, UnreadFiles: []unreadFile{}}
+	for _, f := range added {
 		if why := quarry.FileNotRead(f.DisplayName); why != "" {
 			out.UnreadFiles = append(out.UnreadFiles, unreadFile{FilePath: f.ID, FileName: f.DisplayName, Reason: why})
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // filesToKeep returns the files to keep of the files of an upload, with
@@ -277,7 +290,7 @@ func (s *Server) handleUpdateConnectorFiles(w http.ResponseWriter, r *http.Reque
 	case pathErrs != nil:
 		return pathErrs
 	}
-	out, err := s.db.UpdateConnectorFiles(r.Context(), c, in.ID, func() (*store.ConnectorFilesChange, error) {
+	out, added, err := s.db.UpdateConnectorFiles(r.Context(), c, in.ID, func() (*store.ConnectorFilesChange, error) {
 		field, ok := form.fields["file_ids_to_remove"]
 		if !ok {
 			field = "[]"
@@ -303,7 +316,7 @@ func (s *Server) handleUpdateConnectorFiles(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, fileUploadResponse{FilePaths: out.Locations, FileNames: out.Names, ZipMetadataFileID: out.MetadataID})
+	return writeJSON(w, http.StatusOK, newFileUploadResponse(out.Locations, out.Names, out.MetadataID, added))
 }
 
 // bodyError is the error of a multipart body that cannot be read: too

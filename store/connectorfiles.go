@@ -95,9 +95,12 @@ type ConnectorFilesChange struct {
 // the connector asked to index (files added) and to prune (files removed),
 // where Onyx asks its pair; at least one file must remain. A change that
 // adds, removes and merges nothing writes nothing. It returns the
-// connector's files.
-func (db *DB) UpdateConnectorFiles(ctx context.Context, c *quarry.Caller, id int64, prepare func() (*ConnectorFilesChange, error)) (*quarry.FileConnectorFiles, error) {
-	var out *quarry.FileConnectorFiles
+// connector's files, and the files it added.
+func (db *DB) UpdateConnectorFiles(ctx context.Context, c *quarry.Caller, id int64, prepare func() (*ConnectorFilesChange, error)) (*quarry.FileConnectorFiles, []quarry.File, error) {
+	var (
+		out   *quarry.FileConnectorFiles
+		added []quarry.File
+	)
 	err := db.update(ctx, func(tx *Tx) error {
 		config, pairs, err := fileConnectorAccess(ctx, tx, c, id, true)
 		if err != nil {
@@ -108,7 +111,7 @@ func (db *DB) UpdateConnectorFiles(ctx context.Context, c *quarry.Caller, id int
 			return err
 		}
 		cur := quarry.ReadFileConnectorFiles(config)
-		added, err := tx.saveFiles(ctx, c, ch.Add)
+		added, err = tx.saveFiles(ctx, c, ch.Add)
 		if err != nil {
 			return err
 		}
@@ -174,7 +177,10 @@ func (db *DB) UpdateConnectorFiles(ctx context.Context, c *quarry.Caller, id int
 		out = next
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, added, nil
 }
 
 // mergeMetadata keeps, for c, the merge (quarry.MergeZipMetadata) of the
