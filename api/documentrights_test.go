@@ -273,21 +273,27 @@ func TestDocumentListingsFollowAccess(t *testing.T) {
 			{"id":"crawled-1","sections":[{"text":"x"}],"source":"file","semantic_identifier":"Crawled 1","metadata":{}%s},
 			{"id":"crawled-2","sections":[{"text":"y"}],"source":"file","semantic_identifier":"Crawled 2","metadata":{}%s}],
 			"failures":[{"failed_document":{"document_id":"secret-plan","document_link":"https://files.example.com/secret-plan"},
-			"failed_entity":null,"failure_message":"Too large"}]}`, access(false, c.basic.email), access(false, c.basic.email))).
+			"failed_entity":null,"failure_message":"Too large"},{"failed_document":null,"failed_entity":{"entity_id":"folder-7"},
+			"failure_message":"Unreadable"}]}`, access(false, c.basic.email), access(false, c.basic.email))).
 			want(t, 200, `{"new_docs_indexed":2,"total_docs_indexed":2,"stop":false}`)
 		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", l.Attempt.ID), `{"status":"success"}`).decode(t, new(any))
 		attempts := fmt.Sprintf("/manage/admin/cc-pair/%d/index-attempts", p)
 		figures := `"error_msg":null,"full_exception_trace":null,`
 		c.do(c.admin, "GET", attempts, nil).want(t, 200, `{"items":[`+
-			fxAttemptJSON(l.Attempt.ID, "completed_with_errors", false, 2, 2, 1, true, fxEpoch, figures)+`],"total_items":1}`)
+			fxAttemptJSON(l.Attempt.ID, "completed_with_errors", false, 2, 2, 2, true, fxEpoch, figures)+`],"total_items":1}`)
+		// The curator is shown neither the figures nor the error naming a
+		// document, nor its count; the entity's error is his to see.
 		c.do(c.curator, "GET", attempts, nil).want(t, 200, `{"items":[`+
 			fxAttemptJSON(l.Attempt.ID, "completed_with_errors", false, 0, 0, 1, true, fxEpoch, figures)+`],"total_items":1}`)
 		errs := fmt.Sprintf("/manage/admin/cc-pair/%d/errors", p)
-		c.do(c.admin, "GET", errs, nil).want(t, 200, fmt.Sprintf(`{"items":[{"id":1,"connector_credential_pair_id":%d,"document_id":"secret-plan",
+		entity := fmt.Sprintf(`{"id":2,"connector_credential_pair_id":%d,"document_id":null,"document_link":null,"entity_id":"folder-7",
+			"failed_time_range_start":null,"failed_time_range_end":null,"failure_message":"Unreadable","is_resolved":false,"time_created":%q,
+			"index_attempt_id":%d,"error_type":null}`, p, testNowJSON, l.Attempt.ID)
+		c.do(c.admin, "GET", errs, nil).want(t, 200, fmt.Sprintf(`{"items":[%s,{"id":1,"connector_credential_pair_id":%d,"document_id":"secret-plan",
 			"document_link":"https://files.example.com/secret-plan","entity_id":null,"failed_time_range_start":null,"failed_time_range_end":null,
-			"failure_message":"Too large","is_resolved":false,"time_created":%q,"index_attempt_id":%d,"error_type":null}],"total_items":1}`,
-			p, testNowJSON, l.Attempt.ID))
-		c.do(c.curator, "GET", errs, nil).want(t, 200, `{"items":[],"total_items":0}`)
+			"failure_message":"Too large","is_resolved":false,"time_created":%q,"index_attempt_id":%d,"error_type":null}],"total_items":2}`,
+			entity, p, testNowJSON, l.Attempt.ID))
+		c.do(c.curator, "GET", errs, nil).want(t, 200, `{"items":[`+entity+`],"total_items":1}`)
 		latest := func(u user) any {
 			t.Helper()
 			var out []struct {

@@ -167,8 +167,9 @@ type indexingStatusPage struct {
 // get_all_connectors; each with its latest attempts, its documents and its
 // last success. A pair's documents are those the caller may read unless it
 // sees the whole pair (quarry.Caller.SeesWholePair), and its latest
-// attempt's documents (a figure of the whole pair) are then null. Quarry has one index, so secondary_index changes nothing,
-// and no federated connectors.
+// attempt's documents (a figure of the whole pair) are then null. Quarry
+// has one index, so secondary_index changes nothing, and no federated
+// connectors.
 func (s *Server) handleIndexingStatus(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in indexingStatusRoute
 	if err := decode.Request(r, &in); err != nil {

@@ -829,9 +829,9 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 }
 
 // IndexAttempts returns page page (of size) of the attempts of pair id,
-// newest first, and how many it has, if c may see it; their figures of
-// documents are withheld (zero) unless c sees the whole pair
-// (quarry.Caller.SeesWholePair).
+// newest first, and how many it has, if c may see it; unless c sees the
+// whole pair (quarry.Caller.SeesWholePair), their figures of documents are
+// withheld (zero) and their errors counted as AttemptErrors shows them.
 func (db *DB) IndexAttempts(ctx context.Context, c *quarry.Caller, id int64, page, size int64) ([]*quarry.IndexAttempt, int64, error) {
 	var (
 		out   []*quarry.IndexAttempt
@@ -847,12 +847,27 @@ func (db *DB) IndexAttempts(ctx context.Context, c *quarry.Caller, id int64, pag
 		}
 		out, err = queryAll(ctx, q, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.cc_pair_id = $1 AND a.kind = 'index'
 			ORDER BY a.id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
-		if !whole {
-			for _, a := range out {
-				a.WithholdFigures()
-			}
+		if err != nil || whole || len(out) == 0 {
+			return err
 		}
-		return err
+		// Their errors, as AttemptErrors shows them to c.
+		counts, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) ([2]int64, error) {
+			var n [2]int64
+			return n, r.Scan(&n[0], &n[1])
+		}, `SELECT e.index_attempt_id, COUNT(*) FROM index_attempt_errors e WHERE e.cc_pair_id = $1 AND `+errorsShown("e", false)+`
+			GROUP BY e.index_attempt_id`, id)
+		if err != nil {
+			return err
+		}
+		shown := map[int64]int64{}
+		for _, n := range counts {
+			shown[n[0]] = n[1]
+		}
+		for _, a := range out {
+			a.WithholdFigures()
+			a.ErrorCount = shown[a.ID]
+		}
+		return nil
 	})
 	return out, total, mapError(err)
 }
@@ -875,10 +890,7 @@ func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, inc
 		if err != nil {
 			return err
 		}
-		where := cond
-		if !whole {
-			where += ` AND document_id IS NULL AND document_link IS NULL`
-		}
+		where := cond + ` AND ` + errorsShown("index_attempt_errors", whole)
 		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempt_errors WHERE `+where, id).Scan(&total); err != nil {
 			return err
 		}
@@ -898,6 +910,18 @@ func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, inc
 		return err
 	})
 	return out, total, mapError(err)
+}
+
+// errorsShown returns the SQL condition under which the error of alias e
+// of a pair's attempts is shown to a caller who sees the whole pair, or
+// not (quarry.Caller.SeesWholePair): an error naming a document (a failed
+// document, whose access nobody reported) only to those who see the whole
+// pair.
+func errorsShown(e string, whole bool) string {
+	if whole {
+		return "TRUE"
+	}
+	return e + ".document_id IS NULL AND " + e + ".document_link IS NULL"
 }
 
 // seesWholePair fails with Onyx's 400 unless c may see pair id, and

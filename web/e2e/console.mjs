@@ -849,6 +849,41 @@ try {
   await cy.goto(`${url}#document/handbook-parental-leave`);
   await cy.locator('#document-text', { hasText: 'arranged with the support desk lead' }).waitFor();
 
+  // 9d. A sync pair's documents are each for those its connector says:
+  // Cy, a curator who does not manage connectors, sees of it the one
+  // document open to him, counted as such; Ada sees the whole pair. The
+  // pair is deleted after (the rest of the story counts pairs).
+  step = 'sync pair';
+  page = ada;
+  const synced = await ada.evaluate(async ({ conn, group, cy }) => {
+    const post = async (method, p, body) => {
+      const res = await fetch(p, { method, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+      return res.json();
+    };
+    const k = await post('POST', 'manage/credential', { source: 'web', admin_public: true, credential_json: {}, name: 'synced reader' });
+    const pair = await post('PUT', `manage/connector/${conn}/credential/${k.id}`, { name: 'handbook-synced', access_type: 'sync', groups: [group] });
+    for (const [id, emails] of [['for-cy', [cy]], ['for-someone', ['someone@example.com']]]) {
+      await post('POST', 'onyx-api/ingestion', { cc_pair_id: pair.data, document: { id, semantic_identifier: id, metadata: {},
+        sections: [{ text: 'synced' }], external_access: { external_user_emails: emails, external_user_group_ids: [], is_public: false } } });
+    }
+    return { pair: pair.data, cred: k.id };
+  }, { conn: handbookID, group: groupID, cy: 'cy@example.com' });
+  page = cy;
+  await cy.goto(`${url}#pair/${synced.pair}`);
+  await cy.locator('#pair-indexing-facts', { hasText: '1 you may read' }).waitFor();
+  await cy.locator('#pair-docs-summary', { hasText: 'It holds 1 document' }).waitFor();
+  check((await rows(cy, 'pair-docs-rows')).join().includes('for-cy'), 'Cy lists the document open to him');
+  await view(cy, 'pair-synced-curator');
+  page = ada;
+  await ada.goto(`${url}#pair/${synced.pair}`);
+  await ada.locator('#pair-docs-summary', { hasText: 'It holds 2 documents' }).waitFor();
+  check(!(await ada.locator('#pair-indexing-facts').innerText()).includes('you may read'), 'Ada sees the whole pair');
+  await ada.evaluate(async ({ conn, cred }) => {
+    const res = await fetch(`manage/connector/${conn}/credential/${cred}`, { method: 'DELETE' });
+    if (!res.ok) throw new Error(`DELETE: ${res.status}`);
+  }, { conn: handbookID, cred: synced.cred });
+
   // 10. The status table: sort, filter, counts, all kept in the location.
   step = 'status';
   page = ada;
@@ -1182,8 +1217,9 @@ try {
   await press(ada, filterButton);
   await ada.waitForURL(/actor=ADA/);
   // 2 made, paused and resumed twice (once by Cancel), run twice, pruned,
-  // a document pushed into each pair.
-  await ada.locator('#audit-summary', { hasText: 'of 11, newest first.' }).waitFor();
+  // a document pushed into each pair; the sync pair made, two documents
+  // pushed into it, deleted.
+  await ada.locator('#audit-summary', { hasText: 'of 15, newest first.' }).waitFor();
   const story = await rows(ada, 'audit-rows');
   check(story.some((r) => r.includes('cc_pair.create') && r.includes(`cc_pair #${pairID}`)), `the pair's creation: ${story.join(' | ')}`);
   check(story.filter((r) => r.includes('cc_pair.update') && r.includes('status')).length === 4, 'paused and resumed, twice');
