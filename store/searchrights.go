@@ -8,11 +8,13 @@ import (
 )
 
 // Document rights: the SQL conditions under which a caller may read a
-// pair's copy of a document. documentOpen is the one rule; search
-// (searchRights) adds that the pair is live, and the listings and counts
-// of a pair's documents (documentsReadable) that those who see the whole
-// pair see all of it (quarry.Caller.SeesWholePair). searchPairs narrows
-// the postings a search reads to the pairs documentOpen may open.
+// pair's copy of a document. documentOpen is the one rule (pairOpen, a
+// pair's own access, and syncDocumentOpen, a sync pair's document's);
+// search (searchRights) adds that the pair is live, and the listings and
+// counts of a pair's documents (documentsReadable) that those who see the
+// whole pair see all of it (quarry.Caller.SeesWholePair). searchPairs
+// narrows the postings a search reads to the live pairs documentOpen may
+// open documents of.
 
 // syncDocumentOpen returns the SQL condition under which the document
 // doc of pair pair (SQL expressions), a pair of access type sync, is open
@@ -27,24 +29,32 @@ func syncDocumentOpen(c *quarry.Caller, pair, doc string, args *[]any) string {
 		AND sda.document_id = ` + doc + ` AND sda.principal IN ('public', ` + email + `))`
 }
 
-// documentOpen returns the SQL condition under which c may read the copy
-// of document doc (an SQL expression) held by the pair of alias p (a row
-// of cc_pairs), as Onyx v4.6.1 draws document access (access/access.py,
-// db/document.py): the pair is public; or private, and shared with a
-// group c is a member of, or its credential is c's; or sync, and its
-// connector reported the document public or c's email among those that
-// may read it (syncDocumentOpen); and c is an active person. Being an
-// admin opens nothing more. The memberships are read from the tables in
-// the statement's snapshot, not from c as authenticated. It appends its
-// arguments to args.
-func documentOpen(c *quarry.Caller, p, doc string, args *[]any) string {
-	*args = append(*args, c.ID)
-	me := fmt.Sprintf("$%d", len(*args))
-	return `((` + p + `.access_type = 'public'
+// pairOpen returns the SQL condition under which every document of the
+// pair of alias p (a row of cc_pairs) is open to the person whose id is
+// the parameter me, as Onyx v4.6.1 draws access: the pair is public, or
+// private and shared with a group of theirs or made with their
+// credential. A sync pair's documents are each open to whom its connector
+// says (syncDocumentOpen). The memberships are read from the tables in
+// the statement's snapshot, not from the caller as authenticated.
+func pairOpen(p, me string) string {
+	return `(` + p + `.access_type = 'public'
 		OR (` + p + `.access_type = 'private' AND (
 			EXISTS (SELECT 1 FROM cc_pair_groups rg JOIN user_group_members rm ON rm.group_id = rg.group_id
 				WHERE rg.cc_pair_id = ` + p + `.id AND rm.user_id = ` + me + `)
-			OR EXISTS (SELECT 1 FROM credentials rc WHERE rc.id = ` + p + `.credential_id AND rc.user_id = ` + me + `)))
+			OR EXISTS (SELECT 1 FROM credentials rc WHERE rc.id = ` + p + `.credential_id AND rc.user_id = ` + me + `))))`
+}
+
+// documentOpen returns the SQL condition under which c may read the copy
+// of document doc (an SQL expression) held by the pair of alias p (a row
+// of cc_pairs), as Onyx v4.6.1 draws document access (access/access.py,
+// db/document.py): every document of a pair open to c (pairOpen), or of a
+// sync pair, those its connector reported public or open to c's email
+// (syncDocumentOpen); and c is an active person. Being an admin opens
+// nothing more. It appends its arguments to args.
+func documentOpen(c *quarry.Caller, p, doc string, args *[]any) string {
+	*args = append(*args, c.ID)
+	me := fmt.Sprintf("$%d", len(*args))
+	return `((` + pairOpen(p, me) + `
 		OR (` + p + `.access_type = 'sync' AND ` + syncDocumentOpen(c, p+".id", doc, args) + `))
 		AND EXISTS (SELECT 1 FROM users ru WHERE ru.id = ` + me + ` AND ru.is_active))`
 }
@@ -74,14 +84,12 @@ func documentsReadable(c *quarry.Caller, d string, args *[]any) string {
 }
 
 // searchPairs returns the SQL condition under which the postings of alias
-// sp are of a pair c may see documents of (searchRights without the
-// documents' own access): what narrows the postings a search reads.
+// sp are of a pair c may find documents of (searchRights without the
+// documents' own access: a live pair, open to c or sync): what narrows
+// the postings a search reads.
 func searchPairs(c *quarry.Caller, sp string, args *[]any) string {
 	*args = append(*args, c.ID)
 	me := fmt.Sprintf("$%d", len(*args))
-	return sp + `.cc_pair_id IN (SELECT vp.id FROM cc_pairs vp WHERE vp.status NOT IN ('PAUSED', 'DELETING') AND (
-		vp.access_type IN ('public', 'sync')
-		OR EXISTS (SELECT 1 FROM cc_pair_groups vg JOIN user_group_members vm ON vm.group_id = vg.group_id
-			WHERE vg.cc_pair_id = vp.id AND vm.user_id = ` + me + `)
-		OR EXISTS (SELECT 1 FROM credentials vc WHERE vc.id = vp.credential_id AND vc.user_id = ` + me + `)))`
+	return sp + `.cc_pair_id IN (SELECT vp.id FROM cc_pairs vp WHERE vp.status NOT IN ('PAUSED', 'DELETING')
+		AND (vp.access_type = 'sync' OR ` + pairOpen("vp", me) + `))`
 }
