@@ -38,7 +38,8 @@ const (
 		"To find a list of available sources, use the `indexed_sources` resource. `document_set_names` restricts results to documents of the " +
 		"named Document Sets: Quarry has none, so naming any finds nothing. `time_cutoff` accepts an ISO 8601 timestamp; only documents " +
 		"updated on or after that moment are returned. Naive (timezone-less) timestamps are treated as UTC.\n\n" +
-		"Returns {\"results\": [{title, url, source_type, content, updated_at}, ...]}, best first; content is the matching chunk of the document."
+		"Returns {\"results\": [{title, url, source_type, content, updated_at, cc_pair_id, cc_pair_name, cc_pair_access_type}, ...]}, best first; " +
+		"content is the matching chunk of the document, and cc_pair_* name the source (cc_pair) whose copy of the document it is."
 	mcpSearchDesc = "Search the company's documents indexed in Quarry, with your rights, for the words of query (keyword search: " +
 		"\"quoted phrases\" match as phrases, the last word also as a prefix). Returns {\"results\": [{id, title, url, cc_pair_id, " +
 		"cc_pair_name, cc_pair_access_type}]}, best first: each result is one source's copy of a document (a document several sources " +
