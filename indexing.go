@@ -408,6 +408,13 @@ func PairStatusAfter(s CCPairStatus, a IndexingStatus) CCPairStatus {
 	return s
 }
 
+// WithholdFigures zeroes a's figures of documents (new, written,
+// removed): what counts the whole pair's documents, shown only to those
+// who see the whole pair (Caller.SeesWholePair).
+func (a *IndexAttempt) WithholdFigures() {
+	a.NewDocsIndexed, a.TotalDocsIndexed, a.DocsRemovedFromIndex = 0, 0, 0
+}
+
 // CheckpointDescription says where attempt a's connector has got to, for
 // a pair's page (Onyx's latest_checkpoint_description, which Onyx always
 // leaves null): when it last reported a checkpoint, or nil if it has not.

@@ -40,6 +40,9 @@ func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error)
 // overall_indexing_speed is the pair's documents per minute from its
 // connector's making to its latest success (Onyx counts to now, so that the
 // figure falls while nothing happens), null until its first success.
+// num_docs_indexed counts the documents the caller may read, unless it
+// sees the whole pair (quarry.Caller.SeesWholePair); the speed, a figure
+// of the whole pair, is then null.
 type ccPairFullInfo struct {
 	ID                          int64                  `json:"id"`
 	Name                        string                 `json:"name"`
@@ -76,7 +79,7 @@ func (s *Server) writeCCPair(w http.ResponseWriter, r *http.Request, c *quarry.C
 	if err != nil {
 		return err
 	}
-	indexing, err := s.db.PairsIndexing(r.Context(), []int64{p.ID})
+	indexing, err := s.db.PairsIndexing(r.Context(), c, []int64{p.ID})
 	if err != nil {
 		return err
 	}
@@ -90,7 +93,7 @@ func (s *Server) writeCCPair(w http.ResponseWriter, r *http.Request, c *quarry.C
 			info.LastIndexAttemptStatus, info.Indexing = &a.Status, a.Status == quarry.IndexInProgress
 			info.LatestCheckpointDescription = a.CheckpointDescription()
 		}
-		if x.LastSuccessfulIndex != nil {
+		if x.LastSuccessfulIndex != nil && x.Whole {
 			minutes := x.LastSuccessfulIndex.Sub(p.Connector.CreatedAt.Time).Minutes()
 			speed := float64(x.DocsIndexed) / max(minutes, 1.0/60)
 			info.OverallIndexingSpeed = &speed

@@ -979,9 +979,11 @@ type ingestRequest struct {
 }
 
 // getSearchDocumentRequest is the request of
-// GET /search/document/{document_id}.
+// GET /search/document/{document_id}: the document, and the pair whose
+// copy is asked for.
 type getSearchDocumentRequest struct {
-	ID string `path:"document_id"`
+	ID       string                 `path:"document_id"`
+	CCPairID decode.Optional[int64] `query:"cc_pair_id"`
 }
 
 // pairDocumentsQuery is the request of GET

@@ -97,7 +97,7 @@ func TestPrune(t *testing.T) {
 			want(t, 200, `{"status":"success"}`)
 		c.do(c.admin, "GET", last, nil).want(t, 200, fmt.Sprintf("%q", now))
 		c.do(c.admin, "GET", fmt.Sprintf("/onyx-api/connector-docs/%d", p), nil).want(t, 200,
-			`[{"document_id":"kept","semantic_id":"Kept","link":null},{"document_id":"pushed","semantic_id":"Pushed","link":null}]`)
+			fmt.Sprintf(`[{"document_id":"kept","semantic_id":"Kept","link":null,"cc_pair_id":%d},{"document_id":"pushed","semantic_id":"Pushed","link":null,"cc_pair_id":%[1]d}]`, p))
 		var page struct {
 			Total int `json:"total_items"`
 		}

@@ -22,7 +22,8 @@ import (
 // maxSearchHits bounds num_hits.
 const maxSearchHits = 1000
 
-// searchDoc is a result as Onyx's SearchDocWithContent renders it.
+// searchDoc is a result as Onyx's SearchDocWithContent renders it, and the
+// pair its copy is of (Quarry's extension, see copyPair).
 type searchDoc struct {
 	DocumentID           string         `json:"document_id"`
 	ChunkInd             int            `json:"chunk_ind"`
@@ -43,6 +44,7 @@ type searchDoc struct {
 	IsInternet           bool           `json:"is_internet"`
 	FileID               *string        `json:"file_id"`
 	Content              *string        `json:"content"`
+	copyPair
 }
 
 // pyFloat is a float as Python writes it (repr): 3.0, not 3.
@@ -121,6 +123,7 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 			DocumentID: h.DocumentID, ChunkInd: h.ChunkNo, SemanticIdentifier: h.SemanticIdentifier, Link: h.Link,
 			Blurb: h.Blurb, SourceType: string(h.Source), Metadata: h.Metadata, Score: pyFloat(h.Score),
 			MatchHighlights: h.MatchHighlights, PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners,
+			copyPair: pairOf(h.Pair),
 		}
 		if h.UpdatedAt != nil {
 			if b.Stream {

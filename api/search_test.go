@@ -76,7 +76,8 @@ func TestSearch(t *testing.T) {
 			"metadata":{"team":"ops"},"score":`+scoreOf(t, c.fx, c.curator, "granite quarries")+`,"is_relevant":null,"relevance_explanation":null,
 			"match_highlights":["The <hi>quarry</hi> produced <hi>granite</hi> blocks in May. Blocks were shipped by rail."],
 			"updated_at":"2026-01-02T03:04:05Z","primary_owners":null,"secondary_owners":null,"is_internet":false,"file_id":null,
-			"content":"The quarry produced granite blocks in May. Blocks were shipped by rail."}],
+			"content":"The quarry produced granite blocks in May. Blocks were shipped by rail.",
+			"cc_pair_id":`+fmt.Sprint(pub)+`,"cc_pair_name":"public","cc_pair_access_type":"public"}],
 			"doc_selection_reasoning":null,"llm_selected_doc_ids":null,"error":null}`)
 	})
 
@@ -109,7 +110,8 @@ func TestSearch(t *testing.T) {
 			want []string
 		}{
 			{"admin: being admin opens nothing more", c.admin, []string{"granite", "shipping"}},
-			{"curator of A, member of B", c.curator, []string{"budget", "granite", "safety", "shipping"}},
+			// shipping twice: the public pair's copy and A's, each its own.
+			{"curator of A, member of B", c.curator, []string{"budget", "granite", "safety", "shipping", "shipping"}},
 			{"curator of B", c.other, []string{"budget", "granite", "shipping"}},
 			{"global curator, member of B", c.global, []string{"budget", "granite", "shipping"}},
 			{"basic", c.basic, []string{"granite", "shipping"}},

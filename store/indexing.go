@@ -829,30 +829,53 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 }
 
 // IndexAttempts returns page page (of size) of the attempts of pair id,
-// newest first, and how many it has, if c may see it.
+// newest first, and how many it has, if c may see it; unless c sees the
+// whole pair (quarry.Caller.SeesWholePair), their figures of documents are
+// withheld (zero) and their errors counted as AttemptErrors shows them.
 func (db *DB) IndexAttempts(ctx context.Context, c *quarry.Caller, id int64, page, size int64) ([]*quarry.IndexAttempt, int64, error) {
 	var (
 		out   []*quarry.IndexAttempt
 		total int64
 	)
 	err := db.snapshot(ctx, func(q querier) error {
-		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+		whole, err := db.seesWholePair(ctx, q, c, id)
+		if err != nil {
 			return err
 		}
 		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempts WHERE cc_pair_id = $1 AND kind = 'index'`, id).Scan(&total); err != nil {
 			return err
 		}
-		var err error
 		out, err = queryAll(ctx, q, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.cc_pair_id = $1 AND a.kind = 'index'
 			ORDER BY a.id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
-		return err
+		if err != nil || whole || len(out) == 0 {
+			return err
+		}
+		// Their errors, as AttemptErrors shows them to c.
+		counts, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) ([2]int64, error) {
+			var n [2]int64
+			return n, r.Scan(&n[0], &n[1])
+		}, `SELECT e.index_attempt_id, COUNT(*) FROM index_attempt_errors e WHERE e.cc_pair_id = $1 AND `+errorsShown("e", false)+`
+			GROUP BY e.index_attempt_id`, id)
+		if err != nil {
+			return err
+		}
+		shown := map[int64]int64{}
+		for _, n := range counts {
+			shown[n[0]] = n[1]
+		}
+		for _, a := range out {
+			a.WithholdFigures()
+			a.ErrorCount = shown[a.ID]
+		}
+		return nil
 	})
 	return out, total, mapError(err)
 }
 
 // AttemptErrors returns page page (of size) of the errors of pair id's
 // attempts, newest first (resolved ones too when includeResolved), and how
-// many there are, if c may see the pair.
+// many there are, if c may see the pair: those naming a document only if c
+// sees the whole pair (quarry.Caller.SeesWholePair).
 func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, includeResolved bool, page, size int64) ([]*quarry.IndexAttemptError, int64, error) {
 	var (
 		out   []*quarry.IndexAttemptError
@@ -863,13 +886,14 @@ func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, inc
 		cond += ` AND is_resolved = FALSE`
 	}
 	err := db.snapshot(ctx, func(q querier) error {
-		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+		whole, err := db.seesWholePair(ctx, q, c, id)
+		if err != nil {
 			return err
 		}
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempt_errors WHERE `+cond, id).Scan(&total); err != nil {
+		where := cond + ` AND ` + errorsShown("index_attempt_errors", whole)
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempt_errors WHERE `+where, id).Scan(&total); err != nil {
 			return err
 		}
-		var err error
 		out, err = queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*quarry.IndexAttemptError, error) {
 			var (
 				e          quarry.IndexAttemptError
@@ -882,10 +906,35 @@ func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, inc
 			return &e, err
 		}, `SELECT id, cc_pair_id, document_id, document_link, entity_id, failed_time_range_start, failed_time_range_end,
 			failure_message, is_resolved, time_created, index_attempt_id, error_type
-			FROM index_attempt_errors WHERE `+cond+` ORDER BY id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
+			FROM index_attempt_errors WHERE `+where+` ORDER BY id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
 		return err
 	})
 	return out, total, mapError(err)
+}
+
+// errorsShown returns the SQL condition under which the error of alias e
+// of a pair's attempts is shown to a caller who sees the whole pair, or
+// not (quarry.Caller.SeesWholePair): an error naming a document (a failed
+// document, whose access nobody reported) only to those who see the whole
+// pair.
+func errorsShown(e string, whole bool) string {
+	if whole {
+		return "TRUE"
+	}
+	return e + ".document_id IS NULL AND " + e + ".document_link IS NULL"
+}
+
+// seesWholePair fails with Onyx's 400 unless c may see pair id, and
+// reports whether c sees the whole pair (quarry.Caller.SeesWholePair).
+func (db *DB) seesWholePair(ctx context.Context, q querier, c *quarry.Caller, id int64) (bool, error) {
+	if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+		return false, err
+	}
+	var p quarry.CCPair
+	if err := q.QueryRowContext(ctx, `SELECT access_type FROM cc_pairs WHERE id = $1`, id).Scan(&p.AccessType); err != nil {
+		return false, err
+	}
+	return c.SeesWholePair(&p), nil
 }
 
 // checkSeesPair fails with Onyx's 400 unless c may see pair id.
@@ -918,29 +967,34 @@ func scanAttemptBrief(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, 
 }
 
 // PairIndexing is what a pair's page and the status of indexing show of its
-// indexing.
+// indexing to a caller.
 type PairIndexing struct {
 	CCPairID             int64
 	InRepeatedErrorState bool
 	LastSuccessfulIndex  *quarry.Time // When its latest successful attempt ended.
 	LastPruned           *quarry.Time
-	DocsIndexed          int64 // Documents it holds (its total_docs_indexed, kept as documents come and go).
+	// Whole says whether the caller sees the whole pair
+	// (quarry.Caller.SeesWholePair): if not, DocsIndexed counts the
+	// documents open to it, and the attempts' figures of documents are
+	// withheld (zero).
+	Whole                bool
+	DocsIndexed          int64 // Documents it holds (its total_docs_indexed, kept as documents come and go), or those open to the caller.
 	Attempts             int64
 	Latest               *quarry.IndexAttempt // Its newest attempt, nil if none.
 	LatestFinished       *quarry.IndexAttempt // Its newest attempt that ended.
 	LatestSuccessStarted *quarry.Time         // When its newest successful attempt started (Onyx's last_indexed).
 }
 
-// PairsIndexing returns the indexing of pairs ids (which the caller may
-// see), by id, in a fixed number of statements.
-func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIndexing, error) {
+// PairsIndexing returns the indexing of pairs ids, which c may see, as c
+// sees it (PairIndexing.Whole), by id, in a fixed number of statements.
+func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) (map[int64]*PairIndexing, error) {
 	out := map[int64]*PairIndexing{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	err := db.snapshot(ctx, func(q querier) error {
 		return inChunks(ids, "p.id", func(cond string, args []any) error {
-			rows, err := q.QueryContext(ctx, `SELECT p.id, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
+			rows, err := q.QueryContext(ctx, `SELECT p.id, p.access_type, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
 				p.total_docs_indexed,
 				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index'),
 				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index' AND a.status IN ('success', 'completed_with_errors'))
@@ -948,20 +1002,40 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 			if err != nil {
 				return err
 			}
+			var partial []any // The pairs c does not see whole.
 			for rows.Next() {
 				var (
 					x                     PairIndexing
+					p                     quarry.CCPair
 					last, pruned, started sql.NullInt64
 				)
-				if err := rows.Scan(&x.CCPairID, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.Attempts, &started); err != nil {
+				if err := rows.Scan(&x.CCPairID, &p.AccessType, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.Attempts, &started); err != nil {
 					rows.Close()
 					return err
 				}
 				x.LastSuccessfulIndex, x.LastPruned, x.LatestSuccessStarted = timeOrNil(last), timeOrNil(pruned), timeOrNil(started)
+				if x.Whole = c.SeesWholePair(&p); !x.Whole {
+					x.DocsIndexed = 0
+					partial = append(partial, x.CCPairID)
+				}
 				out[x.CCPairID] = &x
 			}
 			if err := closeRows(rows); err != nil {
 				return err
+			}
+			if len(partial) > 0 {
+				var cargs []any
+				in := sqlIn("d.cc_pair_id", partial, &cargs)
+				counts, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) ([2]int64, error) {
+					var n [2]int64
+					return n, r.Scan(&n[0], &n[1])
+				}, `SELECT d.cc_pair_id, COUNT(*) FROM documents d WHERE `+in+` AND `+documentsReadable(c, "d", &cargs)+` GROUP BY d.cc_pair_id`, cargs...)
+				if err != nil {
+					return err
+				}
+				for _, n := range counts {
+					out[n[0]].DocsIndexed = n[1]
+				}
 			}
 			latest, err := queryAll(ctx, q, scanAttemptBrief, `SELECT `+attemptBriefColumns+` FROM index_attempts a WHERE a.id IN
 				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'index' AND `+cond+` GROUP BY a2.cc_pair_id)`, args...)
@@ -976,18 +1050,27 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 			}
 			for _, a := range latest {
 				if x := out[a.CCPairID]; x != nil {
-					x.Latest = a
+					x.Latest = x.shown(a)
 				}
 			}
 			for _, a := range finished {
 				if x := out[a.CCPairID]; x != nil {
-					x.LatestFinished = a
+					x.LatestFinished = x.shown(a)
 				}
 			}
 			return nil
 		})
 	})
 	return out, mapError(err)
+}
+
+// shown returns attempt a of x's pair as x's caller sees it: with its
+// figures of documents withheld (zero) unless it sees the whole pair.
+func (x *PairIndexing) shown(a *quarry.IndexAttempt) *quarry.IndexAttempt {
+	if !x.Whole {
+		a.WithholdFigures()
+	}
+	return a
 }
 
 // IndexingStats are the figures of indexing the metrics show, read at

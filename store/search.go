@@ -76,10 +76,13 @@ func idf(n, df int64) float64 {
 	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 }
 
-// Search returns the documents caller c may see that best match query q
-// under filters f, best first, at most limit of them (each document once,
-// by its best chunk): BM25 over the chunks' weighted terms (see
-// quarry.TitleWeight), with the index's statistics, as Lucene 8 scores it.
+// Search returns the copies of documents caller c may see that best match
+// query q under filters f, best first, at most limit of them (each pair's
+// copy of a document once, by its best chunk: a document several pairs
+// hold is a result for each copy c may see, never one copy chosen for c
+// across pairs, see quarry.DocumentCopy): BM25 over the chunks' weighted
+// terms (see quarry.TitleWeight), with the index's statistics, as Lucene
+// 8 scores it.
 // The caller's rights are a condition of the query itself, so a person
 // whose documents rank below others' still gets limit results. A caller
 // who may not search (quarry.Caller.CanSearch) is refused.
@@ -115,7 +118,7 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q quarry.Query, f qu
 // statistics and the postings of the query's terms are read, the chunks
 // of those pairs scored (scoreChunks), then checked in the order of their
 // scores against c's rights and f, a batch at a time, until limit
-// documents are found or no chunk is left.
+// copies of documents are found or no chunk is left.
 func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
 	visible, err := visiblePairs(ctx, r, c)
 	if err != nil || visible == nil {
@@ -215,13 +218,20 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 		where += ` AND EXISTS (SELECT 1 FROM search_tags st WHERE st.cc_pair_id = ch.cc_pair_id AND st.document_id = ch.document_id AND (` +
 			strings.Join(ors, " OR ") + `))`
 	}
-	cols := "ch.id, ch.document_id"
+	cols := "ch.id, ch.cc_pair_id, ch.document_id"
 	if len(q.Phrases) > 0 {
 		cols += ", ch.title, ch.content"
 	}
-	type checked struct{ doc, title, content string }
+	type copyOf struct {
+		pair int64
+		doc  string
+	}
+	type checked struct {
+		copyOf
+		title, content string
+	}
 	var picked []scored
-	seen := map[string]bool{}
+	seen := map[copyOf]bool{}
 	for batch := limit*4 + 20; len(picked) < limit && cands.Len() > 0; batch = min(batch*4, 2000) {
 		next := make([]scored, 0, batch)
 		for len(next) < batch && cands.Len() > 0 {
@@ -240,7 +250,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 		for rows.Next() {
 			var id int64
 			var x checked
-			dest := []any{&id, &x.doc}
+			dest := []any{&id, &x.pair, &x.doc}
 			if len(q.Phrases) > 0 {
 				dest = append(dest, &x.title, &x.content)
 			}
@@ -255,10 +265,10 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 		}
 		for _, s := range next {
 			x, ok := found[s.chunk]
-			if !ok || seen[x.doc] || len(picked) == limit || !q.Matches(x.title, x.content) {
+			if !ok || seen[x.copyOf] || len(picked) == limit || !q.Matches(x.title, x.content) {
 				continue
 			}
-			seen[x.doc] = true
+			seen[x.copyOf] = true
 			picked = append(picked, s)
 		}
 	}
@@ -270,7 +280,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 	return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
 }
 
-// hits reads the results of chunks ids, in order.
+// hits reads the results of chunks ids, in order, each with its pair.
 func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64]float64, terms map[string]bool, prefixes []string) ([]quarry.SearchHit, error) {
 	out := make([]quarry.SearchHit, 0, len(ids))
 	if len(ids) == 0 {
@@ -284,12 +294,14 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 		link     *string
 		semantic string
 		body     string
+		pair     quarry.PairRef
 	}
 	rows, err := queryAll(ctx, r, func(s interface{ Scan(...any) error }) (row, error) {
 		var x row
-		return x, s.Scan(&x.id, &x.no, &x.content, &x.link, &x.semantic, &x.body)
-	}, `SELECT ch.id, ch.chunk_no, ch.content, ch.link, d.semantic_identifier, d.body FROM search_chunks ch
-		JOIN documents d ON d.cc_pair_id = ch.cc_pair_id AND d.id = ch.document_id WHERE `+sqlIn("ch.id", anys(ids), &args), args...)
+		return x, s.Scan(&x.id, &x.no, &x.content, &x.link, &x.semantic, &x.body, &x.pair.ID, &x.pair.Name, &x.pair.AccessType)
+	}, `SELECT ch.id, ch.chunk_no, ch.content, ch.link, d.semantic_identifier, d.body, p.id, p.name, p.access_type FROM search_chunks ch
+		JOIN documents d ON d.cc_pair_id = ch.cc_pair_id AND d.id = ch.document_id JOIN cc_pairs p ON p.id = ch.cc_pair_id
+		WHERE `+sqlIn("ch.id", anys(ids), &args), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +320,7 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 			meta = map[string]any{}
 		}
 		out = append(out, quarry.SearchHit{
-			DocumentID: d.ID, ChunkNo: x.no, SemanticIdentifier: x.semantic, Link: x.link,
+			DocumentID: d.ID, Pair: x.pair, ChunkNo: x.no, SemanticIdentifier: x.semantic, Link: x.link,
 			Blurb: quarry.Blurb(x.content), Source: d.Source, Metadata: meta, Score: scores[id],
 			MatchHighlights: quarry.Highlights(x.content, terms, prefixes), UpdatedAt: d.DocUpdatedAt,
 			PrimaryOwners: quarry.OwnerNames(d.PrimaryOwners), SecondaryOwners: quarry.OwnerNames(d.SecondaryOwners),

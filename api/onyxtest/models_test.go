@@ -291,3 +291,20 @@ func TestMirrorCheckFindsMissingFields(t *testing.T) {
 		})
 	}
 }
+
+// TestExtensionsAreQuarrys checks Quarry's extensions of Onyx's answer
+// models: each of a model of the table, none a field Onyx's model has.
+func TestExtensionsAreQuarrys(t *testing.T) {
+	for model, names := range Extensions {
+		fields, ok := Fields(model)
+		if !ok {
+			t.Errorf("the table of Onyx's models has no %s", model)
+			continue
+		}
+		for _, n := range names {
+			if slices.ContainsFunc(fields, func(f Field) bool { return f.Name == n }) {
+				t.Errorf("%s.%s is Onyx's own field, not an extension", model, n)
+			}
+		}
+	}
+}

@@ -14,7 +14,7 @@ import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmAction, confirmDelete, groupPicker, fmtInt, fmtTime,
   loadingRow, emptyRow, keepFocus, ago, words, attemptBadge, safeLink, personName } from './ui.js';
 import { sourceName, indexedSources, indexing } from './sources.js';
-import { isAdmin, groupChoices } from './session.js';
+import { isAdmin, groupChoices, holds } from './session.js';
 import * as status from './status.js';
 import { current, go, href } from './route.js';
 import * as pairdocs from './pairdocs.js';
@@ -29,6 +29,7 @@ const state = {
   lastFetch: 0,
   inflight: false,
   liveText: '',
+  whole: true,            // the person sees the whole pair, and its figures
 };
 
 /** The sizes of the pages of attempts and errors. */
@@ -185,7 +186,9 @@ function fillIndexing(p) {
     ...fact('Indexing now', p.indexing ? 'yes: an attempt is running' : (lastStatus === 'not_started' ? 'no: an attempt waits for a worker' : 'no')),
     ...fact('Latest attempt', lastStatus ? el('span', { class: `badge ${attemptBadge(lastStatus)}` }, words(lastStatus)) : el('span', { class: 'muted' }, 'none yet'),
       ` (${fmtInt(p.number_of_index_attempts ?? 0)} in all)`),
-    ...fact('Documents indexed', fmtInt(p.num_docs_indexed ?? 0)),
+    ...(state.whole ? fact('Documents indexed', fmtInt(p.num_docs_indexed ?? 0))
+      : fact('Documents indexed', `${fmtInt(p.num_docs_indexed ?? 0)} you may read`, el('span', { class: 'muted' },
+        ' (its connector says who may read each document; the pair\'s own counts are for those who manage connectors)'))),
     ...fact('Last indexed', p.last_indexed ? `${fmtTime(p.last_indexed)} (${ago(p.last_indexed)})` : el('span', { class: 'muted' }, 'never')),
     ...checkpointFact(p.latest_checkpoint_description),
   );
@@ -225,14 +228,20 @@ export async function open(id) {
   const view = $('view-pair');
   view.setAttribute('aria-busy', 'true');
   try {
-    const [{ data, etag }, indexed] = await Promise.all([
+    const [{ data, etag }, indexed, manages] = await Promise.all([
       call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}`),
       indexedSources(),
+      isAdmin() || holds('manage:connectors'),
       loadAttempts(id).catch((e) => $('pair-attempts-rows').replaceChildren(emptyRow(9, `The attempts could not be loaded: ${e.message}`))),
       loadErrors(id).catch((e) => $('pair-errors-rows').replaceChildren(emptyRow(6, `The errors could not be loaded: ${e.message}`))),
     ]);
     if (state.id !== id) return;
     state.indexed = indexed;
+    // Of a sync pair, those who do not manage connectors see the documents
+    // open to them, not the figures of the whole pair (the attempts'
+    // counts, which the server sends as 0).
+    state.whole = data.access_type !== 'sync' || manages;
+    view.classList.toggle('figures-withheld', !state.whole);
     fill(data, etag);
     state.lastFetch = Date.now();
     // A new pair's page follows its first attempt as a run asked for here.
@@ -329,7 +338,8 @@ function attemptRow(a) {
     el('td', { class: 'num' }, String(a.id)),
     el('td', {}, el('span', { class: `badge ${attemptBadge(a.status)}` }, words(a.status))),
     el('td', {}, a.from_beginning ? 'yes' : 'no'),
-    el('td', { class: 'num' }, `${fmtInt(a.new_docs_indexed)} / ${fmtInt(a.total_docs_indexed)}`),
+    el('td', { class: 'num' }, el('span', { class: 'figures' }, `${fmtInt(a.new_docs_indexed)} / ${fmtInt(a.total_docs_indexed)}`),
+      el('span', { class: 'withheld muted' }, 'not shown')),
     el('td', { class: 'num' }, fmtInt(a.error_count)),
     el('td', { class: 'nowrap' }, a.time_started ? fmtTime(a.time_started) : el('span', { class: 'muted' }, 'not yet')),
     el('td', { class: 'nowrap' }, fmtTime(a.time_updated), isLive ? el('br') : null, isLive ? since(a.time_updated, 'last update ') : null),
@@ -391,7 +401,9 @@ async function loadAttempts(id) {
     if (a && a.status === 'not_started') {
       text = `Attempt #${a.id} waits for a worker.`;
     } else if (a && a.status === 'in_progress') {
-      text = `Attempt #${a.id} is running: ${fmtInt(a.total_docs_indexed)} documents so far${a.error_count ? `, ${fmtInt(a.error_count)} errors` : ''}.`;
+      const errors = a.error_count ? `${fmtInt(a.error_count)} errors` : '';
+      text = state.whole ? `Attempt #${a.id} is running: ${fmtInt(a.total_docs_indexed)} documents so far${errors ? `, ${errors}` : ''}.`
+        : `Attempt #${a.id} is running${errors ? `: ${errors}` : ''}.`;
       age = since(a.time_updated, 'Last update ');
     } else if (a) {
       text = `The latest attempt, #${a.id}, ended: ${words(a.status)}.`;
@@ -585,8 +597,9 @@ export function reset() {
   stopClock();
   pairdocs.reset();
   Object.assign(state, { connectors: [], credentials: [], id: null, pair: null, etag: null, asked: null, attemptsPage: 0, errorsPage: 0,
-    liveText: '', inflight: false });
+    liveText: '', inflight: false, whole: true });
   state.attemptRows = new Map();
+  $('view-pair').classList.remove('figures-withheld');
   $('pair-body').hidden = true;
   $('pair-attempts-rows').replaceChildren();
   $('pair-errors-rows').replaceChildren();

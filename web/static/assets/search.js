@@ -6,8 +6,11 @@
 // of the unfiltered search's results (up to facetHits of them): Onyx's
 // search answers results, not counts. The page lists those same results
 // (a filter picks among them when they are every match), so that its
-// count and the filters' say the same thing. A document opens in the page
-// (#document/<id>, GET /search/document/{document_id}) and at its source.
+// count and the filters' say the same thing. Each result is one pair's
+// copy of a document, and says which pair it is from: a document that
+// several pairs hold is a result for each copy, and the copy opens as its
+// own in the page (#document/<id>?pair=<cc_pair_id>, GET
+// /search/document/{document_id}?cc_pair_id=…) and at its source.
 //
 // Keyboard: "/" (outside a field) comes back to the query box; ↓ from it
 // goes to the first result, ↑ and ↓ move through the results, Enter opens
@@ -180,8 +183,14 @@ function facets(all, now) {
   $('search-facets').hidden = false;
 }
 
-/** docHref is the page's link to a document's text. */
-const docHref = (id) => href('document', encodeURIComponent(id), { q: state.view.q });
+/** docHref is the page's link to the text of a result's copy of its document. */
+const docHref = (d) => href('document', encodeURIComponent(d.document_id), { pair: d.cc_pair_id, q: state.view.q });
+
+/**
+ * fromPair says which pair a copy is from: its name, id and access type
+ * (names need not be unique; the id tells pairs apart).
+ */
+const fromPair = (name, id, access) => el('span', { class: 'from-pair' }, `from “${name}” (pair #${id}, ${access})`);
 
 /** results shows the documents found. */
 function results(docs) {
@@ -196,12 +205,12 @@ function results(docs) {
       : `Nothing found for ${which}. Try other words, or fewer filters.`;
   list.replaceChildren(...docs.map((d) => {
     const link = safeLink(d.link);
-    const meta = [el('span', { class: 'badge' }, sourceName(d.source_type))];
+    const meta = [el('span', { class: 'badge' }, sourceName(d.source_type)), ' ', fromPair(d.cc_pair_name, d.cc_pair_id, d.cc_pair_access_type)];
     if (d.updated_at) meta.push(' · ', el('time', { dateTime: d.updated_at, title: fmtTime(d.updated_at) }, `updated ${ago(d.updated_at)}`));
     if (link) meta.push(' · ', el('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at the source',
       el('span', { class: 'visually-hidden' }, ` (${d.semantic_identifier}, opens in a new tab)`)));
     return el('li', { class: 'result' },
-      el('h2', { class: 'result-title' }, el('a', { href: docHref(d.document_id), 'data-result': '' }, d.semantic_identifier || d.document_id)),
+      el('h2', { class: 'result-title' }, el('a', { href: docHref(d), 'data-result': '' }, d.semantic_identifier || d.document_id)),
       el('p', { class: 'result-meta small' }, ...meta),
       el('p', { class: 'snippet' }, ...marked(snippet(d))));
   }));
@@ -255,7 +264,12 @@ function slash(ev) {
   }
 }
 
-/** open shows a document's text (#document/<id>). */
+/**
+ * open shows the text of a copy of a document (#document/<id>?pair=<n>):
+ * pair n's copy; without a pair (a link from before copies were named),
+ * the one copy the person may read, or the server's 409 naming the pairs
+ * to choose from.
+ */
 export async function open(id, params) {
   let docID = id;
   try {
@@ -264,6 +278,7 @@ export async function open(id, params) {
     // Shown as it is: the server answers 404.
   }
   const q = params.get('q') ?? '';
+  const pair = params.get('pair') ?? '';
   $('document-back').href = href('search', undefined, { q });
   $('document-title').textContent = 'Document';
   $('document-meta').replaceChildren();
@@ -271,10 +286,11 @@ export async function open(id, params) {
   $('document-text').textContent = '';
   clearError($('document-error'));
   try {
-    const { data } = await call('GET', `search/document/${encodeURIComponent(docID)}`);
+    const copy = /^[0-9]+$/.test(pair) ? `?cc_pair_id=${pair}` : '';
+    const { data } = await call('GET', `search/document/${encodeURIComponent(docID)}${copy}`);
     $('document-title').textContent = data.title || data.id;
     const md = data.metadata || {};
-    const meta = [el('span', { class: 'badge' }, sourceName(md.source_type))];
+    const meta = [el('span', { class: 'badge' }, sourceName(md.source_type)), ' ', fromPair(md.cc_pair_name, md.cc_pair_id, md.cc_pair_access_type)];
     if (md.updated_at) meta.push(' · ', el('time', { dateTime: md.updated_at, title: fmtTime(md.updated_at) }, `updated ${ago(md.updated_at)}`));
     meta.push(' · ', 'id ', el('code', {}, data.id));
     $('document-meta').replaceChildren(...meta);
