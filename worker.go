@@ -216,3 +216,17 @@ func RunOncePairs(pairs []*CCPair, credentialIDs []int64) ([]*CCPair, error) {
 // attempt's kind: a prune reports the ids its source listed, and nothing
 // else; an indexing run never does.
 var ErrProgressKind = Errorf(EINVALID, "A prune reports the document ids its source listed and nothing else; an indexing attempt reports no listed ids")
+
+// MaxWorkerConcurrency is the most attempts one worker runs at once
+// (QUARRY_WORKER_CONCURRENCY).
+const MaxWorkerConcurrency = 64
+
+// MaxHeartbeatAttempts is how many attempts one heartbeat may name: twice
+// as many as a worker runs at once, so that a worker's list never grows
+// the server's work (a row written per attempt, in the write lock) beyond
+// what a heartbeat needs.
+const MaxHeartbeatAttempts = 2 * MaxWorkerConcurrency
+
+// ErrHeartbeatTooLarge answers a heartbeat naming more than
+// MaxHeartbeatAttempts attempts (the API answers 422 before).
+var ErrHeartbeatTooLarge = Errorf(EINVALID, "A heartbeat names at most %d attempts", MaxHeartbeatAttempts)

@@ -243,6 +243,7 @@ type fxGolden struct {
 	Query       string            `json:"query"`
 	ContentType *string           `json:"content_type"`
 	Body        *string           `json:"body"`
+	BodyBase64  []byte            `json:"body_base64"` // The body, when the generator wrote it so (a long one).
 	Status      int               `json:"status"`
 	Response    json.RawMessage   `json:"response"`
 }
@@ -262,6 +263,10 @@ func fxGoldens(t *testing.T, model string) []fxGolden {
 	for _, c := range all {
 		if c.Status != 422 {
 			continue
+		}
+		if c.Body == nil && c.BodyBase64 != nil {
+			body := string(c.BodyBase64)
+			c.Body = &body
 		}
 		for k, v := range c.PathParams {
 			c.Path = strings.ReplaceAll(c.Path, "{"+k+"}", v)

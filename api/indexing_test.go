@@ -390,3 +390,83 @@ func TestIndexing(t *testing.T) {
 		c.do(c.admin, "POST", run, nil).want(t, 422, fxMissingBody)
 	})
 }
+
+// TestWorkerListBounds holds every list the worker protocol carries to
+// its maximum, on the real server and database: a heartbeat of
+// quarry.MaxHeartbeatAttempts ids and progress reports of
+// quarry.MaxBatchDocuments documents and failures are taken; one more item
+// is FastAPI's 422, and changes nothing.
+func TestWorkerListBounds(t *testing.T) {
+	c := newFxCast(t)
+	conn := c.connector(c.admin, "wiki", "web")
+	cred := c.credential(c.admin, "web", fxSecret, "admin_public", true)
+	p := c.pair(c.admin, conn, cred, "wiki", quarry.AccessPublic)
+	w := c.worker(t, "bounded")
+	c.schedule(t, 1, 0)
+	var l struct {
+		Attempt struct {
+			ID int64 `json:"attempt_id"`
+		} `json:"attempt"`
+	}
+	c.do(w, "POST", "/worker/lease", `{}`).decode(t, &l)
+	id := l.Attempt.ID
+
+	ids, others := []int64{id}, []int64{}
+	for i := int64(1); len(ids) < quarry.MaxHeartbeatAttempts; i++ {
+		if i != id {
+			ids, others = append(ids, i+1000), append(others, i+1000)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"attempt_ids": ids})
+	stop, _ := json.Marshal(others)
+	c.do(w, "POST", "/worker/heartbeat", string(body)).
+		want(t, 200, fmt.Sprintf(`{"stop":%s,"lease_expires_at":"2026-11-21T10:16:30.123456Z"}`, stop))
+	long, _ := json.Marshal(map[string]any{"attempt_ids": append(ids, 1)})
+	c.do(w, "POST", "/worker/heartbeat", string(long)).want(t, 422, fmt.Sprintf(`{"detail":[{"type":"too_long","loc":["body","attempt_ids"],
+		"msg":"List should have at most %[1]d items after validation, not %[2]d","input":%[3]s,
+		"ctx":{"field_type":"List","max_length":%[1]d,"actual_length":%[2]d}}]}`, quarry.MaxHeartbeatAttempts, len(ids)+1, long[len(`{"attempt_ids":`):len(long)-1]))
+
+	progress := fmt.Sprintf("/worker/attempts/%d/progress", id)
+	docs := func(n int, prefix string) []map[string]any {
+		var out []map[string]any
+		for i := range n {
+			out = append(out, map[string]any{"id": fmt.Sprintf("%s-%d", prefix, i), "sections": []map[string]any{{"text": "Text"}},
+				"source": "web", "semantic_identifier": "Doc", "metadata": map[string]any{}})
+		}
+		return out
+	}
+	failures := func(n int) []map[string]any {
+		var out []map[string]any
+		for i := range n {
+			out = append(out, map[string]any{"failed_document": map[string]any{"document_id": fmt.Sprintf("bad-%d", i)}, "failure_message": "No"})
+		}
+		return out
+	}
+	report := func(v map[string]any) string { b, _ := json.Marshal(v); return string(b) }
+	c.do(w, "POST", progress, report(map[string]any{"documents": docs(quarry.MaxBatchDocuments, "a"), "failures": failures(quarry.MaxBatchFailures)})).
+		want(t, 200, fmt.Sprintf(`{"new_docs_indexed":%d,"total_docs_indexed":%[1]d,"stop":false}`, quarry.MaxBatchDocuments))
+	for _, past := range []map[string]any{{"documents": docs(quarry.MaxBatchDocuments+1, "b")}, {"failures": failures(quarry.MaxBatchFailures + 1)}} {
+		r := c.do(w, "POST", progress, report(past))
+		var detail struct {
+			Detail []struct {
+				Type string `json:"type"`
+				Loc  []any  `json:"loc"`
+				Ctx  struct {
+					Max    int `json:"max_length"`
+					Actual int `json:"actual_length"`
+				} `json:"ctx"`
+			} `json:"detail"`
+		}
+		if err := json.Unmarshal(r.body, &detail); err != nil || r.status != 422 || len(detail.Detail) != 1 || detail.Detail[0].Type != "too_long" ||
+			detail.Detail[0].Ctx.Max != 1000 || detail.Detail[0].Ctx.Actual != 1001 {
+			t.Errorf("a report past the maximum: %d %.300s", r.status, r.body)
+		}
+	}
+	var page struct {
+		Total int `json:"total_items"`
+	}
+	c.do(c.admin, "GET", fmt.Sprintf("/manage/admin/cc-pair/%d/documents", p), nil).decode(t, &page)
+	if page.Total != quarry.MaxBatchDocuments {
+		t.Errorf("%d documents, want the %d of the report at the maximum", page.Total, quarry.MaxBatchDocuments)
+	}
+}

@@ -126,6 +126,12 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		schema, _ := oasDig(doc.m, "components", "schemas", b.schema).(map[string]any)
 		oasCheckModel(t, b.schema, reflect.TypeOf(b.model), schema)
 	}
+	// The models inside bodies, held to their schemas the same way.
+	for schema, model := range map[string]any{"DocumentBase": documentBase{}, "ExternalAccess": externalAccess{},
+		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}} {
+		s, _ := oasDig(doc.m, "components", "schemas", schema).(map[string]any)
+		oasCheckModel(t, schema, reflect.TypeOf(model), s)
+	}
 	// The upload's multipart body is read by its handler (api/file.go), not
 	// decoded from a model.
 	withBody["POST /manage/admin/connector/file/upload"] = true
@@ -304,7 +310,12 @@ func oasCheckModel(t *testing.T, name string, model reflect.Type, schema map[str
 		if n, ok := f.Tag.Lookup("min_length"); ok {
 			want["minLength"] = oasJSON(n)
 		}
-		if n, ok := f.Tag.Lookup("max_length"); ok {
+		if _, ok := f.Tag.Lookup("set"); ok {
+			want["uniqueItems"] = true
+		}
+		if n, ok := f.Tag.Lookup("max_length"); ok && typ.Kind() == reflect.Slice {
+			want["maxItems"] = oasJSON(n)
+		} else if ok {
 			want["maxLength"] = oasJSON(n)
 		}
 		if n, ok := f.Tag.Lookup("ge"); ok {
@@ -359,6 +370,9 @@ func oasCheckQuery(t *testing.T, route string, model reflect.Type, op map[string
 		}
 		if le, ok := f.Tag.Lookup("le"); ok {
 			want["maximum"] = oasJSON(le)
+		}
+		if n, ok := f.Tag.Lookup("max_length"); ok {
+			want["maxItems"] = oasJSON(n)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: query parameter %s (-model +document):\n%s", route, name, diff)
@@ -441,6 +455,8 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 		name := typ.Name()
 		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {
 			name = m.ModelName()
+		} else if m, ok := reflect.New(typ).Interface().(interface{ DataclassName() string }); ok {
+			name = m.DataclassName()
 		}
 		return map[string]any{"$ref": "#/components/schemas/" + name}
 	}

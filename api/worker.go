@@ -284,7 +284,7 @@ type leaseAnswer struct {
 
 // heartbeat is the body of POST /worker/heartbeat.
 type heartbeat struct {
-	AttemptIDs []int64 `json:"attempt_ids" default:"[]"`
+	AttemptIDs []int64 `json:"attempt_ids" default:"[]" max_length:"128"`
 }
 
 // heartbeatAnswer is the answer to POST /worker/heartbeat.
@@ -326,10 +326,10 @@ type attemptFinish struct {
 // A prune reports the ids its source listed (document_ids), and nothing
 // else.
 type progressReport struct {
-	Documents   []json.RawMessage                `json:"documents" default:"[]"`
-	Failures    []json.RawMessage                `json:"failures" default:"[]"`
+	Documents   []json.RawMessage                `json:"documents" default:"[]" max_length:"1000"`
+	Failures    []json.RawMessage                `json:"failures" default:"[]" max_length:"1000"`
 	Checkpoint  decode.Optional[json.RawMessage] `json:"checkpoint"`
-	DocumentIDs []string                         `json:"document_ids" default:"[]"`
+	DocumentIDs []string                         `json:"document_ids" default:"[]" max_length:"1000"`
 }
 
 // progress returns the report as the store takes it: a document or a

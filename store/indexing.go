@@ -480,8 +480,14 @@ func (tx *Tx) heldAttempt(ctx context.Context, workerID, id int64) (pairID int64
 // Heartbeat renews the leases of every attempt worker workerID holds, and
 // returns those of held (the attempts the worker says it runs) that it
 // should stop: asked to be canceled, or no longer held (ended by an
-// expiry, or their pair deleted).
+// expiry, or their pair deleted). held has at most
+// quarry.MaxHeartbeatAttempts ids (the API answers 422 beyond), read a
+// few hundred at a time, so that no statement grows with it.
 func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop []int64, expires quarry.Time, err error) {
+	held = dedupe(held)
+	if len(held) > quarry.MaxHeartbeatAttempts {
+		return nil, quarry.Time{}, quarry.ErrHeartbeatTooLarge
+	}
 	err = db.update(ctx, func(tx *Tx) error {
 		now := tx.now.Micros()
 		expires = quarry.Time{Time: tx.now.Add(quarry.LeaseTTL)}
@@ -489,26 +495,23 @@ func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop
 			return err
 		}
 		stop = []int64{}
-		held = dedupe(held)
-		if len(held) == 0 {
-			return nil
-		}
+		running := map[int64]bool{}
 		// Only the attempts the worker says it runs: one it lost track of
 		// (a lease whose answer was lost, a restart with the same token)
 		// is not kept alive by its other work, and expires.
-		args := []any{expires.Micros(), now, workerID, now}
-		if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
-			last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $4 AND `+
-			sqlIn("id", anys(held), &args), args...); err != nil {
-			return err
-		}
-		running := map[int64]bool{}
-		args = []any{workerID}
-		err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
-			WHERE worker_id = $1 AND status = 'in_progress' AND `+sqlIn("id", anys(held), &args), args,
-			func(id, cancel int64) { running[id] = cancel == 0 })
-		if err != nil {
-			return err
+		for chunk := range slices.Chunk(held, inChunk) {
+			args := []any{expires.Micros(), now, workerID}
+			if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
+				last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $2 AND `+
+				sqlIn("id", anys(chunk), &args), args...); err != nil {
+				return err
+			}
+			args = []any{workerID}
+			if err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
+				WHERE worker_id = $1 AND status = 'in_progress' AND `+sqlIn("id", anys(chunk), &args), args,
+				func(id, cancel int64) { running[id] = cancel == 0 }); err != nil {
+				return err
+			}
 		}
 		for _, id := range held {
 			if !running[id] {
@@ -611,26 +614,28 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 	if len(docs) == 0 {
 		return 0, 0, nil
 	}
-	ids := make([]any, len(docs))
+	ids := make([]string, len(docs))
 	for i := range docs {
 		ids[i] = docs[i].ID
 	}
 	hashes := map[string]string{}
-	args := []any{pairID}
-	rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM documents WHERE cc_pair_id = $1 AND `+sqlIn("id", ids, &args), args...)
-	if err != nil {
-		return 0, 0, err
-	}
-	for rows.Next() {
-		var id, h string
-		if err := rows.Scan(&id, &h); err != nil {
-			rows.Close()
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args := []any{pairID}
+		rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM documents WHERE cc_pair_id = $1 AND `+sqlIn("id", anys(chunk), &args), args...)
+		if err != nil {
 			return 0, 0, err
 		}
-		hashes[id] = h
-	}
-	if err := closeRows(rows); err != nil {
-		return 0, 0, err
+		for rows.Next() {
+			var id, h string
+			if err := rows.Scan(&id, &h); err != nil {
+				rows.Close()
+				return 0, 0, err
+			}
+			hashes[id] = h
+		}
+		if err := closeRows(rows); err != nil {
+			return 0, 0, err
+		}
 	}
 	now := tx.now.Micros()
 	for i := range docs {
@@ -661,10 +666,14 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 			newDocs++
 		}
 	}
-	args = []any{pairID, attemptID}
-	_, err = tx.ExecContext(ctx, `UPDATE index_attempt_errors SET is_resolved = TRUE WHERE cc_pair_id = $1 AND index_attempt_id <> $2
-		AND is_resolved = FALSE AND `+sqlIn("document_id", ids, &args), args...)
-	return newDocs, written, err
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args := []any{pairID, attemptID}
+		if _, err := tx.ExecContext(ctx, `UPDATE index_attempt_errors SET is_resolved = TRUE WHERE cc_pair_id = $1 AND index_attempt_id <> $2
+			AND is_resolved = FALSE AND `+sqlIn("document_id", anys(chunk), &args), args...); err != nil {
+			return 0, 0, err
+		}
+	}
+	return newDocs, written, nil
 }
 
 // contentHash returns the SHA-256 of d's JSON without its update time: a
