@@ -104,12 +104,10 @@ func (r *WorkerRegistration) Usable(now time.Time) bool {
 }
 
 // LeaseTTL is how long a worker holds an attempt without a heartbeat; a
-// lease not renewed in time fails the attempt ("no heartbeat"). Workers
-// beat every LeaseTTL/4.
+// lease not renewed in time interrupts the attempt (ExpiredLease), and a
+// new one resumes from its checkpoint. Workers beat every LeaseTTL/4.
 const LeaseTTL = 60 * time.Second
 
-// ErrNoHeartbeat is the error_msg of an attempt whose lease expired.
-const ErrNoHeartbeat = "The worker running this attempt stopped sending heartbeats (no heartbeat); the next attempt resumes from its last checkpoint."
 
 // Lease is an attempt a worker took (POST /worker/lease), with what it
 // needs to run it; its credential is fetched apart, while the lease lives.

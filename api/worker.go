@@ -172,6 +172,9 @@ func (s *Server) handleFinish(w http.ResponseWriter, r *http.Request, wk *quarry
 		return err
 	}
 	f := quarry.Finish{Status: in.Body.Status, ErrorMsg: value(in.Body.ErrorMsg), FullExceptionTrace: value(in.Body.FullExceptionTrace)}
+	if r := value(in.Body.Reason); r != nil {
+		f.Reason = quarry.StopReason(*r)
+	}
 	status, err := s.db.FinishAttempt(r.Context(), wk.ID, in.ID, f)
 	if err != nil {
 		return err
@@ -313,10 +316,13 @@ type attemptCredentialUpdate struct {
 }
 
 // attemptFinish is the body of POST /worker/attempts/{attempt_id}/finish.
+// reason says why an attempt failed when it was not its source's failure
+// (quarry.StopReason): then it ends canceled.
 type attemptFinish struct {
-	Status             quarry.IndexingStatus   `json:"status"`
-	ErrorMsg           decode.Optional[string] `json:"error_msg"`
-	FullExceptionTrace decode.Optional[string] `json:"full_exception_trace"`
+	Status             quarry.IndexingStatus                    `json:"status"`
+	ErrorMsg           decode.Optional[string]                  `json:"error_msg"`
+	FullExceptionTrace decode.Optional[string]                  `json:"full_exception_trace"`
+	Reason             decode.Optional[quarry.WorkerStopReason] `json:"reason"`
 }
 
 // progressReport is the body of POST

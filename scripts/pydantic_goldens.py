@@ -447,10 +447,14 @@ class WorkerHeartbeat(BaseModel):
     attempt_ids: Annotated[list[Int64], Field(max_length=128)] = []
 
 
+WorkerStopReason = enum.Enum("WorkerStopReason", {v: v for v in go_enum("WorkerStopReason", "indexretry.go")}, type=str)
+
+
 class AttemptFinish(BaseModel):
     status: IndexingStatus
     error_msg: Optional[str] = None
     full_exception_trace: Optional[str] = None
+    reason: Optional[WorkerStopReason] = None
 
 
 class AttemptProgress(BaseModel):
@@ -1328,6 +1332,8 @@ def corpus():
     case("attemptFinish", "valid", body={"status": "success"}, path={"attempt_id": "1"})
     case("attemptFinish", "bad status", body={"status": "done", "error_msg": 5}, path={"attempt_id": "1"})
     case("attemptFinish", "missing", body={}, path={"attempt_id": "x"})
+    case("attemptFinish", "with a reason", body={"status": "failed", "reason": "credential_refused"}, path={"attempt_id": "1"})
+    case("attemptFinish", "a reason the worker cannot give", body={"status": "failed", "reason": "lease_expired"}, path={"attempt_id": "1"})
     case("progressReport", "empty", body={}, path={"attempt_id": "1"})
     case("progressReport", "not lists", body={"documents": {}, "failures": "x", "checkpoint": []}, path={"attempt_id": "1"})
     case("progressReport", "items not objects", body={"documents": [1, {"id": "a"}], "failures": [None]}, path={"attempt_id": "1"})
