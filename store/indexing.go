@@ -967,6 +967,10 @@ type PairIndexing struct {
 	Latest               *quarry.IndexAttempt // Its newest attempt, nil if none.
 	LatestFinished       *quarry.IndexAttempt // Its newest attempt that ended.
 	LatestSuccessStarted *quarry.Time         // When its newest successful attempt started (Onyx's last_indexed).
+	PruneRequested       bool                 // A prune was asked for and is not made yet.
+	// LatestPrune is its newest prune (its status, error_msg and
+	// time_updated), nil if none.
+	LatestPrune *quarry.IndexAttempt
 }
 
 // PairsIndexing returns the indexing of pairs ids (which the caller may
@@ -979,7 +983,7 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 	err := db.snapshot(ctx, func(q querier) error {
 		return inChunks(ids, "p.id", func(cond string, args []any) error {
 			rows, err := q.QueryContext(ctx, `SELECT p.id, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
-				p.total_docs_indexed,
+				p.total_docs_indexed, p.prune_requested,
 				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index'),
 				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index' AND a.status IN ('success', 'completed_with_errors'))
 				FROM cc_pairs p WHERE `+cond, args...)
@@ -991,7 +995,7 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 					x                     PairIndexing
 					last, pruned, started sql.NullInt64
 				)
-				if err := rows.Scan(&x.CCPairID, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.Attempts, &started); err != nil {
+				if err := rows.Scan(&x.CCPairID, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.PruneRequested, &x.Attempts, &started); err != nil {
 					rows.Close()
 					return err
 				}
@@ -1011,6 +1015,24 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 				AND a2.status NOT IN ('not_started', 'in_progress') GROUP BY a2.cc_pair_id)`, args...)
 			if err != nil {
 				return err
+			}
+			prunes, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
+				var (
+					a       quarry.IndexAttempt
+					updated int64
+				)
+				err := r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.ErrorMsg, &updated)
+				a.TimeUpdated = quarry.TimeFromMicros(updated)
+				return &a, err
+			}, `SELECT a.id, a.cc_pair_id, a.status, a.error_msg, a.time_updated FROM index_attempts a WHERE a.id IN
+				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'prune' AND `+cond+` GROUP BY a2.cc_pair_id)`, args...)
+			if err != nil {
+				return err
+			}
+			for _, a := range prunes {
+				if x := out[a.CCPairID]; x != nil {
+					x.LatestPrune = a
+				}
 			}
 			for _, a := range latest {
 				if x := out[a.CCPairID]; x != nil {
