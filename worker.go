@@ -108,7 +108,6 @@ func (r *WorkerRegistration) Usable(now time.Time) bool {
 // new one resumes from its checkpoint. Workers beat every LeaseTTL/4.
 const LeaseTTL = 60 * time.Second
 
-
 // Lease is an attempt a worker took (POST /worker/lease), with what it
 // needs to run it; its credential is fetched apart, while the lease lives.
 type Lease struct {
