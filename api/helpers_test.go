@@ -265,6 +265,14 @@ func fxGoldens(t *testing.T, model string) []fxGolden {
 		if c.Status != 422 {
 			continue
 		}
+		if c.Body == nil && c.BodyBase64 != "" {
+			b, err := base64.StdEncoding.DecodeString(c.BodyBase64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := string(b)
+			c.Body = &body
+		}
 		for k, v := range c.PathParams {
 			c.Path = strings.ReplaceAll(c.Path, "{"+k+"}", v)
 		}
@@ -290,12 +298,6 @@ func (f fx) replay(t *testing.T, u user, method, path string, c fxGolden) {
 	var headers []string
 	if c.Body != nil && (*c.Body != "" || method != "GET") {
 		body = *c.Body
-	} else if c.BodyBase64 != "" {
-		b, err := base64.StdEncoding.DecodeString(c.BodyBase64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body = string(b)
 	}
 	if c.ContentType != nil {
 		headers = []string{"Content-Type", *c.ContentType}

@@ -127,6 +127,12 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		schema, _ := oasDig(doc.m, "components", "schemas", b.schema).(map[string]any)
 		oasCheckModel(t, b.schema, reflect.TypeOf(b.model), schema)
 	}
+	// The models inside bodies, held to their schemas the same way.
+	for schema, model := range map[string]any{"DocumentBase": documentBase{}, "ExternalAccess": externalAccess{},
+		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}} {
+		s, _ := oasDig(doc.m, "components", "schemas", schema).(map[string]any)
+		oasCheckModel(t, schema, reflect.TypeOf(model), s)
+	}
 	// The multipart bodies of the upload and of a change of a file
 	// connector's files are read by their handlers (api/file.go), not
 	// decoded from a model.
@@ -307,7 +313,12 @@ func oasCheckModel(t *testing.T, name string, model reflect.Type, schema map[str
 		if n, ok := f.Tag.Lookup("min_length"); ok {
 			want["minLength"] = oasJSON(n)
 		}
-		if n, ok := f.Tag.Lookup("max_length"); ok {
+		if _, ok := f.Tag.Lookup("set"); ok {
+			want["uniqueItems"] = true
+		}
+		if n, ok := f.Tag.Lookup("max_length"); ok && typ.Kind() == reflect.Slice {
+			want["maxItems"] = oasJSON(n)
+		} else if ok {
 			want["maxLength"] = oasJSON(n)
 		}
 		if n, ok := f.Tag.Lookup("ge"); ok {
@@ -362,6 +373,9 @@ func oasCheckQuery(t *testing.T, route string, model reflect.Type, op map[string
 		}
 		if le, ok := f.Tag.Lookup("le"); ok {
 			want["maximum"] = oasJSON(le)
+		}
+		if n, ok := f.Tag.Lookup("max_length"); ok {
+			want["maxItems"] = oasJSON(n)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: query parameter %s (-model +document):\n%s", route, name, diff)
@@ -444,6 +458,8 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 		name := typ.Name()
 		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {
 			name = m.ModelName()
+		} else if m, ok := reflect.New(typ).Interface().(interface{ DataclassName() string }); ok {
+			name = m.DataclassName()
 		}
 		return map[string]any{"$ref": "#/components/schemas/" + name}
 	}

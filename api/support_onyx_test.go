@@ -27,7 +27,7 @@ func fxPairInfoJSON(id int64, name, status string, access quarry.AccessType, edi
 		"creator_email":%q,"last_indexed":null,"last_pruned":null,"last_full_permission_sync":null,"overall_indexing_speed":null,
 		"latest_checkpoint_description":null,"last_permission_sync_attempt_status":null,"permission_syncing":false,
 		"last_permission_sync_attempt_finished":null,"last_permission_sync_attempt_error_message":null,"supports_targeted_reindex":false,
-		"groups":%s}`,
+		"groups":%s,"pruning":false,"last_prune_attempt_status":null,"last_prune_attempt_finished":null,"last_prune_attempt_error_message":null}`,
 		id, name, status, connector, credential, access, editable, creator.id, creator.email, fxJSON(fxIDs(groups)))
 }
 

@@ -184,9 +184,16 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 		}
 		if status != old.Status {
 			// A pause stops its live attempt; any change of status may
-			// change when it is next due.
+			// change when it is next due; a resume of an INVALID pair asks
+			// for a run.
 			if !status.Active() {
 				if err := tx.stopAttempts(ctx, id); err != nil {
+					return err
+				}
+			}
+			if quarry.RetryOnResume(old.Status, status) {
+				if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`,
+					quarry.IndexUpdate, id); err != nil {
 					return err
 				}
 			}

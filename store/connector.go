@@ -302,8 +302,16 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 			}
 		}
 		tx.changed(ChangeConnector, id)
-		// Its source, refresh frequency or indexing start may change when
-		// its pairs are next due.
+		// An edit may let its INVALID pairs run; its source, refresh
+		// frequency or indexing start may change when its pairs are next
+		// due.
+		ids := make([]int64, len(pairs))
+		for i, p := range pairs {
+			ids[i] = p.ID
+		}
+		if err := tx.revalidate(ctx, ids); err != nil {
+			return err
+		}
 		if err := tx.rescheduleConnector(ctx, id); err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ const attemptColumns = `a.id, a.cc_pair_id, a.status, a.from_beginning, a.new_do
 	a.docs_removed_from_index, a.completed_batches, a.poll_range_start, a.poll_range_end, a.checkpoint, a.checkpoint_at,
 	a.error_msg, a.full_exception_trace, a.cancellation_requested, a.worker_id, a.lease_expires_at, a.heartbeat_counter,
 	a.last_heartbeat_time, a.time_created, a.time_started, a.time_updated,
-	(SELECT COUNT(*) FROM index_attempt_errors e WHERE e.index_attempt_id = a.id)`
+	(SELECT COUNT(*) FROM index_attempt_errors e WHERE e.index_attempt_id = a.id), COALESCE(a.stop_reason, '')`
 
 // scanAttempt reads the attemptColumns of one row.
 func scanAttempt(row interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
@@ -38,7 +38,7 @@ func scanAttempt(row interface{ Scan(...any) error }) (*quarry.IndexAttempt, err
 	err := row.Scan(&a.ID, &a.CCPairID, &a.Status, &a.FromBeginning, &a.NewDocsIndexed, &a.TotalDocsIndexed,
 		&a.DocsRemovedFromIndex, &a.CompletedBatches, &start, &end, &checkpoint, &cpAt,
 		&a.ErrorMsg, &a.FullExceptionTrace, &a.CancellationRequested, &a.WorkerID, &lease, &a.HeartbeatCounter,
-		&beat, &created, &started, &updated, &a.ErrorCount)
+		&beat, &created, &started, &updated, &a.ErrorCount, &a.StopReason)
 	if err != nil {
 		return nil, err
 	}
@@ -174,27 +174,30 @@ func (db *DB) skipLocked() string {
 // pairIndexFacts are a pair's facts that indexing rules need, read in a
 // write transaction.
 type pairIndexFacts struct {
-	status         quarry.CCPairStatus
-	source         quarry.DocumentSource
-	refreshFreq    *int64
-	trigger        *quarry.IndexingMode
-	indexingStart  *quarry.Time
-	repeatedErrors bool
+	status            quarry.CCPairStatus
+	source            quarry.DocumentSource
+	refreshFreq       *int64
+	trigger           *quarry.IndexingMode
+	indexingStart     *quarry.Time
+	repeatedErrors    bool
+	credentialUpdated quarry.Time // When its credential last changed.
 }
 
 // indexFacts reads the indexing facts of pair id.
 func (tx *Tx) indexFacts(ctx context.Context, id int64) (*pairIndexFacts, error) {
 	var (
-		f     pairIndexFacts
-		start sql.NullInt64
+		f                 pairIndexFacts
+		start             sql.NullInt64
+		credentialUpdated int64
 	)
-	err := tx.QueryRowContext(ctx, `SELECT p.status, c.source, c.refresh_freq, p.indexing_trigger, c.indexing_start, p.in_repeated_error_state
-		FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id WHERE p.id = $1`, id).
-		Scan(&f.status, &f.source, &f.refreshFreq, &f.trigger, &start, &f.repeatedErrors)
+	err := tx.QueryRowContext(ctx, `SELECT p.status, c.source, c.refresh_freq, p.indexing_trigger, c.indexing_start, p.in_repeated_error_state,
+		k.updated_at
+		FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id JOIN credentials k ON k.id = p.credential_id WHERE p.id = $1`, id).
+		Scan(&f.status, &f.source, &f.refreshFreq, &f.trigger, &start, &f.repeatedErrors, &credentialUpdated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ccPairNotFound(id)
 	}
-	f.indexingStart = timeOrNil(start)
+	f.indexingStart, f.credentialUpdated = timeOrNil(start), quarry.TimeFromMicros(credentialUpdated)
 	return &f, err
 }
 
@@ -215,8 +218,14 @@ func (tx *Tx) nextIndexAt(ctx context.Context, id int64) (*quarry.Time, error) {
 	if err != nil || live {
 		return nil, err
 	}
+	// The refusals that count: the backoff is at its cap long before.
+	ended, err := tx.endedAttempts(ctx, id, quarry.AttemptIndex, 32)
+	if err != nil {
+		return nil, err
+	}
 	facts := quarry.IndexFacts{Source: f.source, Status: f.status, Trigger: f.trigger, RefreshFreq: f.refreshFreq,
-		LastAttemptUpdated: timeOrNil(updated), RepeatedErrors: f.repeatedErrors}
+		LastAttemptUpdated: timeOrNil(updated), RepeatedErrors: f.repeatedErrors,
+		Refusals: quarry.CredentialRefusals(ended, f.credentialUpdated)}
 	return facts.NextIndexAt(), nil
 }
 
@@ -357,7 +366,7 @@ func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairInde
 		pairID).Scan(&lastSuccess); err != nil {
 		return nil, err
 	}
-	recent, err := tx.endedAttempts(ctx, pairID, quarry.RecentAttemptsConsidered)
+	recent, err := tx.endedAttempts(ctx, pairID, quarry.AttemptIndex, quarry.RecentAttemptsConsidered)
 	if err != nil {
 		return nil, err
 	}
@@ -391,26 +400,29 @@ func (tx *Tx) leasedConnector(ctx context.Context, pairID int64, c *quarry.Lease
 	return err
 }
 
-// endedAttempts returns the attempts of pair id that ended after they
-// started, newest first, at most n: the history the choice of a poll
-// window and a checkpoint reads. An attempt canceled before a worker took
-// it did nothing, and says nothing of where to go on from.
-func (tx *Tx) endedAttempts(ctx context.Context, id int64, n int) ([]*quarry.IndexAttempt, error) {
+// endedAttempts returns the attempts of kind of pair id that ended after
+// they started, newest first, at most n: the history the choice of a poll
+// window and a checkpoint reads, and the repeated error state, the
+// refusals of a credential and the lost workers. An attempt canceled
+// before a worker took it did nothing, and says nothing of where to go on
+// from.
+func (tx *Tx) endedAttempts(ctx context.Context, id int64, kind quarry.AttemptKind, n int) ([]*quarry.IndexAttempt, error) {
 	return queryAll(ctx, tx, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
 		var (
-			a          quarry.IndexAttempt
-			start, end sql.NullInt64
-			checkpoint sql.NullString
+			a                   quarry.IndexAttempt
+			start, end, started sql.NullInt64
+			checkpoint          sql.NullString
 		)
-		err := r.Scan(&a.ID, &a.Status, &a.TotalDocsIndexed, &start, &end, &checkpoint)
-		a.PollRangeStart, a.PollRangeEnd = timeOrNil(start), timeOrNil(end)
+		err := r.Scan(&a.ID, &a.Status, &a.TotalDocsIndexed, &start, &end, &checkpoint, &a.StopReason, &started)
+		a.PollRangeStart, a.PollRangeEnd, a.TimeStarted = timeOrNil(start), timeOrNil(end), timeOrNil(started)
 		if checkpoint.Valid {
 			a.Checkpoint = json.RawMessage(checkpoint.String)
 		}
 		return &a, err
-	}, `SELECT id, status, total_docs_indexed, poll_range_start, poll_range_end, checkpoint FROM index_attempts
-		WHERE cc_pair_id = $1 AND kind = 'index' AND status NOT IN ('not_started', 'in_progress') AND time_started IS NOT NULL
-		ORDER BY id DESC LIMIT `+fmt.Sprint(n), id)
+	}, `SELECT id, status, total_docs_indexed, poll_range_start, poll_range_end, checkpoint, COALESCE(stop_reason, ''), time_started
+		FROM index_attempts
+		WHERE cc_pair_id = $1 AND kind = $2 AND status NOT IN ('not_started', 'in_progress') AND time_started IS NOT NULL
+		ORDER BY id DESC LIMIT `+fmt.Sprint(n), id, kind)
 }
 
 // setPairStatusAfter moves pair id, in status s, to the status its attempt
@@ -480,8 +492,14 @@ func (tx *Tx) heldAttempt(ctx context.Context, workerID, id int64) (pairID int64
 // Heartbeat renews the leases of every attempt worker workerID holds, and
 // returns those of held (the attempts the worker says it runs) that it
 // should stop: asked to be canceled, or no longer held (ended by an
-// expiry, or their pair deleted).
+// expiry, or their pair deleted). held has at most
+// quarry.MaxHeartbeatAttempts ids (the API answers 422 beyond), read a
+// few hundred at a time, so that no statement grows with it.
 func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop []int64, expires quarry.Time, err error) {
+	held = dedupe(held)
+	if len(held) > quarry.MaxHeartbeatAttempts {
+		return nil, quarry.Time{}, quarry.ErrHeartbeatTooLarge
+	}
 	err = db.update(ctx, func(tx *Tx) error {
 		now := tx.now.Micros()
 		expires = quarry.Time{Time: tx.now.Add(quarry.LeaseTTL)}
@@ -489,26 +507,23 @@ func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop
 			return err
 		}
 		stop = []int64{}
-		held = dedupe(held)
-		if len(held) == 0 {
-			return nil
-		}
+		running := map[int64]bool{}
 		// Only the attempts the worker says it runs: one it lost track of
 		// (a lease whose answer was lost, a restart with the same token)
 		// is not kept alive by its other work, and expires.
-		args := []any{expires.Micros(), now, workerID, now}
-		if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
-			last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $4 AND `+
-			sqlIn("id", anys(held), &args), args...); err != nil {
-			return err
-		}
-		running := map[int64]bool{}
-		args = []any{workerID}
-		err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
-			WHERE worker_id = $1 AND status = 'in_progress' AND `+sqlIn("id", anys(held), &args), args,
-			func(id, cancel int64) { running[id] = cancel == 0 })
-		if err != nil {
-			return err
+		for chunk := range slices.Chunk(held, inChunk) {
+			args := []any{expires.Micros(), now, workerID}
+			if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
+				last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $2 AND `+
+				sqlIn("id", anys(chunk), &args), args...); err != nil {
+				return err
+			}
+			args = []any{workerID}
+			if err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
+				WHERE worker_id = $1 AND status = 'in_progress' AND `+sqlIn("id", anys(chunk), &args), args,
+				func(id, cancel int64) { running[id] = cancel == 0 }); err != nil {
+				return err
+			}
 		}
 		for _, id := range held {
 			if !running[id] {
@@ -611,26 +626,28 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 	if len(docs) == 0 {
 		return 0, 0, nil
 	}
-	ids := make([]any, len(docs))
+	ids := make([]string, len(docs))
 	for i := range docs {
 		ids[i] = docs[i].ID
 	}
 	hashes := map[string]string{}
-	args := []any{pairID}
-	rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM documents WHERE cc_pair_id = $1 AND `+sqlIn("id", ids, &args), args...)
-	if err != nil {
-		return 0, 0, err
-	}
-	for rows.Next() {
-		var id, h string
-		if err := rows.Scan(&id, &h); err != nil {
-			rows.Close()
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args := []any{pairID}
+		rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM documents WHERE cc_pair_id = $1 AND `+sqlIn("id", anys(chunk), &args), args...)
+		if err != nil {
 			return 0, 0, err
 		}
-		hashes[id] = h
-	}
-	if err := closeRows(rows); err != nil {
-		return 0, 0, err
+		for rows.Next() {
+			var id, h string
+			if err := rows.Scan(&id, &h); err != nil {
+				rows.Close()
+				return 0, 0, err
+			}
+			hashes[id] = h
+		}
+		if err := closeRows(rows); err != nil {
+			return 0, 0, err
+		}
 	}
 	now := tx.now.Micros()
 	for i := range docs {
@@ -661,10 +678,14 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 			newDocs++
 		}
 	}
-	args = []any{pairID, attemptID}
-	_, err = tx.ExecContext(ctx, `UPDATE index_attempt_errors SET is_resolved = TRUE WHERE cc_pair_id = $1 AND index_attempt_id <> $2
-		AND is_resolved = FALSE AND `+sqlIn("document_id", ids, &args), args...)
-	return newDocs, written, err
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args := []any{pairID, attemptID}
+		if _, err := tx.ExecContext(ctx, `UPDATE index_attempt_errors SET is_resolved = TRUE WHERE cc_pair_id = $1 AND index_attempt_id <> $2
+			AND is_resolved = FALSE AND `+sqlIn("document_id", anys(chunk), &args), args...); err != nil {
+			return 0, 0, err
+		}
+	}
+	return newDocs, written, nil
 }
 
 // contentHash returns the SHA-256 of d's JSON without its update time: a
@@ -702,10 +723,12 @@ func (db *DB) FinishAttempt(ctx context.Context, workerID, id int64, f quarry.Fi
 }
 
 // endAttempt ends live attempt id of pair pairID as finish decides from
-// the attempt, and moves the pair on: its status (quarry.PairStatusAfter),
-// the time of its last success, its repeated error state, the errors a
-// success from the beginning resolves (every entity's: it went through
-// them all), and when it is next due.
+// the attempt, and moves the pair on: its status (quarry.PairStatusAfter;
+// INVALID when the attempt stopped for want of a connector), the time of
+// its last success, its repeated error state, the errors a success from
+// the beginning resolves (every entity's: it went through them all), a
+// run asked for again when it was interrupted (quarry.TriggerAfter), and
+// when it is next due.
 func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*quarry.IndexAttempt) quarry.Finish) (quarry.IndexingStatus, error) {
 	a, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.id = $1`, id))
 	if err != nil {
@@ -717,24 +740,39 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 	if err := tx.QueryRowContext(ctx, `SELECT kind FROM index_attempts WHERE id = $1`, id).Scan(&kind); err != nil {
 		return "", err
 	}
-	var msg, trace any
+	var msg, trace, reason any
 	if f.ErrorMsg != nil {
 		msg = quarry.ClipText(*f.ErrorMsg, quarry.MaxErrorMessageBytes)
 	}
 	if f.FullExceptionTrace != nil {
 		trace = quarry.ClipTrace(*f.FullExceptionTrace)
 	}
+	if f.Reason != "" {
+		reason = f.Reason
+	}
 	now := tx.now.Micros()
 	if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET status = $1, error_msg = $2, full_exception_trace = $3,
-		lease_expires_at = NULL, time_updated = $4 WHERE id = $5`, status, msg, trace, now, id); err != nil {
+		stop_reason = $4, lease_expires_at = NULL, time_updated = $5 WHERE id = $6`, status, msg, trace, reason, now, id); err != nil {
 		return "", err
-	}
-	if kind == quarry.AttemptPrune {
-		return status, tx.endPrune(ctx, a, status)
 	}
 	facts, err := tx.indexFacts(ctx, pairID)
 	if err != nil {
 		return "", err
+	}
+	if f.Reason.Invalidates() {
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET status = $1, version = version + 1 WHERE id = $2 AND status = $3`,
+			quarry.CCPairInvalid, pairID, facts.status); err != nil {
+			return "", err
+		}
+		facts.status = quarry.CCPairInvalid
+	}
+	ended, err := tx.endedAttempts(ctx, pairID, kind, max(quarry.ErrorStateRun(facts.refreshFreq), quarry.MaxLostLeasesInARow))
+	if err != nil {
+		return "", err
+	}
+	trigger := quarry.TriggerAfter(status, f.Reason, quarry.LostLeasesInARow(ended))
+	if kind == quarry.AttemptPrune {
+		return status, tx.endPrune(ctx, a, status, trigger != nil)
 	}
 	if status.Successful() {
 		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET last_successful_index_time = $1 WHERE id = $2`, now, pairID); err != nil {
@@ -747,20 +785,16 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 			return "", err
 		}
 	}
-	ended, err := tx.endedAttempts(ctx, pairID, quarry.ErrorStateRun(facts.refreshFreq))
-	if err != nil {
-		return "", err
-	}
-	statuses := make([]quarry.IndexingStatus, len(ended))
-	for i, e := range ended {
-		statuses[i] = e.Status
+	statuses := make([]quarry.IndexingStatus, 0, len(ended))
+	for _, e := range ended[:min(len(ended), quarry.ErrorStateRun(facts.refreshFreq))] {
+		statuses = append(statuses, e.Status)
 	}
 	repeated := quarry.ErrorStateAfter(facts.repeatedErrors, status, facts.refreshFreq, statuses)
 	if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET in_repeated_error_state = $1 WHERE id = $2`, repeated, pairID); err != nil {
 		return "", err
 	}
-	if m := quarry.TriggerAfter(status); m != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`, *m, pairID); err != nil {
+	if trigger != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`, *trigger, pairID); err != nil {
 			return "", err
 		}
 	}
@@ -813,6 +847,10 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = $1 WHERE id = $2`, mode, p.ID); err != nil {
+				return err
+			}
+			// A run asked for is a change that may let an INVALID pair run.
+			if err := tx.revalidate(ctx, []int64{p.ID}); err != nil {
 				return err
 			}
 			if err := tx.reschedule(ctx, p.ID); err != nil {
@@ -983,6 +1021,10 @@ type PairIndexing struct {
 	Latest               *quarry.IndexAttempt // Its newest attempt, nil if none.
 	LatestFinished       *quarry.IndexAttempt // Its newest attempt that ended.
 	LatestSuccessStarted *quarry.Time         // When its newest successful attempt started (Onyx's last_indexed).
+	PruneRequested       bool                 // A prune was asked for and is not made yet.
+	// LatestPrune is its newest prune (its status, error_msg and
+	// time_updated), nil if none.
+	LatestPrune *quarry.IndexAttempt
 }
 
 // PairsIndexing returns the indexing of pairs ids, which c may see, as c
@@ -995,7 +1037,7 @@ func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) 
 	err := db.snapshot(ctx, func(q querier) error {
 		return inChunks(ids, "p.id", func(cond string, args []any) error {
 			rows, err := q.QueryContext(ctx, `SELECT p.id, p.access_type, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
-				p.total_docs_indexed,
+				p.total_docs_indexed, p.prune_requested,
 				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index'),
 				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index' AND a.status IN ('success', 'completed_with_errors'))
 				FROM cc_pairs p WHERE `+cond, args...)
@@ -1009,7 +1051,7 @@ func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) 
 					p                     quarry.CCPair
 					last, pruned, started sql.NullInt64
 				)
-				if err := rows.Scan(&x.CCPairID, &p.AccessType, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.Attempts, &started); err != nil {
+				if err := rows.Scan(&x.CCPairID, &p.AccessType, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.PruneRequested, &x.Attempts, &started); err != nil {
 					rows.Close()
 					return err
 				}
@@ -1047,6 +1089,24 @@ func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) 
 				AND a2.status NOT IN ('not_started', 'in_progress') GROUP BY a2.cc_pair_id)`, args...)
 			if err != nil {
 				return err
+			}
+			prunes, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
+				var (
+					a       quarry.IndexAttempt
+					updated int64
+				)
+				err := r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.ErrorMsg, &updated)
+				a.TimeUpdated = quarry.TimeFromMicros(updated)
+				return &a, err
+			}, `SELECT a.id, a.cc_pair_id, a.status, a.error_msg, a.time_updated FROM index_attempts a WHERE a.id IN
+				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'prune' AND `+cond+` GROUP BY a2.cc_pair_id)`, args...)
+			if err != nil {
+				return err
+			}
+			for _, a := range prunes {
+				if x := out[a.CCPairID]; x != nil {
+					x.LatestPrune = a
+				}
 			}
 			for _, a := range latest {
 				if x := out[a.CCPairID]; x != nil {
@@ -1102,4 +1162,114 @@ func (db *DB) IndexingStats(ctx context.Context) (IndexingStats, error) {
 		s.OldestDue = now.Sub(time.UnixMicro(oldest.Int64))
 	}
 	return s, mapError(err)
+}
+
+// revalidate makes the INVALID pairs among ids quarry.Revalidated, with a
+// run asked for, and reschedules them: something changed that may let
+// them run (an edit of their connector or credential, a run asked for, a
+// connector learned for their source). The pairs are locked first, as
+// every writer of pairs and their attempts takes them.
+func (tx *Tx) revalidate(ctx context.Context, ids []int64) error {
+	for _, id := range ids {
+		if ok, err := tx.lockPair(ctx, id); err != nil || !ok {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET status = $1, indexing_trigger = COALESCE(indexing_trigger, $2), version = version + 1
+			WHERE id = $3 AND status = $4`, quarry.Revalidated, quarry.IndexUpdate, id, quarry.CCPairInvalid)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := tx.reschedule(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockPair locks pair id on PostgreSQL (SQLite has one writer), and
+// reports whether it exists.
+func (tx *Tx) lockPair(ctx context.Context, id int64) (bool, error) {
+	if tx.db.dialect != Postgres {
+		return true, nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM cc_pairs WHERE id = $1 FOR UPDATE`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// credentialPairs returns the pairs of credential id, in id order, locked
+// on PostgreSQL before the credential's row is written (pairs before what
+// they refer to, as lockConnectorPairs).
+func (tx *Tx) credentialPairs(ctx context.Context, id int64) ([]int64, error) {
+	lock := ""
+	if tx.db.dialect == Postgres {
+		lock = ` FOR UPDATE`
+	}
+	return queryInts(ctx, tx, `SELECT id FROM cc_pairs WHERE credential_id = $1 ORDER BY id`+lock, id)
+}
+
+// credentialEdited moves on pairs, those of a credential whose secret was
+// just edited: the INVALID ones are revalidated, and those whose source
+// refused the credential get a run at once (quarry.RetryOnCredentialEdit);
+// the refusals no longer count (quarry.CredentialRefusals), so that their
+// backoff starts again.
+func (tx *Tx) credentialEdited(ctx context.Context, pairs []int64) error {
+	if err := tx.revalidate(ctx, pairs); err != nil {
+		return err
+	}
+	for _, id := range pairs {
+		latest, err := tx.endedAttempts(ctx, id, quarry.AttemptIndex, 1)
+		if err != nil {
+			return err
+		}
+		var a *quarry.IndexAttempt
+		if len(latest) > 0 {
+			a = latest[0]
+		}
+		if !quarry.RetryOnCredentialEdit(a) {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`,
+			quarry.IndexUpdate, id); err != nil {
+			return err
+		}
+		if err := tx.reschedule(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KnowConnectors tells the store the sources this server's workers have a
+// connector for (connector.Registry.Sources), as `quarry serve` does when it
+// starts: the pairs left INVALID because their source had none (their
+// latest attempt stopped for quarry.StopNoConnector) are revalidated. It
+// returns how many.
+func (db *DB) KnowConnectors(ctx context.Context, sources []quarry.DocumentSource) (int, error) {
+	if len(sources) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := db.update(ctx, func(tx *Tx) error {
+		args := []any{quarry.CCPairInvalid, quarry.StopNoConnector}
+		ids, err := queryInts(ctx, tx, `SELECT p.id FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id
+			WHERE p.status = $1 AND `+sqlIn("c.source", anys(sources), &args)+`
+			AND (SELECT a.stop_reason FROM index_attempts a WHERE a.cc_pair_id = p.id ORDER BY a.id DESC LIMIT 1) = $2
+			ORDER BY p.id`, args...)
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		return tx.revalidate(ctx, ids)
+	})
+	return n, err
 }

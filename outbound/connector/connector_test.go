@@ -56,8 +56,11 @@ func TestRegistryOpen(t *testing.T) {
 	env := &connector.Env{}
 	_, err := r.Open("confluence", json.RawMessage(`{}`), json.RawMessage(`{}`), env)
 	var none *connector.NoConnectorError
-	if !errors.As(err, &none) || err.Error() != "Quarry has no connector for confluence yet" {
-		t.Errorf("Open(confluence) = %v, want: Quarry has no connector for confluence yet", err)
+	if !errors.As(err, &none) || err.Error() != quarry.NoConnectorMessage("confluence") {
+		t.Errorf("Open(confluence) = %v, want: %s", err, quarry.NoConnectorMessage("confluence"))
+	}
+	if got := r.Sources(); !slices.Equal(got, []quarry.DocumentSource{"web", "file", "mediawiki", "wikipedia", "imap", "mock_connector"}) {
+		t.Errorf("Sources() = %q", got)
 	}
 	configs := []struct {
 		config, wantErr string

@@ -231,8 +231,8 @@ func (c *imapConn) close() {
 }
 
 // connect dials the server through the egress guard, secures the
-// connection and logs in. A login the server refuses is an error with
-// the server's reason.
+// connection and logs in. A login the server refuses is a
+// *CredentialError with the server's reason.
 func (m *Imap) connect(ctx context.Context) (*imapConn, error) {
 	addr := net.JoinHostPort(m.cfg.Host, strconv.Itoa(m.cfg.port))
 	dctx, cancel := context.WithTimeout(ctx, imapTimeout)
@@ -280,8 +280,12 @@ func (m *Imap) connect(ctx context.Context) (*imapConn, error) {
 	if err := c.Login(m.username, m.password).Wait(); err != nil {
 		c.Close()
 		var ie *imap.Error
-		if errors.As(err, &ie) {
-			return fail("the login was refused by the IMAP server", errors.New(imapReason(ie)))
+		if errors.As(err, &ie) && ctx.Err() == nil {
+			// Refused: once per attempt (no other login follows it), in the
+			// server's words, which hold no password.
+			stop()
+			raw.Close()
+			return nil, &CredentialError{Reason: fmt.Sprintf("the IMAP server %s refused the login: %s", addr, imapReason(ie))}
 		}
 		return fail("logging in to the IMAP server", err)
 	}

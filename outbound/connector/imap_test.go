@@ -435,8 +435,12 @@ func TestImapRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Step(context.Background(), w, c.FirstCheckpoint(), &recorder{})
-	if want := fmt.Sprintf("the login was refused by the IMAP server 127.0.0.1:%d: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); err == nil || err.Error() != want {
-		t.Errorf("wrong password: %v, want %s", err, want)
+	var credential *CredentialError
+	if want := fmt.Sprintf("the IMAP server 127.0.0.1:%d refused the login: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); !errors.As(err, &credential) || credential.Reason != want {
+		t.Errorf("wrong password: %#v, want a CredentialError: %s", err, want)
+	}
+	if n := s.RefusedLogins(); n != 1 {
+		t.Errorf("Dovecot refused %d logins, want 1: a refused login is not tried again", n)
 	}
 	if err != nil && strings.Contains(err.Error(), "wrong-password-77") {
 		t.Errorf("the error quotes the password: %v", err)

@@ -645,7 +645,7 @@ func (m *MediaWiki) query(ctx context.Context, q url.Values, each func(*wikiAnsw
 			return err
 		}
 		if a.Error != nil {
-			return fmt.Errorf("the wiki's API at %s answered %s: %s", m.api.Redacted(), a.Error.Code, a.Error.Info)
+			return m.apiError(a.Error.Code, a.Error.Info)
 		}
 		if err := each(&a); err != nil {
 			return err
@@ -669,6 +669,10 @@ func (m *MediaWiki) get(parent context.Context, q url.Values, limit int64, out a
 	}
 	defer cancel()
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return &CredentialError{Reason: fmt.Sprintf("the wiki's API at %s answered %s: it lets no one read without signing in, "+
+			"and the MediaWiki connector does not sign in", m.api.Redacted(), resp.Status)}
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("the wiki's API at %s answered %s", m.api.Redacted(), resp.Status)
 	}
@@ -684,6 +688,18 @@ func (m *MediaWiki) get(parent context.Context, q url.Values, limit int64, out a
 		return fmt.Errorf("the wiki's API at %s did not answer JSON: %w", m.api.Redacted(), err)
 	}
 	return nil
+}
+
+// apiError is the error of an answer of the API that holds one: a wiki
+// that lets no one read without signing in (readapidenied) refused the
+// connector's access, a *CredentialError, not tried again within the
+// attempt.
+func (m *MediaWiki) apiError(code, info string) error {
+	if code == "readapidenied" {
+		return &CredentialError{Reason: fmt.Sprintf("the wiki's API at %s answered %s: %s; the MediaWiki connector reads public wikis only, "+
+			"without signing in", m.api.Redacted(), code, info)}
+	}
+	return fmt.Errorf("the wiki's API at %s answered %s: %s", m.api.Redacted(), code, info)
 }
 
 // request sends a GET of u.
@@ -728,6 +744,10 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		}
 		defer cancel()
 		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized {
+			return &CredentialError{Reason: fmt.Sprintf("the wiki at %s answered %s: it lets no one read without signing in, "+
+				"and the MediaWiki connector does not sign in", m.start.Redacted(), resp.Status)}
+		}
 		if resp.StatusCode/100 != 2 {
 			return fmt.Errorf("the wiki at %s answered %s", m.start.Redacted(), resp.Status)
 		}
@@ -761,6 +781,7 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 	// connector is to the wiki (an anonymous user).
 	var a struct {
 		Error *struct {
+			Code string `json:"code"`
 			Info string `json:"info"`
 		} `json:"error"`
 		Query *struct {
@@ -773,7 +794,7 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		return err
 	}
 	if a.Error != nil {
-		return fmt.Errorf("the wiki's API at %s refused: %s", m.api.Redacted(), a.Error.Info)
+		return m.apiError(a.Error.Code, a.Error.Info)
 	}
 	if a.Query == nil || a.Query.UserInfo == nil {
 		return fmt.Errorf("%s is not the API of a MediaWiki", m.api.Redacted())

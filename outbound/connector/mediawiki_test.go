@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -331,11 +332,14 @@ func TestMediaWikiRefused(t *testing.T) {
 	if want := "the wiki at http://127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused"; err == nil || err.Error() != want {
 		t.Errorf("an unreachable wiki: error %v, want %q", err, want)
 	}
-	// A wiki that only the signed in may read.
+	// A wiki that only the signed in may read refused the connector's
+	// access: a *CredentialError (issue 39), which the worker does not
+	// retry within the attempt and the scheduler backs off.
 	wiki.Configure(t, `$wgGroupPermissions['*']['read'] = false;`)
 	_, err = wikiRun(t, wiki, map[string]any{"pages": []string{"Main Page"}, "recurse_depth": 0}, always)
-	if want := "the wiki's API at " + wiki.URL + "/api.php refused: "; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("a private wiki: error %v, want %q…", err, want)
+	var refused *CredentialError
+	if want := "the wiki's API at " + wiki.URL + "/api.php answered readapidenied: "; !errors.As(err, &refused) || !strings.HasPrefix(refused.Reason, want) {
+		t.Errorf("a private wiki: error %#v, want a CredentialError: %q…", err, want)
 	}
 }
 

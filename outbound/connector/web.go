@@ -273,6 +273,7 @@ type pageError struct {
 	msg     string
 	skipped bool // Not a failure: off the site, or robots.txt disallowed the redirect's target.
 	gone    bool // The server says the page is no more (404, 410).
+	denied  bool // The server wants credentials (401), which the web connector does not send.
 }
 
 func (e *pageError) Error() string { return e.msg }
@@ -347,6 +348,8 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 		var pe *pageError
 		switch {
 		case err == nil:
+		case errors.As(err, &pe) && isBase && pe.denied:
+			return &CredentialError{Reason: fmt.Sprintf("the base URL %s: %s; the web connector reads public pages only", u.Redacted(), pe.msg)}
 		case errors.As(err, &pe) && isBase:
 			return fmt.Errorf("the base URL %s: %s", u.Redacted(), pe.msg)
 		case errors.As(err, &pe) && pe.skipped:
@@ -508,7 +511,7 @@ func (w *Web) fetch(ctx context.Context, u *url.URL) (*webFetch, error) {
 	f := &webFetch{final: resp.Request.URL}
 	if resp.StatusCode/100 != 2 {
 		gone := resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone
-		return nil, &pageError{msg: "the server answered " + resp.Status, gone: gone}
+		return nil, &pageError{msg: "the server answered " + resp.Status, gone: gone, denied: resp.StatusCode == http.StatusUnauthorized}
 	}
 	ct := resp.Header.Get("Content-Type")
 	if webImageType(ct) {
@@ -600,6 +603,9 @@ func (w *Web) sitemap(ctx context.Context, rules *robots) ([]*url.URL, error) {
 		}
 		defer cancel()
 		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized {
+			return &CredentialError{Reason: fmt.Sprintf("the sitemap %s: the server answered %s; the web connector reads public pages only", u.Redacted(), resp.Status)}
+		}
 		if resp.StatusCode/100 != 2 {
 			return fmt.Errorf("the sitemap %s: the server answered %s", u.Redacted(), resp.Status)
 		}

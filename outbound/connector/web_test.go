@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/gif"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -393,6 +395,50 @@ func TestWebPageTooLarge(t *testing.T) {
 	}
 	if len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the page is larger than 5 MiB, the most the connector reads" {
 		t.Errorf("%d documents, failures %+v; want Home and the big page's failure", len(rec.docs), rec.failures)
+	}
+}
+
+// A base URL that wants credentials (401) refused the connector's access
+// (issue 39): a *CredentialError, asked for once, not retried; a page
+// other than the base URL that answers 401 is that page's failure.
+func TestWebBaseURLUnauthorized(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		requests.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/":
+			io.WriteString(w, `<title>Open</title><a href="/closed">closed</a>`)
+		default:
+			w.Header().Set("WWW-Authenticate", `Basic realm="intranet"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	run := func(base string) (*recorder, error) {
+		c, err := NewWeb(json.RawMessage(`{"base_url":"`+base+`","request_delay_ms":0}`), nil, &Env{HTTP: srv.Client(), Log: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{}
+		_, err = c.Step(context.Background(), Window{}, c.FirstCheckpoint(), rec)
+		return rec, err
+	}
+	_, err := run(srv.URL + "/closed")
+	var refused *CredentialError
+	if want := "the base URL " + srv.URL + "/closed: the server answered 401 Unauthorized; the web connector reads public pages only"; !errors.As(err, &refused) || refused.Reason != want {
+		t.Errorf("a base URL that answers 401: %#v, want a CredentialError: %s", err, want)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests of the base URL, want 1", n)
+	}
+	rec, err := run(srv.URL + "/")
+	if err != nil || len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the server answered 401 Unauthorized" {
+		t.Errorf("a page that answers 401: %v, %d documents, failures %+v", err, len(rec.docs), rec.failures)
 	}
 }
 

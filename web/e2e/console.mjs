@@ -603,9 +603,24 @@ try {
   await press(ada, '#pair-doc-close', { name: 'Close the document' });
   check(await ada.evaluate(() => document.activeElement?.getAttribute('aria-label') === 'Show the text of Page DOC-1'),
     'closing gives the focus back to the document\'s button');
+  await ada.locator('#pair-prune-state', { hasText: 'Never pruned.' }).waitFor();
   await press(ada, '#pair-prune', { name: 'Prune now' });
   await ada.locator('#pair-prune-done', { hasText: 'Asked for a prune' }).waitFor();
+  await ada.locator('#pair-prune-state', { hasText: 'A prune is asked for' }).waitFor();
   check((await schedule()).prunes === 1, 'the scheduler makes the prune asked for');
+  // A prune that cannot run says why on the page (issue 39), not in a
+  // green "Never pruned.".
+  const pruneLease = await send('POST', 'worker/lease', workerToken);
+  check(pruneLease.status === 200 && pruneLease.body.attempt?.kind === 'prune', `the prune is leased: ${JSON.stringify(pruneLease.body)}`);
+  const cannot = 'The confluence connector cannot list the ids of its documents, so its cc-pairs cannot be pruned';
+  check((await send('POST', `worker/attempts/${pruneLease.body.attempt.attempt_id}/finish`, workerToken,
+    { status: 'failed', error_msg: cannot })).status === 200, 'the prune fails');
+  await ada.goto(`${url}#pair/${pairID}`);
+  const pruneState = ada.locator('#pair-prune-state', { hasText: cannot });
+  await pruneState.waitFor();
+  check(await pruneState.getAttribute('class') === 'error-text' && (await pruneState.innerText()).includes('The last prune (failed,') &&
+    (await pruneState.innerText()).includes('Never pruned.'), `the failed prune on the page: ${await pruneState.innerText()}`);
+  await view(ada, 'pair-prune-failed');
   // Revoked, the worker and the token are refused.
   await navTo(ada, 'workers');
   await ada.locator('#workers-rows tr', { hasText: 'build-box-1' }).waitFor();

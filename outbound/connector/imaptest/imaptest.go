@@ -51,6 +51,7 @@ type Server struct {
 	CA           string
 
 	tb     testing.TB
+	log    *syncbuf.Buffer // Dovecot's log.
 	roots  *x509.CertPool
 	mu     sync.Mutex
 	client *imapclient.Client // For Append, once logged in.
@@ -130,6 +131,7 @@ base_dir = %[1]s/run
 state_dir = %[1]s/state
 log_path = /dev/stderr
 info_log_path = /dev/stderr
+auth_verbose = yes
 %[2]sssl = yes
 ssl_cert = <%[3]s
 ssl_key = <%[4]s
@@ -158,6 +160,7 @@ service anvil {
 `, dir, users, certFile, keyFile, passwd, s.StartTLSPort, s.TLSPort)
 	confFile := write("dovecot.conf", []byte(conf))
 	log := &syncbuf.Buffer{}
+	s.log = log
 	cmd := exec.Command(bin, "-F", "-c", confFile)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -205,6 +208,12 @@ service anvil {
 		}
 	}
 	return s
+}
+
+// RefusedLogins returns how many logins Dovecot has refused for a wrong
+// password so far, as its log (auth_verbose) says.
+func (s *Server) RefusedLogins() int {
+	return strings.Count(s.log.String(), "Password mismatch")
 }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.

@@ -180,6 +180,10 @@ function fillIndexing(p) {
   $('pair-toggle').textContent = paused ? 'Resume' : 'Pause';
   const lastStatus = p.last_index_attempt_status;
   $('pair-indexing-facts').replaceChildren(
+    ...(p.status === 'INVALID'
+      ? fact('Invalid', el('span', { class: 'badge failed' }, 'yes'), ' Quarry cannot run this pair: its latest attempt below says why. ' +
+        'Nothing runs until it is resumed or run, its connector or credential is edited, or a Quarry with a connector for its source starts.')
+      : []),
     ...(p.in_repeated_error_state
       ? fact('Repeated errors', el('span', { class: 'badge failed' }, 'yes'), ' its latest attempts failed in a row: see their errors below')
       : []),
@@ -247,7 +251,7 @@ export async function open(id) {
     // A new pair's page follows its first attempt as a run asked for here.
     if (awaitsFirst(data) && !state.asked) state.asked = { at: Date.now(), attempts: 0 };
     startClock();
-    await pairdocs.open(id, { editable: data.is_editable_for_current_user });
+    await pairdocs.open(id, data, { editable: data.is_editable_for_current_user });
   } catch (e) {
     showError(box, e);
   } finally {
@@ -291,7 +295,9 @@ export function stopClock() {
 function polling() {
   const p = state.pair;
   if (!p) return false;
-  if (live(p)) return true;
+  // A prune that waits for a pair that is paused or INVALID waits for a
+  // person: nothing to follow.
+  if (live(p) || (p.pruning && p.status !== 'PAUSED' && p.status !== 'INVALID')) return true;
   return Boolean(state.asked && Date.now() - state.asked.at < askedFor && (p.number_of_index_attempts ?? 0) <= state.asked.attempts);
 }
 
@@ -314,6 +320,7 @@ async function refresh(id) {
     if (old && old.name === data.name && (old.status === 'PAUSED') === (data.status === 'PAUSED')) state.etag = etag;
     state.pair = data;
     fillIndexing(data);
+    pairdocs.pruned(data);
     if (state.asked && (data.number_of_index_attempts ?? 0) > state.asked.attempts) state.asked = null;
   } catch (e) {
     if (state.id === id) showError($('pair-error'), e);
@@ -406,7 +413,7 @@ async function loadAttempts(id) {
         : `Attempt #${a.id} is running${errors ? `: ${errors}` : ''}.`;
       age = since(a.time_updated, 'Last update ');
     } else if (a) {
-      text = `The latest attempt, #${a.id}, ended: ${words(a.status)}.`;
+      text = `The latest attempt, #${a.id}, ended: ${words(a.status)}.` + (a.error_msg ? ` ${a.error_msg}` : '');
     }
     if (text !== state.liveText) {
       state.liveText = text;
@@ -568,7 +575,7 @@ async function remove() {
 
 /** wire connects the controls, once. */
 export function wire() {
-  pairdocs.wire();
+  pairdocs.wire(() => refresh(state.id));
   $('pair-new-form').addEventListener('submit', create);
   $('pair-connector').addEventListener('change', () => fillCredentials(null));
   $('pair-name').addEventListener('input', () => { $('pair-name').dataset.touched = '1'; });
