@@ -59,9 +59,6 @@ func TestRegistryOpen(t *testing.T) {
 	if !errors.As(err, &none) || err.Error() != quarry.NoConnectorMessage("confluence") {
 		t.Errorf("Open(confluence) = %v, want: %s", err, quarry.NoConnectorMessage("confluence"))
 	}
-	if got := r.Sources(); !slices.Equal(got, []quarry.DocumentSource{"web", "file", "mediawiki", "wikipedia", "imap", "mock_connector"}) {
-		t.Errorf("Sources() = %q", got)
-	}
 	configs := []struct {
 		config, wantErr string
 	}{
