@@ -859,6 +859,16 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	}
 	e.do(admin, "POST", "/onyx-api/ingestion", `{"cc_pair_id":1,"document":{"id":"pushed 3","sections":[{"text":"Pushed after the upkeep"}],
 		"semantic_identifier":"Pushed three","metadata":{}}}`).decode(t, new(any))
+	// Since 00019: attempts that are not their source's failure, each with
+	// why it stopped: a worker without a connector for the source (the pair
+	// becomes INVALID), and a source that refused the credentials (the
+	// pair's next attempt backs off).
+	a = lease()
+	e.do(worker, "POST", fmt.Sprintf("/worker/attempts/%d/finish", a), `{"status":"failed","reason":"no_connector",
+		"error_msg":"Quarry has no connector for confluence yet"}`).decode(t, new(any))
+	a = lease()
+	e.do(worker, "POST", fmt.Sprintf("/worker/attempts/%d/finish", a), `{"status":"failed","reason":"credential_refused",
+		"error_msg":"The source refused the credentials"}`).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
