@@ -71,6 +71,19 @@ func (c *Caller) CanSeePair(p *CCPair) bool {
 	return c.ManagesConnectors() || p.AccessType == AccessPublic || p.AccessType == AccessSync || slices.ContainsFunc(p.Groups, c.reachedThrough)
 }
 
+// SeesWholePair reports whether c, who can see cc-pair p (CanSeePair),
+// sees every document p holds in the listings and counts of its documents
+// (documents pages, the ingestion API's listings, document counts, the
+// figures and errors of its indexing): those who manage connectors every
+// pair, as its operators; others a public pair, and a private pair, which
+// they see as members of one of its groups and whose documents that opens
+// to them. A sync pair's documents are each for those its connector
+// reports: others than those who manage connectors see of it only the
+// documents open to them (store's documentsReadable, the rule of search).
+func (c *Caller) SeesWholePair(p *CCPair) bool {
+	return c.ManagesConnectors() || p.AccessType != AccessSync
+}
+
 // CanChangePair reports whether c may rename, pause, resume or remove
 // cc-pair p, which it can see: those who manage connectors any pair;
 // others the pairs they created and those shared with groups they all

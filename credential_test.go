@@ -121,7 +121,7 @@ func TestCredentialUpdate(t *testing.T) {
 				map[string]any{"token": "ATATT3x-0123456789", "user": "bot2"}, []string{"credential_json"}},
 			{"masking off: the mask is a new value", quarry.CredentialUpdate{
 				CredentialJSON: map[string]any{"token": quarry.MaskString("ATATT3x-0123456789"), "user": "bot"}},
-				map[string]any{"token": "ATAT...6789", "user": "bot"}, []string{"credential_json"}},
+				map[string]any{"token": quarry.MaskString("ATATT3x-0123456789"), "user": "bot"}, []string{"credential_json"}},
 			{"the same object", quarry.CredentialUpdate{CredentialJSON: map[string]any{"user": "bot", "token": "ATATT3x-0123456789"}},
 				stored, nil},
 			{"name cleared, same groups", quarry.CredentialUpdate{Name: new((*string)(nil)), Groups: &[]int64{1}, AdminPublic: &no},

@@ -187,12 +187,14 @@ func CoerceMetadata(m map[string]any) map[string]any {
 	return out
 }
 
-// DocumentInfo is a document as the ingestion routes list it: Onyx's
-// DocMinimalInfo.
+// DocumentInfo is a pair's copy of a document as the ingestion routes list
+// it: Onyx's DocMinimalInfo, and the pair it is of (Quarry's extension:
+// each pair's copy is listed as its own, see DocumentCopy).
 type DocumentInfo struct {
 	DocumentID string  `json:"document_id"`
 	SemanticID string  `json:"semantic_id"`
 	Link       *string `json:"link"`
+	CCPairID   int64   `json:"cc_pair_id"`
 }
 
 // Errors of the ingestion API.

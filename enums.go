@@ -96,9 +96,10 @@ func (InputType) EnumValues() []string {
 // ConnectorCredentialPairStatus. A new pair is SCHEDULED; its first index
 // attempt to start makes it INITIAL_INDEXING, its first success ACTIVE
 // (PairStatusAfter). Administrators pause and resume it (PAUSED, ACTIVE).
-// DELETING and INVALID are Onyx's too: Quarry deletes a pair at once, and
-// a credential the source refuses fails the attempt rather than the pair,
-// so neither occurs.
+// DELETING is Onyx's too, and does not occur: Quarry deletes a pair at
+// once. INVALID is a pair whose source has no connector in Quarry
+// (StopNoConnector), which is not indexed until something changes
+// (Revalidated).
 type CCPairStatus string
 
 // The cc-pair statuses.
@@ -108,7 +109,7 @@ const (
 	CCPairActive          CCPairStatus = "ACTIVE"           // Indexed at least once, or resumed.
 	CCPairPaused          CCPairStatus = "PAUSED"           // Kept, with its sharing, but not indexed.
 	CCPairDeleting        CCPairStatus = "DELETING"         // Onyx's, while its documents are removed.
-	CCPairInvalid         CCPairStatus = "INVALID"          // Onyx's, when its settings no longer work.
+	CCPairInvalid         CCPairStatus = "INVALID"          // Onyx's, when its settings cannot be used: its source has no connector.
 )
 
 // EnumValues returns every CCPairStatus, in Onyx's order.

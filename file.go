@@ -27,13 +27,19 @@ type File struct {
 
 // Origins of files (Onyx's FileOrigin values).
 const (
-	FileOriginUpload   = "connector_file_upload" // A file uploaded for the file connector.
-	FileOriginMetadata = "connector_metadata"    // The .onyx_metadata.json of an uploaded zip.
+	FileOriginUpload    = "connector_file_upload" // A file uploaded for the file connector.
+	FileOriginConnector = "connector"             // A file added to a file connector by a change of its files.
+	FileOriginMetadata  = "connector_metadata"    // The .onyx_metadata.json of an uploaded zip.
 )
 
 // OnyxMetadataFile is the name of the file in a zip that gives the
 // metadata of the zip's other files (Onyx's ONYX_METADATA_FILENAME).
 const OnyxMetadataFile = ".onyx_metadata.json"
+
+// MaxMetadataBytes bounds a .onyx_metadata.json: a zip's, which an upload
+// reads whole to check that it is JSON, and one a change of a file
+// connector's files merges.
+const MaxMetadataBytes = 16 << 20
 
 // SeenZipDetail is the 400 of an upload with two zip files (Onyx's
 // SEEN_ZIP_DETAIL).
@@ -300,6 +306,60 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 }
 
 func (b *boundedReader) Close() error { return b.rc.Close() }
+
+// Kinds of files the file connector reads (FileKind).
+const (
+	FileKindText = "text" // Read as it is, as UTF-8.
+	FileKindHTML = "html"
+	FileKindCSV  = "csv"
+	FileKindPDF  = "pdf"
+	FileKindDOCX = "docx"
+	FileKindPPTX = "pptx"
+)
+
+// fileKinds are the extensions the file connector reads, with their
+// kinds, in the order FileNotRead lists them.
+var fileKinds = []struct{ ext, kind string }{
+	{".txt", FileKindText}, {".md", FileKindText}, {".markdown", FileKindText}, {".mdx", FileKindText},
+	{".json", FileKindText}, {".jsonl", FileKindText}, {".log", FileKindText}, {".xml", FileKindText},
+	{".yaml", FileKindText}, {".yml", FileKindText}, {".conf", FileKindText}, {".ini", FileKindText},
+	{".tsv", FileKindText}, {".html", FileKindHTML}, {".htm", FileKindHTML}, {".csv", FileKindCSV},
+	{".pdf", FileKindPDF}, {".docx", FileKindDOCX}, {".pptx", FileKindPPTX},
+}
+
+// FileKind returns the kind of a file named name, by its extension (in
+// any case), or "" for a file the file connector does not read.
+func FileKind(name string) string {
+	ext := strings.ToLower(path.Ext(name))
+	for _, k := range fileKinds {
+		if k.ext == ext {
+			return k.kind
+		}
+	}
+	return ""
+}
+
+// FileNotRead returns why the file connector does not read a file named
+// name, in a sentence that names the kinds it reads, or "" when it reads
+// it. The upload's answer and the attempt's errors say it.
+func FileNotRead(name string) string {
+	if FileKind(name) != "" {
+		return ""
+	}
+	exts := make([]string, len(fileKinds))
+	for i, k := range fileKinds {
+		exts[i] = k.ext
+	}
+	reads := "it reads " + strings.Join(exts[:len(exts)-1], ", ") + " and " + exts[len(exts)-1] + " files"
+	switch ext := strings.ToLower(path.Ext(name)); ext {
+	case "", ".":
+		return "Quarry reads files by their extension, and this one has none: " + reads
+	case ".zip":
+		return "Quarry does not read a zip file kept whole (uploaded with unzip=false), only the files of one unpacked: " + reads
+	default:
+		return "Quarry does not read " + ext + " files: " + reads
+	}
+}
 
 // String names a file for logs.
 func (f *File) String() string { return fmt.Sprintf("file %s (%s)", f.ID, f.DisplayName) }

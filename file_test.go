@@ -33,6 +33,25 @@ func TestIsZipUpload(t *testing.T) {
 	}
 }
 
+// The file connector reads files by their extension, in any case; what
+// it does not read is said in a sentence naming the kinds it reads.
+func TestFileKind(t *testing.T) {
+	const reads = ": it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx and .pptx files"
+	for _, tc := range []struct{ name, kind, why string }{
+		{"notes.TXT", FileKindText, ""}, {"dir/page.Htm", FileKindHTML, ""}, {"a.csv", FileKindCSV, ""}, {"r.pdf", FileKindPDF, ""},
+		{"h.docx", FileKindDOCX, ""}, {"d.PPTX", FileKindPPTX, ""}, {"x.tar.gz.json", FileKindText, ""},
+		{"chart.png", "", "Quarry does not read .png files" + reads},
+		{"Letter.ODT", "", "Quarry does not read .odt files" + reads},
+		{"Makefile", "", "Quarry reads files by their extension, and this one has none" + reads},
+		{"odd.", "", "Quarry reads files by their extension, and this one has none" + reads},
+		{"all.zip", "", "Quarry does not read a zip file kept whole (uploaded with unzip=false), only the files of one unpacked" + reads},
+	} {
+		if kind, why := FileKind(tc.name), FileNotRead(tc.name); kind != tc.kind || why != tc.why {
+			t.Errorf("%s: kind %q, not read %q; want %q, %q", tc.name, kind, why, tc.kind, tc.why)
+		}
+	}
+}
+
 // FuzzArchive reads any bytes as an uploaded zip within small limits:
 // no panic, and what is read of the entries kept never exceeds the
 // limits, whatever their headers say.

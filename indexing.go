@@ -80,7 +80,8 @@ type IndexAttempt struct {
 	LeaseExpiresAt        *Time
 	HeartbeatCounter      int64
 	LastHeartbeatTime     *Time
-	ErrorCount            int64 // Its per-document errors.
+	ErrorCount            int64      // Its per-document errors.
+	StopReason            StopReason // Why it stopped, when it was not its source's failure.
 	TimeCreated           Time
 	TimeStarted           *Time
 	TimeUpdated           Time
@@ -184,6 +185,9 @@ type IndexFacts struct {
 	// RepeatedErrors is whether its latest attempts failed in a row
 	// (InRepeatedErrorState).
 	RepeatedErrors bool
+	// Refusals is how many of its latest attempts in a row the source
+	// refused the credential of (CredentialRefusals).
+	Refusals int
 }
 
 // NextIndexAt returns when the pair is next due for an attempt, or nil if
@@ -192,10 +196,11 @@ type IndexFacts struct {
 // should_index turned into a time: a pair is never indexed while paused,
 // deleting or invalid, nor from the ingestion API; a run asked for is due at
 // once, and so is a pair never indexed; then, without a refresh frequency,
-// never; a pair still in its initial indexing is due at once unless its
-// attempts keep failing; else refresh_freq seconds after its latest
-// attempt changed. That no two attempts of a pair are live at once is the
-// store's to hold.
+// never; a pair whose credential its source refused waits
+// CredentialBackoff after its latest attempt; a pair still in its initial
+// indexing is due at once unless its attempts keep failing; else
+// refresh_freq seconds after its latest attempt changed. That no two
+// attempts of a pair are live at once is the store's to hold.
 func (f *IndexFacts) NextIndexAt() *Time {
 	epoch := TimeFromMicros(0)
 	switch {
@@ -205,6 +210,9 @@ func (f *IndexFacts) NextIndexAt() *Time {
 		return &epoch
 	case f.RefreshFreq == nil:
 		return nil
+	case f.Refusals > 0:
+		t := Time{f.LastAttemptUpdated.Add(CredentialBackoff(*f.RefreshFreq, f.Refusals))}
+		return &t
 	case f.Status == CCPairInitialIndexing && !f.RepeatedErrors:
 		return &epoch
 	}
@@ -297,12 +305,17 @@ type Finish struct {
 	Status             IndexingStatus // success, failed, canceled or interrupted.
 	ErrorMsg           *string
 	FullExceptionTrace *string
+	// Reason says why the attempt stopped when it is not its source's
+	// failure (a worker reports it with failed).
+	Reason StopReason
 }
 
 // CheckFinish reports why a worker may not end an attempt with f.
 func (f *Finish) CheckFinish() error {
-	switch f.Status {
-	case IndexSuccess, IndexFailed, IndexCanceled, IndexInterrupted:
+	switch {
+	case f.Reason != "" && (f.Status != IndexFailed || (f.Reason != StopNoConnector && f.Reason != StopCredentialRefused)):
+		return Errorf(EINVALID, "An attempt that stops for %s ends as failed, not %s", f.Reason, f.Status)
+	case f.Status == IndexSuccess, f.Status == IndexFailed, f.Status == IndexCanceled, f.Status == IndexInterrupted:
 		return nil
 	}
 	return Errorf(EINVALID, "An attempt ends as success, failed, canceled or interrupted, not %s", f.Status)
@@ -310,23 +323,30 @@ func (f *Finish) CheckFinish() error {
 
 // Outcome returns the state an attempt that recorded errors per-document
 // errors ends in when its worker finishes it with f: a success with errors
-// completed with errors.
+// completed with errors; an attempt that failed for want of a connector,
+// or because the source refused its credential, canceled, as Onyx ends one
+// on its ConnectorValidationError: not the source's failure, so that it
+// counts toward no repeated error state.
 func (f *Finish) Outcome(errors int64) IndexingStatus {
-	if f.Status == IndexSuccess && errors > 0 {
+	switch {
+	case f.Status == IndexSuccess && errors > 0:
 		return IndexCompletedWithErrors
+	case f.Status == IndexFailed && (f.Reason == StopNoConnector || f.Reason == StopCredentialRefused):
+		return IndexCanceled
 	}
 	return f.Status
 }
 
 // ExpiredLease returns how an attempt whose lease expired ends: canceled
-// if a pause had asked it to stop, else failed ("no heartbeat"); the next
-// attempt resumes from its checkpoint.
+// if a pause had asked it to stop, else interrupted (StopLeaseExpired):
+// a lost worker is not the source's failure, and a new attempt resumes
+// from the checkpoint (TriggerAfter).
 func ExpiredLease(a *IndexAttempt) Finish {
 	if a.CancellationRequested {
 		return Finish{Status: IndexCanceled}
 	}
 	msg := ErrNoHeartbeat
-	return Finish{Status: IndexFailed, ErrorMsg: &msg}
+	return Finish{Status: IndexInterrupted, ErrorMsg: &msg, Reason: StopLeaseExpired}
 }
 
 // RevokedWorker returns how an attempt whose worker was revoked ends:
@@ -354,11 +374,14 @@ func ErrorStateAfter(was bool, status IndexingStatus, refreshFreq *int64, latest
 }
 
 // TriggerAfter returns the indexing trigger a pair gets when one of its
-// attempts ends in status: an interrupted attempt (its worker stopped or
-// was revoked) is resumed at once from its checkpoint, whatever the
-// pair's refresh frequency; nil leaves the trigger as it is.
-func TriggerAfter(status IndexingStatus) *IndexingMode {
-	if status == IndexInterrupted {
+// attempts ends in status for reason, lost being how many of its latest
+// attempts in a row, this one included, lost their worker
+// (LostLeasesInARow): an interrupted attempt (its worker stopped, was
+// revoked or was lost) is resumed at once from its checkpoint, whatever
+// the pair's refresh frequency, unless MaxLostLeasesInARow attempts in a
+// row lost their worker; nil leaves the trigger as it is.
+func TriggerAfter(status IndexingStatus, reason StopReason, lost int) *IndexingMode {
+	if status == IndexInterrupted && (reason != StopLeaseExpired || lost < MaxLostLeasesInARow) {
 		m := IndexUpdate
 		return &m
 	}
@@ -406,6 +429,13 @@ func PairStatusAfter(s CCPairStatus, a IndexingStatus) CCPairStatus {
 		return CCPairActive
 	}
 	return s
+}
+
+// WithholdFigures zeroes a's figures of documents (new, written,
+// removed): what counts the whole pair's documents, shown only to those
+// who see the whole pair (Caller.SeesWholePair).
+func (a *IndexAttempt) WithholdFigures() {
+	a.NewDocsIndexed, a.TotalDocsIndexed, a.DocsRemovedFromIndex = 0, 0, 0
 }
 
 // CheckpointDescription says where attempt a's connector has got to, for

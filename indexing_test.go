@@ -2,6 +2,7 @@ package quarry
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,16 @@ func TestNextIndexAt(t *testing.T) {
 		{"initial indexing: now", IndexFacts{Source: "web", Status: CCPairInitialIndexing, RefreshFreq: &hour, LastAttemptUpdated: &at}, "1970-01-01T00:00:00Z"},
 		{"initial indexing failing: after the refresh", IndexFacts{Source: "web", Status: CCPairInitialIndexing, RefreshFreq: &hour,
 			LastAttemptUpdated: &at, RepeatedErrors: true}, "2026-11-21T11:00:00Z"},
+		{"invalid: never", IndexFacts{Source: "confluence", Status: CCPairInvalid, LastAttemptUpdated: &at}, ""},
+		{"invalid, asked for: never", IndexFacts{Source: "confluence", Status: CCPairInvalid, Trigger: &update, LastAttemptUpdated: &at}, ""},
+		{"credential refused once: after the refresh", IndexFacts{Source: "imap", Status: CCPairInitialIndexing, RefreshFreq: &hour,
+			LastAttemptUpdated: &at, Refusals: 1}, "2026-11-21T11:00:00Z"},
+		{"credential refused three times: four refreshes", IndexFacts{Source: "imap", Status: CCPairActive, RefreshFreq: &hour,
+			LastAttemptUpdated: &at, Refusals: 3}, "2026-11-21T14:00:00Z"},
+		{"credential refused, asked for: now", IndexFacts{Source: "imap", Status: CCPairActive, RefreshFreq: &hour,
+			LastAttemptUpdated: &at, Refusals: 3, Trigger: &update}, "1970-01-01T00:00:00Z"},
+		{"credential refused, no refresh: never", IndexFacts{Source: "imap", Status: CCPairInitialIndexing,
+			LastAttemptUpdated: &at, Refusals: 1}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.f.NextIndexAt()
@@ -177,11 +188,103 @@ func TestErrorStateAfter(t *testing.T) {
 			t.Errorf("ErrorStateAfter(%v, %s, %v) = %v", tt.was, tt.status, tt.latest, got)
 		}
 	}
-	if m := TriggerAfter(IndexInterrupted); m == nil || *m != IndexUpdate {
+	if m := TriggerAfter(IndexInterrupted, "", 0); m == nil || *m != IndexUpdate {
 		t.Errorf("an interrupted attempt is not resumed: %v", m)
 	}
-	if m := TriggerAfter(IndexFailed); m != nil {
+	if m := TriggerAfter(IndexFailed, "", 0); m != nil {
 		t.Errorf("a failed attempt asks for a run: %v", *m)
+	}
+	for lost, want := range map[int]bool{1: true, MaxLostLeasesInARow - 1: true, MaxLostLeasesInARow: false, MaxLostLeasesInARow + 4: false} {
+		if m := TriggerAfter(IndexInterrupted, StopLeaseExpired, lost); (m != nil) != want {
+			t.Errorf("the %d-th attempt in a row whose worker was lost: resumed at once %v, want %v", lost, m != nil, want)
+		}
+	}
+	// A worker's revocation or shutdown is no lost lease, however many.
+	if m := TriggerAfter(IndexInterrupted, "", 10); m == nil {
+		t.Errorf("an interrupted attempt after lost ones is not resumed")
+	}
+}
+
+func TestExpiredLease(t *testing.T) {
+	if f := ExpiredLease(&IndexAttempt{}); f.Status != IndexInterrupted || f.Reason != StopLeaseExpired || f.ErrorMsg == nil {
+		t.Errorf("an expired lease ends %+v, want interrupted: lease_expired, with its message", f)
+	}
+	if f := ExpiredLease(&IndexAttempt{CancellationRequested: true}); f.Status != IndexCanceled || f.Reason != "" {
+		t.Errorf("an expired lease of an attempt asked to stop ends %+v, want canceled", f)
+	}
+	// Not the source's failure: no repeated error state, even without a
+	// refresh frequency (one failure would do).
+	if ErrorStateAfter(false, IndexInterrupted, nil, []IndexingStatus{IndexInterrupted}) {
+		t.Errorf("a lost worker put the pair in the repeated error state")
+	}
+}
+
+func TestCredentialBackoff(t *testing.T) {
+	for _, tt := range []struct {
+		refresh  int64
+		refusals int
+		want     time.Duration
+	}{
+		{600, 1, 10 * time.Minute},
+		{600, 2, 20 * time.Minute},
+		{600, 4, 80 * time.Minute},
+		{600, 9, 24 * time.Hour}, // 2,560 minutes: capped.
+		{86400 * 2, 1, 24 * time.Hour},
+		{600, 1000, 24 * time.Hour},
+	} {
+		if got := CredentialBackoff(tt.refresh, tt.refusals); got != tt.want {
+			t.Errorf("CredentialBackoff(%d, %d) = %s, want %s", tt.refresh, tt.refusals, got, tt.want)
+		}
+	}
+	at := func(m int) *Time { return &Time{time.Date(2026, 11, 21, 10, m, 0, 0, time.UTC)} }
+	refused := func(m int) *IndexAttempt { return &IndexAttempt{StopReason: StopCredentialRefused, TimeStarted: at(m)} }
+	ended := []*IndexAttempt{refused(30), refused(20), {Status: IndexSuccess, TimeStarted: at(10)}, refused(5)}
+	if n := CredentialRefusals(ended, *at(0)); n != 2 {
+		t.Errorf("%d refusals in a row, want the 2 since the success", n)
+	}
+	if n := CredentialRefusals(ended, *at(25)); n != 1 {
+		t.Errorf("%d refusals since the credential changed, want 1", n)
+	}
+	lost := &IndexAttempt{StopReason: StopLeaseExpired}
+	if n := LostLeasesInARow([]*IndexAttempt{lost, lost, refused(1), lost}); n != 2 {
+		t.Errorf("%d lost leases in a row, want 2", n)
+	}
+}
+
+func TestFinishStopReasons(t *testing.T) {
+	for _, tt := range []struct {
+		f    Finish
+		want IndexingStatus // "" for refused
+	}{
+		{Finish{Status: IndexFailed, Reason: StopNoConnector}, IndexCanceled},
+		{Finish{Status: IndexFailed, Reason: StopCredentialRefused}, IndexCanceled},
+		{Finish{Status: IndexSuccess, Reason: StopNoConnector}, ""},
+		{Finish{Status: IndexFailed, Reason: StopLeaseExpired}, ""}, // The server's to say.
+		{Finish{Status: IndexFailed, Reason: "other"}, ""},
+	} {
+		err := tt.f.CheckFinish()
+		switch {
+		case tt.want == "" && ErrorCode(err) != EINVALID:
+			t.Errorf("CheckFinish(%+v) = %v, want a refusal", tt.f, err)
+		case tt.want != "" && err != nil:
+			t.Errorf("CheckFinish(%+v) = %v", tt.f, err)
+		case tt.want != "" && tt.f.Outcome(0) != tt.want:
+			t.Errorf("Outcome(%+v) = %s, want %s", tt.f, tt.f.Outcome(0), tt.want)
+		}
+	}
+	// The reasons a worker may give are the StopReasons it can tell.
+	if got := (WorkerStopReason("")).EnumValues(); !slices.Equal(got, []string{string(StopNoConnector), string(StopCredentialRefused)}) {
+		t.Errorf("WorkerStopReason's values %q", got)
+	}
+	if !RetryOnResume(CCPairInvalid, CCPairActive) || RetryOnResume(CCPairPaused, CCPairActive) || RetryOnResume(CCPairInvalid, CCPairPaused) {
+		t.Errorf("only the resume of an INVALID pair asks for a run")
+	}
+	if RetryOnCredentialEdit(nil) || RetryOnCredentialEdit(&IndexAttempt{Status: IndexFailed}) ||
+		!RetryOnCredentialEdit(&IndexAttempt{Status: IndexCanceled, StopReason: StopCredentialRefused}) {
+		t.Errorf("only a pair whose credential was refused is run when it is edited")
+	}
+	if !StopNoConnector.Invalidates() || StopCredentialRefused.Invalidates() || StopLeaseExpired.Invalidates() {
+		t.Errorf("only a source without a connector makes its pair INVALID")
 	}
 }
 

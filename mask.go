@@ -8,8 +8,21 @@ import (
 	"unicode/utf8"
 )
 
-// maskedShort is the rendering of every string shorter than 14 characters.
-const maskedShort = "••••••••••••" // 12 × U+2022
+// MaskedSecret is the rendering of a secret that shows none of its
+// characters: every string shorter than MaskMinShown code points, and a
+// secret found in a log line, an error or an answer (12 × U+2022, as Onyx
+// renders short strings).
+const MaskedSecret = "••••••••••••"
+
+// MaskMinShown is the length, in code points, from which a masked string
+// shows its first and last maskEnds characters: 8 characters, at most
+// 4/15 of the string, and 22 or more stay hidden. Onyx shows them from 14
+// characters, which is half of a 16-character password (see
+// docs/decisions.md, "Masking").
+const MaskMinShown = 30
+
+// maskEnds is how many characters a long masked string shows at each end.
+const maskEnds = 4
 
 // maskedNumber is the rendering of every number.
 const maskedNumber = "*****"
@@ -24,15 +37,36 @@ var unmaskedKeys = map[string]bool{
 	"scopes":                true,
 }
 
-// MaskString renders a secret string as Onyx does: strings shorter than 14
-// code points become 12 bullets, longer ones keep their first and last four
-// characters ("my-very-long-secret-token-here" → "my-v...here").
+// MaskString renders a secret string in Onyx's shapes, so that Onyx's
+// clients recognise it: strings shorter than MaskMinShown code points
+// become MaskedSecret, longer ones keep their first and last four
+// characters ("my-very-long-secret-token-here" → "my-v...here"). It is the
+// one rendering of a shortened secret: credentials, tool and MCP headers
+// and tokens; logs replace a secret with MaskedSecret whole.
 func MaskString(s string) string {
-	if utf8.RuneCountInString(s) < 14 {
-		return maskedShort
+	return maskRunes(s, utf8.RuneCountInString(s), MaskMinShown)
+}
+
+// maskRunes renders s, of n code points, showing its ends from min code
+// points on.
+func maskRunes(s string, n, min int) string {
+	if n < min {
+		return MaskedSecret
 	}
 	r := []rune(s)
-	return string(r[:4]) + "..." + string(r[len(r)-4:])
+	return string(r[:maskEnds]) + "..." + string(r[len(r)-maskEnds:])
+}
+
+// onyxMinShown is the length from which Onyx's mask_string, and Quarry's
+// before it showed fewer characters, shows a string's ends.
+const onyxMinShown = 14
+
+// IsMaskOf reports whether v is what a client that read secret masked
+// would send back: its MaskString, or its rendering under Onyx's rule,
+// which Quarry showed before (a client may hold a value read then).
+func IsMaskOf(v, secret string) bool {
+	n := utf8.RuneCountInString(secret)
+	return v == maskRunes(secret, n, MaskMinShown) || v == maskRunes(secret, n, onyxMinShown)
 }
 
 // MaskJSON returns the masked rendering of a credential object given as
@@ -229,16 +263,16 @@ func appendMaskedString(dst, lit []byte) []byte {
 	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
 		return AppendJSONString(dst, MaskString(unquote(lit)))
 	}
-	if utf8.RuneCount(inner) < 14 {
-		return append(dst, `"`+maskedShort+`"`...)
+	if utf8.RuneCount(inner) < MaskMinShown {
+		return append(dst, `"`+MaskedSecret+`"`...)
 	}
 	head := 0
-	for range 4 {
+	for range maskEnds {
 		_, n := utf8.DecodeRune(inner[head:])
 		head += n
 	}
 	tail := len(inner)
-	for range 4 {
+	for range maskEnds {
 		_, n := utf8.DecodeLastRune(inner[:tail])
 		tail -= n
 	}
@@ -294,7 +328,7 @@ func keepEcho(old, v any) any {
 	case string:
 		switch o := old.(type) {
 		case string:
-			if v == MaskString(o) {
+			if IsMaskOf(v, o) {
 				return o
 			}
 		case json.Number, float64:

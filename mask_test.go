@@ -20,13 +20,16 @@ func obj(t *testing.T, s string) map[string]any {
 
 func TestMaskString(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
-		{"my-very-long-secret-token-here", "my-v...here"}, // onyx tests/unit/onyx/utils/test_sensitive.py
+		{"my-very-long-secret-token-here", "my-v...here"}, // onyx tests/unit/onyx/utils/test_sensitive.py; 30 characters
 		{"short", "••••••••••••"},
 		{"", "••••••••••••"},
-		{"abcdefghijklm", "••••••••••••"},   // 13 characters
-		{"abcdefghijklmn", "abcd...klmn"},   // 14 characters
-		{"ééééééééééééé", "••••••••••••"},   // 13 code points, 26 bytes
-		{"日本語のとても長い秘密のトークン", "日本語の...トークン"}, // counted in code points, cut on them
+		{"imap-pass--2026!", "••••••••••••"},                   // 16 characters: Onyx shows "imap...026!", half of it
+		{"abcdefghijklmn", "••••••••••••"},                     // 14 characters: Onyx shows "abcd...klmn"
+		{"abcdefghijklmnopqrstuvwxyz012", "••••••••••••"},      // 29 characters
+		{"abcdefghijklmnopqrstuvwxyz0123", "abcd...0123"},      // 30 characters
+		{"éééééééééééééééééééééééééééééé", "éééé...éééé"},      // 30 code points, 60 bytes
+		{"ééééééééééééééééééééééééééééé", "••••••••••••"},      // 29 code points, 58 bytes
+		{"日本語のとても長い秘密のトークンです、誰にも見せないでください。本当に", "日本語の...。本当に"}, // counted in code points, cut on them
 	} {
 		if got := quarry.MaskString(tt.in); got != tt.want {
 			t.Errorf("MaskString(%q) = %q, want %q", tt.in, got, tt.want)
@@ -34,26 +37,52 @@ func TestMaskString(t *testing.T) {
 	}
 }
 
+// TestIsMaskOf: a value read masked, under the rule of now or under
+// Onyx's (Quarry's before it showed less), is an echo of the secret.
+func TestIsMaskOf(t *testing.T) {
+	for _, tt := range []struct {
+		v, secret string
+		want      bool
+	}{
+		{"my-v...here", "my-very-long-secret-token-here", true},
+		{"••••••••••••", "imap-pass--2026!", true},
+		{"imap...026!", "imap-pass--2026!", true}, // read before the change
+		{"••••••••••••", "short", true},
+		{"abcd...klmn", "abcdefghijklmn", true},
+		{"abcd...klmm", "abcdefghijklmn", false},
+		{"abcd...klmn", "abcdefghijklm", false}, // 13 characters: masked whole by both rules
+		{"imap...026", "imap-pass--2026!", false},
+		{"imap-pass--2026!", "imap-pass--2026!", false}, // the secret itself is a new value
+		{"•••", "short", false},
+		{"*****", "short", false},
+	} {
+		if got := quarry.IsMaskOf(tt.v, tt.secret); got != tt.want {
+			t.Errorf("IsMaskOf(%q, %q) = %v, want %v", tt.v, tt.secret, got, tt.want)
+		}
+	}
+}
+
 func TestMask(t *testing.T) {
 	for _, tt := range []struct{ name, in, want string }{
-		{"strings", `{"token": "my-very-long-secret-token-here", "user": "bob"}`,
-			`{"token": "my-v...here", "user": "••••••••••••"}`},
+		{"strings", `{"token": "my-very-long-secret-token-here", "password": "imap-pass--2026!", "user": "bob"}`,
+			`{"token": "my-v...here", "password": "••••••••••••", "user": "••••••••••••"}`},
 		{"numbers", `{"port": 5432, "ratio": 0.5, "big": 12345678901234567890}`,
 			`{"port": "*****", "ratio": "*****", "big": "*****"}`},
 		{"booleans and null", `{"ssl": true, "old": false, "none": null}`,
 			`{"ssl": true, "old": false, "none": null}`},
-		{"nested", `{"oauth": {"client_secret": "abcdefghijklmnopqrstuvwxyz", "scopes": ["read", "write"], "expires": 3600}}`,
-			`{"oauth": {"client_secret": "abcd...wxyz", "scopes": ["read", "write"], "expires": "*****"}}`},
-		{"lists", `{"keys": ["short", "a-much-longer-secret-value", 7, true, null, {"k": "v"}, ["x"]]}`,
-			`{"keys": ["••••••••••••", "a-mu...alue", "*****", true, null, {"k": "••••••••••••"}, ["••••••••••••"]]}`},
+		{"nested", `{"oauth": {"client_secret": "abcdefghijklmnopqrstuvwxyz-0123456789", "scopes": ["read", "write"], "expires": 3600}}`,
+			`{"oauth": {"client_secret": "abcd...6789", "scopes": ["read", "write"], "expires": "*****"}}`},
+		{"lists", `{"keys": ["short", "a-much-longer-secret-value-of-thirty", 7, true, null, {"k": "v"}, ["x"]]}`,
+			`{"keys": ["••••••••••••", "a-mu...irty", "*****", true, null, {"k": "••••••••••••"}, ["••••••••••••"]]}`},
 		{"descriptive keys pass through", `{"authentication_method": "oauth", "wiki_base": "https://wiki.example.com", "cloud_name": "acme", "cloud_id": 42, "scopes": ["a", "b"]}`,
 			`{"authentication_method": "oauth", "wiki_base": "https://wiki.example.com", "cloud_name": "acme", "cloud_id": 42, "scopes": ["a", "b"]}`},
 		{"empty", `{}`, `{}`},
-		{"escapes", `{"a": "\u00e9\u00e9\u00e9\u00e9-\"quoted\"-secret-\u00e0\u00e0\u00e0\u00e0", "b\u0065": "\n", "wiki_base": "x\"y"}`,
+		{"escapes", `{"a": "\u00e9\u00e9\u00e9\u00e9-\"quoted\"-secret-of-thirty-\u00e0\u00e0\u00e0\u00e0", "b\u0065": "\n", "wiki_base": "x\"y"}`,
 			`{"a": "éééé...àààà", "be": "••••••••••••", "wiki_base": "x\"y"}`},
 		{"space in the text", "{ \"a\" : [ 1 , \"xyz\" ] ,\n\"scopes\" : [ \"r\" , { \"k\" : 1 } ] }",
 			`{"a": ["*****", "••••••••••••"], "scopes": ["r", {"k": 1}]}`},
-		{"an emoji counts as one character", `{"a": "😀😀😀😀-long-secret-😀😀😀😀"}`, `{"a": "😀😀😀😀...😀😀😀😀"}`},
+		{"an emoji counts as one character", `{"a": "😀😀😀😀-a-long-secret-of-thirty-😀😀😀😀"}`, `{"a": "😀😀😀😀...😀😀😀😀"}`},
+		{"under thirty characters, nothing shows", `{"a": "😀😀😀😀-long-secret-😀😀😀😀"}`, `{"a": "••••••••••••"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := quarry.MaskJSON([]byte(tt.in))
@@ -74,34 +103,39 @@ func TestKeepMaskedEchoes(t *testing.T) {
 	stored := `{
 		"api_token": "my-very-long-secret-token-here",
 		"password": "hunter2",
+		"imap_password": "imap-pass--2026!",
 		"port": 5432,
 		"ssl": true,
-		"nested": {"secret": "another-long-secret-value", "pin": 1234},
-		"list": ["first-long-secret-value", "short", 99],
+		"nested": {"secret": "another-long-secret-value-of-thirty", "pin": 1234},
+		"list": ["first-long-secret-value-of-thirty", "short", 99],
 		"scopes": ["read"],
 		"username": "bob"
 	}`
 	for _, tt := range []struct{ name, in, want string }{
 		{"a masked echo keeps every secret",
 			`{"api_token": "my-v...here", "password": "••••••••••••", "port": "*****", "ssl": true,
-			  "nested": {"secret": "anot...alue", "pin": "*****"}, "list": ["firs...alue", "••••••••••••", "*****"],
+			  "nested": {"secret": "anot...irty", "pin": "*****"}, "list": ["firs...irty", "••••••••••••", "*****"],
 			  "scopes": ["read"], "username": "alice"}`,
 			`{"api_token": "my-very-long-secret-token-here", "password": "hunter2", "port": 5432, "ssl": true,
-			  "nested": {"secret": "another-long-secret-value", "pin": 1234}, "list": ["first-long-secret-value", "short", 99],
+			  "nested": {"secret": "another-long-secret-value-of-thirty", "pin": 1234}, "list": ["first-long-secret-value-of-thirty", "short", 99],
 			  "scopes": ["read"], "username": "alice"}`},
+		{"a mask read before the change of rule is an echo too",
+			`{"imap_password": "imap...026!"}`, `{"imap_password": "imap-pass--2026!"}`},
+		{"a mask read now is an echo",
+			`{"imap_password": "••••••••••••"}`, `{"imap_password": "imap-pass--2026!"}`},
 		{"new values are stored, even with dots or bullets",
 			`{"api_token": "my-v...here!", "password": "•••", "port": 6543, "nested": {"secret": "abcd...wxyz"}}`,
 			`{"api_token": "my-v...here!", "password": "•••", "port": 6543, "nested": {"secret": "abcd...wxyz"}}`},
 		{"keys left out are dropped", `{"username": "bob"}`, `{"username": "bob"}`},
 		{"a mask at another key path is a new value",
-			`{"username": "my-v...here", "nested": {"other": "anot...alue"}}`,
-			`{"username": "my-v...here", "nested": {"other": "anot...alue"}}`},
-		{"list positions count", `{"list": ["••••••••••••", "firs...alue"]}`, `{"list": ["••••••••••••", "firs...alue"]}`},
+			`{"username": "my-v...here", "nested": {"other": "anot...irty"}}`,
+			`{"username": "my-v...here", "nested": {"other": "anot...irty"}}`},
+		{"list positions count", `{"list": ["••••••••••••", "firs...irty"]}`, `{"list": ["••••••••••••", "firs...irty"]}`},
 		{"a longer list keeps echoes at the old positions",
-			`{"list": ["firs...alue", "••••••••••••", "*****", "new"]}`,
-			`{"list": ["first-long-secret-value", "short", 99, "new"]}`},
+			`{"list": ["firs...irty", "••••••••••••", "*****", "new"]}`,
+			`{"list": ["first-long-secret-value-of-thirty", "short", 99, "new"]}`},
 		{"descriptive keys are taken as sent", `{"scopes": ["••••••••••••"]}`, `{"scopes": ["••••••••••••"]}`},
-		{"a type change is a new value", `{"nested": "anot...alue", "port": {"x": 1}}`, `{"nested": "anot...alue", "port": {"x": 1}}`},
+		{"a type change is a new value", `{"nested": "anot...irty", "port": {"x": 1}}`, `{"nested": "anot...irty", "port": {"x": 1}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := quarry.KeepMaskedEchoes(obj(t, stored), obj(t, tt.in))

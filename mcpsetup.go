@@ -151,7 +151,7 @@ func (in *MCPServerSetup) Apply(old *MCPServer) (next *MCPServer, forget bool, e
 	// The admin's values: the token and the other placeholders.
 	if auth == MCPAuthAPIToken && !next.PerUser() {
 		cfg.APIToken = prev.APIToken
-		if in.APIToken != nil && *in.APIToken != "" && *in.APIToken != MaskString(prev.APIToken) {
+		if in.APIToken != nil && *in.APIToken != "" && !IsMaskOf(*in.APIToken, prev.APIToken) {
 			cfg.APIToken = *in.APIToken
 		}
 		if cfg.APIToken == "" {
@@ -185,10 +185,10 @@ func (in *MCPServerSetup) Apply(old *MCPServer) (next *MCPServer, forget bool, e
 			client = *prev.OAuth
 		}
 		id, secret := client.ClientID, client.ClientSecret
-		if in.OAuthClientID != nil && (in.OAuthClientIDChanged || prev.OAuth == nil || client.Registered) && *in.OAuthClientID != MaskString(id) {
+		if in.OAuthClientID != nil && (in.OAuthClientIDChanged || prev.OAuth == nil || client.Registered) && !IsMaskOf(*in.OAuthClientID, id) {
 			id = *in.OAuthClientID
 		}
-		if in.OAuthClientSecret != nil && (in.OAuthClientSecretChanged || prev.OAuth == nil || client.Registered) && *in.OAuthClientSecret != MaskString(secret) {
+		if in.OAuthClientSecret != nil && (in.OAuthClientSecretChanged || prev.OAuth == nil || client.Registered) && !IsMaskOf(*in.OAuthClientSecret, secret) {
 			secret = *in.OAuthClientSecret
 		}
 		if id != client.ClientID || secret != client.ClientSecret {

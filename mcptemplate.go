@@ -144,7 +144,7 @@ func KeepMaskedTemplate(stored, incoming map[string]string, changed map[string]b
 	out := make(map[string]string, len(incoming))
 	for k, v := range incoming {
 		old, ok := stored[k]
-		if ok && !changed[k] && (v == old || v == MaskString(old)) {
+		if ok && !changed[k] && (v == old || IsMaskOf(v, old)) {
 			v = old
 		}
 		out[k] = v
@@ -158,7 +158,7 @@ func KeepMaskedTemplate(stored, incoming map[string]string, changed map[string]b
 func KeepMaskedValues(stored, incoming map[string]string, changed map[string]bool) map[string]string {
 	out := make(map[string]string, len(incoming))
 	for k, v := range incoming {
-		if old, ok := stored[k]; ok && (!changed[k] || v == MaskString(old)) {
+		if old, ok := stored[k]; ok && (!changed[k] || IsMaskOf(v, old)) {
 			v = old
 		}
 		out[k] = v

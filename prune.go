@@ -93,3 +93,34 @@ var ErrPruneNotFound = Errorf(EINVALID, "Connection not found for current user's
 // ErrLastPrunedNotFound is Onyx's answer (400) to last_pruned of a pair
 // the caller cannot see.
 var ErrLastPrunedNotFound = Errorf(EINVALID, "cc_pair not found for current user's permissions")
+
+// PruneReport is what a pair's page says of its pruning: Quarry's
+// extension of Onyx's CCPairFullInfo, named after its fields of
+// permission syncing, so that a prune that cannot run says why on the
+// page rather than in a server's log.
+type PruneReport struct {
+	Pruning      bool            // A prune is asked for, waits or runs.
+	LastStatus   *IndexingStatus // The newest prune's state; nil if none.
+	LastFinished *Time           // When the newest prune ended; nil if it has not.
+	LastError    *string         // Why the newest prune ended without success, in its own words; nil if it did not.
+}
+
+// ReportPrune returns the PruneReport of a pair for which a prune is
+// requested (asked for, not yet made) or not, whose newest prune is
+// latest (nil if none): its status, error_msg and time_updated.
+func ReportPrune(requested bool, latest *IndexAttempt) PruneReport {
+	r := PruneReport{Pruning: requested}
+	if latest == nil {
+		return r
+	}
+	r.LastStatus = &latest.Status
+	if latest.Status.Live() {
+		r.Pruning = true
+		return r
+	}
+	r.LastFinished = &latest.TimeUpdated
+	if !latest.Status.Successful() {
+		r.LastError = latest.ErrorMsg
+	}
+	return r
+}

@@ -1,6 +1,7 @@
 package quarry
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -38,5 +39,47 @@ func TestNextPruneAt(t *testing.T) {
 				t.Errorf("NextPruneAt() = %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+func TestReportPrune(t *testing.T) {
+	at := Time{time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	msg := "The imap connector cannot list the ids of its documents"
+	for _, tt := range []struct {
+		name      string
+		requested bool
+		latest    *IndexAttempt
+		want      string
+	}{
+		{"never", false, nil, "pruning false, last <nil> finished <nil> error <nil>"},
+		{"asked for, not made", true, nil, "pruning true, last <nil> finished <nil> error <nil>"},
+		{"waiting", false, &IndexAttempt{Status: IndexNotStarted}, "pruning true, last not_started finished <nil> error <nil>"},
+		{"succeeded", false, &IndexAttempt{Status: IndexSuccess, TimeUpdated: at}, "pruning false, last success finished 2026-11-21T10:00:00Z error <nil>"},
+		{"failed", false, &IndexAttempt{Status: IndexFailed, TimeUpdated: at, ErrorMsg: &msg},
+			"pruning false, last failed finished 2026-11-21T10:00:00Z error " + msg},
+		{"failed, asked for again", true, &IndexAttempt{Status: IndexCanceled, TimeUpdated: at, ErrorMsg: &msg},
+			"pruning true, last canceled finished 2026-11-21T10:00:00Z error " + msg},
+	} {
+		r := ReportPrune(tt.requested, tt.latest)
+		str := func(p any) string {
+			switch v := p.(type) {
+			case *IndexingStatus:
+				if v != nil {
+					return string(*v)
+				}
+			case *Time:
+				if v != nil {
+					return v.String()
+				}
+			case *string:
+				if v != nil {
+					return *v
+				}
+			}
+			return "<nil>"
+		}
+		if got := fmt.Sprintf("pruning %v, last %s finished %s error %s", r.Pruning, str(r.LastStatus), str(r.LastFinished), str(r.LastError)); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
 	}
 }

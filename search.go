@@ -3,6 +3,7 @@ package quarry
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -151,10 +152,13 @@ func (f SearchFilters) Normalized() (SearchFilters, error) {
 	return f, nil
 }
 
-// SearchHit is a result of a search: the best chunk of a document the
-// caller may see, and the document's facts.
+// SearchHit is a result of a search: the best chunk of a pair's copy of a
+// document the caller may see, the document's facts, and the pair it came
+// from. A document several pairs hold is a result for each copy the
+// caller may see: each copy stays its own (see DocumentCopy).
 type SearchHit struct {
 	DocumentID         string
+	Pair               PairRef // The pair the copy is of.
 	ChunkNo            int
 	SemanticIdentifier string
 	Link               *string
@@ -167,6 +171,53 @@ type SearchHit struct {
 	PrimaryOwners      []string
 	SecondaryOwners    []string
 	Content            string // The chunk's text.
+}
+
+// PairRef names the cc-pair a copy of a document comes from, as search
+// shows it to those who may read the copy: its id (which alone tells
+// pairs apart: names need not be unique), name and access type.
+type PairRef struct {
+	ID         int64
+	Name       string
+	AccessType AccessType
+}
+
+// String returns r as messages name it: its id, quoted name and access
+// type.
+func (r PairRef) String() string { return fmt.Sprintf("%d (%q, %s)", r.ID, r.Name, r.AccessType) }
+
+// DocumentCopy is one pair's copy of a document. Documents are stored per
+// pair, and pairs that hold a document of the same id each keep their own
+// copy: nobody may decide what a person reads under a document that person
+// can see from a pair they did not choose, so search, fetch and the
+// listings give each copy as its own, with its pair, and never one copy in
+// place of another.
+type DocumentCopy struct {
+	Pair     PairRef
+	Document *Document
+}
+
+// AmbiguousDocumentError answers a document asked for by its id alone
+// (without its pair) that several pairs the caller may read hold: the
+// caller must name the copy. Its code is ECONFLICT; Pairs are the pairs
+// holding a copy the caller may read, by id.
+type AmbiguousDocumentError struct {
+	ID    string
+	Pairs []PairRef
+}
+
+// Error implements the error interface.
+func (e *AmbiguousDocumentError) Error() string { return e.Unwrap().Error() }
+
+// Unwrap returns the *Error of e, as Onyx's routes answer it: the pairs to
+// choose from, by the cc_pair_id that names one.
+func (e *AmbiguousDocumentError) Unwrap() error {
+	names := make([]string, len(e.Pairs))
+	for i, p := range e.Pairs {
+		names[i] = p.String()
+	}
+	return Errorf(ECONFLICT, "Document %q is in %d pairs you may search; name one with cc_pair_id: %s",
+		ClipText(e.ID, 200), len(e.Pairs), strings.Join(names, ", "))
 }
 
 // ErrNoPermission is Onyx's refusal of a route that needs a permission the

@@ -212,7 +212,7 @@ func KeepMaskedHeaders(stored, incoming []Header) []Header {
 	for i, h := range incoming {
 		out[i] = h
 		for _, s := range stored {
-			if strings.EqualFold(s.Key, h.Key) && MaskString(s.Value) == h.Value {
+			if strings.EqualFold(s.Key, h.Key) && IsMaskOf(h.Value, s.Value) {
 				out[i].Value = s.Value
 				break
 			}

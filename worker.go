@@ -104,12 +104,9 @@ func (r *WorkerRegistration) Usable(now time.Time) bool {
 }
 
 // LeaseTTL is how long a worker holds an attempt without a heartbeat; a
-// lease not renewed in time fails the attempt ("no heartbeat"). Workers
-// beat every LeaseTTL/4.
+// lease not renewed in time interrupts the attempt (ExpiredLease), and a
+// new one resumes from its checkpoint. Workers beat every LeaseTTL/4.
 const LeaseTTL = 60 * time.Second
-
-// ErrNoHeartbeat is the error_msg of an attempt whose lease expired.
-const ErrNoHeartbeat = "The worker running this attempt stopped sending heartbeats (no heartbeat); the next attempt resumes from its last checkpoint."
 
 // Lease is an attempt a worker took (POST /worker/lease), with what it
 // needs to run it; its credential is fetched apart, while the lease lives.
@@ -216,3 +213,17 @@ func RunOncePairs(pairs []*CCPair, credentialIDs []int64) ([]*CCPair, error) {
 // attempt's kind: a prune reports the ids its source listed, and nothing
 // else; an indexing run never does.
 var ErrProgressKind = Errorf(EINVALID, "A prune reports the document ids its source listed and nothing else; an indexing attempt reports no listed ids")
+
+// MaxWorkerConcurrency is the most attempts one worker runs at once
+// (QUARRY_WORKER_CONCURRENCY).
+const MaxWorkerConcurrency = 64
+
+// MaxHeartbeatAttempts is how many attempts one heartbeat may name: twice
+// as many as a worker runs at once, so that a worker's list never grows
+// the server's work (a row written per attempt, in the write lock) beyond
+// what a heartbeat needs.
+const MaxHeartbeatAttempts = 2 * MaxWorkerConcurrency
+
+// ErrHeartbeatTooLarge answers a heartbeat naming more than
+// MaxHeartbeatAttempts attempts (the API answers 422 before).
+var ErrHeartbeatTooLarge = Errorf(EINVALID, "A heartbeat names at most %d attempts", MaxHeartbeatAttempts)

@@ -40,6 +40,13 @@ func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error)
 // overall_indexing_speed is the pair's documents per minute from its
 // connector's making to its latest success (Onyx counts to now, so that the
 // figure falls while nothing happens), null until its first success.
+// num_docs_indexed counts the documents the caller may read, unless it
+// sees the whole pair (quarry.Caller.SeesWholePair); the speed, a figure
+// of the whole pair, is then null.
+// pruning, last_prune_attempt_status, last_prune_attempt_finished and
+// last_prune_attempt_error_message are Quarry's (quarry.PruneReport), named
+// after Onyx's fields of permission syncing: a prune that cannot run says
+// why on the pair's page.
 type ccPairFullInfo struct {
 	ID                          int64                  `json:"id"`
 	Name                        string                 `json:"name"`
@@ -68,6 +75,10 @@ type ccPairFullInfo struct {
 	LastPermissionSyncError     *string                `json:"last_permission_sync_attempt_error_message"`
 	SupportsTargetedReindex     bool                   `json:"supports_targeted_reindex"`
 	Groups                      []int64                `json:"groups"`
+	Pruning                     bool                   `json:"pruning"`
+	LastPruneStatus             *quarry.IndexingStatus `json:"last_prune_attempt_status"`
+	LastPruneFinished           *quarry.Time           `json:"last_prune_attempt_finished"`
+	LastPruneError              *string                `json:"last_prune_attempt_error_message"`
 }
 
 // writeCCPair writes the full information of p for c, with its ETag.
@@ -76,7 +87,7 @@ func (s *Server) writeCCPair(w http.ResponseWriter, r *http.Request, c *quarry.C
 	if err != nil {
 		return err
 	}
-	indexing, err := s.db.PairsIndexing(r.Context(), []int64{p.ID})
+	indexing, err := s.db.PairsIndexing(r.Context(), c, []int64{p.ID})
 	if err != nil {
 		return err
 	}
@@ -90,7 +101,9 @@ func (s *Server) writeCCPair(w http.ResponseWriter, r *http.Request, c *quarry.C
 			info.LastIndexAttemptStatus, info.Indexing = &a.Status, a.Status == quarry.IndexInProgress
 			info.LatestCheckpointDescription = a.CheckpointDescription()
 		}
-		if x.LastSuccessfulIndex != nil {
+		pr := quarry.ReportPrune(x.PruneRequested, x.LatestPrune)
+		info.Pruning, info.LastPruneStatus, info.LastPruneFinished, info.LastPruneError = pr.Pruning, pr.LastStatus, pr.LastFinished, pr.LastError
+		if x.LastSuccessfulIndex != nil && x.Whole {
 			minutes := x.LastSuccessfulIndex.Sub(p.Connector.CreatedAt.Time).Minutes()
 			speed := float64(x.DocsIndexed) / max(minutes, 1.0/60)
 			info.OverallIndexingSpeed = &speed

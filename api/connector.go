@@ -167,3 +167,15 @@ func (s *Server) handleDeleteCCPair(w http.ResponseWriter, r *http.Request, c *q
 	msg := fmt.Sprintf("Credential %d removed from Connector", in.CredentialID)
 	return writeJSON(w, http.StatusOK, statusResponse{true, msg, in.ConnectorID})
 }
+
+// connectorSourcesResponse is the answer to GET /manage/connector-sources.
+type connectorSourcesResponse struct {
+	Sources []quarry.DocumentSource `json:"sources"`
+}
+
+// handleConnectorSources serves GET /manage/connector-sources: the sources
+// Quarry has a connector for (outbound/connector's registry), whose pairs
+// its workers index; the console marks them in its source picker.
+func (s *Server) handleConnectorSources(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	return writeJSON(w, http.StatusOK, connectorSourcesResponse{Sources: s.indexes})
+}

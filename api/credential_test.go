@@ -22,8 +22,8 @@ const secretJSON = `{
 	"port": 5432,
 	"ssl": true,
 	"none": null,
-	"nested": {"client_secret": "another-long-secret-value", "pin": 1234, "scopes": ["read", "write"]},
-	"list": ["first-long-secret-value", "short", 99],
+	"nested": {"client_secret": "another-long-secret-value-of-thirty", "pin": 1234, "scopes": ["read", "write"]},
+	"list": ["first-long-secret-value-of-thirty", "short", 99],
 	"authentication_method": "oauth",
 	"username": "bob"
 }`
@@ -35,8 +35,8 @@ const maskedSecretJSON = `{
 	"port": "*****",
 	"ssl": true,
 	"none": null,
-	"nested": {"client_secret": "anot...alue", "pin": "*****", "scopes": ["read", "write"]},
-	"list": ["firs...alue", "••••••••••••", "*****"],
+	"nested": {"client_secret": "anot...irty", "pin": "*****", "scopes": ["read", "write"]},
+	"list": ["firs...irty", "••••••••••••", "*****"],
 	"authentication_method": "oauth",
 	"username": "••••••••••••"
 }`
@@ -147,10 +147,10 @@ func TestUpdateCredentialFields(t *testing.T) {
 			func(id int64) string {
 				return snapshot(id, e.admin, maskedSecretJSON, `"conf"`, false, false, "[]", testLaterJSON)
 			}, secretJSON},
-		{"credential_json replaced whole", `{"credential_json": {"token": "a-brand-new-token-value"}}`,
+		{"credential_json replaced whole", `{"credential_json": {"token": "a-brand-new-token-value-of-thirty"}}`,
 			func(id int64) string {
-				return snapshot(id, e.admin, `{"token": "a-br...alue"}`, `"conf"`, false, false, "["+itoa(g1)+"]", testLaterJSON)
-			}, `{"token": "a-brand-new-token-value"}`},
+				return snapshot(id, e.admin, `{"token": "a-br...irty"}`, `"conf"`, false, false, "["+itoa(g1)+"]", testLaterJSON)
+			}, `{"token": "a-brand-new-token-value-of-thirty"}`},
 		{"credential_json emptied", `{"credential_json": {}}`,
 			func(id int64) string {
 				return snapshot(id, e.admin, `{}`, `"conf"`, false, false, "["+itoa(g1)+"]", testLaterJSON)
@@ -190,8 +190,8 @@ func TestUpdateCredentialMaskedEchoes(t *testing.T) {
 			strings.Replace(maskedSecretJSON, `"username": "••••••••••••"`, `"username": "alice"`, 1),
 			strings.Replace(secretJSON, `"username": "bob"`, `"username": "alice"`, 1)},
 		{"real new values with dots and bullets are stored", true,
-			`{"api_token": "my-v...here-2", "password": "•••••", "nested": {"client_secret": "abcd...wxyz"}, "list": ["firs...alue", "new"]}`,
-			`{"api_token": "my-v...here-2", "password": "•••••", "nested": {"client_secret": "abcd...wxyz"}, "list": ["first-long-secret-value", "new"]}`},
+			`{"api_token": "my-v...here-2", "password": "•••••", "nested": {"client_secret": "abcd...wxyz"}, "list": ["firs...irty", "new"]}`,
+			`{"api_token": "my-v...here-2", "password": "•••••", "nested": {"client_secret": "abcd...wxyz"}, "list": ["first-long-secret-value-of-thirty", "new"]}`},
 		{"numbers echoed as ***** keep their value, new numbers are stored", true,
 			`{"port": "*****", "nested": {"pin": 4321}}`, `{"port": 5432, "nested": {"pin": 4321}}`},
 		{"a mask under another key is a new value", true,
@@ -453,8 +453,8 @@ func TestUpdateCredentialSecretsNotLogged(t *testing.T) {
 	if e.log.Len() == 0 {
 		t.Fatal("nothing was logged")
 	}
-	for _, secret := range []string{"my-very-long-secret-token-here", "hunter2", "another-long-secret-value",
-		"first-long-secret-value", "a-fresh-secret-value-123", "another-fresh-secret-456", "json-secret-789", e.admin.token} {
+	for _, secret := range []string{"my-very-long-secret-token-here", "hunter2", "another-long-secret-value-of-thirty",
+		"first-long-secret-value-of-thirty", "a-fresh-secret-value-123", "another-fresh-secret-456", "json-secret-789", e.admin.token} {
 		if strings.Contains(e.log.String(), secret) {
 			t.Errorf("the log contains the secret %q", secret)
 		}
@@ -475,4 +475,42 @@ func TestCredentialETagFollowsGroups(t *testing.T) {
 	}
 	e.do(e.admin, "PATCH", "/manage/credential/"+itoa(id), `{"name": "stale"}`, "If-Match", before).want(t, 412,
 		`{"detail":"The object has changed since you read it; fetch it again and retry"}`)
+}
+
+// TestShortSecretsShowNothing is what a newcomer met (issue 39): a
+// 16-character password showed as "imap...2026", half of it. Credentials
+// and tool headers now show nothing of a secret under 30 characters, and
+// what a client sends back, masked now or as it read it before, keeps the
+// stored secret.
+func TestShortSecretsShowNothing(t *testing.T) {
+	e := newEnv(t)
+	const password = "imap-pass--2026!"
+	id := e.createCredential(e.admin, `{"credential_json": {"imap_username": "ada@example.com", "imap_password": "`+password+`"},
+		"admin_public": true, "source": "imap"}`)
+	var got struct {
+		CredentialJSON map[string]any `json:"credential_json"`
+	}
+	e.do(e.admin, "GET", "/manage/credential/"+itoa(id), nil).decode(t, &got)
+	if want := (map[string]any{"imap_username": "••••••••••••", "imap_password": "••••••••••••"}); !cmp.Equal(got.CredentialJSON, want) {
+		t.Errorf("credential_json = %v, want %v", got.CredentialJSON, want)
+	}
+	for _, echo := range []string{"••••••••••••", "imap...026!"} { // as read now, and as read before
+		e.do(e.admin, "PATCH", "/manage/credential/"+itoa(id), `{"credential_json": {"imap_username": "ada@example.com", "imap_password": "`+echo+`"}}`).
+			decode(t, &struct{}{})
+		e.wantStored(t, e.admin, id, `{"imap_username": "ada@example.com", "imap_password": "`+password+`"}`)
+	}
+
+	tool := e.createTool(e.admin, `{"name": "ping", "definition": `+pingDefinition+`, "passthrough_auth": false,
+		"custom_headers": [{"key": "X-Api-Key", "value": "`+password+`"}]}`)
+	var tl struct {
+		CustomHeaders []quarry.Header `json:"custom_headers"`
+	}
+	e.do(e.admin, "GET", "/tool/"+itoa(tool), nil).decode(t, &tl)
+	if want := []quarry.Header{{Key: "X-Api-Key", Value: "••••••••••••"}}; !cmp.Equal(tl.CustomHeaders, want) {
+		t.Errorf("custom_headers = %v, want %v", tl.CustomHeaders, want)
+	}
+	e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(tool), `{"custom_headers": [{"key": "X-Api-Key", "value": "imap...026!"}]}`).decode(t, &struct{}{})
+	if h := e.storedHeaders(tool); len(h) != 1 || h[0].Value != password {
+		t.Errorf("stored headers after a masked echo: %v", h)
+	}
 }

@@ -51,8 +51,12 @@ var onyxErrorCodes = map[string]string{
 	quarry.ENOTFOUND:  "NOT_FOUND",
 }
 
-// onyxCodedError is an error whose body carries Onyx's error_code.
-type onyxCodedError struct{ error }
+// onyxCodedError is an error whose body carries Onyx's error_code: code,
+// or the one of the error's code (onyxErrorCodes).
+type onyxCodedError struct {
+	error
+	code string
+}
 
 func (e onyxCodedError) Unwrap() error { return e.error }
 
@@ -62,7 +66,7 @@ func (e onyxCodedError) Unwrap() error { return e.error }
 func onyxCoded(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 		if err := h(w, r, c); err != nil {
-			return onyxCodedError{err}
+			return onyxCodedError{error: err}
 		}
 		return nil
 	}
@@ -72,7 +76,7 @@ func onyxCoded(h handlerFunc) handlerFunc {
 func onyxGate(g gate) gate {
 	return func(c *quarry.Caller) error {
 		if err := g(c); err != nil {
-			return onyxCodedError{err}
+			return onyxCodedError{error: err}
 		}
 		return nil
 	}
@@ -103,9 +107,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	status := s.errorStatus(w, r, err)
-	if code := onyxErrorCodes[quarry.ErrorCode(err)]; code != "" && errors.As(err, new(onyxCodedError)) {
-		writeJSON(w, status, onyxErrorBody{code, quarry.ErrorMessage(err)})
-		return
+	if oe := new(onyxCodedError); errors.As(err, oe) {
+		code := oe.code
+		if code == "" {
+			code = onyxErrorCodes[quarry.ErrorCode(err)]
+		}
+		if code != "" {
+			writeJSON(w, status, onyxErrorBody{code, quarry.ErrorMessage(err)})
+			return
+		}
 	}
 	writeJSON(w, status, errorBody{quarry.ErrorMessage(err)})
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry"
@@ -24,13 +25,21 @@ import (
 // other routes' (Config.FileLimits.MaxUploadBytes).
 const fileUploadPath = "/manage/admin/connector/file/upload"
 
+// uploadsFiles reports whether path is a route whose body holds files to
+// keep, as large as an upload's: the upload, and a change of a file
+// connector's files (/manage/admin/connector/{connector_id}/files/update).
+func uploadsFiles(path string) bool {
+	if path == fileUploadPath {
+		return true
+	}
+	id, ok := strings.CutPrefix(path, "/manage/admin/connector/")
+	id, ok2 := strings.CutSuffix(id, "/files/update")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
+}
+
 // uploadTimeout bounds an upload (its body is read from the network
 // before anything is written), and a file streamed to a worker.
 const uploadTimeout = 10 * time.Minute
-
-// maxMetadataBytes bounds a zip's .onyx_metadata.json, which is read whole
-// to check that it is JSON.
-const maxMetadataBytes = 16 << 20
 
 // spooled is an uploaded file, spooled to a temporary file as it is read
 // from the request.
@@ -53,26 +62,61 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 	if err := decode.Request(r, &in); err != nil && !errors.As(err, &queryErrs) {
 		return err
 	}
-	// The server's read time-out (QUARRY_READ_TIMEOUT) is for requests
-	// of a few kilobytes; an upload may take up to uploadTimeout. Where
-	// the connection has no deadlines (in-process), there is none to move.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTimeout))
-	parts, err := spoolUpload(r)
-	defer func() {
-		for _, p := range parts {
-			p.file.Close()
-			os.Remove(p.file.Name())
-		}
-	}()
+	form, err := spoolForm(w, r)
+	defer form.remove()
 	var bodyErrs decode.Errors
+	if err == nil && !form.hasFiles {
+		// No file at all is FastAPI's 422 (files is required).
+		bodyErrs = decode.Errors{{Type: "missing", Loc: []any{"body", "files"}, Msg: "Field required", Input: nil}}
+	}
 	switch {
-	case err != nil && !errors.As(err, &bodyErrs): // A body that cannot be read is answered first, as FastAPI's form parsing is.
+	case err != nil: // A body that cannot be read is answered first, as FastAPI's form parsing is.
 		return err
-	case queryErrs != nil:
+	case queryErrs != nil || bodyErrs != nil:
 		return append(queryErrs, bodyErrs...)
-	case err != nil:
+	}
+	files, meta, err := s.filesToKeep(form.files, in.Unzip, quarry.FileOriginUpload)
+	if err != nil {
 		return err
 	}
+	kept, err := s.db.SaveFiles(r.Context(), c, files)
+	if err != nil {
+		return err
+	}
+	var ids, names []string
+	var metaID *string
+	var uploaded []quarry.File
+	for i, f := range kept {
+		if i == meta {
+			metaID = &f.ID
+			continue
+		}
+		ids, names, uploaded = append(ids, f.ID), append(names, f.DisplayName), append(uploaded, f)
+	}
+	return writeJSON(w, http.StatusOK, newFileUploadResponse(ids, names, metaID, uploaded))
+}
+
+// newFileUploadResponse returns the answer of an upload, or of a change of
+// a connector's files, that names files ids named names (and the zip's
+// metadata, metaID): of the files added, those the file connector will not
+// read are named with why.
+func newFileUploadResponse(ids, names []string, metaID *string, added []quarry.File) fileUploadResponse {
+	out := fileUploadResponse{FilePaths: append([]string{}, ids...), FileNames: append([]string{}, names...),
+		ZipMetadataFileID: metaID, UnreadFiles: []unreadFile{}}
+	for _, f := range added {
+		if why := quarry.FileNotRead(f.DisplayName); why != "" {
+			out.UnreadFiles = append(out.UnreadFiles, unreadFile{FilePath: f.ID, FileName: f.DisplayName, Reason: why})
+		}
+	}
+	return out
+}
+
+// filesToKeep returns the files to keep of the files of an upload, with
+// origin, checked against the limits, and the index among them of a zip's
+// .onyx_metadata.json (-1 if none): a zip is unpacked unless unzip is
+// false, its entries kept one file each (those no upload keeps left out,
+// quarry.KeepArchiveEntry), and at most one zip is allowed.
+func (s *Server) filesToKeep(parts []*spooled, unzip bool, origin string) ([]store.NewFile, int, error) {
 	lim := s.cfg.FileLimits.WithDefaults()
 	var (
 		files    []store.NewFile
@@ -83,17 +127,17 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 	for _, p := range parts {
 		if quarry.IsZipUpload(p.name, p.contentType) {
 			if seenZip {
-				return quarry.Errorf(quarry.EINVALID, quarry.SeenZipDetail)
+				return nil, 0, quarry.Errorf(quarry.EINVALID, quarry.SeenZipDetail)
 			}
 			seenZip = true
-			if in.Unzip {
+			if unzip {
 				a, err := quarry.ReadArchive(p.file, p.size, lim, len(files), expanded)
 				if err != nil {
-					return err
+					return nil, 0, err
 				}
 				if a.Metadata != nil {
 					if err := checkMetadata(a.Metadata); err != nil {
-						return err
+						return nil, 0, err
 					}
 					meta = len(files)
 					files = append(files, store.NewFile{DisplayName: quarry.OnyxMetadataFile, FileType: "application/json",
@@ -101,16 +145,16 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 				}
 				for _, e := range a.Entries {
 					files = append(files, store.NewFile{DisplayName: e.Name, FileType: quarry.GuessFileType(e.Name),
-						Origin: quarry.FileOriginUpload, Open: e.Open})
+						Origin: origin, Open: e.Open})
 				}
 				continue
 			}
 		}
 		if len(files)+1 > lim.MaxFiles {
-			return quarry.Errorf(quarry.EINVALID, "The upload holds more than %d files", lim.MaxFiles)
+			return nil, 0, quarry.Errorf(quarry.EINVALID, "The upload holds more than %d files", lim.MaxFiles)
 		}
 		if expanded += p.size; expanded > lim.MaxExpandedBytes {
-			return quarry.Errorf(quarry.EINVALID, "The upload's files inflate to more than %d bytes", lim.MaxExpandedBytes)
+			return nil, 0, quarry.Errorf(quarry.EINVALID, "The upload's files inflate to more than %d bytes", lim.MaxExpandedBytes)
 		}
 		ct := p.contentType
 		if ct == "" {
@@ -120,67 +164,159 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 			}
 		}
 		f := p.file
-		files = append(files, store.NewFile{DisplayName: p.name, FileType: ct, Origin: quarry.FileOriginUpload,
+		files = append(files, store.NewFile{DisplayName: p.name, FileType: ct, Origin: origin,
 			Open: func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(f, 0, 1<<62)), nil }})
 	}
-	kept, err := s.db.SaveFiles(r.Context(), c, files)
-	if err != nil {
-		return err
-	}
-	out := fileUploadResponse{FilePaths: []string{}, FileNames: []string{}}
-	for i, f := range kept {
-		if i == meta {
-			out.ZipMetadataFileID = &f.ID
-			continue
-		}
-		out.FilePaths = append(out.FilePaths, f.ID)
-		out.FileNames = append(out.FileNames, f.DisplayName)
-	}
-	return writeJSON(w, http.StatusOK, out)
+	return files, meta, nil
 }
 
-// spoolUpload reads the multipart body of an upload, spooling each file
-// of its "files" field to a temporary file; parts without a file name are
-// skipped, as Onyx skips them. No file at all is FastAPI's 422 (files is
-// required). It returns the files spooled so far even with an error, for
-// the caller to remove.
-func spoolUpload(r *http.Request) ([]*spooled, error) {
-	missing := decode.Errors{{Type: "missing", Loc: []any{"body", "files"}, Msg: "Field required", Input: nil}}
+// uploadForm is the multipart form of an upload: its files (field
+// "files"), spooled to temporary files as they are read, and its other
+// fields.
+type uploadForm struct {
+	files    []*spooled
+	hasFiles bool              // A part of field "files" came, with a file name or not.
+	fields   map[string]string // The last value of each other field.
+}
+
+// maxFormField bounds a form field that is not a file: Starlette's
+// max_part_size, and its answer.
+const maxFormField = 1 << 20
+
+// spoolForm reads the multipart body of an upload, spooling each file of
+// its "files" field to a temporary file (parts of that field without a
+// file name are skipped, as Onyx skips them), and keeping its other
+// fields that are not files. A body that is not
+// multipart is an empty form, as Starlette reads it. The server's read
+// time-out (QUARRY_READ_TIMEOUT) is for requests of a few kilobytes; an
+// upload may take up to uploadTimeout (where the connection has no
+// deadlines, in-process, there is none to move). The form is returned
+// even with an error, for the caller to remove.
+func spoolForm(w http.ResponseWriter, r *http.Request) (*uploadForm, error) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTimeout))
+	form := &uploadForm{fields: map[string]string{}}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, missing
+		return form, nil
 	}
-	var out []*spooled
-	seen := false
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return out, bodyError(err)
+			return form, bodyError(err)
+		}
+		if part.FormName() != "files" && part.FileName() != "" {
+			continue // A file of another field: not read.
 		}
 		if part.FormName() != "files" {
+			b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
+			if err != nil {
+				return form, bodyError(err)
+			}
+			if len(b) > maxFormField {
+				return form, quarry.Errorf(quarry.EINVALID, "Part exceeded maximum size of %dKB.", maxFormField>>10)
+			}
+			form.fields[part.FormName()] = string(b)
 			continue
 		}
-		seen = true
+		form.hasFiles = true
 		if part.FileName() == "" {
 			continue
 		}
 		tmp, err := os.CreateTemp("", "quarry-upload-*")
 		if err != nil {
-			return out, err
+			return form, err
 		}
 		sp := &spooled{name: part.FileName(), contentType: part.Header.Get("Content-Type"), file: tmp}
-		out = append(out, sp)
+		form.files = append(form.files, sp)
 		if sp.size, err = io.Copy(tmp, part); err != nil {
-			return out, bodyError(err)
+			return form, bodyError(err)
 		}
 	}
-	if !seen {
-		return out, missing
+	return form, nil
+}
+
+// remove removes the form's temporary files.
+func (f *uploadForm) remove() {
+	for _, p := range f.files {
+		p.file.Close()
+		os.Remove(p.file.Name())
 	}
-	return out, nil
+}
+
+// handleConnectorFiles serves GET
+// /manage/admin/connector/{connector_id}/files: Onyx's
+// list_connector_files, the files a file connector names, with their
+// size and upload time when the file store has them.
+func (s *Server) handleConnectorFiles(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in connectorFilesRequest
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	files, records, err := s.db.ConnectorFileList(r.Context(), c, in.ID)
+	if err != nil {
+		return err
+	}
+	out := connectorFilesResponse{Files: make([]connectorFileInfo, len(files.Locations))}
+	for i, id := range files.Locations {
+		out.Files[i] = connectorFileInfo{FileID: id, FileName: files.Names[i]}
+		if f := records[id]; f != nil {
+			at := pythonISO(f.CreatedAt.Time)
+			out.Files[i].FileSize, out.Files[i].UploadDate = &f.Size, &at
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// handleUpdateConnectorFiles serves POST
+// /manage/admin/connector/{connector_id}/files/update: Onyx's
+// update_connector_files. The form's files (optional) are spooled as an
+// upload's; once the caller may change the connector's files, its
+// file_ids_to_remove (a JSON list, "[]" when absent) and the files are
+// checked, and the store changes the connector in one transaction.
+func (s *Server) handleUpdateConnectorFiles(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in updateConnectorFilesRequest
+	var pathErrs decode.Errors
+	if err := decode.Request(r, &in); err != nil && !errors.As(err, &pathErrs) {
+		return err
+	}
+	form, err := spoolForm(w, r)
+	defer form.remove()
+	switch {
+	case err != nil: // A body that cannot be read is answered first, as FastAPI's form parsing is.
+		return err
+	case pathErrs != nil:
+		return pathErrs
+	}
+	out, added, err := s.db.UpdateConnectorFiles(r.Context(), c, in.ID, func() (*store.ConnectorFilesChange, error) {
+		field, ok := form.fields["file_ids_to_remove"]
+		if !ok {
+			field = "[]"
+		}
+		remove, err := quarry.ParseFileIDsToRemove(field)
+		if err != nil {
+			return nil, err
+		}
+		files, meta, err := s.filesToKeep(form.files, true, quarry.FileOriginConnector)
+		if err != nil {
+			return nil, err
+		}
+		ch := &store.ConnectorFilesChange{Remove: remove}
+		for i := range files {
+			if i == meta {
+				ch.Metadata = &files[i]
+			} else {
+				ch.Add = append(ch.Add, files[i])
+			}
+		}
+		return ch, nil
+	})
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, newFileUploadResponse(out.Locations, out.Names, out.MetadataID, added))
 }
 
 // bodyError is the error of a multipart body that cannot be read: too
@@ -201,12 +337,12 @@ func checkMetadata(e *quarry.ArchiveEntry) error {
 		return err
 	}
 	defer rc.Close()
-	b, err := io.ReadAll(io.LimitReader(rc, maxMetadataBytes+1))
+	b, err := io.ReadAll(io.LimitReader(rc, quarry.MaxMetadataBytes+1))
 	if err != nil {
 		return err
 	}
-	if len(b) > maxMetadataBytes {
-		return quarry.Errorf(quarry.EINVALID, "Unable to load %s: it is larger than %d bytes", quarry.OnyxMetadataFile, maxMetadataBytes)
+	if len(b) > quarry.MaxMetadataBytes {
+		return quarry.Errorf(quarry.EINVALID, "Unable to load %s: it is larger than %d bytes", quarry.OnyxMetadataFile, quarry.MaxMetadataBytes)
 	}
 	if !json.Valid(b) {
 		return quarry.Errorf(quarry.EINVALID, "Unable to load %s: it is not JSON", quarry.OnyxMetadataFile)
@@ -246,9 +382,37 @@ func (s *Server) handleAttemptFile(w http.ResponseWriter, r *http.Request, wk *q
 }
 
 // fileUploadResponse is the answer to POST
-// /manage/admin/connector/file/upload: Onyx's FileUploadResponse.
+// /manage/admin/connector/file/upload: Onyx's FileUploadResponse, and
+// Quarry's unread_files.
 type fileUploadResponse struct {
 	FilePaths         []string `json:"file_paths"`
 	FileNames         []string `json:"file_names"`
 	ZipMetadataFileID *string  `json:"zip_metadata_file_id"`
+	// UnreadFiles are the files kept that the file connector will not
+	// read (quarry.FileNotRead), in the order of file_paths.
+	UnreadFiles []unreadFile `json:"unread_files"`
+}
+
+// unreadFile is a file of an upload that the file connector will not
+// read, and why.
+type unreadFile struct {
+	FilePath string `json:"file_path"`
+	FileName string `json:"file_name"`
+	Reason   string `json:"reason"`
+}
+
+// connectorFileInfo is a file of a file connector: Onyx's
+// ConnectorFileInfo.
+type connectorFileInfo struct {
+	FileID     string  `json:"file_id"`
+	FileName   string  `json:"file_name"`
+	FileSize   *int64  `json:"file_size"`
+	UploadDate *string `json:"upload_date"`
+}
+
+// connectorFilesResponse is the answer to GET
+// /manage/admin/connector/{connector_id}/files: Onyx's
+// ConnectorFilesResponse.
+type connectorFilesResponse struct {
+	Files []connectorFileInfo `json:"files"`
 }

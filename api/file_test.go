@@ -50,8 +50,9 @@ func (e *env) upload(u user, query string, parts ...uploadPart) *response {
 	return e.do(u, "POST", "/manage/admin/connector/file/upload"+query, body.String(), "Content-Type", mw.FormDataContentType())
 }
 
-// fileRows returns how many files and chunks the store keeps.
-func (e *env) fileRows() (files, chunks int) {
+// rawDB opens the test's database with database/sql, for what no route
+// tells; it is closed when the test ends.
+func (e *env) rawDB() *sql.DB {
 	e.t.Helper()
 	dialect, source, err := store.ParseURL(e.url)
 	if err != nil {
@@ -65,8 +66,14 @@ func (e *env) fileRows() (files, chunks int) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer db.Close()
-	if err := db.QueryRow(`SELECT (SELECT COUNT(*) FROM files), (SELECT COUNT(*) FROM file_chunks)`).Scan(&files, &chunks); err != nil {
+	e.t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// fileRows returns how many files and chunks the store keeps.
+func (e *env) fileRows() (files, chunks int) {
+	e.t.Helper()
+	if err := e.rawDB().QueryRow(`SELECT (SELECT COUNT(*) FROM files), (SELECT COUNT(*) FROM file_chunks)`).Scan(&files, &chunks); err != nil {
 		e.t.Fatal(err)
 	}
 	return files, chunks
@@ -142,19 +149,20 @@ func TestUploadConnectorFiles(t *testing.T) {
 
 	r := e.upload(e.admin, "", uploadPart{"with_meta.zip", "application/zip", testdataFile(t, "with_meta.zip")})
 	got := fileIDs.ReplaceAllString(string(r.body), `"ID"`)
-	if r.status != 200 || got != `{"file_paths":["ID","ID"],"file_names":["sample1.txt","sample2.txt"],"zip_metadata_file_id":"ID"}` {
+	if r.status != 200 || got != `{"file_paths":["ID","ID"],"file_names":["sample1.txt","sample2.txt"],"zip_metadata_file_id":"ID","unread_files":[]}` {
 		t.Fatalf("upload of with_meta.zip: %d %s", r.status, r.body)
 	}
 	r = e.upload(curator, "", uploadPart{"without_meta.zip", "", testdataFile(t, "without_meta.zip")},
 		uploadPart{"handbook.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document", testdataFile(t, "handbook.docx")},
 		uploadPart{"notes.txt", "", []byte("hello")})
 	got = fileIDs.ReplaceAllString(string(r.body), `"ID"`)
-	if r.status != 200 || got != `{"file_paths":["ID","ID","ID","ID"],"file_names":["sample1.txt","sample2.txt","handbook.docx","notes.txt"],"zip_metadata_file_id":null}` {
+	if r.status != 200 || got != `{"file_paths":["ID","ID","ID","ID"],"file_names":["sample1.txt","sample2.txt","handbook.docx","notes.txt"],"zip_metadata_file_id":null,"unread_files":[]}` {
 		t.Fatalf("upload of a zip and two files as a curator: %d %s", r.status, r.body)
 	}
 	r = e.upload(e.admin, "?unzip=false", uploadPart{"without_meta.zip", "application/zip", testdataFile(t, "without_meta.zip")})
 	got = fileIDs.ReplaceAllString(string(r.body), `"ID"`)
-	if r.status != 200 || got != `{"file_paths":["ID"],"file_names":["without_meta.zip"],"zip_metadata_file_id":null}` {
+	if r.status != 200 || got != `{"file_paths":["ID"],"file_names":["without_meta.zip"],"zip_metadata_file_id":null,"unread_files":[`+
+		`{"file_path":"ID","file_name":"without_meta.zip","reason":"Quarry does not read a zip file kept whole (uploaded with unzip=false), only the files of one unpacked: `+readsAll+`"}]}` {
 		t.Fatalf("upload with unzip=false: %d %s", r.status, r.body)
 	}
 	var kept struct {
@@ -174,6 +182,47 @@ func TestUploadConnectorFiles(t *testing.T) {
 	e.upload(basic, "", uploadPart{"notes.txt", "", []byte("hello")}).want(t, 403, `{"detail":"Access denied. User is not a curator or admin."}`)
 	if files, _ := e.fileRows(); files != 8 {
 		t.Errorf("%d files kept, want 8 (3 + 4 + 1)", files)
+	}
+}
+
+// readsAll is the end of the reason a file is not read: the kinds the
+// file connector reads.
+const readsAll = "it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx and .pptx files"
+
+// Files of kinds the file connector does not read are kept, and the
+// answer names them (unread_files), each with why, in the order of
+// file_paths: by their extension, in any case, in a zip too; a file with
+// no extension too.
+func TestUploadUnreadFiles(t *testing.T) {
+	e := newEnv(t)
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for _, name := range []string{"docs/notes.TXT", "docs/sheet.xlsx"} {
+		w, _ := zw.Create(name)
+		w.Write([]byte("content"))
+	}
+	zw.Close()
+	r := e.upload(e.admin, "", uploadPart{"chart.png", "image/png", []byte("\x89PNG\r\n")},
+		uploadPart{"letter.odt", "application/vnd.oasis.opendocument.text", []byte("PK")},
+		uploadPart{"readme.txt", "text/plain", []byte("Granite is hard.")},
+		uploadPart{"Makefile", "", []byte("all:")},
+		uploadPart{"more.zip", "application/zip", zbuf.Bytes()})
+	var up struct {
+		FilePaths []string `json:"file_paths"`
+	}
+	r.decode(t, &up)
+	if len(up.FilePaths) != 6 {
+		t.Fatalf("upload: %d %s", r.status, r.body)
+	}
+	p := up.FilePaths
+	r.want(t, 200, `{"file_paths":["`+strings.Join(p, `","`)+`"],"file_names":["chart.png","letter.odt","readme.txt","Makefile","notes.TXT","sheet.xlsx"],`+
+		`"zip_metadata_file_id":null,"unread_files":[`+
+		`{"file_path":"`+p[0]+`","file_name":"chart.png","reason":"Quarry does not read .png files: `+readsAll+`"},`+
+		`{"file_path":"`+p[1]+`","file_name":"letter.odt","reason":"Quarry does not read .odt files: `+readsAll+`"},`+
+		`{"file_path":"`+p[3]+`","file_name":"Makefile","reason":"Quarry reads files by their extension, and this one has none: `+readsAll+`"},`+
+		`{"file_path":"`+p[5]+`","file_name":"sheet.xlsx","reason":"Quarry does not read .xlsx files: `+readsAll+`"}]}`)
+	if files, _ := e.fileRows(); files != 6 {
+		t.Errorf("%d files kept, want the 6, read or not", files)
 	}
 }
 
@@ -281,7 +330,7 @@ func TestUploadOutlastsReadTimeout(t *testing.T) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	got := fileIDs.ReplaceAllString(string(b), `"ID"`)
-	if res.StatusCode != 200 || got != `{"file_paths":["ID"],"file_names":["slow.txt"],"zip_metadata_file_id":null}` {
+	if res.StatusCode != 200 || got != `{"file_paths":["ID"],"file_names":["slow.txt"],"zip_metadata_file_id":null,"unread_files":[]}` {
 		t.Fatalf("slow upload: %d %s", res.StatusCode, b)
 	}
 }

@@ -94,6 +94,8 @@ var goldenTargets = map[string]func() any{
 	"runConnectorRequest":      func() any { return &runOnceRequest{} },
 	"ingestionDocument":        func() any { return &ingestRequest{} },
 	"sendSearchQuery":          func() any { return &sendSearchMessageRequest{} },
+	"searchRequest":            func() any { return &searchRoute{} },
+	"updateFiles":              func() any { return &updateConnectorFilesRequest{} },
 	"indexAttemptsQuery":       func() any { return &indexAttemptsQuery{} },
 	"pairDocumentsQuery":       func() any { return &pairDocumentsQuery{} },
 	"attemptErrorsQuery":       func() any { return &attemptErrorsQuery{} },

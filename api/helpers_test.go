@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -243,6 +244,7 @@ type fxGolden struct {
 	Query       string            `json:"query"`
 	ContentType *string           `json:"content_type"`
 	Body        *string           `json:"body"`
+	BodyBase64  string            `json:"body_base64"` // The body, when it is long or not UTF-8.
 	Status      int               `json:"status"`
 	Response    json.RawMessage   `json:"response"`
 }
@@ -262,6 +264,14 @@ func fxGoldens(t *testing.T, model string) []fxGolden {
 	for _, c := range all {
 		if c.Status != 422 {
 			continue
+		}
+		if c.Body == nil && c.BodyBase64 != "" {
+			b, err := base64.StdEncoding.DecodeString(c.BodyBase64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := string(b)
+			c.Body = &body
 		}
 		for k, v := range c.PathParams {
 			c.Path = strings.ReplaceAll(c.Path, "{"+k+"}", v)

@@ -165,8 +165,11 @@ type indexingStatusPage struct {
 // each once (Onyx lists a curator's editable pairs twice); grouped by
 // source (ascending) with a summary each, in pages of 10 unless
 // get_all_connectors; each with its latest attempts, its documents and its
-// last success. Quarry has one index, so secondary_index changes nothing,
-// and no federated connectors.
+// last success. A pair's documents are those the caller may read unless it
+// sees the whole pair (quarry.Caller.SeesWholePair), and its latest
+// attempt's documents (a figure of the whole pair) are then null. Quarry
+// has one index, so secondary_index changes nothing, and no federated
+// connectors.
 func (s *Server) handleIndexingStatus(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in indexingStatusRoute
 	if err := decode.Request(r, &in); err != nil {
@@ -185,7 +188,7 @@ func (s *Server) handleIndexingStatus(w http.ResponseWriter, r *http.Request, c 
 	for i, p := range pairs {
 		ids[i] = p.ID
 	}
-	indexing, err := s.db.PairsIndexing(r.Context(), ids)
+	indexing, err := s.db.PairsIndexing(r.Context(), c, ids)
 	if err != nil {
 		return err
 	}
@@ -194,9 +197,12 @@ func (s *Server) handleIndexingStatus(w http.ResponseWriter, r *http.Request, c 
 		e := indexingStatusLite{CCPairID: p.ID, Name: p.Name, Source: p.Source, AccessType: p.AccessType,
 			CCPairStatus: p.Status, IsEditable: c.CanChangePair(&p.CCPair)}
 		if x := indexing[p.ID]; x != nil {
-			e.InRepeatedErrorState, e.LastSuccess, e.DocsIndexed = x.InRepeatedErrorState, x.LastSuccessfulIndex, x.DocsIndexed
+			e.InRepeatedErrorState, e.LastSuccess, e.DocsIndexed = x.InRepeatedErrorState, x.LatestSuccessStarted, x.DocsIndexed
 			if a := x.Latest; a != nil {
-				e.InProgress, e.LastStatus, e.LatestIndexAttemptDocsIndexed = a.Status == quarry.IndexInProgress, &a.Status, &a.TotalDocsIndexed
+				e.InProgress, e.LastStatus = a.Status == quarry.IndexInProgress, &a.Status
+				if x.Whole {
+					e.LatestIndexAttemptDocsIndexed = &a.TotalDocsIndexed
+				}
 			}
 			if a := x.LatestFinished; a != nil {
 				e.LastFinishedStatus = &a.Status

@@ -274,20 +274,31 @@ func TestIndexing(t *testing.T) {
 		c.do(c.admin, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/status", p), `{"status":"ACTIVE"}`).want(t, 200, `{"message":"200"}`)
 	})
 
-	t.Run("an expired lease fails the attempt; the next resumes from its checkpoint", func(t *testing.T) {
+	// Issue 39: a worker killed mid-attempt (its lease expires; the clock
+	// moves, no test sleeps) is not the source's failure. The pair has no
+	// refresh frequency, so that one failure would have put it in the
+	// repeated error state and left it there until someone asked.
+	t.Run("an expired lease interrupts the attempt; a new one resumes from its checkpoint at once", func(t *testing.T) {
 		c.schedule(t, 1, 0) // The trigger asked for while paused.
 		var l struct {
 			Attempt struct {
-				ID int64 `json:"attempt_id"`
+				ID             int64  `json:"attempt_id"`
+				PollRangeStart string `json:"poll_range_start"`
+				PollRangeEnd   string `json:"poll_range_end"`
 			} `json:"attempt"`
 		}
 		c.do(w, "POST", "/worker/lease", `{}`).decode(t, &l)
 		id := l.Attempt.ID
-		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/progress", id), `{"checkpoint":{"has_more":true,"page":7}}`).
-			want(t, 200, `{"new_docs_indexed":0,"total_docs_indexed":0,"stop":false}`)
-		c.db.Now = func() time.Time { return testNow.Add(2 * quarry.LeaseTTL) }
+		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/progress", id), `{"documents":[{"id":"doc-4","sections":[{"text":"Kept"}],
+			"source":"web","semantic_identifier":"Kept","metadata":{}}],"checkpoint":{"has_more":true,"page":7}}`).
+			want(t, 200, `{"new_docs_indexed":1,"total_docs_indexed":1,"stop":false}`)
+		later := testNow.Add(2 * quarry.LeaseTTL)
+		c.db.Now = func() time.Time { return later }
 		defer func() { c.db.Now = func() time.Time { return testNow } }()
-		c.schedule(t, 0, 1)
+		res, err := c.srv.Config.Handler.(*api.Server).Schedule(context.Background())
+		if err != nil || res.Expired != 1 || res.Created != 1 || len(res.Ended) != 1 || res.Ended[0] != quarry.IndexInterrupted {
+			t.Fatalf("the pass after the expiry: %+v, %v; want the attempt interrupted and a new one made at once", res, err)
+		}
 		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", id), `{"status":"success"}`).
 			want(t, 409, fmt.Sprintf(`{"detail":"Index attempt %d is not held by this worker"}`, id))
 		var page struct {
@@ -299,15 +310,26 @@ func TestIndexing(t *testing.T) {
 			Total int `json:"total_items"`
 		}
 		c.do(c.admin, "GET", attempts+"?page_size=2", nil).decode(t, &page)
-		if page.Total != 4 || len(page.Items) != 2 || page.Items[0].ID != id || page.Items[0].Status != "failed" ||
-			page.Items[0].ErrorMsg == nil || *page.Items[0].ErrorMsg != quarry.ErrNoHeartbeat {
+		if page.Total != 5 || len(page.Items) != 2 || page.Items[0].Status != "not_started" || page.Items[1].ID != id ||
+			page.Items[1].Status != "interrupted" || page.Items[1].ErrorMsg == nil || *page.Items[1].ErrorMsg != quarry.ErrNoHeartbeat {
 			t.Fatalf("attempts after the expiry: %+v", page)
 		}
-		c.do(c.admin, "POST", "/manage/admin/connector/run-once", fmt.Sprintf(`{"connector_id":%d}`, conn)).decode(t, new(any))
-		c.schedule(t, 1, 0)
+		if m := pairInfo(t); m["in_repeated_error_state"] != false || m["status"] != "ACTIVE" || m["num_docs_indexed"] != float64(4) {
+			t.Fatalf("the pair after a lost worker: %v", m)
+		}
 		r := c.do(w, "POST", "/worker/lease", `{}`)
-		if !strings.Contains(string(r.body), `"checkpoint":{"has_more":true,"page":7}`) {
-			t.Fatalf("the attempt after an expired one does not resume from its checkpoint: %s", r.body)
+		var next struct {
+			Attempt struct {
+				ID             int64           `json:"attempt_id"`
+				PollRangeStart string          `json:"poll_range_start"`
+				PollRangeEnd   string          `json:"poll_range_end"`
+				Checkpoint     json.RawMessage `json:"checkpoint"`
+			} `json:"attempt"`
+		}
+		r.decode(t, &next)
+		if next.Attempt.ID != page.Items[0].ID || string(next.Attempt.Checkpoint) != `{"has_more":true,"page":7}` ||
+			next.Attempt.PollRangeStart != l.Attempt.PollRangeStart || next.Attempt.PollRangeEnd != l.Attempt.PollRangeEnd {
+			t.Fatalf("the attempt after the lost one does not resume from its checkpoint and window: %s", r.body)
 		}
 	})
 
@@ -340,7 +362,7 @@ func TestIndexing(t *testing.T) {
 		r := c.do(user{}, "GET", "/metrics", nil)
 		for _, want := range []string{`quarry_index_attempts_ended_total{status="completed_with_errors"} 1`,
 			`quarry_index_attempts_ended_total{status="success"} 1`, `quarry_index_attempts_ended_total{status="canceled"} 1`,
-			`quarry_index_attempts_ended_total{status="failed"} 1`, `quarry_index_attempts_ended_total{status="interrupted"} 0`,
+			`quarry_index_attempts_ended_total{status="failed"} 0`, `quarry_index_attempts_ended_total{status="interrupted"} 1`,
 			"quarry_index_attempts_waiting 0", "quarry_index_attempts_running 0", "quarry_index_leases_expired 0",
 			"quarry_index_heartbeats_late 0", "quarry_index_oldest_due_seconds 0"} {
 			if !strings.Contains(string(r.body), "\n"+want+"\n") {
@@ -389,4 +411,119 @@ func TestIndexing(t *testing.T) {
 		c.do(c.basic, "POST", run, fmt.Sprintf(`{"connector_id":%d}`, conn)).want(t, 403, fxNotCurator)
 		c.do(c.admin, "POST", run, nil).want(t, 422, fxMissingBody)
 	})
+}
+
+// TestWorkerListBounds holds every list the worker protocol carries to
+// its maximum, on the real server and database: a heartbeat of
+// quarry.MaxHeartbeatAttempts ids and progress reports of
+// quarry.MaxBatchDocuments documents and failures are taken; one more item
+// is FastAPI's 422, and changes nothing.
+func TestWorkerListBounds(t *testing.T) {
+	c := newFxCast(t)
+	conn := c.connector(c.admin, "wiki", "web")
+	cred := c.credential(c.admin, "web", fxSecret, "admin_public", true)
+	p := c.pair(c.admin, conn, cred, "wiki", quarry.AccessPublic)
+	w := c.worker(t, "bounded")
+	c.schedule(t, 1, 0)
+	var l struct {
+		Attempt struct {
+			ID int64 `json:"attempt_id"`
+		} `json:"attempt"`
+	}
+	c.do(w, "POST", "/worker/lease", `{}`).decode(t, &l)
+	id := l.Attempt.ID
+
+	ids, others := []int64{id}, []int64{}
+	for i := int64(1); len(ids) < quarry.MaxHeartbeatAttempts; i++ {
+		if i != id {
+			ids, others = append(ids, i+1000), append(others, i+1000)
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"attempt_ids": ids})
+	stop, _ := json.Marshal(others)
+	c.do(w, "POST", "/worker/heartbeat", string(body)).
+		want(t, 200, fmt.Sprintf(`{"stop":%s,"lease_expires_at":"2026-11-21T10:16:30.123456Z"}`, stop))
+	long, _ := json.Marshal(map[string]any{"attempt_ids": append(ids, 1)})
+	c.do(w, "POST", "/worker/heartbeat", string(long)).want(t, 422, fmt.Sprintf(`{"detail":[{"type":"too_long","loc":["body","attempt_ids"],
+		"msg":"List should have at most %[1]d items after validation, not %[2]d","input":%[3]s,
+		"ctx":{"field_type":"List","max_length":%[1]d,"actual_length":%[2]d}}]}`, quarry.MaxHeartbeatAttempts, len(ids)+1, long[len(`{"attempt_ids":`):len(long)-1]))
+
+	progress := fmt.Sprintf("/worker/attempts/%d/progress", id)
+	docs := func(n int, prefix string) []map[string]any {
+		var out []map[string]any
+		for i := range n {
+			out = append(out, map[string]any{"id": fmt.Sprintf("%s-%d", prefix, i), "sections": []map[string]any{{"text": "Text"}},
+				"source": "web", "semantic_identifier": "Doc", "metadata": map[string]any{}})
+		}
+		return out
+	}
+	failures := func(n int) []map[string]any {
+		var out []map[string]any
+		for i := range n {
+			out = append(out, map[string]any{"failed_document": map[string]any{"document_id": fmt.Sprintf("bad-%d", i)}, "failure_message": "No"})
+		}
+		return out
+	}
+	report := func(v map[string]any) string { b, _ := json.Marshal(v); return string(b) }
+	c.do(w, "POST", progress, report(map[string]any{"documents": docs(quarry.MaxBatchDocuments, "a"), "failures": failures(quarry.MaxBatchFailures)})).
+		want(t, 200, fmt.Sprintf(`{"new_docs_indexed":%d,"total_docs_indexed":%[1]d,"stop":false}`, quarry.MaxBatchDocuments))
+	for _, past := range []map[string]any{{"documents": docs(quarry.MaxBatchDocuments+1, "b")}, {"failures": failures(quarry.MaxBatchFailures + 1)}} {
+		r := c.do(w, "POST", progress, report(past))
+		var detail struct {
+			Detail []struct {
+				Type string `json:"type"`
+				Loc  []any  `json:"loc"`
+				Ctx  struct {
+					Max    int `json:"max_length"`
+					Actual int `json:"actual_length"`
+				} `json:"ctx"`
+			} `json:"detail"`
+		}
+		if err := json.Unmarshal(r.body, &detail); err != nil || r.status != 422 || len(detail.Detail) != 1 || detail.Detail[0].Type != "too_long" ||
+			detail.Detail[0].Ctx.Max != 1000 || detail.Detail[0].Ctx.Actual != 1001 {
+			t.Errorf("a report past the maximum: %d %.300s", r.status, r.body)
+		}
+	}
+	var page struct {
+		Total int `json:"total_items"`
+	}
+	c.do(c.admin, "GET", fmt.Sprintf("/manage/admin/cc-pair/%d/documents", p), nil).decode(t, &page)
+	if page.Total != quarry.MaxBatchDocuments {
+		t.Errorf("%d documents, want the %d of the report at the maximum", page.Total, quarry.MaxBatchDocuments)
+	}
+}
+
+// TestLostWorkersInARow: an attempt whose worker is lost is resumed at
+// once, as often as that happens, unless it happened to
+// quarry.MaxLostLeasesInARow attempts in a row (a document that kills
+// every worker reading it would loop): the last is then left to a person
+// to ask for, the pair never in the repeated error state.
+func TestLostWorkersInARow(t *testing.T) {
+	c := newFxCast(t)
+	conn := c.connector(c.admin, "wiki", "web")
+	cred := c.credential(c.admin, "web", fxSecret, "admin_public", true)
+	p := c.pair(c.admin, conn, cred, "wiki", quarry.AccessPublic)
+	w := c.worker(t, "lost")
+	now := testNow
+	defer func() { c.db.Now = func() time.Time { return testNow } }()
+	c.schedule(t, 1, 0)
+	for i := 1; i <= quarry.MaxLostLeasesInARow; i++ {
+		c.do(w, "POST", "/worker/lease", `{}`).decode(t, new(any))
+		now = now.Add(2 * quarry.LeaseTTL)
+		at := now
+		c.db.Now = func() time.Time { return at }
+		made := 1
+		if i == quarry.MaxLostLeasesInARow {
+			made = 0
+		}
+		c.schedule(t, made, 1)
+	}
+	var m map[string]any
+	c.do(c.admin, "GET", fmt.Sprintf("/manage/admin/cc-pair/%d", p), nil).decode(t, &m)
+	if m["in_repeated_error_state"] != false || m["last_index_attempt_status"] != "interrupted" || m["number_of_index_attempts"] != float64(quarry.MaxLostLeasesInARow) {
+		t.Fatalf("the pair after %d lost workers: %v", quarry.MaxLostLeasesInARow, m)
+	}
+	c.do(c.admin, "POST", "/manage/admin/connector/run-once", fmt.Sprintf(`{"connector_id":%d}`, conn)).
+		want(t, 200, `{"success":true,"message":"Marked 1 index attempts with indexing triggers.","data":1}`)
+	c.schedule(t, 1, 0)
 }

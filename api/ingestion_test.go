@@ -32,8 +32,8 @@ func TestIngestion(t *testing.T) {
 		push(c.admin, doc, p).want(t, 200, `{"document_id":"test_doc%2F1","already_existed":true}`)
 		push(c.curator, `{"sections":[{"text":"No id"}],"semantic_identifier":"Notes of 1 May","metadata":{}}`, p).
 			want(t, 200, `{"document_id":"ingestion_api_Notes_of_1_May","already_existed":false}`)
-		list := `[{"document_id":"ingestion_api_Notes_of_1_May","semantic_id":"Notes of 1 May","link":null},
-			{"document_id":"test_doc%2F1","semantic_id":"Test doc","link":"https://wiki.example.com/1"}]`
+		list := fmt.Sprintf(`[{"document_id":"ingestion_api_Notes_of_1_May","semantic_id":"Notes of 1 May","link":null,"cc_pair_id":%d},
+			{"document_id":"test_doc%%2F1","semantic_id":"Test doc","link":"https://wiki.example.com/1","cc_pair_id":%[1]d}]`, p)
 		c.do(c.admin, "GET", "/onyx-api/ingestion", nil).want(t, 200, list)
 		c.do(c.curator, "GET", "/onyx-api/ingestion", nil).want(t, 200, list)
 		c.do(c.other, "GET", "/onyx-api/ingestion", nil).want(t, 200, `[]`)
@@ -44,7 +44,7 @@ func TestIngestion(t *testing.T) {
 		c.do(c.admin, "DELETE", "/onyx-api/ingestion/test_doc%252F1", nil).want(t, 200, `null`)
 		c.do(c.admin, "DELETE", "/onyx-api/ingestion/test_doc%252F1", nil).want(t, 404, `{"detail":"Document not found"}`)
 		c.do(c.admin, "GET", fmt.Sprintf("/onyx-api/connector-docs/%d", p), nil).
-			want(t, 200, `[{"document_id":"ingestion_api_Notes_of_1_May","semantic_id":"Notes of 1 May","link":null}]`)
+			want(t, 200, fmt.Sprintf(`[{"document_id":"ingestion_api_Notes_of_1_May","semantic_id":"Notes of 1 May","link":null,"cc_pair_id":%d}]`, p))
 		if n := fxCount(c.audit("resource_type=cc_pair"), "document.ingest"); n != 2 {
 			t.Errorf("%d document.ingest entries, want 2 (the unchanged push writes nothing)", n)
 		}
@@ -124,7 +124,7 @@ func TestOnyxIngestionAPICrud(t *testing.T) {
 		t.Fatalf("the index finds %v, want [test-doc-1]", got)
 	}
 	// LIST
-	c.do(c.admin, "GET", "/onyx-api/ingestion", nil).want(t, 200, `[{"document_id":"test-doc-1","semantic_id":"test-doc-1","link":null}]`)
+	c.do(c.admin, "GET", "/onyx-api/ingestion", nil).want(t, 200, fmt.Sprintf(`[{"document_id":"test-doc-1","semantic_id":"test-doc-1","link":null,"cc_pair_id":%d}]`, p))
 	// DELETE
 	c.do(c.admin, "DELETE", "/onyx-api/ingestion/test-doc-1", nil).want(t, 200, `null`)
 	page.Items = nil

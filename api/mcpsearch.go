@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -36,11 +38,13 @@ const (
 		"To find a list of available sources, use the `indexed_sources` resource. `document_set_names` restricts results to documents of the " +
 		"named Document Sets: Quarry has none, so naming any finds nothing. `time_cutoff` accepts an ISO 8601 timestamp; only documents " +
 		"updated on or after that moment are returned. Naive (timezone-less) timestamps are treated as UTC.\n\n" +
-		"Returns {\"results\": [{title, url, source_type, content, updated_at}, ...]}, best first; content is the matching chunk of the document."
+		"Returns {\"results\": [{title, url, source_type, content, updated_at, cc_pair_id, cc_pair_name, cc_pair_access_type}, ...]}, best first; " +
+		"content is the matching chunk of the document, and cc_pair_* name the source (cc_pair) whose copy of the document it is."
 	mcpSearchDesc = "Search the company's documents indexed in Quarry, with your rights, for the words of query (keyword search: " +
-		"\"quoted phrases\" match as phrases, the last word also as a prefix). Returns {\"results\": [{id, title, url}]}, best first; " +
-		"pass an id to fetch for the document's text."
-	mcpFetchDesc = "Fetch a document found by search: its whole text, title, URL and metadata, by the id search gave."
+		"\"quoted phrases\" match as phrases, the last word also as a prefix). Returns {\"results\": [{id, title, url, cc_pair_id, " +
+		"cc_pair_name, cc_pair_access_type}]}, best first: each result is one source's copy of a document (a document several sources " +
+		"hold is a result for each), and says which source (cc_pair) it is from. Pass an id to fetch for that copy's text."
+	mcpFetchDesc = "Fetch a document found by search: its whole text, title, URL and metadata (with the source it is from), by the id search gave."
 )
 
 // mcpSearchTools returns the search tools, by name.
@@ -107,13 +111,15 @@ func jsonResult(v any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 }
 
-// mcpIndexedResult is a result of search_indexed_documents.
+// mcpIndexedResult is a result of search_indexed_documents, and the pair
+// its copy is of.
 type mcpIndexedResult struct {
 	Title      string  `json:"title"`
 	URL        *string `json:"url"`
 	SourceType string  `json:"source_type"`
 	Content    string  `json:"content"`
 	UpdatedAt  *string `json:"updated_at"`
+	copyPair
 }
 
 // mcpSearchIndexed runs search_indexed_documents, with the arguments and
@@ -174,7 +180,7 @@ func (s *Server) mcpSearchIndexed(ctx context.Context, c *quarry.Caller, raw jso
 	}
 	out := make([]mcpIndexedResult, 0, len(hits))
 	for _, h := range hits {
-		r := mcpIndexedResult{Title: h.SemanticIdentifier, URL: h.Link, SourceType: string(h.Source), Content: h.Content}
+		r := mcpIndexedResult{Title: h.SemanticIdentifier, URL: h.Link, SourceType: string(h.Source), Content: h.Content, copyPair: pairOf(h.Pair)}
 		if h.UpdatedAt != nil {
 			u := pythonISO(h.UpdatedAt.Time)
 			r.UpdatedAt = &u
@@ -184,9 +190,10 @@ func (s *Server) mcpSearchIndexed(ctx context.Context, c *quarry.Caller, raw jso
 	return jsonResult(map[string]any{"results": out}), nil
 }
 
-// mcpSearchPlain runs search: one result per document, {id, title, url},
-// in one text content item (and as structured content), as OpenAI's
-// connectors and deep research read it. The id is the document's id.
+// mcpSearchPlain runs search: one result per copy of a document, {id,
+// title, url} and its pair, in one text content item (and as structured
+// content), as OpenAI's connectors and deep research read it. The id names
+// the copy (copyID), which fetch reads.
 func (s *Server) mcpSearchPlain(ctx context.Context, c *quarry.Caller, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a struct {
 		Query *string `json:"query"`
@@ -198,6 +205,7 @@ func (s *Server) mcpSearchPlain(ctx context.Context, c *quarry.Caller, raw json.
 		ID    string `json:"id"`
 		Title string `json:"title"`
 		URL   string `json:"url"`
+		copyPair
 	}
 	out := []result{}
 	if strings.TrimSpace(*a.Query) != "" {
@@ -208,20 +216,42 @@ func (s *Server) mcpSearchPlain(ctx context.Context, c *quarry.Caller, raw json.
 			}
 			return nil, err
 		}
-		seen := map[string]bool{}
 		for _, h := range hits {
-			if seen[h.DocumentID] {
-				continue
-			}
-			seen[h.DocumentID] = true
-			out = append(out, result{ID: h.DocumentID, Title: h.SemanticIdentifier, URL: deref(h.Link)})
+			out = append(out, result{ID: copyID(h.Pair.ID, h.DocumentID), Title: h.SemanticIdentifier, URL: deref(h.Link), copyPair: pairOf(h.Pair)})
 		}
 	}
 	return jsonResult(map[string]any{"results": out}), nil
 }
 
-// mcpFetch runs fetch: the document of the id, if the caller may search
-// a pair that holds it; any other id is "not found", with no more said.
+// copyIDPrefix begins the id of a copy of a document, as search gives it
+// and fetch reads it: cc_pair:<cc_pair_id>:<document_id>.
+const copyIDPrefix = "cc_pair:"
+
+// copyID returns the id of pair's copy of document doc.
+func copyID(pair int64, doc string) string {
+	return copyIDPrefix + strconv.FormatInt(pair, 10) + ":" + doc
+}
+
+// parseCopyID returns the pair and the document that id names, if it is
+// of copyID's form; any other id is a document's id alone.
+func parseCopyID(id string) (pair int64, doc string, ok bool) {
+	rest, ok := strings.CutPrefix(id, copyIDPrefix)
+	if !ok {
+		return 0, "", false
+	}
+	n, doc, ok := strings.Cut(rest, ":")
+	if !ok || doc == "" || n == "" || strings.TrimLeft(n, "0123456789") != "" {
+		return 0, "", false
+	}
+	pair, err := strconv.ParseInt(n, 10, 64)
+	return pair, doc, err == nil
+}
+
+// mcpFetch runs fetch: the copy of a document that the id names (copyID),
+// if the caller may search it, or, for a document's id alone, the one copy
+// the caller may search; any other id is "not found", with no more said,
+// and an id alone that several pairs the caller may search hold is a tool
+// error naming the ids of their copies.
 func (s *Server) mcpFetch(ctx context.Context, c *quarry.Caller, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a struct {
 		ID *string `json:"id"`
@@ -229,14 +259,27 @@ func (s *Server) mcpFetch(ctx context.Context, c *quarry.Caller, raw json.RawMes
 	if err := json.Unmarshal(raw, &a); err != nil || a.ID == nil {
 		return toolError("fetch needs the id of a search result: {\"id\": \"…\"}"), nil
 	}
-	d, err := s.db.SearchDocument(ctx, c, *a.ID)
-	if quarry.ErrorCode(err) == quarry.ENOTFOUND {
-		return toolError("Document not found: " + strconv.Quote(quarry.ClipText(*a.ID, 200))), nil
+	var pair *int64
+	doc := *a.ID
+	if p, d, ok := parseCopyID(doc); ok {
+		pair, doc = &p, d
 	}
-	if err != nil {
+	d, err := s.db.SearchDocument(ctx, c, doc, pair)
+	var ambiguous *quarry.AmbiguousDocumentError
+	switch {
+	case quarry.ErrorCode(err) == quarry.ENOTFOUND:
+		return toolError("Document not found: " + strconv.Quote(quarry.ClipText(*a.ID, 200))), nil
+	case errors.As(err, &ambiguous):
+		ids := make([]string, len(ambiguous.Pairs))
+		for i, p := range ambiguous.Pairs {
+			ids[i] = fmt.Sprintf("%q (%q, %s)", copyID(p.ID, doc), p.Name, p.AccessType)
+		}
+		return toolError(fmt.Sprintf("Document %q is in %d pairs you may search; fetch one of their copies by id: %s",
+			quarry.ClipText(doc, 200), len(ids), strings.Join(ids, ", "))), nil
+	case err != nil:
 		return nil, err
 	}
-	return jsonResult(fetchedDocument(d)), nil
+	return jsonResult(fetchedDocument(d, copyID(d.Pair.ID, doc))), nil
 }
 
 // fetchedJSON is the answer of fetch, as OpenAI documents it.
@@ -248,11 +291,12 @@ type fetchedJSON struct {
 	Metadata map[string]any `json:"metadata"`
 }
 
-// fetchedDocument is the answer of fetch for d: its title (else its
-// semantic identifier), the text of its sections one after another, its
-// first link, and its metadata with its source, semantic identifier and
-// time of update beside.
-func fetchedDocument(d *quarry.Document) fetchedJSON {
+// fetchedDocument is the answer of fetch for copy cp, named id: its title
+// (else its semantic identifier), the text of its sections one after
+// another, its first link, and its metadata with its source, semantic
+// identifier, time of update and pair (copyPair's fields) beside.
+func fetchedDocument(cp *quarry.DocumentCopy, id string) fetchedJSON {
+	d := cp.Document
 	title := d.SemanticIdentifier
 	if d.Title != nil && *d.Title != "" {
 		title = *d.Title
@@ -273,7 +317,9 @@ func fetchedDocument(d *quarry.Document) fetchedJSON {
 	if d.DocUpdatedAt != nil {
 		md["updated_at"] = pythonISO(d.DocUpdatedAt.Time)
 	}
-	return fetchedJSON{ID: d.ID, Title: title, Text: text.String(), URL: deref(d.Link()), Metadata: md}
+	p := pairOf(cp.Pair)
+	md["cc_pair_id"], md["cc_pair_name"], md["cc_pair_access_type"] = p.CCPairID, p.CCPairName, p.CCPairAccessType
+	return fetchedJSON{ID: id, Title: title, Text: text.String(), URL: deref(d.Link()), Metadata: md}
 }
 
 // pythonISO formats t in UTC as Python's datetime.isoformat does

@@ -92,49 +92,76 @@ func searchIDs(t *testing.T, cs *mcp.ClientSession, query string) []string {
 	return ids
 }
 
+// withID returns the JSON object doc with its id set to id.
+func withID(t *testing.T, doc, id string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatalf("%v: %s", err, doc)
+	}
+	m["id"] = id
+	return mustJSON(t, m)
+}
+
 // TestMCPSearchRights: each person's search, fetch, indexed sources and
 // search_indexed_documents over /mcp (the Go SDK's client) find exactly
-// the documents of the pairs they may search, as the HTTP routes do; a
-// document of a pair they may not search is neither found nor fetched,
-// and one in two pairs is found through either.
+// the copies of documents of the pairs they may search, as the HTTP
+// routes do; a copy of a pair they may not search is neither found nor
+// fetched, and a document in two pairs is a copy in each, found and
+// fetched as its own.
 func TestMCPSearchRights(t *testing.T) {
 	c := newSearchCast(t)
-	all := []string{"a-plans", "c-budget", "shared-notes", "vacation-policy"}
+	type copyOf struct {
+		pair int64
+		doc  string
+	}
+	id := func(x copyOf) string { return fmt.Sprintf("cc_pair:%d:%s", x.pair, x.doc) }
+	ids := func(xs ...copyOf) []string {
+		out := []string{}
+		for _, x := range xs {
+			out = append(out, id(x))
+		}
+		slices.Sort(out)
+		return out
+	}
+	vacation, aPlans, aNotes := copyOf{c.public, "vacation-policy"}, copyOf{c.pairA, "a-plans"}, copyOf{c.pairA, "shared-notes"}
+	cBudget, cNotes := copyOf{c.pairC, "c-budget"}, copyOf{c.pairC, "shared-notes"}
+	all := []copyOf{vacation, aPlans, aNotes, cBudget, cNotes}
 	for _, tt := range []struct {
 		name    string
 		u       user
-		found   []string
+		found   []copyOf
 		sources string
 	}{
 		// The admin owns every pair's credential: the owner of a private
 		// pair's credential may search it (Onyx's rule; being an admin
 		// opens nothing more).
 		{"admin", c.admin, all, `["file", "web"]`},
-		{"curator of A", c.curator, []string{"a-plans", "shared-notes", "vacation-policy"}, `["file", "web"]`},
-		{"curator of B", c.other, []string{"vacation-policy"}, `["web"]`},
-		{"global curator of B", c.global, []string{"vacation-policy"}, `["web"]`},
-		{"basic", c.basic, []string{"vacation-policy"}, `["web"]`},
+		{"curator of A", c.curator, []copyOf{vacation, aPlans, aNotes}, `["file", "web"]`},
+		{"curator of B", c.other, []copyOf{vacation}, `["web"]`},
+		{"global curator of B", c.global, []copyOf{vacation}, `["web"]`},
+		{"basic", c.basic, []copyOf{vacation}, `["web"]`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := c.mcpSession(t, tt.u.token)
-			if got := searchIDs(t, cs, "vacation"); !slices.Equal(got, tt.found) {
-				t.Errorf("search: %v, want %v", got, tt.found)
+			if got, want := searchIDs(t, cs, "vacation"), ids(tt.found...); !slices.Equal(got, want) {
+				t.Errorf("search: %v, want %v", got, want)
 			}
-			for _, id := range all {
-				res := mcpCall(t, cs, "fetch", map[string]any{"id": id})
-				may := slices.Contains(tt.found, id)
+			for _, x := range all {
+				res := mcpCall(t, cs, "fetch", map[string]any{"id": id(x)})
+				may := slices.Contains(tt.found, x)
 				if res.IsError == may {
-					t.Errorf("fetch %s: %s (may see it: %v)", id, resultJSON(t, res), may)
+					t.Errorf("fetch %s: %s (may see it: %v)", id(x), resultJSON(t, res), may)
 				}
-				direct := c.do(tt.u, "GET", "/search/document/"+id, nil)
+				direct := c.do(tt.u, "GET", fmt.Sprintf("/search/document/%s?cc_pair_id=%d", x.doc, x.pair), nil)
 				if may {
 					var got map[string]any
 					direct.decode(t, &got)
-					jsonEq(t, "fetch and GET /search/document", resultText(t, res), string(direct.body))
+					jsonEq(t, "fetch and GET /search/document", resultText(t, res), withID(t, string(direct.body), id(x)))
 				} else {
 					res.Meta = nil
 					jsonEq(t, "fetch refused", resultJSON(t, res),
-						fmt.Sprintf(`{"content":[{"type":"text","text":"Document not found: \"%s\""}],"isError":true}`, id))
+						fmt.Sprintf(`{"content":[{"type":"text","text":"Document not found: \"%s\""}],"isError":true}`, id(x)))
 					direct.want(t, 404, `{"detail":"Document not found"}`)
 				}
 			}
@@ -152,36 +179,48 @@ func TestMCPSearchRights(t *testing.T) {
 			var indexed struct {
 				Results []struct {
 					Title string `json:"title"`
+					Pair  int64  `json:"cc_pair_id"`
 				} `json:"results"`
 			}
 			if err := json.Unmarshal([]byte(resultText(t, mcpCall(t, cs, "search_indexed_documents", map[string]any{"query": "vacation"}))), &indexed); err != nil {
 				t.Fatal(err)
 			}
-			var titles []string
-			for _, r := range indexed.Results {
-				if !slices.Contains(titles, r.Title) {
-					titles = append(titles, r.Title)
-				}
-			}
-			if len(titles) != len(tt.found) {
-				t.Errorf("search_indexed_documents: %v, want the %d documents %v", titles, len(tt.found), tt.found)
+			if len(indexed.Results) != len(tt.found) {
+				t.Errorf("search_indexed_documents: %+v, want the %d copies %v", indexed.Results, len(tt.found), tt.found)
 			}
 		})
 	}
 
 	t.Run("a document in two pairs", func(t *testing.T) {
-		// Each reads the copy of a pair they may search; the admin, who may
-		// search both, the copy written last (team C's).
-		for u, want := range map[user]string{c.curator: "Notes both teams keep about vacation travel.",
-			c.admin: "Notes both teams keep about vacation travel, as team C wrote them."} {
-			var got struct {
-				Text string `json:"text"`
-			}
-			json.Unmarshal([]byte(resultText(t, mcpCall(t, c.mcpSession(t, u.token), "fetch", map[string]any{"id": "shared-notes"}))), &got)
-			if got.Text != want {
-				t.Errorf("%s fetched %q, want %q", u.name, got.Text, want)
+		// By its id alone: the curator of A, who may search A's copy only,
+		// reads it; the admin, who may search both, is told the two.
+		var got struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		json.Unmarshal([]byte(resultText(t, mcpCall(t, c.mcpSession(t, c.curator.token), "fetch", map[string]any{"id": "shared-notes"}))), &got)
+		if got.ID != id(aNotes) || got.Text != "Notes both teams keep about vacation travel." {
+			t.Errorf("the curator of A fetched %+v, want A's copy", got)
+		}
+		admin := c.mcpSession(t, c.admin.token)
+		res := mcpCall(t, admin, "fetch", map[string]any{"id": "shared-notes"})
+		res.Meta = nil
+		jsonEq(t, "the admin's fetch", resultJSON(t, res), mustJSON(t, map[string]any{"isError": true, "content": []any{map[string]any{"type": "text",
+			"text": fmt.Sprintf(`Document "shared-notes" is in 2 pairs you may search; fetch one of their copies by id: %q ("team A", private), %q ("team C", private)`,
+				id(aNotes), id(cNotes))}}}))
+		// Each copy by its own id.
+		for x, want := range map[copyOf]string{aNotes: "Notes both teams keep about vacation travel.",
+			cNotes: "Notes both teams keep about vacation travel, as team C wrote them."} {
+			json.Unmarshal([]byte(resultText(t, mcpCall(t, admin, "fetch", map[string]any{"id": id(x)}))), &got)
+			if got.ID != id(x) || got.Text != want {
+				t.Errorf("the admin fetched %+v, want %s: %q", got, id(x), want)
 			}
 		}
+		// An id of a copy's form is always read as one.
+		res = mcpCall(t, admin, "fetch", map[string]any{"id": fmt.Sprintf("cc_pair:%d:shared-notes", c.public)})
+		res.Meta = nil
+		jsonEq(t, "a copy that is not", resultJSON(t, res), mustJSON(t, map[string]any{"isError": true, "content": []any{map[string]any{"type": "text",
+			"text": fmt.Sprintf(`Document not found: "cc_pair:%d:shared-notes"`, c.public)}}}))
 	})
 
 	t.Run("limited", func(t *testing.T) {
@@ -204,7 +243,7 @@ func TestMCPSearchRights(t *testing.T) {
 	t.Run("a change of membership shows at the next search", func(t *testing.T) {
 		cs := c.mcpSession(t, c.basic.token)
 		c.do(c.admin, "POST", fmt.Sprintf("/manage/admin/user-group/%d/add-users", c.gC), fmt.Sprintf(`{"user_ids":[%q]}`, c.basic.id)).decode(t, new(any))
-		if got := searchIDs(t, cs, "vacation"); !slices.Equal(got, []string{"c-budget", "shared-notes", "vacation-policy"}) {
+		if got := searchIDs(t, cs, "vacation"); !slices.Equal(got, ids(vacation, cBudget, cNotes)) {
 			t.Errorf("search after joining C: %v", got)
 		}
 	})
@@ -234,8 +273,9 @@ func TestMCPSearchIndexedDocuments(t *testing.T) {
 		t.Helper()
 		return resultText(t, mcpCall(t, cs, "search_indexed_documents", args))
 	}
-	want := `{"results":[{"title":"Vacation policy","url":"https://handbook.example.com/vacation","source_type":"web",
-		"content":"Every employee takes thirty days of vacation a year.","updated_at":"2026-03-01T10:00:00+00:00"}]}`
+	want := fmt.Sprintf(`{"results":[{"title":"Vacation policy","url":"https://handbook.example.com/vacation","source_type":"web",
+		"content":"Every employee takes thirty days of vacation a year.","updated_at":"2026-03-01T10:00:00+00:00",
+		"cc_pair_id":%d,"cc_pair_name":"handbook","cc_pair_access_type":"public"}]}`, c.public)
 	jsonEq(t, "a search", call(map[string]any{"query": "thirty days"}), want)
 	jsonEq(t, "by source, in capitals", call(map[string]any{"query": "thirty days", "source_types": []string{"WEB", "nonsense"}}), want)
 	jsonEq(t, "an empty list is no filter", call(map[string]any{"query": "thirty days", "source_types": []string{}}), want)
@@ -255,18 +295,23 @@ func TestMCPSearchIndexedDocuments(t *testing.T) {
 	// An id the ingestion API made URL-compatible ("/" as %2F) is fetched
 	// as search gave it, and read at its escaped path.
 	c.push(t, c.public, "dir/page 1", "Deep page", "web", "A page about zeppelins.", "")
-	jsonEq(t, "search of an escaped id", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "zeppelins"})),
-		`{"results":[{"id":"dir%2Fpage_1","title":"Deep page","url":""}]}`)
-	fetched := resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": "dir%2Fpage_1"}))
-	c.do(c.basic, "GET", "/search/document/dir%252Fpage_1", nil).want(t, 200, fetched)
+	escaped := fmt.Sprintf("cc_pair:%d:dir%%2Fpage_1", c.public)
+	jsonEq(t, "search of an escaped id", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "zeppelins"})), fmt.Sprintf(
+		`{"results":[{"id":%q,"title":"Deep page","url":"","cc_pair_id":%d,"cc_pair_name":"handbook","cc_pair_access_type":"public"}]}`, escaped, c.public))
+	fetched := resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": escaped}))
+	c.do(c.basic, "GET", "/search/document/dir%252Fpage_1", nil).want(t, 200, withID(t, fetched, "dir%2Fpage_1"))
 	c.do(c.basic, "GET", "/search/document/dir%2Fpage_1", nil).want(t, 404, `{"detail":"Document not found"}`)
-	// search: one result per document, ids, titles and URLs.
-	jsonEq(t, "search", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "thirty days"})),
-		`{"results":[{"id":"vacation-policy","title":"Vacation policy","url":"https://handbook.example.com/vacation"}]}`)
-	jsonEq(t, "fetch", resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": "vacation-policy"})),
-		`{"id":"vacation-policy","title":"Vacation policy","text":"Every employee takes thirty days of vacation a year.",
+	// search: one result per copy, ids, titles, URLs and pairs.
+	jsonEq(t, "search", resultText(t, mcpCall(t, cs, "search", map[string]any{"query": "thirty days"})), fmt.Sprintf(
+		`{"results":[{"id":"cc_pair:%d:vacation-policy","title":"Vacation policy","url":"https://handbook.example.com/vacation",
+		"cc_pair_id":%[1]d,"cc_pair_name":"handbook","cc_pair_access_type":"public"}]}`, c.public))
+	vacation := fmt.Sprintf(`{"id":"cc_pair:%d:vacation-policy","title":"Vacation policy","text":"Every employee takes thirty days of vacation a year.",
 		"url":"https://handbook.example.com/vacation","metadata":{"team":"people","source_type":"web","semantic_identifier":"Vacation policy",
-		"updated_at":"2026-03-01T10:00:00+00:00"}}`)
+		"updated_at":"2026-03-01T10:00:00+00:00","cc_pair_id":%[1]d,"cc_pair_name":"handbook","cc_pair_access_type":"public"}}`, c.public)
+	jsonEq(t, "fetch", resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": fmt.Sprintf("cc_pair:%d:vacation-policy", c.public)})), vacation)
+	// A document's id alone, as search gave it before copies had ids of
+	// their own, fetches the one copy the caller may search.
+	jsonEq(t, "fetch by the id alone", resultText(t, mcpCall(t, cs, "fetch", map[string]any{"id": "vacation-policy"})), vacation)
 }
 
 // TestMCPSearchTypeScriptClient: the TypeScript SDK's client lists the
@@ -291,6 +336,7 @@ func TestMCPSearchTypeScriptClient(t *testing.T) {
 		!slices.Contains(got.Resources, "resource://indexed_sources") || len(got.Resource) != 1 || !slices.Equal(got.Resource[0].JSON, []string{"file", "web"}) {
 		t.Errorf("the TypeScript client got %s", out)
 	}
-	jsonEq(t, "call", resultText(t, got.Call), `{"results":[{"title":"Team A plans","url":null,"source_type":"file",
-		"content":"Team A plans its vacation rota in March.","updated_at":"2026-03-01T10:00:00+00:00"}]}`)
+	jsonEq(t, "call", resultText(t, got.Call), fmt.Sprintf(`{"results":[{"title":"Team A plans","url":null,"source_type":"file",
+		"content":"Team A plans its vacation rota in March.","updated_at":"2026-03-01T10:00:00+00:00",
+		"cc_pair_id":%d,"cc_pair_name":"team A","cc_pair_access_type":"private"}]}`, c.pairA))
 }

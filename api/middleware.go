@@ -42,7 +42,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(ctx)
 		limit := s.cfg.MaxBodyBytes
-		if r.URL.Path == fileUploadPath {
+		if uploadsFiles(r.URL.Path) {
 			limit = s.cfg.FileLimits.WithDefaults().MaxUploadBytes
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)

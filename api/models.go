@@ -32,7 +32,7 @@ type credentialPatch struct {
 	AdminPublic    decode.Optional[bool]                  `json:"admin_public"`
 	Name           decode.Optional[string]                `json:"name"`
 	CuratorPublic  decode.Optional[bool]                  `json:"curator_public"`
-	Groups         decode.Optional[[]int64]               `json:"groups"`
+	Groups         decode.Optional[[]int64]               `json:"groups" max_length:"1000"`
 	Source         decode.Optional[quarry.DocumentSource] `json:"source"`
 }
 
@@ -43,7 +43,7 @@ type credentialCreate struct {
 	Source         quarry.DocumentSource   `json:"source"`
 	Name           decode.Optional[string] `json:"name"`
 	CuratorPublic  bool                    `json:"curator_public" default:"false"`
-	Groups         []int64                 `json:"groups" default:"[]"`
+	Groups         []int64                 `json:"groups" default:"[]" max_length:"1000"`
 }
 
 // toolUpdate is the body of PUT /admin/tool/custom/{tool_id}.
@@ -51,7 +51,7 @@ type toolUpdate struct {
 	Name            decode.Optional[string]          `json:"name"`
 	Description     decode.Optional[string]          `json:"description"`
 	Definition      decode.Optional[json.RawMessage] `json:"definition"`
-	CustomHeaders   decode.Optional[[]header]        `json:"custom_headers"`
+	CustomHeaders   decode.Optional[[]header]        `json:"custom_headers" max_length:"100"`
 	PassthroughAuth decode.Optional[bool]            `json:"passthrough_auth"`
 	OAuthConfigID   decode.Optional[int64]           `json:"oauth_config_id"`
 }
@@ -63,7 +63,7 @@ type toolCreate struct {
 	Name            string                    `json:"name"`
 	Description     decode.Optional[string]   `json:"description"`
 	Definition      json.RawMessage           `json:"definition"`
-	CustomHeaders   decode.Optional[[]header] `json:"custom_headers"`
+	CustomHeaders   decode.Optional[[]header] `json:"custom_headers" max_length:"100"`
 	PassthroughAuth bool                      `json:"passthrough_auth" default:"false"`
 	OAuthConfigID   decode.Optional[int64]    `json:"oauth_config_id"`
 }
@@ -71,7 +71,7 @@ type toolCreate struct {
 // toolStatusUpdate is the body of PATCH /admin/tool/status: Onyx's
 // ToolStatusUpdateRequest.
 type toolStatusUpdate struct {
-	ToolIDs []int64 `json:"tool_ids"`
+	ToolIDs []int64 `json:"tool_ids" max_length:"1000"`
 	Enabled bool    `json:"enabled"`
 }
 
@@ -99,14 +99,14 @@ type connectorInput struct {
 	PruneFreq               decode.Optional[int64]             `json:"prune_freq"`
 	IndexingStart           decode.Optional[time.Time]         `json:"indexing_start"`
 	AccessType              decode.Optional[quarry.AccessType] `json:"access_type"`
-	Groups                  decode.Optional[[]int64]           `json:"groups"`
+	Groups                  decode.Optional[[]int64]           `json:"groups" max_length:"1000"`
 }
 
 // ccPairCreate is the body of PUT /manage/connector/{connector_id}/credential/{credential_id}.
 type ccPairCreate struct {
 	Name       string            `json:"name"`
 	AccessType quarry.AccessType `json:"access_type"`
-	Groups     []int64           `json:"groups" default:"[]"`
+	Groups     []int64           `json:"groups" default:"[]" max_length:"1000"`
 }
 
 // ccPairStatusUpdate is the body of PUT
@@ -134,21 +134,21 @@ type ccPairIdentifier struct {
 // userGroupCreate is the body of POST /manage/admin/user-group.
 type userGroupCreate struct {
 	Name      string   `json:"name"`
-	UserIDs   []string `json:"user_ids" default:"[]"`
-	CCPairIDs []int64  `json:"cc_pair_ids" default:"[]"`
+	UserIDs   []string `json:"user_ids" default:"[]" max_length:"10000"`
+	CCPairIDs []int64  `json:"cc_pair_ids" default:"[]" max_length:"10000"`
 }
 
 // userGroupUpdate is the body of PATCH /manage/admin/user-group/{group_id}.
 type userGroupUpdate struct {
 	Name      decode.Optional[string]   `json:"name"`
-	UserIDs   decode.Optional[[]string] `json:"user_ids"`
-	CCPairIDs decode.Optional[[]int64]  `json:"cc_pair_ids"`
+	UserIDs   decode.Optional[[]string] `json:"user_ids" max_length:"10000"`
+	CCPairIDs decode.Optional[[]int64]  `json:"cc_pair_ids" max_length:"10000"`
 }
 
 // addUsers is the body of POST /manage/admin/user-group/{group_id}/add-users:
 // Onyx's AddUsersToUserGroupRequest.
 type addUsers struct {
-	UserIDs []string `json:"user_ids"`
+	UserIDs []string `json:"user_ids" max_length:"10000"`
 }
 
 // indexingStatusRequest is the body of POST
@@ -156,8 +156,8 @@ type addUsers struct {
 type indexingStatusRequest struct {
 	SecondaryIndex    bool                                   `json:"secondary_index" default:"false"`
 	Source            decode.Optional[quarry.DocumentSource] `json:"source"`
-	AccessTypeFilters []quarry.AccessType                    `json:"access_type_filters" default:"[]"`
-	LastStatusFilters []quarry.IndexingStatus                `json:"last_status_filters" default:"[]"`
+	AccessTypeFilters []quarry.AccessType                    `json:"access_type_filters" default:"[]" max_length:"100"`
+	LastStatusFilters []quarry.IndexingStatus                `json:"last_status_filters" default:"[]" max_length:"100"`
 	DocsCountOperator decode.Optional[docsCountOperator]     `json:"docs_count_operator"`
 	DocsCountValue    decode.Optional[int64]                 `json:"docs_count_value"`
 	NameFilter        decode.Optional[string]                `json:"name_filter"`
@@ -226,7 +226,7 @@ type oauthConfigCreate struct {
 	TokenURL         string                           `json:"token_url"`
 	ClientID         string                           `json:"client_id"`
 	ClientSecret     string                           `json:"client_secret"`
-	Scopes           decode.Optional[[]string]        `json:"scopes"`
+	Scopes           decode.Optional[[]string]        `json:"scopes" max_length:"100"`
 	AdditionalParams decode.Optional[json.RawMessage] `json:"additional_params"`
 }
 
@@ -238,7 +238,7 @@ type oauthConfigUpdate struct {
 	TokenURL          decode.Optional[string]          `json:"token_url"`
 	ClientID          decode.Optional[string]          `json:"client_id"`
 	ClientSecret      decode.Optional[string]          `json:"client_secret"`
-	Scopes            decode.Optional[[]string]        `json:"scopes"`
+	Scopes            decode.Optional[[]string]        `json:"scopes" max_length:"100"`
 	AdditionalParams  decode.Optional[json.RawMessage] `json:"additional_params"`
 	ClearClientID     bool                             `json:"clear_client_id" default:"false"`
 	ClearClientSecret bool                             `json:"clear_client_secret" default:"false"`
@@ -271,7 +271,7 @@ type toolRun struct {
 type patCreate struct {
 	Name           string                               `json:"name" min_length:"1" max_length:"100"`
 	ExpirationDays decode.Optional[int64]               `json:"expiration_days" ge:"1"`
-	Scopes         decode.Optional[[]quarry.Permission] `json:"scopes"`
+	Scopes         decode.Optional[[]quarry.Permission] `json:"scopes" max_length:"100"`
 }
 
 // mcpAuthTemplate is Onyx's MCPAuthTemplate: header names to values with
@@ -279,7 +279,7 @@ type patCreate struct {
 // placeholders, whatever is sent).
 type mcpAuthTemplate struct {
 	Headers        map[string]string `json:"headers" default:"{}"`
-	RequiredFields []string          `json:"required_fields" default:"[]"`
+	RequiredFields []string          `json:"required_fields" default:"[]" max_length:"100"`
 }
 
 // ModelName returns the Python class name pydantic would print.
@@ -301,7 +301,7 @@ type mcpServerSetup struct {
 	OAuthProviderMode          quarry.MCPProviderMode               `json:"oauth_provider_mode" default:"\"AUTO_DISCOVERY\""`
 	OAuthAuthorizationEndpoint decode.Optional[string]              `json:"oauth_authorization_endpoint"`
 	OAuthTokenEndpoint         decode.Optional[string]              `json:"oauth_token_endpoint"`
-	OAuthScopesOverride        decode.Optional[[]string]            `json:"oauth_scopes_override"`
+	OAuthScopesOverride        decode.Optional[[]string]            `json:"oauth_scopes_override" max_length:"100"`
 	OAuthAdditionalAuthParams  decode.Optional[map[string]string]   `json:"oauth_additional_auth_params"`
 	OAuthClientIDChanged       bool                                 `json:"oauth_client_id_changed" default:"false"`
 	OAuthClientSecretChanged   bool                                 `json:"oauth_client_secret_changed" default:"false"`
@@ -312,8 +312,8 @@ type mcpServerSetup struct {
 	AdminCredentialsChanged    map[string]bool                      `json:"admin_credentials_changed" default:"{}"`
 	ExistingServerID           decode.Optional[int64]               `json:"existing_server_id"`
 	IsPublic                   decode.Optional[bool]                `json:"is_public"`
-	Groups                     decode.Optional[[]int64]             `json:"groups"`
-	Users                      decode.Optional[[]string]            `json:"users"`
+	Groups                     decode.Optional[[]int64]             `json:"groups" max_length:"1000"`
+	Users                      decode.Optional[[]string]            `json:"users" max_length:"10000"`
 }
 
 // mcpServerUpdate is the body of POST /admin/mcp/servers/update: Onyx's
@@ -322,7 +322,7 @@ type mcpServerUpdate struct {
 	ServerID      int64                     `json:"server_id"`
 	Name          decode.Optional[string]   `json:"name"`
 	Description   decode.Optional[string]   `json:"description"`
-	SelectedTools decode.Optional[[]string] `json:"selected_tools"`
+	SelectedTools decode.Optional[[]string] `json:"selected_tools" max_length:"1000"`
 }
 
 // mcpServerCreate is the body of POST /admin/mcp/server: Onyx's
@@ -332,8 +332,8 @@ type mcpServerCreate struct {
 	Description decode.Optional[string] `json:"description"`
 	ServerURL   string                  `json:"server_url"`
 	IsPublic    bool                    `json:"is_public" default:"true"`
-	Groups      []int64                 `json:"groups" default:"[]"`
-	Users       []string                `json:"users" default:"[]"`
+	Groups      []int64                 `json:"groups" default:"[]" max_length:"1000"`
+	Users       []string                `json:"users" default:"[]" max_length:"10000"`
 }
 
 // mcpServerPatch is the body of PATCH /admin/mcp/server/{server_id}:
@@ -345,8 +345,8 @@ type mcpServerPatch struct {
 	ServerURL        decode.Optional[string]          `json:"server_url"`
 	ToolPolicies     decode.Optional[json.RawMessage] `json:"tool_policies"`
 	IsPublic         decode.Optional[bool]            `json:"is_public"`
-	Groups           decode.Optional[[]int64]         `json:"groups"`
-	Users            decode.Optional[[]string]        `json:"users"`
+	Groups           decode.Optional[[]int64]         `json:"groups" max_length:"1000"`
+	Users            decode.Optional[[]string]        `json:"users" max_length:"10000"`
 	AvailableInCraft decode.Optional[bool]            `json:"available_in_craft"`
 }
 
@@ -405,8 +405,8 @@ type mcpSnapshotsQuery struct {
 
 // statusQuery holds the query parameters of GET /manage/admin/connector/status.
 type statusQuery struct {
-	Source     []quarry.DocumentSource `query:"source"`
-	AccessType []quarry.AccessType     `query:"access_type"`
+	Source     []quarry.DocumentSource `query:"source" max_length:"100"`
+	AccessType []quarry.AccessType     `query:"access_type" max_length:"100"`
 }
 
 // auditQuery holds the query parameters of GET /admin/audit-log.
@@ -454,7 +454,7 @@ type usersQuery struct {
 	PageNum  int64                       `query:"page_num" default:"0" ge:"0" le:"1000000"`
 	Page     decode.Optional[int64]      `query:"page" ge:"1" le:"1000000"`
 	PageSize int64                       `query:"page_size" default:"10" ge:"1" le:"1000"`
-	Roles    []quarry.Role               `query:"roles"`
+	Roles    []quarry.Role               `query:"roles" max_length:"100"`
 	IsActive decode.Optional[bool]       `query:"is_active"`
 	Status   decode.Optional[userStatus] `query:"status"`
 }
@@ -492,7 +492,7 @@ type userEmail struct {
 // inviteUsers is the body of PUT /manage/admin/users and POST
 // /manage/admin/invitations.
 type inviteUsers struct {
-	Emails []string `json:"emails"`
+	Emails []string `json:"emails" max_length:"1000"`
 }
 
 // sessionsQuery holds the query parameters of GET /manage/admin/sessions.
@@ -857,7 +857,7 @@ type runToolRequest struct {
 // Onyx's RunConnectorRequest.
 type runConnectorRequest struct {
 	ConnectorID   int64                    `json:"connector_id"`
-	CredentialIDs decode.Optional[[]int64] `json:"credential_ids"`
+	CredentialIDs decode.Optional[[]int64] `json:"credential_ids" max_length:"1000"`
 	FromBeginning bool                     `json:"from_beginning" default:"false"`
 }
 
@@ -946,14 +946,14 @@ type ingestionDocument struct {
 // the hierarchy, file_id) are accepted and left.
 type documentBase struct {
 	ID                 decode.Optional[string]                `json:"id"`
-	Sections           []json.RawMessage                      `json:"sections"`
+	Sections           []json.RawMessage                      `json:"sections" max_length:"10000"`
 	Source             decode.Optional[quarry.DocumentSource] `json:"source"`
 	SemanticIdentifier string                                 `json:"semantic_identifier"`
 	Metadata           json.RawMessage                        `json:"metadata"`
 	DocUpdatedAt       decode.Optional[time.Time]             `json:"doc_updated_at"`
 	DocCreatedAt       decode.Optional[time.Time]             `json:"doc_created_at"`
-	PrimaryOwners      decode.Optional[[]json.RawMessage]     `json:"primary_owners"`
-	SecondaryOwners    decode.Optional[[]json.RawMessage]     `json:"secondary_owners"`
+	PrimaryOwners      decode.Optional[[]json.RawMessage]     `json:"primary_owners" max_length:"1000"`
+	SecondaryOwners    decode.Optional[[]json.RawMessage]     `json:"secondary_owners" max_length:"1000"`
 	Title              decode.Optional[string]                `json:"title"`
 	FromIngestionAPI   bool                                   `json:"from_ingestion_api" default:"false"`
 	ExternalAccess     decode.Optional[externalAccess]        `json:"external_access"`
@@ -962,8 +962,8 @@ type documentBase struct {
 // externalAccess is Onyx's ExternalAccess (access/models.py), a dataclass
 // of sets.
 type externalAccess struct {
-	ExternalUserEmails   []string `json:"external_user_emails" set:""`
-	ExternalUserGroupIDs []string `json:"external_user_group_ids" set:""`
+	ExternalUserEmails   []string `json:"external_user_emails" set:"" max_length:"10000"`
+	ExternalUserGroupIDs []string `json:"external_user_group_ids" set:"" max_length:"10000"`
 	IsPublic             bool     `json:"is_public"`
 }
 
@@ -979,9 +979,11 @@ type ingestRequest struct {
 }
 
 // getSearchDocumentRequest is the request of
-// GET /search/document/{document_id}.
+// GET /search/document/{document_id}: the document, and the pair whose
+// copy is asked for.
 type getSearchDocumentRequest struct {
-	ID string `path:"document_id"`
+	ID       string                 `path:"document_id"`
+	CCPairID decode.Optional[int64] `query:"cc_pair_id"`
 }
 
 // pairDocumentsQuery is the request of GET
@@ -1025,11 +1027,11 @@ func (sendSearchQuery) ModelName() string { return "SendSearchQueryRequest" }
 // baseFilters is Onyx's BaseFilters (time_cutoff is its deprecated name
 // for updated_at_range's start).
 type baseFilters struct {
-	SourceType     decode.Optional[[]quarry.DocumentSource] `json:"source_type"`
-	DocumentSet    decode.Optional[[]string]                `json:"document_set"`
+	SourceType     decode.Optional[[]quarry.DocumentSource] `json:"source_type" max_length:"100"`
+	DocumentSet    decode.Optional[[]string]                `json:"document_set" max_length:"100"`
 	CreatedAtRange decode.Optional[timeRange]               `json:"created_at_range"`
 	UpdatedAtRange decode.Optional[timeRange]               `json:"updated_at_range"`
-	Tags           decode.Optional[[]searchTag]             `json:"tags"`
+	Tags           decode.Optional[[]searchTag]             `json:"tags" max_length:"100"`
 	TimeCutoff     decode.Optional[time.Time]               `json:"time_cutoff"`
 }
 
@@ -1060,11 +1062,82 @@ type sendSearchMessageRequest struct {
 	Body sendSearchQuery `body:""`
 }
 
+// searchAPIRequest is the body of POST /search: Onyx's SearchRequest
+// (backend/onyx/server/features/search/models.py).
+type searchAPIRequest struct {
+	Query              string                                    `json:"query" min_length:"1" max_length:"2048"`
+	Sources            decode.Optional[[]quarry.DocumentSource]  `json:"sources"`
+	DocumentSets       decode.Optional[[]string]                 `json:"document_sets"`
+	Tags               decode.Optional[[]searchTag]              `json:"tags"`
+	TimeCutoff         decode.Optional[time.Time]                `json:"time_cutoff"`
+	PersonaID          decode.Optional[int64]                    `json:"persona_id"`
+	Provider           decode.Optional[string]                   `json:"provider"`
+	Model              decode.Optional[string]                   `json:"model"`
+	SkipQueryExpansion bool                                      `json:"skip_query_expansion" default:"false"`
+	MessageHistory     decode.Optional[[]chatMinimalTextMessage] `json:"message_history"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (searchAPIRequest) ModelName() string { return "SearchRequest" }
+
+// CheckModel is SearchRequest's validate_provider_model_pair: a model
+// needs its provider and a provider its model (empty strings are none, as
+// Python's truth).
+func (r *searchAPIRequest) CheckModel() string {
+	model, provider := r.Model.Set() && r.Model.Value != "", r.Provider.Set() && r.Provider.Value != ""
+	switch {
+	case model && !provider:
+		return "provider is required when model is specified"
+	case provider && !model:
+		return "model is required when provider is specified"
+	}
+	return ""
+}
+
+// chatMinimalTextMessage is Onyx's ChatMinimalTextMessage: a message of
+// the history a search may be given.
+type chatMinimalTextMessage struct {
+	Message     string      `json:"message"`
+	MessageType messageType `json:"message_type"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (chatMinimalTextMessage) ModelName() string { return "ChatMinimalTextMessage" }
+
+// messageType is Onyx's MessageType.
+type messageType string
+
+// ModelName returns the Python class name pydantic would print.
+func (messageType) ModelName() string { return "MessageType" }
+
+// EnumValues returns every messageType, in Onyx's order.
+func (messageType) EnumValues() []string {
+	return []string{"system", "user", "assistant", "tool_call_response", "user_reminder"}
+}
+
+// searchRoute is the request of POST /search.
+type searchRoute struct {
+	Body searchAPIRequest `body:""`
+}
+
 // uploadConnectorFilesRequest is the request of
 // POST /manage/admin/connector/file/upload; its files (multipart field
 // "files") are read by the handler as a stream.
 type uploadConnectorFilesRequest struct {
 	Unzip bool `query:"unzip" default:"true"`
+}
+
+// connectorFilesRequest is the request of GET
+// /manage/admin/connector/{connector_id}/files.
+type connectorFilesRequest struct {
+	ID int64 `path:"connector_id"`
+}
+
+// updateConnectorFilesRequest is the request of POST
+// /manage/admin/connector/{connector_id}/files/update; its form (files,
+// file_ids_to_remove) is read by the handler as a stream.
+type updateConnectorFilesRequest struct {
+	ID int64 `path:"connector_id"`
 }
 
 // attemptFileRequest is the request of

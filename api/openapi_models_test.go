@@ -62,6 +62,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/connector/run-once", "RunConnectorRequest", runConnectorRequest{}},
 		{"POST /onyx-api/ingestion", "IngestionDocument", ingestionDocument{}},
 		{"POST /search/send-search-message", "SendSearchQueryRequest", sendSearchQuery{}},
+		{"POST /search", "SearchRequest", searchAPIRequest{}},
 		{"POST /worker/register", "WorkerRegister", workerRegistration{}},
 		{"POST /worker/heartbeat", "WorkerHeartbeat", heartbeat{}},
 		{"PUT /worker/attempts/{attempt_id}/credential", "AttemptCredential", attemptCredentialUpdate{}},
@@ -126,9 +127,17 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		schema, _ := oasDig(doc.m, "components", "schemas", b.schema).(map[string]any)
 		oasCheckModel(t, b.schema, reflect.TypeOf(b.model), schema)
 	}
-	// The upload's multipart body is read by its handler (api/file.go), not
+	// The models inside bodies, held to their schemas the same way.
+	for schema, model := range map[string]any{"DocumentBase": documentBase{}, "ExternalAccess": externalAccess{},
+		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}} {
+		s, _ := oasDig(doc.m, "components", "schemas", schema).(map[string]any)
+		oasCheckModel(t, schema, reflect.TypeOf(model), s)
+	}
+	// The multipart bodies of the upload and of a change of a file
+	// connector's files are read by their handlers (api/file.go), not
 	// decoded from a model.
 	withBody["POST /manage/admin/connector/file/upload"] = true
+	withBody["POST /manage/admin/connector/{connector_id}/files/update"] = true
 	for route, op := range doc.operations() {
 		if _, ok := op["requestBody"]; ok && !withBody[route] {
 			t.Errorf("%s: has a request body that this test does not check against its model", route)
@@ -304,7 +313,12 @@ func oasCheckModel(t *testing.T, name string, model reflect.Type, schema map[str
 		if n, ok := f.Tag.Lookup("min_length"); ok {
 			want["minLength"] = oasJSON(n)
 		}
-		if n, ok := f.Tag.Lookup("max_length"); ok {
+		if _, ok := f.Tag.Lookup("set"); ok {
+			want["uniqueItems"] = true
+		}
+		if n, ok := f.Tag.Lookup("max_length"); ok && typ.Kind() == reflect.Slice {
+			want["maxItems"] = oasJSON(n)
+		} else if ok {
 			want["maxLength"] = oasJSON(n)
 		}
 		if n, ok := f.Tag.Lookup("ge"); ok {
@@ -359,6 +373,9 @@ func oasCheckQuery(t *testing.T, route string, model reflect.Type, op map[string
 		}
 		if le, ok := f.Tag.Lookup("le"); ok {
 			want["maximum"] = oasJSON(le)
+		}
+		if n, ok := f.Tag.Lookup("max_length"); ok {
+			want["maxItems"] = oasJSON(n)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: query parameter %s (-model +document):\n%s", route, name, diff)
@@ -441,6 +458,8 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 		name := typ.Name()
 		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {
 			name = m.ModelName()
+		} else if m, ok := reflect.New(typ).Interface().(interface{ DataclassName() string }); ok {
+			name = m.DataclassName()
 		}
 		return map[string]any{"$ref": "#/components/schemas/" + name}
 	}

@@ -97,7 +97,7 @@ func TestPrune(t *testing.T) {
 			want(t, 200, `{"status":"success"}`)
 		c.do(c.admin, "GET", last, nil).want(t, 200, fmt.Sprintf("%q", now))
 		c.do(c.admin, "GET", fmt.Sprintf("/onyx-api/connector-docs/%d", p), nil).want(t, 200,
-			`[{"document_id":"kept","semantic_id":"Kept","link":null},{"document_id":"pushed","semantic_id":"Pushed","link":null}]`)
+			fmt.Sprintf(`[{"document_id":"kept","semantic_id":"Kept","link":null,"cc_pair_id":%d},{"document_id":"pushed","semantic_id":"Pushed","link":null,"cc_pair_id":%[1]d}]`, p))
 		var page struct {
 			Total int `json:"total_items"`
 		}
@@ -140,5 +140,132 @@ func TestPrune(t *testing.T) {
 		c.do(c.admin, "GET", docs+"/gone", nil).want(t, 404, `{"detail":"Document not found"}`)
 		c.do(c.other, "GET", docs+"/kept", nil).want(t, 400, `{"detail":"CC Pair not found for current user permissions"}`)
 		c.do(c.basic, "GET", docs+"/kept", nil).want(t, 403, fxNotCurator)
+	})
+}
+
+// TestPruneCannotRun (issue 39): a prune that cannot run says why on the
+// pair's page (pruning, last_prune_attempt_status, …_finished,
+// …_error_message), from what the server keeps, rather than leaving a
+// page that says nothing and a reason in a server's log: a connector that
+// cannot list its documents, credentials the source refuses, a source
+// without a connector (which makes the pair INVALID), a paused pair
+// (the prune waits).
+func TestPruneCannotRun(t *testing.T) {
+	c := newFxCast(t)
+	w := c.worker(t, "pruner")
+	sched := c.srv.Config.Handler.(*api.Server)
+	type pageFields struct {
+		Status   string  `json:"status"`
+		Pruning  bool    `json:"pruning"`
+		Last     *string `json:"last_prune_attempt_status"`
+		Finished *string `json:"last_prune_attempt_finished"`
+		Error    *string `json:"last_prune_attempt_error_message"`
+		Pruned   *string `json:"last_pruned"`
+	}
+	page := func(t *testing.T, p int64) pageFields {
+		t.Helper()
+		var f pageFields
+		c.do(c.admin, "GET", fmt.Sprintf("/manage/admin/cc-pair/%d", p), nil).decode(t, &f)
+		return f
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	// indexed makes a pair of source that was indexed once, then asks
+	// for its prune, and leases it.
+	var clock time.Duration
+	step := func() {
+		clock += time.Second
+		at := testNow.Add(clock)
+		c.db.Now = func() time.Time { return at }
+	}
+	defer func() { c.db.Now = func() time.Time { return testNow } }()
+	var lease struct {
+		Attempt struct {
+			ID   int64  `json:"attempt_id"`
+			Kind string `json:"kind"`
+		} `json:"attempt"`
+	}
+	indexed := func(t *testing.T, source string) (int64, int64) {
+		t.Helper()
+		step()
+		conn := c.connector(c.admin, t.Name(), source)
+		p := c.pair(c.admin, conn, c.credential(c.admin, source, fxSecret, "admin_public", true), t.Name(), quarry.AccessPublic)
+		c.do(c.admin, "POST", fmt.Sprintf("/manage/admin/cc-pair/%d/prune", p), nil).decode(t, new(any))
+		if f := page(t, p); !f.Pruning || f.Last != nil {
+			t.Fatalf("a prune asked for: %+v", f)
+		}
+		if res, err := sched.Schedule(context.Background()); err != nil || res.Created != 1 {
+			t.Fatalf("schedule: %+v %v", res, err)
+		}
+		c.do(w, "POST", "/worker/lease", `{}`).decode(t, &lease)
+		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", lease.Attempt.ID), `{"status":"success"}`).want(t, 200, `{"status":"success"}`)
+		step()
+		if res, err := sched.Schedule(context.Background()); err != nil || res.Prunes != 1 {
+			t.Fatalf("schedule: %+v %v", res, err)
+		}
+		c.do(w, "POST", "/worker/lease", `{}`).decode(t, &lease)
+		if lease.Attempt.Kind != "prune" {
+			t.Fatalf("leased %+v, want the prune", lease.Attempt)
+		}
+		if f := page(t, p); !f.Pruning || str(f.Last) != "in_progress" || f.Error != nil {
+			t.Fatalf("a prune running: %+v", f)
+		}
+		return conn, p
+	}
+	finish := func(t *testing.T, body, want string) {
+		t.Helper()
+		step()
+		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", lease.Attempt.ID), body).want(t, 200, want)
+	}
+	ended := testNow.Add(3 * time.Second).Format("2006-01-02T15:04:05.999999Z")
+
+	t.Run("a connector that cannot list its documents", func(t *testing.T) {
+		_, p := indexed(t, "web")
+		msg := quarry.ErrorMessage(quarry.ErrNoSlimListing("web"))
+		finish(t, fmt.Sprintf(`{"status":"failed","error_msg":%q}`, msg), `{"status":"failed"}`)
+		if f := page(t, p); f.Pruning || str(f.Last) != "failed" || str(f.Finished) != ended || str(f.Error) != msg || f.Pruned != nil {
+			t.Errorf("the page after the prune failed: %+v; want it failed at %s: %s", f, ended, msg)
+		}
+	})
+	t.Run("credentials the source refuses", func(t *testing.T) {
+		clock = 0
+		_, p := indexed(t, "imap")
+		msg := quarry.CredentialRefusedMessage("the IMAP server 127.0.0.1:993 refused the login: Authentication failed.")
+		finish(t, fmt.Sprintf(`{"status":"failed","error_msg":%q,"reason":"credential_refused"}`, msg), `{"status":"canceled"}`)
+		if f := page(t, p); f.Pruning || str(f.Last) != "canceled" || str(f.Error) != msg || f.Status != "ACTIVE" {
+			t.Errorf("the page after the source refused the prune's credentials: %+v", f)
+		}
+	})
+	t.Run("a source without a connector", func(t *testing.T) {
+		clock = 0
+		_, p := indexed(t, "confluence")
+		msg := quarry.NoConnectorMessage("confluence")
+		finish(t, fmt.Sprintf(`{"status":"failed","error_msg":%q,"reason":"no_connector"}`, msg), `{"status":"canceled"}`)
+		if f := page(t, p); f.Pruning || str(f.Last) != "canceled" || str(f.Error) != msg || f.Status != "INVALID" {
+			t.Errorf("the page after the prune of a source without a connector: %+v", f)
+		}
+	})
+	t.Run("a paused pair: the prune waits", func(t *testing.T) {
+		step()
+		conn := c.connector(c.admin, "paused pages", "web")
+		p := c.pair(c.admin, conn, c.credential(c.admin, "web", fxSecret, "admin_public", true), "paused pages", quarry.AccessPublic)
+		c.do(c.admin, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/status", p), `{"status":"PAUSED"}`).want(t, 200, `{"message":"200"}`)
+		c.do(c.admin, "POST", fmt.Sprintf("/manage/admin/cc-pair/%d/prune", p), nil).decode(t, new(any))
+		if res, err := sched.Schedule(context.Background()); err != nil || res.Created != 0 || res.Prunes != 0 {
+			t.Fatalf("schedule: %+v %v", res, err)
+		}
+		if f := page(t, p); !f.Pruning || f.Last != nil || f.Status != "PAUSED" {
+			t.Errorf("the page of a paused pair with a prune asked for: %+v", f)
+		}
+	})
+	t.Run("the worker reports a reason with failed only", func(t *testing.T) {
+		clock = 0
+		indexed(t, "web")
+		c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", lease.Attempt.ID), `{"status":"success","reason":"no_connector"}`).
+			want(t, 400, `{"detail":"An attempt that stops for no_connector ends as failed, not success"}`)
 	})
 }

@@ -24,6 +24,9 @@ func (s *Server) routes() {
 	m.Handle("PATCH /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleUpdateConnector))
 	m.Handle("DELETE /manage/admin/connector/{connector_id}", s.authed(connectorAccess, s.handleDeleteConnector))
 	m.Handle("POST /manage/admin/connector/file/upload", s.authedFor(uploadTimeout, connectorAccess, s.handleUploadConnectorFiles))
+	m.Handle("GET /manage/connector-sources", s.authed(connectorAccess, s.handleConnectorSources))
+	m.Handle("GET /manage/admin/connector/{connector_id}/files", s.authed(connectorAccess, s.handleConnectorFiles))
+	m.Handle("POST /manage/admin/connector/{connector_id}/files/update", s.authedFor(uploadTimeout, connectorAccess, s.handleUpdateConnectorFiles))
 
 	// Credentials.
 	m.Handle("POST /manage/credential", s.authed(basicAccess, s.handleCreateCredential))
@@ -47,6 +50,7 @@ func (s *Server) routes() {
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/errors", s.authed(connectorAccess, s.handleAttemptErrors))
 	// Onyx's search API (api/search.go): the documents each caller may see.
 	m.Handle("POST /search/send-search-message", s.authed(onyxGate(searchAccess), s.handleSendSearchMessage))
+	m.Handle("POST /search", s.authed(onyxGate(searchAccess), s.handleSearch))
 
 	// Onyx's ingestion API (api/ingestion.go): other systems push documents.
 	m.Handle("POST /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngest))

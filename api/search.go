@@ -23,7 +23,8 @@ import (
 // maxSearchHits bounds num_hits.
 const maxSearchHits = 1000
 
-// searchDoc is a result as Onyx's SearchDocWithContent renders it.
+// searchDoc is a result as Onyx's SearchDocWithContent renders it, and the
+// pair its copy is of (Quarry's extension, see copyPair).
 type searchDoc struct {
 	DocumentID           string         `json:"document_id"`
 	ChunkInd             int            `json:"chunk_ind"`
@@ -44,6 +45,7 @@ type searchDoc struct {
 	IsInternet           bool           `json:"is_internet"`
 	FileID               *string        `json:"file_id"`
 	Content              *string        `json:"content"`
+	copyPair
 }
 
 // pyFloat is a float as Python writes it (repr): 3.0, not 3.
@@ -122,10 +124,11 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 			DocumentID: h.DocumentID, ChunkInd: h.ChunkNo, SemanticIdentifier: h.SemanticIdentifier, Link: h.Link,
 			Blurb: h.Blurb, SourceType: string(h.Source), Metadata: h.Metadata, Score: pyFloat(h.Score),
 			MatchHighlights: h.MatchHighlights, PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners,
+			copyPair: pairOf(h.Pair),
 		}
 		if h.UpdatedAt != nil {
 			if b.Stream {
-				d.UpdatedAt = h.UpdatedAt.UTC().Format("2006-01-02T15:04:05.999999") + "+00:00" // Python's isoformat.
+				d.UpdatedAt = pythonISO(h.UpdatedAt.Time)
 			} else {
 				d.UpdatedAt = h.UpdatedAt
 			}
@@ -181,6 +184,60 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 		}
 	}
 	return nil
+}
+
+// maxSearchResults is how many results POST /search gives: the sections
+// Onyx's SearchTool keeps when its LLM's selection fails (max_sections).
+const maxSearchResults = 10
+
+// searchResult is a result of POST /search: Onyx's SearchResult.
+type searchResult struct {
+	CitationID *int64  `json:"citation_id"`
+	Title      string  `json:"title"`
+	Content    string  `json:"content"`
+	Link       *string `json:"link"`
+	SourceType string  `json:"source_type"`
+	UpdatedAt  *string `json:"updated_at"`
+}
+
+// handleSearch serves POST /search: Onyx v4.6.1's search API
+// (backend/onyx/server/features/search/api.py), the search of
+// send-search-message with the caller's rights, answered as Onyx's
+// SearchTool answers when its LLM fails: no query expansion, and the first
+// sections in the order of the search (maxSearchResults), one per
+// document, each cited by its rank. Quarry has no personas and no LLM
+// providers: a persona_id is Onyx's 404 PERSONA_NOT_FOUND, a provider its
+// 404 NOT_FOUND.
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in searchRoute
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	b := &in.Body
+	if id := value(b.PersonaID); id != nil {
+		return onyxCodedError{quarry.Errorf(quarry.ENOTFOUND, "Persona %d not found", *id), "PERSONA_NOT_FOUND"}
+	}
+	if p := value(b.Provider); p != nil && *p != "" {
+		return onyxCodedError{error: quarry.Errorf(quarry.ENOTFOUND, "LLM provider '%s' not found", *p)}
+	}
+	f := baseFilters{SourceType: b.Sources, DocumentSet: b.DocumentSets, Tags: b.Tags, TimeCutoff: b.TimeCutoff}
+	hits, err := s.db.Search(r.Context(), c, index.ParseQuery(b.Query), f.filters(), maxSearchResults)
+	if err != nil {
+		return onyxCodedError{error: err}
+	}
+	out := struct {
+		Results []searchResult `json:"results"`
+	}{make([]searchResult, len(hits))}
+	for i, h := range hits {
+		cite := int64(i + 1)
+		out.Results[i] = searchResult{CitationID: &cite, Title: h.SemanticIdentifier, Content: h.Content, Link: h.Link,
+			SourceType: string(h.Source)}
+		if h.UpdatedAt != nil {
+			at := pythonISO(h.UpdatedAt.Time)
+			out.Results[i].UpdatedAt = &at
+		}
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // pythonJSONLine renders v as Onyx's get_json_line does (Python's

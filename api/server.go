@@ -16,6 +16,7 @@ import (
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/outbound"
+	"github.com/quarryhq/quarry/outbound/connector"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/toolrun"
 )
@@ -105,7 +106,8 @@ type Server struct {
 	passwords *auth.Hasher
 	policy    *quarry.PasswordPolicy
 	csrf      *http.CrossOriginProtection
-	mcp       *mcpEndpoint // Quarry's own MCP endpoint (api/mcpendpoint.go).
+	mcp       *mcpEndpoint            // Quarry's own MCP endpoint (api/mcpendpoint.go).
+	indexes   []quarry.DocumentSource // The sources Quarry has a connector for.
 }
 
 // NewServer returns a Server that keeps its data in db and logs to log.
@@ -142,7 +144,8 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger) *Server {
 		out:       outbound.New(outbound.Config{Egress: cfg.ToolEgress, DBTimeout: cfg.DBTimeout, OIDC: si.OIDC}, db, log),
 		passwords: auth.NewHasher(si.Argon2, runtime.GOMAXPROCS(0)),
 		policy:    quarry.NewPasswordPolicy(si.PasswordMinLength),
-		csrf:      http.NewCrossOriginProtection()}
+		csrf:      http.NewCrossOriginProtection(),
+		indexes:   connector.NewRegistry().Sources()}
 	if u := si.PublicURL; u != nil {
 		// Behind a proxy that rewrites Host, the page's own origin is
 		// still same-origin.

@@ -50,7 +50,7 @@ func newStatusFixture(t *testing.T) *statusFixture {
 			owner, groups = f.curator, fmt.Sprintf("[%d]", f.g1)
 		}
 		f.cred[i] = e.createCredential(owner, fmt.Sprintf(
-			`{"credential_json": {"token": "secret-token-number-%d", "user": "u%d"}, "admin_public": true, "source": %q, "name": "k%d", "groups": %s}`,
+			`{"credential_json": {"token": "secret-token-long-enough-number-%d", "user": "u%d"}, "admin_public": true, "source": %q, "name": "k%d", "groups": %s}`,
 			i, i, sources[i], i, groups))
 	}
 	for i, p := range []struct {

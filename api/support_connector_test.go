@@ -14,6 +14,30 @@ import (
 // Connectors (contract section 6, decisions.md "Connectors, credentials,
 // pairs").
 
+// TestConnectorSources: the sources Quarry has a connector for, from the
+// registry the workers use, for those who make connectors.
+func TestConnectorSources(t *testing.T) {
+	c := newFxCast(t)
+	const sources = `{"sources":["file","imap","mediawiki","mock_connector","web","wikipedia"]}`
+	for _, tt := range []struct {
+		name   string
+		u      user
+		status int
+		want   string
+	}{
+		{"admin", c.admin, 200, sources},
+		{"curator", c.curator, 200, sources},
+		{"global curator", c.global, 200, sources},
+		{"basic", c.basic, 403, fxNotCurator},
+		{"limited", c.limited, 403, fxNotCurator},
+		{"no token", user{}, 401, fxNotAuthed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.do(tt.u, "GET", "/manage/connector-sources", nil).want(t, tt.status, tt.want)
+		})
+	}
+}
+
 func TestSupportConnectorCreate(t *testing.T) {
 	c := newFxCast(t)
 	c.connector(c.admin, "docs", "web")

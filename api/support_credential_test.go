@@ -13,7 +13,7 @@ import (
 // fxSecret is a credential_json with every kind of value, and fxMasked what
 // responses show of it.
 const (
-	fxSecret = `{"api_key":"sk-live-0123456789abcdef","password":"hunter2","port":5432,"authentication_method":"token","nested":{"pin":"1234"}}`
+	fxSecret = `{"api_key":"sk-live-0123456789abcdef-0123456789abcdef","password":"hunter2","port":5432,"authentication_method":"token","nested":{"pin":"1234"}}`
 	fxMasked = `{"api_key":"sk-l...cdef","password":"••••••••••••","port":"*****","authentication_method":"token","nested":{"pin":"••••••••••••"}}`
 )
 

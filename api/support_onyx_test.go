@@ -27,7 +27,7 @@ func fxPairInfoJSON(id int64, name, status string, access quarry.AccessType, edi
 		"creator_email":%q,"last_indexed":null,"last_pruned":null,"last_full_permission_sync":null,"overall_indexing_speed":null,
 		"latest_checkpoint_description":null,"last_permission_sync_attempt_status":null,"permission_syncing":false,
 		"last_permission_sync_attempt_finished":null,"last_permission_sync_attempt_error_message":null,"supports_targeted_reindex":false,
-		"groups":%s}`,
+		"groups":%s,"pruning":false,"last_prune_attempt_status":null,"last_prune_attempt_finished":null,"last_prune_attempt_error_message":null}`,
 		id, name, status, connector, credential, access, editable, creator.id, creator.email, fxJSON(fxIDs(groups)))
 }
 
@@ -369,7 +369,7 @@ func TestSupportEditCredential(t *testing.T) {
 		if got := r.header.Get("ETag"); got != `"2"` {
 			t.Errorf("ETag = %q, want \"2\"", got)
 		}
-		c.wantStored(t, c.admin, k, `{"api_key": "sk-live-0123456789abcdef", "password": "hunter3", "authentication_method": "token",
+		c.wantStored(t, c.admin, k, `{"api_key": "sk-live-0123456789abcdef-0123456789abcdef", "password": "hunter3", "authentication_method": "token",
 			"nested": {"pin": "1234"}}`)
 	})
 	for _, tt := range []struct {

@@ -73,8 +73,8 @@ func TestUpdateTool(t *testing.T) {
 	e := newEnv(t)
 	oauth := e.createOAuthConfig("okta")
 	oauth2 := e.createOAuthConfig("github")
-	const headers = `[{"key": "X-Api-Key", "value": "a-very-long-api-key-value"}, {"key": "X-Team", "value": "blue"}]`
-	const maskedHeaders = `[{"key": "X-Api-Key", "value": "a-ve...alue"}, {"key": "X-Team", "value": "••••••••••••"}]`
+	const headers = `[{"key": "X-Api-Key", "value": "a-very-long-api-key-value-of-thirty"}, {"key": "X-Team", "value": "blue"}]`
+	const maskedHeaders = `[{"key": "X-Api-Key", "value": "a-ve...irty"}, {"key": "X-Team", "value": "••••••••••••"}]`
 	newTool := func() int64 {
 		return e.createTool(e.admin, fmt.Sprintf(`{"name": "ping", "description": "Pings things", "definition": %s,
 			"custom_headers": %s, "passthrough_auth": false, "oauth_config_id": %d}`, pingDefinition, headers, oauth))
@@ -101,16 +101,16 @@ func TestUpdateTool(t *testing.T) {
 			func(id int64) string {
 				return toolJSON(id, "pong", "", pongDefinition, `[]`, true, e.admin, oauth2, "github")
 			}, []quarry.Header{}},
-		{"masked header echoes keep the stored values", `{"custom_headers": [{"key": "x-api-key", "value": "a-ve...alue"}, {"key": "X-TEAM", "value": "••••••••••••"}, {"key": "X-New", "value": "new-header-value-long"}]}`,
+		{"masked header echoes keep the stored values", `{"custom_headers": [{"key": "x-api-key", "value": "a-ve...irty"}, {"key": "X-TEAM", "value": "••••••••••••"}, {"key": "X-New", "value": "new-header-value-long-enough-for-ends"}]}`,
 			func(id int64) string {
 				return toolJSON(id, "ping", "Pings things", pingDefinition,
-					`[{"key": "x-api-key", "value": "a-ve...alue"}, {"key": "X-TEAM", "value": "••••••••••••"}, {"key": "X-New", "value": "new-...long"}]`,
+					`[{"key": "x-api-key", "value": "a-ve...irty"}, {"key": "X-TEAM", "value": "••••••••••••"}, {"key": "X-New", "value": "new-...ends"}]`,
 					false, e.admin, oauth, "okta")
-			}, []quarry.Header{{Key: "x-api-key", Value: "a-very-long-api-key-value"}, {Key: "X-TEAM", Value: "blue"}, {Key: "X-New", Value: "new-header-value-long"}}},
-		{"new header values are stored", `{"custom_headers": [{"key": "X-Api-Key", "value": "a-ve...alue-22"}]}`,
+			}, []quarry.Header{{Key: "x-api-key", Value: "a-very-long-api-key-value-of-thirty"}, {Key: "X-TEAM", Value: "blue"}, {Key: "X-New", Value: "new-header-value-long-enough-for-ends"}}},
+		{"new header values are stored", `{"custom_headers": [{"key": "X-Api-Key", "value": "a-ve...irty-but-another-value-22"}]}`,
 			func(id int64) string {
 				return toolJSON(id, "ping", "Pings things", pingDefinition, `[{"key": "X-Api-Key", "value": "a-ve...e-22"}]`, false, e.admin, oauth, "okta")
-			}, []quarry.Header{{Key: "X-Api-Key", Value: "a-ve...alue-22"}}},
+			}, []quarry.Header{{Key: "X-Api-Key", Value: "a-ve...irty-but-another-value-22"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			id := newTool()
@@ -122,7 +122,7 @@ func TestUpdateTool(t *testing.T) {
 			e.do(e.admin, "GET", "/tool/"+itoa(id), nil).want(t, 200, tt.want(id))
 			want := tt.headers
 			if want == nil {
-				want = []quarry.Header{{Key: "X-Api-Key", Value: "a-very-long-api-key-value"}, {Key: "X-Team", Value: "blue"}}
+				want = []quarry.Header{{Key: "X-Api-Key", Value: "a-very-long-api-key-value-of-thirty"}, {Key: "X-Team", Value: "blue"}}
 			}
 			if diff := cmp.Diff(want, e.storedHeaders(id)); diff != "" {
 				t.Errorf("stored headers mismatch (-want +got):\n%s", diff)
@@ -386,7 +386,7 @@ func TestToolDefinitionDefsFanOut(t *testing.T) {
 func TestToolHeaderCharacters(t *testing.T) {
 	e := newEnv(t)
 	id := e.createTool(e.admin, `{"name": "ping", "definition": `+pingDefinition+`, "passthrough_auth": false,
-		"custom_headers": [{"key": "X-Api-Key", "value": "a-very-long-api-key-value"}]}`)
+		"custom_headers": [{"key": "X-Api-Key", "value": "a-very-long-api-key-value-of-thirty"}]}`)
 	const valueMsg = `The value of custom header %s is not a valid HTTP header value: it must not contain control characters such as CR or LF`
 	const keyMsg = "Custom header key %s is not a valid HTTP header name: use letters, digits and !#$%%&'*+-.^_`|~ only"
 	const clientMsg = "Custom header %s cannot be set: the HTTP client sets it for each call, as it describes the connection or how the message is framed"
@@ -425,7 +425,7 @@ func TestToolHeaderCharacters(t *testing.T) {
 		want(t, 400, "{\"detail\":\"`info` section is required in OpenAPI schema\"}")
 	e.do(e.admin, "PUT", "/admin/tool/custom/"+itoa(id), `{"passthrough_auth": true, "custom_headers": [{"key": "Authorization\n", "value": "v"}]}`).
 		want(t, 400, `{"detail":"`+fmt.Sprintf(keyMsg, `\"Authorization\\n\"`)+`"}`)
-	if diff := cmp.Diff([]quarry.Header{{Key: "X-Api-Key", Value: "a-very-long-api-key-value"}}, e.storedHeaders(id)); diff != "" {
+	if diff := cmp.Diff([]quarry.Header{{Key: "X-Api-Key", Value: "a-very-long-api-key-value-of-thirty"}}, e.storedHeaders(id)); diff != "" {
 		t.Errorf("stored headers changed by refused updates (-want +got):\n%s", diff)
 	}
 	var tools []struct{ Name string }

@@ -172,6 +172,9 @@ func (s *Server) handleFinish(w http.ResponseWriter, r *http.Request, wk *quarry
 		return err
 	}
 	f := quarry.Finish{Status: in.Body.Status, ErrorMsg: value(in.Body.ErrorMsg), FullExceptionTrace: value(in.Body.FullExceptionTrace)}
+	if r := value(in.Body.Reason); r != nil {
+		f.Reason = quarry.StopReason(*r)
+	}
 	status, err := s.db.FinishAttempt(r.Context(), wk.ID, in.ID, f)
 	if err != nil {
 		return err
@@ -284,7 +287,7 @@ type leaseAnswer struct {
 
 // heartbeat is the body of POST /worker/heartbeat.
 type heartbeat struct {
-	AttemptIDs []int64 `json:"attempt_ids" default:"[]"`
+	AttemptIDs []int64 `json:"attempt_ids" default:"[]" max_length:"128"`
 }
 
 // heartbeatAnswer is the answer to POST /worker/heartbeat.
@@ -313,10 +316,13 @@ type attemptCredentialUpdate struct {
 }
 
 // attemptFinish is the body of POST /worker/attempts/{attempt_id}/finish.
+// reason says why an attempt failed when it was not its source's failure
+// (quarry.StopReason): then it ends canceled.
 type attemptFinish struct {
-	Status             quarry.IndexingStatus   `json:"status"`
-	ErrorMsg           decode.Optional[string] `json:"error_msg"`
-	FullExceptionTrace decode.Optional[string] `json:"full_exception_trace"`
+	Status             quarry.IndexingStatus                    `json:"status"`
+	ErrorMsg           decode.Optional[string]                  `json:"error_msg"`
+	FullExceptionTrace decode.Optional[string]                  `json:"full_exception_trace"`
+	Reason             decode.Optional[quarry.WorkerStopReason] `json:"reason"`
 }
 
 // progressReport is the body of POST
@@ -326,10 +332,10 @@ type attemptFinish struct {
 // A prune reports the ids its source listed (document_ids), and nothing
 // else.
 type progressReport struct {
-	Documents   []json.RawMessage                `json:"documents" default:"[]"`
-	Failures    []json.RawMessage                `json:"failures" default:"[]"`
+	Documents   []json.RawMessage                `json:"documents" default:"[]" max_length:"1000"`
+	Failures    []json.RawMessage                `json:"failures" default:"[]" max_length:"1000"`
 	Checkpoint  decode.Optional[json.RawMessage] `json:"checkpoint"`
-	DocumentIDs []string                         `json:"document_ids" default:"[]"`
+	DocumentIDs []string                         `json:"document_ids" default:"[]" max_length:"1000"`
 }
 
 // progress returns the report as the store takes it: a document or a

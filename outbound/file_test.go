@@ -1,6 +1,7 @@
 package outbound_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -166,7 +167,7 @@ func TestFileConnectorZipMetadata(t *testing.T) {
 
 // Files of every kind the connector reads, uploaded one by one (not in a
 // zip), become documents with their text; a file the connector does not
-// read is skipped, a damaged one is the attempt's error.
+// read and a damaged one are the attempt's errors.
 func TestFileConnectorKinds(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
@@ -220,9 +221,115 @@ func TestFileConnectorKinds(t *testing.T) {
 	if n != len(want) {
 		t.Errorf("%d documents, want %d", n, len(want))
 	}
-	es := w.errors(pair)
-	if len(es) != 1 || es[0].FailureMessage != "broken.docx: it is not a docx file (not a zip archive)" {
-		t.Errorf("errors %+v, want broken.docx's", es)
+	var msgs []string
+	for _, e := range w.errors(pair) {
+		msgs = append(msgs, e.FailureMessage)
+	}
+	slices.Sort(msgs)
+	if want := []string{"broken.docx: it is not a docx file (not a zip archive)", "photo.bin: " + quarry.FileNotRead("photo.bin")}; !slices.Equal(msgs, want) {
+		t.Errorf("errors %q, want %q", msgs, want)
+	}
+}
+
+// Files of kinds Quarry does not read (a .png, an .odt; a .jpg in a zip)
+// are named by the upload's answer, with why, and are errors of the
+// attempt, each naming its file and saying its kind is not read (Onyx's
+// index attempt errors, through the pair's errors route); the files it
+// reads (a .txt; a .md in the zip) are documents that a search finds.
+func TestFileConnectorUnreadFiles(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for name, text := range map[string]string{"photos/site.jpg": "\xff\xd8\xff", "guide.md": "Basalt columns need care."} {
+		f, _ := zw.Create(name)
+		f.Write([]byte(text))
+	}
+	zw.Close()
+	files := []string{write("chart.png", []byte("\x89PNG\r\n\x1a\n")), write("letter.odt", []byte("PK\x03\x04")),
+		write("readme.txt", []byte("Granite is quarried in blocks."))}
+	status, body := w.upload("", "application/octet-stream", files...)
+	if status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	zipStatus, zipBody := w.upload("", "application/zip", write("more.zip", zbuf.Bytes()))
+	if zipStatus != http.StatusOK {
+		t.Fatalf("upload of the zip: %d %s", zipStatus, zipBody)
+	}
+	type answer struct {
+		FilePaths   []string `json:"file_paths"`
+		FileNames   []string `json:"file_names"`
+		UnreadFiles []struct {
+			FilePath string `json:"file_path"`
+			FileName string `json:"file_name"`
+			Reason   string `json:"reason"`
+		} `json:"unread_files"`
+	}
+	var up, zup answer
+	if err := json.Unmarshal(body, &up); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(zipBody, &zup); err != nil {
+		t.Fatal(err)
+	}
+	var unread []string
+	for _, u := range append(up.UnreadFiles, zup.UnreadFiles...) {
+		unread = append(unread, u.FileName+": "+u.Reason)
+	}
+	want := []string{"chart.png: " + quarry.FileNotRead("chart.png"), "letter.odt: " + quarry.FileNotRead("letter.odt"), "site.jpg: " + quarry.FileNotRead("site.jpg")}
+	if !slices.Equal(unread, want) || !strings.HasPrefix(want[0], "chart.png: Quarry does not read .png files: it reads .txt, ") {
+		t.Errorf("the answers name %q, want %q", unread, want)
+	}
+	pair := w.filePair(map[string]any{"file_locations": append(up.FilePaths, zup.FilePaths...), "file_names": append(up.FileNames, zup.FileNames...)})
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 2 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want completed_with_errors with 2", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	var errs struct {
+		Items []struct {
+			DocumentID     *string `json:"document_id"`
+			FailureMessage string  `json:"failure_message"`
+		} `json:"items"`
+		TotalItems int `json:"total_items"`
+	}
+	w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d/errors", pair), nil, &errs)
+	var got []string
+	for _, e := range errs.Items {
+		got = append(got, *e.DocumentID+" "+e.FailureMessage)
+	}
+	slices.Sort(got)
+	byName := map[string]string{}
+	for i, n := range append(up.FileNames, zup.FileNames...) {
+		byName[n] = append(up.FilePaths, zup.FilePaths...)[i]
+	}
+	var wantErrs []string
+	for _, u := range want {
+		name, _, _ := strings.Cut(u, ": ")
+		wantErrs = append(wantErrs, "FILE_CONNECTOR__"+byName[name]+" "+u)
+	}
+	slices.Sort(wantErrs)
+	if errs.TotalItems != 3 || !slices.Equal(got, wantErrs) {
+		t.Errorf("the pair's errors (%d) %q, want %q", errs.TotalItems, got, wantErrs)
+	}
+	var found struct {
+		SearchDocs []struct {
+			SemanticIdentifier string `json:"semantic_identifier"`
+		} `json:"search_docs"`
+	}
+	for q, name := range map[string]string{"granite quarried": "readme.txt", "basalt columns": "guide.md"} {
+		w.do("POST", "/search/send-search-message", map[string]any{"search_query": q}, &found)
+		if len(found.SearchDocs) != 1 || found.SearchDocs[0].SemanticIdentifier != name {
+			t.Errorf("a search for %q found %+v, want %s", q, found.SearchDocs, name)
+		}
 	}
 }
 
@@ -281,5 +388,77 @@ func TestWorkerFileRoute(t *testing.T) {
 	}
 	if _, err := outbound.NewWorkerAPI(w.srv.Client(), w.srv.URL+"/api", w.admin).File(ctx, lease.AttemptID, own.FilePaths[0]); !errors.Is(err, outbound.ErrWorkerRevoked) {
 		t.Errorf("an admin's key: %v, want 401", err)
+	}
+}
+
+// A change of a file connector's files (Onyx's files/update) is indexed
+// and pruned by the worker as Onyx's route asks: the new file's document
+// comes with the index attempt it triggers, the removed file's goes with
+// the prune.
+func TestFileConnectorFilesUpdate(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	dir := t.TempDir()
+	for name, text := range map[string]string{"a.txt": "alpha text", "b.txt": "beta text", "c.txt": "gamma text"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600)
+	}
+	status, body := w.upload("", "text/plain", filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt"))
+	if status != http.StatusOK {
+		t.Fatalf("upload: %d %s", status, body)
+	}
+	var up uploadResponse
+	json.Unmarshal(body, &up)
+	pair := w.filePair(map[string]any{"file_locations": up.FilePaths, "file_names": up.FileNames, "zip_metadata_file_id": nil})
+	w.schedule()
+	if a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess {
+		t.Fatalf("first attempt %s (error %v)", a.Status, a.ErrorMsg)
+	}
+	var connectorID int64
+	if err := w.raw.QueryRow(`SELECT connector_id FROM cc_pairs WHERE id = $1`, pair).Scan(&connectorID); err != nil {
+		t.Fatal(err)
+	}
+
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	mw.WriteField("file_ids_to_remove", `["`+up.FilePaths[0]+`"]`)
+	part, _ := mw.CreateFormFile("files", "c.txt")
+	part.Write([]byte("gamma text"))
+	mw.Close()
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/manage/admin/connector/%d/files/update", w.srv.URL, connectorID), &form)
+	req.Header.Set("Authorization", "Bearer "+w.admin)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := w.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var changed uploadResponse
+	if err := json.Unmarshal(b, &changed); resp.StatusCode != 200 || err != nil || len(changed.FilePaths) != 2 {
+		t.Fatalf("files/update: %d %s", resp.StatusCode, b)
+	}
+
+	w.schedule()
+	if a := w.waitAttempt(pair, 2, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 1 {
+		t.Fatalf("the attempt the change asked for: %s with %d new documents (error %v), want success with 1", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		w.schedule()
+		if st, removed := w.pruneAttempt(pair); st == "success" {
+			if removed != 1 {
+				t.Errorf("the prune removed %d documents, want a.txt's", removed)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no prune ended; log:\n%s", w.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	want := []string{"FILE_CONNECTOR__" + up.FilePaths[1], "FILE_CONNECTOR__" + changed.FilePaths[1]}
+	slices.Sort(want)
+	if got := w.documents(pair); !slices.Equal(got, want) {
+		t.Errorf("documents %q, want b.txt's and c.txt's %q", got, want)
 	}
 }

@@ -1,8 +1,10 @@
 package outbound_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,13 +19,20 @@ import (
 // of the connector, the credential and the pair.
 func (w *world) imapPair(config map[string]any, password string) (connectorID, credentialID, pairID int64) {
 	w.t.Helper()
+	return w.imapPairEvery(config, password, nil)
+}
+
+// imapPairEvery is imapPair with the connector's refresh frequency
+// (seconds; nil for none).
+func (w *world) imapPairEvery(config map[string]any, password string, refreshFreq *int64) (connectorID, credentialID, pairID int64) {
+	w.t.Helper()
 	var id struct {
 		ID   int64 `json:"id"`
 		Data int64 `json:"data"`
 	}
 	name := fmt.Sprintf("imap %s %d", w.t.Name(), time.Now().UnixNano())
 	w.do("POST", "/manage/admin/connector", map[string]any{"name": name, "source": "imap",
-		"input_type": "poll", "connector_specific_config": config}, &id)
+		"input_type": "poll", "connector_specific_config": config, "refresh_freq": refreshFreq}, &id)
 	connectorID = id.ID + id.Data
 	id.ID, id.Data = 0, 0
 	w.do("POST", "/manage/credential", map[string]any{"credential_json": map[string]string{"imap_username": imaptest.User, "imap_password": password},
@@ -66,13 +75,21 @@ func TestImapConnectorRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if want := []quarry.Section{{Text: "See the file."}, {Text: "notes.txt\n\nThe notes."}}; !slices.Equal(doc.Sections, want) ||
+	// Its text, and every section linked to the message's IMAP URL.
+	link := regexp.MustCompile(fmt.Sprintf(`^imap://127\.0\.0\.1:%d/Archive;UIDVALIDITY=[0-9]+/;UID=1$`, s.TLSPort))
+	if len(doc.Sections) != 2 || doc.Sections[0].Text != "See the file." || doc.Sections[1].Text != "notes.txt\n\nThe notes." ||
+		doc.Sections[0].Link == nil || !link.MatchString(*doc.Sections[0].Link) || doc.Sections[1].Link == nil || *doc.Sections[1].Link != *doc.Sections[0].Link ||
 		doc.DocUpdatedAt == nil || !doc.DocUpdatedAt.Equal(old) || len(doc.PrimaryOwners) != 1 || string(doc.PrimaryOwners[0]) != `{"display_name":"","email":"carol@example.com"}` {
 		t.Errorf("the second message's document %s", body)
 	}
-	b := w.waitAttempt(refused, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if want := fmt.Sprintf("the login was refused by the IMAP server 127.0.0.1:%d: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); b.Status != quarry.IndexFailed || b.ErrorMsg == nil || *b.ErrorMsg != want {
-		t.Errorf("the refused pair's attempt %s with error %v, want failed: %s", b.Status, b.ErrorMsg, want)
+	var stored string
+	if err := w.raw.QueryRow(`SELECT link FROM documents WHERE cc_pair_id = $1 AND id = '<two@example.com>'`, pair).Scan(&stored); err != nil || !link.MatchString(stored) {
+		t.Errorf("the document's link %q (%v), want its IMAP URL", stored, err)
+	}
+	b := w.waitAttempt(refused, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
+	if want := quarry.CredentialRefusedMessage(fmt.Sprintf("the IMAP server 127.0.0.1:%d refused the login: Authentication failed. (AUTHENTICATIONFAILED)",
+		s.TLSPort)); b.Status != quarry.IndexCanceled || b.ErrorMsg == nil || *b.ErrorMsg != want {
+		t.Errorf("the refused pair's attempt %s with error %v, want canceled: %s", b.Status, b.ErrorMsg, want)
 	}
 	var state map[string]any
 	w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", refused), nil, &state)
@@ -97,6 +114,78 @@ func TestImapConnectorRun(t *testing.T) {
 		es[0].FailureMessage != "the message cannot be read: its header: malformed header line: This line is not a header" {
 		t.Errorf("errors %+v, want the broken message's", es)
 	}
+}
+
+// A wrong IMAP password (issue 39), on a real Dovecot: each attempt logs
+// in once (Dovecot's log counts the refusals), is not retried within the
+// attempt, ends canceled saying the server refused the credentials, and
+// the next attempt waits the refresh frequency, then twice that; the pair
+// stays out of the repeated error state. A corrected password is tried at
+// once. The store's clock moves; no test sleeps.
+func TestImapRefusedLoginBacksOff(t *testing.T) {
+	s := imaptest.Start(t)
+	s.Append("INBOX", time.Now(), "Message-ID: <one@example.com>\nSubject: First\nFrom: bob@example.com\n\nThe first message.\n")
+	w := newWorld(t)
+	w.registeredWorker()
+	refresh := int64(600)
+	_, credentialID, pair := w.imapPairEvery(s.Config(nil), "not-the-password", &refresh)
+	var now, lastEnd time.Time
+	defer func() { w.db.Now = time.Now }()
+	refusals := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); s.RefusedLogins() < want && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond) // Dovecot's log is written apart from its answer.
+		}
+		if got := s.RefusedLogins(); got != want {
+			t.Fatalf("Dovecot refused %d logins, want %d: one per attempt", got, want)
+		}
+	}
+	nextIndexAt := func() time.Time {
+		t.Helper()
+		var us sql.NullInt64
+		if err := w.raw.QueryRow(`SELECT next_index_at FROM cc_pairs WHERE id = $1`, pair).Scan(&us); err != nil || !us.Valid {
+			t.Fatalf("next_index_at %v, %v", us, err)
+		}
+		return time.UnixMicro(us.Int64)
+	}
+	for n, wait := range []time.Duration{10 * time.Minute, 20 * time.Minute} {
+		if res := w.schedule(); res.Created != 1 {
+			t.Fatalf("attempt %d: the scheduler made %d", n+1, res.Created)
+		}
+		a := w.waitAttempt(pair, n+1, quarry.IndexSuccess, quarry.IndexFailed, quarry.IndexCanceled)
+		if want := quarry.CredentialRefusedMessage(fmt.Sprintf("the IMAP server 127.0.0.1:%d refused the login: Authentication failed. (AUTHENTICATIONFAILED)",
+			s.TLSPort)); a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
+			t.Fatalf("attempt %d: %s with error %v, want canceled: %s", n+1, a.Status, a.ErrorMsg, want)
+		}
+		refusals(n + 1)
+		lastEnd = a.TimeUpdated.Time
+		if got, want := nextIndexAt(), a.TimeUpdated.Add(wait); !got.Equal(want) {
+			t.Errorf("after %d refusals the next attempt is at %s, want %s (%s after the last)", n+1, got, want, wait)
+		}
+		var m map[string]any
+		w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", pair), nil, &m)
+		if m["in_repeated_error_state"] != false || m["status"] != "INITIAL_INDEXING" {
+			t.Errorf("the pair after %d refusals: %v", n+1, m)
+		}
+		if res := w.schedule(); res.Created != 0 {
+			t.Fatalf("the scheduler made an attempt before the backoff ended")
+		}
+		now = nextIndexAt().Add(time.Second)
+		at := now
+		w.db.Now = func() time.Time { return at }
+	}
+	// A minute after the last refusal, long before the backoff ends: the
+	// edit alone makes the pair due.
+	w.db.Now = func() time.Time { return lastEnd.Add(time.Minute) }
+	w.do("PATCH", fmt.Sprintf("/manage/credential/%d", credentialID), map[string]any{"credential_json": map[string]string{
+		"imap_username": imaptest.User, "imap_password": imaptest.Password}}, nil)
+	if res := w.schedule(); res.Created != 1 {
+		t.Fatalf("after the credential's edit the scheduler made %d attempts, want 1", res.Created)
+	}
+	if a := w.waitAttempt(pair, 3, quarry.IndexSuccess, quarry.IndexFailed, quarry.IndexCanceled); a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 1 {
+		t.Errorf("the attempt with the corrected password: %s, %d new (error %v)", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	refusals(2)
 }
 
 // BenchmarkImapConnectorIndexing indexes 200 messages of about 1 KB from

@@ -85,6 +85,44 @@ func TestMediaWikiConnectorRun(t *testing.T) {
 	}
 }
 
+// A page with markup (bold, a link with a label, a template, a table) is
+// indexed as the wiki renders it: a search finds it by words the
+// template and the link give, and its snippet shows words, not wikitext.
+func TestMediaWikiSearchSnippet(t *testing.T) {
+	wiki := mediawikitest.New(t)
+	wiki.Import(t, mediawikitest.Revision{Title: "Template:Greeting", Time: mediawikitest.Old, Text: "Welcome from the '''{{{1|nobody}}}'''"},
+		mediawikitest.Revision{Title: "Granite", Time: mediawikitest.Old, Text: "The '''granite''' pit is in [[Cornwall|the far west]]. {{Greeting|quarrymen}}\n" +
+			"== Output ==\n{| class=\"wikitable\"\n! Stone !! Tons\n|-\n| Granite || 12\n|}\n"})
+	w := newWorld(t)
+	w.registeredWorker()
+	_, _, pair := w.wikiPair(map[string]any{"hostname": wiki.URL, "pages": []string{"Granite"}, "categories": []string{}, "recurse_depth": 0})
+	w.schedule()
+	if a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess {
+		t.Fatalf("attempt %s (error %v), want success", a.Status, a.ErrorMsg)
+	}
+	var out struct {
+		SearchDocs []struct {
+			SemanticIdentifier string   `json:"semantic_identifier"`
+			Blurb              string   `json:"blurb"`
+			MatchHighlights    []string `json:"match_highlights"`
+		} `json:"search_docs"`
+	}
+	w.do("POST", "/search/send-search-message", map[string]any{"search_query": "granite west quarrymen"}, &out)
+	if len(out.SearchDocs) == 0 || out.SearchDocs[0].SemanticIdentifier != "Granite" {
+		t.Fatalf("search found %+v, want Granite", out.SearchDocs)
+	}
+	d := out.SearchDocs[0]
+	snippet := d.Blurb + " " + strings.Join(d.MatchHighlights, " ")
+	if want := "The granite pit is in the far west. Welcome from the quarrymen"; !strings.Contains(d.Blurb, want) {
+		t.Errorf("blurb %q, want it to hold %q", d.Blurb, want)
+	}
+	for _, markup := range []string{"'''", "[[", "]]", "{{", "{|", "||"} {
+		if strings.Contains(snippet, markup) {
+			t.Errorf("the snippet shows wikitext %q: %s", markup, snippet)
+		}
+	}
+}
+
 // A wiki whose API is not there fails the attempt with the reason.
 func TestMediaWikiConnectorRefused(t *testing.T) {
 	wiki := mediawikitest.New(t)

@@ -193,9 +193,8 @@ func TestRepeatedErrorStateDetectionAndRecovery(t *testing.T) {
 func TestIndexAttemptPagination(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
-	_, _, pair := w.pair("mock_connector", nil)
+	pair := w.emptyFilePair() // CCPairManager.create_from_scratch's file pair of no file.
 	w.schedule()
-	// The mock server has nothing to give: the first attempt runs, and fails.
 	first := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
 	ids := []int64{first.ID}
 	base := time.Now().UTC()
@@ -240,4 +239,169 @@ func TestIndexAttemptPagination(t *testing.T) {
 			t.Fatalf("pages of %d hold %d attempts, want the %d made", size, len(seen), len(want))
 		}
 	}
+}
+
+// Onyx's connector/test_last_indexed_time.py: a pair's "last indexed" is
+// the start of its latest successful attempt (completed_with_errors
+// counts), on its page (CCPairFullInfo.last_indexed) and in the status of
+// indexing (last_success) alike, however many attempts came after it.
+// Onyx's create_from_scratch makes a file pair of no file, whose first run
+// succeeds with nothing; the attempts its IndexAttemptManager writes
+// straight into Onyx's database are written into Quarry's.
+
+// emptyFilePair is CCPairManager.create_from_scratch with its defaults: a
+// public file connector of no file, a credential and their pair.
+func (w *world) emptyFilePair() int64 {
+	w.t.Helper()
+	return w.filePair(map[string]any{"file_locations": []string{}, "file_names": []string{}, "zip_metadata_file_id": nil})
+}
+
+// waitForRealSuccess is _wait_for_real_success: the pair's first attempt,
+// run by the scheduler and a worker, succeeds.
+func (w *world) waitForRealSuccess(pair int64) {
+	w.t.Helper()
+	w.schedule()
+	if a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess {
+		w.t.Fatalf("pair %d: the first attempt %s (error %v), want success", pair, a.Status, deref(a.ErrorMsg))
+	}
+}
+
+// deref returns *s, or "".
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// createTestIndexAttempts is IndexAttemptManager.create_test_index_attempts:
+// n attempts of status written into the database, created, started and
+// updated an hour apart back from base, with 10 documents each.
+func (w *world) createTestIndexAttempts(n int, pair int64, status quarry.IndexingStatus, errorMsg *string, base time.Time) {
+	w.t.Helper()
+	for i := range n {
+		at := base.Add(-time.Duration(i) * time.Hour).UnixMicro()
+		if _, err := w.raw.Exec(`INSERT INTO index_attempts (cc_pair_id, status, from_beginning, new_docs_indexed, total_docs_indexed,
+			docs_removed_from_index, error_msg, time_created, time_started, time_updated) VALUES ($1, $2, FALSE, 10, 10, 0, $3, $4, $4, $4)`,
+			pair, status, errorMsg, at); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+// lastIndexed returns the pair's last_indexed on its page (_get_detail)
+// and its last_success in the status of indexing (_get_listing).
+func (w *world) lastIndexed(pair int64) (detail, listing *time.Time) {
+	w.t.Helper()
+	var info struct {
+		LastIndexed *time.Time `json:"last_indexed"`
+	}
+	w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", pair), nil, &info)
+	var out []struct {
+		Statuses []struct {
+			CCPairID    int64      `json:"cc_pair_id"`
+			LastSuccess *time.Time `json:"last_success"`
+		} `json:"indexing_statuses"`
+	}
+	w.do("POST", "/manage/admin/connector/indexing-status", map[string]any{}, &out)
+	for _, o := range out {
+		for _, s := range o.Statuses {
+			if s.CCPairID == pair {
+				return info.LastIndexed, s.LastSuccess
+			}
+		}
+	}
+	w.t.Fatalf("pair %d is not in the status of indexing", pair)
+	return nil, nil
+}
+
+// checkLastIndexed asserts the test's last lines: both are set and agree.
+func (w *world) checkLastIndexed(pair int64) {
+	w.t.Helper()
+	detail, listing := w.lastIndexed(pair)
+	switch {
+	case detail == nil:
+		w.t.Errorf("Detail page last_indexed is None even though a successful attempt exists")
+	case listing == nil:
+		w.t.Errorf("Listing page last_success is None even though a successful attempt exists")
+	case !detail.Equal(*listing):
+		w.t.Errorf("Detail last_indexed=%s != listing last_success=%s", detail, listing)
+	}
+}
+
+// test_last_indexed_first_page_all_errors
+func TestLastIndexedFirstPageAllErrors(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	pair := w.emptyFilePair()
+	w.waitForRealSuccess(pair)
+	if _, listing := w.lastIndexed(pair); listing == nil {
+		t.Fatal("last_success is None after the first success")
+	}
+	msg := "simulated failure"
+	w.createTestIndexAttempts(10, pair, quarry.IndexFailed, &msg, time.Now().UTC())
+	w.checkLastIndexed(pair)
+}
+
+// test_last_indexed_credential_swap_scenario: a second credential paired
+// with the same connector; the second pair's last indexed is its own.
+func TestLastIndexedCredentialSwapScenario(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	pair1 := w.emptyFilePair()
+	w.waitForRealSuccess(pair1)
+	var connectorID int64
+	if err := w.raw.QueryRow(`SELECT connector_id FROM cc_pairs WHERE id = $1`, pair1).Scan(&connectorID); err != nil {
+		t.Fatal(err)
+	}
+	var id struct {
+		ID   int64 `json:"id"`
+		Data int64 `json:"data"`
+	}
+	w.do("POST", "/manage/credential", map[string]any{"credential_json": map[string]string{}, "admin_public": true,
+		"source": "file", "name": "swapped-cred"}, &id)
+	credentialID := id.ID
+	id.ID = 0
+	w.do("PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", connectorID, credentialID),
+		map[string]any{"name": "swapped", "access_type": "public", "groups": []int64{}}, &id)
+	pair2 := id.Data
+	w.waitForRealSuccess(pair2)
+	if _, listing := w.lastIndexed(pair2); listing == nil {
+		t.Fatal("last_success is None after the swap")
+	}
+	msg := "credential expired"
+	w.createTestIndexAttempts(10, pair2, quarry.IndexFailed, &msg, time.Now().UTC())
+	w.checkLastIndexed(pair2)
+	detail1, _ := w.lastIndexed(pair1)
+	detail2, _ := w.lastIndexed(pair2)
+	if detail1 == nil || detail2 == nil || !detail2.After(*detail1) {
+		t.Errorf("last_indexed of the second pair %v, of the first %v: want the second pair's own, later", detail2, detail1)
+	}
+}
+
+// test_last_indexed_mixed_statuses
+func TestLastIndexedMixedStatuses(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	pair := w.emptyFilePair()
+	w.waitForRealSuccess(pair)
+	now := time.Now().UTC()
+	w.createTestIndexAttempts(1, pair, quarry.IndexSuccess, nil, now.Add(-5*time.Hour))
+	msg := "transient failure"
+	w.createTestIndexAttempts(3, pair, quarry.IndexFailed, &msg, now.Add(-3*time.Hour))
+	w.createTestIndexAttempts(1, pair, quarry.IndexInProgress, nil, now.Add(-time.Hour))
+	w.checkLastIndexed(pair)
+}
+
+// test_last_indexed_completed_with_errors
+func TestLastIndexedCompletedWithErrors(t *testing.T) {
+	w := newWorld(t)
+	w.registeredWorker()
+	pair := w.emptyFilePair()
+	w.waitForRealSuccess(pair)
+	now := time.Now().UTC()
+	w.createTestIndexAttempts(1, pair, quarry.IndexCompletedWithErrors, nil, now.Add(-2*time.Hour))
+	msg := "post-partial failure"
+	w.createTestIndexAttempts(10, pair, quarry.IndexFailed, &msg, now)
+	w.checkLastIndexed(pair)
 }

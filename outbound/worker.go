@@ -280,7 +280,22 @@ func (w *Worker) finish(ctx context.Context, lease *quarry.Lease, mask *credenti
 	trace := mask.apply(fmt.Sprintf("%s connector %q (id %d), attempt %d, step %d, poll window %s to %s:\n%s",
 		lease.Connector.Source, lease.Connector.Name, lease.Connector.ID, lease.AttemptID, steps+1,
 		lease.PollRangeStart, lease.PollRangeEnd, errorChain(err)))
-	return quarry.Finish{Status: quarry.IndexFailed, ErrorMsg: &msg, FullExceptionTrace: &trace}, true
+	return quarry.Finish{Status: quarry.IndexFailed, ErrorMsg: &msg, FullExceptionTrace: &trace, Reason: stopReason(err)}, true
+}
+
+// stopReason says why a run that failed with err stopped, when it is not
+// its source's failure: Quarry has no connector for the source, or the
+// source refused the credential.
+func stopReason(err error) quarry.StopReason {
+	var none *connector.NoConnectorError
+	var refused *connector.CredentialError
+	switch {
+	case errors.As(err, &none):
+		return quarry.StopNoConnector
+	case errors.As(err, &refused):
+		return quarry.StopCredentialRefused
+	}
+	return ""
 }
 
 // noCheckpoint reports whether a lease's checkpoint says to start from the

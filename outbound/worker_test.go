@@ -406,7 +406,7 @@ func TestMockConnectorCheckpointRecovery(t *testing.T) {
 	connectorID, credentialID, pair := w.pair("mock_connector", &hour)
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Simulated unhandled error with ••••••••" {
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Simulated unhandled error with "+quarry.MaskedSecret {
 		t.Errorf("attempt %s with error %v, want failed with the masked exception", a.Status, a.ErrorMsg)
 	}
 	if a.FullExceptionTrace == nil || strings.Contains(*a.FullExceptionTrace, secretValue) || !strings.Contains(*a.FullExceptionTrace, "step 3") {
@@ -446,16 +446,65 @@ func TestMockConnectorCheckpointRecovery(t *testing.T) {
 	}
 }
 
-// A source without a connector fails its attempt, saying so.
+// A source without a connector (issue 39): its attempt ends once,
+// canceled, saying so plainly; the pair is INVALID (not in the repeated
+// error state: that one attempt was not the source's failure) and the
+// scheduler makes no attempt for it, pass after pass, until something
+// changes: a run asked for, an edit of its credential or connector, a
+// server that learns a connector for the source. Each time, one attempt
+// says so again.
 func TestWorkerSourceWithoutConnector(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
-	_, _, pair := w.pair("confluence", nil)
+	hour := int64(3600)
+	connectorID, credentialID, pair := w.pair("confluence", &hour)
 	w.schedule()
-	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != "Quarry has no connector for confluence yet" {
-		t.Errorf("attempt %s with error %v, want failed: Quarry has no connector for confluence yet", a.Status, a.ErrorMsg)
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
+	if want := quarry.NoConnectorMessage("confluence"); a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
+		t.Errorf("attempt %s with error %v, want canceled: %s", a.Status, a.ErrorMsg, want)
 	}
+	page := func() map[string]any {
+		var m map[string]any
+		w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", pair), nil, &m)
+		return m
+	}
+	if m := page(); m["status"] != "INVALID" || m["in_repeated_error_state"] != false || m["last_index_attempt_status"] != "canceled" {
+		t.Errorf("the pair after its attempt: %v, want INVALID, not in the repeated error state", m)
+	}
+	for range 3 {
+		if res := w.schedule(); res.Created != 0 {
+			t.Fatalf("the scheduler made %d attempts of an INVALID pair", res.Created)
+		}
+	}
+	again := func(n int, why string) {
+		t.Helper()
+		if res := w.schedule(); res.Created != 1 {
+			t.Fatalf("after %s the scheduler made %d attempts, want 1", why, res.Created)
+		}
+		a := w.waitAttempt(pair, n, quarry.IndexSuccess, quarry.IndexFailed, quarry.IndexCanceled)
+		if a.Status != quarry.IndexCanceled || page()["status"] != "INVALID" {
+			t.Errorf("after %s: attempt %s, pair %v", why, a.Status, page()["status"])
+		}
+		if res := w.schedule(); res.Created != 0 {
+			t.Fatalf("after %s the scheduler made %d more attempts", why, res.Created)
+		}
+	}
+	w.do("POST", "/manage/admin/connector/run-once", map[string]any{"connector_id": connectorID, "credential_ids": []int64{credentialID}}, nil)
+	again(2, "a run asked for")
+	w.do("PATCH", fmt.Sprintf("/manage/credential/%d", credentialID), map[string]any{"credential_json": map[string]string{"api_key": "another"}}, nil)
+	again(3, "an edit of the credential")
+	w.do("PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/status", pair), map[string]string{"status": "ACTIVE"}, nil)
+	again(4, "a resume")
+	if n, err := w.db.KnowConnectors(context.Background(), []quarry.DocumentSource{"web", "imap"}); err != nil || n != 0 {
+		t.Fatalf("KnowConnectors of other sources: %d, %v", n, err)
+	}
+	if n, err := w.db.KnowConnectors(context.Background(), []quarry.DocumentSource{"confluence"}); err != nil || n != 1 {
+		t.Fatalf("KnowConnectors(confluence): %d, %v; want the pair", n, err)
+	}
+	if m := page(); m["status"] != "ACTIVE" {
+		t.Errorf("a pair whose source has a connector now: %v", m["status"])
+	}
+	again(5, "a server that learns a connector for confluence")
 }
 
 // A paused pair's attempt is canceled at the next heartbeat; a worker that

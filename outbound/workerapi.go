@@ -139,7 +139,11 @@ func (c *WorkerAPI) Finish(ctx context.Context, id int64, f quarry.Finish) (quar
 		Status   quarry.IndexingStatus `json:"status"`
 		ErrorMsg *string               `json:"error_msg"`
 		Trace    *string               `json:"full_exception_trace"`
-	}{f.Status, f.ErrorMsg, f.FullExceptionTrace}
+		Reason   *quarry.StopReason    `json:"reason,omitempty"`
+	}{f.Status, f.ErrorMsg, f.FullExceptionTrace, nil}
+	if f.Reason != "" {
+		in.Reason = &f.Reason
+	}
 	if err := c.call(ctx, http.MethodPost, fmt.Sprintf("/worker/attempts/%d/finish", id), in, &out); err != nil {
 		return "", fmt.Errorf("finishing attempt %d: %w", id, err)
 	}

@@ -9,10 +9,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-)
 
-// credentialMaskText replaces a credential's value in an error text.
-const credentialMaskText = "••••••••"
+	"github.com/quarryhq/quarry"
+)
 
 // minMaskedBytes is the length of the shortest credential value looked
 // for in texts: shorter ones ("on", "1") cannot be told from words.
@@ -68,7 +67,7 @@ func (m *credentialMask) add(credential json.RawMessage) {
 func (m *credentialMask) apply(s string) string {
 	for _, v := range m.values {
 		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, credentialMaskText)
+			s = strings.ReplaceAll(s, v, quarry.MaskedSecret)
 		}
 	}
 	return s

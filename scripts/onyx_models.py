@@ -63,6 +63,7 @@ ROOTS = [
     ("onyx.server.documents.models", "PaginatedReturn"),
     ("onyx.server.documents.models", "IndexAttemptSnapshot"),
     ("onyx.server.documents.models", "FileUploadResponse"),
+    ("onyx.server.documents.models", "ConnectorFilesResponse"),
     ("onyx.background.indexing.models", "IndexAttemptErrorPydantic"),
     # The ingestion API (its answers; IngestionDocument names Onyx's section
     # types, whose Literal annotations the table does not follow).
@@ -73,6 +74,8 @@ ROOTS = [
     # Onyx's search API.
     ("ee.onyx.server.query_and_chat.models", "SendSearchQueryRequest"),
     ("ee.onyx.server.query_and_chat.models", "SearchFullResponse"),
+    ("onyx.server.features.search.models", "SearchRequest"),
+    ("onyx.server.features.search.models", "SearchResponse"),
     # Responses shared by many routes, people.
     ("onyx.server.models", "StatusResponse"),
     ("onyx.server.models", "FullUserSnapshot"),

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, Optional
 
 import pydantic
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "api", "testdata", "goldens")
@@ -81,7 +81,7 @@ class CredentialPatch(BaseModel):
     admin_public: Optional[bool] = None
     name: Optional[str] = None
     curator_public: Optional[bool] = None
-    groups: Optional[list[Int64]] = None
+    groups: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
     source: Optional[DocumentSource] = None
 
 
@@ -91,14 +91,14 @@ class CredentialCreate(BaseModel):
     source: DocumentSource
     name: Optional[str] = None
     curator_public: bool = False
-    groups: list[Int64] = []
+    groups: Annotated[list[Int64], Field(max_length=1000)] = []
 
 
 class ToolUpdate(BaseModel):
     name: Optional[str] = None
     description: Optional[str] = None
     definition: Optional[dict[str, Any]] = None
-    custom_headers: Optional[list[Header]] = None
+    custom_headers: Optional[Annotated[list[Header], Field(max_length=100)]] = None
     passthrough_auth: Optional[bool] = None
     oauth_config_id: Optional[Int64] = None
 
@@ -107,13 +107,13 @@ class ToolCreate(BaseModel):
     name: str
     description: Optional[str] = None
     definition: dict[str, Any]
-    custom_headers: Optional[list[Header]] = None
+    custom_headers: Optional[Annotated[list[Header], Field(max_length=100)]] = None
     passthrough_auth: bool = False
     oauth_config_id: Optional[Int64] = None
 
 
 class ToolStatusUpdate(BaseModel):
-    tool_ids: list[Int64]
+    tool_ids: Annotated[list[Int64], Field(max_length=1000)]
     enabled: bool
 
 
@@ -135,13 +135,13 @@ class ConnectorInput(BaseModel):
     prune_freq: Optional[Int64] = None
     indexing_start: Optional[datetime] = None
     access_type: Optional[AccessType] = None
-    groups: Optional[list[Int64]] = None
+    groups: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
 
 
 class CCPairCreate(BaseModel):
     name: str
     access_type: AccessType
-    groups: list[Int64] = []
+    groups: Annotated[list[Int64], Field(max_length=1000)] = []
 
 
 class CCPairStatusUpdate(BaseModel):
@@ -158,19 +158,19 @@ class CCPairIdentifier(BaseModel):
 
 
 class AddUsers(BaseModel):
-    user_ids: list[str]
+    user_ids: Annotated[list[str], Field(max_length=10000)]
 
 
 class UserGroupCreate(BaseModel):
     name: str
-    user_ids: list[str] = []
-    cc_pair_ids: list[Int64] = []
+    user_ids: Annotated[list[str], Field(max_length=10000)] = []
+    cc_pair_ids: Annotated[list[Int64], Field(max_length=10000)] = []
 
 
 class UserGroupUpdate(BaseModel):
     name: Optional[str] = None
-    user_ids: Optional[list[str]] = None
-    cc_pair_ids: Optional[list[Int64]] = None
+    user_ids: Optional[Annotated[list[str], Field(max_length=10000)]] = None
+    cc_pair_ids: Optional[Annotated[list[Int64], Field(max_length=10000)]] = None
 
 
 class SetCurator(BaseModel):
@@ -189,7 +189,7 @@ class OAuthConfigCreate(BaseModel):
     token_url: str
     client_id: str
     client_secret: str
-    scopes: Optional[list[str]] = None
+    scopes: Optional[Annotated[list[str], Field(max_length=100)]] = None
     additional_params: Optional[dict[str, Any]] = None
 
 
@@ -199,7 +199,7 @@ class OAuthConfigUpdate(BaseModel):
     token_url: Optional[str] = None
     client_id: Optional[str] = None
     client_secret: Optional[str] = None
-    scopes: Optional[list[str]] = None
+    scopes: Optional[Annotated[list[str], Field(max_length=100)]] = None
     additional_params: Optional[dict[str, Any]] = None
     clear_client_id: bool = False
     clear_client_secret: bool = False
@@ -226,12 +226,12 @@ class ToolRun(BaseModel):
 class CreateTokenRequest(BaseModel):
     name: str = Field(..., min_length=1, max_length=100)
     expiration_days: Optional[Annotated[Int64, Field(ge=1)]] = None
-    scopes: Optional[list[Permission]] = None
+    scopes: Optional[Annotated[list[Permission], Field(max_length=100)]] = None
 
 
 class MCPAuthTemplate(BaseModel):
     headers: dict[str, str] = {}
-    required_fields: list[str] = []
+    required_fields: Annotated[list[str], Field(max_length=100)] = []
 
 
 class MCPToolCreateRequest(BaseModel):
@@ -247,7 +247,7 @@ class MCPToolCreateRequest(BaseModel):
     oauth_provider_mode: MCPProviderMode = MCPProviderMode("AUTO_DISCOVERY")
     oauth_authorization_endpoint: Optional[str] = None
     oauth_token_endpoint: Optional[str] = None
-    oauth_scopes_override: Optional[list[str]] = None
+    oauth_scopes_override: Optional[Annotated[list[str], Field(max_length=100)]] = None
     oauth_additional_auth_params: Optional[dict[str, str]] = None
     oauth_client_id_changed: bool = False
     oauth_client_secret_changed: bool = False
@@ -258,15 +258,15 @@ class MCPToolCreateRequest(BaseModel):
     admin_credentials_changed: dict[str, bool] = {}
     existing_server_id: Optional[Int64] = None
     is_public: Optional[bool] = None
-    groups: Optional[list[Int64]] = None
-    users: Optional[list[str]] = None
+    groups: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+    users: Optional[Annotated[list[str], Field(max_length=10000)]] = None
 
 
 class MCPToolUpdateRequest(BaseModel):
     server_id: Int64
     name: Optional[str] = None
     description: Optional[str] = None
-    selected_tools: Optional[list[str]] = None
+    selected_tools: Optional[Annotated[list[str], Field(max_length=1000)]] = None
 
 
 class MCPServerSimpleCreateRequest(BaseModel):
@@ -274,8 +274,8 @@ class MCPServerSimpleCreateRequest(BaseModel):
     description: Optional[str] = None
     server_url: str
     is_public: bool = True
-    groups: list[Int64] = []
-    users: list[str] = []
+    groups: Annotated[list[Int64], Field(max_length=1000)] = []
+    users: Annotated[list[str], Field(max_length=10000)] = []
 
 
 class MCPServerSimpleUpdateRequest(BaseModel):
@@ -284,8 +284,8 @@ class MCPServerSimpleUpdateRequest(BaseModel):
     server_url: Optional[str] = None
     tool_policies: Optional[dict[str, Any]] = None
     is_public: Optional[bool] = None
-    groups: Optional[list[Int64]] = None
-    users: Optional[list[str]] = None
+    groups: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+    users: Optional[Annotated[list[str], Field(max_length=10000)]] = None
     available_in_craft: Optional[bool] = None
 
 
@@ -320,8 +320,8 @@ class MCPSnapshotsQuery(BaseModel):
 
 
 class StatusQuery(BaseModel):
-    source: list[DocumentSource] = []
-    access_type: list[AccessType] = []
+    source: Annotated[list[DocumentSource], Field(max_length=100)] = []
+    access_type: Annotated[list[AccessType], Field(max_length=100)] = []
 
 
 class AuditQuery(BaseModel):
@@ -370,7 +370,7 @@ class ChangePassword(BaseModel):
 
 
 class InviteUsers(BaseModel):
-    emails: list[str]
+    emails: Annotated[list[str], Field(max_length=1000)]
 
 
 UserStatus = enum.Enum("UserStatus", {v: v for v in ["live", "invited", "deactivated"]}, type=str)
@@ -381,7 +381,7 @@ class UsersQuery(BaseModel):
     page_num: Annotated[int, Field(ge=0, le=1000000)] = 0
     page: Optional[Annotated[int, Field(ge=1, le=1000000)]] = None
     page_size: Annotated[int, Field(ge=1, le=1000)] = 10
-    roles: list[Role] = []
+    roles: Annotated[list[Role], Field(max_length=100)] = []
     is_active: Optional[bool] = None
     status: Optional[UserStatus] = None
 
@@ -403,8 +403,8 @@ DocsCountOperator = enum.Enum("DocsCountOperator", {"GREATER_THAN": ">", "LESS_T
 class IndexingStatusRequest(BaseModel):
     secondary_index: bool = False
     source: Optional[DocumentSource] = None
-    access_type_filters: list[AccessType] = []
-    last_status_filters: list[IndexingStatus] = []
+    access_type_filters: Annotated[list[AccessType], Field(max_length=100)] = []
+    last_status_filters: Annotated[list[IndexingStatus], Field(max_length=100)] = []
     docs_count_operator: Optional[DocsCountOperator] = None
     docs_count_value: Optional[Int64] = None
     name_filter: Optional[str] = None
@@ -414,7 +414,7 @@ class IndexingStatusRequest(BaseModel):
 
 class RunConnectorRequest(BaseModel):
     connector_id: Int64
-    credential_ids: Optional[list[Int64]] = None
+    credential_ids: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
     from_beginning: bool = False
 
 
@@ -444,20 +444,24 @@ class WorkerRegistrationCreate(BaseModel):
 
 
 class WorkerHeartbeat(BaseModel):
-    attempt_ids: list[Int64] = []
+    attempt_ids: Annotated[list[Int64], Field(max_length=128)] = []
+
+
+WorkerStopReason = enum.Enum("WorkerStopReason", {v: v for v in go_enum("WorkerStopReason", "indexretry.go")}, type=str)
 
 
 class AttemptFinish(BaseModel):
     status: IndexingStatus
     error_msg: Optional[str] = None
     full_exception_trace: Optional[str] = None
+    reason: Optional[WorkerStopReason] = None
 
 
 class AttemptProgress(BaseModel):
-    documents: list[dict[str, Any]] = []
-    failures: list[dict[str, Any]] = []
+    documents: Annotated[list[dict[str, Any]], Field(max_length=1000)] = []
+    failures: Annotated[list[dict[str, Any]], Field(max_length=1000)] = []
     checkpoint: Optional[dict[str, Any]] = None
-    document_ids: list[str] = []
+    document_ids: Annotated[list[str], Field(max_length=1000)] = []
 
 
 class AttemptCredential(BaseModel):
@@ -468,8 +472,8 @@ class AttemptCredential(BaseModel):
 @dataclasses.dataclass(frozen=True)
 class ExternalAccess:
     # Onyx's ExternalAccess (onyx/access/models.py): a dataclass of sets.
-    external_user_emails: set[str]
-    external_user_group_ids: set[str]
+    external_user_emails: Annotated[set[str], Field(max_length=10000)]
+    external_user_group_ids: Annotated[set[str], Field(max_length=10000)]
     is_public: bool
 
 
@@ -479,14 +483,14 @@ class DocumentBase(BaseModel):
     # values are made strings), the fields Quarry does not keep left out
     # (accepted and ignored, as unknown fields are).
     id: Optional[str] = None
-    sections: list[dict[str, Any]]
+    sections: Annotated[list[dict[str, Any]], Field(max_length=10000)]
     source: Optional[DocumentSource] = None
     semantic_identifier: str
     metadata: dict[str, Any]
     doc_updated_at: Optional[datetime] = None
     doc_created_at: Optional[datetime] = None
-    primary_owners: Optional[list[dict[str, Any]]] = None
-    secondary_owners: Optional[list[dict[str, Any]]] = None
+    primary_owners: Optional[Annotated[list[dict[str, Any]], Field(max_length=1000)]] = None
+    secondary_owners: Optional[Annotated[list[dict[str, Any]], Field(max_length=1000)]] = None
     title: Optional[str] = None
     from_ingestion_api: bool = False
     external_access: Optional[ExternalAccess] = None
@@ -508,11 +512,11 @@ class Tag(BaseModel):
 
 
 class BaseFilters(BaseModel):
-    source_type: Optional[list[DocumentSource]] = None
-    document_set: Optional[list[str]] = None
+    source_type: Optional[Annotated[list[DocumentSource], Field(max_length=100)]] = None
+    document_set: Optional[Annotated[list[str], Field(max_length=100)]] = None
     created_at_range: Optional[TimeRange] = None
     updated_at_range: Optional[TimeRange] = None
-    tags: Optional[list[Tag]] = None
+    tags: Optional[Annotated[list[Tag], Field(max_length=100)]] = None
     time_cutoff: Optional[datetime] = None
 
 
@@ -525,6 +529,36 @@ class SendSearchQueryRequest(BaseModel):
     hybrid_alpha: Optional[float] = None
     include_content: bool = False
     stream: bool = False
+
+
+MessageType = enum.Enum("MessageType", {v: v for v in go_enum("messageType", "api/models.go")}, type=str)
+
+
+class ChatMinimalTextMessage(BaseModel):
+    message: str
+    message_type: MessageType
+
+
+class SearchRequest(BaseModel):
+    """Onyx v4.6.1's SearchRequest (backend/onyx/server/features/search/models.py)."""
+    query: str = Field(..., min_length=1, max_length=2048)
+    sources: Optional[list[DocumentSource]] = None
+    document_sets: Optional[list[str]] = None
+    tags: Optional[list[Tag]] = None
+    time_cutoff: Optional[datetime] = None
+    persona_id: Optional[Int64] = None
+    provider: Optional[str] = None
+    model: Optional[str] = None
+    skip_query_expansion: bool = False
+    message_history: Optional[list[ChatMinimalTextMessage]] = None
+
+    @model_validator(mode="after")
+    def validate_provider_model_pair(self):
+        if self.model and not self.provider:
+            raise ValueError("provider is required when model is specified")
+        if self.provider and not self.model:
+            raise ValueError("model is required when provider is specified")
+        return self
 
 
 class GroupsQuery(BaseModel):
@@ -612,6 +646,10 @@ ENDPOINTS = {
     "uploadFiles": ("POST", "/manage/admin/connector/file/upload", [], UploadFilesQuery, None),
     "ingestionDocument": ("POST", "/onyx-api/ingestion", [], None, IngestionDocument),
     "sendSearchQuery": ("POST", "/search/send-search-message", [], None, SendSearchQueryRequest),
+    "searchRequest": ("POST", "/search", [], None, SearchRequest),
+    # A change of a file connector's files: its path parameter and its
+    # multipart form (handle_update_files).
+    "updateFiles": ("POST", "/manage/admin/connector/{connector_id}/files/update", ["connector_id"], None, None),
     "runConnectorRequest": ("POST", "/manage/admin/connector/run-once", [], None, RunConnectorRequest),
     "indexAttemptsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/index-attempts", ["cc_pair_id"], IndexAttemptsQuery, None),
     "pairDocumentsQuery": ("GET", "/manage/admin/cc-pair/{cc_pair_id}/documents", ["cc_pair_id"], PairDocumentsQuery, None),
@@ -646,6 +684,9 @@ def jsonable(obj):
         return obj.decode()
     if isinstance(obj, enum.Enum):
         return obj.value
+    if isinstance(obj, BaseException):
+        # A validator's ValueError in ctx: dict(obj) fails, vars(obj) is {}.
+        return {}
     return obj
 
 
@@ -790,12 +831,29 @@ def handle_upload(query, content_type, body):
     return 200, {"ok": True}, None
 
 
+def handle_update_files(path_params, content_type, body):
+    """update_connector_files(connector_id: int, files: list[UploadFile] |
+    None = File(None), file_ids_to_remove: str = Form("[]")): both form
+    fields have defaults, and a body that is not a form is an empty form
+    (Starlette), so only the path parameter can fail. Parts that are not
+    what their field expects (a files part without a file name, a file as
+    file_ids_to_remove) are not mirrored."""
+    try:
+        decoded = {"connector_id": TypeAdapter(Int64).validate_python(path_params["connector_id"])}
+    except ValidationError as e:
+        errors = errors_with_loc(e, ("path", "connector_id"))
+        return 422, {"detail": json.loads(json.dumps(jsonable(errors), ensure_ascii=False))}, None
+    return 200, {"ok": True}, decoded
+
+
 def handle(model_name, path_params, query, content_type, body):
     """Return FastAPI's (status, response body, validated values)."""
     if model_name in FORMS:
         return handle_form(FORMS[model_name], content_type, body)
     if model_name == "uploadFiles":
         return handle_upload(query, content_type, body)
+    if model_name == "updateFiles":
+        return handle_update_files(path_params, content_type, body)
     _, _, path_names, query_model, body_model = ENDPOINTS[model_name]
     value = None
     if body_model is not None:
@@ -977,6 +1035,7 @@ def corpus():
     case("toolStatusUpdate", "missing", body={})
     case("toolStatusUpdate", "bad", body={"tool_ids": [1, None, "x"], "enabled": "sometimes"})
     case("toolStatusUpdate", "ids not a list", body={"tool_ids": 3, "enabled": None})
+    case("toolStatusUpdate", "ids past the maximum", body={"tool_ids": [1] * 1001, "enabled": True})
     # toolValidate.
     case("toolValidate", "valid", body={"definition": {"paths": {}}})
     case("toolValidate", "missing", body={"def": {}})
@@ -1201,6 +1260,8 @@ def corpus():
     case("statusQuery", "bad utf8 escape", query="source=%C3&source=%E2%82")
     case("statusQuery", "no equals", query="source&access_type")
     case("statusQuery", "semicolon", query="source=web;access_type=public")
+    case("statusQuery", "sources at the maximum", query="&".join(["source=web"] * 100))
+    case("statusQuery", "sources past the maximum", query="&".join(["source=web"] * 100 + ["source=nope"]))
     # auditQuery.
     case("auditQuery", "no params", query="")
     case("auditQuery", "valid", query="resource_type=tool&resource_id=5&limit=10")
@@ -1282,6 +1343,7 @@ def corpus():
     case("usersQuery", "out of bounds", query="page_num=-1&page=0&page_size=1001")
     case("usersQuery", "bad values", query="page_size=abc&roles=owner&is_active=maybe&status=gone")
     case("usersQuery", "empty values", query="q=&page=&is_active=&status=")
+    case("usersQuery", "roles past the maximum", query="&".join(["roles=basic"] * 101))
     case("sessionsQuery", "valid", query="user_email=a%40example.com")
     case("sessionsQuery", "none", query="")
     # setPermission: Onyx's SetPermissionRequest.
@@ -1298,6 +1360,7 @@ def corpus():
     case("runConnectorRequest", "null credentials", body={"connector_id": 1, "credential_ids": None})
     case("runConnectorRequest", "bad credentials", body={"connector_id": "x", "credential_ids": ["a", 1.5, None], "from_beginning": "maybe"})
     case("runConnectorRequest", "credentials not a list", body={"connector_id": 1, "credential_ids": 3})
+    case("runConnectorRequest", "credentials past the maximum", body={"connector_id": 1, "credential_ids": [2] * 1001})
     case("indexAttemptsQuery", "defaults", path={"cc_pair_id": "1"})
     case("indexAttemptsQuery", "bounds", path={"cc_pair_id": "1"}, query="page_num=-1&page_size=1001")
     case("indexAttemptsQuery", "a page past the last", path={"cc_pair_id": "1"}, query="page_num=4611686018427387905&page_size=2")
@@ -1315,14 +1378,25 @@ def corpus():
     case("workerRegistrationCreate", "hours not a number", body={"name": None, "hours": "two"})
     case("heartbeat", "empty", body={})
     case("heartbeat", "bad ids", body={"attempt_ids": [1, "x", None]})
+    # Every list has a maximum: at it, and one past it (pydantic counts the
+    # items of a list before it validates them).
+    case("heartbeat", "ids at the maximum", body={"attempt_ids": list(range(1, 129))})
+    case("heartbeat", "ids past the maximum", body={"attempt_ids": list(range(1, 130))})
+    case("heartbeat", "bad ids past the maximum", body={"attempt_ids": ["x"] * 129})
     case("attemptFinish", "valid", body={"status": "success"}, path={"attempt_id": "1"})
     case("attemptFinish", "bad status", body={"status": "done", "error_msg": 5}, path={"attempt_id": "1"})
     case("attemptFinish", "missing", body={}, path={"attempt_id": "x"})
+    case("attemptFinish", "with a reason", body={"status": "failed", "reason": "credential_refused"}, path={"attempt_id": "1"})
+    case("attemptFinish", "a reason the worker cannot give", body={"status": "failed", "reason": "lease_expired"}, path={"attempt_id": "1"})
     case("progressReport", "empty", body={}, path={"attempt_id": "1"})
     case("progressReport", "not lists", body={"documents": {}, "failures": "x", "checkpoint": []}, path={"attempt_id": "1"})
     case("progressReport", "items not objects", body={"documents": [1, {"id": "a"}], "failures": [None]}, path={"attempt_id": "1"})
     case("progressReport", "listed ids", body={"document_ids": ["a", "b"]}, path={"attempt_id": "1"})
     case("progressReport", "listed ids not strings", body={"document_ids": [1, None, "a"]}, path={"attempt_id": "1"})
+    case("progressReport", "lists at the maximum", body={"documents": [{}] * 1000, "failures": [{}] * 1000,
+                                                          "document_ids": ["d"] * 1000}, path={"attempt_id": "1"})
+    case("progressReport", "lists past the maximum", body={"documents": [{}] * 1001, "failures": [1] * 1001,
+                                                            "document_ids": ["d"] * 1001}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "missing", body={}, path={"attempt_id": "1"})
     case("attemptCredentialUpdate", "not an object", body={"credential_json": [1], "version": "v"}, path={"attempt_id": "1"})
 
@@ -1340,6 +1414,14 @@ def corpus():
     case("ingestionDocument", "external access null", body={"document": {**doc, "external_access": None}})
     case("ingestionDocument", "external access not an object", body={"document": {**doc, "external_access": ["a@example.com"]}})
     case("ingestionDocument", "external access empty", body={"document": {**doc, "external_access": {}}})
+    # A set counts the distinct items it keeps: duplicates past the
+    # maximum are kept once; a distinct one past it is too long.
+    case("ingestionDocument", "external access at the maximum", body={"document": {**doc, "external_access": {
+        "external_user_emails": ["u%d" % i for i in range(10000)] + ["u0"], "external_user_group_ids": [], "is_public": False}}})
+    case("ingestionDocument", "external access past the maximum", body={"document": {**doc, "external_access": {
+        "external_user_emails": [1] + ["u%d" % i for i in range(10001)], "external_user_group_ids": [], "is_public": False}}})
+    case("ingestionDocument", "external access bad item under the maximum", body={"document": {**doc, "external_access": {
+        "external_user_emails": ["a", 2, "a"], "external_user_group_ids": [], "is_public": False}}})
     case("ingestionDocument", "external access bad fields", body={"document": {**doc, "external_access": {
         "external_user_emails": "a@example.com", "external_user_group_ids": [1, None, "g"], "is_public": "maybe"}}})
 
@@ -1355,6 +1437,27 @@ def corpus():
     case("sendSearchQuery", "bad filters", body={"search_query": "q", "filters": {"source_type": ["nope"], "document_set": "x",
                                                  "created_at_range": {"start": "yesterday"}, "updated_at_range": 3,
                                                  "tags": [{"tag_key": "a"}, 1], "time_cutoff": "soon"}})
+
+    # searchRequest: Onyx v4.6.1's SearchRequest (POST /search).
+    case("searchRequest", "onyx's test", body={"query": "search api integration test unique document"})
+    case("searchRequest", "every field", body={"query": "q", "sources": ["web", "file"], "document_sets": ["d"],
+                                               "tags": [{"tag_key": "a", "tag_value": "b"}], "time_cutoff": "2026-01-01T00:00:00",
+                                               "persona_id": "7", "provider": "openai", "model": "gpt", "skip_query_expansion": "yes",
+                                               "message_history": [{"message": "hi", "message_type": "user"}]})
+    case("searchRequest", "missing", body={})
+    case("searchRequest", "empty query", body={"query": ""})
+    case("searchRequest", "long query", body={"query": "x" * 2049})
+    case("searchRequest", "longest query", body={"query": "é" * 2048})
+    case("searchRequest", "model without provider", body={"query": "q", "model": "gpt"})
+    case("searchRequest", "provider without model", body={"query": "q", "provider": "openai", "model": None})
+    case("searchRequest", "empty provider and model", body={"query": "q", "provider": "", "model": ""})
+    case("searchRequest", "empty provider", body={"query": "q", "provider": "", "model": "gpt"})
+    case("searchRequest", "a field error and no provider", body={"query": "", "model": "gpt"})
+    case("searchRequest", "wrong types", body={"query": 5, "sources": "web", "document_sets": [1], "tags": [{"tag_key": "a"}],
+                                               "time_cutoff": "soon", "persona_id": 1.5, "provider": 3, "model": [],
+                                               "skip_query_expansion": "maybe",
+                                               "message_history": [{"message": "m", "message_type": "robot"}, 2]})
+    case("searchRequest", "null body", raw="null")
 
     # indexingStatus: Onyx's IndexingStatusRequest.
     case("indexingStatus", "onyx's managers", body={"get_all_connectors": True})
@@ -1395,6 +1498,13 @@ def corpus():
     case("uploadFiles", "no files part", raw=parts(("other", "a.txt", "alpha"), ("unzip", None, "false")), ct=M)
     case("uploadFiles", "no parts", raw="--QuarryBoundary--\r\n", ct=M)
     case("uploadFiles", "no files part and a bad query", raw=parts(("other", None, "x")), ct=M, query="unzip=maybe")
+    # updateFiles: the path of a change of a file connector's files.
+    case("updateFiles", "files", raw=parts(("files", "a.txt", "alpha"), ("file_ids_to_remove", None, '["x"]')), ct=M)
+    case("updateFiles", "no body", raw=b"", ct=None)
+    case("updateFiles", "a JSON body", body={"file_ids_to_remove": ["x"]})
+    case("updateFiles", "a bad connector id", path={"connector_id": "abc"}, raw=parts(("files", "a.txt", "alpha")), ct=M)
+    case("updateFiles", "a float connector id", path={"connector_id": "1.5"}, raw=b"", ct=None)
+    case("updateFiles", "a huge connector id", path={"connector_id": "99999999999999999999"}, raw=b"", ct=None)
     case("connectorsQuery", "none", query="")
     case("connectorsQuery", "a credential", query="credential=7")
     case("connectorsQuery", "not a number", query="credential=k")

@@ -156,6 +156,7 @@ type RestoreResult struct {
 	SchemaVersion int64 // The backup's schema version; the next Migrate brings it up to date.
 	Problems      []string
 	Secrets       *CheckResult
+	Index         *IndexCheck // Its search index against its documents.
 	Objects       []ObjectCount
 	Replaced      string // Where the database that was replaced went, if one was.
 	// Stale is where WAL files found at the path without their database
@@ -169,9 +170,10 @@ const sqliteMagic = "SQLite format 3\x00"
 
 // Restore puts the SQLite database backup (made by Backup) in the place of
 // the database at path. It copies the backup beside path, checks the copy
-// (sound, every secret opens with keys, a schema this build knows), and
-// only then gives it the name path, with a link, which fails rather than
-// replace a database made at path meanwhile (ErrExists). An existing
+// (sound, its search index agreeing with its documents, every secret opens
+// with keys, a schema this build knows), and only then gives it the name
+// path, with a link, which fails rather than replace a database made at
+// path meanwhile (ErrExists). An existing
 // database is replaced only with opts.Replace and only if no store has it
 // open (ErrInUse); it is renamed path.replaced-<time>, with its WAL files.
 // WAL files at path without a database are renamed path.stale-<time>-wal
@@ -212,7 +214,7 @@ func Restore(ctx context.Context, backup, path string, keys *Keyring, opts Resto
 	if err != nil {
 		return res, err
 	}
-	if len(res.Problems) > 0 || res.Secrets.Failed > 0 {
+	if len(res.Problems) > 0 || res.Secrets.Failed > 0 || res.Index.Found() > 0 {
 		return res, errors.New("store: the backup failed its check; nothing was changed")
 	}
 	stamp := time.Now().UTC().Format("20060102T150405Z")
@@ -284,7 +286,7 @@ func copyTemp(src, path string) (string, error) {
 }
 
 // checkCopy opens the database file at path and checks it: its schema,
-// its pages and its secrets.
+// its pages, its search index and its secrets.
 func checkCopy(ctx context.Context, path string, keys *Keyring, opts CheckOptions) (*RestoreResult, error) {
 	db, err := Open(ctx, "sqlite:"+path, keys, Options{MaxConns: 2})
 	if err != nil {
@@ -306,6 +308,9 @@ func checkCopy(ctx context.Context, path string, keys *Keyring, opts CheckOption
 		return res, err
 	}
 	if res.Objects, err = db.ObjectCounts(ctx); err != nil {
+		return res, err
+	}
+	if res.Index, err = db.CheckIndex(ctx); err != nil {
 		return res, err
 	}
 	res.Secrets, err = db.CheckSecrets(ctx, opts)

@@ -15,11 +15,11 @@ import (
 func (db *DB) CreateCCPair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, in quarry.CCPairInput) (int64, error) {
 	var id int64
 	err := db.update(ctx, func(tx *Tx) error {
-		source, sharing, err := tx.connectorSharing(ctx, connectorID)
+		source, sharing, err := connectorSharing(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(ctx, connectorID)
+		pairs, err := connectorPairs(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, conn
 		if err != nil || len(pairs) > 1 {
 			return err
 		}
-		_, sharing, err := tx.connectorSharing(ctx, connectorID)
+		_, sharing, err := connectorSharing(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (db *DB) DeleteCCPairCompletely(ctx context.Context, c *quarry.Caller, conn
 // credentialID for c, and returns the connector's pairs as they were before.
 // A pair that does not exist, or that c may not see, fails with notFound.
 func (tx *Tx) removePair(ctx context.Context, c *quarry.Caller, connectorID, credentialID int64, notFound error) ([]*quarry.CCPair, error) {
-	pairs, err := tx.connectorPairs(ctx, connectorID)
+	pairs, err := connectorPairs(ctx, tx, connectorID)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +184,16 @@ func (db *DB) updateCCPair(ctx context.Context, c *quarry.Caller, id int64, u qu
 		}
 		if status != old.Status {
 			// A pause stops its live attempt; any change of status may
-			// change when it is next due.
+			// change when it is next due; a resume of an INVALID pair asks
+			// for a run.
 			if !status.Active() {
 				if err := tx.stopAttempts(ctx, id); err != nil {
+					return err
+				}
+			}
+			if quarry.RetryOnResume(old.Status, status) {
+				if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`,
+					quarry.IndexUpdate, id); err != nil {
 					return err
 				}
 			}

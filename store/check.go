@@ -166,6 +166,8 @@ var objectTables = []struct{ kind, one, table string }{
 	{"OAuth configs", "OAuth config", "oauth_configs"},
 	{"tools", "tool", "tools"},
 	{"audit entries", "audit entry", "audit_events"},
+	{"documents", "document", "documents"},
+	{"files", "file", "files"},
 }
 
 // ObjectCounts returns the number of stored objects of each kind, to

@@ -92,7 +92,7 @@ func (tx *Tx) setConnectorGroups(ctx context.Context, id int64, groups []int64) 
 
 // connectorSharing returns who made connector id and how it is shared,
 // with its source, or a not-found error.
-func (tx *Tx) connectorSharing(ctx context.Context, id int64) (quarry.DocumentSource, quarry.ConnectorSharing, error) {
+func connectorSharing(ctx context.Context, tx querier, id int64) (quarry.DocumentSource, quarry.ConnectorSharing, error) {
 	var (
 		source quarry.DocumentSource
 		s      quarry.ConnectorSharing
@@ -110,7 +110,7 @@ func (tx *Tx) connectorSharing(ctx context.Context, id int64) (quarry.DocumentSo
 
 // connectorPairs returns the cc-pairs of connector id, with their groups,
 // ascending by id.
-func (tx *Tx) connectorPairs(ctx context.Context, id int64) ([]*quarry.CCPair, error) {
+func connectorPairs(ctx context.Context, tx querier, id int64) ([]*quarry.CCPair, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT p.id, p.credential_id, p.access_type, p.creator_id, pg.group_id FROM cc_pairs p
 		LEFT JOIN cc_pair_groups pg ON pg.cc_pair_id = p.id WHERE p.connector_id = $1 ORDER BY p.id, pg.group_id`, id)
 	if err != nil {
@@ -271,11 +271,11 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 		if len(old) == 0 {
 			return connectorNotFound(id)
 		}
-		_, sharing, err := tx.connectorSharing(ctx, id)
+		_, sharing, err := connectorSharing(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(ctx, id)
+		pairs, err := connectorPairs(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -302,8 +302,16 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 			}
 		}
 		tx.changed(ChangeConnector, id)
-		// Its source, refresh frequency or indexing start may change when
-		// its pairs are next due.
+		// An edit may let its INVALID pairs run; its source, refresh
+		// frequency or indexing start may change when its pairs are next
+		// due.
+		ids := make([]int64, len(pairs))
+		for i, p := range pairs {
+			ids[i] = p.ID
+		}
+		if err := tx.revalidate(ctx, ids); err != nil {
+			return err
+		}
 		if err := tx.rescheduleConnector(ctx, id); err != nil {
 			return err
 		}
@@ -325,11 +333,11 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 // use (409).
 func (db *DB) DeleteConnector(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
-		_, sharing, err := tx.connectorSharing(ctx, id)
+		_, sharing, err := connectorSharing(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(ctx, id)
+		pairs, err := connectorPairs(ctx, tx, id)
 		if err != nil {
 			return err
 		}

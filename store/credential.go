@@ -298,8 +298,14 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 		// The secret is written only when it changes: writing back the
 		// ciphertext that was read could undo a concurrent key rotation.
 		var secret any // NULL: unchanged
+		var pairs []int64
 		if slices.Contains(fields, "credential_json") {
 			secret = db.sealCredentialJSON(newJSON)
+			// Its pairs, locked before the credential, are moved on
+			// below: a new secret may let them run.
+			if pairs, err = tx.credentialPairs(ctx, id); err != nil {
+				return err
+			}
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE credentials SET name = $1, admin_public = $2, curator_public = $3,
 				secret = COALESCE($4, secret), version = version + 1, updated_at = $5
@@ -314,6 +320,9 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 			}
 		}
 		tx.changed(ChangeCredential, id)
+		if err := tx.credentialEdited(ctx, pairs); err != nil {
+			return err
+		}
 		if err := tx.audit(ctx, c, "credential.update", "credential", id, fields); err != nil {
 			return err
 		}

@@ -75,40 +75,44 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 	return newDocs, err
 }
 
-// scanDocumentInfo reads a document's id, semantic identifier and link.
+// scanDocumentInfo reads a copy's id, semantic identifier, link and pair.
 func scanDocumentInfo(r interface{ Scan(...any) error }) (quarry.DocumentInfo, error) {
 	var d quarry.DocumentInfo
-	return d, r.Scan(&d.DocumentID, &d.SemanticID, &d.Link)
+	return d, r.Scan(&d.DocumentID, &d.SemanticID, &d.Link, &d.CCPairID)
 }
 
 // IngestedDocuments returns the documents pushed through the ingestion API
-// to the pairs c can see, by id (each once, whatever the number of pairs
-// holding it).
+// to the pairs c can see, those c may read (documentsReadable), each
+// pair's copy as its own, by id then pair.
 func (db *DB) IngestedDocuments(ctx context.Context, c *quarry.Caller) ([]quarry.DocumentInfo, error) {
 	var args []any
-	return queryAll(ctx, db.read, scanDocumentInfo, `SELECT d.id, MIN(d.semantic_identifier), MIN(d.link) FROM documents d
+	return queryAll(ctx, db.read, scanDocumentInfo, `SELECT d.id, d.semantic_identifier, d.link, d.cc_pair_id FROM documents d
 		JOIN cc_pairs p ON p.id = d.cc_pair_id WHERE d.from_ingestion_api AND `+pairsVisibleTo(c, "p", &args)+`
-		GROUP BY d.id ORDER BY d.id`, args...)
+		AND `+documentsReadable(c, "d", &args)+` ORDER BY d.id, d.cc_pair_id`, args...)
 }
 
-// PairDocuments returns the documents of pair id, by id, if c may see the
-// pair (Onyx's 400 otherwise).
+// PairDocuments returns the documents of pair id that c may read
+// (documentsReadable), by id, if c may see the pair (Onyx's 400
+// otherwise).
 func (db *DB) PairDocuments(ctx context.Context, c *quarry.Caller, id int64) ([]quarry.DocumentInfo, error) {
 	var out []quarry.DocumentInfo
 	err := db.snapshot(ctx, func(q querier) error {
 		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
 			return err
 		}
+		args := []any{id}
 		var err error
-		out, err = queryAll(ctx, q, scanDocumentInfo, `SELECT id, semantic_identifier, link FROM documents WHERE cc_pair_id = $1 ORDER BY id`, id)
+		out, err = queryAll(ctx, q, scanDocumentInfo, `SELECT d.id, d.semantic_identifier, d.link, d.cc_pair_id FROM documents d
+			WHERE d.cc_pair_id = $1 AND `+documentsReadable(c, "d", &args)+` ORDER BY d.id`, args...)
 		return err
 	})
 	return out, mapError(err)
 }
 
 // DeleteIngested deletes document id, pushed through the ingestion API,
-// from every pair c can see that holds it: a document no such pair holds
-// is quarry.ErrDocumentNotFound, one a connector brought
+// from every pair c can see that holds a copy c may read
+// (documentsReadable): a document no such pair holds is
+// quarry.ErrDocumentNotFound, one a connector brought
 // quarry.ErrNotIngested, and c must be able to change every pair that
 // holds it (quarry.Caller.CheckChangePair).
 func (db *DB) DeleteIngested(ctx context.Context, c *quarry.Caller, id string) error {
@@ -122,7 +126,7 @@ func (db *DB) DeleteIngested(ctx context.Context, c *quarry.Caller, id string) e
 			var h holder
 			return h, r.Scan(&h.pair, &h.ingested)
 		}, `SELECT d.cc_pair_id, d.from_ingestion_api FROM documents d JOIN cc_pairs p ON p.id = d.cc_pair_id
-			WHERE d.id = $1 AND `+pairsVisibleTo(c, "p", &args)+` ORDER BY d.cc_pair_id`, args...)
+			WHERE d.id = $1 AND `+pairsVisibleTo(c, "p", &args)+` AND `+documentsReadable(c, "d", &args)+` ORDER BY d.cc_pair_id`, args...)
 		if err != nil {
 			return err
 		}
@@ -163,20 +167,6 @@ func scanPairDocument(r interface{ Scan(...any) error }) (quarry.PairDocument, e
 	err := r.Scan(&d.DocumentID, &d.SemanticID, &d.Link, &updated, &indexed, &d.FromIngestionAPI)
 	d.DocUpdatedAt, d.IndexedAt = timeOrNil(updated), quarry.TimeFromMicros(indexed)
 	return d, err
-}
-
-// documentsReadable returns the SQL condition under which c may read the
-// document of alias d in a pair c sees: every document of a public or
-// private pair; of a sync pair, those whose access, as its connector
-// reported it, opens them to everyone or to c's email
-// (syncDocumentOpen, as search draws it), unless c manages every connector (admins, holders of
-// manage:connectors), who see all of a pair's documents.
-func documentsReadable(c *quarry.Caller, d string, args *[]any) string {
-	if c.ManagesConnectors() {
-		return "TRUE"
-	}
-	return `(NOT EXISTS (SELECT 1 FROM cc_pairs dp WHERE dp.id = ` + d + `.cc_pair_id AND dp.access_type = 'sync')
-		OR ` + syncDocumentOpen(c, d+".cc_pair_id", d+".id", args) + `)`
 }
 
 // pairDocumentColumns are the columns of a quarry.PairDocument.

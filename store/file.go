@@ -35,37 +35,43 @@ type NewFile struct {
 // opening or reading any one (a zip entry that inflates beyond what it
 // said) leaves no row. It returns the files kept, in order.
 func (db *DB) SaveFiles(ctx context.Context, c *quarry.Caller, files []NewFile) ([]quarry.File, error) {
-	out := make([]quarry.File, 0, len(files))
-	err := db.update(ctx, func(tx *Tx) error {
-		out = out[:0]
-		buf := make([]byte, fileChunkSize)
-		for _, nf := range files {
-			f := quarry.File{ID: newFileID(), DisplayName: nf.DisplayName, FileType: nf.FileType, Origin: nf.Origin, CreatedAt: tx.now}
-			var creator *string
-			if c != nil && c.ID != "" {
-				creator = &c.ID
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO files (id, display_name, file_type, origin, size, created_by, created_at)
-				VALUES ($1, $2, $3, $4, 0, $5, $6)`, f.ID, f.DisplayName, f.FileType, f.Origin, creator, tx.now.Micros()); err != nil {
-				return err
-			}
-			size, err := tx.writeChunks(ctx, f.ID, nf.Open, buf)
-			if err != nil {
-				return err
-			}
-			f.Size = size
-			if _, err := tx.ExecContext(ctx, `UPDATE files SET size = $1 WHERE id = $2`, size, f.ID); err != nil {
-				return err
-			}
-			if err := tx.audit(ctx, c, "file.upload", "file", f.ID, nil); err != nil {
-				return err
-			}
-			out = append(out, f)
-		}
-		return nil
+	var out []quarry.File
+	err := db.update(ctx, func(tx *Tx) (err error) {
+		out, err = tx.saveFiles(ctx, c, files)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// saveFiles keeps files for caller c in tx, and returns them, in order.
+func (tx *Tx) saveFiles(ctx context.Context, c *quarry.Caller, files []NewFile) ([]quarry.File, error) {
+	out := make([]quarry.File, 0, len(files))
+	buf := make([]byte, fileChunkSize)
+	for _, nf := range files {
+		f := quarry.File{ID: newFileID(), DisplayName: nf.DisplayName, FileType: nf.FileType, Origin: nf.Origin, CreatedAt: tx.now}
+		var creator *string
+		if c != nil && c.ID != "" {
+			creator = &c.ID
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO files (id, display_name, file_type, origin, size, created_by, created_at)
+			VALUES ($1, $2, $3, $4, 0, $5, $6)`, f.ID, f.DisplayName, f.FileType, f.Origin, creator, tx.now.Micros()); err != nil {
+			return nil, err
+		}
+		size, err := tx.writeChunks(ctx, f.ID, nf.Open, buf)
+		if err != nil {
+			return nil, err
+		}
+		f.Size = size
+		if _, err := tx.ExecContext(ctx, `UPDATE files SET size = $1 WHERE id = $2`, size, f.ID); err != nil {
+			return nil, err
+		}
+		if err := tx.audit(ctx, c, "file.upload", "file", f.ID, nil); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

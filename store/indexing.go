@@ -25,7 +25,7 @@ const attemptColumns = `a.id, a.cc_pair_id, a.status, a.from_beginning, a.new_do
 	a.docs_removed_from_index, a.completed_batches, a.poll_range_start, a.poll_range_end, a.checkpoint, a.checkpoint_at,
 	a.error_msg, a.full_exception_trace, a.cancellation_requested, a.worker_id, a.lease_expires_at, a.heartbeat_counter,
 	a.last_heartbeat_time, a.time_created, a.time_started, a.time_updated,
-	(SELECT COUNT(*) FROM index_attempt_errors e WHERE e.index_attempt_id = a.id)`
+	(SELECT COUNT(*) FROM index_attempt_errors e WHERE e.index_attempt_id = a.id), COALESCE(a.stop_reason, '')`
 
 // scanAttempt reads the attemptColumns of one row.
 func scanAttempt(row interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
@@ -38,7 +38,7 @@ func scanAttempt(row interface{ Scan(...any) error }) (*quarry.IndexAttempt, err
 	err := row.Scan(&a.ID, &a.CCPairID, &a.Status, &a.FromBeginning, &a.NewDocsIndexed, &a.TotalDocsIndexed,
 		&a.DocsRemovedFromIndex, &a.CompletedBatches, &start, &end, &checkpoint, &cpAt,
 		&a.ErrorMsg, &a.FullExceptionTrace, &a.CancellationRequested, &a.WorkerID, &lease, &a.HeartbeatCounter,
-		&beat, &created, &started, &updated, &a.ErrorCount)
+		&beat, &created, &started, &updated, &a.ErrorCount, &a.StopReason)
 	if err != nil {
 		return nil, err
 	}
@@ -174,27 +174,30 @@ func (db *DB) skipLocked() string {
 // pairIndexFacts are a pair's facts that indexing rules need, read in a
 // write transaction.
 type pairIndexFacts struct {
-	status         quarry.CCPairStatus
-	source         quarry.DocumentSource
-	refreshFreq    *int64
-	trigger        *quarry.IndexingMode
-	indexingStart  *quarry.Time
-	repeatedErrors bool
+	status            quarry.CCPairStatus
+	source            quarry.DocumentSource
+	refreshFreq       *int64
+	trigger           *quarry.IndexingMode
+	indexingStart     *quarry.Time
+	repeatedErrors    bool
+	credentialUpdated quarry.Time // When its credential last changed.
 }
 
 // indexFacts reads the indexing facts of pair id.
 func (tx *Tx) indexFacts(ctx context.Context, id int64) (*pairIndexFacts, error) {
 	var (
-		f     pairIndexFacts
-		start sql.NullInt64
+		f                 pairIndexFacts
+		start             sql.NullInt64
+		credentialUpdated int64
 	)
-	err := tx.QueryRowContext(ctx, `SELECT p.status, c.source, c.refresh_freq, p.indexing_trigger, c.indexing_start, p.in_repeated_error_state
-		FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id WHERE p.id = $1`, id).
-		Scan(&f.status, &f.source, &f.refreshFreq, &f.trigger, &start, &f.repeatedErrors)
+	err := tx.QueryRowContext(ctx, `SELECT p.status, c.source, c.refresh_freq, p.indexing_trigger, c.indexing_start, p.in_repeated_error_state,
+		k.updated_at
+		FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id JOIN credentials k ON k.id = p.credential_id WHERE p.id = $1`, id).
+		Scan(&f.status, &f.source, &f.refreshFreq, &f.trigger, &start, &f.repeatedErrors, &credentialUpdated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ccPairNotFound(id)
 	}
-	f.indexingStart = timeOrNil(start)
+	f.indexingStart, f.credentialUpdated = timeOrNil(start), quarry.TimeFromMicros(credentialUpdated)
 	return &f, err
 }
 
@@ -215,8 +218,14 @@ func (tx *Tx) nextIndexAt(ctx context.Context, id int64) (*quarry.Time, error) {
 	if err != nil || live {
 		return nil, err
 	}
+	// The refusals that count: the backoff is at its cap long before.
+	ended, err := tx.endedAttempts(ctx, id, quarry.AttemptIndex, 32)
+	if err != nil {
+		return nil, err
+	}
 	facts := quarry.IndexFacts{Source: f.source, Status: f.status, Trigger: f.trigger, RefreshFreq: f.refreshFreq,
-		LastAttemptUpdated: timeOrNil(updated), RepeatedErrors: f.repeatedErrors}
+		LastAttemptUpdated: timeOrNil(updated), RepeatedErrors: f.repeatedErrors,
+		Refusals: quarry.CredentialRefusals(ended, f.credentialUpdated)}
 	return facts.NextIndexAt(), nil
 }
 
@@ -357,7 +366,7 @@ func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairInde
 		pairID).Scan(&lastSuccess); err != nil {
 		return nil, err
 	}
-	recent, err := tx.endedAttempts(ctx, pairID, quarry.RecentAttemptsConsidered)
+	recent, err := tx.endedAttempts(ctx, pairID, quarry.AttemptIndex, quarry.RecentAttemptsConsidered)
 	if err != nil {
 		return nil, err
 	}
@@ -391,26 +400,29 @@ func (tx *Tx) leasedConnector(ctx context.Context, pairID int64, c *quarry.Lease
 	return err
 }
 
-// endedAttempts returns the attempts of pair id that ended after they
-// started, newest first, at most n: the history the choice of a poll
-// window and a checkpoint reads. An attempt canceled before a worker took
-// it did nothing, and says nothing of where to go on from.
-func (tx *Tx) endedAttempts(ctx context.Context, id int64, n int) ([]*quarry.IndexAttempt, error) {
+// endedAttempts returns the attempts of kind of pair id that ended after
+// they started, newest first, at most n: the history the choice of a poll
+// window and a checkpoint reads, and the repeated error state, the
+// refusals of a credential and the lost workers. An attempt canceled
+// before a worker took it did nothing, and says nothing of where to go on
+// from.
+func (tx *Tx) endedAttempts(ctx context.Context, id int64, kind quarry.AttemptKind, n int) ([]*quarry.IndexAttempt, error) {
 	return queryAll(ctx, tx, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
 		var (
-			a          quarry.IndexAttempt
-			start, end sql.NullInt64
-			checkpoint sql.NullString
+			a                   quarry.IndexAttempt
+			start, end, started sql.NullInt64
+			checkpoint          sql.NullString
 		)
-		err := r.Scan(&a.ID, &a.Status, &a.TotalDocsIndexed, &start, &end, &checkpoint)
-		a.PollRangeStart, a.PollRangeEnd = timeOrNil(start), timeOrNil(end)
+		err := r.Scan(&a.ID, &a.Status, &a.TotalDocsIndexed, &start, &end, &checkpoint, &a.StopReason, &started)
+		a.PollRangeStart, a.PollRangeEnd, a.TimeStarted = timeOrNil(start), timeOrNil(end), timeOrNil(started)
 		if checkpoint.Valid {
 			a.Checkpoint = json.RawMessage(checkpoint.String)
 		}
 		return &a, err
-	}, `SELECT id, status, total_docs_indexed, poll_range_start, poll_range_end, checkpoint FROM index_attempts
-		WHERE cc_pair_id = $1 AND kind = 'index' AND status NOT IN ('not_started', 'in_progress') AND time_started IS NOT NULL
-		ORDER BY id DESC LIMIT `+fmt.Sprint(n), id)
+	}, `SELECT id, status, total_docs_indexed, poll_range_start, poll_range_end, checkpoint, COALESCE(stop_reason, ''), time_started
+		FROM index_attempts
+		WHERE cc_pair_id = $1 AND kind = $2 AND status NOT IN ('not_started', 'in_progress') AND time_started IS NOT NULL
+		ORDER BY id DESC LIMIT `+fmt.Sprint(n), id, kind)
 }
 
 // setPairStatusAfter moves pair id, in status s, to the status its attempt
@@ -480,8 +492,14 @@ func (tx *Tx) heldAttempt(ctx context.Context, workerID, id int64) (pairID int64
 // Heartbeat renews the leases of every attempt worker workerID holds, and
 // returns those of held (the attempts the worker says it runs) that it
 // should stop: asked to be canceled, or no longer held (ended by an
-// expiry, or their pair deleted).
+// expiry, or their pair deleted). held has at most
+// quarry.MaxHeartbeatAttempts ids (the API answers 422 beyond), read a
+// few hundred at a time, so that no statement grows with it.
 func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop []int64, expires quarry.Time, err error) {
+	held = dedupe(held)
+	if len(held) > quarry.MaxHeartbeatAttempts {
+		return nil, quarry.Time{}, quarry.ErrHeartbeatTooLarge
+	}
 	err = db.update(ctx, func(tx *Tx) error {
 		now := tx.now.Micros()
 		expires = quarry.Time{Time: tx.now.Add(quarry.LeaseTTL)}
@@ -489,26 +507,23 @@ func (db *DB) Heartbeat(ctx context.Context, workerID int64, held []int64) (stop
 			return err
 		}
 		stop = []int64{}
-		held = dedupe(held)
-		if len(held) == 0 {
-			return nil
-		}
+		running := map[int64]bool{}
 		// Only the attempts the worker says it runs: one it lost track of
 		// (a lease whose answer was lost, a restart with the same token)
 		// is not kept alive by its other work, and expires.
-		args := []any{expires.Micros(), now, workerID, now}
-		if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
-			last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $4 AND `+
-			sqlIn("id", anys(held), &args), args...); err != nil {
-			return err
-		}
-		running := map[int64]bool{}
-		args = []any{workerID}
-		err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
-			WHERE worker_id = $1 AND status = 'in_progress' AND `+sqlIn("id", anys(held), &args), args,
-			func(id, cancel int64) { running[id] = cancel == 0 })
-		if err != nil {
-			return err
+		for chunk := range slices.Chunk(held, inChunk) {
+			args := []any{expires.Micros(), now, workerID}
+			if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET lease_expires_at = $1, heartbeat_counter = heartbeat_counter + 1,
+				last_heartbeat_time = $2 WHERE worker_id = $3 AND status = 'in_progress' AND lease_expires_at >= $2 AND `+
+				sqlIn("id", anys(chunk), &args), args...); err != nil {
+				return err
+			}
+			args = []any{workerID}
+			if err := eachInts(ctx, tx, `SELECT id, CASE WHEN cancellation_requested THEN 1 ELSE 0 END FROM index_attempts
+				WHERE worker_id = $1 AND status = 'in_progress' AND `+sqlIn("id", anys(chunk), &args), args,
+				func(id, cancel int64) { running[id] = cancel == 0 }); err != nil {
+				return err
+			}
 		}
 		for _, id := range held {
 			if !running[id] {
@@ -611,26 +626,28 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 	if len(docs) == 0 {
 		return 0, 0, nil
 	}
-	ids := make([]any, len(docs))
+	ids := make([]string, len(docs))
 	for i := range docs {
 		ids[i] = docs[i].ID
 	}
 	hashes := map[string]string{}
-	args := []any{pairID}
-	rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM documents WHERE cc_pair_id = $1 AND `+sqlIn("id", ids, &args), args...)
-	if err != nil {
-		return 0, 0, err
-	}
-	for rows.Next() {
-		var id, h string
-		if err := rows.Scan(&id, &h); err != nil {
-			rows.Close()
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args := []any{pairID}
+		rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM documents WHERE cc_pair_id = $1 AND `+sqlIn("id", anys(chunk), &args), args...)
+		if err != nil {
 			return 0, 0, err
 		}
-		hashes[id] = h
-	}
-	if err := closeRows(rows); err != nil {
-		return 0, 0, err
+		for rows.Next() {
+			var id, h string
+			if err := rows.Scan(&id, &h); err != nil {
+				rows.Close()
+				return 0, 0, err
+			}
+			hashes[id] = h
+		}
+		if err := closeRows(rows); err != nil {
+			return 0, 0, err
+		}
 	}
 	now := tx.now.Micros()
 	for i := range docs {
@@ -661,10 +678,14 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 			newDocs++
 		}
 	}
-	args = []any{pairID, attemptID}
-	_, err = tx.ExecContext(ctx, `UPDATE index_attempt_errors SET is_resolved = TRUE WHERE cc_pair_id = $1 AND index_attempt_id <> $2
-		AND is_resolved = FALSE AND `+sqlIn("document_id", ids, &args), args...)
-	return newDocs, written, err
+	for chunk := range slices.Chunk(ids, inChunk) {
+		args := []any{pairID, attemptID}
+		if _, err := tx.ExecContext(ctx, `UPDATE index_attempt_errors SET is_resolved = TRUE WHERE cc_pair_id = $1 AND index_attempt_id <> $2
+			AND is_resolved = FALSE AND `+sqlIn("document_id", anys(chunk), &args), args...); err != nil {
+			return 0, 0, err
+		}
+	}
+	return newDocs, written, nil
 }
 
 // contentHash returns the SHA-256 of d's JSON without its update time: a
@@ -702,10 +723,12 @@ func (db *DB) FinishAttempt(ctx context.Context, workerID, id int64, f quarry.Fi
 }
 
 // endAttempt ends live attempt id of pair pairID as finish decides from
-// the attempt, and moves the pair on: its status (quarry.PairStatusAfter),
-// the time of its last success, its repeated error state, the errors a
-// success from the beginning resolves (every entity's: it went through
-// them all), and when it is next due.
+// the attempt, and moves the pair on: its status (quarry.PairStatusAfter;
+// INVALID when the attempt stopped for want of a connector), the time of
+// its last success, its repeated error state, the errors a success from
+// the beginning resolves (every entity's: it went through them all), a
+// run asked for again when it was interrupted (quarry.TriggerAfter), and
+// when it is next due.
 func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*quarry.IndexAttempt) quarry.Finish) (quarry.IndexingStatus, error) {
 	a, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.id = $1`, id))
 	if err != nil {
@@ -717,24 +740,39 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 	if err := tx.QueryRowContext(ctx, `SELECT kind FROM index_attempts WHERE id = $1`, id).Scan(&kind); err != nil {
 		return "", err
 	}
-	var msg, trace any
+	var msg, trace, reason any
 	if f.ErrorMsg != nil {
 		msg = quarry.ClipText(*f.ErrorMsg, quarry.MaxErrorMessageBytes)
 	}
 	if f.FullExceptionTrace != nil {
 		trace = quarry.ClipTrace(*f.FullExceptionTrace)
 	}
+	if f.Reason != "" {
+		reason = f.Reason
+	}
 	now := tx.now.Micros()
 	if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET status = $1, error_msg = $2, full_exception_trace = $3,
-		lease_expires_at = NULL, time_updated = $4 WHERE id = $5`, status, msg, trace, now, id); err != nil {
+		stop_reason = $4, lease_expires_at = NULL, time_updated = $5 WHERE id = $6`, status, msg, trace, reason, now, id); err != nil {
 		return "", err
-	}
-	if kind == quarry.AttemptPrune {
-		return status, tx.endPrune(ctx, a, status)
 	}
 	facts, err := tx.indexFacts(ctx, pairID)
 	if err != nil {
 		return "", err
+	}
+	if f.Reason.Invalidates() {
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET status = $1, version = version + 1 WHERE id = $2 AND status = $3`,
+			quarry.CCPairInvalid, pairID, facts.status); err != nil {
+			return "", err
+		}
+		facts.status = quarry.CCPairInvalid
+	}
+	ended, err := tx.endedAttempts(ctx, pairID, kind, max(quarry.ErrorStateRun(facts.refreshFreq), quarry.MaxLostLeasesInARow))
+	if err != nil {
+		return "", err
+	}
+	trigger := quarry.TriggerAfter(status, f.Reason, quarry.LostLeasesInARow(ended))
+	if kind == quarry.AttemptPrune {
+		return status, tx.endPrune(ctx, a, status, trigger != nil)
 	}
 	if status.Successful() {
 		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET last_successful_index_time = $1 WHERE id = $2`, now, pairID); err != nil {
@@ -747,20 +785,16 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 			return "", err
 		}
 	}
-	ended, err := tx.endedAttempts(ctx, pairID, quarry.ErrorStateRun(facts.refreshFreq))
-	if err != nil {
-		return "", err
-	}
-	statuses := make([]quarry.IndexingStatus, len(ended))
-	for i, e := range ended {
-		statuses[i] = e.Status
+	statuses := make([]quarry.IndexingStatus, 0, len(ended))
+	for _, e := range ended[:min(len(ended), quarry.ErrorStateRun(facts.refreshFreq))] {
+		statuses = append(statuses, e.Status)
 	}
 	repeated := quarry.ErrorStateAfter(facts.repeatedErrors, status, facts.refreshFreq, statuses)
 	if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET in_repeated_error_state = $1 WHERE id = $2`, repeated, pairID); err != nil {
 		return "", err
 	}
-	if m := quarry.TriggerAfter(status); m != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`, *m, pairID); err != nil {
+	if trigger != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`, *trigger, pairID); err != nil {
 			return "", err
 		}
 	}
@@ -778,14 +812,14 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, credentialIDs []int64, fromBeginning bool) (int, error) {
 	var n int
 	err := db.update(ctx, func(tx *Tx) error {
-		_, sharing, err := tx.connectorSharing(ctx, connectorID)
+		_, sharing, err := connectorSharing(ctx, tx, connectorID)
 		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
 			return quarry.ErrConnectorNotFoundForRun(connectorID)
 		}
 		if err != nil {
 			return err
 		}
-		pairs, err := tx.connectorPairs(ctx, connectorID)
+		pairs, err := connectorPairs(ctx, tx, connectorID)
 		if err != nil {
 			return err
 		}
@@ -815,6 +849,10 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 			if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = $1 WHERE id = $2`, mode, p.ID); err != nil {
 				return err
 			}
+			// A run asked for is a change that may let an INVALID pair run.
+			if err := tx.revalidate(ctx, []int64{p.ID}); err != nil {
+				return err
+			}
 			if err := tx.reschedule(ctx, p.ID); err != nil {
 				return err
 			}
@@ -829,30 +867,53 @@ func (db *DB) RunOnce(ctx context.Context, c *quarry.Caller, connectorID int64, 
 }
 
 // IndexAttempts returns page page (of size) of the attempts of pair id,
-// newest first, and how many it has, if c may see it.
+// newest first, and how many it has, if c may see it; unless c sees the
+// whole pair (quarry.Caller.SeesWholePair), their figures of documents are
+// withheld (zero) and their errors counted as AttemptErrors shows them.
 func (db *DB) IndexAttempts(ctx context.Context, c *quarry.Caller, id int64, page, size int64) ([]*quarry.IndexAttempt, int64, error) {
 	var (
 		out   []*quarry.IndexAttempt
 		total int64
 	)
 	err := db.snapshot(ctx, func(q querier) error {
-		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+		whole, err := db.seesWholePair(ctx, q, c, id)
+		if err != nil {
 			return err
 		}
 		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempts WHERE cc_pair_id = $1 AND kind = 'index'`, id).Scan(&total); err != nil {
 			return err
 		}
-		var err error
 		out, err = queryAll(ctx, q, scanAttempt, `SELECT `+attemptColumns+` FROM index_attempts a WHERE a.cc_pair_id = $1 AND a.kind = 'index'
 			ORDER BY a.id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
-		return err
+		if err != nil || whole || len(out) == 0 {
+			return err
+		}
+		// Their errors, as AttemptErrors shows them to c.
+		counts, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) ([2]int64, error) {
+			var n [2]int64
+			return n, r.Scan(&n[0], &n[1])
+		}, `SELECT e.index_attempt_id, COUNT(*) FROM index_attempt_errors e WHERE e.cc_pair_id = $1 AND `+errorsShown("e", false)+`
+			GROUP BY e.index_attempt_id`, id)
+		if err != nil {
+			return err
+		}
+		shown := map[int64]int64{}
+		for _, n := range counts {
+			shown[n[0]] = n[1]
+		}
+		for _, a := range out {
+			a.WithholdFigures()
+			a.ErrorCount = shown[a.ID]
+		}
+		return nil
 	})
 	return out, total, mapError(err)
 }
 
 // AttemptErrors returns page page (of size) of the errors of pair id's
 // attempts, newest first (resolved ones too when includeResolved), and how
-// many there are, if c may see the pair.
+// many there are, if c may see the pair: those naming a document only if c
+// sees the whole pair (quarry.Caller.SeesWholePair).
 func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, includeResolved bool, page, size int64) ([]*quarry.IndexAttemptError, int64, error) {
 	var (
 		out   []*quarry.IndexAttemptError
@@ -863,13 +924,14 @@ func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, inc
 		cond += ` AND is_resolved = FALSE`
 	}
 	err := db.snapshot(ctx, func(q querier) error {
-		if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+		whole, err := db.seesWholePair(ctx, q, c, id)
+		if err != nil {
 			return err
 		}
-		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempt_errors WHERE `+cond, id).Scan(&total); err != nil {
+		where := cond + ` AND ` + errorsShown("index_attempt_errors", whole)
+		if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM index_attempt_errors WHERE `+where, id).Scan(&total); err != nil {
 			return err
 		}
-		var err error
 		out, err = queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*quarry.IndexAttemptError, error) {
 			var (
 				e          quarry.IndexAttemptError
@@ -882,10 +944,35 @@ func (db *DB) AttemptErrors(ctx context.Context, c *quarry.Caller, id int64, inc
 			return &e, err
 		}, `SELECT id, cc_pair_id, document_id, document_link, entity_id, failed_time_range_start, failed_time_range_end,
 			failure_message, is_resolved, time_created, index_attempt_id, error_type
-			FROM index_attempt_errors WHERE `+cond+` ORDER BY id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
+			FROM index_attempt_errors WHERE `+where+` ORDER BY id DESC LIMIT $2 OFFSET $3`, id, size, page*size)
 		return err
 	})
 	return out, total, mapError(err)
+}
+
+// errorsShown returns the SQL condition under which the error of alias e
+// of a pair's attempts is shown to a caller who sees the whole pair, or
+// not (quarry.Caller.SeesWholePair): an error naming a document (a failed
+// document, whose access nobody reported) only to those who see the whole
+// pair.
+func errorsShown(e string, whole bool) string {
+	if whole {
+		return "TRUE"
+	}
+	return e + ".document_id IS NULL AND " + e + ".document_link IS NULL"
+}
+
+// seesWholePair fails with Onyx's 400 unless c may see pair id, and
+// reports whether c sees the whole pair (quarry.Caller.SeesWholePair).
+func (db *DB) seesWholePair(ctx context.Context, q querier, c *quarry.Caller, id int64) (bool, error) {
+	if err := db.checkSeesPair(ctx, q, c, id); err != nil {
+		return false, err
+	}
+	var p quarry.CCPair
+	if err := q.QueryRowContext(ctx, `SELECT access_type FROM cc_pairs WHERE id = $1`, id).Scan(&p.AccessType); err != nil {
+		return false, err
+	}
+	return c.SeesWholePair(&p), nil
 }
 
 // checkSeesPair fails with Onyx's 400 unless c may see pair id.
@@ -918,50 +1005,79 @@ func scanAttemptBrief(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, 
 }
 
 // PairIndexing is what a pair's page and the status of indexing show of its
-// indexing.
+// indexing to a caller.
 type PairIndexing struct {
 	CCPairID             int64
 	InRepeatedErrorState bool
 	LastSuccessfulIndex  *quarry.Time // When its latest successful attempt ended.
 	LastPruned           *quarry.Time
-	DocsIndexed          int64 // Documents it holds (its total_docs_indexed, kept as documents come and go).
+	// Whole says whether the caller sees the whole pair
+	// (quarry.Caller.SeesWholePair): if not, DocsIndexed counts the
+	// documents open to it, and the attempts' figures of documents are
+	// withheld (zero).
+	Whole                bool
+	DocsIndexed          int64 // Documents it holds (its total_docs_indexed, kept as documents come and go), or those open to the caller.
 	Attempts             int64
 	Latest               *quarry.IndexAttempt // Its newest attempt, nil if none.
 	LatestFinished       *quarry.IndexAttempt // Its newest attempt that ended.
 	LatestSuccessStarted *quarry.Time         // When its newest successful attempt started (Onyx's last_indexed).
+	PruneRequested       bool                 // A prune was asked for and is not made yet.
+	// LatestPrune is its newest prune (its status, error_msg and
+	// time_updated), nil if none.
+	LatestPrune *quarry.IndexAttempt
 }
 
-// PairsIndexing returns the indexing of pairs ids (which the caller may
-// see), by id, in a fixed number of statements.
-func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIndexing, error) {
+// PairsIndexing returns the indexing of pairs ids, which c may see, as c
+// sees it (PairIndexing.Whole), by id, in a fixed number of statements.
+func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) (map[int64]*PairIndexing, error) {
 	out := map[int64]*PairIndexing{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	err := db.snapshot(ctx, func(q querier) error {
 		return inChunks(ids, "p.id", func(cond string, args []any) error {
-			rows, err := q.QueryContext(ctx, `SELECT p.id, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
-				p.total_docs_indexed,
+			rows, err := q.QueryContext(ctx, `SELECT p.id, p.access_type, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
+				p.total_docs_indexed, p.prune_requested,
 				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index'),
 				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index' AND a.status IN ('success', 'completed_with_errors'))
 				FROM cc_pairs p WHERE `+cond, args...)
 			if err != nil {
 				return err
 			}
+			var partial []any // The pairs c does not see whole.
 			for rows.Next() {
 				var (
 					x                     PairIndexing
+					p                     quarry.CCPair
 					last, pruned, started sql.NullInt64
 				)
-				if err := rows.Scan(&x.CCPairID, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.Attempts, &started); err != nil {
+				if err := rows.Scan(&x.CCPairID, &p.AccessType, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.PruneRequested, &x.Attempts, &started); err != nil {
 					rows.Close()
 					return err
 				}
 				x.LastSuccessfulIndex, x.LastPruned, x.LatestSuccessStarted = timeOrNil(last), timeOrNil(pruned), timeOrNil(started)
+				if x.Whole = c.SeesWholePair(&p); !x.Whole {
+					x.DocsIndexed = 0
+					partial = append(partial, x.CCPairID)
+				}
 				out[x.CCPairID] = &x
 			}
 			if err := closeRows(rows); err != nil {
 				return err
+			}
+			if len(partial) > 0 {
+				var cargs []any
+				in := sqlIn("d.cc_pair_id", partial, &cargs)
+				counts, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) ([2]int64, error) {
+					var n [2]int64
+					return n, r.Scan(&n[0], &n[1])
+				}, `SELECT d.cc_pair_id, COUNT(*) FROM documents d WHERE `+in+` AND `+documentsReadable(c, "d", &cargs)+` GROUP BY d.cc_pair_id`, cargs...)
+				if err != nil {
+					return err
+				}
+				for _, n := range counts {
+					out[n[0]].DocsIndexed = n[1]
+				}
 			}
 			latest, err := queryAll(ctx, q, scanAttemptBrief, `SELECT `+attemptBriefColumns+` FROM index_attempts a WHERE a.id IN
 				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'index' AND `+cond+` GROUP BY a2.cc_pair_id)`, args...)
@@ -974,20 +1090,47 @@ func (db *DB) PairsIndexing(ctx context.Context, ids []int64) (map[int64]*PairIn
 			if err != nil {
 				return err
 			}
+			prunes, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
+				var (
+					a       quarry.IndexAttempt
+					updated int64
+				)
+				err := r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.ErrorMsg, &updated)
+				a.TimeUpdated = quarry.TimeFromMicros(updated)
+				return &a, err
+			}, `SELECT a.id, a.cc_pair_id, a.status, a.error_msg, a.time_updated FROM index_attempts a WHERE a.id IN
+				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'prune' AND `+cond+` GROUP BY a2.cc_pair_id)`, args...)
+			if err != nil {
+				return err
+			}
+			for _, a := range prunes {
+				if x := out[a.CCPairID]; x != nil {
+					x.LatestPrune = a
+				}
+			}
 			for _, a := range latest {
 				if x := out[a.CCPairID]; x != nil {
-					x.Latest = a
+					x.Latest = x.shown(a)
 				}
 			}
 			for _, a := range finished {
 				if x := out[a.CCPairID]; x != nil {
-					x.LatestFinished = a
+					x.LatestFinished = x.shown(a)
 				}
 			}
 			return nil
 		})
 	})
 	return out, mapError(err)
+}
+
+// shown returns attempt a of x's pair as x's caller sees it: with its
+// figures of documents withheld (zero) unless it sees the whole pair.
+func (x *PairIndexing) shown(a *quarry.IndexAttempt) *quarry.IndexAttempt {
+	if !x.Whole {
+		a.WithholdFigures()
+	}
+	return a
 }
 
 // IndexingStats are the figures of indexing the metrics show, read at
@@ -1019,4 +1162,114 @@ func (db *DB) IndexingStats(ctx context.Context) (IndexingStats, error) {
 		s.OldestDue = now.Sub(time.UnixMicro(oldest.Int64))
 	}
 	return s, mapError(err)
+}
+
+// revalidate makes the INVALID pairs among ids quarry.Revalidated, with a
+// run asked for, and reschedules them: something changed that may let
+// them run (an edit of their connector or credential, a run asked for, a
+// connector learned for their source). The pairs are locked first, as
+// every writer of pairs and their attempts takes them.
+func (tx *Tx) revalidate(ctx context.Context, ids []int64) error {
+	for _, id := range ids {
+		if ok, err := tx.lockPair(ctx, id); err != nil || !ok {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET status = $1, indexing_trigger = COALESCE(indexing_trigger, $2), version = version + 1
+			WHERE id = $3 AND status = $4`, quarry.Revalidated, quarry.IndexUpdate, id, quarry.CCPairInvalid)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := tx.reschedule(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockPair locks pair id on PostgreSQL (SQLite has one writer), and
+// reports whether it exists.
+func (tx *Tx) lockPair(ctx context.Context, id int64) (bool, error) {
+	if tx.db.dialect != Postgres {
+		return true, nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM cc_pairs WHERE id = $1 FOR UPDATE`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// credentialPairs returns the pairs of credential id, in id order, locked
+// on PostgreSQL before the credential's row is written (pairs before what
+// they refer to, as lockConnectorPairs).
+func (tx *Tx) credentialPairs(ctx context.Context, id int64) ([]int64, error) {
+	lock := ""
+	if tx.db.dialect == Postgres {
+		lock = ` FOR UPDATE`
+	}
+	return queryInts(ctx, tx, `SELECT id FROM cc_pairs WHERE credential_id = $1 ORDER BY id`+lock, id)
+}
+
+// credentialEdited moves on pairs, those of a credential whose secret was
+// just edited: the INVALID ones are revalidated, and those whose source
+// refused the credential get a run at once (quarry.RetryOnCredentialEdit);
+// the refusals no longer count (quarry.CredentialRefusals), so that their
+// backoff starts again.
+func (tx *Tx) credentialEdited(ctx context.Context, pairs []int64) error {
+	if err := tx.revalidate(ctx, pairs); err != nil {
+		return err
+	}
+	for _, id := range pairs {
+		latest, err := tx.endedAttempts(ctx, id, quarry.AttemptIndex, 1)
+		if err != nil {
+			return err
+		}
+		var a *quarry.IndexAttempt
+		if len(latest) > 0 {
+			a = latest[0]
+		}
+		if !quarry.RetryOnCredentialEdit(a) {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET indexing_trigger = COALESCE(indexing_trigger, $1) WHERE id = $2`,
+			quarry.IndexUpdate, id); err != nil {
+			return err
+		}
+		if err := tx.reschedule(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KnowConnectors tells the store the sources this server's workers have a
+// connector for (connector.Registry.Sources), as `quarry serve` does when it
+// starts: the pairs left INVALID because their source had none (their
+// latest attempt stopped for quarry.StopNoConnector) are revalidated. It
+// returns how many.
+func (db *DB) KnowConnectors(ctx context.Context, sources []quarry.DocumentSource) (int, error) {
+	if len(sources) == 0 {
+		return 0, nil
+	}
+	var n int
+	err := db.update(ctx, func(tx *Tx) error {
+		args := []any{quarry.CCPairInvalid, quarry.StopNoConnector}
+		ids, err := queryInts(ctx, tx, `SELECT p.id FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id
+			WHERE p.status = $1 AND `+sqlIn("c.source", anys(sources), &args)+`
+			AND (SELECT a.stop_reason FROM index_attempts a WHERE a.cc_pair_id = p.id ORDER BY a.id DESC LIMIT 1) = $2
+			ORDER BY p.id`, args...)
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		return tx.revalidate(ctx, ids)
+	})
+	return n, err
 }

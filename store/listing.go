@@ -376,10 +376,15 @@ func passOnGone(kind string, ids []int64, users map[int64]*pairUsers, fn func(*L
 	return nil
 }
 
+// inChunk is how many values one IN list holds at most: every list that
+// comes from a request is cut into lists of inChunk (inChunks), so that no
+// statement grows with what a request sends.
+const inChunk = 500
+
 // inChunks calls fn with the condition "column IN (…)" and its arguments
-// for ids, a few hundred at a time.
+// for ids, inChunk at a time.
 func inChunks[T any](ids []T, column string, fn func(cond string, args []any) error) error {
-	for chunk := range slices.Chunk(ids, 500) {
+	for chunk := range slices.Chunk(ids, inChunk) {
 		var args []any
 		if err := fn(sqlIn(column, anys(chunk), &args), args); err != nil {
 			return err

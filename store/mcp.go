@@ -786,10 +786,10 @@ func (db *DB) UpdateMCPOAuthClient(ctx context.Context, c *quarry.Caller, id int
 				client = *old.Config.OAuth
 			}
 			prev := client
-			if idChanged && clientID != quarry.MaskString(prev.ClientID) {
+			if idChanged && !quarry.IsMaskOf(clientID, prev.ClientID) {
 				client.ClientID, client.Registered = clientID, false
 			}
-			if secretChanged && secret != quarry.MaskString(prev.ClientSecret) {
+			if secretChanged && !quarry.IsMaskOf(secret, prev.ClientSecret) {
 				client.ClientSecret = secret
 			}
 			if client.ClientID == prev.ClientID && client.ClientSecret == prev.ClientSecret {

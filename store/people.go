@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -477,7 +478,9 @@ func peopleFilter(f quarry.UserFilter) (string, []any) {
 		}
 	}
 	if len(f.Roles) > 0 {
-		conds = append(conds, sqlIn("u.role", anys(f.Roles), &args))
+		// Each role once: the IN list has at most as many values as there
+		// are roles, whatever the query repeats.
+		conds = append(conds, sqlIn("u.role", anys(slices.Compact(slices.Sorted(slices.Values(f.Roles)))), &args))
 	}
 	if f.Active != nil {
 		args = append(args, *f.Active)

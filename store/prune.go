@@ -117,9 +117,9 @@ func (tx *Tx) recordListed(ctx context.Context, id int64, ids []string) error {
 // the prune started (an attempt that ran before it may have brought them
 // after the source listed its ids), counts them in the attempt's
 // docs_removed_from_index and sets the pair's last_pruned. The ids listed
-// are dropped whatever the outcome, and the pair rescheduled; an
-// interrupted prune is asked for again.
-func (tx *Tx) endPrune(ctx context.Context, a *quarry.IndexAttempt, status quarry.IndexingStatus) error {
+// are dropped whatever the outcome, and the pair rescheduled; a prune to
+// run again (an interrupted one: quarry.TriggerAfter) is asked for again.
+func (tx *Tx) endPrune(ctx context.Context, a *quarry.IndexAttempt, status quarry.IndexingStatus, again bool) error {
 	if status == quarry.IndexSuccess && a.TimeStarted != nil {
 		removed, err := tx.deleteDocuments(ctx, a.CCPairID, `NOT documents.from_ingestion_api AND documents.indexed_at < $2
 			AND NOT EXISTS (SELECT 1 FROM prune_listed l WHERE l.attempt_id = $3 AND l.document_id = documents.id)`,
@@ -137,9 +137,9 @@ func (tx *Tx) endPrune(ctx context.Context, a *quarry.IndexAttempt, status quarr
 	if _, err := tx.ExecContext(ctx, `DELETE FROM prune_listed WHERE attempt_id = $1`, a.ID); err != nil {
 		return err
 	}
-	// An interrupted prune (its worker stopped or was revoked) runs again
-	// at once, as an interrupted indexing run does (quarry.TriggerAfter).
-	if quarry.TriggerAfter(status) != nil {
+	// An interrupted prune (its worker stopped, was revoked or was lost)
+	// runs again at once, as an interrupted indexing run does.
+	if again {
 		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET prune_requested = TRUE WHERE id = $1`, a.CCPairID); err != nil {
 			return err
 		}

@@ -68,14 +68,16 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 	return nil
 }
 
-// Search returns the documents caller c may see that best match query q
-// under filters f, best first, at most limit of them (each document once,
-// by its best chunk): BM25 over the chunks' weighted terms (see
-// index.TitleWeight), with the index's statistics, as Lucene 8 scores it
-// (index.Score). The caller's rights are a condition of the query itself,
-// so a person whose documents rank below others' still gets limit
-// results. A caller who may not search (quarry.Caller.CanSearch) is
-// refused.
+// Search returns the copies of documents caller c may see that best match
+// query q under filters f, best first, at most limit of them (each pair's
+// copy of a document once, by its best chunk: a document several pairs
+// hold is a result for each copy c may see, never one copy chosen for c
+// across pairs, see quarry.DocumentCopy): BM25 over the chunks' weighted
+// terms (see index.TitleWeight), with the index's statistics, as Lucene
+// 8 scores it (index.Score).
+// The caller's rights are a condition of the query itself, so a person
+// whose documents rank below others' still gets limit results. A caller
+// who may not search (quarry.Caller.CanSearch) is refused.
 func (db *DB) Search(ctx context.Context, c *quarry.Caller, q index.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
 	if err := c.CheckSearch(); err != nil {
 		return nil, err
@@ -108,7 +110,7 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q index.Query, f qua
 // statistics and the postings of the query's terms are read, the chunks
 // of those pairs scored (index.Score), then checked in the order of their
 // scores against c's rights and f, a batch at a time, until limit
-// documents are found or no chunk is left.
+// copies of documents are found or no chunk is left.
 func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
 	visible, err := visiblePairs(ctx, r, c)
 	if err != nil || visible == nil {
@@ -146,13 +148,20 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 		where += ` AND EXISTS (SELECT 1 FROM search_tags st WHERE st.cc_pair_id = ch.cc_pair_id AND st.document_id = ch.document_id AND (` +
 			strings.Join(ors, " OR ") + `))`
 	}
-	cols := "ch.id, ch.document_id"
+	cols := "ch.id, ch.cc_pair_id, ch.document_id"
 	if len(q.Phrases) > 0 {
 		cols += ", ch.title, ch.content"
 	}
-	type checked struct{ doc, title, content string }
+	type copyOf struct {
+		pair int64
+		doc  string
+	}
+	type checked struct {
+		copyOf
+		title, content string
+	}
 	var picked []index.Scored
-	seen := map[string]bool{}
+	seen := map[copyOf]bool{}
 	for batch := limit*4 + 20; len(picked) < limit && cands.Len() > 0; batch = min(batch*4, 2000) {
 		next := make([]index.Scored, 0, batch)
 		for len(next) < batch && cands.Len() > 0 {
@@ -171,7 +180,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 		for rows.Next() {
 			var id int64
 			var x checked
-			dest := []any{&id, &x.doc}
+			dest := []any{&id, &x.pair, &x.doc}
 			if len(q.Phrases) > 0 {
 				dest = append(dest, &x.title, &x.content)
 			}
@@ -186,10 +195,10 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 		}
 		for _, s := range next {
 			x, ok := found[s.Chunk]
-			if !ok || seen[x.doc] || len(picked) == limit || !q.Matches(x.title, x.content) {
+			if !ok || seen[x.copyOf] || len(picked) == limit || !q.Matches(x.title, x.content) {
 				continue
 			}
-			seen[x.doc] = true
+			seen[x.copyOf] = true
 			picked = append(picked, s)
 		}
 	}
@@ -201,7 +210,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 	return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
 }
 
-// hits reads the results of chunks ids, in order.
+// hits reads the results of chunks ids, in order, each with its pair.
 func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64]float64, terms map[string]bool, prefixes []string) ([]quarry.SearchHit, error) {
 	out := make([]quarry.SearchHit, 0, len(ids))
 	if len(ids) == 0 {
@@ -215,12 +224,14 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 		link     *string
 		semantic string
 		body     string
+		pair     quarry.PairRef
 	}
 	rows, err := queryAll(ctx, r, func(s interface{ Scan(...any) error }) (row, error) {
 		var x row
-		return x, s.Scan(&x.id, &x.no, &x.content, &x.link, &x.semantic, &x.body)
-	}, `SELECT ch.id, ch.chunk_no, ch.content, ch.link, d.semantic_identifier, d.body FROM search_chunks ch
-		JOIN documents d ON d.cc_pair_id = ch.cc_pair_id AND d.id = ch.document_id WHERE `+sqlIn("ch.id", anys(ids), &args), args...)
+		return x, s.Scan(&x.id, &x.no, &x.content, &x.link, &x.semantic, &x.body, &x.pair.ID, &x.pair.Name, &x.pair.AccessType)
+	}, `SELECT ch.id, ch.chunk_no, ch.content, ch.link, d.semantic_identifier, d.body, p.id, p.name, p.access_type FROM search_chunks ch
+		JOIN documents d ON d.cc_pair_id = ch.cc_pair_id AND d.id = ch.document_id JOIN cc_pairs p ON p.id = ch.cc_pair_id
+		WHERE `+sqlIn("ch.id", anys(ids), &args), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +250,7 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 			meta = map[string]any{}
 		}
 		out = append(out, quarry.SearchHit{
-			DocumentID: d.ID, ChunkNo: x.no, SemanticIdentifier: x.semantic, Link: x.link,
+			DocumentID: d.ID, Pair: x.pair, ChunkNo: x.no, SemanticIdentifier: x.semantic, Link: x.link,
 			Blurb: index.Blurb(x.content), Source: d.Source, Metadata: meta, Score: scores[id],
 			MatchHighlights: index.Highlights(x.content, terms, prefixes), UpdatedAt: d.DocUpdatedAt,
 			PrimaryOwners: quarry.OwnerNames(d.PrimaryOwners), SecondaryOwners: quarry.OwnerNames(d.SecondaryOwners),

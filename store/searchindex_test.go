@@ -23,7 +23,7 @@ type searchFixture struct {
 	pair  int64
 }
 
-func newSearchFixture(t *testing.T, db *store.DB) *searchFixture {
+func newSearchFixture(t testing.TB, db *store.DB) *searchFixture {
 	t.Helper()
 	name := "admin"
 	_, token, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleAdmin)
@@ -52,7 +52,7 @@ func newSearchFixture(t *testing.T, db *store.DB) *searchFixture {
 
 // ingest writes documents ids (each once per version) with words drawn
 // from a small vocabulary, reproducibly.
-func (f *searchFixture) ingest(t *testing.T, version int, ids ...int) {
+func (f *searchFixture) ingest(t testing.TB, version int, ids ...int) {
 	t.Helper()
 	var docs []quarry.Document
 	for _, id := range ids {

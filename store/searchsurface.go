@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 
 	"github.com/quarryhq/quarry"
 )
@@ -31,27 +29,47 @@ func (db *DB) SearchSources(ctx context.Context, c *quarry.Caller) ([]quarry.Doc
 		WHERE `+searchPairs(c, "sp", &args)+` AND cn.source <> 'ingestion_api' ORDER BY cn.source`, args...)
 }
 
-// SearchDocument returns document id as a pair c may search holds it
-// (searchRights: the rights of a search's results), the copy written last
-// when several such pairs hold it; quarry.ErrDocumentNotFound when none
-// does, whether or not another pair holds it.
-func (db *DB) SearchDocument(ctx context.Context, c *quarry.Caller, id string) (*quarry.Document, error) {
+// SearchDocument returns the copy of document id that pair *pair holds,
+// if c may find it (searchRights: the rights of a search's results); with
+// pair nil, the one copy c may find, whichever pair holds it. A copy c may
+// not find is quarry.ErrDocumentNotFound, whether or not it exists; an id
+// alone that several pairs hold copies of that c may find is a
+// *quarry.AmbiguousDocumentError naming those pairs: one pair's copy is
+// never served in place of another's (see quarry.DocumentCopy).
+func (db *DB) SearchDocument(ctx context.Context, c *quarry.Caller, id string, pair *int64) (*quarry.DocumentCopy, error) {
 	if err := c.CheckSearch(); err != nil {
 		return nil, err
 	}
-	args := []any{id}
-	var body string
-	err := db.read.QueryRowContext(ctx, `SELECT ch.body FROM (SELECT cc_pair_id, id AS document_id, body, indexed_at FROM documents WHERE id = $1) ch
-		WHERE `+searchRights(c, "ch", &args)+` ORDER BY ch.indexed_at DESC, ch.cc_pair_id LIMIT 1`, args...).Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, quarry.ErrDocumentNotFound
-	}
+	var out *quarry.DocumentCopy
+	err := db.snapshot(ctx, func(q querier) error {
+		args := []any{id}
+		where := ""
+		if pair != nil {
+			args = append(args, *pair)
+			where = " AND cc_pair_id = $2"
+		}
+		pairs, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (quarry.PairRef, error) {
+			var p quarry.PairRef
+			return p, r.Scan(&p.ID, &p.Name, &p.AccessType)
+		}, `SELECT p.id, p.name, p.access_type FROM (SELECT cc_pair_id, id AS document_id FROM documents WHERE id = $1`+where+`) ch
+			JOIN cc_pairs p ON p.id = ch.cc_pair_id WHERE `+searchRights(c, "ch", &args)+` ORDER BY p.id`, args...)
+		switch {
+		case err != nil:
+			return err
+		case len(pairs) == 0:
+			return quarry.ErrDocumentNotFound
+		case len(pairs) > 1:
+			return &quarry.AmbiguousDocumentError{ID: id, Pairs: pairs}
+		}
+		var body string
+		if err := q.QueryRowContext(ctx, `SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pairs[0].ID, id).Scan(&body); err != nil {
+			return err
+		}
+		out = &quarry.DocumentCopy{Pair: pairs[0], Document: new(quarry.Document)}
+		return json.Unmarshal([]byte(body), out.Document)
+	})
 	if err != nil {
 		return nil, mapError(err)
 	}
-	var d quarry.Document
-	if err := json.Unmarshal([]byte(body), &d); err != nil {
-		return nil, err
-	}
-	return &d, nil
+	return out, nil
 }

@@ -61,6 +61,14 @@ const maxDefBytes = 16 << 20
 // one.
 const UserAgent = "Quarry-Tool-Runtime/1"
 
+// MaxResponseHeaderBytes bounds the headers of every answer the guarded
+// client reads (a tool's, a connector's server's): net/http's own bound on
+// the headers of the requests its server reads. Real answers' headers are
+// a few kilobytes (large cookies and security policies, tens); a server
+// that sends more fails the call with net/http's error, which names the
+// limit.
+const MaxResponseHeaderBytes = 1 << 20
+
 // NewRunner returns a Runner that connects as p allows.
 func NewRunner(p Policy) *Runner {
 	p = p.withDefaults()
@@ -75,6 +83,7 @@ func NewRunner(p Policy) *Runner {
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
+	t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 	r := &Runner{policy: p, guard: g, defs: map[[sha256.Size]byte]*Definition{}, defSize: map[[sha256.Size]byte]int{},
 		slots: newSlots(p.MaxRunsPerCaller, p.MaxRunsPerTool)}
 	r.client = &http.Client{Transport: t, CheckRedirect: r.checkRedirect}
@@ -278,9 +287,6 @@ func answerHeaders(h http.Header, secrets []string) map[string]string {
 	return out
 }
 
-// secretMask replaces a secret that an answer echoes.
-const secretMask = "••••••••••••"
-
 // minScrubbed is the shortest secret looked for in answers: shorter values
 // cannot be told from ordinary text.
 const minScrubbed = 8
@@ -289,7 +295,7 @@ const minScrubbed = 8
 func scrubText(s string, secrets []string) string {
 	for _, sec := range secrets {
 		if len(sec) >= minScrubbed && strings.Contains(s, sec) {
-			s = strings.ReplaceAll(s, sec, secretMask)
+			s = strings.ReplaceAll(s, sec, quarry.MaskedSecret)
 		}
 	}
 	return s
@@ -369,7 +375,7 @@ func renderBody(contentType string, data []byte, truncated bool, secrets []strin
 		return s, "text"
 	}
 	for _, sec := range forms(secrets) {
-		data = bytes.ReplaceAll(data, []byte(sec), []byte(secretMask))
+		data = bytes.ReplaceAll(data, []byte(sec), []byte(quarry.MaskedSecret))
 	}
 	s, _ := json.Marshal(base64.StdEncoding.EncodeToString(data))
 	return s, "base64"

@@ -382,7 +382,7 @@ func TestRunCutKeepsNoPrefixOfASecret(t *testing.T) {
 				b, _ := base64.StdEncoding.DecodeString(s)
 				s = string(b)
 			}
-			if !res.Truncated || len(strings.ReplaceAll(s, secretMask, tt.secret)) > max {
+			if !res.Truncated || len(strings.ReplaceAll(s, quarry.MaskedSecret, tt.secret)) > max {
 				t.Errorf("%s, pad %d: truncated %t, %d bytes", tt.ct, pad, res.Truncated, len(s))
 			}
 			for k := 1; k <= len(tt.secret); k++ {

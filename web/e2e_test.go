@@ -46,7 +46,7 @@ var (
 		"backup_codes":            []any{"code-one-1111", "code-two-22222222"},
 	}
 	e2eHeaders = []any{
-		map[string]any{"key": "X-Api-Key", "value": "tok_0123456789abcdefSECRET"},
+		map[string]any{"key": "X-Api-Key", "value": "tok_0123456789abcdef-a-longer-SECRET"},
 		map[string]any{"key": "X-Tenant", "value": "acme"},
 	}
 	e2eDefinition = map[string]any{

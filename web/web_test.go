@@ -70,7 +70,7 @@ func TestIndex(t *testing.T) {
 		t.Errorf("Content-Type = %q", ct)
 	}
 	wantSecurityHeaders(t, "/", res)
-	for _, want := range []string{"<title>Quarry admin</title>", `src="assets/app.js"`, `href="assets/style.css"`, `id="signin-key"`} {
+	for _, want := range []string{"<title>Quarry</title>", `src="assets/app.js"`, `href="assets/style.css"`, `id="signin-key"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %s", want)
 		}

@@ -22,6 +22,10 @@
 // nested struct with a DataclassName() string method is a Python
 // dataclass: one that is not an object fails with dataclass_type.
 //
+// A model with a CheckModel method (ModelChecker) is checked as a whole
+// once its fields are valid, as by pydantic's model_validator(mode="after"):
+// its message is a value_error of the model.
+//
 // A `default` tag (JSON text) makes a plain field optional with that default;
 // `ge` and `le` tags bound an integer. Because FastAPI validates with
 // from_attributes=True, a nested model that is not an object fails with

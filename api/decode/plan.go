@@ -49,7 +49,9 @@ type typePlan struct {
 	model    *modelPlan      // typeModel
 	pattern  *regexp.Regexp  // typeString: the value must match (the pattern tag)
 	// minLen and maxLen bound a typeString's length in characters (the
-	// min_length and max_length tags); -1 when unbounded.
+	// min_length and max_length tags), and maxLen a typeList's items (the
+	// max_length tag: pydantic's Field(max_length=…) on a list or a set);
+	// -1 when unbounded.
 	minLen, maxLen int
 	rtype          reflect.Type
 }
@@ -207,7 +209,7 @@ func (b *builder) field(sf reflect.StructField, i int, name string) (fieldPlan, 
 		if !ok {
 			continue
 		}
-		if tp.kind != typeString {
+		if tp.kind != typeString && (tp.kind != typeList || l.tag != "max_length") {
 			return fp, fmt.Errorf("decode: field %s: %s on a non-string", sf.Name, l.tag)
 		}
 		n, err := strconv.Atoi(v)

@@ -24,6 +24,13 @@ const (
 	msgModel     = "Input should be a valid dictionary or object to extract fields from"
 )
 
+// ModelChecker is a request model with a check of the whole model, once
+// its fields are valid: pydantic's model_validator(mode="after") that
+// raises ValueError. CheckModel returns the error's message, or "".
+type ModelChecker interface {
+	CheckModel() string
+}
+
 // state collects errors while a request is validated; loc is the location
 // of the value being validated.
 type state struct {
@@ -409,6 +416,17 @@ func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		st.add(t, i, "list_type", msgList, nil)
 		return
 	}
+	if tp.set && tp.maxLen >= 0 {
+		st.validateBoundedSet(tp, t, i, dst)
+		return
+	}
+	if tp.maxLen >= 0 && int(n.n) > tp.maxLen {
+		// pydantic counts a list's items before it validates them: one
+		// error, whatever the items.
+		st.add(t, i, "too_long", "List should have at most "+plural(tp.maxLen, "item")+" after validation, not "+strconv.Itoa(int(n.n)),
+			map[string]any{"field_type": "List", "max_length": tp.maxLen, "actual_length": int(n.n)})
+		return
+	}
 	s := reflect.MakeSlice(tp.rtype, int(n.n), int(n.n))
 	for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j) {
 		st.push(k)
@@ -426,6 +444,38 @@ func (st *state) validateList(tp *typePlan, t *tape, i int, dst reflect.Value) {
 			}
 		}
 		s = u
+	}
+	dst.Set(s)
+}
+
+// validateBoundedSet validates a set with a max_length (node i, an
+// array) as pydantic does: its items in order, each valid one kept once,
+// until one more than the bound is kept; then the set is too long, which
+// is its one error (the items' errors found so far are dropped), and
+// pydantic does not say how long it is.
+func (st *state) validateBoundedSet(tp *typePlan, t *tape, i int, dst reflect.Value) {
+	n := &t.nodes[i]
+	errs := len(st.errs)
+	s := reflect.MakeSlice(tp.rtype, 0, min(int(n.n), tp.maxLen))
+	seen := make(map[any]bool, min(int(n.n), tp.maxLen))
+	v := reflect.New(tp.rtype.Elem()).Elem()
+	for k, j := 0, i+1; k < int(n.n); k, j = k+1, t.next(j) {
+		before := len(st.errs)
+		v.SetZero()
+		st.push(k)
+		st.validate(tp.elem, t, j, v)
+		st.pop()
+		if len(st.errs) > before || seen[v.Interface()] {
+			continue
+		}
+		if len(seen) == tp.maxLen {
+			st.errs = st.errs[:errs]
+			st.add(t, i, "too_long", "Set should have at most "+plural(tp.maxLen, "item")+" after validation, not more",
+				map[string]any{"field_type": "Set", "max_length": tp.maxLen, "actual_length": nil})
+			return
+		}
+		seen[v.Interface()] = true
+		s = reflect.Append(s, v)
 	}
 	dst.Set(s)
 }
@@ -498,6 +548,19 @@ func (st *state) validateModel(mp *modelPlan, t *tape, i int, dst reflect.Value)
 			}
 		}
 	}
+	before := len(st.errs)
+	defer func() {
+		// pydantic's model_validator(mode="after") runs once every field
+		// validated: its ValueError is a value_error of the model.
+		if !dst.CanAddr() || len(st.errs) != before {
+			return
+		}
+		if c, ok := dst.Addr().Interface().(ModelChecker); ok {
+			if msg := c.CheckModel(); msg != "" {
+				st.add(t, i, "value_error", "Value error, "+msg, map[string]any{"error": map[string]any{}})
+			}
+		}
+	}()
 	var input any // the object, rendered once for all missing fields
 	for f := range mp.fields {
 		fp := &mp.fields[f]

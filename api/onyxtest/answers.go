@@ -34,11 +34,25 @@ func Fields(name string) ([]Field, bool) {
 	return out, true
 }
 
+// Extensions are the fields Quarry adds to Onyx's answer models, by model,
+// each documented in api/openapi.json as Quarry's and in docs/decisions.md:
+// CheckAnswer requires them where the model is answered, beside the
+// model's own, and no other; TestExtensions checks that none is one of
+// Onyx's fields (which would make it no extension). A document is stored
+// per pair and each pair's copy stays its own, so the answers that give a
+// copy name its pair ("Each pair's copy stays its own").
+var Extensions = map[string][]string{
+	// The files of an upload that the file connector will not read.
+	"FileUploadResponse":   {"unread_files"},
+	"SearchDocWithContent": {"cc_pair_id", "cc_pair_name", "cc_pair_access_type"},
+	"DocMinimalInfo":       {"cc_pair_id"},
+}
+
 // CheckAnswer checks body, an answer of a route Quarry shares with Onyx,
 // against Onyx's response model (a list of it, with list): as FastAPI
 // writes a response_model, every field of the model is there and no
-// other, in every model it holds, and each value is of its type (as
-// pydantic parses it).
+// other (but Quarry's Extensions), in every model it holds, and each value
+// is of its type (as pydantic parses it).
 func CheckAnswer(body []byte, model string, list bool) error {
 	if _, ok := table().Models[model]; !ok {
 		return fmt.Errorf("the table of Onyx's models has no %s", model)
@@ -113,9 +127,14 @@ func exactFields(loc string, raw json.RawMessage, t onyxType) error {
 			errs = append(errs, err)
 		}
 	}
+	for _, k := range Extensions[t.Name] {
+		if _, ok := obj[k]; !ok {
+			errs = append(errs, fmt.Errorf("%s.%s: missing (Quarry's extension of Onyx's %s)", loc, k, t.Name))
+		}
+	}
 	var extra []string
 	for k := range obj {
-		if !slices.Contains(names, k) {
+		if !slices.Contains(names, k) && !slices.Contains(Extensions[t.Name], k) {
 			extra = append(extra, k)
 		}
 	}

@@ -19,6 +19,8 @@ var unmirrored = map[string]string{
 	"IndexAttemptErrorPydantic":       answers,
 	"IngestionResult":                 answers,
 	"FileUploadResponse":              answers,
+	"ConnectorFilesResponse":          answers,
+	"ConnectorFileInfo":               answers,
 	"DocMinimalInfo":                  answers,
 	"IndexedSourcesResponse":          answers,
 	"SendSearchQueryRequest":          requests,
@@ -27,6 +29,10 @@ var unmirrored = map[string]string{
 	"Tag":                             requests,
 	"SearchFullResponse":              answers,
 	"SearchDocWithContent":            answers,
+	"SearchRequest":                   requests,
+	"ChatMinimalTextMessage":          requests,
+	"SearchResponse":                  answers,
+	"SearchResult":                    answers,
 	"IndexingStatusRequest":           `the managers send {"get_all_connectors": true}`,
 	"ConnectorCredentialPairMetadata": "CCPairManager sends a dict {name, access_type, groups}",
 	"CCStatusUpdateRequest":           `pause_cc_pair and unpause_cc_pair send {"status": ...}`,
@@ -101,6 +107,27 @@ func TestMirrorsMatchOnyx(t *testing.T) {
 		if _, ok := tb.Models[name]; !ok {
 			t.Errorf("unmirrored lists %s, which the table does not have", name)
 		}
+	}
+}
+
+// Quarry's extensions of Onyx's answer models are of models the table
+// has, and are not fields of theirs.
+func TestExtensions(t *testing.T) {
+	for model, fields := range Extensions {
+		m, ok := table().Models[model]
+		if !ok {
+			t.Errorf("Extensions lists %s, which the table does not have", model)
+			continue
+		}
+		for _, f := range m.Fields {
+			if slices.Contains(fields, f.Name) {
+				t.Errorf("Extensions lists %s.%s, which is Onyx's", model, f.Name)
+			}
+		}
+	}
+	if err := CheckAnswer([]byte(`{"file_paths":[],"file_names":[],"zip_metadata_file_id":null,"unread_files":[],"other":1}`), "FileUploadResponse", false); err == nil ||
+		!strings.Contains(err.Error(), "other not in Onyx's FileUploadResponse") || strings.Contains(err.Error(), "unread_files") {
+		t.Errorf("an answer with an extension and another field: %v, want only the other refused", err)
 	}
 }
 
@@ -262,5 +289,22 @@ func TestMirrorCheckFindsMissingFields(t *testing.T) {
 				t.Errorf("mirror check: %v; table check: %v; want ok %t", errMirror, errTable, tt.ok)
 			}
 		})
+	}
+}
+
+// TestExtensionsAreQuarrys checks Quarry's extensions of Onyx's answer
+// models: each of a model of the table, none a field Onyx's model has.
+func TestExtensionsAreQuarrys(t *testing.T) {
+	for model, names := range Extensions {
+		fields, ok := Fields(model)
+		if !ok {
+			t.Errorf("the table of Onyx's models has no %s", model)
+			continue
+		}
+		for _, n := range names {
+			if slices.ContainsFunc(fields, func(f Field) bool { return f.Name == n }) {
+				t.Errorf("%s.%s is Onyx's own field, not an extension", model, n)
+			}
+		}
 	}
 }

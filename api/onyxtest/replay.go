@@ -102,7 +102,7 @@ func Run(t *testing.T, tg Target) {
 		groupID                int64
 	)
 	fileConfig := map[string]any{"file_locations": []string{}, "file_names": []string{}, "zip_metadata_file_id": nil}
-	secret := map[string]any{"api_token": "file-store-token-0123456789", "region": "eu"}
+	secret := map[string]any{"api_token": "file-store-token-abcdefghijk-0123456789", "region": "eu"}
 
 	t.Run("ConnectorManager", func(t *testing.T) {
 		// create: ConnectorUpdateRequest(...).model_dump().
@@ -160,7 +160,7 @@ func Run(t *testing.T, tg Target) {
 		if *k.Name != "test-credential-renamed" || !k.TimeUpdated.After(k.TimeCreated.Time) && !k.TimeUpdated.Equal(k.TimeCreated.Time) {
 			t.Fatalf("edit: %+v", k)
 		}
-		tg.wantStored(t, credID, `{"api_token": "file-store-token-0123456789", "region": "us"}`)
+		tg.wantStored(t, credID, `{"api_token": "file-store-token-abcdefghijk-0123456789", "region": "us"}`)
 		// delete, on a credential of its own.
 		other := onyxParse[onyxObjectCreationID](t, tg.Do(admin, "POST", "/manage/credential",
 			map[string]any{"name": "c2", "credential_json": map[string]any{}, "admin_public": true, "source": "file",
@@ -338,7 +338,7 @@ func Run(t *testing.T, tg Target) {
 		tg.Do(admin, "POST", "/admin/tool/custom/validate", map[string]any{"definition": def}).Decode(t, &struct{}{})
 		tool := onyxParse[onyxToolSnapshot](t, tg.Do(admin, "POST", "/admin/tool/custom", map[string]any{"name": "test-tool",
 			"description": "Description for test-tool", "definition": def,
-			"custom_headers": []map[string]string{{"key": "X-Api-Key", "value": "tool-secret-0123456789"}}}), 200)
+			"custom_headers": []map[string]string{{"key": "X-Api-Key", "value": "tool-secret-abcdefghijklmn-0123456789"}}}), 200)
 		if tool.PassthroughAuth || tool.CustomHeaders == nil || len(*tool.CustomHeaders) != 1 ||
 			(*tool.CustomHeaders)[0].(map[string]any)["value"] != "tool...6789" {
 			t.Fatalf("create: %+v", tool)
@@ -349,7 +349,7 @@ func Run(t *testing.T, tg Target) {
 		if edited.Name != "test-tool-edited" || edited.Description != tool.Description {
 			t.Fatalf("edit: %+v", edited)
 		}
-		if h := tg.storedHeaders(t, tool.ID); len(h) != 1 || h[0].Value != "tool-secret-0123456789" {
+		if h := tg.storedHeaders(t, tool.ID); len(h) != 1 || h[0].Value != "tool-secret-abcdefghijklmn-0123456789" {
 			t.Fatalf("edit: stored headers %v, want the secret kept", h)
 		}
 		// list_tools, get_by_in_code_id, get_all and verify.

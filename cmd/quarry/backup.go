@@ -249,8 +249,13 @@ func runBackup(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	idx, err := cp.CheckIndex(ctx)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "Checked the copy: %s; %s; %s.\n", pages(problems), describeObjects(objects), res.Summary())
-	if len(problems) > 0 || res.Failed > 0 {
+	fmt.Fprintf(w, "The copy's search index: %s; %s.\n", idx.Summary(), idx.Verdict())
+	if len(problems) > 0 || res.Failed > 0 || idx.Found() > 0 {
 		return errors.New("the copy failed its check: keep the database and its last good backup, and see docs/operations.md")
 	}
 
@@ -362,6 +367,9 @@ func runRestore(ctx context.Context, env *environment, args []string) error {
 	if res != nil && res.Secrets != nil {
 		fmt.Fprintf(w, "The backup: schema version %d; %s; %s; %s.\n", res.SchemaVersion, pages(res.Problems),
 			describeObjects(res.Objects), res.Secrets.Summary())
+	}
+	if res != nil && res.Index != nil {
+		fmt.Fprintf(w, "The backup's search index: %s; %s.\n", res.Index.Summary(), res.Index.Verdict())
 	}
 	if errors.Is(err, store.ErrInUse) {
 		return fmt.Errorf("%s is in use: stop quarry serve (and any other quarry command on it) first; nothing was changed", path)
@@ -501,6 +509,14 @@ func runCheck(ctx context.Context, env *environment, args []string) error {
 			verb = "does not"
 		}
 		failures = append(failures, fmt.Sprintf("%s %s open", secrets(res.Failed), verb))
+	}
+	idx, err := db.CheckIndex(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Search index: %s; %s.\n", idx.Summary(), idx.Verdict())
+	if idx.Found() > 0 {
+		failures = append(failures, "the search index is damaged")
 	}
 	if len(failures) > 0 {
 		return fmt.Errorf("check failed: %s", strings.Join(failures, "; "))

@@ -264,8 +264,8 @@ var settings = []setting{
 	{"concurrency", "QUARRY_WORKER_CONCURRENCY", "1", "index attempts a worker runs at once",
 		func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
-			if err == nil && (n < 1 || n > 64) {
-				err = errors.New("must be between 1 and 64")
+			if err == nil && (n < 1 || n > quarry.MaxWorkerConcurrency) {
+				err = fmt.Errorf("must be between 1 and %d", quarry.MaxWorkerConcurrency)
 			}
 			c.WorkerConcurrency = n
 			return err

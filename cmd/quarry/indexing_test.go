@@ -482,9 +482,12 @@ func ptr[T any](v T) *T { return &v }
 
 // TestIndexingWorkerKilled: a quarry worker killed with SIGKILL mid-attempt,
 // after it reported a checkpoint, stops renewing its lease; the scheduler
-// of quarry serve fails the attempt once the lease expires (60 s, "no
-// heartbeat"), makes the next, and a new worker resumes it from the
-// checkpoint reported, not from the beginning.
+// of quarry serve ends the attempt interrupted once the lease expires (60
+// s, "no heartbeat": not the source's failure, issue 39), makes the next
+// at once, although the pair has no refresh frequency, and a new worker
+// resumes it from the checkpoint reported, not from the beginning. The
+// pair is not in the repeated error state (one failure would have put it
+// there).
 func TestIndexingWorkerKilled(t *testing.T) {
 	indexingDatabases(t, func(t *testing.T, url string) {
 		w := newIndexWorld(t, url, 1)
@@ -495,9 +498,9 @@ func TestIndexingWorkerKilled(t *testing.T) {
 		}
 		m.set(mockYield(true, "batch-1-09", batch1...), mockYield(true, "doc-2", mockDoc("doc-2")), mockYield(false, "doc-2"))
 		m.holdFromStep(2) // The second step waits: the first one's checkpoint is reported by then.
-		// With a refresh frequency, a failure is not the repeated error
-		// state, and a pair in its first indexing is due again at once.
-		_, pair := w.pair("killed", m, ptr(int64(3600)))
+		// Without a refresh frequency: a failure would put the pair in the
+		// repeated error state, and nothing would come until someone asked.
+		_, pair := w.pair("killed", m, nil)
 		reg, _ := w.registration()
 		first := w.startWorker(0, "doomed", reg)
 		w.waitHeld(m, 30*time.Second)
@@ -512,17 +515,21 @@ func TestIndexingWorkerKilled(t *testing.T) {
 		}
 
 		// The lease expires 60 s after the last report; the scheduler
-		// fails the attempt and makes the next one, which waits.
-		failed := w.waitAttempt(pair, 2, 90*time.Second, "not_started")
+		// interrupts the attempt and makes the next one, which waits.
+		next := w.waitAttempt(pair, 2, 90*time.Second, "not_started")
 		if d := time.Since(killedAt); d < 55*time.Second {
 			t.Errorf("the attempt ended %s after the kill, before its lease could expire", d)
 		}
 		as := w.attempts(0, pair)
-		if as[1].Status != "failed" || as[1].ErrorMsg == nil || !strings.Contains(*as[1].ErrorMsg, "(no heartbeat)") {
-			t.Errorf("the killed worker's attempt %v with error %v, want failed with the no heartbeat message", as[1], as[1].ErrorMsg)
+		if as[1].Status != "interrupted" || as[1].ErrorMsg == nil || !strings.Contains(*as[1].ErrorMsg, "(no heartbeat)") {
+			t.Errorf("the killed worker's attempt %v with error %v, want interrupted with the no heartbeat message", as[1], as[1].ErrorMsg)
+		}
+		var repeated bool
+		if err := procSQL(t, url).QueryRow(`SELECT in_repeated_error_state FROM cc_pairs WHERE id = $1`, pair).Scan(&repeated); err != nil || repeated {
+			t.Errorf("the pair after its worker was killed: in the repeated error state %v (%v), want not", repeated, err)
 		}
 		t.Logf("attempt %v ended %s after the kill: %s; next attempt %v", as[1], time.Since(killedAt).Round(100*time.Millisecond),
-			*as[1].ErrorMsg, failed)
+			*as[1].ErrorMsg, next)
 
 		m.release()
 		m.set(mockYield(false, "doc-3", mockDoc("doc-3")))

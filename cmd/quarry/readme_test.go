@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"mime/multipart"
-	"net/http"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,12 +16,24 @@ import (
 	"github.com/quarryhq/quarry/store"
 )
 
-// TestServeIndexesAnUploadedFile follows the README's second path on the
-// embedded default, with nothing else started: a file uploaded, a file
-// connector of it paired, the worker inside quarry serve indexes it, and
-// search finds it; then the index's upkeep inside quarry serve writes its
-// chunk into a segment.
+// TestServeIndexesAnUploadedFile runs the README's first commands (its
+// sh blocks of the file example and of the Confluence connector, with sh
+// and curl) against quarry serve on the embedded default, with nothing
+// else started: a file uploaded, a file connector of it paired with the
+// ids read from the answers, the worker inside quarry serve indexes it
+// while the README's loop waits, and search finds it; the Confluence
+// connector is made and paired. Then the index's upkeep inside quarry
+// serve writes its chunk into a segment.
 func TestServeIndexesAnUploadedFile(t *testing.T) {
+	first, second := readmeBlocks(t)
+	sh, err1 := exec.LookPath("sh")
+	_, err2 := exec.LookPath("curl")
+	if err := errors.Join(err1, err2); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the README's commands need sh and curl: %v", err)
+		}
+		t.Skipf("the README's commands need sh and curl: %v", err)
+	}
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "quarry.db")
 	var stdout, stderr syncbuf.Buffer
@@ -49,58 +59,46 @@ func TestServeIndexesAnUploadedFile(t *testing.T) {
 	if base == "" || token == "" {
 		t.Fatalf("the server did not start: %s", stderr.String())
 	}
-	call := func(method, path, contentType string, body io.Reader) []byte {
-		t.Helper()
-		req, _ := http.NewRequest(method, base+path, body)
-		req.Header.Set("Authorization", "Bearer "+token)
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode != 200 {
-			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
-		}
-		return b
+
+	// The README's commands, as written, but for the server's address.
+	const readmeQ = "Q=http://127.0.0.1:8080"
+	if !strings.Contains(first, readmeQ) {
+		t.Fatalf("the README's first commands do not set %s:\n%s", readmeQ, first)
 	}
-	var form bytes.Buffer
-	mw := multipart.NewWriter(&form)
-	part, _ := mw.CreateFormFile("files", "climbing.txt")
-	part.Write([]byte("Rope and belay checklist for the north face.\n"))
-	mw.Close()
-	var uploaded struct {
-		FilePaths []string `json:"file_paths"`
+	const marker = "=== the Confluence connector"
+	script := "set -e\n" + strings.Replace(first, readmeQ, "Q="+base, 1) + "\necho\necho '" + marker + "'\n" + second
+	runCtx, stop := context.WithTimeout(ctx, 90*time.Second)
+	defer stop()
+	cmd := exec.CommandContext(runCtx, sh, "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "K="+token)
+	var progress strings.Builder // curl's meter and errors
+	cmd.Stderr = &progress
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the README's commands: %v\n%s\n%s\nserver log: %s", err, out, progress.String(), stderr.String())
 	}
-	if err := json.Unmarshal(call("POST", "/manage/admin/connector/file/upload", mw.FormDataContentType(), &form), &uploaded); err != nil ||
-		len(uploaded.FilePaths) != 1 {
-		t.Fatalf("upload: %+v, %v", uploaded, err)
+	search, pairing, ok := strings.Cut(string(out), marker)
+	if !ok {
+		t.Fatalf("the README's commands stopped early:\n%s", out)
 	}
-	const j = "application/json"
-	call("POST", "/manage/admin/connector", j, strings.NewReader(fmt.Sprintf(`{"name": "notes", "source": "file", "input_type": "load_state",
-		"connector_specific_config": {"file_locations": [%q], "file_names": ["climbing.txt"]}}`, uploaded.FilePaths[0])))
-	call("POST", "/manage/credential", j, strings.NewReader(`{"source": "file", "admin_public": true, "credential_json": {}}`))
-	call("PUT", "/manage/connector/1/credential/1", j, strings.NewReader(`{"name": "notes", "access_type": "public"}`))
-	var found []string
-	for deadline := time.Now().Add(60 * time.Second); len(found) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		var out struct {
-			SearchDocs []struct {
-				SemanticIdentifier string `json:"semantic_identifier"`
-			} `json:"search_docs"`
-		}
-		if err := json.Unmarshal(call("POST", "/search/send-search-message", j, strings.NewReader(`{"search_query": "belay"}`)), &out); err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range out.SearchDocs {
-			found = append(found, d.SemanticIdentifier)
-		}
+	var answer struct {
+		SearchDocs []struct {
+			SemanticIdentifier string   `json:"semantic_identifier"`
+			MatchHighlights    []string `json:"match_highlights"`
+		} `json:"search_docs"`
 	}
-	if len(found) != 1 || found[0] != "climbing.txt" {
-		t.Fatalf("search for belay: %v, want climbing.txt (server log: %s)", found, stderr.String())
+	if err := json.Unmarshal([]byte(strings.TrimSpace(search)), &answer); err != nil {
+		t.Fatalf("the README's search did not answer JSON (%v):\n%s", err, search)
 	}
+	if len(answer.SearchDocs) != 1 || answer.SearchDocs[0].SemanticIdentifier != "climbing.txt" ||
+		!strings.Contains(strings.Join(answer.SearchDocs[0].MatchHighlights, " "), "<hi>belay</hi>") {
+		t.Fatalf("the README's search for belay: %+v, want climbing.txt with belay highlighted (server log: %s)", answer, stderr.String())
+	}
+	if !strings.Contains(pairing, `"success":true`) || !strings.Contains(pairing, `"name":"wiki"`) {
+		t.Errorf("the README's Confluence connector was not paired:\n%s", pairing)
+	}
+
 	keys, err := (&Config{DatabaseURL: "sqlite:" + dbPath}).keyring(func(string) {})
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +117,26 @@ func TestServeIndexesAnUploadedFile(t *testing.T) {
 	if err != nil || state.Pending != 0 || state.Segments == 0 {
 		t.Errorf("the index's upkeep inside quarry serve: %+v, %v; want no chunk pending, a segment", state, err)
 	}
+}
+
+// readmeBlocks returns the README's sh blocks of its first example (the
+// one that uploads climbing.txt) and of its Confluence connector.
+func readmeBlocks(t *testing.T) (first, second string) {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(b), -1) {
+		switch {
+		case first == "" && strings.Contains(block[1], "climbing.txt"):
+			first = block[1]
+		case second == "" && strings.Contains(block[1], `"source": "confluence"`):
+			second = block[1]
+		}
+	}
+	if first == "" || second == "" {
+		t.Fatal("the README has no sh block that uploads climbing.txt, or none that makes a Confluence connector")
+	}
+	return first, second
 }

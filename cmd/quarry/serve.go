@@ -15,6 +15,7 @@ import (
 
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/outbound"
+	"github.com/quarryhq/quarry/outbound/connector"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/toolrun"
 )
@@ -48,6 +49,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer ln.Close() // Serve closes it too; this is for a return before serving.
 	if cfg.PublicURL == "" && !isLoopback(ln.Addr()) {
 		log.Warn("QUARRY_PUBLIC_URL is not set and Quarry listens beyond this machine: behind an https proxy, set it to the https URL people use, "+
 			"so that session cookies are always Secure (without it they are Secure only when the proxy sends X-Forwarded-Proto: https)",
@@ -117,6 +119,9 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 	})
 	if cfg.Indexing {
 		if err := startIndexing(indexing, &background, cfg, db, handler, log); err != nil {
+			if ctx.Err() != nil {
+				return nil // Asked to stop while starting: a stop, not a failure.
+			}
 			return err
 		}
 	}
@@ -149,8 +154,16 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 // QUARRY_SCHEDULE_INTERVAL) and, unless QUARRY_INPROCESS_WORKER is false,
 // the worker of this process, which reaches the server's handler in
 // process, with no network. Both stop when ctx ends, the worker after
-// ending its attempts as interrupted.
+// ending its attempts as interrupted. First it tells the store the
+// sources this build has connectors for (store.DB.KnowConnectors).
 func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *store.DB, handler *api.Server, log *slog.Logger) error {
+	// Pairs left INVALID because their source had no connector are
+	// indexed again when this build has one.
+	if n, err := db.KnowConnectors(ctx, connector.NewRegistry().Sources()); err != nil {
+		return fmt.Errorf("revalidating the pairs whose source had no connector: %w", err)
+	} else if n > 0 {
+		log.Info("cc-pairs whose source had no connector are indexed again: this build has one", "cc_pairs", n)
+	}
 	wg.Go(func() { schedule(ctx, handler, cfg.ScheduleInterval, log) })
 	if !cfg.InProcessWorker {
 		return nil // Only quarry worker processes run attempts.

@@ -20,8 +20,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/quarryhq/quarry"
@@ -193,18 +195,38 @@ func NewRegistry() *Registry {
 	}}
 }
 
+// Sources returns the sources that have a connector, sorted: the pairs
+// of these sources are the ones Quarry indexes.
+func (r *Registry) Sources() []quarry.DocumentSource {
+	return slices.Sorted(maps.Keys(r.bySource))
+}
+
 // Register makes source's connector c, replacing any other.
 func (r *Registry) Register(source quarry.DocumentSource, c Constructor) { r.bySource[source] = c }
 
 // NoConnectorError is the error of a run of a source that has no
-// connector in Quarry yet.
+// connector in Quarry yet: the worker reports it as such
+// (quarry.StopNoConnector), which makes the pair INVALID rather than
+// failing attempt after attempt.
 type NoConnectorError struct {
 	Source quarry.DocumentSource
 }
 
-func (e *NoConnectorError) Error() string {
-	return fmt.Sprintf("Quarry has no connector for %s yet", e.Source)
+func (e *NoConnectorError) Error() string { return quarry.NoConnectorMessage(e.Source) }
+
+// CredentialError is the error of a connector whose source refused the
+// pair's credential, or demanded one it did not take (a login refused, an
+// answer 401): Onyx's CredentialInvalidError. A connector returns it at
+// once, without trying again; the worker reports it as such
+// (quarry.StopCredentialRefused), and the pair's later attempts back off
+// (quarry.CredentialBackoff) until the credential changes.
+type CredentialError struct {
+	// Reason is what the source said, and where: never the credential's
+	// values.
+	Reason string
 }
+
+func (e *CredentialError) Error() string { return quarry.CredentialRefusedMessage(e.Reason) }
 
 // Open returns the connector of one run of source, made from its
 // configuration and credential, or a *NoConnectorError.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,13 +32,32 @@ func TestHasMore(t *testing.T) {
 	}
 }
 
+// TestRegistrySources: the sources listed are those Open has a connector
+// for, and no other.
+func TestRegistrySources(t *testing.T) {
+	r := connector.NewRegistry()
+	got := r.Sources()
+	want := []quarry.DocumentSource{"file", "imap", "mediawiki", "mock_connector", "web", "wikipedia"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Sources() = %v, want %v", got, want)
+	}
+	for _, v := range quarry.DocumentSource("").EnumValues() {
+		s := quarry.DocumentSource(v)
+		_, err := r.Open(s, json.RawMessage(`{}`), json.RawMessage(`{}`), &connector.Env{})
+		var none *connector.NoConnectorError
+		if has := !errors.As(err, &none); has != slices.Contains(got, s) {
+			t.Errorf("Open(%s): %v, listed: %v", s, err, slices.Contains(got, s))
+		}
+	}
+}
+
 func TestRegistryOpen(t *testing.T) {
 	r := connector.NewRegistry()
 	env := &connector.Env{}
 	_, err := r.Open("confluence", json.RawMessage(`{}`), json.RawMessage(`{}`), env)
 	var none *connector.NoConnectorError
-	if !errors.As(err, &none) || err.Error() != "Quarry has no connector for confluence yet" {
-		t.Errorf("Open(confluence) = %v, want: Quarry has no connector for confluence yet", err)
+	if !errors.As(err, &none) || err.Error() != quarry.NoConnectorMessage("confluence") {
+		t.Errorf("Open(confluence) = %v, want: %s", err, quarry.NoConnectorMessage("confluence"))
 	}
 	configs := []struct {
 		config, wantErr string

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,8 @@ type fileConfig struct {
 
 // fileConnector reads the files of the file store its configuration
 // names, one document each: Onyx's LocalFileConnector, a LoadConnector.
+// It also lists its documents' ids for a prune (Slim), where Onyx prunes a
+// LoadConnector by loading it whole.
 type fileConnector struct {
 	cfg fileConfig
 	env *Env
@@ -37,14 +40,16 @@ type fileConnector struct {
 // NewFile returns the file connector of config (file_locations, the ids
 // of files in the file store, and zip_metadata_file_id, the id of an
 // uploaded zip's .onyx_metadata.json). It needs no credential: Onyx's
-// pdf_password is not supported (an encrypted PDF is a failure).
+// pdf_password is not supported (an encrypted PDF is a failure). An empty
+// file_locations reads nothing and succeeds, as Onyx's connector does;
+// none at all is an error.
 func NewFile(config, _ json.RawMessage, env *Env) (Connector, error) {
 	var c fileConfig
 	if err := json.Unmarshal(config, &c); err != nil {
 		return nil, fmt.Errorf("not an object with file_locations: %w", err)
 	}
-	if len(c.FileLocations) == 0 {
-		return nil, errors.New("file_locations names no file")
+	if c.FileLocations == nil {
+		return nil, errors.New("the configuration has no file_locations")
 	}
 	if env == nil || env.OpenFile == nil {
 		return nil, errors.New("the file connector needs the file store")
@@ -60,8 +65,9 @@ func NewFile(config, _ json.RawMessage, env *Env) (Connector, error) {
 }
 
 // Load reads every file, in order, and emits its document; a file that
-// cannot be read (gone, or not text Quarry reads) is a failure of its
-// document, as a file with an extension Onyx does not read is skipped.
+// cannot be read (damaged, or of a kind Quarry does not read: see
+// quarry.FileNotRead) is a failure of its document, where Onyx skips a
+// file of a kind it does not read with a log line.
 func (f *fileConnector) Load(ctx context.Context, out Emitter) error {
 	meta, err := f.metadata(ctx)
 	if err != nil {
@@ -95,6 +101,50 @@ func (f *fileConnector) Load(ctx context.Context, out Emitter) error {
 	return nil
 }
 
+// ListIDs lists the ids the configuration's files give their documents,
+// without reading the files: FILE_CONNECTOR__ and each file's id, and
+// every id the zip's metadata gives. It may list ids of no document (a
+// file Quarry does not read), never leave out one the files give: a
+// document's id is one or the other, and the metadata is what Load reads.
+// So a prune deletes the documents of the files the configuration no
+// longer names (files/update's removal), unless the metadata still names
+// their id.
+func (f *fileConnector) ListIDs(ctx context.Context, ids func(ctx context.Context, batch []string) error) error {
+	meta, err := f.metadata(ctx)
+	if err != nil {
+		return err
+	}
+	var fromMeta []string
+	for _, m := range meta {
+		if id := str(m["id"]); id != "" {
+			fromMeta = append(fromMeta, id)
+		}
+	}
+	slices.Sort(fromMeta)
+	var batch []string
+	for _, id := range slices.Concat(prefixed("FILE_CONNECTOR__", f.cfg.FileLocations), fromMeta) {
+		if batch = append(batch, id); len(batch) == 100 {
+			if err := ids(ctx, batch); err != nil {
+				return err
+			}
+			batch = nil
+		}
+	}
+	if len(batch) > 0 {
+		return ids(ctx, batch)
+	}
+	return nil
+}
+
+// prefixed returns each of ss with prefix before it.
+func prefixed(prefix string, ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = prefix + s
+	}
+	return out
+}
+
 // metadata returns the zip's metadata by file name: the
 // .onyx_metadata.json the configuration names (a list of objects with a
 // filename, or an object by file name), or the deprecated inline form. A
@@ -111,7 +161,7 @@ func (f *fileConnector) metadata(ctx context.Context) (map[string]map[string]any
 			return nil, err
 		}
 		defer file.Content.Close()
-		b, err := io.ReadAll(io.LimitReader(file.Content, 16<<20))
+		b, err := io.ReadAll(io.LimitReader(file.Content, quarry.MaxMetadataBytes))
 		if err != nil {
 			return nil, err
 		}
@@ -149,13 +199,12 @@ func isNotFound(err error) bool {
 }
 
 // document returns the document of file, with meta (the zip's metadata
-// by file name), as Onyx's _process_file makes it; nil for a file whose
-// extension Quarry does not read, or with no text.
+// by file name), as Onyx's _process_file makes it. A file of a kind
+// Quarry does not read is an error that says so.
 func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*quarry.Document, error) {
-	kind := fileKindOf(file.Name)
+	kind := quarry.FileKind(file.Name)
 	if kind == "" {
-		f.env.Log.Warn("file connector: extension not read; skipped", "file", file.Name)
-		return nil, nil
+		return nil, errors.New(quarry.FileNotRead(file.Name))
 	}
 	m := meta[file.Name]
 	if m == nil {

@@ -9,25 +9,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/quarryhq/quarry"
 )
 
 // The readers of the file connector: the text of the kinds of files it
 // reads, each bounded in what it reads and what it returns.
-
-// Kinds of files the file connector reads.
-const (
-	kindText = "text" // .txt, .md, .markdown, .json, .log, .xml, ... as they are.
-	kindHTML = "html"
-	kindCSV  = "csv"
-	kindPDF  = "pdf"
-	kindDOCX = "docx"
-	kindPPTX = "pptx"
-)
 
 // Limits of the readers.
 const (
@@ -41,49 +32,32 @@ const (
 // errTooMuchText is the error of a file whose text is over the limit.
 var errTooMuchText = errors.New("its text is over the size a document may have")
 
-// fileKindOf returns the kind of a file named name, by its extension, or
-// "" for one the connector does not read.
-func fileKindOf(name string) string {
-	switch strings.ToLower(path.Ext(name)) {
-	case ".txt", ".md", ".markdown", ".mdx", ".json", ".jsonl", ".log", ".xml", ".yaml", ".yml", ".conf", ".ini", ".tsv":
-		return kindText
-	case ".html", ".htm":
-		return kindHTML
-	case ".csv":
-		return kindCSV
-	case ".pdf":
-		return kindPDF
-	case ".docx":
-		return kindDOCX
-	case ".pptx":
-		return kindPPTX
-	}
-	return ""
-}
+// errFileTooLarge is the error of a file over maxFileInput.
+var errFileTooLarge = &limitError{what: "the file", limit: maxFileInput}
 
-// ExtractText returns the text of r, a file of kind (see fileKindOf), of at
+// ExtractText returns the text of r, a file of kind (see quarry.FileKind), of at
 // most maxText bytes (errTooMuchText past it). A file that is not what its
 // kind says is an error saying so.
 func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
-	lr := &limitedInput{r: r, left: maxFileInput}
+	lr := newBoundedReader(r, maxFileInput, errFileTooLarge)
 	out := &textBuffer{max: maxText}
 	var err error
 	switch kind {
-	case kindText:
+	case quarry.FileKindText:
 		err = copyText(out, lr)
-	case kindHTML:
+	case quarry.FileKindHTML:
 		var p *webPage
 		if p, err = readHTML(lr); err == nil {
 			err = out.WriteString(p.Text)
 		}
-	case kindCSV:
+	case quarry.FileKindCSV:
 		err = csvText(out, lr)
-	case kindPDF:
+	case quarry.FileKindPDF:
 		var b []byte
 		if b, err = io.ReadAll(lr); err == nil {
 			err = pdfText(out, b)
 		}
-	case kindDOCX, kindPPTX:
+	case quarry.FileKindDOCX, quarry.FileKindPPTX:
 		err = officeText(out, lr, kind)
 	default:
 		return "", fmt.Errorf("files of kind %q are not read", kind)
@@ -92,24 +66,6 @@ func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
 		return "", err
 	}
 	return out.String(), nil
-}
-
-// limitedInput reads r, failing past left bytes.
-type limitedInput struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *limitedInput) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, fmt.Errorf("the file is larger than %d bytes, the most the file connector reads", maxFileInput)
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
 }
 
 // textBuffer collects text up to max bytes.
@@ -231,14 +187,14 @@ func officeText(out *textBuffer, r io.Reader, kind string) error {
 	var parts []*zip.File
 	for _, f := range zr.File {
 		switch {
-		case kind == kindDOCX && f.Name == "word/document.xml":
+		case kind == quarry.FileKindDOCX && f.Name == "word/document.xml":
 			parts = append(parts, f)
-		case kind == kindPPTX && slideNumber(f.Name) > 0:
+		case kind == quarry.FileKindPPTX && slideNumber(f.Name) > 0:
 			parts = append(parts, f)
 		}
 	}
 	if len(parts) == 0 {
-		return fmt.Errorf("it is not a %s file (it has no %s)", kind, map[string]string{kindDOCX: "word/document.xml", kindPPTX: "slides"}[kind])
+		return fmt.Errorf("it is not a %s file (it has no %s)", kind, map[string]string{quarry.FileKindDOCX: "word/document.xml", quarry.FileKindPPTX: "slides"}[kind])
 	}
 	sort.Slice(parts, func(i, j int) bool { return slideNumber(parts[i].Name) < slideNumber(parts[j].Name) })
 	for i, f := range parts {
@@ -251,7 +207,7 @@ func officeText(out *textBuffer, r io.Reader, kind string) error {
 		if err != nil {
 			return fmt.Errorf("its part %s cannot be read", f.Name)
 		}
-		err = xmlText(out, &limitedInput{r: rc, left: maxFileInput})
+		err = xmlText(out, newBoundedReader(rc, maxFileInput, &limitError{what: "its part " + f.Name, limit: maxFileInput}))
 		rc.Close()
 		if err != nil {
 			return err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/quarryhq/quarry"
 )
 
 // The test files in testdata/file were made by real tools: report.pdf by
@@ -22,11 +24,11 @@ func TestExtractText(t *testing.T) {
 		file, kind string
 		want       []string // Lines the text must hold, in order.
 	}{
-		{"report.pdf", kindPDF, []string{"Quarterly report for the quarry", "Granite output rose by 12% (net), café closed.", "Second page: limestone"}},
-		{"deck.pdf", kindPDF, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
-		{"handbook.docx", kindDOCX, []string{"Safety handbook", "Wear a helmet in the pit at all times.", "Blasting happens at noon on weekdays."}},
-		{"deck.pptx", kindPPTX, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
-		{"onyx_metadata.json", kindText, []string{`"filename": "sample1.txt",`, `"file_display_name": "Basically Google",`}},
+		{"report.pdf", quarry.FileKindPDF, []string{"Quarterly report for the quarry", "Granite output rose by 12% (net), café closed.", "Second page: limestone"}},
+		{"deck.pdf", quarry.FileKindPDF, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
+		{"handbook.docx", quarry.FileKindDOCX, []string{"Safety handbook", "Wear a helmet in the pit at all times.", "Blasting happens at noon on weekdays."}},
+		{"deck.pptx", quarry.FileKindPPTX, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
+		{"onyx_metadata.json", quarry.FileKindText, []string{`"filename": "sample1.txt",`, `"file_display_name": "Basically Google",`}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			f, err := os.Open("testdata/file/" + tc.file)
@@ -56,10 +58,10 @@ func TestExtractTextKinds(t *testing.T) {
 	for _, tc := range []struct {
 		name, kind, in, want string
 	}{
-		{"plain", kindText, "\xef\xbb\xbfhello\nworld", "hello\nworld"},
-		{"invalid utf-8", kindText, "a\xffb", "a\uFFFDb"},
-		{"html", kindHTML, "<html><head><title>T</title><script>x()</script></head><body><h1>Head</h1><p>Para <b>bold</b></p></body></html>", "Head\nPara bold"},
-		{"csv", kindCSV, "name,size\n\"granite, grey\",12\n", "name, size\ngranite, grey, 12\n"},
+		{"plain", quarry.FileKindText, "\xef\xbb\xbfhello\nworld", "hello\nworld"},
+		{"invalid utf-8", quarry.FileKindText, "a\xffb", "a\uFFFDb"},
+		{"html", quarry.FileKindHTML, "<html><head><title>T</title><script>x()</script></head><body><h1>Head</h1><p>Para <b>bold</b></p></body></html>", "Head\nPara bold"},
+		{"csv", quarry.FileKindCSV, "name,size\n\"granite, grey\",12\n", "name, size\ngranite, grey, 12\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ExtractText(tc.kind, strings.NewReader(tc.in), 1<<20)
@@ -82,12 +84,12 @@ func TestExtractTextRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name, kind, in, want string
 	}{
-		{"not a pdf", kindPDF, "hello", "it is not a PDF file"},
-		{"encrypted pdf", kindPDF, "%PDF-1.4\ntrailer << /Encrypt 5 0 R >>", "it is an encrypted PDF, which the file connector does not read"},
-		{"not a docx", kindDOCX, "hello", "it is not a docx file (not a zip archive)"},
-		{"docx without its document", kindPPTX, big.String(), "it is not a pptx file (it has no slides)"},
-		{"text over the limit", kindText, strings.Repeat("x", 100), errTooMuchText.Error()},
-		{"docx text over the limit", kindDOCX, big.String(), errTooMuchText.Error()},
+		{"not a pdf", quarry.FileKindPDF, "hello", "it is not a PDF file"},
+		{"encrypted pdf", quarry.FileKindPDF, "%PDF-1.4\ntrailer << /Encrypt 5 0 R >>", "it is an encrypted PDF, which the file connector does not read"},
+		{"not a docx", quarry.FileKindDOCX, "hello", "it is not a docx file (not a zip archive)"},
+		{"docx without its document", quarry.FileKindPPTX, big.String(), "it is not a pptx file (it has no slides)"},
+		{"text over the limit", quarry.FileKindText, strings.Repeat("x", 100), errTooMuchText.Error()},
+		{"docx text over the limit", quarry.FileKindDOCX, big.String(), errTooMuchText.Error()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ExtractText(tc.kind, strings.NewReader(tc.in), 64)
@@ -114,7 +116,7 @@ func FuzzFileText(f *testing.F) {
 	f.Add([]byte("%PDF-1.4\n1 0 obj << /Length 20 >>\nstream\nBT (a\\(b\\)) Tj [(c) -300 (d)] TJ ET\nendstream"))
 	f.Add([]byte("name,size\n\"a\"\"b\",1\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for _, kind := range []string{kindText, kindHTML, kindCSV, kindPDF, kindDOCX, kindPPTX} {
+		for _, kind := range []string{quarry.FileKindText, quarry.FileKindHTML, quarry.FileKindCSV, quarry.FileKindPDF, quarry.FileKindDOCX, quarry.FileKindPPTX} {
 			text, err := ExtractText(kind, bytes.NewReader(in), 4096)
 			if err != nil {
 				continue

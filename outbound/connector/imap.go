@@ -28,7 +28,7 @@ const ImapSource quarry.DocumentSource = "imap"
 const (
 	imapDefaultPort     = 993              // port when not set: implicit TLS, as Onyx's default.
 	imapPageSize        = 100              // Messages a step reads, as Onyx's _PAGE_SIZE.
-	imapMaxMessageBytes = 25 << 20         // A larger message is a failure of its document.
+	imapMaxMessageBytes = 25 << 20         // A larger message is a failure of its document; see imapMaxAnswerBytes.
 	imapTimeout         = 30 * time.Second // Connecting, the TLS handshake and logging in.
 )
 
@@ -55,9 +55,11 @@ type Imap struct {
 	password string
 	tls      *tls.Config
 	env      *Env
-	// imapPageSize and imapMaxMessageBytes, but in tests.
+	// imapPageSize, imapMaxMessageBytes and imapMaxAnswerBytes, but in
+	// tests.
 	pageSize   int
 	maxMessage int64
+	maxAnswer  int64
 }
 
 // imapConfig is the IMAP connector's connector_specific_config: Onyx's
@@ -140,7 +142,7 @@ func NewImap(config, credential json.RawMessage, env *Env) (Connector, error) {
 		e.Log = slog.New(slog.DiscardHandler)
 		env = &e
 	}
-	return &Imap{cfg: c, username: user, password: pass, tls: tc, env: env, pageSize: imapPageSize, maxMessage: imapMaxMessageBytes}, nil
+	return &Imap{cfg: c, username: user, password: pass, tls: tc, env: env, pageSize: imapPageSize, maxMessage: imapMaxMessageBytes, maxAnswer: imapMaxAnswerBytes}, nil
 }
 
 // imapCheckpoint is the IMAP connector's checkpoint: Onyx's
@@ -181,7 +183,7 @@ func (m *Imap) Step(ctx context.Context, w Window, checkpoint json.RawMessage, o
 	}
 	defer c.close()
 	if cp.TodoMailboxes == nil {
-		if cp.TodoMailboxes, err = m.mailboxes(c); err != nil {
+		if cp.TodoMailboxes, err = m.mailboxes(ctx, c); err != nil {
 			return nil, err
 		}
 		if len(cp.TodoMailboxes) == 0 {
@@ -211,19 +213,26 @@ func (m *Imap) Step(ctx context.Context, w Window, checkpoint json.RawMessage, o
 // imapConn is a logged-in connection.
 type imapConn struct {
 	*imapclient.Client
-	stop func() bool // Stops closing the connection when the step's context ends.
+	stop      func() bool // Stops closing the connection when the step's context ends.
+	budget    *imapBudget // What the server may send.
+	maxAnswer int64       // The budget of an answer.
 }
+
+// expect starts the budget of the answer to the next command, with extra
+// bytes for the messages it fetches.
+func (c *imapConn) expect(extra int64) { c.budget.expect(c.maxAnswer, extra) }
 
 // close logs out and closes the connection.
 func (c *imapConn) close() {
 	c.stop()
+	c.expect(0)
 	_ = c.Logout().Wait()
 	_ = c.Close()
 }
 
 // connect dials the server through the egress guard, secures the
-// connection and logs in. A login the server refuses is an error with
-// the server's reason.
+// connection and logs in. A login the server refuses is a
+// *CredentialError with the server's reason.
 func (m *Imap) connect(ctx context.Context) (*imapConn, error) {
 	addr := net.JoinHostPort(m.cfg.Host, strconv.Itoa(m.cfg.port))
 	dctx, cancel := context.WithTimeout(ctx, imapTimeout)
@@ -238,11 +247,15 @@ func (m *Imap) connect(ctx context.Context) (*imapConn, error) {
 	// go-imap takes no context: the connection is closed when the step's
 	// ends, which ends any command waiting on it.
 	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	budget := newImapBudget(raw, m.maxAnswer)
 	fail := func(what string, err error) (*imapConn, error) {
 		stop()
 		raw.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if berr := budget.exceeded(); berr != nil {
+			err = berr
 		}
 		return nil, fmt.Errorf("%s %s: %w", what, addr, err)
 	}
@@ -250,11 +263,11 @@ func (m *Imap) connect(ctx context.Context) (*imapConn, error) {
 	opts := &imapclient.Options{TLSConfig: m.tls.Clone(), WordDecoder: wordDecoder()}
 	var c *imapclient.Client
 	if m.cfg.Security == imapStartTLS {
-		if c, err = imapclient.NewStartTLS(raw, opts); err != nil {
+		if c, err = imapclient.NewStartTLS(budget, opts); err != nil {
 			return fail("STARTTLS with the IMAP server", err)
 		}
 	} else {
-		tc := tls.Client(raw, opts.TLSConfig)
+		tc := tls.Client(budget, opts.TLSConfig)
 		if err := tc.HandshakeContext(dctx); err != nil {
 			return fail("the TLS handshake with the IMAP server", err)
 		}
@@ -267,13 +280,17 @@ func (m *Imap) connect(ctx context.Context) (*imapConn, error) {
 	if err := c.Login(m.username, m.password).Wait(); err != nil {
 		c.Close()
 		var ie *imap.Error
-		if errors.As(err, &ie) {
-			return fail("the login was refused by the IMAP server", errors.New(imapReason(ie)))
+		if errors.As(err, &ie) && ctx.Err() == nil {
+			// Refused: once per attempt (no other login follows it), in the
+			// server's words, which hold no password.
+			stop()
+			raw.Close()
+			return nil, &CredentialError{Reason: fmt.Sprintf("the IMAP server %s refused the login: %s", addr, imapReason(ie))}
 		}
 		return fail("logging in to the IMAP server", err)
 	}
 	_ = raw.SetDeadline(time.Time{}) // go-imap sets its own from here.
-	return &imapConn{Client: c, stop: stop}, nil
+	return &imapConn{Client: c, stop: stop, budget: budget, maxAnswer: m.maxAnswer}, nil
 }
 
 // imapReason is what an IMAP server said when it refused a command: its
@@ -291,13 +308,14 @@ func imapReason(e *imap.Error) string {
 
 // mailboxes returns the mailboxes to read: those configured, or every
 // mailbox the server lists that can be selected.
-func (m *Imap) mailboxes(c *imapConn) ([]string, error) {
+func (m *Imap) mailboxes(ctx context.Context, c *imapConn) ([]string, error) {
 	if len(m.cfg.Mailboxes) > 0 {
 		return slices.Clone(m.cfg.Mailboxes), nil
 	}
+	c.expect(0)
 	list, err := c.List("", "*", nil).Collect()
 	if err != nil {
-		return nil, fmt.Errorf("listing the mailboxes: %w", err)
+		return nil, c.commandError(ctx, "listing the mailboxes", err)
 	}
 	boxes := []string{}
 	for _, l := range list {
@@ -313,14 +331,12 @@ func (m *Imap) mailboxes(c *imapConn) ([]string, error) {
 // mb.NextUID past them; done reports that the mailbox has no more. A
 // mailbox that cannot be selected is a failure of its entity, and done.
 func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMailbox, out Emitter) (done bool, err error) {
+	c.expect(0)
 	sel, err := c.Select(mb.Mailbox, &imap.SelectOptions{ReadOnly: true}).Wait()
 	if err != nil {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
 		var ie *imap.Error
-		if !errors.As(err, &ie) {
-			return false, fmt.Errorf("selecting the mailbox %q: %w", mb.Mailbox, err)
+		if !errors.As(err, &ie) || c.budget.exceeded() != nil || ctx.Err() != nil {
+			return false, c.commandError(ctx, "selecting the mailbox "+strconv.Quote(mb.Mailbox), err)
 		}
 		start, end := quarry.Time{Time: w.Start.UTC()}, quarry.Time{Time: w.End.UTC()}
 		return true, out.Failure(ctx, &quarry.ConnectorFailure{
@@ -347,9 +363,10 @@ func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMail
 		crit.Since = w.Start.AddDate(0, 0, -1)
 	}
 	crit.Before = w.End.AddDate(0, 0, 2)
+	c.expect(0)
 	found, err := c.UIDSearch(&crit, nil).Wait()
 	if err != nil {
-		return false, m.commandError(ctx, "searching the mailbox "+strconv.Quote(mb.Mailbox), err)
+		return false, c.commandError(ctx, "searching the mailbox "+strconv.Quote(mb.Mailbox), err)
 	}
 	var uids []imap.UID
 	for _, u := range found.AllUIDs() {
@@ -368,12 +385,13 @@ func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMail
 	mb.NextUID = uint32(uids[len(uids)-1]) + 1
 	// The arrival times and sizes first, then the messages within the
 	// window.
+	c.expect(0)
 	facts, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, InternalDate: true, RFC822Size: true}).Collect()
 	if err != nil {
-		return false, m.commandError(ctx, "reading the mailbox "+strconv.Quote(mb.Mailbox), err)
+		return false, c.commandError(ctx, "reading the mailbox "+strconv.Quote(mb.Mailbox), err)
 	}
 	arrived := map[imap.UID]time.Time{}
-	var want imap.UIDSet
+	var want []imapWanted
 	for _, f := range facts {
 		if f.InternalDate.Before(w.Start) || !f.InternalDate.Before(w.End) {
 			continue
@@ -385,18 +403,37 @@ func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMail
 			}
 			continue
 		}
-		want.AddNum(f.UID)
+		want = append(want, imapWanted{f.UID, max(f.RFC822Size, 0)})
 	}
-	if len(want) == 0 {
-		return done, nil
+	// The messages are fetched a few at a time, together at most
+	// maxMessage bytes (a larger one alone), so that what one answer
+	// holds stays bounded.
+	for len(want) > 0 {
+		var uids imap.UIDSet
+		n, size := 0, int64(0)
+		for ; n < len(want) && (n == 0 || size+want[n].size <= m.maxMessage); n++ {
+			uids.AddNum(want[n].uid)
+			size += want[n].size
+		}
+		want = want[n:]
+		if err := m.fetchMessages(ctx, c, mb, uids, size, arrived, out); err != nil {
+			return false, err
+		}
 	}
-	return done, m.fetchMessages(ctx, c, mb, want, arrived, out)
+	return done, nil
 }
 
-// fetchMessages reads the messages of uids in mb and emits their
-// documents, or their failures.
-func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, uids imap.UIDSet, arrived map[imap.UID]time.Time, out Emitter) error {
+// imapWanted is a message to fetch, and its size as the server gave it.
+type imapWanted struct {
+	uid  imap.UID
+	size int64
+}
+
+// fetchMessages reads the messages of uids in mb, of size bytes together,
+// and emits their documents, or their failures.
+func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, uids imap.UIDSet, size int64, arrived map[imap.UID]time.Time, out Emitter) error {
 	body := &imap.FetchItemBodySection{Peek: true}
+	c.expect(size)
 	cmd := c.Fetch(uids, &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{body}})
 	defer cmd.Close()
 	for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
@@ -432,7 +469,7 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 			continue
 		}
 		if readErr != nil {
-			return m.commandError(ctx, "reading a message of the mailbox "+strconv.Quote(mb.Mailbox), readErr)
+			return c.commandError(ctx, "reading a message of the mailbox "+strconv.Quote(mb.Mailbox), readErr)
 		}
 		if raw == nil {
 			m.env.Log.Warn("imap connector: the server sent no content for a message; skipped", "mailbox", mb.Mailbox, "uid", uid)
@@ -445,8 +482,12 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 			}
 			continue
 		}
+		link := m.messageURL(mb, uid)
 		if d.ID == "" {
-			d.ID = m.messageURL(mb, uid)
+			d.ID = link
+		}
+		for i := range d.Sections {
+			d.Sections[i].Link = &link
 		}
 		for _, skipped := range d.skipped {
 			m.env.Log.Debug("imap connector: an attachment that is not text, skipped", "mailbox", mb.Mailbox, "uid", uid, "type", skipped)
@@ -456,16 +497,21 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 		}
 	}
 	if err := cmd.Close(); err != nil {
-		return m.commandError(ctx, "reading the messages of the mailbox "+strconv.Quote(mb.Mailbox), err)
+		return c.commandError(ctx, "reading the messages of the mailbox "+strconv.Quote(mb.Mailbox), err)
 	}
 	return nil
 }
 
 // commandError is the error of an IMAP command that failed: the step's
-// context's, if it ended (which closed the connection).
-func (m *Imap) commandError(ctx context.Context, what string, err error) error {
+// context's, if it ended (which closed the connection), or the budget's,
+// if the server sent more than it allows (which made the client close
+// the connection).
+func (c *imapConn) commandError(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if berr := c.budget.exceeded(); berr != nil {
+		return fmt.Errorf("%s: %w", what, berr)
 	}
 	var ie *imap.Error
 	if errors.As(err, &ie) {
@@ -475,16 +521,20 @@ func (m *Imap) commandError(ctx context.Context, what string, err error) error {
 }
 
 // failure is the failure of message uid of mb, named by its Message-ID
-// (id), or its IMAP URL when it has none.
+// (id), or its IMAP URL when it has none, and linked to its IMAP URL.
 func (m *Imap) failure(mb *imapMailbox, uid imap.UID, id, msg string) *quarry.ConnectorFailure {
+	link := m.messageURL(mb, uid)
 	if id == "" {
-		id = m.messageURL(mb, uid)
+		id = link
 	}
-	return &quarry.ConnectorFailure{FailedDocument: &quarry.DocumentFailure{DocumentID: id}, FailureMessage: msg}
+	return &quarry.ConnectorFailure{FailedDocument: &quarry.DocumentFailure{DocumentID: id, DocumentLink: &link}, FailureMessage: msg}
 }
 
 // messageURL is the IMAP URL (RFC 5092) of message uid of mb, without the
-// user: the id of a message that has no Message-ID.
+// user (a part of the credential, which a link would show to everyone
+// who finds the message): the link of the message's document, which a
+// mail client with an account on the server opens, and the id of a
+// message that has no Message-ID.
 func (m *Imap) messageURL(mb *imapMailbox, uid imap.UID) string {
 	host := m.cfg.Host
 	if strings.Contains(host, ":") {
@@ -509,12 +559,4 @@ func imapPathEscape(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// byteSize writes n bytes in MiB, or KiB when less.
-func byteSize(n int64) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
 }

@@ -332,6 +332,28 @@ func TestImapRun(t *testing.T) {
 			t.Errorf("the mixed message's sections %+v", d.Sections)
 		}
 	}
+	// Each document links to its message by its IMAP URL, every section
+	// alike, and the URL opens the message on the server; so does the
+	// failure's link.
+	for _, d := range rec.docs {
+		link := d.Link()
+		if link == nil || !strings.HasPrefix(*link, fmt.Sprintf("imap://127.0.0.1:%d/", s.TLSPort)) {
+			t.Errorf("%s links to %v, want its IMAP URL", d.ID, link)
+			continue
+		}
+		for _, sec := range d.Sections {
+			if sec.Link == nil || *sec.Link != *link {
+				t.Errorf("%s: a section links to %v, not %s", d.ID, sec.Link, *link)
+			}
+		}
+		raw := s.Open(*link)
+		if id := messageID(raw); id != d.ID && !(id == "" && d.ID == *link) {
+			t.Errorf("%s opens the message %q, not %s's", *link, id, d.ID)
+		}
+	}
+	if f := rec.failures[0].FailedDocument; f.DocumentLink == nil || messageID(s.Open(*f.DocumentLink)) != f.DocumentID {
+		t.Errorf("the failure links to %v, not to %s", f.DocumentLink, f.DocumentID)
+	}
 	// Dovecot lists INBOX, Archive, Projects.Alpha (not Projects) and
 	// Général, in an order of its own.
 	if len(cps) != 5 || !strings.Contains(cps[0], `"Général"`) || !strings.Contains(cps[0], `"todo_mailboxes":["`) || !strings.Contains(cps[0], `"current_mailbox":null`) ||
@@ -413,8 +435,12 @@ func TestImapRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Step(context.Background(), w, c.FirstCheckpoint(), &recorder{})
-	if want := fmt.Sprintf("the login was refused by the IMAP server 127.0.0.1:%d: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); err == nil || err.Error() != want {
-		t.Errorf("wrong password: %v, want %s", err, want)
+	var credential *CredentialError
+	if want := fmt.Sprintf("the IMAP server 127.0.0.1:%d refused the login: Authentication failed. (AUTHENTICATIONFAILED)", s.TLSPort); !errors.As(err, &credential) || credential.Reason != want {
+		t.Errorf("wrong password: %#v, want a CredentialError: %s", err, want)
+	}
+	if n := s.RefusedLogins(); n != 1 {
+		t.Errorf("Dovecot refused %d logins, want 1: a refused login is not tried again", n)
 	}
 	if err != nil && strings.Contains(err.Error(), "wrong-password-77") {
 		t.Errorf("the error quotes the password: %v", err)

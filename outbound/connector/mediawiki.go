@@ -18,6 +18,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
 	"github.com/quarryhq/quarry"
 )
 
@@ -34,12 +37,33 @@ const MediaWikiUserAgent = "Quarry-MediaWiki-Connector/1"
 
 // Limits of the MediaWiki connector.
 const (
-	wikiTimeout       = 30 * time.Second // Each request.
-	wikiAnswerMaxSize = 64 << 20         // What is read of one answer of the API.
-	wikiPageMaxBytes  = 5 << 20          // What is read of the page the API is discovered from.
-	wikiBatch         = 50               // Pages per query: the API's limit for clients without apihighlimits.
-	wikiMaxPages      = 100000           // Pages a run reads, listed pages and category members together.
-	wikiMaxContinues  = 10000            // Continuations of one query.
+	wikiTimeout      = 30 * time.Second // Each request.
+	wikiBatch        = 50               // Pages per query: the API's limit for clients without apihighlimits.
+	wikiMaxPages     = 100000           // Pages a run reads, listed pages and category members together.
+	wikiMaxContinues = 10000            // Continuations of one query.
+)
+
+// Limits of what the MediaWiki connector reads of a wiki. The headers of
+// every answer are bounded by the egress guard's HTTP client
+// (toolrun.MaxResponseHeaderBytes).
+const (
+	// wikiAnswerMaxBytes bounds what is read of one answer of the API to
+	// a query: MediaWiki cuts an answer at $wgAPIMaxResultSize (8 MiB by
+	// default, Wikipedia's too) and continues it in the next; the JSON
+	// around what it counts adds a little. A larger answer fails the
+	// run.
+	wikiAnswerMaxBytes = 16 << 20
+	// wikiParseMaxBytes bounds what is read of a page's rendered HTML
+	// (the parse API's answer): MediaWiki keeps it within the same
+	// $wgAPIMaxResultSize, and JSON escapes its quotes; the largest
+	// pages of Wikipedia render to a few megabytes. A larger one is an
+	// error of that page. It is less than wikiAnswerMaxBytes because the
+	// HTML is parsed whole into a tree several times its size.
+	wikiParseMaxBytes = 12 << 20
+	// wikiPageMaxBytes bounds what is read of the page the API is
+	// discovered from: its <head>, which holds the EditURI link, is at
+	// its start.
+	wikiPageMaxBytes = 5 << 20
 )
 
 // MediaWiki is Onyx's MediaWiki connector
@@ -50,11 +74,14 @@ const (
 // (the pages and files, and those of their subcategories recurse_depth
 // deep, or all the way down when it is -1), each page once, and keeps
 // those whose latest revision is within the run's window. A page's
-// document has a section per heading of its wikitext and the text before
-// the first heading as its last section, as Onyx's.
+// document is its latest revision rendered by the wiki (the parse API)
+// and read to its text as the web connector reads a page's, the wiki's
+// chrome dropped: a section per heading, and the text before the first
+// heading as its last section, as Onyx's sections of wikitext.
 //
-// A run is one step (a Poller): it lists the pages, then reads their
-// latest revisions 50 at a time.
+// A run is one step (a Poller): it lists the pages, reads their latest
+// revisions' times 50 at a time, then renders those within the window
+// one at a time.
 type MediaWiki struct {
 	cfg    wikiConfig
 	source quarry.DocumentSource
@@ -157,12 +184,8 @@ type wikiPage struct {
 	Invalid   bool   `json:"invalid"`
 	FullURL   string `json:"fullurl"`
 	Revisions []struct {
+		RevID     int64     `json:"revid"`
 		Timestamp time.Time `json:"timestamp"`
-		Slots     struct {
-			Main struct {
-				Content string `json:"content"`
-			} `json:"main"`
-		} `json:"slots"`
 	} `json:"revisions"`
 	Categories []wikiCategory `json:"categories"`
 }
@@ -253,7 +276,20 @@ func (m *MediaWiki) Poll(ctx context.Context, w Window, out Emitter) error {
 			if len(p.Revisions) == 0 || !inWindow(p.Revisions[0].Timestamp, w) {
 				continue // Deleted, or edited again, since the first query.
 			}
-			if err := out.Document(ctx, m.document(p)); err != nil {
+			d, failure, err := m.document(ctx, p)
+			switch {
+			case err != nil:
+				return err
+			case failure != "":
+				link := p.FullURL
+				err = out.Failure(ctx, &quarry.ConnectorFailure{
+					FailedDocument: &quarry.DocumentFailure{DocumentID: m.documentID(p), DocumentLink: &link},
+					FailureMessage: failure,
+				})
+			case d != nil:
+				err = out.Document(ctx, d)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -301,13 +337,45 @@ func (m *MediaWiki) documentID(p *wikiPage) string {
 	return fmt.Sprintf("MEDIAWIKI_%d_%s", p.PageID, p.FullURL)
 }
 
-// document is the document of a page read with its latest revision.
-func (m *MediaWiki) document(p *wikiPage) *quarry.Document {
+// document is the document of a page, its latest revision rendered; nil
+// when the revision is gone (the page was deleted or edited again since
+// it was listed). A page the wiki cannot render, or renders larger than
+// wikiParseMaxBytes, is a failure of its own (failure says why); err is
+// the run's.
+func (m *MediaWiki) document(ctx context.Context, p *wikiPage) (d *quarry.Document, failure string, err error) {
 	rev := p.Revisions[0]
-	lead, sections := wikiSections(rev.Slots.Main.Content)
+	var a struct {
+		Error *struct {
+			Code string `json:"code"`
+			Info string `json:"info"`
+		} `json:"error"`
+		Parse *struct {
+			Text *string `json:"text"`
+		} `json:"parse"`
+	}
+	q := url.Values{"action": {"parse"}, "oldid": {strconv.FormatInt(rev.RevID, 10)}, "prop": {"text"},
+		"disableeditsection": {"1"}, "disabletoc": {"1"}, "disablelimitreport": {"1"}, "format": {"json"}, "formatversion": {"2"}}
+	var tooLarge *limitError
+	switch err := m.get(ctx, q, wikiParseMaxBytes, &a); {
+	case errors.As(err, &tooLarge):
+		return nil, "its rendered text: " + err.Error(), nil
+	case err != nil:
+		return nil, "", err
+	case a.Error != nil && (a.Error.Code == "nosuchrevid" || a.Error.Code == "missingtitle"):
+		m.env.Log.Debug("mediawiki connector: the page's revision is gone; skipped", "page", p.Title, "code", a.Error.Code)
+		return nil, "", nil
+	case a.Error != nil:
+		return nil, fmt.Sprintf("the wiki did not render the page: %s: %s", a.Error.Code, a.Error.Info), nil
+	case a.Parse == nil || a.Parse.Text == nil:
+		return nil, "the wiki gave no rendered text for the page (its answer was cut at its $wgAPIMaxResultSize)", nil
+	}
+	lead, sections, err := wikiHTMLSections(strings.NewReader(*a.Parse.Text))
+	if err != nil {
+		return nil, "its rendered text: " + err.Error(), nil
+	}
 	var ss []quarry.Section
 	for _, s := range sections {
-		link := p.FullURL + "#" + strings.ReplaceAll(s.heading, " ", "_")
+		link := p.FullURL + "#" + (&url.URL{Fragment: s.anchor}).EscapedFragment()
 		ss = append(ss, quarry.Section{Text: s.text, Link: &link})
 	}
 	link := p.FullURL
@@ -326,82 +394,83 @@ func (m *MediaWiki) document(p *wikiPage) *quarry.Document {
 		Title:              &title,
 		Metadata:           map[string]any{"categories": cats},
 		DocUpdatedAt:       &updated,
-	}
+	}, "", nil
 }
 
-// wikiSection is a part of a page's wikitext from one heading to the
+// wikiSection is a part of a page's rendered text from one heading to the
 // next.
 type wikiSection struct {
-	heading string // The heading's text.
-	text    string // The heading's line and what follows it.
+	anchor string // The heading's anchor: its link's fragment.
+	text   string // The heading's line and what follows it.
 }
 
-// wikiHeading is a heading's line: one to six equals signs on each side.
-var wikiHeading = regexp.MustCompile(`^(={1,6})(.+?)(={1,6})[ \t]*$`)
-
-// wikiSections splits wikitext at its headings, as pywikibot's
-// textlib.extract_sections: the text before the first heading (lead),
-// and each heading with the text up to the next. Headings inside
-// comments, <nowiki> and <pre> are text.
-func wikiSections(text string) (lead string, sections []wikiSection) {
-	var cur *wikiSection
-	var b strings.Builder
-	flush := func() {
-		if cur == nil {
-			lead = b.String()
-		} else {
-			cur.text = b.String()
-			sections = append(sections, *cur)
-		}
-		b.Reset()
+// wikiHTMLSections reads a page's rendered HTML (the parse API's text)
+// as the web connector reads a page, the wiki's chrome dropped (see
+// wikiChrome): the text before the first heading (lead), and each heading
+// (h1 to h6) with the text up to the next, as Onyx's sections of
+// wikitext.
+func wikiHTMLSections(r io.Reader) (lead string, sections []wikiSection, err error) {
+	doc, err := html.Parse(r)
+	if err != nil {
+		return "", nil, err
 	}
-	inside := "" // The closing tag of the comment or block the line is in.
-	for line := range strings.SplitAfterSeq(text, "\n") {
-		if inside == "" {
-			trimmed := strings.TrimRight(line, "\r\n")
-			if m := wikiHeading.FindStringSubmatch(trimmed); m != nil {
-				n := min(len(m[1]), len(m[3]))
-				heading := strings.TrimSpace(m[1][n:] + m[2] + m[3][n:])
-				if heading != "" {
-					flush()
-					cur = &wikiSection{heading: heading}
-				}
-			}
+	var leadText strings.Builder
+	var texts []*strings.Builder
+	w := htmlText{to: &leadText, drop: wikiChrome}
+	w.visit = func(n *html.Node, keep bool) {
+		if !keep || n.Namespace != "" || !wikiHeadings[n.DataAtom] {
+			return
 		}
-		b.WriteString(line)
-		inside = wikiOpenBlock(line, inside)
+		texts = append(texts, &strings.Builder{})
+		sections = append(sections, wikiSection{anchor: wikiAnchor(n)})
+		w.to = texts[len(texts)-1]
 	}
-	flush()
-	return lead, sections
+	w.walk(doc, true, false)
+	for i := range sections {
+		sections[i].text = textLines(texts[i].String())
+		if sections[i].anchor == "" { // The heading's text, as MediaWiki makes anchors.
+			heading, _, _ := strings.Cut(sections[i].text, "\n")
+			sections[i].anchor = strings.ReplaceAll(heading, " ", "_")
+		}
+	}
+	return textLines(leadText.String()), sections, nil
 }
 
-// wikiBlocks are the comments and tags whose content has no headings.
-var wikiBlocks = []struct{ open, close string }{{"<!--", "-->"}, {"<nowiki>", "</nowiki>"}, {"<pre>", "</pre>"}, {"<pre ", "</pre>"}}
+// wikiHeadings are the elements that start a section.
+var wikiHeadings = map[atom.Atom]bool{atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true}
 
-// wikiOpenBlock returns the closing tag of the comment or block still open
-// at the end of line, inside being the one open at its start ("" when
-// none).
-func wikiOpenBlock(line, inside string) string {
-	lower := strings.ToLower(line)
-	for {
-		if inside != "" {
-			i := strings.Index(lower, inside)
-			if i < 0 {
-				return inside
-			}
-			lower, inside = lower[i+len(inside):], ""
-		}
-		first, end := -1, ""
-		for _, b := range wikiBlocks {
-			if i := strings.Index(lower, b.open); i >= 0 && (first < 0 || i < first) {
-				first, end = i, b.close
-			}
-		}
-		if first < 0 {
-			return ""
-		}
-		lower, inside = lower[first:], end
+// wikiChrome reports whether an element of a page's rendered HTML is the
+// wiki's rather than the page's: a section's edit link
+// (.mw-editsection), the table of contents (#toc, .toc), a link to skip
+// to the navigation (.mw-jump-link), a footnote's marker ([1],
+// .reference; the notes themselves are text).
+func wikiChrome(n *html.Node) bool {
+	if id, _ := attr(n, "id"); id == "toc" {
+		return true
 	}
+	class, _ := attr(n, "class")
+	for c := range strings.FieldsSeq(class) {
+		switch c {
+		case "mw-editsection", "toc", "mw-jump-link", "reference":
+			return true
+		}
+	}
+	return false
+}
+
+// wikiAnchor is the anchor of heading h: its id (MediaWiki 1.43 and
+// later), else the id of its span.mw-headline (before), else "".
+func wikiAnchor(h *html.Node) string {
+	if id, _ := attr(h, "id"); id != "" {
+		return id
+	}
+	for c := h.FirstChild; c != nil; c = c.NextSibling {
+		if class, _ := attr(c, "class"); c.Type == html.ElementNode && hasToken(class, "mw-headline") {
+			id, _ := attr(c, "id")
+			return id
+		}
+	}
+	return ""
 }
 
 // pageIDs returns the ids of the pages a run reads: the listed pages the
@@ -521,19 +590,18 @@ func wikiTitleKey(t string) string {
 }
 
 // pages returns what the wiki has of the pages of ids: their URLs and
-// latest revision's time, and when content their latest revision's
-// content and their categories too.
-func (m *MediaWiki) pages(ctx context.Context, ids []int64, content bool) ([]*wikiPage, error) {
+// latest revision's time, and when categories their latest revision's id
+// and their categories too.
+func (m *MediaWiki) pages(ctx context.Context, ids []int64, categories bool) ([]*wikiPage, error) {
 	s := make([]string, len(ids))
 	for i, id := range ids {
 		s[i] = strconv.FormatInt(id, 10)
 	}
 	q := url.Values{"pageids": {strings.Join(s, "|")}, "prop": {"info|revisions"}, "inprop": {"url"}, "rvprop": {"timestamp"}}
-	if content {
+	if categories {
 		q.Set("prop", "info|revisions|categories")
 		q.Set("cllimit", "max")
-		q.Set("rvprop", "timestamp|content")
-		q.Set("rvslots", "main")
+		q.Set("rvprop", "ids|timestamp")
 	}
 	byID := map[int64]*wikiPage{}
 	err := m.query(ctx, q, func(a *wikiAnswer) error {
@@ -573,11 +641,11 @@ func (m *MediaWiki) query(ctx context.Context, q url.Values, each func(*wikiAnsw
 			v.Set(k, fmt.Sprint(c))
 		}
 		var a wikiAnswer
-		if err := m.get(ctx, v, &a); err != nil {
+		if err := m.get(ctx, v, wikiAnswerMaxBytes, &a); err != nil {
 			return err
 		}
 		if a.Error != nil {
-			return fmt.Errorf("the wiki's API at %s answered %s: %s", m.api.Redacted(), a.Error.Code, a.Error.Info)
+			return m.apiError(a.Error.Code, a.Error.Info)
 		}
 		if err := each(&a); err != nil {
 			return err
@@ -590,8 +658,9 @@ func (m *MediaWiki) query(ctx context.Context, q url.Values, each func(*wikiAnsw
 	return fmt.Errorf("the wiki's API at %s continued a query more than %d times", m.api.Redacted(), wikiMaxContinues)
 }
 
-// get sends a GET of the API with q and decodes its JSON answer into out.
-func (m *MediaWiki) get(parent context.Context, q url.Values, out any) error {
+// get sends a GET of the API with q and decodes its JSON answer, of at
+// most limit bytes, into out.
+func (m *MediaWiki) get(parent context.Context, q url.Values, limit int64, out any) error {
 	u := *m.api
 	u.RawQuery = q.Encode()
 	resp, cancel, err := m.request(parent, &u, "application/json")
@@ -600,17 +669,37 @@ func (m *MediaWiki) get(parent context.Context, q url.Values, out any) error {
 	}
 	defer cancel()
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return &CredentialError{Reason: fmt.Sprintf("the wiki's API at %s answered %s: it lets no one read without signing in, "+
+			"and the MediaWiki connector does not sign in", m.api.Redacted(), resp.Status)}
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("the wiki's API at %s answered %s", m.api.Redacted(), resp.Status)
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, wikiAnswerMaxSize))
+	tooLarge := &limitError{what: "an answer of the wiki's API at " + m.api.Redacted(), limit: limit}
+	dec := json.NewDecoder(newBoundedReader(resp.Body, limit, tooLarge))
 	if err := dec.Decode(out); err != nil {
 		if parent.Err() != nil {
 			return parent.Err()
 		}
+		if err == tooLarge {
+			return err
+		}
 		return fmt.Errorf("the wiki's API at %s did not answer JSON: %w", m.api.Redacted(), err)
 	}
 	return nil
+}
+
+// apiError is the error of an answer of the API that holds one: a wiki
+// that lets no one read without signing in (readapidenied) refused the
+// connector's access, a *CredentialError, not tried again within the
+// attempt.
+func (m *MediaWiki) apiError(code, info string) error {
+	if code == "readapidenied" {
+		return &CredentialError{Reason: fmt.Sprintf("the wiki's API at %s answered %s: %s; the MediaWiki connector reads public wikis only, "+
+			"without signing in", m.api.Redacted(), code, info)}
+	}
+	return fmt.Errorf("the wiki's API at %s answered %s: %s", m.api.Redacted(), code, info)
 }
 
 // request sends a GET of u.
@@ -655,11 +744,17 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		}
 		defer cancel()
 		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized {
+			return &CredentialError{Reason: fmt.Sprintf("the wiki at %s answered %s: it lets no one read without signing in, "+
+				"and the MediaWiki connector does not sign in", m.start.Redacted(), resp.Status)}
+		}
 		if resp.StatusCode/100 != 2 {
 			return fmt.Errorf("the wiki at %s answered %s", m.start.Redacted(), resp.Status)
 		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, wikiPageMaxBytes))
-		if err != nil {
+		// Only the start of a large page is read: the link is in its head.
+		tooLarge := &limitError{what: "the page", limit: wikiPageMaxBytes}
+		b, err := io.ReadAll(newBoundedReader(resp.Body, wikiPageMaxBytes, tooLarge))
+		if err != nil && err != tooLarge {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -667,7 +762,11 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		}
 		match := wikiEditURI.FindSubmatch(b)
 		if match == nil {
-			return fmt.Errorf("%s is not a page of a MediaWiki: it has no EditURI link to the API", m.start.Redacted())
+			where := ""
+			if err == tooLarge {
+				where = " in its first " + byteSize(wikiPageMaxBytes)
+			}
+			return fmt.Errorf("%s is not a page of a MediaWiki: it has no EditURI link to the API%s", m.start.Redacted(), where)
 		}
 		href := strings.ReplaceAll(string(match[1]), "&amp;", "&")
 		l, err := resp.Request.URL.Parse(href)
@@ -682,6 +781,7 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 	// connector is to the wiki (an anonymous user).
 	var a struct {
 		Error *struct {
+			Code string `json:"code"`
 			Info string `json:"info"`
 		} `json:"error"`
 		Query *struct {
@@ -690,11 +790,11 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 			} `json:"userinfo"`
 		} `json:"query"`
 	}
-	if err := m.get(ctx, url.Values{"action": {"query"}, "meta": {"userinfo"}, "format": {"json"}, "formatversion": {"2"}}, &a); err != nil {
+	if err := m.get(ctx, url.Values{"action": {"query"}, "meta": {"userinfo"}, "format": {"json"}, "formatversion": {"2"}}, wikiAnswerMaxBytes, &a); err != nil {
 		return err
 	}
 	if a.Error != nil {
-		return fmt.Errorf("the wiki's API at %s refused: %s", m.api.Redacted(), a.Error.Info)
+		return m.apiError(a.Error.Code, a.Error.Info)
 	}
 	if a.Query == nil || a.Query.UserInfo == nil {
 		return fmt.Errorf("%s is not the API of a MediaWiki", m.api.Redacted())

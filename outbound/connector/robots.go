@@ -20,12 +20,19 @@ type robotsRule struct {
 	pattern string // A path pattern: * matches any run of characters, a final $ the end.
 }
 
-// robotsMaxBytes is what is read of a robots.txt: RFC 9309 asks for at
-// least 500 KiB.
+// robotsMaxBytes bounds what is read of a robots.txt: RFC 9309 asks
+// crawlers to read at least 500 KiB and lets them ignore what follows, so
+// a larger robots.txt is read up to the limit (and the run goes on); the
+// robots.txt files of the largest sites are tens of kilobytes.
 const robotsMaxBytes = 512 << 10
 
-// parseRobots reads the rules of robots.txt r for the user agent whose
-// product token is agent (say, "Quarry-Web-Connector").
+// errRobotsTooLarge ends the read of a robots.txt over robotsMaxBytes.
+var errRobotsTooLarge = &limitError{what: "robots.txt", limit: robotsMaxBytes}
+
+// parseRobots reads the rules of robots.txt r, of at most robotsMaxBytes,
+// for the user agent whose product token is agent (say,
+// "Quarry-Web-Connector"). A read error ends the rules where it
+// happens.
 func parseRobots(r io.Reader, agent string) *robots {
 	agent = strings.ToLower(agent)
 	type group struct {
@@ -35,7 +42,7 @@ func parseRobots(r io.Reader, agent string) *robots {
 	var groups []*group
 	var cur *group
 	inAgents := false // The previous line was a user-agent line.
-	sc := bufio.NewScanner(io.LimitReader(r, robotsMaxBytes))
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), robotsMaxBytes)
 	for sc.Scan() {
 		line, _, _ := strings.Cut(sc.Text(), "#")

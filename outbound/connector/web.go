@@ -3,6 +3,7 @@ package connector
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -29,11 +30,27 @@ const WebUserAgent = "Quarry-Web-Connector/1"
 const (
 	webDefaultMaxPages = 10000                  // max_pages when not set.
 	webDefaultDelay    = 500 * time.Millisecond // request_delay_ms when not set.
-	webPageMaxBytes    = 5 << 20                // What is read of a page: a larger one is a failure.
-	webSitemapMaxBytes = 50 << 20               // What is read of a sitemap (the sitemaps protocol's limit).
 	webTimeout         = 30 * time.Second       // Each request, Onyx's page time-out.
 	webSitemapDepth    = 2                      // Sitemap indexes are followed this deep.
 )
+
+// Limits of what the web connector reads of a server. The headers of
+// every answer are bounded by the egress guard's HTTP client
+// (toolrun.MaxResponseHeaderBytes).
+const (
+	// webPageMaxBytes bounds what is read of a page: a larger one is an
+	// error of that page. A page of text is tens of kilobytes and the
+	// largest HTML pages of the web (long articles, tables) a few
+	// megabytes; what is kept of one is at most a document's 512 KiB.
+	webPageMaxBytes = 5 << 20
+	// webSitemapMaxBytes bounds what is read of a sitemap: the sitemaps
+	// protocol's own limit on one (50 MiB uncompressed, 50,000 URLs). A
+	// larger one fails the run.
+	webSitemapMaxBytes = 50 << 20
+)
+
+// errPageTooLarge is the error of a page over webPageMaxBytes.
+var errPageTooLarge = &limitError{what: "the page", limit: webPageMaxBytes}
 
 // The kinds of a web connector (web_connector_type).
 const (
@@ -49,8 +66,12 @@ const (
 // (base_url alone) or sitemap (the pages a sitemap lists: base_url when
 // it ends in .xml, else base_url's sitemap.xml). Only the pages of
 // base_url's site (scheme and host) are fetched, robots.txt permitting,
-// with a pause between requests, and at most max_pages of them; only
-// HTML pages are kept.
+// with a pause between requests, and at most max_pages of them. HTML
+// pages and images are kept, as Onyx's browser shows them: a page whose
+// title and text the run already kept is left out (Onyx's content hash,
+// so that / and /index.html are one document), and an image is a
+// document titled as a browser titles it ("logo.png (120×40)"), with no
+// text.
 //
 // A crawl is one step (a Loader): a checkpoint that resumed it would
 // have to hold its queue and the set of pages seen, up to max_pages URLs
@@ -224,8 +245,26 @@ func (w *Web) ListIDs(ctx context.Context, ids func(ctx context.Context, batch [
 
 // webFetch is what one request fetched.
 type webFetch struct {
-	final *url.URL // The URL after redirects.
-	page  *webPage // nil when the page is not HTML.
+	final *url.URL  // The URL after redirects.
+	page  *webPage  // nil when the page is not HTML.
+	image *webImage // nil when it is not an image.
+}
+
+// title is the title of what was fetched: the HTML page's, or the one a
+// browser gives an image.
+func (f *webFetch) title() string {
+	if f.image != nil {
+		return f.image.title(f.final)
+	}
+	return f.page.Title
+}
+
+// text is the text of what was fetched: an image has none.
+func (f *webFetch) text() string {
+	if f.image != nil {
+		return ""
+	}
+	return f.page.Text
 }
 
 // pageError is why one page was not read: a per-document failure unless
@@ -234,13 +273,18 @@ type pageError struct {
 	msg     string
 	skipped bool // Not a failure: off the site, or robots.txt disallowed the redirect's target.
 	gone    bool // The server says the page is no more (404, 410).
+	denied  bool // The server wants credentials (401), which the web connector does not send.
 }
 
 func (e *pageError) Error() string { return e.msg }
 
-// crawl fetches the pages of the run in order, breadth first, giving each
-// HTML page's document to doc; a page that fails is a failure sent to
-// fails; without fails (a listing for a prune), a page the server says is
+// crawl fetches the pages of the run in order, breadth first, giving the
+// document of each HTML page and image to doc, but those whose title and
+// text a document of the run already had (Onyx's content hash); a page
+// that fails is a failure sent to fails. Without fails (a listing for a
+// prune), every page is given, as Onyx's slim crawl lists every page it
+// loads (a page left out of the listing would lose its document), and a
+// page the server says is
 // gone (404, 410) is left out, and any other failure fails the listing, so
 // that a page the site could not serve for a moment (a time-out, a 503) is
 // not taken for deleted, with the pages only it links to. The base URL
@@ -255,9 +299,10 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 	w.rules = rules
 	maxPages := *w.cfg.MaxPages
 	var queue []*url.URL
-	seen := map[string]bool{}    // Normalized URLs queued or fetched, and ids emitted.
-	emitted := map[string]bool{} // Ids of the documents emitted.
-	first := true                // No request yet (robots.txt aside).
+	seen := map[string]bool{}       // Normalized URLs queued or fetched, and ids emitted.
+	emitted := map[string]bool{}    // Ids of the documents emitted.
+	contents := map[[32]byte]bool{} // Hashes of the titles and texts of the documents emitted, when indexing.
+	first := true                   // No request yet (robots.txt aside).
 	enqueue := func(u *url.URL) {
 		k := normalizeURL(u)
 		if seen[k] || len(seen) >= 2*maxPages || len(queue) >= maxPages {
@@ -303,6 +348,8 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 		var pe *pageError
 		switch {
 		case err == nil:
+		case errors.As(err, &pe) && isBase && pe.denied:
+			return &CredentialError{Reason: fmt.Sprintf("the base URL %s: %s; the web connector reads public pages only", u.Redacted(), pe.msg)}
 		case errors.As(err, &pe) && isBase:
 			return fmt.Errorf("the base URL %s: %s", u.Redacted(), pe.msg)
 		case errors.As(err, &pe) && pe.skipped:
@@ -327,30 +374,24 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 			return err
 		}
 		seen[normalizeURL(f.final)] = true
-		if f.page == nil {
-			w.env.Log.Debug("web connector: not an HTML page, skipped", "url", u.Redacted())
+		if f.page == nil && f.image == nil {
+			w.env.Log.Debug("web connector: neither an HTML page nor an image, skipped", "url", u.Redacted())
 			continue
 		}
-		base := f.final
-		if f.page.Base != "" {
-			if b := resolveLink(f.final, f.page.Base); b != nil {
-				base = b
-			}
-		}
 		id := normalizeURL(f.final)
-		if c := resolveLink(base, f.page.Canonical); c != nil && w.sameSite(c) {
-			id = normalizeURL(c)
-			seen[id] = true
-		}
-		if w.cfg.Type == webRecursive {
-			for _, href := range f.page.Links {
-				if l := resolveLink(base, href); l != nil && w.underBase(l) {
-					enqueue(l)
-				}
-			}
+		if f.page != nil {
+			id = w.readLinks(f, id, seen, enqueue)
 		}
 		if emitted[id] {
 			continue
+		}
+		if fails != nil {
+			k := sha256.Sum256([]byte(f.title() + "\x00" + f.text()))
+			if contents[k] {
+				w.env.Log.Debug("web connector: the title and text of a page already read, skipped", "url", u.Redacted())
+				continue
+			}
+			contents[k] = true
 		}
 		emitted[id] = true
 		if err := doc(ctx, w.document(id, f)); err != nil {
@@ -366,17 +407,41 @@ func (w *Web) crawl(ctx context.Context, doc func(context.Context, *quarry.Docum
 	return nil
 }
 
-// document is the document of a page fetched.
+// readLinks reads the HTML page f, whose URL is id: it queues its links
+// with enqueue (in a recursive crawl) and returns its id, its canonical
+// URL when that is on the site (marked seen).
+func (w *Web) readLinks(f *webFetch, id string, seen map[string]bool, enqueue func(*url.URL)) string {
+	base := f.final
+	if f.page.Base != "" {
+		if b := resolveLink(f.final, f.page.Base); b != nil {
+			base = b
+		}
+	}
+	if c := resolveLink(base, f.page.Canonical); c != nil && w.sameSite(c) {
+		id = normalizeURL(c)
+		seen[id] = true
+	}
+	if w.cfg.Type == webRecursive {
+		for _, href := range f.page.Links {
+			if l := resolveLink(base, href); l != nil && w.underBase(l) {
+				enqueue(l)
+			}
+		}
+	}
+	return id
+}
+
+// document is the document of a page or an image fetched.
 func (w *Web) document(id string, f *webFetch) *quarry.Document {
 	link := f.final.String()
 	d := &quarry.Document{
 		ID:                 id,
-		Sections:           []quarry.Section{{Text: f.page.Text, Link: &link}},
+		Sections:           []quarry.Section{{Text: f.text(), Link: &link}},
 		Source:             WebSource,
 		SemanticIdentifier: id,
 		Metadata:           map[string]any{},
 	}
-	if t := f.page.Title; t != "" {
+	if t := f.title(); t != "" {
 		d.Title, d.SemanticIdentifier = &t, t
 	}
 	return d
@@ -446,23 +511,30 @@ func (w *Web) fetch(ctx context.Context, u *url.URL) (*webFetch, error) {
 	f := &webFetch{final: resp.Request.URL}
 	if resp.StatusCode/100 != 2 {
 		gone := resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone
-		return nil, &pageError{msg: "the server answered " + resp.Status, gone: gone}
+		return nil, &pageError{msg: "the server answered " + resp.Status, gone: gone, denied: resp.StatusCode == http.StatusUnauthorized}
 	}
 	ct := resp.Header.Get("Content-Type")
+	if webImageType(ct) {
+		f.image = readImageSize(io.LimitReader(resp.Body, webPageMaxBytes))
+		return f, nil
+	}
 	if ct != "" && !webHTML(ct) {
 		return f, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, webPageMaxBytes+1))
+	b, err := io.ReadAll(newBoundedReader(resp.Body, webPageMaxBytes, errPageTooLarge))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if err == errPageTooLarge {
+			return nil, &pageError{msg: err.Error()}
+		}
 		return nil, &pageError{msg: "reading the page failed: " + err.Error()}
 	}
-	if len(b) > webPageMaxBytes {
-		return nil, &pageError{msg: fmt.Sprintf("the page is larger than %d MiB", webPageMaxBytes>>20)}
-	}
-	if ct == "" && !webHTML(http.DetectContentType(b)) {
+	if sniffed := http.DetectContentType(b); ct == "" && webImageType(sniffed) {
+		f.image = readImageSize(bytes.NewReader(b)) // No Content-Type, and the bytes are an image's.
+		return f, nil
+	} else if ct == "" && !webHTML(sniffed) {
 		return f, nil // No Content-Type, and the bytes do not look like HTML.
 	}
 	if f.page, err = readHTML(bytes.NewReader(b)); err != nil {
@@ -497,7 +569,13 @@ func (w *Web) robots(ctx context.Context) (*robots, error) {
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode/100 == 2:
-		return parseRobots(resp.Body, strings.Split(WebUserAgent, "/")[0]), nil
+		body := newBoundedReader(resp.Body, robotsMaxBytes, errRobotsTooLarge)
+		rules := parseRobots(body, strings.Split(WebUserAgent, "/")[0])
+		if body.left < 0 {
+			w.env.Log.Warn("web connector: robots.txt is larger than the connector reads; the rules past the limit are not read, as RFC 9309 allows",
+				"site", w.base.Host, "limit_bytes", robotsMaxBytes)
+		}
+		return rules, nil
 	case resp.StatusCode >= 500:
 		return nil, fmt.Errorf("the site %s answered %s for robots.txt", w.base.Host, resp.Status)
 	default:
@@ -525,6 +603,9 @@ func (w *Web) sitemap(ctx context.Context, rules *robots) ([]*url.URL, error) {
 		}
 		defer cancel()
 		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized {
+			return &CredentialError{Reason: fmt.Sprintf("the sitemap %s: the server answered %s; the web connector reads public pages only", u.Redacted(), resp.Status)}
+		}
 		if resp.StatusCode/100 != 2 {
 			return fmt.Errorf("the sitemap %s: the server answered %s", u.Redacted(), resp.Status)
 		}
@@ -532,7 +613,14 @@ func (w *Web) sitemap(ctx context.Context, rules *robots) ([]*url.URL, error) {
 			URLs     []string `xml:"url>loc"`
 			Sitemaps []string `xml:"sitemap>loc"`
 		}
-		if err := xml.NewDecoder(io.LimitReader(resp.Body, webSitemapMaxBytes)).Decode(&doc); err != nil {
+		tooLarge := &limitError{what: "the sitemap " + u.Redacted(), limit: webSitemapMaxBytes}
+		if err := xml.NewDecoder(newBoundedReader(resp.Body, webSitemapMaxBytes, tooLarge)).Decode(&doc); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err == tooLarge {
+				return err
+			}
 			return fmt.Errorf("the sitemap %s is not a sitemap: %w", u.Redacted(), err)
 		}
 		for _, loc := range doc.URLs {

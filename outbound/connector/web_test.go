@@ -1,9 +1,15 @@
 package connector
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -386,8 +393,52 @@ func TestWebPageTooLarge(t *testing.T) {
 	if _, err := c.Step(context.Background(), Window{}, c.FirstCheckpoint(), rec); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the page is larger than 5 MiB" {
+	if len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the page is larger than 5 MiB, the most the connector reads" {
 		t.Errorf("%d documents, failures %+v; want Home and the big page's failure", len(rec.docs), rec.failures)
+	}
+}
+
+// A base URL that wants credentials (401) refused the connector's access
+// (issue 39): a *CredentialError, asked for once, not retried; a page
+// other than the base URL that answers 401 is that page's failure.
+func TestWebBaseURLUnauthorized(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		requests.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/":
+			io.WriteString(w, `<title>Open</title><a href="/closed">closed</a>`)
+		default:
+			w.Header().Set("WWW-Authenticate", `Basic realm="intranet"`)
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	run := func(base string) (*recorder, error) {
+		c, err := NewWeb(json.RawMessage(`{"base_url":"`+base+`","request_delay_ms":0}`), nil, &Env{HTTP: srv.Client(), Log: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{}
+		_, err = c.Step(context.Background(), Window{}, c.FirstCheckpoint(), rec)
+		return rec, err
+	}
+	_, err := run(srv.URL + "/closed")
+	var refused *CredentialError
+	if want := "the base URL " + srv.URL + "/closed: the server answered 401 Unauthorized; the web connector reads public pages only"; !errors.As(err, &refused) || refused.Reason != want {
+		t.Errorf("a base URL that answers 401: %#v, want a CredentialError: %s", err, want)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests of the base URL, want 1", n)
+	}
+	rec, err := run(srv.URL + "/")
+	if err != nil || len(rec.docs) != 1 || len(rec.failures) != 1 || rec.failures[0].FailureMessage != "the server answered 401 Unauthorized" {
+		t.Errorf("a page that answers 401: %v, %d documents, failures %+v", err, len(rec.docs), rec.failures)
 	}
 }
 
@@ -495,5 +546,95 @@ func TestWebListIDsFailure(t *testing.T) {
 	status = http.StatusNotFound
 	if ids, err := list(); err != nil || !slices.Equal(ids, []string{"/site"}) {
 		t.Errorf("with a 404: %q, %v; want [/site]", ids, err)
+	}
+}
+
+// TestWebDuplicatesAndImages: as Onyx's browser crawl, a page whose title
+// and text a page already read had is not a document (the second of two
+// copies, and / against /index.html), while a listing for a prune lists
+// it; an image a page links to is a document titled as Chromium titles it
+// (checked against Chromium's --dump-dom: "1.jpg (825×550)"), with an
+// empty text: its size when Quarry reads its format, its name alone when
+// not, and no title when it is damaged; a second image of the same name
+// and size (in another directory) has the same title and text, and is not
+// one. A text file is not a document.
+func TestWebDuplicatesAndImages(t *testing.T) {
+	img := func(enc func(io.Writer, image.Image) error, w, h int) []byte {
+		var b bytes.Buffer
+		if err := enc(&b, image.NewRGBA(image.Rect(0, 0, w, h))); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	jpg := func(w io.Writer, m image.Image) error { return jpeg.Encode(w, m, nil) }
+	gf := func(w io.Writer, m image.Image) error { return gif.Encode(w, m, nil) }
+	home := `<title>Home</title><nav><a href="/index.html">i</a><a href="/copy">c</a><a href="/other">o</a>` +
+		`<a href="/img/a.png">a</a><a href="/img/b%20c.jpg">b</a><a href="/img/d.gif">d</a><a href="/img/e.webp">e</a>` +
+		`<a href="/img/broken.png">f</a><a href="/img/raw">g</a><a href="/notes.txt">t</a><a href="/img2/a.png">s</a></nav><p>Welcome</p>`
+	site := map[string][2]string{ // Path: Content-Type and body.
+		"/":               {"text/html", home},
+		"/index.html":     {"text/html", home},
+		"/copy":           {"text/html; charset=utf-8", `<html><head><title>Home</title></head><body><p>Welcome</p></body></html>`},
+		"/other":          {"text/html", `<title>Home</title><p>Another text</p>`},
+		"/img/a.png":      {"image/png", string(img(png.Encode, 120, 40))},
+		"/img/b c.jpg":    {"image/jpeg", string(img(jpg, 825, 550))},
+		"/img/d.gif":      {"image/gif", string(img(gf, 3, 2))},
+		"/img/e.webp":     {"image/webp", "RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x00\x00\x00"},
+		"/img/broken.png": {"image/png", "\x89PNG\r\n\x1a\nnot a png"},
+		"/img/raw":        {"", string(img(png.Encode, 7, 9))},
+		"/img2/a.png":     {"image/png", string(img(png.Encode, 120, 40))},
+		"/notes.txt":      {"text/plain", "some notes"},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, ok := site[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header()["Content-Type"] = nil
+		if page[0] != "" {
+			w.Header().Set("Content-Type", page[0])
+		}
+		io.WriteString(w, page[1])
+	}))
+	defer srv.Close()
+	c, err := NewWeb(json.RawMessage(`{"base_url":"`+srv.URL+`/","request_delay_ms":0}`), nil, &Env{HTTP: srv.Client(), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if _, err := c.Step(context.Background(), Window{}, c.FirstCheckpoint(), rec); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range rec.docs {
+		b, _ := json.Marshal(d.Sections)
+		got = append(got, strings.TrimPrefix(d.ID, srv.URL)+" | "+d.SemanticIdentifier+" | "+strings.ReplaceAll(string(b), srv.URL, ""))
+	}
+	u := srv.URL
+	want := []string{
+		`/ | Home | [{"text":"Welcome","link":"/"}]`,
+		`/other | Home | [{"text":"Another text","link":"/other"}]`,
+		`/img/a.png | a.png (120×40) | [{"text":"","link":"/img/a.png"}]`,
+		`/img/b%20c.jpg | b c.jpg (825×550) | [{"text":"","link":"/img/b%20c.jpg"}]`,
+		`/img/d.gif | d.gif (3×2) | [{"text":"","link":"/img/d.gif"}]`,
+		`/img/e.webp | e.webp | [{"text":"","link":"/img/e.webp"}]`,
+		`/img/broken.png | ` + u + `/img/broken.png | [{"text":"","link":"/img/broken.png"}]`,
+		`/img/raw | raw (7×9) | [{"text":"","link":"/img/raw"}]`,
+	}
+	if !slices.Equal(got, want) || len(rec.failures) != 0 {
+		t.Errorf("documents\n%s\nwant\n%s\nfailures %+v", strings.Join(got, "\n"), strings.Join(want, "\n"), rec.failures)
+	}
+	var ids []string
+	err = c.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+		for _, id := range batch {
+			ids = append(ids, strings.TrimPrefix(id, srv.URL))
+		}
+		return nil
+	})
+	wantIDs := []string{"/", "/index.html", "/copy", "/other", "/img/a.png", "/img/b%20c.jpg", "/img/d.gif", "/img/e.webp",
+		"/img/broken.png", "/img/raw", "/img2/a.png"}
+	if err != nil || !slices.Equal(ids, wantIDs) {
+		t.Errorf("ListIDs: %q, %v; want %q", ids, err, wantIDs)
 	}
 }

@@ -46,71 +46,97 @@ func readHTML(r io.Reader) (*webPage, error) {
 	p := &webPage{}
 	var text strings.Builder
 	var h1 string
-	var walk func(n *html.Node, keep, pre bool)
-	walk = func(n *html.Node, keep, pre bool) {
-		if n.Type == html.ElementNode {
-			switch n.DataAtom {
-			case atom.A:
-				if href, ok := attr(n, "href"); ok {
-					p.Links = append(p.Links, href)
-				}
-			case atom.Link:
-				if rel, _ := attr(n, "rel"); p.Canonical == "" && hasToken(rel, "canonical") {
-					p.Canonical, _ = attr(n, "href")
-				}
-			case atom.Base:
-				if p.Base == "" {
-					p.Base, _ = attr(n, "href")
-				}
-			case atom.Title:
-				if p.Title == "" && n.Namespace == "" { // Not an <svg>'s <title>.
-					p.Title = collapse(innerText(n))
-				}
-			case atom.H1:
-				if h1 == "" {
-					h1 = collapse(innerText(n))
-				}
+	w := htmlText{to: &text, visit: func(n *html.Node, _ bool) {
+		switch n.DataAtom {
+		case atom.A:
+			if href, ok := attr(n, "href"); ok {
+				p.Links = append(p.Links, href)
 			}
-			if webDropped[n.DataAtom] {
-				keep = false
+		case atom.Link:
+			if rel, _ := attr(n, "rel"); p.Canonical == "" && hasToken(rel, "canonical") {
+				p.Canonical, _ = attr(n, "href")
+			}
+		case atom.Base:
+			if p.Base == "" {
+				p.Base, _ = attr(n, "href")
+			}
+		case atom.Title:
+			if p.Title == "" && n.Namespace == "" { // Not an <svg>'s <title>.
+				p.Title = collapse(innerText(n))
+			}
+		case atom.H1:
+			if h1 == "" {
+				h1 = collapse(innerText(n))
 			}
 		}
-		if keep && n.Type == html.TextNode {
-			if pre {
-				text.WriteString(n.Data) // Its lines are lines.
-			} else {
-				text.WriteString(strings.Map(func(r rune) rune {
-					if r == '\n' || r == '\r' {
-						return ' '
-					}
-					return r
-				}, n.Data))
-			}
-		}
-		pre = pre || (n.Type == html.ElementNode && (n.DataAtom == atom.Pre || n.DataAtom == atom.Textarea))
-		block := keep && n.Type == html.ElementNode && webBlocks[n.DataAtom]
-		if block {
-			text.WriteByte('\n')
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c, keep, pre)
-		}
-		if block {
-			text.WriteByte('\n')
-		}
-	}
-	walk(doc, true, false)
+	}}
+	w.walk(doc, true, false)
 	if p.Title == "" {
 		p.Title = h1
 	}
+	p.Text = textLines(text.String())
+	return p, nil
+}
+
+// htmlText writes the text of an HTML tree as the web connector keeps a
+// page's: the text of every element but those of webDropped (and those
+// drop reports), a line break around each block. A walk may change where
+// the text goes (to) as it meets elements.
+type htmlText struct {
+	to *strings.Builder
+	// drop, if set, reports the elements whose text is not content,
+	// besides webDropped.
+	drop func(n *html.Node) bool
+	// visit, if set, is called at each element before its content;
+	// keep tells whether its text is kept.
+	visit func(n *html.Node, keep bool)
+}
+
+// walk writes the text of n (kept when keep; pre when inside <pre>).
+func (w *htmlText) walk(n *html.Node, keep, pre bool) {
+	if n.Type == html.ElementNode {
+		if webDropped[n.DataAtom] || w.drop != nil && w.drop(n) {
+			keep = false
+		}
+		if w.visit != nil {
+			w.visit(n, keep)
+		}
+	}
+	if keep && n.Type == html.TextNode {
+		if pre {
+			w.to.WriteString(n.Data) // Its lines are lines.
+		} else {
+			w.to.WriteString(strings.Map(func(r rune) rune {
+				if r == '\n' || r == '\r' {
+					return ' '
+				}
+				return r
+			}, n.Data))
+		}
+	}
+	pre = pre || (n.Type == html.ElementNode && (n.DataAtom == atom.Pre || n.DataAtom == atom.Textarea))
+	block := keep && n.Type == html.ElementNode && webBlocks[n.DataAtom]
+	if block {
+		w.to.WriteByte('\n')
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		w.walk(c, keep, pre)
+	}
+	if block {
+		w.to.WriteByte('\n')
+	}
+}
+
+// textLines is text written by htmlText made clean: each line collapsed
+// (see collapse), blank lines dropped.
+func textLines(text string) string {
 	var lines []string
-	for l := range strings.SplitSeq(text.String(), "\n") {
+	for l := range strings.SplitSeq(text, "\n") {
 		if l = collapse(l); l != "" {
 			lines = append(lines, l)
 		}
 	}
-	p.Text = strings.Join(lines, "\n")
-	return p, nil
+	return strings.Join(lines, "\n")
 }
 
 // attr returns the value of n's attribute key.

@@ -115,7 +115,7 @@ try {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'ann-credential', source: 'web', admin_public: false,
-        credential_json: { api_token: 'ann-secret-token-0123456789' } }),
+        credential_json: { api_token: 'ann-secret-token-abcdefghij-0123456789' } }),
     });
     return { status: res.status, body: await res.json() };
   });

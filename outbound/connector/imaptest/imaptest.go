@@ -17,10 +17,12 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +51,7 @@ type Server struct {
 	CA           string
 
 	tb     testing.TB
+	log    *syncbuf.Buffer // Dovecot's log.
 	roots  *x509.CertPool
 	mu     sync.Mutex
 	client *imapclient.Client // For Append, once logged in.
@@ -78,7 +81,7 @@ func Start(tb testing.TB) *Server {
 	}
 	dir := tb.TempDir()
 	s := &Server{tb: tb}
-	certPEM, keyPEM := certificate(tb)
+	certPEM, keyPEM := Certificate(tb)
 	s.CA = string(certPEM)
 	s.roots = x509.NewCertPool()
 	s.roots.AppendCertsFromPEM(certPEM)
@@ -128,6 +131,7 @@ base_dir = %[1]s/run
 state_dir = %[1]s/state
 log_path = /dev/stderr
 info_log_path = /dev/stderr
+auth_verbose = yes
 %[2]sssl = yes
 ssl_cert = <%[3]s
 ssl_key = <%[4]s
@@ -156,6 +160,7 @@ service anvil {
 `, dir, users, certFile, keyFile, passwd, s.StartTLSPort, s.TLSPort)
 	confFile := write("dovecot.conf", []byte(conf))
 	log := &syncbuf.Buffer{}
+	s.log = log
 	cmd := exec.Command(bin, "-F", "-c", confFile)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -205,6 +210,12 @@ service anvil {
 	return s
 }
 
+// RefusedLogins returns how many logins Dovecot has refused for a wrong
+// password so far, as its log (auth_verbose) says.
+func (s *Server) RefusedLogins() int {
+	return strings.Count(s.log.String(), "Password mismatch")
+}
+
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
 func freePort(tb testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -215,9 +226,9 @@ func freePort(tb testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// certificate makes a self-signed certificate for 127.0.0.1 and
+// Certificate makes a self-signed certificate for 127.0.0.1 and
 // localhost, and its key, in PEM.
-func certificate(tb testing.TB) (certPEM, keyPEM []byte) {
+func Certificate(tb testing.TB) (certPEM, keyPEM []byte) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
@@ -302,6 +313,48 @@ func (s *Server) login() *imapclient.Client {
 		s.client = c
 	}
 	return s.client
+}
+
+// imapURL is an IMAP URL of a message (RFC 5092), without a user: its
+// server, its mailbox (percent-encoded UTF-8), the mailbox's UIDVALIDITY
+// and the message's UID.
+var imapURL = regexp.MustCompile(`^imap://([^/@]+)/(.+);UIDVALIDITY=([0-9]+)/;UID=([0-9]+)$`)
+
+// Open returns the message that an IMAP URL names on this server, as a
+// mail client opens it: the mailbox selected (read-only), its UIDVALIDITY
+// checked, the message fetched by its UID. A URL of another server, or
+// that names no message, fails the test.
+func (s *Server) Open(url string) []byte {
+	s.tb.Helper()
+	m := imapURL.FindStringSubmatch(url)
+	if m == nil {
+		s.tb.Fatalf("%s is not an IMAP URL of a message", url)
+	}
+	if m[1] != net.JoinHostPort("127.0.0.1", strconv.Itoa(s.TLSPort)) && m[1] != net.JoinHostPort("127.0.0.1", strconv.Itoa(s.StartTLSPort)) {
+		s.tb.Fatalf("%s is not on this server", url)
+	}
+	mailbox, err := neturl.PathUnescape(m[2])
+	if err != nil {
+		s.tb.Fatalf("%s: %v", url, err)
+	}
+	validity, _ := strconv.ParseUint(m[3], 10, 32)
+	uid, _ := strconv.ParseUint(m[4], 10, 32)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.login()
+	sel, err := c.Select(mailbox, &imap.SelectOptions{ReadOnly: true}).Wait()
+	if err != nil {
+		s.tb.Fatalf("%s: selecting %q: %v", url, mailbox, err)
+	}
+	defer func() { _ = c.Unselect().Wait() }()
+	if uint64(sel.UIDValidity) != validity {
+		s.tb.Fatalf("%s: the mailbox's UIDVALIDITY is %d", url, sel.UIDValidity)
+	}
+	msgs, err := c.Fetch(imap.UIDSetNum(imap.UID(uid)), &imap.FetchOptions{BodySection: []*imap.FetchItemBodySection{{Peek: true}}}).Collect()
+	if err != nil || len(msgs) != 1 || len(msgs[0].BodySection) != 1 {
+		s.tb.Fatalf("%s: fetching UID %d: %d messages, %v", url, uid, len(msgs), err)
+	}
+	return msgs[0].BodySection[0].Bytes
 }
 
 // Append delivers a message to mailbox (made if missing) as arrived then

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +43,42 @@ func NewSite(tb testing.TB, dir string) *Site {
 		default:
 			files.ServeHTTP(w, r)
 		}
+	}))
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// NewStaticSite serves the directory dir until tb ends as Starlette's
+// StaticFiles(html=True) serves it, the server of Onyx's pruning test: a
+// file at its path, a directory's index.html at the directory's path,
+// /index.html itself too (where http.FileServer redirects it to /), and
+// 404 for anything else. It counts the requests of each path.
+func NewStaticSite(tb testing.TB, dir string) *Site {
+	s := &Site{count: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.count[r.URL.Path]++
+		s.mu.Unlock()
+		name := filepath.Join(dir, filepath.FromSlash(path.Clean("/"+r.URL.Path)))
+		if st, err := os.Stat(name); err == nil && st.IsDir() {
+			if !strings.HasSuffix(r.URL.Path, "/") {
+				http.Redirect(w, r, r.URL.Path+"/", http.StatusTemporaryRedirect)
+				return
+			}
+			name = filepath.Join(name, "index.html")
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil || st.IsDir() {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, st.Name(), st.ModTime(), f)
 	}))
 	tb.Cleanup(s.Close)
 	return s

@@ -5,7 +5,7 @@
 // reloads work.
 
 import { call, getKey, setKey, clearKey } from './api.js';
-import { $, el, showError, clearError } from './ui.js';
+import { $, el, showError, clearError, personName } from './ui.js';
 import { session, role, homeView } from './session.js';
 import { current } from './route.js';
 import * as status from './status.js';
@@ -75,8 +75,40 @@ function showView(name, nav, { focus = true } = {}) {
     else a.removeAttribute('aria-current');
   }
   const title = $(`view-${name}`).querySelector('h1');
-  document.title = `${title.textContent} · Quarry admin`;
+  document.title = `${title.textContent} · Quarry`;
   if (focus) title.focus();
+}
+
+/** navLink returns the nav's link of a section (null: a view everyone signed in may use). */
+const navLink = (nav) => document.querySelector(`#nav a[data-view="${CSS.escape(nav)}"]`);
+
+/** mayUse reports whether the signed-in person's role may use a section (the nav's data-roles). */
+function mayUse(nav) {
+  const a = navLink(nav);
+  return !a || a.dataset.roles.split(' ').includes(role());
+}
+
+// The roles, as a sentence names who holds them.
+const roleWords = { admin: 'admins', global_curator: 'global curators', curator: 'curators', basic: 'basic users', limited: 'limited users' };
+
+/** listed joins words as a sentence lists them: "a", "a and b", "a, b and c". */
+const listed = (w) => (w.length < 2 ? w.join('') : `${w.slice(0, -1).join(', ')} and ${w[w.length - 1]}`);
+
+/**
+ * showDenied says, in place of a section the person's role may not use,
+ * who may use it, and links to what they may use: the server would only
+ * answer 403.
+ */
+function showDenied(nav, focus) {
+  const a = navLink(nav);
+  const who = a.dataset.roles.split(' ').map((r) => roleWords[r] || r);
+  $('denied-text').textContent = `${a.textContent} is for ${listed(who)}; your role is ${role()}, so it is not shown to you.`;
+  const mine = [...document.querySelectorAll('#nav a')].filter((x) => !x.hidden)
+    .map((x) => el('li', {}, el('a', { href: x.getAttribute('href') }, x.textContent)));
+  mine.push(el('li', {}, el('a', { href: '#account' }, 'Your account')));
+  $('denied-offer').textContent = 'What you may use:';
+  $('denied-links').replaceChildren(...mine);
+  showView('denied', '', { focus });
 }
 
 // The reasons an OAuth connection's callback gives (?oauth_error=), in words.
@@ -129,11 +161,15 @@ async function route({ focus = true } = {}) {
   const ok = routes[r.view] && (!needsID || r.id === 'new' || /^\d+$/.test(r.id));
   const target = ok ? r : { view: homeView(), id: '', params: new URLSearchParams() };
   const spec = routes[target.view];
+  if (!mayUse(spec.nav || target.view)) {
+    showDenied(spec.nav || target.view, focus);
+    return;
+  }
   const section = typeof spec.section === 'function' ? spec.section(target) : spec.section;
   showView(section, spec.nav || target.view, { focus });
   await spec.open(target);
   // The title may have changed while the view loaded.
-  document.title = `${$(`view-${section}`).querySelector('h1').textContent} · Quarry admin`;
+  document.title = `${$(`view-${section}`).querySelector('h1').textContent} · Quarry`;
 }
 
 /** signedIn shows who is signed in, and the sections their role may use. */
@@ -142,7 +178,7 @@ function signedIn(account) {
   session.withKey = Boolean(getKey());
   const who = account.name && !account.service_account
     ? [el('strong', { title: account.email }, account.name), ` (${account.email})`]
-    : [el('strong', { title: account.email }, account.email)];
+    : [el('strong', { title: account.email }, personName(account.email))];
   $('who-text').replaceChildren(el('span', { class: 'who-label' }, 'Signed in as '), ...who, ' ',
     el('span', { class: 'role', 'aria-label': `role ${account.role}` }, account.role));
   $('who').hidden = false;

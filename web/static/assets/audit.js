@@ -4,7 +4,7 @@
 // are written) live in the location (#audit?actor=…&page=…&anchor=…).
 
 import { call } from './api.js';
-import { $, el, showError, clearError, loadingRow, emptyRow, fmtInt, fmtTime, keepFocus } from './ui.js';
+import { $, el, showError, clearError, loadingRow, emptyRow, fmtInt, fmtTime, keepFocus, personName } from './ui.js';
 import { setParams, href } from './route.js';
 
 const pageSize = 50;
@@ -110,7 +110,7 @@ function row(e) {
   const cell = (label, ...c) => el('td', { 'data-label': label, role: 'cell' }, ...c);
   return el('tr', { role: 'row' },
     cell('When', el('time', { dateTime: e.time }, fmtTime(e.time))),
-    cell('Who', e.actor_email ?? (e.scim_token_name !== null && e.scim_token_name !== undefined
+    cell('Who', e.actor_email ? personName(e.actor_email) : (e.scim_token_name !== null && e.scim_token_name !== undefined
       ? `the directory (SCIM token “${e.scim_token_name}”)` : el('span', { class: 'muted' }, 'the server')),
     e.api_key_id ? el('span', { class: 'muted small' }, ` (key #${e.api_key_id})`) : null),
     cell('Action', el('code', {}, e.action)),

@@ -6,13 +6,13 @@ import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmDelete, loadingRow, emptyRow,
   groupPicker, setFreq, getFreq, fmtFreq, fmtTime } from './ui.js';
 import { configEditor } from './sourceforms.js';
-import { sourceName, sourceOptions } from './sources.js';
+import { sourceName, sourceOptions, indexedSources, indexing, forgetIndexed } from './sources.js';
 import { isAdmin, groupChoices } from './session.js';
 import * as status from './status.js';
 import { go, href } from './route.js';
 import { fileUpload } from './fileupload.js';
 
-const state = { id: null, conn: null, config: null, groups: () => [], upload: null };
+const state = { id: null, conn: null, config: null, groups: () => [], upload: null, indexed: null };
 
 /** list shows every connector the person can see. */
 export async function list() {
@@ -43,12 +43,21 @@ function toLocalInput(s) {
   return s ? s.replace(/(\.\d+)?Z$/, '') : '';
 }
 
+/** showIndexing says under the picker whether Quarry indexes the source chosen. */
+function showIndexing() {
+  $('connector-source-hint').textContent = indexing($('connector-source').value, state.indexed);
+}
+
 /** fill shows conn (null: a new connector) in the form. */
 async function fill(conn) {
   state.conn = conn;
   const isNew = conn === null;
+  // The picker, grouped by what Quarry indexes once the server said.
+  state.indexed = await indexedSources();
+  $('connector-source').replaceChildren(...sourceOptions(el, state.indexed));
   $('connector-name').value = isNew ? '' : conn.name;
   $('connector-source').value = isNew ? 'web' : conn.source;
+  showIndexing();
   $('connector-input-type').value = isNew ? 'poll' : conn.input_type;
   $('connector-indexing-start').value = isNew ? '' : toLocalInput(conn.indexing_start);
   setFreq($('connector-refresh'), $('connector-refresh-unit'), isNew ? null : conn.refresh_freq);
@@ -207,6 +216,7 @@ function changeSource() {
   const same = conn !== null && conn.source === source;
   state.config = configEditor($('connector-config'), source, same ? conn.connector_specific_config : {}, { isNew: !same });
   state.upload.show(source === 'file');
+  showIndexing();
 }
 
 /** wire connects the controls, once. */
@@ -220,7 +230,8 @@ export function wire() {
 }
 
 export function reset() {
-  Object.assign(state, { id: null, conn: null, config: null });
+  Object.assign(state, { id: null, conn: null, config: null, indexed: null });
+  forgetIndexed();
   state.upload?.show(false);
   $('connector-form').hidden = true;
   $('connectors-rows').replaceChildren();

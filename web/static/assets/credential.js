@@ -8,9 +8,9 @@
 
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, confirmDelete, fmtTime, isMasked, uid, loadingRow, emptyRow,
-  groupPicker } from './ui.js';
+  groupPicker, personName } from './ui.js';
 import { kvEditor } from './kv.js';
-import { sourceName, sourceOptions } from './sources.js';
+import { sourceName, sourceOptions, credentialKeysOf } from './sources.js';
 import { groupChoices, role, isAdmin } from './session.js';
 import * as status from './status.js';
 import { go, href } from './route.js';
@@ -35,7 +35,7 @@ export async function list() {
         el('td', { class: 'num' }, String(k.id)),
         el('td', {}, el('a', { href: href('credential', k.id), 'aria-label': `Edit credential ${label}` }, label)),
         el('td', {}, el('span', { class: 'badge' }, sourceName(k.source))),
-        el('td', {}, k.user_email ?? el('span', { class: 'muted' }, 'none')),
+        el('td', {}, k.user_email ? personName(k.user_email) : el('span', { class: 'muted' }, 'none')),
         el('td', {}, sharing.length ? sharing.join(', ') : el('span', { class: 'muted' }, 'private')),
         el('td', {}, k.groups && k.groups.length ? k.groups.map((g) => `#${g}`).join(', ') : el('span', { class: 'muted' }, 'none')),
         el('td', {}, fmtTime(k.time_updated)),
@@ -149,7 +149,7 @@ async function fill(cred, etag) {
   state.etag = etag;
   $('credential-title').textContent = `Credential #${cred.id}${cred.name ? `: ${cred.name}` : ''}`;
   const groups = cred.groups && cred.groups.length ? cred.groups.map((g) => `#${g}`).join(', ') : 'none';
-  $('credential-meta').textContent = `Source ${cred.source} · owner ${cred.user_email ?? 'none'} · groups ${groups} · ` +
+  $('credential-meta').textContent = `Source ${cred.source} · owner ${cred.user_email ? personName(cred.user_email) : 'none'} · groups ${groups} · ` +
     `updated ${fmtTime(cred.time_updated)} · version ${etag ?? '?'}`;
   $('credential-name').value = cred.name ?? '';
   $('credential-admin-public').checked = !!cred.admin_public;
@@ -181,6 +181,7 @@ async function fillNew() {
   $('credential-source').value = 'web';
   state.fields = [];
   state.values = kvEditor($('credential-fields'), {}, { name: 'value' });
+  offerKeys();
   $('credential-add').hidden = true;
   $('masked-hint').hidden = true;
   $('credential-save').textContent = 'Create credential';
@@ -189,6 +190,27 @@ async function fillNew() {
   $('credential-pairs-box').hidden = true;
   await sharingControls([]);
   $('credential-form').hidden = false;
+}
+
+/**
+ * offerKeys gives a new credential a value for each key of its source's
+ * credential_json (as Onyx's forms name them), keeping the values typed
+ * already, and says which keys the source takes.
+ */
+function offerKeys() {
+  const source = $('credential-source').value;
+  const keys = credentialKeysOf(source);
+  let typed = {};
+  try {
+    typed = state.values.get();
+  } catch {
+    typed = {}; // what cannot be read is shown where it is, and dropped here
+  }
+  const kept = Object.entries(typed).filter(([, v]) => v !== '');
+  state.values.set({ ...Object.fromEntries(keys.map((k) => [k, ''])), ...Object.fromEntries(kept) });
+  $('credential-source-hint').textContent = keys.length
+    ? `${sourceName(source)} signs in with ${keys.join(', ')} (Onyx's keys): fill in their values.`
+    : `${sourceName(source)} needs no secrets: its credential can stay empty.`;
 }
 
 /** showPairs lists the cc-pairs that use credential id (for those who see the status listing). */
@@ -331,6 +353,9 @@ async function remove() {
 /** wire connects the controls, once. */
 export function wire() {
   $('credential-source').replaceChildren(...sourceOptions(el));
+  $('credential-source').addEventListener('change', () => {
+    if (state.id === 'new') offerKeys();
+  });
   $('credential-delete').addEventListener('click', remove);
   $('credential-form').addEventListener('submit', save);
   $('credential-reload').addEventListener('click', () => open(state.id));

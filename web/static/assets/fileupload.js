@@ -3,10 +3,12 @@
 // manage/admin/connector/file/upload (Onyx's upload_files_api) with
 // XMLHttpRequest, whose upload events move a progress bar; the answer
 // (Onyx's FileUploadResponse) goes into the connector's configuration as
-// file_locations, file_names and zip_metadata_file_id.
+// file_locations, file_names and zip_metadata_file_id; the files it names
+// in unread_files (Quarry's: kinds the connector does not read) are
+// listed with why.
 
 import { getKey, APIError } from './api.js';
-import { el, uid, showError, clearError, said } from './ui.js';
+import { el, uid, showError, clearError, said, plural } from './ui.js';
 
 /**
  * upload sends files and resolves with the server's answer; onProgress is
@@ -59,12 +61,22 @@ export function fileUpload(box, merge) {
   const bar = el('progress', { max: '100', value: '0', 'aria-label': 'Upload progress', hidden: true });
   const note = el('p', { class: 'muted small', role: 'status', 'aria-live': 'polite' });
   const error = el('div', { class: 'error', role: 'alert' });
+  const unread = el('div', { class: 'note', hidden: true });
+  /** showUnread lists the files of the upload that will not be read, or hides the list. */
+  const showUnread = (files) => {
+    unread.hidden = files.length === 0;
+    unread.replaceChildren(...(files.length === 0 ? [] : [
+      el('p', {}, files.length === 1
+        ? 'Quarry keeps this file but will not read it; it will be an error of the pair\'s attempts:'
+        : 'Quarry keeps these files but will not read them; each will be an error of the pair\'s attempts:'),
+      el('ul', {}, ...files.map((f) => el('li', {}, el('strong', {}, f.file_name), `: ${f.reason}`)))]));
+  };
   box.replaceChildren(
     el('div', { class: 'field' },
       el('label', { for: id }, 'Files to index'),
       el('p', { class: 'muted small' }, 'Text, Markdown, HTML, CSV, JSON, PDF, Word (.docx) and PowerPoint (.pptx) files, or one zip of them (with its .onyx_metadata.json, if any). Uploading fills in the configuration below.'),
       input),
-    el('div', { class: 'actions' }, button, bar), note, error);
+    el('div', { class: 'actions' }, button, bar), note, unread, error);
   button.addEventListener('click', async () => {
     clearError(error);
     if (!input.files.length) {
@@ -74,13 +86,17 @@ export function fileUpload(box, merge) {
     }
     const files = [...input.files];
     button.disabled = true;
+    showUnread([]);
     bar.hidden = false;
     bar.value = 0;
     said(note, `Uploading ${files.length} file${files.length === 1 ? '' : 's'}…`);
     try {
       const data = await upload(files, (f) => { bar.value = Math.round(f * 100); });
       merge({ file_locations: data.file_paths, file_names: data.file_names, zip_metadata_file_id: data.zip_metadata_file_id });
-      said(note, `Uploaded: ${data.file_names.length} file${data.file_names.length === 1 ? '' : 's'} (${data.file_names.join(', ')})${data.zip_metadata_file_id ? ', with the zip\'s metadata' : ''}.`);
+      const notRead = data.unread_files ?? [];
+      said(note, `Uploaded: ${data.file_names.length} file${data.file_names.length === 1 ? '' : 's'} (${data.file_names.join(', ')})${data.zip_metadata_file_id ? ', with the zip\'s metadata' : ''}.` +
+        (notRead.length ? ` ${plural(notRead.length, 'file')} will not be read.` : ''));
+      showUnread(notRead);
     } catch (e) {
       said(note, '');
       bar.hidden = true;
@@ -96,6 +112,7 @@ export function fileUpload(box, merge) {
         input.value = '';
         bar.hidden = true;
         said(note, '');
+        showUnread([]);
         clearError(error);
       }
     },

@@ -7,7 +7,7 @@
 // permissions, and nothing else can be changed.
 
 import { call } from './api.js';
-import { $, el, showError, clearError, writeError, busy, said, confirmDelete, loadingRow, emptyRow } from './ui.js';
+import { $, el, showError, clearError, writeError, busy, said, confirmDelete, loadingRow, emptyRow, personName } from './ui.js';
 import * as status from './status.js';
 import { go, href } from './route.js';
 
@@ -120,7 +120,7 @@ function fill(g, accounts, perms) {
   const members = $('group-members');
   members.replaceChildren(...g.users.map((u) => {
     if (g.is_default) {
-      return el('tr', {}, el('td', {}, u.email, ...(u.is_scim_synced ? [' ', directoryBadge('person')] : [])),
+      return el('tr', {}, el('td', {}, personName(u.email), ...(u.is_scim_synced ? [' ', directoryBadge('person')] : [])),
         el('td', {}, el('span', { class: 'badge' }, u.role)),
         el('td', {}, el('span', { class: 'muted' }, 'no curators')), el('td', {}, el('span', { class: 'muted' }, 'by role')));
     }
@@ -132,7 +132,7 @@ function fill(g, accounts, perms) {
       : el('button', { type: 'button', class: 'danger', 'aria-label': `Remove ${u.email} from the group` }, 'Remove');
     if (!fixed) remove.addEventListener('click', () => patch({ user_ids: g.users.filter((x) => x.id !== u.id).map((x) => x.id) }, `${u.email} left the group.`));
     return el('tr', {},
-      el('td', {}, u.email, ...(u.is_scim_synced ? [' ', directoryBadge('person')] : [])),
+      el('td', {}, personName(u.email), ...(u.is_scim_synced ? [' ', directoryBadge('person')] : [])),
       el('td', {}, el('span', { class: 'badge' }, u.role)),
       el('td', {}, flag),
       el('td', {}, remove));

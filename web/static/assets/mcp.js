@@ -11,7 +11,7 @@
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmAction, confirmDelete, fmtTime, loadingRow,
   emptyRow, isMasked, uid, plural } from './ui.js';
-import { curatesOrAdmin } from './session.js';
+import { curatesOrAdmin, holds } from './session.js';
 import { go } from './route.js';
 
 const state = { id: null, server: null, manages: false, editable: false };
@@ -38,13 +38,7 @@ function statusBadge(status) {
 
 /** manages reports whether the person manages MCP servers (admins, curators, manage:actions). */
 async function manages() {
-  if (curatesOrAdmin()) return true;
-  try {
-    const { data } = await call('GET', 'me/permissions');
-    return Array.isArray(data) && data.includes('manage:actions');
-  } catch {
-    return false;
-  }
+  return curatesOrAdmin() || holds('manage:actions');
 }
 
 /** list shows the servers the person may see. */

@@ -1,12 +1,13 @@
 // A cc-pair's documents in its view: how many it holds, a page at a time
 // (GET /manage/admin/cc-pair/{id}/documents), one's text (…/documents/{id}),
-// and pruning: when it was last pruned (…/last_pruned) and a prune asked
-// for (POST …/prune).
+// and pruning: what the pair's page says of it (last_pruned and Quarry's
+// pruning, last_prune_attempt_*: a prune that waits, and why; one that
+// did not run, and why) and a prune asked for (POST …/prune).
 
 import { call } from './api.js';
 import { $, el, showError, busy, said, fmtInt, fmtTime, loadingRow, emptyRow, keepFocus, safeLink } from './ui.js';
 
-const state = { id: null, page: 0, opener: null };
+const state = { id: null, page: 0, opener: null, asked: () => {} };
 
 /** The size of a page of documents. */
 const pageSize = 20;
@@ -49,11 +50,33 @@ async function load(id) {
   $('pair-docs-next').disabled = page >= pages - 1;
 }
 
-/** lastPruned says when pair id was last pruned. */
-async function lastPruned(id) {
-  const { data } = await call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}/last_pruned`);
-  if (state.id !== id) return;
-  $('pair-prune-done').textContent = data ? `Last pruned ${fmtTime(data)}.` : 'Never pruned.';
+/**
+ * pruneState says what pair p's page says of its pruning: a prune that
+ * waits (and, when the pair is paused or INVALID, why it waits), one that
+ * runs, the newest one that ended without pruning and why, in its own
+ * words; else when the pair was last pruned.
+ */
+function pruneState(p) {
+  const box = $('pair-prune-state');
+  const last = p.last_pruned ? `Last pruned ${fmtTime(p.last_pruned)}.` : 'Never pruned.';
+  let text = last;
+  let failed = false;
+  if (p.pruning) {
+    if (p.status === 'PAUSED') text = 'A prune is asked for: it runs once the pair is resumed.';
+    else if (p.status === 'INVALID') text = 'A prune is asked for: it runs once the pair can run again (see its latest attempt).';
+    else if (p.last_prune_attempt_status === 'in_progress') text = 'A prune is running.';
+    else if (p.last_prune_attempt_status === 'not_started') text = 'A prune waits for a worker.';
+    else text = 'A prune is asked for: the scheduler makes it shortly, after the pair\'s current attempt if any.';
+  } else if (p.last_prune_attempt_error_message) {
+    failed = true;
+    const why = p.last_prune_attempt_error_message.trim();
+    text = `The last prune (${p.last_prune_attempt_status}, ${fmtTime(p.last_prune_attempt_finished)}) did not prune: ` +
+      `${why}${/[.!?]$/.test(why) ? '' : '.'} ${last}`;
+  }
+  // The confirmation of a prune asked for is done with once it ended.
+  if (!p.pruning) $('pair-prune-done').textContent = '';
+  box.className = failed ? 'error-text' : '';
+  if (box.textContent !== text) box.textContent = text;
 }
 
 /** show shows document docID's text; opener gets the focus back on close. */
@@ -94,6 +117,7 @@ async function prune() {
     try {
       await call('POST', `manage/admin/cc-pair/${encodeURIComponent(id)}/prune`);
       said($('pair-prune-done'), 'Asked for a prune: the scheduler makes it shortly, after the pair\'s current attempt if any.');
+      state.asked();
     } catch (e) {
       if (e.status === 409) said($('pair-prune-done'), 'A prune of this pair waits or runs already.');
       else showError($('pair-error'), e);
@@ -101,27 +125,34 @@ async function prune() {
   });
 }
 
-/** open shows pair id's documents (editable: it may ask for a prune). */
-export async function open(id, { editable = false } = {}) {
+/**
+ * open shows pair id's documents and pruning, of its page p (editable: it
+ * may ask for a prune).
+ */
+export async function open(id, p, { editable = false } = {}) {
   if (state.id !== id) {
     state.page = 0;
     $('pair-doc').hidden = true;
     $('pair-prune-done').textContent = '';
+    $('pair-prune-state').textContent = '';
     $('pair-docs-rows').replaceChildren(loadingRow(5, 'Loading documents…'));
     delete $('pair-docs-rows').dataset.key;
   }
   state.id = id;
   $('pair-prune-buttons').hidden = !editable;
   $('pair-prune-hint').hidden = !editable;
-  await Promise.all([
-    load(id).catch((e) => $('pair-docs-rows').replaceChildren(emptyRow(5, `The documents could not be loaded: ${e.message}`))),
-    lastPruned(id).catch(() => {}),
-  ]);
+  pruneState(p);
+  await load(id).catch((e) => $('pair-docs-rows').replaceChildren(emptyRow(5, `The documents could not be loaded: ${e.message}`)));
 }
 
 /** refresh reloads the current page of documents, as the pair's view refreshes. */
 export async function refresh(id) {
   if (state.id === id) await load(id);
+}
+
+/** pruned shows the pruning of pair p's page, fetched again by the pair's view. */
+export function pruned(p) {
+  if (state.id === p.id) pruneState(p);
 }
 
 /** pageTo shows another page of documents. */
@@ -135,8 +166,12 @@ async function pageTo(page, pressed, other) {
   keepFocus(pressed, other);
 }
 
-/** wire connects the controls, once. */
-export function wire() {
+/**
+ * wire connects the controls, once; asked is called when a prune was
+ * asked for, so that the pair's view follows it.
+ */
+export function wire(asked) {
+  state.asked = asked;
   $('pair-docs-prev').addEventListener('click', () => pageTo(state.page - 1, $('pair-docs-prev'), $('pair-docs-next')));
   $('pair-docs-next').addEventListener('click', () => pageTo(state.page + 1, $('pair-docs-next'), $('pair-docs-prev')));
   $('pair-doc-close').addEventListener('click', close);
@@ -145,6 +180,7 @@ export function wire() {
 
 export function reset() {
   Object.assign(state, { id: null, page: 0, opener: null });
+  $('pair-prune-state').textContent = '';
   $('pair-docs-rows').replaceChildren();
   delete $('pair-docs-rows').dataset.key;
   $('pair-doc').hidden = true;

@@ -6,19 +6,22 @@
 // (POST /manage/admin/connector/run-once), its index attempts (GET
 // …/index-attempts, newest first, a page at a time) and their errors (GET
 // …/errors), refreshed every few seconds while an attempt waits or runs
-// and the view is on screen. Its documents and pruning: pairdocs.js.
+// (or a run asked for, or a new pair's first attempt, is still to be made)
+// and the view is on screen; whether Quarry indexes its source. Its
+// documents and pruning: pairdocs.js.
 
 import { call } from './api.js';
 import { $, el, showError, clearError, writeError, busy, said, confirmAction, confirmDelete, groupPicker, fmtInt, fmtTime,
-  loadingRow, emptyRow, keepFocus, ago, words, attemptBadge, safeLink } from './ui.js';
-import { sourceName } from './sources.js';
-import { isAdmin, groupChoices } from './session.js';
+  loadingRow, emptyRow, keepFocus, ago, words, attemptBadge, safeLink, personName } from './ui.js';
+import { sourceName, indexedSources, indexing } from './sources.js';
+import { isAdmin, groupChoices, holds } from './session.js';
 import * as status from './status.js';
 import { current, go, href } from './route.js';
 import * as pairdocs from './pairdocs.js';
 
 const state = {
   connectors: [], credentials: [], groups: () => [], id: null, pair: null, etag: null,
+  indexed: null,          // the sources Quarry indexes (sources.js), or null: not known
   attemptsPage: 0, errorsPage: 0,
   attemptRows: new Map(), // attempt id → { key, tr }: rows redrawn only when they change
   asked: null,            // a run asked for here and not yet made: { at, attempts }
@@ -26,6 +29,7 @@ const state = {
   lastFetch: 0,
   inflight: false,
   liveText: '',
+  whole: true,            // the person sees the whole pair, and its figures
 };
 
 /** The sizes of the pages of attempts and errors. */
@@ -122,12 +126,13 @@ function fill(p, etag) {
     ...fact('Status', statusBadge(p.status)),
     ...fact('Connector', el('a', { href: href('connector', p.connector.id) }, `${p.connector.name} (#${p.connector.id})`),
       ` · ${sourceName(p.connector.source)}`),
+    ...indexedFact(p.connector.source),
     ...fact('Credential', el('a', { href: href('credential', k.id) }, `${k.name || 'Credential'} (#${k.id})`),
-      ` · owner ${k.user_email ?? 'none'}`),
+      ` · owner ${k.user_email ? personName(k.user_email) : 'none'}`),
     ...fact('Access type', el('span', { class: `badge ${p.access_type}` }, p.access_type)),
     ...fact('Groups', ...(groups.length ? groups.flatMap((g, i) => [i ? ', ' : '',
       isAdmin() ? el('a', { href: href('group', g) }, `Group #${g}`) : `Group #${g}`]) : [el('span', { class: 'muted' }, 'none')])),
-    ...fact('Created by', p.creator_email ?? 'unknown'),
+    ...fact('Created by', p.creator_email ? personName(p.creator_email) : 'unknown'),
   );
   $('pair-rename').value = p.name;
   const editable = p.is_editable_for_current_user;
@@ -140,6 +145,22 @@ function fill(p, etag) {
   fillIndexing(p);
   $('pair-body').hidden = false;
 }
+
+/** indexedFact says whether Quarry indexes the pair's source (nothing when not known). */
+function indexedFact(source) {
+  const said = indexing(source, state.indexed);
+  if (!said) return [];
+  const yes = state.indexed.has(source);
+  return fact('Indexed by Quarry', el('span', { class: `badge ${yes ? 'active' : 'paused'}`, id: 'pair-indexed' }, yes ? 'yes' : 'no'), ` ${said}`);
+}
+
+/**
+ * awaitsFirst reports whether the scheduler is about to make the pair's
+ * first attempt: a new pair, not paused, never attempted, of a source
+ * Quarry indexes (or the server did not say).
+ */
+const awaitsFirst = (p) => p.status === 'SCHEDULED' && !(p.number_of_index_attempts ?? 0) &&
+  (!state.indexed || state.indexed.has(p.connector.source));
 
 /** live reports whether the pair's latest attempt waits or runs. */
 const live = (p) => liveStatuses.includes(p.last_index_attempt_status);
@@ -159,13 +180,19 @@ function fillIndexing(p) {
   $('pair-toggle').textContent = paused ? 'Resume' : 'Pause';
   const lastStatus = p.last_index_attempt_status;
   $('pair-indexing-facts').replaceChildren(
+    ...(p.status === 'INVALID'
+      ? fact('Invalid', el('span', { class: 'badge failed' }, 'yes'), ' Quarry cannot run this pair: its latest attempt below says why. ' +
+        'Nothing runs until it is resumed or run, its connector or credential is edited, or a Quarry with a connector for its source starts.')
+      : []),
     ...(p.in_repeated_error_state
       ? fact('Repeated errors', el('span', { class: 'badge failed' }, 'yes'), ' its latest attempts failed in a row: see their errors below')
       : []),
     ...fact('Indexing now', p.indexing ? 'yes: an attempt is running' : (lastStatus === 'not_started' ? 'no: an attempt waits for a worker' : 'no')),
     ...fact('Latest attempt', lastStatus ? el('span', { class: `badge ${attemptBadge(lastStatus)}` }, words(lastStatus)) : el('span', { class: 'muted' }, 'none yet'),
       ` (${fmtInt(p.number_of_index_attempts ?? 0)} in all)`),
-    ...fact('Documents indexed', fmtInt(p.num_docs_indexed ?? 0)),
+    ...(state.whole ? fact('Documents indexed', fmtInt(p.num_docs_indexed ?? 0))
+      : fact('Documents indexed', `${fmtInt(p.num_docs_indexed ?? 0)} you may read`, el('span', { class: 'muted' },
+        ' (its connector says who may read each document; the pair\'s own counts are for those who manage connectors)'))),
     ...fact('Last indexed', p.last_indexed ? `${fmtTime(p.last_indexed)} (${ago(p.last_indexed)})` : el('span', { class: 'muted' }, 'never')),
     ...checkpointFact(p.latest_checkpoint_description),
   );
@@ -205,16 +232,26 @@ export async function open(id) {
   const view = $('view-pair');
   view.setAttribute('aria-busy', 'true');
   try {
-    const [{ data, etag }] = await Promise.all([
+    const [{ data, etag }, indexed, manages] = await Promise.all([
       call('GET', `manage/admin/cc-pair/${encodeURIComponent(id)}`),
+      indexedSources(),
+      isAdmin() || holds('manage:connectors'),
       loadAttempts(id).catch((e) => $('pair-attempts-rows').replaceChildren(emptyRow(9, `The attempts could not be loaded: ${e.message}`))),
       loadErrors(id).catch((e) => $('pair-errors-rows').replaceChildren(emptyRow(6, `The errors could not be loaded: ${e.message}`))),
     ]);
     if (state.id !== id) return;
+    state.indexed = indexed;
+    // Of a sync pair, those who do not manage connectors see the documents
+    // open to them, not the figures of the whole pair (the attempts'
+    // counts, which the server sends as 0).
+    state.whole = data.access_type !== 'sync' || manages;
+    view.classList.toggle('figures-withheld', !state.whole);
     fill(data, etag);
     state.lastFetch = Date.now();
+    // A new pair's page follows its first attempt as a run asked for here.
+    if (awaitsFirst(data) && !state.asked) state.asked = { at: Date.now(), attempts: 0 };
     startClock();
-    await pairdocs.open(id, { editable: data.is_editable_for_current_user });
+    await pairdocs.open(id, data, { editable: data.is_editable_for_current_user });
   } catch (e) {
     showError(box, e);
   } finally {
@@ -231,8 +268,8 @@ function onView(id) {
 /**
  * startClock runs the view's clock: each second it renews the ages shown,
  * and every pollEvery ms, while an attempt waits or runs (or a run asked
- * for here is not made yet), it refreshes the pair, its attempts and its
- * errors. It stops when the view is left.
+ * for here, or a new pair's first, is not made yet), it refreshes the
+ * pair, its attempts and its errors. It stops when the view is left.
  */
 function startClock() {
   stopClock();
@@ -258,7 +295,9 @@ export function stopClock() {
 function polling() {
   const p = state.pair;
   if (!p) return false;
-  if (live(p)) return true;
+  // A prune that waits for a pair that is paused or INVALID waits for a
+  // person: nothing to follow.
+  if (live(p) || (p.pruning && p.status !== 'PAUSED' && p.status !== 'INVALID')) return true;
   return Boolean(state.asked && Date.now() - state.asked.at < askedFor && (p.number_of_index_attempts ?? 0) <= state.asked.attempts);
 }
 
@@ -281,6 +320,7 @@ async function refresh(id) {
     if (old && old.name === data.name && (old.status === 'PAUSED') === (data.status === 'PAUSED')) state.etag = etag;
     state.pair = data;
     fillIndexing(data);
+    pairdocs.pruned(data);
     if (state.asked && (data.number_of_index_attempts ?? 0) > state.asked.attempts) state.asked = null;
   } catch (e) {
     if (state.id === id) showError($('pair-error'), e);
@@ -305,7 +345,8 @@ function attemptRow(a) {
     el('td', { class: 'num' }, String(a.id)),
     el('td', {}, el('span', { class: `badge ${attemptBadge(a.status)}` }, words(a.status))),
     el('td', {}, a.from_beginning ? 'yes' : 'no'),
-    el('td', { class: 'num' }, `${fmtInt(a.new_docs_indexed)} / ${fmtInt(a.total_docs_indexed)}`),
+    el('td', { class: 'num' }, el('span', { class: 'figures' }, `${fmtInt(a.new_docs_indexed)} / ${fmtInt(a.total_docs_indexed)}`),
+      el('span', { class: 'withheld muted' }, 'not shown')),
     el('td', { class: 'num' }, fmtInt(a.error_count)),
     el('td', { class: 'nowrap' }, a.time_started ? fmtTime(a.time_started) : el('span', { class: 'muted' }, 'not yet')),
     el('td', { class: 'nowrap' }, fmtTime(a.time_updated), isLive ? el('br') : null, isLive ? since(a.time_updated, 'last update ') : null),
@@ -367,10 +408,12 @@ async function loadAttempts(id) {
     if (a && a.status === 'not_started') {
       text = `Attempt #${a.id} waits for a worker.`;
     } else if (a && a.status === 'in_progress') {
-      text = `Attempt #${a.id} is running: ${fmtInt(a.total_docs_indexed)} documents so far${a.error_count ? `, ${fmtInt(a.error_count)} errors` : ''}.`;
+      const errors = a.error_count ? `${fmtInt(a.error_count)} errors` : '';
+      text = state.whole ? `Attempt #${a.id} is running: ${fmtInt(a.total_docs_indexed)} documents so far${errors ? `, ${errors}` : ''}.`
+        : `Attempt #${a.id} is running${errors ? `: ${errors}` : ''}.`;
       age = since(a.time_updated, 'Last update ');
     } else if (a) {
-      text = `The latest attempt, #${a.id}, ended: ${words(a.status)}.`;
+      text = `The latest attempt, #${a.id}, ended: ${words(a.status)}.` + (a.error_msg ? ` ${a.error_msg}` : '');
     }
     if (text !== state.liveText) {
       state.liveText = text;
@@ -532,7 +575,7 @@ async function remove() {
 
 /** wire connects the controls, once. */
 export function wire() {
-  pairdocs.wire();
+  pairdocs.wire(() => refresh(state.id));
   $('pair-new-form').addEventListener('submit', create);
   $('pair-connector').addEventListener('change', () => fillCredentials(null));
   $('pair-name').addEventListener('input', () => { $('pair-name').dataset.touched = '1'; });
@@ -561,8 +604,9 @@ export function reset() {
   stopClock();
   pairdocs.reset();
   Object.assign(state, { connectors: [], credentials: [], id: null, pair: null, etag: null, asked: null, attemptsPage: 0, errorsPage: 0,
-    liveText: '', inflight: false });
+    liveText: '', inflight: false, whole: true });
   state.attemptRows = new Map();
+  $('view-pair').classList.remove('figures-withheld');
   $('pair-body').hidden = true;
   $('pair-attempts-rows').replaceChildren();
   $('pair-errors-rows').replaceChildren();

@@ -4,8 +4,13 @@
 // location (#search?q=…&source=…&time=…), so that links, reloads and the
 // back button bring the same results. The counts beside the filters are
 // of the unfiltered search's results (up to facetHits of them): Onyx's
-// search answers results, not counts. A document opens in the page
-// (#document/<id>, GET /search/document/{document_id}) and at its source.
+// search answers results, not counts. The page lists those same results
+// (a filter picks among them when they are every match), so that its
+// count and the filters' say the same thing. Each result is one pair's
+// copy of a document, and says which pair it is from: a document that
+// several pairs hold is a result for each copy, and the copy opens as its
+// own in the page (#document/<id>?pair=<cc_pair_id>, GET
+// /search/document/{document_id}?cc_pair_id=…) and at its source.
 //
 // Keyboard: "/" (outside a field) comes back to the query box; ↓ from it
 // goes to the first result, ↑ and ↓ move through the results, Enter opens
@@ -17,9 +22,8 @@ import { $, el, showError, clearError, fmtInt, plural, safeLink, fmtTime, ago } 
 import { setParams, href, go } from './route.js';
 import { sourceName } from './sources.js';
 
-/** How many results a search asks for, with and without filters. */
+/** How many results a search asks for: the page lists them, and counts them beside the filters. */
 export const facetHits = 100;
-const resultHits = 50;
 
 /** The time windows of the "Updated" filter, in ms. */
 const windows = [
@@ -62,9 +66,12 @@ function snippet(d) {
   return h ?? d.blurb ?? '';
 }
 
+/** inWindow reports whether d was updated within the time window ms (0: any time) before now. */
+const inWindow = (d, ms, now) => !ms || Boolean(d.updated_at && now - Date.parse(d.updated_at) <= ms);
+
 /** request builds the body of send-search-message for view v. */
 function request(v, filtered) {
-  const body = { search_query: v.q, num_hits: filtered ? resultHits : facetHits, include_content: false };
+  const body = { search_query: v.q, num_hits: facetHits, include_content: false };
   if (filtered) {
     const filters = {};
     if (v.source) filters.source_type = [v.source];
@@ -118,10 +125,20 @@ async function run() {
       state.all = await search(request(v, false));
       state.allFor = v.q;
     }
-    const filtered = v.source || v.time;
-    const docs = filtered ? await search(request(v, true)) : state.all.slice(0, resultHits);
+    const all = state.all;
+    const now = Date.now();
+    const ms = (windows.find(([k]) => k === v.time) || windows[0])[2];
+    // Every match found: a filter picks among them, as the counts do.
+    // Otherwise the server searches with the filter, for the best matches
+    // beyond those counted.
+    let docs = all;
+    if (v.source || v.time) {
+      docs = all.length < facetHits
+        ? all.filter((d) => (!v.source || d.source_type === v.source) && inWindow(d, ms, now))
+        : await search(request(v, true));
+    }
     if (seq !== state.seq) return;
-    facets(state.all);
+    facets(all, now);
     results(docs);
   } catch (e) {
     if (seq !== state.seq) return;
@@ -146,8 +163,8 @@ function choice(name, value, label, count, checked) {
   return el('div', { class: 'checks' }, input, el('label', { for: id }, `${label} `, el('span', { class: 'count' }, `(${fmtInt(count)})`)));
 }
 
-/** facets shows the source and time filters, with counts of all. */
-function facets(all) {
+/** facets shows the source and time filters, with counts of all at now. */
+function facets(all, now) {
   const v = state.view;
   const bySource = new Map();
   for (const d of all) bySource.set(d.source_type, (bySource.get(d.source_type) || 0) + 1);
@@ -156,9 +173,8 @@ function facets(all) {
   $('search-sources').replaceChildren(
     choice('source', '', 'All sources', all.length, !v.source),
     ...sources.map((s) => choice('source', s, sourceName(s), bySource.get(s) || 0, v.source === s)));
-  const now = Date.now();
   $('search-times').replaceChildren(...windows.map(([k, label, ms]) => {
-    const n = ms ? all.filter((d) => d.updated_at && now - Date.parse(d.updated_at) <= ms).length : all.length;
+    const n = all.filter((d) => inWindow(d, ms, now)).length;
     return choice('time', k, label, n, v.time === k);
   }));
   $('search-facet-note').textContent = all.length >= facetHits
@@ -167,25 +183,34 @@ function facets(all) {
   $('search-facets').hidden = false;
 }
 
-/** docHref is the page's link to a document's text. */
-const docHref = (id) => href('document', encodeURIComponent(id), { q: state.view.q });
+/** docHref is the page's link to the text of a result's copy of its document. */
+const docHref = (d) => href('document', encodeURIComponent(d.document_id), { pair: d.cc_pair_id, q: state.view.q });
+
+/**
+ * fromPair says which pair a copy is from: its name, id and access type
+ * (names need not be unique; the id tells pairs apart).
+ */
+const fromPair = (name, id, access) => el('span', { class: 'from-pair' }, `from “${name}” (pair #${id}, ${access})`);
 
 /** results shows the documents found. */
 function results(docs) {
   const list = $('search-results');
   const v = state.view;
   const filters = [v.source && sourceName(v.source), v.time && windows.find(([k]) => k === v.time)[1].toLowerCase()].filter(Boolean);
-  $('search-summary').textContent = docs.length
-    ? `${plural(docs.length, 'result')} for “${v.q}”${filters.length ? ` (${filters.join(', ')})` : ''}.`
-    : `Nothing found for “${v.q}”${filters.length ? ` (${filters.join(', ')})` : ''}. Try other words, or fewer filters.`;
+  const which = `“${v.q}”${filters.length ? ` (${filters.join(', ')})` : ''}`;
+  $('search-summary').textContent = docs.length >= facetHits
+    ? `The ${fmtInt(facetHits)} best results for ${which}: there may be more, which more words narrow down.`
+    : docs.length
+      ? `${plural(docs.length, 'result')} for ${which}.`
+      : `Nothing found for ${which}. Try other words, or fewer filters.`;
   list.replaceChildren(...docs.map((d) => {
     const link = safeLink(d.link);
-    const meta = [el('span', { class: 'badge' }, sourceName(d.source_type))];
+    const meta = [el('span', { class: 'badge' }, sourceName(d.source_type)), ' ', fromPair(d.cc_pair_name, d.cc_pair_id, d.cc_pair_access_type)];
     if (d.updated_at) meta.push(' · ', el('time', { dateTime: d.updated_at, title: fmtTime(d.updated_at) }, `updated ${ago(d.updated_at)}`));
     if (link) meta.push(' · ', el('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'Open at the source',
       el('span', { class: 'visually-hidden' }, ` (${d.semantic_identifier}, opens in a new tab)`)));
     return el('li', { class: 'result' },
-      el('h2', { class: 'result-title' }, el('a', { href: docHref(d.document_id), 'data-result': '' }, d.semantic_identifier || d.document_id)),
+      el('h2', { class: 'result-title' }, el('a', { href: docHref(d), 'data-result': '' }, d.semantic_identifier || d.document_id)),
       el('p', { class: 'result-meta small' }, ...meta),
       el('p', { class: 'snippet' }, ...marked(snippet(d))));
   }));
@@ -239,7 +264,12 @@ function slash(ev) {
   }
 }
 
-/** open shows a document's text (#document/<id>). */
+/**
+ * open shows the text of a copy of a document (#document/<id>?pair=<n>):
+ * pair n's copy; without a pair (a link from before copies were named),
+ * the one copy the person may read, or the server's 409 naming the pairs
+ * to choose from.
+ */
 export async function open(id, params) {
   let docID = id;
   try {
@@ -248,6 +278,7 @@ export async function open(id, params) {
     // Shown as it is: the server answers 404.
   }
   const q = params.get('q') ?? '';
+  const pair = params.get('pair') ?? '';
   $('document-back').href = href('search', undefined, { q });
   $('document-title').textContent = 'Document';
   $('document-meta').replaceChildren();
@@ -255,10 +286,11 @@ export async function open(id, params) {
   $('document-text').textContent = '';
   clearError($('document-error'));
   try {
-    const { data } = await call('GET', `search/document/${encodeURIComponent(docID)}`);
+    const copy = /^[0-9]+$/.test(pair) ? `?cc_pair_id=${pair}` : '';
+    const { data } = await call('GET', `search/document/${encodeURIComponent(docID)}${copy}`);
     $('document-title').textContent = data.title || data.id;
     const md = data.metadata || {};
-    const meta = [el('span', { class: 'badge' }, sourceName(md.source_type))];
+    const meta = [el('span', { class: 'badge' }, sourceName(md.source_type)), ' ', fromPair(md.cc_pair_name, md.cc_pair_id, md.cc_pair_access_type)];
     if (md.updated_at) meta.push(' · ', el('time', { dateTime: md.updated_at, title: fmtTime(md.updated_at) }, `updated ${ago(md.updated_at)}`));
     meta.push(' · ', 'id ', el('code', {}, data.id));
     $('document-meta').replaceChildren(...meta);

@@ -19,6 +19,20 @@ export const curatesOrAdmin = () => isAdmin() || curators.includes(role());
 export const canUseCredentials = () => curatesOrAdmin() || role() === 'basic';
 
 /**
+ * holds reports whether the person holds permission p (GET
+ * /me/permissions: their role's and their groups' grants), false if it
+ * cannot be read.
+ */
+export async function holds(p) {
+  try {
+    const { data } = await call('GET', 'me/permissions');
+    return Array.isArray(data) && data.includes(p);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * homeView is where a person lands: the search page, for everyone who may
  * search (every role but limited, which has no basic access).
  */

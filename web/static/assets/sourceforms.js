@@ -7,7 +7,7 @@
 import { el, uid } from './ui.js';
 import { kvEditor } from './kv.js';
 
-// A field: key, label, kind (text, url, select, int, lines), and what it
+// A field: key, label, kind (text, url, select, int, lines, pem), and what it
 // needs: required, min, max, options ([value, text]), the default of a new
 // connector, a hint.
 const forms = {
@@ -33,11 +33,16 @@ const forms = {
     // fills the form through merge.
   },
   imap: {
-    intro: 'Mail read over IMAP with TLS. Its credential holds imap_username and imap_password.',
+    intro: 'Mail read over IMAP, always encrypted (TLS from the first byte, or STARTTLS). Its credential holds imap_username and imap_password.',
     fields: [
       { key: 'host', label: 'IMAP host', kind: 'text', required: true, hint: 'e.g. imap.example.com' },
-      { key: 'port', label: 'Port', kind: 'int', min: 1, max: 65535, hint: 'Empty: 993.' },
+      { key: 'port', label: 'Port', kind: 'int', min: 1, max: 65535, hint: 'Empty: 993 (with STARTTLS, the server\'s port is usually 143).' },
       { key: 'mailboxes', label: 'Mailboxes', kind: 'lines', hint: 'One per line, e.g. INBOX. Empty: every mailbox.' },
+      { key: 'security', label: 'Security', kind: 'select', initial: 'tls', options: [
+        ['tls', 'tls: TLS from the first byte (usually port 993)'],
+        ['starttls', 'starttls: a plain connection upgraded with STARTTLS before the login (usually port 143)'],
+      ], hint: 'There is no unencrypted mode: the password never goes in clear. TLS 1.2 or later, the certificate checked against the host.' },
+      { key: 'ca_certificate', label: 'CA certificates (PEM)', kind: 'pem', hint: 'For a server whose certificate a private authority signs: that authority\'s PEM certificates, which then replace the system\'s for this server. Empty: the system\'s authorities.' },
     ],
   },
   mediawiki: {
@@ -92,6 +97,8 @@ export function configEditor(container, source, config = {}, { isNew = false } =
       input.value = v ?? f.initial;
     } else if (f.kind === 'lines') {
       input = el('textarea', { id, rows: 3, spellcheck: false, value: Array.isArray(v) ? v.join('\n') : (v ?? '') });
+    } else if (f.kind === 'pem') {
+      input = el('textarea', { id, rows: 4, class: 'code', spellcheck: false, value: typeof v === 'string' ? v : '' });
     } else {
       input = el('input', { id, type: f.kind === 'int' ? 'number' : (f.kind === 'url' ? 'url' : 'text'),
         autocomplete: 'off', spellcheck: false, value: v === undefined || v === null ? '' : String(v) });
@@ -147,6 +154,12 @@ export function configEditor(container, source, config = {}, { isNew = false } =
         }
         case 'lines':
           out[f.key] = raw.split('\n').map((s) => s.trim()).filter((s) => s !== '');
+          break;
+        case 'pem':
+          if (!raw.includes('-----BEGIN CERTIFICATE-----')) {
+            throw fieldError(input, `${f.label} must be PEM: one or more blocks from -----BEGIN CERTIFICATE----- to -----END CERTIFICATE-----.`);
+          }
+          out[f.key] = `${raw}\n`;
           break;
         default:
           if (f.kind === 'text' && /\s/.test(raw) && (f.key === 'host' || f.key === 'hostname')) {

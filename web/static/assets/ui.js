@@ -200,17 +200,30 @@ export const attemptBadge = (s) => ({ success: 'active', completed_with_errors: 
   not_started: 'waiting', in_progress: 'running' })[s] ?? '';
 
 /**
- * safeLink returns a URL a connector gave, if it is http(s), or null:
- * nothing else (javascript:, data:…) ever becomes a link.
+ * safeLink returns a URL a connector gave, if it is http(s) or imap (a
+ * mail message's, RFC 5092, which a mail client opens), or null: nothing
+ * else (javascript:, data:…) ever becomes a link.
  */
 export function safeLink(u) {
   if (typeof u !== 'string') return null;
   try {
     const url = new URL(u);
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
+    return ['https:', 'http:', 'imap:'].includes(url.protocol) ? url.href : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * personName names the person or API key behind an email, as every view
+ * names an owner, a creator or an actor: an API key's account, whose email
+ * Quarry makes up (api_key__<its name>@<id>.quarry.invalid), by the key's
+ * name ("API key “bootstrap admin”"); anyone else by their email.
+ */
+export function personName(email) {
+  const m = /^api_key__(.*)@[^@]+\.quarry\.invalid$/i.exec(email ?? '');
+  if (!m) return email;
+  return m[1] === 'unnamed' ? 'an unnamed API key' : `API key “${m[1].replaceAll('_', ' ')}”`;
 }
 
 /** isMasked tells whether v looks like one of the server's masks. */
