@@ -134,6 +134,13 @@ func (c *Caller) CanUseLLMProvider(p *LLMProvider) bool {
 	return false
 }
 
+// CanListLLMProviders reports whether c may list the providers it may
+// use (GET /llm/provider): holders of read:chat, which basic implies
+// (every role but limited; a personal access token scoped to basic,
+// read:chat or write:chat). Onyx lets every signed-in person list them,
+// limited ones included; Quarry's limited role holds nothing.
+func (c *Caller) CanListLLMProviders() bool { return c.Directory == nil && c.Has(PermReadChat) }
+
 // LLMProviderUpsert is a creation or change of a provider: Onyx's
 // LLMProviderUpsertRequest and its is_creation.
 type LLMProviderUpsert struct {
@@ -383,8 +390,12 @@ func (p *LLMProvider) CheckKeepsDefault(defaultModel string) error {
 
 // LLMProviderChangedFields returns the names of the fields (the API's)
 // whose values differ between old and next, for the audit log: never the
-// key's value, only that it changed.
+// key's value, only that it changed. For a creation (old nil), the fields
+// it sets: those with a value, and is_public.
 func LLMProviderChangedFields(old, next *LLMProvider) []string {
+	if old == nil {
+		old = &LLMProvider{IsPublic: !next.IsPublic}
+	}
 	fields := []string{}
 	add := func(changed bool, name string) {
 		if changed {

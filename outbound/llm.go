@@ -535,3 +535,53 @@ func sizeText(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// TestModelTimeout bounds a test of a provider (TestModel): its answer's
+// start and each gap in it, and the whole test.
+const TestModelTimeout = 30 * time.Second
+
+// testModelPrompt and testModelTokens are the request of a test, as
+// Onyx's test_llm sends it.
+const (
+	testModelPrompt = "Do not respond"
+	testModelTokens = 50
+)
+
+// TestModel tests the configuration t of a provider, as Onyx's POST
+// /admin/llm/test does: it calls the model t names with a short message,
+// with t's key or, when t does not change it, the key of the stored
+// provider t names (quarry.LLMTest.Target), and returns nil when an
+// answer came whole. A refusal or failure of the provider is a 400 with
+// its ModelError's words, as in Onyx.
+func (s *Service) TestModel(ctx context.Context, t quarry.LLMTest) error {
+	var stored *quarry.LLMProvider
+	if t.ID != nil && *t.ID != 0 {
+		dctx, cancel := s.dbContext(ctx)
+		p, err := s.db.LLMProvider(dctx, *t.ID)
+		cancel()
+		if err != nil && quarry.ErrorCode(err) != quarry.ENOTFOUND {
+			return err
+		}
+		stored = p // A provider that does not exist lends no key, as in Onyx.
+	}
+	target, err := t.Target(stored)
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, TestModelTimeout)
+	defer cancel()
+	m := s.Model(&target, ModelLimits{FirstByte: TestModelTimeout, Idle: TestModelTimeout})
+	err = m.Stream(cctx, quarry.ModelRequest{Model: t.Model, MaxTokens: testModelTokens,
+		Messages: []quarry.ModelMessage{{Role: quarry.ModelUser, Content: testModelPrompt}}},
+		func(quarry.ModelEvent) error { return nil })
+	var me *quarry.ModelError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &me):
+		return quarry.Errorf(quarry.EINVALID, "%s", me.Error())
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return quarry.Errorf(quarry.EINVALID, "%s", (&quarry.ModelError{Message: fmt.Sprintf("the answer did not end within %v", TestModelTimeout)}).Error())
+	}
+	return err
+}

@@ -186,9 +186,9 @@ func (db *DB) UpsertLLMProvider(ctx context.Context, c *quarry.Caller, u quarry.
 		if next.APIKey != "" {
 			key = db.keys.seal(purposeLLMKey, []byte(next.APIKey))
 		}
-		action, before := "llm_provider.update", old
+		action := "llm_provider.update"
 		if old == nil {
-			action, before = "llm_provider.create", &quarry.LLMProvider{Groups: []int64{}}
+			action = "llm_provider.create"
 			err = tx.QueryRowContext(ctx, `INSERT INTO llm_providers (name, provider, api_key, api_base, api_version, deployment_name,
 					is_public, created_at, updated_at)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING id`,
@@ -213,7 +213,7 @@ func (db *DB) UpsertLLMProvider(ctx context.Context, c *quarry.Caller, u quarry.
 				return err
 			}
 		}
-		if err := tx.audit(ctx, c, action, "llm_provider", next.ID, quarry.LLMProviderChangedFields(before, &next)); err != nil {
+		if err := tx.audit(ctx, c, action, "llm_provider", next.ID, quarry.LLMProviderChangedFields(old, &next)); err != nil {
 			return err
 		}
 		out, err = db.llmProvider(ctx, tx, next.ID)
