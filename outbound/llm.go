@@ -22,6 +22,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound/connector"
 	"github.com/quarryhq/quarry/toolrun"
 )
 
@@ -405,16 +406,16 @@ func (m *Model) failure(ctx context.Context, err error) error {
 	case errors.Is(err, errIdle):
 		return &quarry.ModelError{Message: fmt.Sprintf("the provider sent nothing for %v in the middle of the answer", m.limits.Idle)}
 	case errors.Is(err, errEventSize):
-		return &quarry.ModelError{Message: fmt.Sprintf("a chunk of the answer is larger than %s, the most Quarry reads", sizeText(m.limits.MaxEventBytes))}
+		return &quarry.ModelError{Message: fmt.Sprintf("a chunk of the answer is larger than %s, the most Quarry reads", connector.ByteSize(m.limits.MaxEventBytes))}
 	case errors.Is(err, errAnswerSize):
-		return &quarry.ModelError{Message: fmt.Sprintf("the answer is larger than %s, the most Quarry reads", sizeText(m.limits.MaxAnswerBytes))}
+		return &quarry.ModelError{Message: fmt.Sprintf("the answer is larger than %s, the most Quarry reads", connector.ByteSize(m.limits.MaxAnswerBytes))}
 	case errors.Is(err, errNotAnSSE):
 		return &quarry.ModelError{Status: http.StatusOK, Message: "the provider's answer is not a stream of server-sent events (" +
 			strings.TrimPrefix(err.Error(), errNotAnSSE.Error()+": ") + "): is api_base the URL of its OpenAI-compatible API?"}
 	case errors.As(err, &syntax), errors.As(err, &typ):
 		return &quarry.ModelError{Message: "the provider sent a chunk that is not Chat Completions JSON"}
 	case strings.Contains(err.Error(), "server response headers exceeded"):
-		return &quarry.ModelError{Message: fmt.Sprintf("the provider's answer has headers larger than %s, the most Quarry reads", sizeText(toolrun.MaxResponseHeaderBytes))}
+		return &quarry.ModelError{Message: fmt.Sprintf("the provider's answer has headers larger than %s, the most Quarry reads", connector.ByteSize(toolrun.MaxResponseHeaderBytes))}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, net.ErrClosed):
 		return &quarry.ModelError{Message: "the provider cut the connection before the answer was complete"}
 	}
@@ -523,17 +524,6 @@ func retryAfter(res *http.Response) time.Duration {
 		}
 	}
 	return min(max(d, 0), time.Hour).Round(time.Millisecond)
-}
-
-// sizeText renders a size in bytes as "4 MiB".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // TestModelTimeout bounds a test of a provider (TestModel): its answer's

@@ -19,7 +19,7 @@ type limitError struct {
 }
 
 func (e *limitError) Error() string {
-	return fmt.Sprintf("%s is larger than %s, the most the connector reads", e.what, byteSize(e.limit))
+	return fmt.Sprintf("%s is larger than %s, the most the connector reads", e.what, ByteSize(e.limit))
 }
 
 // boundedReader reads r until more than max bytes come, then fails with
@@ -51,9 +51,10 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// byteSize writes n bytes in MiB or KiB when it is a whole number of
-// them, else in bytes.
-func byteSize(n int64) string {
+// ByteSize writes n bytes in MiB or KiB when it is a whole number of
+// them, else in bytes: the limits of what Quarry reads, as its errors
+// name them.
+func ByteSize(n int64) string {
 	switch {
 	case n >= 1<<20 && n%(1<<20) == 0:
 		return fmt.Sprintf("%d MiB", n>>20)

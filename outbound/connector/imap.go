@@ -398,7 +398,7 @@ func (m *Imap) readPage(ctx context.Context, c *imapConn, w Window, mb *imapMail
 		}
 		arrived[f.UID] = f.InternalDate
 		if f.RFC822Size > m.maxMessage {
-			if err := out.Failure(ctx, m.failure(mb, f.UID, "", fmt.Sprintf("the message is larger than %s", byteSize(m.maxMessage)))); err != nil {
+			if err := out.Failure(ctx, m.failure(mb, f.UID, "", fmt.Sprintf("the message is larger than %s", ByteSize(m.maxMessage)))); err != nil {
 				return false, err
 			}
 			continue
@@ -463,7 +463,7 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 			continue // Not one of ours: the server may send others' flags.
 		}
 		if tooLarge {
-			if err := out.Failure(ctx, m.failure(mb, uid, "", "the message is larger than "+byteSize(m.maxMessage))); err != nil {
+			if err := out.Failure(ctx, m.failure(mb, uid, "", "the message is larger than "+ByteSize(m.maxMessage))); err != nil {
 				return err
 			}
 			continue

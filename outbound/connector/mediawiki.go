@@ -764,7 +764,7 @@ func (m *MediaWiki) findAPI(ctx context.Context) error {
 		if match == nil {
 			where := ""
 			if err == tooLarge {
-				where = " in its first " + byteSize(wikiPageMaxBytes)
+				where = " in its first " + ByteSize(wikiPageMaxBytes)
 			}
 			return fmt.Errorf("%s is not a page of a MediaWiki: it has no EditURI link to the API%s", m.start.Redacted(), where)
 		}
