@@ -134,6 +134,9 @@ func TestRepeatedErrorStateDetectionAndRecovery(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		// The pair's state first: the attempts read after it are at least
+		// those it had seen end.
+		inErrorState := pairState()["in_repeated_error_state"] != false
 		as := w.attempts(pair)
 		ended := 0
 		for _, a := range as {
@@ -144,11 +147,11 @@ func TestRepeatedErrorStateDetectionAndRecovery(t *testing.T) {
 				ended++
 			}
 		}
+		if inErrorState && ended < quarry.RepeatedErrorsBeforeErrorState {
+			t.Fatalf("in the repeated error state after %d failures", ended)
+		}
 		if ended >= quarry.RepeatedErrorsBeforeErrorState {
 			break
-		}
-		if pairState()["in_repeated_error_state"] != false {
-			t.Fatalf("in the repeated error state after %d failures", ended)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d failed attempts in 60 s, want %d", ended, quarry.RepeatedErrorsBeforeErrorState)
