@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -219,10 +220,50 @@ func (in *ChatSessionInput) Check() error {
 }
 
 // ChatSessionUpdate holds the changes of a session: its name, its sharing
-// (nil: unchanged).
+// (nil: unchanged), or, with AutoName, the name ChatSessionName gives it.
 type ChatSessionUpdate struct {
 	Description *string
 	Sharing     *ChatSharing
+	AutoName    bool
+}
+
+// ChatFailedAfter is how old a session without a question must be for the
+// listing of sessions to leave it out (Onyx's failed chats): younger ones
+// may be about to get their first question.
+const ChatFailedAfter = 5 * time.Minute
+
+// ChatTurnInput is a question to store before its answer is asked for: in
+// session SessionID, or in a new one made with NewSession when SessionID
+// is "", after ParentID (PlaceChatMessage).
+type ChatTurnInput struct {
+	SessionID        string
+	NewSession       ChatSessionInput
+	ParentID         *int64
+	Message          string
+	ModelDisplayName *string
+}
+
+// ChatTurn is a question stored and its answer reserved.
+type ChatTurn struct {
+	Session    *ChatSession
+	NewSession bool // The session was made with the question.
+	Question   *ChatMessage
+	AnswerID   int64 // The answer's reserved message.
+	// History is the mainline the model reads, the question last.
+	History []*ChatMessage
+}
+
+// ChatAnswer is an answer to write in its reserved message: its text (or,
+// for one that failed, why: Error), the citations of its text, and its
+// calls of tools with their documents.
+type ChatAnswer struct {
+	MessageID         int64
+	SessionID         string
+	Text              string
+	Error             *string
+	Citations         []ChatCitation
+	ToolCalls         []ChatToolCall
+	ProcessingSeconds *float64
 }
 
 // DefaultChatSessionName is the name of a session without a question yet
@@ -384,6 +425,9 @@ func EstimateTokens(s string) int {
 type DefaultAssistant struct {
 	ToolIDs      []int64
 	SystemPrompt *string
+	// Search reports whether it offers the search: the built-in search
+	// tool is among its tools, and enabled.
+	Search bool
 }
 
 // Prompt returns the instructions the default assistant gives the model.
