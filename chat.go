@@ -29,6 +29,9 @@ const (
 // EnumValues returns the sharing statuses, in Onyx's order.
 func (ChatSharing) EnumValues() []string { return []string{string(ChatPublic), string(ChatPrivate)} }
 
+// ModelName returns the name of Onyx's enumeration.
+func (ChatSharing) ModelName() string { return "ChatSessionSharedStatus" }
+
 // ChatMessageType is who wrote a message of a session (Onyx's MessageType).
 type ChatMessageType string
 

@@ -428,7 +428,7 @@ func (s *Server) mcpCallTool(ctx context.Context, e *mcpEndpoint, call *mcpCall,
 	if args[0] != '{' {
 		return toolError("arguments must be a JSON object"), nil
 	}
-	res, err := s.run(ctx, call.c, ref.toolID, outbound.RunRequest{Method: ref.method, Args: args, Authorization: call.authz})
+	res, _, err := s.run(ctx, call.c, ref.toolID, outbound.RunRequest{Method: ref.method, Args: args, Authorization: call.authz})
 	switch quarry.ErrorCode(err) {
 	case "":
 	case quarry.EINTERNAL, quarry.EUNAVAILABLE:

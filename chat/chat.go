@@ -40,6 +40,33 @@ type Model interface {
 	Stream(ctx context.Context, r quarry.ModelRequest, each func(quarry.ModelEvent) error) error
 }
 
+// Binding is the model that answers, as its provider's configuration
+// says: the client (Model), the model's name at the provider, the name
+// shown with its answers, its context window (0: FallbackContextWindow)
+// and its sampling temperature (nil: the provider's).
+type Binding struct {
+	Model          Model
+	Name           string
+	DisplayName    string
+	MaxInputTokens int
+	Temperature    *float64
+}
+
+// MockModel is a Model that answers every request with its text and calls
+// no tool: Onyx's mock_llm_response, for tests.
+type MockModel string
+
+// Stream implements Model.
+func (m MockModel) Stream(ctx context.Context, _ quarry.ModelRequest, each func(quarry.ModelEvent) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := each(quarry.ModelEvent{Text: string(m)}); err != nil {
+		return err
+	}
+	return each(quarry.ModelEvent{FinishReason: "stop"})
+}
+
 // Searcher is the company's search, with the rights of the person who
 // searches.
 type Searcher interface {
@@ -94,9 +121,10 @@ type Turn struct {
 	Filters      quarry.SearchFilters
 	// Tools are the other tools offered, named (NameTools).
 	Tools []Tool
-	// Forced is the name of the one tool offered at the first step, when
-	// the person asked for it (Onyx's forced_tool_id).
-	Forced string
+	// Forced are the names of the tools offered at the first step, alone,
+	// when the person asked for a tool (Onyx's forced_tool_id: the
+	// search, or a custom tool's operations).
+	Forced []string
 	// Citations: the answer cites the documents as links and citation
 	// packets; otherwise the model's citations are removed.
 	Citations bool
@@ -245,8 +273,8 @@ func (r *run) answer(ctx context.Context) error {
 		switch {
 		case r.step == maxSteps-1:
 			offered = nil
-		case r.step == 0 && r.t.Forced != "":
-			offered = slices.DeleteFunc(slices.Clone(defs), func(d quarry.ModelTool) bool { return d.Name != r.t.Forced })
+		case r.step == 0 && len(r.t.Forced) > 0:
+			offered = slices.DeleteFunc(slices.Clone(defs), func(d quarry.ModelTool) bool { return !slices.Contains(r.t.Forced, d.Name) })
 		}
 		msgs, err := w.fit(system, history, current, offered)
 		if err != nil {

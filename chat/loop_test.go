@@ -494,7 +494,7 @@ func TestContextWindow(t *testing.T) {
 		calls(quarry.ModelToolCall{ID: "s", Name: "internal_search", Arguments: `{"queries": ["x"]}`}), says("ok")}}
 	tools := NameTools([]Tool{{ToolID: 5, ToolName: "w", Method: "get"}})
 	_, err = (&Loop{Searcher: &searcher{}}).Run(context.Background(), &Turn{Caller: me, Model: m, History: question("q"), Search: true, Tools: tools,
-		Forced: "internal_search"}, func(Packet) {})
+		Forced: []string{"internal_search"}}, func(Packet) {})
 	if err != nil || len(m.requests[0].Tools) != 1 || len(m.requests[1].Tools) != 2 {
 		t.Errorf("forced: %v %v %v", err, m.requests[0].Tools, m.requests[1].Tools)
 	}
