@@ -554,6 +554,12 @@ func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return db.update(ctx, func(tx *Tx) error {
+		// The session's row first, as StartChatTurn takes it: on
+		// PostgreSQL, a question asked while this answer is written waits
+		// for it (in the other order each held a row the other wanted).
+		if _, err := tx.ExecContext(ctx, `UPDATE chat_sessions SET updated_at = $2 WHERE id = $1`, a.SessionID, tx.now.Micros()); err != nil {
+			return err
+		}
 		var citations *string
 		if len(a.Citations) > 0 {
 			rows := make([][3]any, len(a.Citations))
@@ -597,8 +603,7 @@ func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
 				}
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE chat_sessions SET updated_at = $2 WHERE id = $1`, a.SessionID, tx.now.Micros())
-		return err
+		return nil
 	})
 }
 
