@@ -74,6 +74,9 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/user-group/{group_id}/add-users", "AddUsers", addUsers{}},
 		{"PATCH /admin/tool/status", "ToolStatusUpdate", toolStatusUpdate{}},
 		{"POST /user/pats", "CreateTokenRequest", patCreate{}},
+		{"PUT /admin/llm/provider", "LLMProviderUpsertRequest", llmProviderUpsert{}},
+		{"POST /admin/llm/default", "DefaultModel", defaultModelBody{}},
+		{"POST /admin/llm/test", "TestLLMRequest", testLLM{}},
 		{"POST /admin/mcp/server", "MCPServerSimpleCreateRequest", mcpServerCreate{}},
 		{"POST /admin/mcp/servers/create", "MCPToolCreateRequest", mcpServerSetup{}},
 		{"POST /admin/mcp/servers/update", "MCPToolUpdateRequest", mcpServerUpdate{}},
@@ -136,7 +139,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 	}
 	// The models inside bodies, held to their schemas the same way.
 	for schema, model := range map[string]any{"DocumentBase": documentBase{}, "ExternalAccess": externalAccess{},
-		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}, "LLMOverride": llmOverride{}} {
+		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}, "LLMOverride": llmOverride{},
+		"ModelConfigurationUpsertRequest": modelConfigurationUpsert{}} {
 		s, _ := oasDig(doc.m, "components", "schemas", schema).(map[string]any)
 		oasCheckModel(t, schema, reflect.TypeOf(model), s)
 	}
@@ -235,6 +239,11 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"DELETE /chat/remove-chat-message-feedback":                       removeChatFeedbackRequest{},
 		"POST /chat/send-chat-message":                                    sendMessageRequest{},
 		"PATCH /chat/chat-session/{session_id}":                           patchChatSessionRequest{},
+		"GET /admin/llm/provider":                                         llmProvidersQuery{},
+		"PUT /admin/llm/provider":                                         putLLMProviderRequest{},
+		"DELETE /admin/llm/provider/{provider_id}":                        deleteLLMProviderRequest{},
+		"POST /admin/llm/default":                                         setDefaultModelRequest{},
+		"POST /admin/llm/test":                                            testLLMRequest{},
 	} {
 		oasCheckQuery(t, route, reflect.TypeOf(model), doc.operation(t, route))
 	}
