@@ -492,3 +492,120 @@ func CheckAssistantTool(id int64, t *Tool) error {
 // SearchToolID is the in_code_tool_id of the built-in search tool, which
 // the assistant's model calls internal_search.
 const SearchToolID = "SearchTool"
+
+// ModelOverride is a question's choice of model (Onyx's LLMOverride); a
+// nil field leaves it to the default.
+type ModelOverride struct {
+	ConfigurationID *int64   // A model configuration's id.
+	Provider        *string  // A provider's name.
+	Version         *string  // A model's name at that provider.
+	Temperature     *float64 // The sampling temperature.
+}
+
+// ChatModel is the model that answers a question: its provider (with its
+// key: never answered) and its name there, and its configuration, if the
+// provider configures a model of that name.
+type ChatModel struct {
+	Provider *LLMProvider
+	Name     string
+	Config   *ModelConfiguration
+}
+
+// ContextWindow returns the tokens m takes in: its configuration's
+// (ModelConfiguration.ContextWindow), or DefaultMaxInputTokens.
+func (m *ChatModel) ContextWindow() int64 {
+	if m.Config != nil {
+		return m.Config.ContextWindow()
+	}
+	return DefaultMaxInputTokens
+}
+
+// DisplayName returns the name the person sees with an answer of m: its
+// configuration's custom or display name, or its name.
+func (m *ChatModel) DisplayName() string {
+	switch {
+	case m.Config != nil && m.Config.CustomDisplayName != nil && *m.Config.CustomDisplayName != "":
+		return *m.Config.CustomDisplayName
+	case m.Config != nil && m.Config.DisplayName != nil && *m.Config.DisplayName != "":
+		return *m.Config.DisplayName
+	}
+	return m.Name
+}
+
+// ErrNoChatModel refuses a question when no default model is set.
+var ErrNoChatModel = Errorf(EINVALID, "No model is configured to answer: an admin adds an LLM provider and sets the default model first (PUT /admin/llm/provider, POST /admin/llm/default)")
+
+// ChooseChatModel returns the model that answers c's question among ps
+// (def the default model, nil if none), as o asks (nil: the default), by
+// Onyx v4.6.1's rule (get_llm_for_persona, whose default assistant has no
+// model of its own): a model configuration's id names it (one that no
+// longer exists: the default); otherwise a provider's name (the first of
+// that name; none: the default), with o.Version or, without it, the
+// default model's name when that provider holds it, else the provider's
+// first visible model; a provider c may not use gives way to the default
+// (CanUseLLMProvider). A model version alone changes nothing, as in Onyx.
+// It returns ErrNoChatModel when the default is needed and there is none.
+func (c *Caller) ChooseChatModel(ps []*LLMProvider, def *DefaultModel, o *ModelOverride) (*ChatModel, error) {
+	byID := func(id int64) *LLMProvider {
+		for _, p := range ps {
+			if p.ID == id {
+				return p
+			}
+		}
+		return nil
+	}
+	pick := func(p *LLMProvider, name string) *ChatModel {
+		m := &ChatModel{Provider: p, Name: name}
+		for i := range p.Models {
+			if p.Models[i].Name == name {
+				m.Config = &p.Models[i]
+			}
+		}
+		return m
+	}
+	var chosen *ChatModel
+	switch {
+	case o == nil:
+	case o.ConfigurationID != nil:
+		for _, p := range ps {
+			for _, mc := range p.Models {
+				if mc.ID == *o.ConfigurationID {
+					chosen = pick(p, mc.Name)
+				}
+			}
+		}
+	case o.Provider != nil && *o.Provider != "":
+		for _, p := range ps {
+			if p.Name != nil && *p.Name == *o.Provider {
+				name := ""
+				switch {
+				case o.Version != nil && *o.Version != "":
+					name = *o.Version
+				case def != nil && def.ProviderID == p.ID:
+					name = def.ModelName
+				default:
+					for _, mc := range p.Models {
+						if mc.IsVisible && name == "" {
+							name = mc.Name
+						}
+					}
+				}
+				if name != "" {
+					chosen = pick(p, name)
+				}
+				break
+			}
+		}
+	}
+	if chosen != nil && c.CanUseLLMProvider(chosen.Provider) {
+		return chosen, nil
+	}
+	if def == nil {
+		return nil, ErrNoChatModel
+	}
+	p := byID(def.ProviderID)
+	if p == nil {
+		return nil, ErrNoChatModel
+	}
+	return pick(p, def.ModelName), nil
+}

@@ -335,3 +335,49 @@ func TestFeedbackTarget(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestChooseChatModel is Onyx v4.6.1's get_llm_for_persona for the
+// default assistant, one row per case.
+func TestChooseChatModel(t *testing.T) {
+	name := func(s string) *string { return &s }
+	id := func(n int64) *int64 { return &n }
+	open := &quarry.LLMProvider{ID: 1, Name: name("open"), IsPublic: true, Models: []quarry.ModelConfiguration{
+		{ID: 10, Name: "llama", IsVisible: true}, {ID: 11, Name: "qwen", IsVisible: true}}}
+	closed := &quarry.LLMProvider{ID: 2, Name: name("closed"), Groups: []int64{7}, Models: []quarry.ModelConfiguration{
+		{ID: 20, Name: "gpt", IsVisible: true}}}
+	ps := []*quarry.LLMProvider{open, closed}
+	def := &quarry.DefaultModel{ProviderID: 1, ModelName: "llama"}
+	member := &quarry.Caller{User: quarry.User{ID: "m", Role: quarry.RoleBasic}, Memberships: []quarry.Membership{{GroupID: 7}}}
+	outsider := &quarry.Caller{User: quarry.User{ID: "o", Role: quarry.RoleBasic}}
+	for _, tt := range []struct {
+		name     string
+		c        *quarry.Caller
+		def      *quarry.DefaultModel
+		o        *quarry.ModelOverride
+		provider int64
+		model    string
+		err      error
+	}{
+		{"no override: the default", member, def, nil, 1, "llama", nil},
+		{"a configuration's id", member, def, &quarry.ModelOverride{ConfigurationID: id(20)}, 2, "gpt", nil},
+		{"a configuration that is gone: the default", member, def, &quarry.ModelOverride{ConfigurationID: id(99)}, 1, "llama", nil},
+		{"a provider's name and a version", member, def, &quarry.ModelOverride{Provider: name("open"), Version: name("qwen")}, 1, "qwen", nil},
+		{"a version the provider does not list, sent as is", member, def, &quarry.ModelOverride{Provider: name("open"), Version: name("mistral")}, 1, "mistral", nil},
+		{"a provider's name alone: its first visible model", member, def, &quarry.ModelOverride{Provider: name("closed")}, 2, "gpt", nil},
+		{"an unknown provider: the default", member, def, &quarry.ModelOverride{Provider: name("nope"), Version: name("x")}, 1, "llama", nil},
+		{"a version alone changes nothing", member, def, &quarry.ModelOverride{Version: name("qwen")}, 1, "llama", nil},
+		{"a provider c may not use: the default", outsider, def, &quarry.ModelOverride{ConfigurationID: id(20)}, 1, "llama", nil},
+		{"no default", member, nil, nil, 0, "", quarry.ErrNoChatModel},
+		{"no default, an override that works", member, nil, &quarry.ModelOverride{Provider: name("open"), Version: name("qwen")}, 1, "qwen", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := tt.c.ChooseChatModel(ps, tt.def, tt.o)
+			if err != tt.err {
+				t.Fatalf("err %v, want %v", err, tt.err)
+			}
+			if err == nil && (m.Provider.ID != tt.provider || m.Name != tt.model) {
+				t.Errorf("got provider %d model %q, want %d %q", m.Provider.ID, m.Name, tt.provider, tt.model)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
 	"github.com/quarryhq/quarry/chat"
+	"github.com/quarryhq/quarry/outbound"
 )
 
 // Chat: Onyx v4.6.1's chat API (backend/onyx/server/query_and_chat/
@@ -18,9 +19,13 @@ import (
 
 // ChatConfig says how the chat answers.
 type ChatConfig struct {
-	// Models chooses the model that answers; nil: none is configured, and
-	// POST /chat/send-chat-message answers 400.
+	// Models, if set, chooses the model that answers instead of the
+	// configured providers (for tests of the loop's control, with a model
+	// scripted in Go).
 	Models ChatModels
+	// ModelLimits bound what a provider's answer may take (zero: package
+	// outbound's defaults).
+	ModelLimits outbound.ModelLimits
 	// Timeout bounds an answer; zero means 10 minutes.
 	Timeout time.Duration
 	// TestMode honours SendMessageRequest's mock_llm_response (Onyx's
@@ -37,19 +42,27 @@ type ChatConfig struct {
 type ChatModels interface {
 	// ChatModel returns the model that answers c, as override asks (nil:
 	// the default provider's default model), or an error: a *quarry.Error
-	// (EINVALID) when none is configured or override names none c may
-	// use.
-	ChatModel(ctx context.Context, c *quarry.Caller, override *ModelOverride) (*chat.Binding, error)
+	// (EINVALID) when none is configured.
+	ChatModel(ctx context.Context, c *quarry.Caller, override *quarry.ModelOverride) (*chat.Binding, error)
 }
 
-// ModelOverride is a request's choice of model (Onyx's LLMOverride); a nil
-// field leaves it to the default.
-type ModelOverride struct {
-	ConfigurationID *int64
-	Provider        *string
-	Version         *string
-	Temperature     *float64
-	DisplayName     *string
+// providerModels is the ChatModels of a deployment: the providers an
+// admin configured (quarry.Caller.ChooseChatModel), each called through
+// package outbound's client, behind the egress guard.
+type providerModels struct{ s *Server }
+
+// ChatModel implements ChatModels.
+func (m providerModels) ChatModel(ctx context.Context, c *quarry.Caller, o *quarry.ModelOverride) (*chat.Binding, error) {
+	ps, def, err := m.s.db.LLMProviders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := c.ChooseChatModel(ps, def, o)
+	if err != nil {
+		return nil, err
+	}
+	return &chat.Binding{Model: m.s.out.Model(cm.Provider, m.s.cfg.Chat.ModelLimits), Name: cm.Name, DisplayName: cm.DisplayName(),
+		MaxInputTokens: int(cm.ContextWindow())}, nil
 }
 
 // chatTimeout is the longest an answer may take.

@@ -81,13 +81,9 @@ func callTools(cs ...quarry.ModelToolCall) scriptStep {
 type scriptModels struct {
 	model  *scriptModel
 	window int
-	none   bool // No provider is configured.
 }
 
-func (s *scriptModels) ChatModel(_ context.Context, _ *quarry.Caller, o *api.ModelOverride) (*chat.Binding, error) {
-	if s.none {
-		return nil, quarry.Errorf(quarry.EINVALID, "No LLM provider is configured")
-	}
+func (s *scriptModels) ChatModel(_ context.Context, _ *quarry.Caller, o *quarry.ModelOverride) (*chat.Binding, error) {
 	b := &chat.Binding{Model: s.model, Name: "gpt-test", DisplayName: "GPT Test", MaxInputTokens: s.window}
 	if o != nil && o.Version != nil {
 		b.Name = *o.Version
@@ -271,8 +267,12 @@ func TestChatRefusesBeforeStreaming(t *testing.T) {
 		t.Errorf("%d messages after refusals", len(s.Messages))
 	}
 	// No model configured.
-	c.models.none = true
-	c.do(c.basic, "POST", "/chat/send-chat-message", `{"message": "hi", "chat_session_id": "`+id+`"}`).want(t, 400, `{"detail": "No LLM provider is configured"}`)
+	// No provider configured: the configured providers answer, and there
+	// are none.
+	bare := newChatCast(t, func(cfg *api.Config) { cfg.Chat.Models = nil })
+	bareID := bare.session(t, bare.basic)
+	bare.do(bare.basic, "POST", "/chat/send-chat-message", `{"message": "hi", "chat_session_id": "`+bareID+`"}`).want(t, 400,
+		`{"detail": "No model is configured to answer: an admin adds an LLM provider and sets the default model first (PUT /admin/llm/provider, POST /admin/llm/default)"}`)
 }
 
 func compact(t *testing.T, b []byte) string {

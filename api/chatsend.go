@@ -30,9 +30,6 @@ import (
 // the model is asked; the answer is written when it ends, whatever became
 // of the request. A client that goes away cuts the model's call.
 
-// errNoModel answers a question when no model is configured.
-var errNoModel = quarry.Errorf(quarry.EINVALID, "No model is configured to answer: an admin adds an LLM provider first (PUT /admin/llm/provider)")
-
 // handleSendChatMessage serves POST /chat/send-chat-message.
 func (s *Server) handleSendChatMessage(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in sendMessageRequest
@@ -100,19 +97,20 @@ func (s *Server) checkSendMessage(b *sendMessage) error {
 
 // chatModel returns the model that answers, as the request asks.
 func (s *Server) chatModel(ctx context.Context, c *quarry.Caller, b *sendMessage) (*chat.Binding, error) {
-	if s.cfg.Chat.Models == nil {
-		return nil, errNoModel
+	var models ChatModels = providerModels{s}
+	if s.cfg.Chat.Models != nil {
+		models = s.cfg.Chat.Models
 	}
-	var override *ModelOverride
+	var override *quarry.ModelOverride
 	o := value(b.LLMOverride)
 	if o == nil && b.LLMOverrides.Set() && len(b.LLMOverrides.Value) == 1 {
 		o = &b.LLMOverrides.Value[0]
 	}
 	if o != nil {
-		override = &ModelOverride{ConfigurationID: value(o.ModelConfigurationID), Provider: value(o.ModelProvider), Version: value(o.ModelVersion),
-			Temperature: value(o.Temperature), DisplayName: value(o.DisplayName)}
+		override = &quarry.ModelOverride{ConfigurationID: value(o.ModelConfigurationID), Provider: value(o.ModelProvider), Version: value(o.ModelVersion),
+			Temperature: value(o.Temperature)}
 	}
-	binding, err := s.cfg.Chat.Models.ChatModel(ctx, c, override)
+	binding, err := models.ChatModel(ctx, c, override)
 	if err != nil {
 		return nil, err
 	}
