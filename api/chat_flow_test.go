@@ -433,7 +433,7 @@ func TestChatFailures(t *testing.T) {
 // failure in its error_msg; and mock_llm_response, honoured only in the
 // test mode.
 func TestChatWhole(t *testing.T) {
-	c := newChatCast(t)
+	c := newChatCast(t, func(cfg *api.Config) { cfg.Chat.TestMode = true })
 	c.model.then(
 		callTools(quarry.ModelToolCall{ID: "s", Name: "internal_search", Arguments: `{"queries": ["basalt"]}`}),
 		say("Basalt is volcanic [1]."),
@@ -474,7 +474,7 @@ func TestChatWhole(t *testing.T) {
 	if !strings.Contains(strings.Join(got, "\n"), `"content": "A mocked answer"`) {
 		t.Errorf("mocked: %v", got)
 	}
-	off := newChatCast(t, func(cfg *api.Config) { cfg.Chat.TestMode = false })
+	off := newChatCast(t)
 	off.do(off.basic, "POST", "/chat/send-chat-message", map[string]any{"message": "hi", "mock_llm_response": "x"}).want(t, 400,
 		`{"detail": "mock_llm_response can only be used when INTEGRATION_TESTS_MODE=true"}`)
 }

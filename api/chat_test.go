@@ -105,7 +105,7 @@ func newChatCast(t *testing.T, opts ...func(*api.Config)) *chatCast {
 	m := &scriptModel{}
 	models := &scriptModels{model: m}
 	e := newEnv(t, append([]func(*api.Config){func(c *api.Config) {
-		c.Chat = api.ChatConfig{Models: models, TestMode: true}
+		c.Chat = api.ChatConfig{Models: models}
 	}}, opts...)...)
 	c := &chatCast{fxCast: &fxCast{fx: fx{e}}, model: m, models: models}
 	c.curator = e.user(quarry.RoleCurator, "curator")

@@ -133,7 +133,7 @@ func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage,
 		return nil, err
 	}
 	t := &chat.Turn{Caller: c, Model: m.Model, ModelName: m.Name, MaxInputTokens: m.MaxInputTokens, Temperature: m.Temperature,
-		SystemPrompt: a.Prompt(), Citations: b.IncludeCitations, Now: time.Now()}
+		SystemPrompt: a.Prompt(), Citations: b.IncludeCitations, Now: time.Now(), Debug: s.cfg.Chat.TestMode}
 	if o := value(b.LLMOverride); o != nil && o.Temperature.Set() {
 		t.Temperature = &o.Temperature.Value
 	}

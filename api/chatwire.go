@@ -192,6 +192,13 @@ func wireObj(obj any) any {
 		}{"custom_tool_start", o.Name, &id}
 	case chat.ToolResult:
 		return toolDelta(o.Name, o.ToolID, o.ResponseType, o.Data, o.Error)
+	case chat.ToolCallDebug:
+		return struct {
+			Type       string          `json:"type"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolName   string          `json:"tool_name"`
+			ToolArgs   json.RawMessage `json:"tool_args"`
+		}{"tool_call_debug", o.CallID, o.Name, o.Args}
 	case chat.SectionEnd:
 		return typed{"section_end"}
 	case chat.Stop:

@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -52,19 +53,53 @@ type Binding struct {
 	Temperature    *float64
 }
 
-// MockModel is a Model that answers every request with its text and calls
-// no tool: Onyx's mock_llm_response, for tests.
+// MockModel is a Model that answers with its text: Onyx's
+// mock_llm_response, for tests. At the answer's first step, when tools are
+// offered and the text holds calls of them written as JSON objects
+// {"name": …, "arguments": {…}} (one a line, or inside other text), it
+// calls those tools instead, as Onyx's loop reads calls written in a
+// model's text once; at later steps it answers the text.
 type MockModel string
 
 // Stream implements Model.
-func (m MockModel) Stream(ctx context.Context, _ quarry.ModelRequest, each func(quarry.ModelEvent) error) error {
+func (m MockModel) Stream(ctx context.Context, r quarry.ModelRequest, each func(quarry.ModelEvent) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	firstStep := !slices.ContainsFunc(r.Messages, func(m quarry.ModelMessage) bool { return m.Role == quarry.ModelToolResult })
+	if calls := writtenCalls(string(m), r.Tools); firstStep && len(calls) > 0 {
+		return each(quarry.ModelEvent{FinishReason: "tool_calls", ToolCalls: calls})
 	}
 	if err := each(quarry.ModelEvent{Text: string(m)}); err != nil {
 		return err
 	}
 	return each(quarry.ModelEvent{FinishReason: "stop"})
+}
+
+// writtenCalls returns the calls of offered tools written in text as JSON
+// objects {"name": …, "arguments": {…}}, in order.
+func writtenCalls(text string, offered []quarry.ModelTool) []quarry.ModelToolCall {
+	var calls []quarry.ModelToolCall
+	for i := 0; i < len(text); i++ {
+		if text[i] != '{' {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		var c struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if dec.Decode(&c) != nil || c.Name == "" || !slices.ContainsFunc(offered, func(t quarry.ModelTool) bool { return t.Name == c.Name }) {
+			continue
+		}
+		args := string(c.Arguments)
+		if args == "" {
+			args = "{}"
+		}
+		calls = append(calls, quarry.ModelToolCall{ID: fmt.Sprintf("mock_call_%d", len(calls)+1), Name: c.Name, Arguments: args})
+		i += int(dec.InputOffset()) - 1
+	}
+	return calls
 }
 
 // Searcher is the company's search, with the rights of the person who
@@ -128,6 +163,9 @@ type Turn struct {
 	// Citations: the answer cites the documents as links and citation
 	// packets; otherwise the model's citations are removed.
 	Citations bool
+	// Debug shows each call of a tool as the model made it
+	// (ToolCallDebug packets): Onyx's test mode.
+	Debug bool
 	// Stopped reports whether the person asked the answer to stop; the loop
 	// asks it every Loop.StopEvery.
 	Stopped func(context.Context) (bool, error)
@@ -309,6 +347,15 @@ func (r *run) answer(ctx context.Context) error {
 			break
 		}
 		current = append(current, quarry.ModelMessage{Role: quarry.ModelAssistant, Content: stepText.String(), ToolCalls: calls})
+		if r.t.Debug {
+			for i, call := range calls {
+				args, err := objectArgs(call.Arguments)
+				if err != nil {
+					args = json.RawMessage("{}")
+				}
+				r.emit(Packet{Placement{Turn: r.step, Tab: i}, ToolCallDebug{CallID: call.ID, Name: call.Name, Args: args}})
+			}
+		}
 		for i, call := range calls {
 			room := w.room(system, current, offered)
 			out := r.call(ctx, call, Placement{Turn: r.step, Tab: i}, offered, room)

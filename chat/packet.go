@@ -66,6 +66,15 @@ type ToolResult struct {
 	Error        *ToolFailure
 }
 
+// ToolCallDebug shows a call of a tool as the model made it, before it
+// runs (tool_call_debug): only in the test mode (Turn.Debug), as Onyx
+// sends it only with INTEGRATION_TESTS_MODE.
+type ToolCallDebug struct {
+	CallID string
+	Name   string
+	Args   json.RawMessage // A JSON object ({} when the model's arguments are not one).
+}
+
 // SectionEnd ends the packets of a call of a tool (section_end).
 type SectionEnd struct{}
 
