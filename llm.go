@@ -489,3 +489,79 @@ func (t *LLMTest) Target(stored *LLMProvider) (LLMProvider, error) {
 // NormalizeLLMProvider is Onyx's normalize_provider: the kind without
 // surrounding spaces, in lower case.
 func NormalizeLLMProvider(kind string) string { return strings.ToLower(strings.TrimSpace(kind)) }
+
+// ChatModel is the model an answer goes to: its provider, its key in clear
+// (never to be answered or logged), the model's name sent as "model", and
+// its context window.
+type ChatModel struct {
+	Provider *LLMProvider
+	Model    string
+	// MaxInputTokens is the model's context window: its configuration's
+	// (ModelConfiguration.ContextWindow), or DefaultMaxInputTokens for a
+	// model the provider does not configure.
+	MaxInputTokens int64
+}
+
+// ModelChoice is a person's choice of model for an answer: Onyx v4.6.1's
+// LLMOverride without its temperature. The zero value chooses the default
+// model.
+type ModelChoice struct {
+	ModelConfigurationID *int64 // A configured model, by id: it wins over the names.
+	ProviderName         string // A provider by name (Onyx's model_provider; the first of that name).
+	ModelVersion         string // The model's name at that provider (Onyx's model_version).
+}
+
+// ErrNoDefaultModel answers a choice that falls back to the default model
+// when there is none (Onyx's words).
+var ErrNoDefaultModel = Errorf(EINVALID, "No default LLM model found")
+
+// ChooseChatModel returns the model an answer of c goes to, as Onyx
+// v4.6.1's get_llm_for_persona does without assistants: the model choice
+// names (by configuration id, else by provider name and model name), when
+// it names one that exists and c may use its provider
+// (CanUseLLMProvider); otherwise the default model def
+// (ErrNoDefaultModel when nil), whoever c is, as in Onyx. providers are
+// all the providers, def the default model (LLMProviders' answers).
+func ChooseChatModel(c *Caller, providers []*LLMProvider, def *DefaultModel, choice ModelChoice) (*ChatModel, error) {
+	var (
+		chosen *LLMProvider
+		name   string
+	)
+	switch {
+	case choice.ModelConfigurationID != nil:
+		for _, p := range providers {
+			for _, m := range p.Models {
+				if m.ID == *choice.ModelConfigurationID {
+					chosen, name = p, m.Name
+				}
+			}
+		}
+	case choice.ProviderName != "" && choice.ModelVersion != "":
+		for _, p := range providers {
+			if p.Name != nil && *p.Name == choice.ProviderName {
+				chosen, name = p, choice.ModelVersion
+				break
+			}
+		}
+	}
+	if chosen != nil && c != nil && c.CanUseLLMProvider(chosen) {
+		return chatModel(chosen, name), nil
+	}
+	if def != nil {
+		for _, p := range providers {
+			if p.ID == def.ProviderID {
+				return chatModel(p, def.ModelName), nil
+			}
+		}
+	}
+	return nil, ErrNoDefaultModel
+}
+
+// chatModel returns model name of p as a ChatModel.
+func chatModel(p *LLMProvider, name string) *ChatModel {
+	window := int64(DefaultMaxInputTokens)
+	if m := p.Model(name); m != nil {
+		window = m.ContextWindow()
+	}
+	return &ChatModel{Provider: p, Model: name, MaxInputTokens: window}
+}

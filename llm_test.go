@@ -176,3 +176,51 @@ func TestLLMTestTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestChooseChatModel(t *testing.T) {
+	name := func(s string) *string { return &s }
+	id := func(n int64) *int64 { return &n }
+	public := &quarry.LLMProvider{ID: 1, Name: name("public"), IsPublic: true,
+		Models: []quarry.ModelConfiguration{{ID: 10, Name: "small", MaxInputTokens: id(8192)}, {ID: 11, Name: "large"}}}
+	shared := &quarry.LLMProvider{ID: 2, Name: name("shared"), Groups: []int64{4},
+		Models: []quarry.ModelConfiguration{{ID: 20, Name: "private", MaxInputTokens: id(4096)}}}
+	twin := &quarry.LLMProvider{ID: 3, Name: name("shared"), IsPublic: true}
+	providers := []*quarry.LLMProvider{public, shared, twin}
+	member := &quarry.Caller{User: quarry.User{Role: quarry.RoleBasic}, Memberships: []quarry.Membership{{GroupID: 4}}}
+	member.SetGrants(nil)
+	other := &quarry.Caller{User: quarry.User{Role: quarry.RoleBasic}}
+	other.SetGrants(nil)
+	def := &quarry.DefaultModel{ProviderID: 1, ModelName: "small"}
+	for _, tt := range []struct {
+		name     string
+		c        *quarry.Caller
+		def      *quarry.DefaultModel
+		choice   quarry.ModelChoice
+		provider int64
+		model    string
+		window   int64
+	}{
+		{"the default", member, def, quarry.ModelChoice{}, 1, "small", 8192},
+		{"the default for no one", nil, def, quarry.ModelChoice{}, 1, "small", 8192},
+		{"a configured model", member, def, quarry.ModelChoice{ModelConfigurationID: id(20)}, 2, "private", 4096},
+		{"one of a provider c may not use", other, def, quarry.ModelChoice{ModelConfigurationID: id(20)}, 1, "small", 8192},
+		{"a model id that is none", member, def, quarry.ModelChoice{ModelConfigurationID: id(99)}, 1, "small", 8192},
+		{"the id wins over the names", member, def, quarry.ModelChoice{ModelConfigurationID: id(11), ProviderName: "shared", ModelVersion: "x"}, 1, "large", quarry.DefaultMaxInputTokens},
+		{"by names: the first of the name", member, def, quarry.ModelChoice{ProviderName: "shared", ModelVersion: "private"}, 2, "private", 4096},
+		{"by names: a model it does not configure", member, def, quarry.ModelChoice{ProviderName: "shared", ModelVersion: "other"}, 2, "other", quarry.DefaultMaxInputTokens},
+		{"by names: the first it may not use", other, def, quarry.ModelChoice{ProviderName: "shared", ModelVersion: "private"}, 1, "small", 8192},
+		{"a provider without model", member, def, quarry.ModelChoice{ProviderName: "shared"}, 1, "small", 8192},
+		{"no such provider", member, def, quarry.ModelChoice{ProviderName: "nope", ModelVersion: "m"}, 1, "small", 8192},
+		{"a default model the provider lost", member, &quarry.DefaultModel{ProviderID: 1, ModelName: "gone"}, quarry.ModelChoice{}, 1, "gone", quarry.DefaultMaxInputTokens},
+	} {
+		got, err := quarry.ChooseChatModel(tt.c, providers, tt.def, tt.choice)
+		if err != nil || got.Provider.ID != tt.provider || got.Model != tt.model || got.MaxInputTokens != tt.window {
+			t.Errorf("%s: %+v %v, want provider %d model %s window %d", tt.name, got, err, tt.provider, tt.model, tt.window)
+		}
+	}
+	for _, def := range []*quarry.DefaultModel{nil, {ProviderID: 9, ModelName: "small"}} {
+		if got, err := quarry.ChooseChatModel(other, providers, def, quarry.ModelChoice{ModelConfigurationID: id(20)}); err != quarry.ErrNoDefaultModel {
+			t.Errorf("no default (%+v): %+v %v", def, got, err)
+		}
+	}
+}

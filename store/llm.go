@@ -321,3 +321,23 @@ func (db *DB) SetDefaultModel(ctx context.Context, c *quarry.Caller, d quarry.De
 		return tx.audit(ctx, c, "llm_provider.set_default", "llm_provider", d.ProviderID, fields)
 	})
 }
+
+// ChatModel returns the model an answer of c goes to under choice
+// (quarry.ChooseChatModel: the model c chose if it exists and c may use
+// its provider, else the default model), with its provider's key in clear
+// (never to be answered or logged), or quarry.ErrNoDefaultModel.
+func (db *DB) ChatModel(ctx context.Context, c *quarry.Caller, choice quarry.ModelChoice) (*quarry.ChatModel, error) {
+	ps, def, err := db.LLMProviders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return quarry.ChooseChatModel(c, ps, def, choice)
+}
+
+// DefaultModel returns the default model (POST /admin/llm/default) with
+// its provider's key in clear (never to be answered or logged), its
+// api_base (quarry.LLMProvider.BaseURL) and context window, or
+// quarry.ErrNoDefaultModel: ChatModel with no choice.
+func (db *DB) DefaultModel(ctx context.Context) (*quarry.ChatModel, error) {
+	return db.ChatModel(ctx, nil, quarry.ModelChoice{})
+}

@@ -46,8 +46,21 @@ func TestLLMProviders(t *testing.T) {
 		t.Errorf("the key is not sealed at rest: %q", sealed)
 	}
 
+	if m, err := db.DefaultModel(ctx); err != quarry.ErrNoDefaultModel {
+		t.Errorf("the default model before there is one: %+v %v", m, err)
+	}
 	if err := db.SetDefaultModel(ctx, admin, quarry.DefaultModel{ProviderID: p.ID, ModelName: "qwen"}); err != nil {
 		t.Fatal(err)
+	}
+	// What chat gets: the default model with its provider's key in clear,
+	// or the model a person chose from a provider they may use.
+	if m, err := db.DefaultModel(ctx); err != nil || m.Provider.ID != p.ID || m.Provider.APIKey != key ||
+		m.Provider.BaseURL() != "http://vllm.internal:8000/v1" || m.Model != "qwen" || m.MaxInputTokens != quarry.DefaultMaxInputTokens {
+		t.Errorf("the default model: %+v %v", m, err)
+	}
+	if m, err := db.ChatModel(ctx, admin, quarry.ModelChoice{ModelConfigurationID: &p.Models[0].ID}); err != nil ||
+		m.Provider.APIKey != key || m.Model != "llama" || m.MaxInputTokens != 8192 {
+		t.Errorf("a chosen model: %+v %v", m, err)
 	}
 	ps, def, err := db.LLMProviders(ctx)
 	if err != nil || len(ps) != 1 || def == nil || *def != (quarry.DefaultModel{ProviderID: p.ID, ModelName: "qwen"}) || !ps[0].Models[1].IsVisible {
