@@ -40,29 +40,34 @@ type ChatConfig struct {
 
 // ChatModels chooses the model that answers a person's question.
 type ChatModels interface {
-	// ChatModel returns the model that answers c, as override asks (nil:
-	// the default provider's default model), or an error: a *quarry.Error
-	// (EINVALID) when none is configured.
-	ChatModel(ctx context.Context, c *quarry.Caller, override *quarry.ModelOverride) (*chat.Binding, error)
+	// ChatModel returns the model that answers c, as choice asks (the zero
+	// choice: the default model), or an error: a *quarry.Error (EINVALID)
+	// when none is configured.
+	ChatModel(ctx context.Context, c *quarry.Caller, choice quarry.ModelChoice) (*chat.Binding, error)
 }
 
 // providerModels is the ChatModels of a deployment: the providers an
-// admin configured (quarry.Caller.ChooseChatModel), each called through
-// package outbound's client, behind the egress guard.
+// admin configured (store.DB.ChatModel, quarry.ChooseChatModel), each
+// called through package outbound's client, behind the egress guard.
 type providerModels struct{ s *Server }
 
 // ChatModel implements ChatModels.
-func (m providerModels) ChatModel(ctx context.Context, c *quarry.Caller, o *quarry.ModelOverride) (*chat.Binding, error) {
-	ps, def, err := m.s.db.LLMProviders(ctx)
+func (m providerModels) ChatModel(ctx context.Context, c *quarry.Caller, choice quarry.ModelChoice) (*chat.Binding, error) {
+	cm, err := m.s.db.ChatModel(ctx, c, choice)
 	if err != nil {
 		return nil, err
 	}
-	cm, err := c.ChooseChatModel(ps, def, o)
-	if err != nil {
-		return nil, err
+	display := cm.Model
+	if mc := cm.Provider.Model(cm.Model); mc != nil {
+		switch {
+		case mc.CustomDisplayName != nil && *mc.CustomDisplayName != "":
+			display = *mc.CustomDisplayName
+		case mc.DisplayName != nil && *mc.DisplayName != "":
+			display = *mc.DisplayName
+		}
 	}
-	return &chat.Binding{Model: m.s.out.Model(cm.Provider, m.s.cfg.Chat.ModelLimits), Name: cm.Name, DisplayName: cm.DisplayName(),
-		MaxInputTokens: int(cm.ContextWindow())}, nil
+	return &chat.Binding{Model: m.s.out.Model(cm.Provider, m.s.cfg.Chat.ModelLimits), Name: cm.Model, DisplayName: display,
+		MaxInputTokens: int(cm.MaxInputTokens)}, nil
 }
 
 // chatTimeout is the longest an answer may take.

@@ -83,10 +83,10 @@ type scriptModels struct {
 	window int
 }
 
-func (s *scriptModels) ChatModel(_ context.Context, _ *quarry.Caller, o *quarry.ModelOverride) (*chat.Binding, error) {
+func (s *scriptModels) ChatModel(_ context.Context, _ *quarry.Caller, o quarry.ModelChoice) (*chat.Binding, error) {
 	b := &chat.Binding{Model: s.model, Name: "gpt-test", DisplayName: "GPT Test", MaxInputTokens: s.window}
-	if o != nil && o.Version != nil {
-		b.Name = *o.Version
+	if o.ModelVersion != "" {
+		b.Name = o.ModelVersion
 	}
 	return b, nil
 }
@@ -272,7 +272,7 @@ func TestChatRefusesBeforeStreaming(t *testing.T) {
 	bare := newChatCast(t, func(cfg *api.Config) { cfg.Chat.Models = nil })
 	bareID := bare.session(t, bare.basic)
 	bare.do(bare.basic, "POST", "/chat/send-chat-message", `{"message": "hi", "chat_session_id": "`+bareID+`"}`).want(t, 400,
-		`{"detail": "No model is configured to answer: an admin adds an LLM provider and sets the default model first (PUT /admin/llm/provider, POST /admin/llm/default)"}`)
+		`{"detail": "No default LLM model found"}`)
 }
 
 func compact(t *testing.T, b []byte) string {

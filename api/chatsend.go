@@ -14,6 +14,7 @@ import (
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
 	"github.com/quarryhq/quarry/chat"
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/outbound"
 	"github.com/quarryhq/quarry/store"
 )
@@ -101,16 +102,17 @@ func (s *Server) chatModel(ctx context.Context, c *quarry.Caller, b *sendMessage
 	if s.cfg.Chat.Models != nil {
 		models = s.cfg.Chat.Models
 	}
-	var override *quarry.ModelOverride
-	o := value(b.LLMOverride)
-	if o == nil && b.LLMOverrides.Set() && len(b.LLMOverrides.Value) == 1 {
-		o = &b.LLMOverrides.Value[0]
+	var choice quarry.ModelChoice
+	if o := b.override(); o != nil {
+		choice.ModelConfigurationID = value(o.ModelConfigurationID)
+		if p := value(o.ModelProvider); p != nil {
+			choice.ProviderName = *p
+		}
+		if v := value(o.ModelVersion); v != nil {
+			choice.ModelVersion = *v
+		}
 	}
-	if o != nil {
-		override = &quarry.ModelOverride{ConfigurationID: value(o.ModelConfigurationID), Provider: value(o.ModelProvider), Version: value(o.ModelVersion),
-			Temperature: value(o.Temperature)}
-	}
-	binding, err := models.ChatModel(ctx, c, override)
+	binding, err := models.ChatModel(ctx, c, choice)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +136,7 @@ func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage,
 	}
 	t := &chat.Turn{Caller: c, Model: m.Model, ModelName: m.Name, MaxInputTokens: m.MaxInputTokens, Temperature: m.Temperature,
 		SystemPrompt: a.Prompt(), Citations: b.IncludeCitations, Now: time.Now(), Debug: s.cfg.Chat.TestMode}
-	if o := value(b.LLMOverride); o != nil && o.Temperature.Set() {
+	if o := b.override(); o != nil && o.Temperature.Set() {
 		t.Temperature = &o.Temperature.Value
 	}
 	if ctx := value(b.AdditionalContext); ctx != nil {
@@ -192,7 +194,7 @@ type chatSearch struct{ db *store.DB }
 
 // Search implements chat.Searcher.
 func (a chatSearch) Search(ctx context.Context, c *quarry.Caller, q string, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
-	return a.db.Search(ctx, c, quarry.ParseQuery(q), f, limit)
+	return a.db.Search(ctx, c, index.ParseQuery(q), f, limit)
 }
 
 // chatRunner is the chat's ToolRunner: the runs of POST /tool/{id}/run and

@@ -1320,6 +1320,18 @@ func (r *sendMessage) CheckModel() string {
 	return ""
 }
 
+// override returns the model the question asks for: llm_override, or the
+// one entry of llm_overrides (more are refused), or nil.
+func (r *sendMessage) override() *llmOverride {
+	if o := value(r.LLMOverride); o != nil {
+		return o
+	}
+	if r.LLMOverrides.Set() && len(r.LLMOverrides.Value) == 1 {
+		return &r.LLMOverrides.Value[0]
+	}
+	return nil
+}
+
 // parent returns where the message goes (quarry.PlaceChatMessage).
 func (r *sendMessage) parent() *int64 {
 	if !r.ParentMessageID.Present {

@@ -221,14 +221,14 @@ func (c client) searchToolID(t *testing.T, by User) int64 {
 
 // ---- tests/chat/, llm_workflows/, permissions/test_chat_scopes.py ----
 
-const excludedPersonas = "it makes assistants (personas) of its own, which Quarry does not have yet: its one assistant is the " +
+const excludedChatPersonas = "it makes assistants (personas) of its own, which Quarry does not have yet: its one assistant is the " +
 	"default (persona 0) until the assistants issue (docs/decisions.md, \"Chat\")"
 
 var chatReplays = slices.Concat(chatSessionAccessReplays, chatDeletionReplays, mockToolCallReplays, chatScopeReplays, []Replay{
 	{Name: "chat/test_chat_document_set_access.py", Excluded: excludedDocumentSets, Run: func(t *testing.T, c client) {}},
-	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_unauthorized_persona_returns_403", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_authorized_persona_succeeds", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_public_persona_succeeds", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
+	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_unauthorized_persona_returns_403", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
+	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_authorized_persona_succeeds", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
+	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_public_persona_succeeds", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_default_persona_succeeds", Run: func(t *testing.T, c client) {
 		_, basic := chatFixtures(t, c)
 		r := c.tg.Do(basic.caller(), "POST", "/chat/create-chat-session", map[string]any{"persona_id": 0, "description": "Test with default persona"})
@@ -236,7 +236,7 @@ var chatReplays = slices.Concat(chatSessionAccessReplays, chatDeletionReplays, m
 		_, ok := must(keys(r, "chat_session_id"))(t)["chat_session_id"]
 		check(t, ok, "no chat_session_id: %s", clip(r.Body))
 	}},
-	{Name: "chat/test_chat_session_persona_access.py/test_send_chat_message_with_unauthorized_persona_in_session_info_is_blocked", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
+	{Name: "chat/test_chat_session_persona_access.py/test_send_chat_message_with_unauthorized_persona_in_session_info_is_blocked", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
 })
 
 // getChatSession is test_chat_session_access.py's _get_chat_session.
