@@ -171,14 +171,20 @@ func TestChatProviderFaults(t *testing.T) {
 			}
 		})
 	}
+	// A slow provider, within the idle limit, answers.
+	c.llm.Push(llmtest.Script{Text: []string{"Slow ", "but ", "sure."}, Delay: 300 * time.Millisecond})
+	if got := c.ask(t, c.basic, id, "slowly"); !strings.Contains(strings.Join(got, "\n"), `"content": "sure."`) ||
+		strings.Contains(strings.Join(got, "\n"), `"error": "`) {
+		t.Errorf("slow: %v", got)
+	}
 	// The session is whole and the server answers.
 	c.llm.Push(llmtest.Text("Fine."))
 	if got := c.ask(t, c.basic, id, "again"); !strings.Contains(strings.Join(got, "\n"), `"content": "Fine."`) {
 		t.Errorf("after the faults: %v", got)
 	}
 	s := c.read(t, c.basic, id, "")
-	if n := len(s.Messages); n != 1+2*8 {
-		t.Errorf("%d messages, want %d", n, 1+2*8)
+	if n := len(s.Messages); n != 1+2*9 {
+		t.Errorf("%d messages, want %d", n, 1+2*9)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -497,5 +498,41 @@ func TestContextWindow(t *testing.T) {
 		Forced: []string{"internal_search"}}, func(Packet) {})
 	if err != nil || len(m.requests[0].Tools) != 1 || len(m.requests[1].Tools) != 2 {
 		t.Errorf("forced: %v %v %v", err, m.requests[0].Tools, m.requests[1].Tools)
+	}
+}
+
+// TestMockModel: mock_llm_response's calls of offered tools written as JSON
+// objects are made at the first step only; otherwise the text answers.
+func TestMockModel(t *testing.T) {
+	search := []quarry.ModelTool{{Name: SearchToolName}}
+	first := quarry.ModelRequest{Tools: search, Messages: []quarry.ModelMessage{{Role: quarry.ModelUser, Content: "q"}}}
+	later := quarry.ModelRequest{Tools: search, Messages: append(slices.Clone(first.Messages), quarry.ModelMessage{Role: quarry.ModelToolResult, Content: "r"})}
+	for _, tt := range []struct {
+		name, mock string
+		r          quarry.ModelRequest
+		calls      string // name(arguments) each
+		text       string
+	}{
+		{"one call", `{"name":"internal_search","arguments":{"queries":["a"]}}`, first, `internal_search({"queries":["a"]})`, ""},
+		{"two calls, a line each", "{\"name\":\"internal_search\",\"arguments\":{\"queries\":[\"a\"]}}\n{\"name\":\"internal_search\",\"arguments\":{}}", first,
+			`internal_search({"queries":["a"]}) internal_search({})`, ""},
+		{"inside text", `I will search. {"name":"internal_search","arguments":{"queries":["g"]}} now`, first, `internal_search({"queries":["g"]})`, ""},
+		{"a tool not offered", `{"name":"rm_rf","arguments":{}}`, first, "", `{"name":"rm_rf","arguments":{}}`},
+		{"no tools offered", `{"name":"internal_search","arguments":{}}`, quarry.ModelRequest{}, "", `{"name":"internal_search","arguments":{}}`},
+		{"a later step", `{"name":"internal_search","arguments":{}}`, later, "", `{"name":"internal_search","arguments":{}}`},
+		{"plain text", "Hello", first, "", "Hello"},
+	} {
+		var text strings.Builder
+		var calls []string
+		err := MockModel(tt.mock).Stream(context.Background(), tt.r, func(ev quarry.ModelEvent) error {
+			text.WriteString(ev.Text)
+			for _, c := range ev.ToolCalls {
+				calls = append(calls, c.Name+"("+c.Arguments+")")
+			}
+			return nil
+		})
+		if err != nil || strings.Join(calls, " ") != tt.calls || text.String() != tt.text {
+			t.Errorf("%s: calls %q text %q err %v; want %q %q", tt.name, calls, text.String(), err, tt.calls, tt.text)
+		}
 	}
 }
