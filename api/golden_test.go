@@ -82,6 +82,11 @@ var goldenTargets = map[string]func() any{
 	"oauthCallbackQuery":       func() any { return &oauthCallbackQuery{} },
 	"toolRun":                  func() any { return &runToolRequest{} },
 	"patCreate":                func() any { return &createPATRequest{} },
+	"llmProviderUpsert":        func() any { return &putLLMProviderRequest{} },
+	"llmProvidersQuery":        func() any { return &llmProvidersQuery{} },
+	"llmProviderDelete":        func() any { return &deleteLLMProviderRequest{} },
+	"defaultModel":             func() any { return &setDefaultModelRequest{} },
+	"testLLM":                  func() any { return &testLLMRequest{} },
 	"mcpServerSetup":           func() any { return &setUpMCPServerRequest{} },
 	"mcpServerUpdate":          func() any { return &selectMCPToolsRequest{} },
 	"mcpServerCreate":          func() any { return &createMCPServerSimpleRequest{} },
@@ -241,7 +246,7 @@ func checkDecoded(t *testing.T, want map[string]any, dst any) {
 			got["body"] = modelValue(v.Field(i))
 		}
 	}
-	if _, ok := v.Type().FieldByName("Body"); !ok && slices.ContainsFunc(slices.Collect(fields(v.Type())), func(sf reflect.StructField) bool {
+	if slices.ContainsFunc(slices.Collect(fields(v.Type())), func(sf reflect.StructField) bool {
 		return hasTag(sf, "query")
 	}) {
 		got["query"] = modelValue(v)
@@ -273,13 +278,13 @@ func hasTag(sf reflect.StructField, key string) bool {
 // modelValue renders a decoded model as scripts/pydantic_goldens.py dumps
 // the pydantic model: its values, and which Optional fields were sent
 // (sorted, as Go declares them in the Python field order). Path parameters
-// beside query parameters are not part of the query model.
+// and the body beside query parameters are not part of the query model.
 func modelValue(v reflect.Value) map[string]any {
 	values := map[string]any{}
 	set := []string{}
 	for i := 0; i < v.NumField(); i++ {
 		sf := v.Type().Field(i)
-		if hasTag(sf, "path") {
+		if hasTag(sf, "path") || hasTag(sf, "body") {
 			continue
 		}
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")

@@ -154,7 +154,8 @@ func noteSetCookies(t *testing.T, res *http.Response) {
 // collectSecrets adds the secret values found in a decoded request body
 // to set: every string inside credential_json, the value of every header
 // in custom_headers, client_secret; of MCP servers, the admin's token and
-// values, the OAuth client secret, and a person's credentials.
+// values, the OAuth client secret, and a person's credentials; a model
+// provider's api_key.
 func collectSecrets(v any, set *secretSet) {
 	switch v := v.(type) {
 	case []any:
@@ -175,7 +176,7 @@ func collectSecrets(v any, set *secretSet) {
 					}
 				}
 			case "client_secret", "password", "invitation_token", "token",
-				"api_token", "oauth_client_secret", "admin_credentials", "credentials":
+				"api_token", "oauth_client_secret", "admin_credentials", "credentials", "api_key":
 				allStrings(x, set)
 			default:
 				collectSecrets(x, set)

@@ -274,6 +274,64 @@ type patCreate struct {
 	Scopes         decode.Optional[[]quarry.Permission] `json:"scopes" max_length:"100"`
 }
 
+// llmProviderUpsert is the body of PUT /admin/llm/provider: Onyx's
+// LLMProviderUpsertRequest (LLMProvider's fields first). provider is read
+// as Onyx normalizes it (quarry.NormalizeLLMProvider).
+type llmProviderUpsert struct {
+	Name                decode.Optional[string]            `json:"name"`
+	Provider            string                             `json:"provider"`
+	APIKey              decode.Optional[string]            `json:"api_key"`
+	APIBase             decode.Optional[string]            `json:"api_base"`
+	APIVersion          decode.Optional[string]            `json:"api_version"`
+	CustomConfig        decode.Optional[map[string]string] `json:"custom_config"`
+	IsPublic            bool                               `json:"is_public" default:"true"`
+	IsAutoMode          bool                               `json:"is_auto_mode" default:"false"`
+	Groups              []int64                            `json:"groups" default:"[]" max_length:"1000"`
+	Personas            []int64                            `json:"personas" default:"[]" max_length:"1000"`
+	DeploymentName      decode.Optional[string]            `json:"deployment_name"`
+	ID                  decode.Optional[int64]             `json:"id"`
+	APIKeyChanged       bool                               `json:"api_key_changed" default:"false"`
+	CustomConfigChanged bool                               `json:"custom_config_changed" default:"false"`
+	ModelConfigurations []modelConfigurationUpsert         `json:"model_configurations" default:"[]" max_length:"1000"`
+}
+
+// modelConfigurationUpsert is a model of llmProviderUpsert: Onyx's
+// ModelConfigurationUpsertRequest.
+type modelConfigurationUpsert struct {
+	Name               string                  `json:"name"`
+	IsVisible          bool                    `json:"is_visible"`
+	MaxInputTokens     decode.Optional[int64]  `json:"max_input_tokens"`
+	SupportsImageInput decode.Optional[bool]   `json:"supports_image_input"`
+	SupportsReasoning  decode.Optional[bool]   `json:"supports_reasoning"`
+	DisplayName        decode.Optional[string] `json:"display_name"`
+	CustomDisplayName  decode.Optional[string] `json:"custom_display_name"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (modelConfigurationUpsert) ModelName() string { return "ModelConfigurationUpsertRequest" }
+
+// defaultModelBody is the body of POST /admin/llm/default: Onyx's
+// DefaultModel.
+type defaultModelBody struct {
+	ProviderID int64  `json:"provider_id"`
+	ModelName  string `json:"model_name"`
+}
+
+// testLLM is the body of POST /admin/llm/test: Onyx's TestLLMRequest,
+// whose api_key_changed and custom_config_changed are required.
+type testLLM struct {
+	ID                  decode.Optional[int64]             `json:"id"`
+	Provider            string                             `json:"provider"`
+	Model               string                             `json:"model"`
+	APIKey              decode.Optional[string]            `json:"api_key"`
+	APIBase             decode.Optional[string]            `json:"api_base"`
+	APIVersion          decode.Optional[string]            `json:"api_version"`
+	CustomConfig        decode.Optional[map[string]string] `json:"custom_config"`
+	DeploymentName      decode.Optional[string]            `json:"deployment_name"`
+	APIKeyChanged       bool                               `json:"api_key_changed"`
+	CustomConfigChanged bool                               `json:"custom_config_changed"`
+}
+
 // mcpAuthTemplate is Onyx's MCPAuthTemplate: header names to values with
 // {placeholders}, and the fields people supply (derived from the
 // placeholders, whatever is sent).
@@ -744,6 +802,35 @@ type revokeOAuthTokenRequest struct {
 // createPATRequest is the request of POST /user/pats.
 type createPATRequest struct {
 	Body patCreate `body:""`
+}
+
+// llmProvidersQuery is the request of GET /admin/llm/provider: Quarry
+// keeps no providers of images, so include_image_gen changes nothing.
+type llmProvidersQuery struct {
+	IncludeImageGen bool `query:"include_image_gen" default:"false"`
+}
+
+// putLLMProviderRequest is the request of PUT /admin/llm/provider.
+type putLLMProviderRequest struct {
+	IsCreation bool              `query:"is_creation" default:"false"`
+	Body       llmProviderUpsert `body:""`
+}
+
+// deleteLLMProviderRequest is the request of DELETE
+// /admin/llm/provider/{provider_id}.
+type deleteLLMProviderRequest struct {
+	ID    int64 `path:"provider_id"`
+	Force bool  `query:"force" default:"false"`
+}
+
+// setDefaultModelRequest is the request of POST /admin/llm/default.
+type setDefaultModelRequest struct {
+	Body defaultModelBody `body:""`
+}
+
+// testLLMRequest is the request of POST /admin/llm/test.
+type testLLMRequest struct {
+	Body testLLM `body:""`
 }
 
 // revokePATRequest is the request of DELETE /user/pats/{token_id}.

@@ -60,6 +60,9 @@ var onyxAnswers = map[string]onyxAnswer{
 	"POST /search/send-search-message":                         {model: "SearchFullResponse", packets: "SearchDocWithContent"},
 	"GET /onyx-api/connector-docs/{cc_pair_id}":                {model: "DocMinimalInfo", list: true},
 	"GET /manage/indexed-sources":                              {model: "IndexedSourcesResponse"},
+	"GET /admin/llm/provider":                                  {model: "LLMProviderResponse[LLMProviderView]"},
+	"PUT /admin/llm/provider":                                  {model: "LLMProviderView"},
+	"GET /llm/provider":                                        {model: "LLMProviderResponse[LLMProviderDescriptor]"},
 }
 
 // onyxAnswerRoutes matches a request to its route of onyxAnswers.

@@ -30,6 +30,10 @@ func TestRequestModelsMatchOnyx(t *testing.T) {
 		{"MCPAuthTemplate", mcpAuthTemplate{}},
 		{"CreateTokenRequest", patCreate{}},
 		{"RunConnectorRequest", runConnectorRequest{}},
+		{"LLMProviderUpsertRequest", llmProviderUpsert{}},
+		{"ModelConfigurationUpsertRequest", modelConfigurationUpsert{}},
+		{"DefaultModel", defaultModelBody{}},
+		{"TestLLMRequest", testLLM{}},
 	} {
 		t.Run(tt.onyx, func(t *testing.T) {
 			want, ok := onyxtest.Fields(tt.onyx)

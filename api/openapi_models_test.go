@@ -73,6 +73,9 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"POST /manage/admin/user-group/{group_id}/add-users", "AddUsers", addUsers{}},
 		{"PATCH /admin/tool/status", "ToolStatusUpdate", toolStatusUpdate{}},
 		{"POST /user/pats", "CreateTokenRequest", patCreate{}},
+		{"PUT /admin/llm/provider", "LLMProviderUpsertRequest", llmProviderUpsert{}},
+		{"POST /admin/llm/default", "DefaultModel", defaultModelBody{}},
+		{"POST /admin/llm/test", "TestLLMRequest", testLLM{}},
 		{"POST /admin/mcp/server", "MCPServerSimpleCreateRequest", mcpServerCreate{}},
 		{"POST /admin/mcp/servers/create", "MCPToolCreateRequest", mcpServerSetup{}},
 		{"POST /admin/mcp/servers/update", "MCPToolUpdateRequest", mcpServerUpdate{}},
@@ -129,7 +132,8 @@ func TestOpenAPIRequestModels(t *testing.T) {
 	}
 	// The models inside bodies, held to their schemas the same way.
 	for schema, model := range map[string]any{"DocumentBase": documentBase{}, "ExternalAccess": externalAccess{},
-		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}} {
+		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{},
+		"ModelConfigurationUpsertRequest": modelConfigurationUpsert{}} {
 		s, _ := oasDig(doc.m, "components", "schemas", schema).(map[string]any)
 		oasCheckModel(t, schema, reflect.TypeOf(model), s)
 	}
@@ -221,6 +225,11 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"PATCH /admin/tool/status":                                        setToolsEnabledRequest{},
 		"DELETE /admin/oauth-config/{oauth_config_id}":                    deleteOAuthConfigRequest{},
 		"POST /tool/{tool_id}/run":                                        runToolRequest{},
+		"GET /admin/llm/provider":                                         llmProvidersQuery{},
+		"PUT /admin/llm/provider":                                         putLLMProviderRequest{},
+		"DELETE /admin/llm/provider/{provider_id}":                        deleteLLMProviderRequest{},
+		"POST /admin/llm/default":                                         setDefaultModelRequest{},
+		"POST /admin/llm/test":                                            testLLMRequest{},
 	} {
 		oasCheckQuery(t, route, reflect.TypeOf(model), doc.operation(t, route))
 	}

@@ -107,6 +107,16 @@ func (s *Server) routes() {
 	m.Handle("PUT /admin/oauth-config/{oauth_config_id}", s.authed(adminOnly, s.handleUpdateOAuthConfig))
 	m.Handle("DELETE /admin/oauth-config/{oauth_config_id}", s.authed(adminOnly, s.handleDeleteOAuthConfig))
 
+	// Model providers (api/llm.go), with Onyx's routes: admins manage
+	// them and test a configuration against its server; people list those
+	// they may use.
+	m.Handle("GET /admin/llm/provider", s.authed(llmAdmin, llmCoded(s.handleListLLMProviders)))
+	m.Handle("PUT /admin/llm/provider", s.authed(llmAdmin, llmCoded(s.handlePutLLMProvider)))
+	m.Handle("DELETE /admin/llm/provider/{provider_id}", s.authed(llmAdmin, llmCoded(s.handleDeleteLLMProvider)))
+	m.Handle("POST /admin/llm/default", s.authed(llmAdmin, llmCoded(s.handleSetDefaultModel)))
+	m.Handle("POST /admin/llm/test", s.authedFor(s.llmTestTimeout(), llmAdmin, llmCoded(s.handleTestLLM)))
+	m.Handle("GET /llm/provider", s.authed(llmUse, llmCoded(s.handleListUsableLLMProviders)))
+
 	// Running custom tools (api/toolrun.go), and each person's OAuth
 	// connections for them (api/oauthflow.go). A run may take the tool's
 	// whole time-out, beyond the database's.

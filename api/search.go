@@ -13,11 +13,12 @@ import (
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
+	"github.com/quarryhq/quarry/index"
 )
 
 // Onyx's search API: POST /search/send-search-message. The index and the
-// rights are the store's (store/search.go), the query and the results the
-// root package's (search.go).
+// rights are the store's (store/search.go), the query package index's
+// (index.ParseQuery), the results the root package's (search.go).
 
 // maxSearchHits bounds num_hits.
 const maxSearchHits = 1000
@@ -113,7 +114,7 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 		f = v.filters()
 	}
 	limit := int(min(max(b.NumHits, 0), maxSearchHits))
-	hits, err := s.db.Search(r.Context(), c, quarry.ParseQuery(b.SearchQuery), f, limit)
+	hits, err := s.db.Search(r.Context(), c, index.ParseQuery(b.SearchQuery), f, limit)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c *quarry.
 		return onyxCodedError{error: quarry.Errorf(quarry.ENOTFOUND, "LLM provider '%s' not found", *p)}
 	}
 	f := baseFilters{SourceType: b.Sources, DocumentSet: b.DocumentSets, Tags: b.Tags, TimeCutoff: b.TimeCutoff}
-	hits, err := s.db.Search(r.Context(), c, quarry.ParseQuery(b.Query), f.filters(), maxSearchResults)
+	hits, err := s.db.Search(r.Context(), c, index.ParseQuery(b.Query), f.filters(), maxSearchResults)
 	if err != nil {
 		return onyxCodedError{error: err}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
+	"github.com/quarryhq/quarry/index"
 )
 
 // The search that /mcp's tools run, with the caller's rights (the store's
@@ -30,7 +31,7 @@ func (s *Server) searchDocuments(ctx context.Context, c *quarry.Caller, q docSea
 	if q.Since != nil {
 		f.UpdatedAfter = &quarry.Time{Time: *q.Since}
 	}
-	return s.db.Search(ctx, c, quarry.ParseQuery(q.Query), f, q.Limit)
+	return s.db.Search(ctx, c, index.ParseQuery(q.Query), f, q.Limit)
 }
 
 // handleIndexedSources serves GET /manage/indexed-sources: Onyx's

@@ -869,6 +869,14 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	a = lease()
 	e.do(worker, "POST", fmt.Sprintf("/worker/attempts/%d/finish", a), `{"status":"failed","reason":"credential_refused",
 		"error_msg":"The source refused the credentials"}`).decode(t, new(any))
+	// Since 00020: model providers. A self-hosted server's, its key sealed
+	// and one model the default; OpenAI's, public, with no key yet.
+	e.do(admin, "PUT", "/admin/llm/provider?is_creation=true", `{"name":"vLLM","provider":"openai_compatible",
+		"api_key":"sk-upgrade-0123456789abcdefghijklmnop","api_base":"https://llm.upgrade.example/v1","is_public":false,
+		"model_configurations":[{"name":"llama","is_visible":true,"max_input_tokens":8192},{"name":"qwen","is_visible":false}]}`).decode(t, new(any))
+	e.do(admin, "PUT", "/admin/llm/provider?is_creation=true", `{"provider":"openai",
+		"model_configurations":[{"name":"gpt-4o-mini","is_visible":true}]}`).decode(t, new(any))
+	e.do(admin, "POST", "/admin/llm/default", `{"provider_id":1,"model_name":"llama"}`).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -984,6 +992,8 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/last_pruned", p.ID))
 		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/documents?page_size=100", p.ID))
 	}
+	ask("admin", "/admin/llm/provider")
+	ask("basic", "/llm/provider")
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")
 		var list struct {

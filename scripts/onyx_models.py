@@ -18,7 +18,9 @@ through Onyx's imports), it records the fields in the order pydantic 2 gives
 them (a base class's fields first; a field a subclass declares again keeps
 its base's place and takes the subclass's type and default), each with its
 annotation as written, the annotation as a tree (for the Go tests), and
-whether it is required. Enumerations get their values in declaration order.
+whether it is required (and "excluded": true for a field that pydantic
+leaves out of its dumps, Field(exclude=True), so that FastAPI never writes
+it). Enumerations get their values in declaration order.
 
 Models the mirrors do not describe field by field (Quarry always answers an
 empty list of them) are listed under "opaque" with the file they live in.
@@ -107,6 +109,15 @@ ROOTS = [
     ("onyx.server.pat.models", "CreateTokenRequest"),
     ("onyx.server.pat.models", "TokenResponse"),
     ("onyx.server.pat.models", "CreatedTokenResponse"),
+    # Model providers.
+    ("onyx.server.manage.llm.models", "LLMProviderUpsertRequest"),
+    ("onyx.server.manage.llm.models", "ModelConfigurationUpsertRequest"),
+    ("onyx.server.manage.llm.models", "LLMProviderView"),
+    ("onyx.server.manage.llm.models", "LLMProviderDescriptor"),
+    ("onyx.server.manage.llm.models", "ModelConfigurationView"),
+    ("onyx.server.manage.llm.models", "LLMProviderResponse"),
+    ("onyx.server.manage.llm.models", "DefaultModel"),
+    ("onyx.server.manage.llm.models", "TestLLMRequest"),
     # MCP servers.
     ("onyx.server.features.mcp.models", "MCPServer"),
     ("onyx.server.features.mcp.models", "MCPServersResponse"),
@@ -131,6 +142,7 @@ ROOTS = [
     ("tests.integration.common_utils.test_models", "DATestCCPair"),
     ("tests.integration.common_utils.test_models", "DATestUserGroup"),
     ("tests.integration.common_utils.test_models", "DATestTool"),
+    ("tests.integration.common_utils.test_models", "DATestLLMProvider"),
 ]
 
 # Models named by ROOTS' fields that are recorded as opaque: Quarry has no
@@ -265,27 +277,34 @@ class Table:
     def fields(self, module, cls):
         """The fields of model cls in pydantic's order: a list of
         (name, annotation expr or text, default text or None, module the
-        annotation is read in)."""
+        annotation is read in, whether it is excluded from dumps)."""
         out = {}
         for b in cls.bases:
             base = b.value if isinstance(b, ast.Subscript) else b
             text = ast.unparse(base)
             if text == "schemas.BaseUser":
                 for name, ann, default in FASTAPI_USERS_BASEUSER:
-                    out[name] = (ann, default, None)
+                    out[name] = (ann, default, None, False)
                 continue
             if isinstance(base, ast.Name):
                 r = self.onyx.resolve(module, base.id)
                 if r[0] == "class" and self.kind(r[1], r[2]) == "model":
-                    for name, ann, default, mod in self.fields(r[1], r[2]):
-                        out[name] = (ann, default, mod)
+                    for name, ann, default, mod, excluded in self.fields(r[1], r[2]):
+                        out[name] = (ann, default, mod, excluded)
         for node in cls.body:
             if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
                 continue
             if ast.unparse(node.annotation).startswith(("ClassVar", "typing.ClassVar")):
                 continue
-            out[node.target.id] = (node.annotation, self.default(node.value), module)
-        return [(name, ann, default, mod) for name, (ann, default, mod) in out.items()]
+            out[node.target.id] = (node.annotation, self.default(node.value), module, self.excluded(node.value))
+        return [(name, ann, default, mod, excluded) for name, (ann, default, mod, excluded) in out.items()]
+
+    @staticmethod
+    def excluded(value):
+        """Whether a field's Field(...) says exclude=True: pydantic leaves it
+        out of model_dump, so FastAPI never writes it."""
+        return (isinstance(value, ast.Call) and ast.unparse(value.func) in ("Field", "pydantic.Field") and
+                any(kw.arg == "exclude" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in value.keywords))
 
     @staticmethod
     def default(value):
@@ -334,12 +353,15 @@ class Table:
                 params = [ast.unparse(x) for x in (b.slice.elts if isinstance(b.slice, ast.Tuple) else [b.slice])]
         if params:
             entry["type_params"] = params
-        for fname, ann, default, amod in self.fields(mod, cls):
+        for fname, ann, default, amod, excluded in self.fields(mod, cls):
             if isinstance(ann, str):  # a field of fastapi-users' BaseUser
                 text, tree = ann, {"name": ann}
             else:
                 text, tree = ast.unparse(ann), self.tree(amod, ann)
-            entry["fields"].append({"name": fname, "type": text, "tree": tree, "required": default is None, "default": default})
+            field = {"name": fname, "type": text, "tree": tree, "required": default is None, "default": default}
+            if excluded:
+                field["excluded"] = True
+            entry["fields"].append(field)
         return cls.name
 
     # --- annotations -------------------------------------------------

@@ -229,6 +229,68 @@ class CreateTokenRequest(BaseModel):
     scopes: Optional[Annotated[list[Permission], Field(max_length=100)]] = None
 
 
+class ModelConfigurationUpsertRequest(BaseModel):
+    name: str
+    is_visible: bool
+    max_input_tokens: Optional[Int64] = None
+    supports_image_input: Optional[bool] = None
+    supports_reasoning: Optional[bool] = None
+    display_name: Optional[str] = None
+    custom_display_name: Optional[str] = None
+
+
+# Onyx's LLMProviderUpsertRequest. Onyx's normalize_provider (a "before"
+# validator: value.strip().lower()) fails with a 500 when provider is not a
+# string; the mirror leaves it out, so such a body is pydantic's
+# string_type 422, and Quarry normalizes the string after decoding.
+class LLMProviderUpsertRequest(BaseModel):
+    name: Optional[str] = None
+    provider: str
+    api_key: Optional[str] = None
+    api_base: Optional[str] = None
+    api_version: Optional[str] = None
+    custom_config: Optional[dict[str, str]] = None
+    is_public: bool = True
+    is_auto_mode: bool = False
+    groups: Annotated[list[Int64], Field(max_length=1000)] = []
+    personas: Annotated[list[Int64], Field(max_length=1000)] = []
+    deployment_name: Optional[str] = None
+    id: Optional[Int64] = None
+    api_key_changed: bool = False
+    custom_config_changed: bool = False
+    model_configurations: Annotated[list[ModelConfigurationUpsertRequest], Field(max_length=1000)] = []
+
+
+class PutLLMProviderQuery(BaseModel):
+    is_creation: bool = False
+
+
+class LLMProvidersQuery(BaseModel):
+    include_image_gen: bool = False
+
+
+class DeleteLLMProviderQuery(BaseModel):
+    force: bool = False
+
+
+class DefaultModel(BaseModel):
+    provider_id: Int64
+    model_name: str
+
+
+class TestLLMRequest(BaseModel):
+    id: Optional[Int64] = None
+    provider: str
+    model: str
+    api_key: Optional[str] = None
+    api_base: Optional[str] = None
+    api_version: Optional[str] = None
+    custom_config: Optional[dict[str, str]] = None
+    deployment_name: Optional[str] = None
+    api_key_changed: bool
+    custom_config_changed: bool
+
+
 class MCPAuthTemplate(BaseModel):
     headers: dict[str, str] = {}
     required_fields: Annotated[list[str], Field(max_length=100)] = []
@@ -619,6 +681,11 @@ ENDPOINTS = {
     "oauthCallbackQuery": ("POST", "/oauth-config/callback", [], OAuthCallbackQuery, None),
     "toolRun": ("POST", "/tool/{tool_id}/run", ["tool_id"], None, ToolRun),
     "patCreate": ("POST", "/user/pats", [], None, CreateTokenRequest),
+    "llmProviderUpsert": ("PUT", "/admin/llm/provider", [], PutLLMProviderQuery, LLMProviderUpsertRequest),
+    "llmProvidersQuery": ("GET", "/admin/llm/provider", [], LLMProvidersQuery, None),
+    "llmProviderDelete": ("DELETE", "/admin/llm/provider/{provider_id}", ["provider_id"], DeleteLLMProviderQuery, None),
+    "defaultModel": ("POST", "/admin/llm/default", [], None, DefaultModel),
+    "testLLM": ("POST", "/admin/llm/test", [], None, TestLLMRequest),
     "mcpServerSetup": ("POST", "/admin/mcp/servers/create", [], None, MCPToolCreateRequest),
     "mcpServerUpdate": ("POST", "/admin/mcp/servers/update", [], None, MCPToolUpdateRequest),
     "mcpServerCreate": ("POST", "/admin/mcp/server", [], None, MCPServerSimpleCreateRequest),
@@ -1212,6 +1279,47 @@ def corpus():
     case("patCreate", "bad days and scopes", body={"name": "n", "expiration_days": 0, "scopes": ["admin", "root", 5]})
     case("patCreate", "lax", body={"name": "n", "expiration_days": "7", "scopes": "basic"})
     case("patCreate", "missing", body={"expiration_days": 1})
+
+    # Model providers (Onyx's LLM models).
+    good_llm = {"name": "gpt", "provider": "openai", "api_key": "sk-x", "model_configurations": [
+        {"name": "gpt-4o-mini", "is_visible": True, "max_input_tokens": 128000}]}
+    case("llmProviderUpsert", "valid", body=good_llm, query="is_creation=true")
+    case("llmProviderUpsert", "valid every field", body=dict(good_llm, api_base="https://h/v1", api_version=None,
+                                                             custom_config={"a": "b"}, is_public="false", is_auto_mode=0,
+                                                             groups=[1, "2"], personas=[], deployment_name="d", id="3",
+                                                             api_key_changed="yes", custom_config_changed=False),
+         query="is_creation=false")
+    case("llmProviderUpsert", "missing", body={"name": "x"})
+    case("llmProviderUpsert", "provider not a string", body={"provider": 5})
+    case("llmProviderUpsert", "nulls", body={"provider": "openai", "is_public": None, "groups": None, "model_configurations": None,
+                                             "name": None, "id": None})
+    case("llmProviderUpsert", "bad types", body={"provider": "openai", "api_key": 1, "custom_config": {"a": 1, "b": None},
+                                                 "groups": ["g"], "personas": "1", "id": 1.5, "api_key_changed": "maybe"})
+    case("llmProviderUpsert", "bad models", body={"provider": "openai", "model_configurations": [
+        {"name": "m"}, "gpt", {"name": None, "is_visible": "x", "max_input_tokens": "many", "supports_image_input": 2},
+        {"name": "n", "is_visible": True, "display_name": 3}]})
+    case("llmProviderUpsert", "models not a list", body={"provider": "openai", "model_configurations": {"name": "m"}})
+    case("llmProviderUpsert", "custom config not an object", body={"provider": "openai", "custom_config": ["a"]})
+    case("llmProviderUpsert", "bad query", body=good_llm, query="is_creation=perhaps")
+    case("llmProviderUpsert", "too many groups", body=dict(good_llm, groups=list(range(1001))))
+    case("llmProviderUpsert", "not an object", body=["openai"])
+    case("llmProviderUpsert", "empty body", raw=b"")
+    case("llmProvidersQuery", "valid", query="include_image_gen=true")
+    case("llmProvidersQuery", "bad", query="include_image_gen=sometimes")
+    case("llmProviderDelete", "valid", query="force=true")
+    case("llmProviderDelete", "bad", query="force=2", path={"provider_id": "x"})
+    case("defaultModel", "valid", body={"provider_id": 1, "model_name": "gpt-4o-mini"})
+    case("defaultModel", "lax", body={"provider_id": "1", "model_name": "m"})
+    case("defaultModel", "missing", body={})
+    case("defaultModel", "bad", body={"provider_id": None, "model_name": 4})
+    case("testLLM", "valid", body={"provider": "openai", "model": "gpt-4o-mini", "api_key": "sk-x",
+                                   "api_key_changed": True, "custom_config_changed": False})
+    case("testLLM", "valid stored", body={"id": 3, "provider": "openai_compatible", "model": "m", "api_base": "http://h/v1",
+                                          "api_key_changed": False, "custom_config_changed": False})
+    case("testLLM", "missing flags", body={"provider": "openai", "model": "gpt-4o-mini"})
+    case("testLLM", "missing", body={})
+    case("testLLM", "bad", body={"id": "x", "provider": None, "model": 1, "custom_config": "a", "api_key_changed": "x",
+                                 "custom_config_changed": None})
 
     # MCP servers (Onyx's models).
     case("mcpServerSetup", "valid no auth", body={"name": "docs", "server_url": "https://mcp.example.com/mcp",

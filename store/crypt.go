@@ -41,6 +41,7 @@ const (
 	purposeMCPCreds    = "mcp_credentials"   // A person's values for an MCP server's header template.
 	purposeMCPToken    = "mcp_token"         // An OAuth token for an MCP server: a person's, or the shared one.
 	purposeMCPState    = "mcp_oauth_state"   // The PKCE verifier of an OAuth connection to an MCP server in progress.
+	purposeLLMKey      = "llm_api_key"       // A model provider's API key.
 )
 
 // Keyring encrypts secrets with its primary key and decrypts them with any

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/quarryhq/quarry/index"
 )
 
 // The check of the search index against the documents it indexes (issue
 // 39): what `quarry check` and `quarry backup` run beside the check of
 // the database's pages and secrets, so that a damaged index does not pass.
-// It decodes with the index's own codec (searchindex.go) and changes
+// It decodes with the engine's own codec (package index) and changes
 // nothing.
 
 // IndexCheck is what CheckIndex found: the index's figures, and what is
@@ -210,7 +212,7 @@ func checkNorms(ctx context.Context, q querier, r *IndexCheck) ([]*liveSegment, 
 			rows.Close()
 			return nil, err
 		}
-		ids, lengths, err := decodeNorms(norms)
+		ids, lengths, err := index.DecodeNorms(norms)
 		if err != nil {
 			r.problem("segment %d's norms do not decode", id)
 			continue
@@ -278,8 +280,8 @@ func checkChunkPlaces(ctx context.Context, q querier, r *IndexCheck, segs []*liv
 		return nil
 	}
 	var pending []int64
-	rows, err := q.QueryContext(ctx, `SELECT p.chunk_id, p.cc_pair_id, p.length, p.terms, c.cc_pair_id, c.length
-		FROM search_pending p LEFT JOIN search_chunks c ON c.id = p.chunk_id ORDER BY p.chunk_id`)
+	rows, err := q.QueryContext(ctx, `SELECT p.Chunk_id, p.cc_pair_id, p.Length, p.terms, c.cc_pair_id, c.length
+		FROM search_pending p LEFT JOIN search_chunks c ON c.id = p.Chunk_id ORDER BY p.Chunk_id`)
 	if err != nil {
 		return err
 	}
@@ -301,7 +303,7 @@ func checkChunkPlaces(ctx context.Context, q querier, r *IndexCheck, segs []*liv
 			r.problem("pending row of chunk %d gives cc-pair %d and length %d; the chunk is of cc-pair %d, of length %d",
 				id, pair, length, chunkPair.Int64, chunk.Int64)
 		}
-		if eachTerm(terms, func([]byte, int) bool { return true }) != nil {
+		if index.EachTerm(terms, func([]byte, int) bool { return true }) != nil {
 			r.problem("pending row of chunk %d: its terms do not decode", id)
 		}
 		if l := segmentOf(&k, id); l != nil {
@@ -364,7 +366,7 @@ func checkBlocks(ctx context.Context, q querier, r *IndexCheck, s *liveSegment) 
 			n++
 			last = term
 			r.Blocks++
-			ps, err := decodeBlock(postings)
+			ps, err := index.DecodeBlock(postings)
 			if err != nil {
 				r.problem("segment %d's block of term %q does not decode", s.id, term)
 				continue
@@ -374,13 +376,13 @@ func checkBlocks(ctx context.Context, q querier, r *IndexCheck, s *liveSegment) 
 				r.problem("segment %d's block of term %q holds %s and says %d", s.id, term, count(int64(len(ps)), "posting"), df)
 			}
 			for _, p := range ps {
-				i, ok := slices.BinarySearch(s.chunks, p.chunk)
+				i, ok := slices.BinarySearch(s.chunks, p.Chunk)
 				if !ok {
-					r.problem("segment %d's block of term %q points to chunk %d, which the segment does not list", s.id, term, p.chunk)
+					r.problem("segment %d's block of term %q points to chunk %d, which the segment does not list", s.id, term, p.Chunk)
 					break
 				}
-				if s.lengths[i] != p.length {
-					r.problem("segment %d's block of term %q gives chunk %d a length of %d; the segment's norms %d", s.id, term, p.chunk, p.length, s.lengths[i])
+				if s.lengths[i] != p.Length {
+					r.problem("segment %d's block of term %q gives chunk %d a length of %d; the segment's norms %d", s.id, term, p.Chunk, p.Length, s.lengths[i])
 					break
 				}
 			}

@@ -45,6 +45,7 @@ var secretColumns = []secretColumn{
 	{"MCP credential set", "MCP credential sets", "mcp_credentials", "mcp_user_credentials", "credentials", purposeMCPCreds},
 	{"MCP OAuth token", "MCP OAuth tokens", "mcp_token", "mcp_tokens", "token", purposeMCPToken},
 	{"MCP OAuth connection in progress", "MCP OAuth connections in progress", "mcp_oauth_state", "mcp_oauth_states", "secret", purposeMCPState},
+	{"model provider key", "model provider keys", "api_key", "llm_providers", "api_key", purposeLLMKey},
 }
 
 // KindCount is a number of secrets of one kind.

@@ -117,13 +117,23 @@ func newRotationFixture(t *testing.T, credentials int) *rotationFixture {
 		t.Fatal(err)
 	}
 	f.mcp = m
-	f.secrets = credentials + 3 + 2 + 1 + 3 + 4
+	// A model provider with a key, and one without (no secret).
+	for _, key := range []*string{ptr(rotationLLMKey), nil} {
+		if _, err := db.UpsertLLMProvider(ctx, f.admin, quarry.LLMProviderUpsert{IsCreation: true, Provider: quarry.LLMProviderOpenAI,
+			APIKey: key, APIKeyChanged: true, IsPublic: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.secrets = credentials + 3 + 2 + 1 + 3 + 4 + 1
 	f.creds, f.tools = f.read(t, db)
 	return f
 }
 
 // rotationMCPSecret is the client secret of the fixture's MCP server.
 const rotationMCPSecret = "mcp-client-secret-0123"
+
+// rotationLLMKey is the key of the fixture's model provider.
+const rotationLLMKey = "sk-model-provider-key-0123"
 
 // read returns every credential and tool of db, secrets in clear.
 func (f *rotationFixture) read(t *testing.T, db *store.DB) ([]*quarry.Credential, []*quarry.Tool) {
@@ -209,6 +219,11 @@ func (f *rotationFixture) checkRotated(t *testing.T) {
 	if err != nil || mk.Verifier != rotationVerifier {
 		t.Errorf("the MCP connection in progress after the rotation = %+v, %v", mk, err)
 	}
+	providers, _, err := db.LLMProviders(ctx)
+	if err != nil || len(providers) != 2 || providers[0].APIKey != rotationLLMKey || providers[1].APIKey != "" ||
+		providers[0].UpdatedAt != providers[0].CreatedAt {
+		t.Errorf("the model providers after the rotation = %+v, %v", providers, err)
+	}
 }
 
 // The tokens of the fixture (not checked by anyone).
@@ -234,7 +249,8 @@ func TestRotateKeys(t *testing.T) {
 	}
 	wantKinds := []store.KindCount{{"credentials", 120}, {"tool header sets", 3}, {"OAuth client secrets", 2}, {"session ID tokens", 1},
 		{"tool OAuth tokens", 1}, {"single sign-on tokens", 1}, {"OAuth connections in progress", 1},
-		{"MCP server secret sets", 1}, {"MCP credential sets", 1}, {"MCP OAuth tokens", 1}, {"MCP OAuth connections in progress", 1}}
+		{"MCP server secret sets", 1}, {"MCP credential sets", 1}, {"MCP OAuth tokens", 1}, {"MCP OAuth connections in progress", 1},
+		{"model provider keys", 1}}
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
@@ -249,17 +265,17 @@ func TestRotateKeys(t *testing.T) {
 	if diff := cmp.Diff(wantKinds, res.RotatedKinds); diff != "" {
 		t.Errorf("rotated kinds (-want +got):\n%s", diff)
 	}
-	if !strings.Contains(res.Summary(), "re-encrypted 133 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, "+
+	if !strings.Contains(res.Summary(), "re-encrypted 134 secrets (120 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, "+
 		"1 tool OAuth token, 1 single sign-on token, 1 OAuth connection in progress, 1 MCP server secret set, 1 MCP credential set, "+
-		"1 MCP OAuth token, 1 MCP OAuth connection in progress)") {
+		"1 MCP OAuth token, 1 MCP OAuth connection in progress, 1 model provider key)") {
 		t.Errorf("summary %q", res.Summary())
 	}
 	// 50 + 50 + 20 credentials, then 3 tools, 2 OAuth configs, 1 session,
-	// 1 tool token, 1 session's tokens, 1 connection, and the MCP server's
-	// four.
+	// 1 tool token, 1 session's tokens, 1 connection, the MCP server's
+	// four and the model provider's key.
 	var wantProgress []progress.Count
-	for _, n := range []int64{50, 100, 120, 123, 125, 126, 127, 128, 129, 130, 131, 132, 133} {
-		wantProgress = append(wantProgress, progress.Count{Done: n, Total: 133})
+	for _, n := range []int64{50, 100, 120, 123, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134} {
+		wantProgress = append(wantProgress, progress.Count{Done: n, Total: 134})
 	}
 	if diff := cmp.Diff(wantProgress, counts); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
@@ -276,7 +292,7 @@ func TestRotateKeys(t *testing.T) {
 	}
 	if e := events[0]; e.Action != "encryption_key.rotate" || e.ResourceID != res.PrimaryKeyID ||
 		!cmp.Equal(e.Fields, []string{"credential_json", "custom_headers", "client_secret", "id_token", "oauth_token", "sso_token", "oauth_state",
-			"mcp_config", "mcp_credentials", "mcp_token", "mcp_oauth_state"}) {
+			"mcp_config", "mcp_credentials", "mcp_token", "mcp_oauth_state", "api_key"}) {
 		t.Errorf("last audit event %+v; want the rotation", e)
 	}
 
@@ -335,9 +351,9 @@ func TestRotateKeysWithoutTheOldKey(t *testing.T) {
 				t.Errorf("%d unreadable, %d rotated; want %d, 0", ue.Count, res.Rotated, f.secrets)
 			}
 			msg := err.Error()
-			for _, want := range []string{"23 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, 1 tool OAuth token, " +
+			for _, want := range []string{"24 secrets (10 credentials, 3 tool header sets, 2 OAuth client secrets, 1 session ID token, 1 tool OAuth token, " +
 				"1 single sign-on token, 1 OAuth connection in progress, 1 MCP server secret set, 1 MCP credential set, 1 MCP OAuth token, " +
-				"1 MCP OAuth connection in progress) cannot be opened",
+				"1 MCP OAuth connection in progress, 1 model provider key) cannot be opened",
 				"QUARRY_OLD_ENCRYPTION_KEYS", "nothing was changed"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error %q does not say %q", msg, want)

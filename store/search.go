@@ -1,16 +1,14 @@
 package store
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/index"
 )
 
 // Search: the index of the documents' chunks and the searches that read
@@ -18,13 +16,8 @@ import (
 // that writes it (putDocuments): its chunks are searched from then on,
 // pending until MergeIndex writes them into a segment (searchindex.go).
 // Its rows leave with the document (ON DELETE CASCADE), whichever path
-// deletes it; its postings in a segment then match no chunk.
-
-// BM25's parameters, Lucene's defaults.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
+// deletes it; its postings in a segment then match no chunk. Package index
+// chunks, encodes and scores; this file reads and writes the rows.
 
 // indexDocument chunks document d of pair pairID and writes its chunks,
 // pending (their terms and lengths), its tags and, for a sync pair, the
@@ -42,8 +35,12 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 	if d.DocUpdatedAt != nil {
 		updated = d.DocUpdatedAt.UnixMicro()
 	}
-	for _, c := range d.Chunks() {
-		tf, length := c.ChunkTerms()
+	sections := make([]index.Section, len(d.Sections))
+	for i, s := range d.Sections {
+		sections[i] = index.Section(s)
+	}
+	for _, c := range index.Chunks(d.DocumentTitle(), d.Link(), sections) {
+		tf, length := c.Terms()
 		var id int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO search_chunks (cc_pair_id, document_id, chunk_no, title, content, link, length, source, doc_updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
@@ -71,22 +68,17 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 	return nil
 }
 
-// idf is Lucene's BM25 inverse document frequency.
-func idf(n, df int64) float64 {
-	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
-}
-
 // Search returns the copies of documents caller c may see that best match
 // query q under filters f, best first, at most limit of them (each pair's
 // copy of a document once, by its best chunk: a document several pairs
 // hold is a result for each copy c may see, never one copy chosen for c
 // across pairs, see quarry.DocumentCopy): BM25 over the chunks' weighted
-// terms (see quarry.TitleWeight), with the index's statistics, as Lucene
-// 8 scores it.
+// terms (see index.TitleWeight), with the index's statistics, as Lucene
+// 8 scores it (index.Score).
 // The caller's rights are a condition of the query itself, so a person
 // whose documents rank below others' still gets limit results. A caller
 // who may not search (quarry.Caller.CanSearch) is refused.
-func (db *DB) Search(ctx context.Context, c *quarry.Caller, q quarry.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
+func (db *DB) Search(ctx context.Context, c *quarry.Caller, q index.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
 	if err := c.CheckSearch(); err != nil {
 		return nil, err
 	}
@@ -116,81 +108,19 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q quarry.Query, f qu
 
 // search is Search in a snapshot: the pairs c may see, the index's
 // statistics and the postings of the query's terms are read, the chunks
-// of those pairs scored (scoreChunks), then checked in the order of their
+// of those pairs scored (index.Score), then checked in the order of their
 // scores against c's rights and f, a batch at a time, until limit
 // copies of documents are found or no chunk is left.
-func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
+func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
 	visible, err := visiblePairs(ctx, r, c)
 	if err != nil || visible == nil {
 		return []quarry.SearchHit{}, err
 	}
-	ix, err := readIndex(ctx, r)
-	if err != nil || ix.chunks == 0 {
+	snap, segs, err := readIndex(ctx, r)
+	if err != nil || snap.Chunks == 0 {
 		return []quarry.SearchHit{}, err
 	}
-	weights := map[string]float64{}
-	for t, n := range q.Terms {
-		weights[t] = float64(n)
-	}
-	asked := slices.Sorted(maps.Keys(weights))
-	if q.PrefixTerm != "" && weights[q.PrefixTerm] == 0 {
-		asked = append(asked, q.PrefixTerm)
-		slices.Sort(asked)
-	}
-	blocks, err := ix.blocks(ctx, r, asked)
-	if err != nil {
-		return nil, err
-	}
-	df, err := ix.df(asked, blocks)
-	if err != nil {
-		return nil, err
-	}
-	var prefixes []string
-	if q.Prefix != "" && df[q.PrefixTerm] == 0 {
-		expanded, err := ix.expandPrefix(ctx, r, q.Prefix)
-		if err != nil {
-			return nil, err
-		}
-		if len(expanded) > 0 {
-			prefixes = []string{q.Prefix}
-			delete(weights, q.PrefixTerm)
-			more, err := ix.blocks(ctx, r, slices.Sorted(maps.Keys(expanded)))
-			if err != nil {
-				return nil, err
-			}
-			for t, n := range expanded {
-				df[t], blocks[t] = n, more[t]
-				weights[t] += 1
-			}
-		}
-	}
-	var terms []scoreTerm
-	for _, t := range slices.Sorted(maps.Keys(weights)) {
-		if df[t] > 0 {
-			terms = append(terms, scoreTerm{term: t, w: weights[t] * idf(ix.chunks, df[t])})
-		}
-	}
-	// A chunk must hold every word of the query's phrases: each has a bit
-	// (at most 64 of them: a query has at most quarry.MaxQueryTerms).
-	var need uint64
-	bits := map[string]uint64{}
-	for _, p := range q.Phrases {
-		for _, t := range p.Terms {
-			if bits[t] == 0 && len(bits) < 64 {
-				bits[t] = 1 << len(bits)
-			}
-			i := slices.IndexFunc(terms, func(s scoreTerm) bool { return s.term == t })
-			if i < 0 {
-				return []quarry.SearchHit{}, nil
-			}
-			terms[i].bit = bits[t]
-			need |= bits[t]
-		}
-	}
-	if len(terms) == 0 {
-		return []quarry.SearchHit{}, nil
-	}
-	cands, err := ix.scoreChunks(terms, blocks, visible, need, float64(ix.length)/float64(ix.chunks))
+	cands, prefixes, err := index.Score(&segmentReader{ctx: ctx, r: r, segs: segs}, snap, q, visible)
 	if err != nil {
 		return nil, err
 	}
@@ -230,16 +160,16 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 		copyOf
 		title, content string
 	}
-	var picked []scored
+	var picked []index.Scored
 	seen := map[copyOf]bool{}
 	for batch := limit*4 + 20; len(picked) < limit && cands.Len() > 0; batch = min(batch*4, 2000) {
-		next := make([]scored, 0, batch)
+		next := make([]index.Scored, 0, batch)
 		for len(next) < batch && cands.Len() > 0 {
-			next = append(next, heap.Pop(cands).(scored))
+			next = append(next, cands.Pop())
 		}
 		ids := make([]any, len(next))
 		for i, s := range next {
-			ids[i] = s.chunk
+			ids[i] = s.Chunk
 		}
 		a := slices.Clone(args)
 		rows, err := r.QueryContext(ctx, `SELECT `+cols+` FROM search_chunks ch WHERE `+sqlIn("ch.id", ids, &a)+` AND `+where, a...)
@@ -264,7 +194,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 			return nil, err
 		}
 		for _, s := range next {
-			x, ok := found[s.chunk]
+			x, ok := found[s.Chunk]
 			if !ok || seen[x.copyOf] || len(picked) == limit || !q.Matches(x.title, x.content) {
 				continue
 			}
@@ -275,7 +205,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q quarry.
 	ids := make([]int64, len(picked))
 	scores := map[int64]float64{}
 	for i, p := range picked {
-		ids[i], scores[p.chunk] = p.chunk, p.score
+		ids[i], scores[p.Chunk] = p.Chunk, p.Score
 	}
 	return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
 }
@@ -321,8 +251,8 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 		}
 		out = append(out, quarry.SearchHit{
 			DocumentID: d.ID, Pair: x.pair, ChunkNo: x.no, SemanticIdentifier: x.semantic, Link: x.link,
-			Blurb: quarry.Blurb(x.content), Source: d.Source, Metadata: meta, Score: scores[id],
-			MatchHighlights: quarry.Highlights(x.content, terms, prefixes), UpdatedAt: d.DocUpdatedAt,
+			Blurb: index.Blurb(x.content), Source: d.Source, Metadata: meta, Score: scores[id],
+			MatchHighlights: index.Highlights(x.content, terms, prefixes), UpdatedAt: d.DocUpdatedAt,
 			PrimaryOwners: quarry.OwnerNames(d.PrimaryOwners), SecondaryOwners: quarry.OwnerNames(d.SecondaryOwners),
 			Content: x.content,
 		})
@@ -398,7 +328,7 @@ func (db *DB) IndexMissing(ctx context.Context) error {
 		}
 		// Their chunks into segments as they pile up, so that the first
 		// searches after an upgrade do not read them all pending.
-		if indexed += n; indexed >= flushChunks {
+		if indexed += n; indexed >= index.FlushChunks {
 			indexed = 0
 			for did := true; did; {
 				if did, err = db.flushPending(ctx); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/internal/corpus"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -99,9 +100,9 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	rate := float64(docs) / time.Since(start).Seconds()
-	queries := make([]quarry.Query, 100)
+	queries := make([]index.Query, 100)
 	for i := range queries {
-		queries[i] = quarry.ParseQuery(gen.Query())
+		queries[i] = index.ParseQuery(gen.Query())
 	}
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

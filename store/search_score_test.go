@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
@@ -46,7 +47,7 @@ func TestSearchScore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hits, err := db.Search(ctx, admin, quarry.ParseQuery("alpha"), quarry.SearchFilters{}, 10)
+	hits, err := db.Search(ctx, admin, index.ParseQuery("alpha"), quarry.SearchFilters{}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
@@ -75,7 +76,7 @@ func testSearchIndex(t *testing.T, merged bool) {
 	}
 	search := func(c *quarry.Caller, q string) []string {
 		t.Helper()
-		hits, err := db.Search(ctx, c, quarry.ParseQuery(q), quarry.SearchFilters{}, 10)
+		hits, err := db.Search(ctx, c, index.ParseQuery(q), quarry.SearchFilters{}, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func testSearchIndex(t *testing.T, merged bool) {
 	text := func(words ...string) []quarry.Section { return []quarry.Section{{Text: strings.Join(words, " ")}} }
 
 	conn, cred, pub := pair(quarry.AccessPublic)
-	long := strings.Repeat("filler ", quarry.ChunkWords) + "zircon"
+	long := strings.Repeat("filler ", index.ChunkWords) + "zircon"
 	ingest(pub, quarry.Document{ID: "long", SemanticIdentifier: "Long", Source: "web", Sections: text(long)})
 	if got := search(basic, "zircon"); !slices.Equal(got, []string{"long#1"}) {
 		t.Errorf("the second chunk: %v", got)
@@ -190,7 +191,7 @@ func testSearchIndex(t *testing.T, merged bool) {
 
 	t.Run("a limited caller and the directory may not search", func(t *testing.T) {
 		limited := caller(quarry.RoleLimited, "limited")
-		if _, err := db.Search(ctx, limited, quarry.ParseQuery("basalt"), quarry.SearchFilters{}, 10); quarry.ErrorCode(err) != quarry.EFORBIDDEN {
+		if _, err := db.Search(ctx, limited, index.ParseQuery("basalt"), quarry.SearchFilters{}, 10); quarry.ErrorCode(err) != quarry.EFORBIDDEN {
 			t.Errorf("limited: %v", err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/index"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -80,7 +81,7 @@ func (f *searchFixture) results(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, q := range searchQueries {
-		hits, err := f.db.Search(ctx, f.admin, quarry.ParseQuery(q), quarry.SearchFilters{}, 20)
+		hits, err := f.db.Search(ctx, f.admin, index.ParseQuery(q), quarry.SearchFilters{}, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestSearchIndexMerges(t *testing.T) {
 	// segments until the next merge, matching no chunk.
 	both(1, 0, 1, 2, 13, 14, 15, 40, 41, 60, 61, 100, 101)
 	ids := func(f *searchFixture) string {
-		hits, err := f.db.Search(ctx, f.admin, quarry.ParseQuery("granite basalt quartz zircon"), quarry.SearchFilters{}, 200)
+		hits, err := f.db.Search(ctx, f.admin, index.ParseQuery("granite basalt quartz zircon"), quarry.SearchFilters{}, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +262,7 @@ func TestSearchIndexUpkeepAtOnce(t *testing.T) {
 	}
 	// Each chunk is one document here: the documents that hold a word are
 	// its postings, once each.
-	hits, err := db.Search(ctx, f.admin, quarry.ParseQuery("granite"), quarry.SearchFilters{}, 2000)
+	hits, err := db.Search(ctx, f.admin, index.ParseQuery("granite"), quarry.SearchFilters{}, 2000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestSearchPhraseAmongManyTerms(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`"zzzbk zzzcd" ` + strings.Join(many, " "), `"zzzbk zzzcd" ` + strings.Join(many, " ") + " ab"} {
-		hits, err := f.db.Search(ctx, f.admin, quarry.ParseQuery(q), quarry.SearchFilters{}, 10)
+		hits, err := f.db.Search(ctx, f.admin, index.ParseQuery(q), quarry.SearchFilters{}, 10)
 		if err != nil || len(hits) != 1 {
 			t.Errorf("%d hits (%v) for %.40q…, want the document", len(hits), err, q)
 		}

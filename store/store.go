@@ -30,6 +30,7 @@ import (
 	_ "modernc.org/sqlite"             // SQLite driver "sqlite"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/index"
 )
 
 // Dialects.
@@ -54,7 +55,7 @@ type DB struct {
 	runs       runQueue                  // The audit entries of tool runs waiting to be written (store/toolrun.go).
 	cache      atomic.Pointer[readCache] // Callers of API keys and tools kept between requests, once migrated (store/cache.go).
 	// indexNudge receives a value when this server has written
-	// nudgeChunks pending chunks since it last did (store/searchindex.go);
+	// index.NudgeChunks pending chunks since it last did (store/searchindex.go);
 	// pendingWritten counts them.
 	indexNudge     chan struct{}
 	pendingWritten atomic.Int64
@@ -555,7 +556,7 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	if err := sqlTx.Commit(); err != nil {
 		return mapError(err)
 	}
-	if tx.pendingChunks > 0 && db.pendingWritten.Add(tx.pendingChunks) >= nudgeChunks {
+	if tx.pendingChunks > 0 && db.pendingWritten.Add(tx.pendingChunks) >= index.NudgeChunks {
 		db.pendingWritten.Store(0)
 		select {
 		case db.indexNudge <- struct{}{}:

@@ -53,25 +53,39 @@ var Extensions = map[string][]string{
 // writes a response_model, every field of the model is there and no
 // other (but Quarry's Extensions), in every model it holds, and each value
 // is of its type (as pydantic parses it).
+//
+// A generic model takes its type argument in brackets, as Python writes
+// it: "LLMProviderResponse[LLMProviderView]".
 func CheckAnswer(body []byte, model string, list bool) error {
-	if _, ok := table().Models[model]; !ok {
-		return fmt.Errorf("the table of Onyx's models has no %s", model)
+	name, arg, generic := strings.Cut(model, "[")
+	m, ok := table().Models[name]
+	if !ok {
+		return fmt.Errorf("the table of Onyx's models has no %s", name)
 	}
-	item := onyxType{Name: model}
+	var args map[string]onyxType
+	if generic {
+		if len(m.TypeParams) != 1 {
+			return fmt.Errorf("Onyx's %s does not take one type argument", name)
+		}
+		args = map[string]onyxType{m.TypeParams[0]: {Name: strings.TrimSuffix(arg, "]")}}
+	}
+	item := onyxType{Name: name}
 	t := item
 	if list {
 		t = onyxType{List: &item}
 	}
-	if err := checkTable(model, body, t, nil); err != nil {
+	if err := checkTable(model, body, t, args); err != nil {
 		return err
 	}
-	return exactFields(model, body, t)
+	return exactFields(model, body, t, args)
 }
 
-// exactFields checks that every object of raw that t says is a model has
-// exactly the model's fields.
-func exactFields(loc string, raw json.RawMessage, t onyxType) error {
+// exactFields checks that every object of raw that t (its type parameters
+// given by args) says is a model has exactly the model's fields that
+// FastAPI writes (not the excluded ones).
+func exactFields(loc string, raw json.RawMessage, t onyxType, args map[string]onyxType) error {
 	tb := table()
+	t = t.subst(args)
 	if string(raw) == "null" {
 		return nil
 	}
@@ -79,7 +93,7 @@ func exactFields(loc string, raw json.RawMessage, t onyxType) error {
 	case t.Union != nil:
 		for _, m := range t.flatten() {
 			if m.Name != "None" && checkTable(loc, raw, m, nil) == nil {
-				return exactFields(loc, raw, m)
+				return exactFields(loc, raw, m, args)
 			}
 		}
 		return nil
@@ -89,7 +103,7 @@ func exactFields(loc string, raw json.RawMessage, t onyxType) error {
 			return nil
 		}
 		for i, item := range items {
-			if err := exactFields(fmt.Sprintf("%s[%d]", loc, i), item, *t.List); err != nil {
+			if err := exactFields(fmt.Sprintf("%s[%d]", loc, i), item, *t.List, args); err != nil {
 				return err
 			}
 		}
@@ -100,7 +114,7 @@ func exactFields(loc string, raw json.RawMessage, t onyxType) error {
 			return nil
 		}
 		for k, v := range obj {
-			if err := exactFields(loc+"."+k, v, t.Dict[1]); err != nil {
+			if err := exactFields(loc+"."+k, v, t.Dict[1], args); err != nil {
 				return err
 			}
 		}
@@ -117,13 +131,16 @@ func exactFields(loc string, raw json.RawMessage, t onyxType) error {
 	var errs []error
 	var names []string
 	for _, f := range m.Fields {
+		if f.Excluded {
+			continue
+		}
 		names = append(names, f.Name)
 		v, ok := obj[f.Name]
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s.%s: missing (FastAPI writes every field of Onyx's %s)", loc, f.Name, t.Name))
 			continue
 		}
-		if err := exactFields(loc+"."+f.Name, v, f.Tree); err != nil {
+		if err := exactFields(loc+"."+f.Name, v, f.Tree, args); err != nil {
 			errs = append(errs, err)
 		}
 	}

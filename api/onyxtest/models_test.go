@@ -70,6 +70,7 @@ var unmirrored = map[string]string{
 	"MCPUserCredentialsRequest":       requests,
 	"MCPUserOAuthConnectRequest":      requests,
 	"MCPAuthTemplate":                 requests + ", and answers hold it (CheckAnswer)",
+	"TestLLMRequest":                  requests,
 }
 
 // The reasons of unmirrored for the models of MCP servers and personal

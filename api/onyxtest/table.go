@@ -43,6 +43,9 @@ type onyxField struct {
 	Tree     onyxType `json:"tree"`
 	Required bool     `json:"required"`
 	Default  *string  `json:"default"`
+	// Excluded marks a field pydantic leaves out of its dumps
+	// (Field(exclude=True)): FastAPI never writes it.
+	Excluded bool `json:"excluded"`
 }
 
 // onyxType is an annotation: exactly one of its fields is set.

@@ -1,7 +1,8 @@
 // Package corpus generates the reproducible text of Quarry's search
-// benchmarks (quarry bench -op search, store's BenchmarkSearch): words of
-// a Zipf vocabulary that the analyzer keeps as they are, documents of
-// those words, and queries. The same seed gives the same bytes.
+// benchmarks (quarry bench -op search, store's BenchmarkSearch, index's
+// BenchmarkScore and BenchmarkMerge): words of a Zipf vocabulary that the
+// analyzer keeps as they are, documents of those words, and queries. The
+// same seed gives the same bytes.
 package corpus
 
 import (

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/analysis"
+	"github.com/quarryhq/quarry/index"
 )
 
 // TestWords checks that the analyzer keeps every word of the vocabulary as
@@ -45,8 +45,7 @@ func TestDocument(t *testing.T) {
 		if n := len(analysis.Words(title)); n != TitleWords {
 			t.Fatalf("title %q", title)
 		}
-		d := quarry.Document{ID: "d", SemanticIdentifier: title, Sections: []quarry.Section{{Text: text}}}
-		if n := len(d.Chunks()); n != 1 {
+		if n := len(index.Chunks(title, nil, []index.Section{{Text: text}})); n != 1 {
 			t.Fatalf("%d chunks", n)
 		}
 		total += len(text)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -12,83 +11,24 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/npmtest"
 )
 
 // E2EEnv makes a test that needs node a failure, rather than a skip, when
 // node or npm is missing. CI sets it.
-const E2EEnv = "QUARRY_E2E"
+const E2EEnv = npmtest.E2EEnv
 
 // Dir returns the directory of the npm packages (npm/), with its
 // node_modules installed at the locked versions, and node's path. Without
 // node or npm the test skips (fails with QUARRY_E2E=1).
 func Dir(t testing.TB) (dir, node string) {
 	t.Helper()
-	node, errNode := exec.LookPath("node")
-	npm, errNpm := exec.LookPath("npm")
-	if errNode != nil || errNpm != nil {
-		if os.Getenv(E2EEnv) == "1" {
-			t.Fatalf("node and npm are needed, and %s=1 requires them", E2EEnv)
-		}
-		t.Skipf("skipped: node or npm is missing (set %s=1 to make this a failure)", E2EEnv)
-	}
 	_, file, _, _ := runtime.Caller(0)
 	dir = filepath.Join(filepath.Dir(file), "npm")
-	installOnce.Do(func() { installErr = install(npm, dir) })
-	if installErr != nil {
-		t.Fatal(installErr)
-	}
-	return dir, node
-}
-
-var (
-	installOnce sync.Once
-	installErr  error
-)
-
-// install runs npm ci in dir unless node_modules holds every locked
-// package at its version already.
-func install(npm, dir string) error {
-	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, &lock); err != nil {
-		return err
-	}
-	installed := true
-	for path, p := range lock.Packages {
-		if path == "" {
-			continue
-		}
-		var have struct {
-			Version string `json:"version"`
-		}
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path), "package.json"))
-		if err != nil || json.Unmarshal(b, &have) != nil || have.Version != p.Version {
-			installed = false
-			break
-		}
-	}
-	if installed {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "npm_config_update_notifier=false")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
-	}
-	return nil
+	return dir, npmtest.Install(t, dir)
 }
 
 // freePort returns a loopback port nobody listens on (yet).

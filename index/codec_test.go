@@ -1,0 +1,201 @@
+package index
+
+import (
+	"cmp"
+	"errors"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// FuzzBlock checks a block's encoding both ways: postings come back as
+// they went in, by pair then chunk, and bytes that are not a block are an
+// error, never a panic or a posting made up.
+func FuzzBlock(f *testing.F) {
+	f.Add(uint64(1), 5, []byte{})
+	f.Add(uint64(2), 300, []byte{1, 2, 3, 4, 5, 6})
+	f.Add(uint64(3), 1, EncodeBlock([]Posting{{Chunk: 7, Pair: 2, TF: 1, Length: 9}}))
+	f.Fuzz(func(t *testing.T, seed uint64, n int, junk []byte) {
+		r := rand.New(rand.NewPCG(seed, 0))
+		n = min(max(n, 0), 2000)
+		seen := map[int64]bool{}
+		var ps []Posting
+		for range n {
+			p := Posting{Chunk: r.Int64N(1 << 40), Pair: r.Int64N(60), TF: 1 + r.IntN(50), Length: r.IntN(5000)}
+			if !seen[p.Chunk] {
+				seen[p.Chunk] = true
+				ps = append(ps, p)
+			}
+		}
+		want := slices.Clone(ps)
+		slices.SortFunc(want, func(a, b Posting) int {
+			return cmp.Or(cmp.Compare(a.Pair, b.Pair), cmp.Compare(a.Chunk, b.Chunk))
+		})
+		got, err := DecodeBlock(EncodeBlock(ps))
+		if err != nil || !slices.Equal(got, want) && len(want) > 0 {
+			t.Fatalf("round trip of %d postings: %v, %d back", len(want), err, len(got))
+		}
+		if got, err := DecodeBlock(junk); err == nil {
+			for _, p := range got {
+				if p.Chunk < 0 || p.Pair < 0 {
+					t.Fatalf("junk decoded to %+v", p)
+				}
+			}
+		}
+		_ = EachTerm(junk, func([]byte, int) bool { return true })
+	})
+}
+
+// TestBlockCounts checks that a run must hold the postings its header
+// counts: a header that counts more or fewer is a block that does not
+// decode.
+func TestBlockCounts(t *testing.T) {
+	b := EncodeBlock([]Posting{{Chunk: 3, Pair: 1, TF: 1, Length: 4}, {Chunk: 5, Pair: 1, TF: 2, Length: 6}})
+	// One run; pair 1, 2 postings, their bytes.
+	if b[0] != 1 || b[1] != 1 || b[2] != 2 {
+		t.Fatalf("header % x", b[:4])
+	}
+	if _, err := DecodeBlock(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, count := range []byte{1, 3} {
+		bad := slices.Clone(b)
+		bad[2] = count
+		if ps, err := DecodeBlock(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("a run counted %d: %v, %v", count, ps, err)
+		}
+	}
+	if _, err := DecodeBlock(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a block cut short: %v", err)
+	}
+}
+
+// FuzzTerms checks a pending chunk's terms both ways: EachTerm gives back
+// what EncodeTerms encoded in byte order, JoinTerms finds exactly the
+// asked terms that are there, and bytes that are not terms are an error
+// or terms within them, never a panic.
+func FuzzTerms(f *testing.F) {
+	f.Add(uint64(1), 5, []byte{})
+	f.Add(uint64(2), 200, []byte{3, 'a', 'b', 'c', 1, 200})
+	f.Add(uint64(3), 0, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, seed uint64, n int, junk []byte) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		n = min(max(n, 0), 500)
+		tf := map[string]int{}
+		for range n {
+			term := make([]byte, r.IntN(12))
+			for i := range term {
+				term[i] = byte(r.IntN(256))
+			}
+			tf[string(term)] = r.IntN(1 << 20)
+		}
+		b := EncodeTerms(tf)
+		var got []string
+		if err := EachTerm(b, func(term []byte, n int) bool {
+			if tf[string(term)] != n {
+				t.Fatalf("%q: %d, want %d", term, n, tf[string(term)])
+			}
+			got = append(got, string(term))
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := slices.Sorted(maps.Keys(tf)); !slices.Equal(got, want) {
+			t.Fatalf("terms %q, want %q", got, want)
+		}
+		// Every other term, and as many that are not there.
+		var asked []string
+		for i, term := range got {
+			if i%2 == 0 {
+				asked = append(asked, term)
+			}
+			asked = append(asked, term+"\x00missing")
+		}
+		slices.Sort(asked)
+		asked = slices.Compact(asked)
+		found := 0
+		if err := JoinTerms(b, asked, func(i, n int) {
+			if tf[asked[i]] != n {
+				t.Fatalf("joined %q ×%d, want ×%d", asked[i], n, tf[asked[i]])
+			}
+			found++
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for _, term := range asked {
+			if _, ok := tf[term]; ok {
+				want++
+			}
+		}
+		if found != want {
+			t.Fatalf("joined %d terms, want %d", found, want)
+		}
+		_ = EachTerm(junk, func(term []byte, _ int) bool {
+			if len(term) > len(junk) {
+				t.Fatalf("a term of %d bytes out of %d", len(term), len(junk))
+			}
+			return true
+		})
+	})
+}
+
+// FuzzNorms checks a segment's norms both ways, and that bytes that are
+// not norms are an error or norms, never a panic.
+func FuzzNorms(f *testing.F) {
+	f.Add(uint64(1), 5, []byte{})
+	f.Add(uint64(2), 1000, []byte{0x80})
+	f.Fuzz(func(t *testing.T, seed uint64, n int, junk []byte) {
+		r := rand.New(rand.NewPCG(seed, 2))
+		n = min(max(n, 0), 5000)
+		var b []byte
+		var chunks []int64
+		var lengths []int
+		var prev int64
+		for range n {
+			c := prev + 1 + r.Int64N(1<<r.IntN(40))
+			l := r.IntN(1 << 16)
+			b = AppendNorm(b, prev, c, l)
+			chunks, lengths, prev = append(chunks, c), append(lengths, l), c
+		}
+		gotChunks, gotLengths, err := DecodeNorms(b)
+		if err != nil || !slices.Equal(gotChunks, chunks) || !slices.Equal(gotLengths, lengths) {
+			t.Fatalf("round trip of %d norms: %v", n, err)
+		}
+		if c, l, err := DecodeNorms(junk); err == nil && len(c) != len(l) {
+			t.Fatalf("junk decoded to %d chunks and %d lengths", len(c), len(l))
+		}
+	})
+}
+
+// TestLive checks the set of a merge's chunks still there: ids outside
+// the chunks' span are not in it, an empty merge asks for none, and
+// chunks too sparse for a bitmap are refused.
+func TestLive(t *testing.T) {
+	var asked [][2]int64
+	l, err := NewLive([]int64{10, 200, 75}, func(lo, hi int64) ([]int64, error) {
+		asked = append(asked, [2]int64{lo, hi})
+		return []int64{10, 75, 76, 9, 201}, nil
+	})
+	if err != nil || !slices.Equal(asked, [][2]int64{{10, 200}}) {
+		t.Fatalf("%v, asked %v", err, asked)
+	}
+	for id, want := range map[int64]bool{10: true, 75: true, 76: true, 200: false, 9: false, 201: false, -1: false} {
+		if l.Has(id) != want {
+			t.Errorf("Has(%d) = %v", id, !want)
+		}
+	}
+	if g := l.Gone([]int64{10, 200, 75}); g != 1 {
+		t.Errorf("%d gone, want 1", g)
+	}
+	empty, err := NewLive(nil, func(int64, int64) ([]int64, error) { t.Fatal("asked for no chunks"); return nil, nil })
+	if err != nil || empty.Has(0) {
+		t.Errorf("no chunks: %v", err)
+	}
+	for _, chunks := range [][]int64{{1, 1<<34 + 2}, {-1, 5}} {
+		if _, err := NewLive(chunks, func(int64, int64) ([]int64, error) { return nil, nil }); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("chunks %v: %v", chunks, err)
+		}
+	}
+}

@@ -1,0 +1,347 @@
+package index
+
+import (
+	"container/heap"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Scoring a search: the index as a search's snapshot sees it (its live
+// segments, read through a Reader, and its pending chunks), the postings
+// of the query's terms, and BM25 over the chunks of the pairs the caller
+// may see.
+
+// BM25's parameters, Lucene's defaults.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// idf is Lucene's BM25 inverse document frequency of a term in df of n
+// chunks.
+func idf(n, df int64) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Reader reads the live segments of the index a search sees, all in one
+// snapshot.
+type Reader interface {
+	// Blocks returns the live segments' blocks of terms (sorted), with
+	// their segments' ids, in any order.
+	Blocks(terms []string) ([]Block, error)
+	// PrefixTerms returns the live segments' first n terms, in byte
+	// order, that begin with prefix (from prefix to prefix followed by
+	// U+10FFFF), each once.
+	PrefixTerms(prefix string, n int) ([]string, error)
+	// DF returns the live segments' document frequencies of terms (each
+	// the sum of its blocks'); a term of none may be left out.
+	DF(terms []string) (map[string]int64, error)
+}
+
+// Snapshot is the rest of what a search reads of the index: the chunks'
+// count and total length (the live segments' and the pending chunks'),
+// and the pending chunks.
+type Snapshot struct {
+	Chunks, Length int64
+	Pending        []Pending
+}
+
+// Scored is a chunk's score.
+type Scored struct {
+	Chunk int64
+	Score float64
+}
+
+// Candidates are the chunks a search scored, to be taken best first (then
+// by id).
+type Candidates struct {
+	h scoredHeap
+}
+
+// Len returns how many chunks are left.
+func (c *Candidates) Len() int { return len(c.h) }
+
+// Pop removes and returns the best chunk left.
+func (c *Candidates) Pop() Scored { return heap.Pop(&c.h).(Scored) }
+
+// scoredHeap orders chunks by score, the best first, then by id.
+type scoredHeap []Scored
+
+func (h scoredHeap) Len() int { return len(h) }
+func (h scoredHeap) Less(i, j int) bool {
+	if h[i].Score != h[j].Score {
+		return h[i].Score > h[j].Score
+	}
+	return h[i].Chunk < h[j].Chunk
+}
+func (h scoredHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *scoredHeap) Push(x any)   { *h = append(*h, x.(Scored)) }
+func (h *scoredHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// Score scores query q, by BM25 as Lucene 8 scores it, over every chunk of
+// a pair of visible that holds one of its terms and every word of its
+// phrases, with the whole index's statistics (its chunks, their average
+// length, each term's document frequency: the live segments' and the
+// pending chunks'). A last word that ends the query (q.Prefix) and whose
+// term is in no chunk stands for up to MaxPrefixMatches terms that begin
+// with it, the most frequent; prefixes is then that word, for Highlights.
+// The candidates still have to be checked against the caller's rights on
+// each document, and the phrases (Query.Matches).
+func Score(r Reader, s *Snapshot, q Query, visible map[int64]bool) (cands *Candidates, prefixes []string, err error) {
+	if s.Chunks == 0 {
+		return &Candidates{}, nil, nil
+	}
+	weights := map[string]float64{}
+	for t, n := range q.Terms {
+		weights[t] = float64(n)
+	}
+	asked := slices.Sorted(maps.Keys(weights))
+	if q.PrefixTerm != "" && weights[q.PrefixTerm] == 0 {
+		asked = append(asked, q.PrefixTerm)
+		slices.Sort(asked)
+	}
+	blocks, err := readBlocks(r, asked)
+	if err != nil {
+		return nil, nil, err
+	}
+	df := s.df(asked, blocks)
+	if q.Prefix != "" && df[q.PrefixTerm] == 0 {
+		expanded, err := s.expandPrefix(r, q.Prefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(expanded) > 0 {
+			prefixes = []string{q.Prefix}
+			delete(weights, q.PrefixTerm)
+			more, err := readBlocks(r, slices.Sorted(maps.Keys(expanded)))
+			if err != nil {
+				return nil, nil, err
+			}
+			for t, n := range expanded {
+				df[t], blocks[t] = n, more[t]
+				weights[t] += 1
+			}
+		}
+	}
+	var terms []scoreTerm
+	for _, t := range slices.Sorted(maps.Keys(weights)) {
+		if df[t] > 0 {
+			terms = append(terms, scoreTerm{term: t, w: weights[t] * idf(s.Chunks, df[t])})
+		}
+	}
+	// A chunk must hold every word of the query's phrases: each has a bit
+	// (at most 64 of them: a query has at most MaxQueryTerms).
+	var need uint64
+	bits := map[string]uint64{}
+	for _, p := range q.Phrases {
+		for _, t := range p.Terms {
+			if bits[t] == 0 && len(bits) < 64 {
+				bits[t] = 1 << len(bits)
+			}
+			i := slices.IndexFunc(terms, func(s scoreTerm) bool { return s.term == t })
+			if i < 0 {
+				return &Candidates{}, prefixes, nil
+			}
+			terms[i].bit = bits[t]
+			need |= bits[t]
+		}
+	}
+	if len(terms) == 0 {
+		return &Candidates{}, prefixes, nil
+	}
+	cands, err = s.scoreChunks(terms, blocks, visible, need, float64(s.Length)/float64(s.Chunks))
+	return cands, prefixes, err
+}
+
+// readBlocks returns the live segments' blocks of terms (sorted), by term.
+func readBlocks(r Reader, terms []string) (map[string][]Block, error) {
+	out := map[string][]Block{}
+	if len(terms) == 0 {
+		return out, nil
+	}
+	bs, err := r.Blocks(terms)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bs {
+		out[b.Term] = append(out[b.Term], b)
+	}
+	return out, nil
+}
+
+// df returns the document frequencies of terms (sorted): their blocks'
+// and the pending chunks' that hold them.
+func (s *Snapshot) df(terms []string, blocks map[string][]Block) map[string]int64 {
+	df := map[string]int64{}
+	for _, t := range terms {
+		for _, b := range blocks[t] {
+			df[t] += b.DF
+		}
+	}
+	for _, p := range s.Pending {
+		// A pending chunk whose terms do not decode matches nothing (Flush
+		// writes it without postings).
+		_ = JoinTerms(p.Terms, terms, func(i, _ int) { df[terms[i]]++ })
+	}
+	return df
+}
+
+// prefixCandidates is how many terms that begin with a prefix are weighed
+// (the first in byte order) to find the most frequent.
+const prefixCandidates = 256
+
+// expandPrefix returns up to MaxPrefixMatches terms of the index that
+// begin with prefix (the most frequent of the first prefixCandidates in
+// byte order), and their document frequencies.
+func (s *Snapshot) expandPrefix(r Reader, prefix string) (map[string]int64, error) {
+	terms, err := r.PrefixTerms(prefix, prefixCandidates)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, t := range terms {
+		set[t] = true
+	}
+	for _, p := range s.Pending {
+		_ = EachTerm(p.Terms, func(term []byte, _ int) bool { // One that does not decode matches nothing.
+			if strings.HasPrefix(string(term), prefix) {
+				set[string(term)] = true
+			}
+			return string(term) < prefix || strings.HasPrefix(string(term), prefix)
+		})
+	}
+	cands := slices.Sorted(maps.Keys(set))
+	if len(cands) > prefixCandidates {
+		cands = cands[:prefixCandidates]
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	df, err := r.DF(cands)
+	if err != nil {
+		return nil, err
+	}
+	if df == nil {
+		df = map[string]int64{}
+	}
+	for _, p := range s.Pending {
+		_ = JoinTerms(p.Terms, cands, func(i, _ int) { df[cands[i]]++ }) // One that does not decode matches nothing.
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return df[cands[i]] > df[cands[j]] })
+	out := map[string]int64{}
+	for _, t := range cands {
+		if df[t] > 0 && len(out) < MaxPrefixMatches {
+			out[t] = df[t]
+		}
+	}
+	return out, nil
+}
+
+// scoreTerm is a term of a search, its weight (the times it was asked
+// times its idf) and, for a word of the query's phrases, its bit in the
+// mask of those a chunk must hold.
+type scoreTerm struct {
+	term string
+	w    float64
+	bit  uint64
+}
+
+// scoreChunks scores, by BM25 (Lucene's), every chunk of a visible pair
+// that holds one of terms and every phrase word of mask need (bits of
+// scoreTerm.bit). In a segment, only the visible pairs' postings are
+// decoded (a block keeps them by pair), and a pair's chunks are scored a
+// chunk at a time, its terms' postings read side by side in the chunks'
+// order.
+func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, visible map[int64]bool, need uint64, avgdl float64) (*Candidates, error) {
+	sees := func(pair int64) bool { return visible[pair] }
+	norm := func(length int) float64 { return bm25K1 * (1 - bm25B + bm25B*float64(length)/avgdl) }
+	var out scoredHeap
+	type cursor struct {
+		r   RunReader
+		bit uint64
+		w   float64
+	}
+	type key struct{ seg, pair int64 }
+	byRun := map[key][]*cursor{}
+	for _, t := range terms {
+		for _, b := range blocks[t.term] {
+			runs, err := Runs(b.Postings)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range runs {
+				if !sees(r.Pair) {
+					continue
+				}
+				c := &cursor{r: r.Reader(), bit: t.bit, w: t.w}
+				if c.r.Next() {
+					byRun[key{b.Segment, r.Pair}] = append(byRun[key{b.Segment, r.Pair}], c)
+				} else if c.r.bad {
+					return nil, ErrCorrupt
+				}
+			}
+		}
+	}
+	for _, cursors := range byRun {
+		for len(cursors) > 0 {
+			chunk := cursors[0].r.cur.Chunk
+			for _, c := range cursors[1:] {
+				chunk = min(chunk, c.r.cur.Chunk)
+			}
+			var score float64
+			var has uint64
+			for i := 0; i < len(cursors); {
+				c := cursors[i]
+				if c.r.cur.Chunk != chunk {
+					i++
+					continue
+				}
+				p := c.r.cur
+				has |= c.bit
+				score += c.w * float64(p.TF) / (float64(p.TF) + norm(p.Length))
+				if c.r.Next() {
+					i++
+					continue
+				}
+				if c.r.bad {
+					return nil, ErrCorrupt
+				}
+				cursors = slices.Delete(cursors, i, i+1)
+			}
+			if has&need == need {
+				out = append(out, Scored{chunk, score})
+			}
+		}
+	}
+	names := make([]string, len(terms))
+	for i, t := range terms {
+		names[i] = t.term
+	}
+	for _, p := range s.Pending {
+		if !sees(p.Pair) {
+			continue
+		}
+		var score float64
+		var has uint64
+		matched := false
+		if err := JoinTerms(p.Terms, names, func(j, tf int) {
+			has, matched = has|terms[j].bit, true
+			score += terms[j].w * float64(tf) / (float64(tf) + norm(p.Length))
+		}); err != nil {
+			continue // A pending chunk whose terms do not decode matches nothing.
+		}
+		if matched && has&need == need {
+			out = append(out, Scored{p.Chunk, score})
+		}
+	}
+	heap.Init(&out)
+	return &Candidates{h: out}, nil
+}

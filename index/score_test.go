@@ -1,0 +1,335 @@
+package index
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestScore checks one ranking to the digit, pending and in a segment:
+// BM25 with k1 1.2 and b 0.75 over two chunks whose lengths count their
+// title twice (store's TestSearchScore checks the same on each database).
+func TestScore(t *testing.T) {
+	m := newMemory()
+	// Lengths 2+3 = 5 and 2+5 = 7 (the title counts twice): the average is 6.
+	a := m.add(1, "one", "alpha beta gamma")
+	b := m.add(1, "two", "alpha alpha delta epsilon zeta")
+	idf := math.Log(1 + (2-2+0.5)/(2+0.5))
+	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 1.2*(1-0.75+0.75*length/6)) }
+	want := []Scored{{b, bm25(2, 7)}, {a, bm25(1, 5)}}
+	for _, step := range []string{"pending", "flushed"} {
+		if step == "flushed" && !m.flush() {
+			t.Fatal("nothing flushed")
+		}
+		got, err := m.search(ParseQuery("alpha"), map[int64]bool{1: true}, 10)
+		if err != nil || len(got) != 2 {
+			t.Fatalf("%s: %v, %v", step, got, err)
+		}
+		for i := range want {
+			if got[i].Chunk != want[i].Chunk || math.Abs(got[i].Score-want[i].Score) > 1e-12 {
+				t.Errorf("%s: %d scores %.12f, want %d %.12f", step, got[i].Chunk, got[i].Score, want[i].Chunk, want[i].Score)
+			}
+		}
+		// Another pair's chunks are neither scored nor counted out.
+		if got, err := m.search(ParseQuery("alpha"), map[int64]bool{2: true}, 10); err != nil || len(got) != 0 {
+			t.Errorf("%s: another pair's caller finds %v, %v", step, got, err)
+		}
+	}
+}
+
+// TestPhraseAmongManyTerms checks that a phrase's words are required
+// wherever they sort among the query's terms: past the 64th of them, once
+// a prefix has added its terms (store's TestSearchPhraseAmongManyTerms
+// checks the same through a database).
+func TestPhraseAmongManyTerms(t *testing.T) {
+	const letters = "bcdfgklmnp" // No English suffix ends in these: each word is its own term.
+	word := func(prefix string, i int) string { return prefix + string(letters[i/10]) + string(letters[i%10]) }
+	var many, prefixed []string
+	for i := range 60 {
+		many = append(many, word("zz", i))
+	}
+	for i := range 32 {
+		prefixed = append(prefixed, word("abq", i))
+	}
+	for _, flushed := range []bool{false, true} {
+		m := newMemory()
+		m.add(1, "Many", "zzzbk zzzcd "+strings.Join(many, " ")+" "+strings.Join(prefixed, " "))
+		// Without the phrase's order: found by its words, not by the phrase.
+		m.add(1, "Other", "zzzcd zzzbk "+strings.Join(many, " ")+" "+strings.Join(prefixed, " "))
+		if flushed {
+			m.flush()
+		}
+		for _, q := range []string{`"zzzbk zzzcd" ` + strings.Join(many, " "), `"zzzbk zzzcd" ` + strings.Join(many, " ") + " ab"} {
+			got, err := m.search(ParseQuery(q), map[int64]bool{1: true}, 10)
+			if err != nil || len(got) != 1 || got[0].Chunk != 1 {
+				t.Errorf("flushed %v: %v (%v) for %.40q…, want chunk 1", flushed, got, err, q)
+			}
+		}
+		// A phrase word that is in no chunk: nothing.
+		if got, err := m.search(ParseQuery(`"zzzbk zzzqq" `+strings.Join(many, " ")), map[int64]bool{1: true}, 10); err != nil || len(got) != 0 {
+			t.Errorf("flushed %v: a phrase of a missing word finds %v, %v", flushed, got, err)
+		}
+	}
+}
+
+// TestPrefix checks the expansion of a last word: when its term is in no
+// chunk, it stands for the MaxPrefixMatches most frequent terms that
+// begin with it (ties in byte order), each scored as a word; a word that
+// is a term is never expanded. Pending chunks and segments count alike.
+func TestPrefix(t *testing.T) {
+	const letters = "bcdfgklmnp"
+	var words []string
+	for i := range 40 {
+		words = append(words, "qu"+string(letters[i/10])+string(letters[i%10]))
+	}
+	for _, flushedShare := range []int{0, 1, 2} { // None, half, all of the chunks in segments.
+		m := newMemory()
+		df := map[string]int64{}
+		for i, w := range words {
+			for j := range i%7 + 1 {
+				m.add(1, "doc", w+" filler")
+				df[w]++
+				if flushedShare == 1 && j == 0 {
+					m.flush()
+				}
+			}
+		}
+		if flushedShare == 2 {
+			m.flush()
+		}
+		s := m.snapshot()
+		got, err := s.expandPrefix(m, "qu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := slices.SortedStableFunc(slices.Values(words), func(a, b string) int { return cmp.Compare(df[b], df[a]) })[:MaxPrefixMatches]
+		want := map[string]int64{}
+		for _, w := range best {
+			want[w] = df[w]
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("share %d: expanded to %v, want %v", flushedShare, got, want)
+		}
+		cands, prefixes, err := Score(m, s, ParseQuery("qu"), map[int64]bool{1: true})
+		if err != nil || !slices.Equal(prefixes, []string{"qu"}) {
+			t.Fatalf("share %d: prefixes %v, %v", flushedShare, prefixes, err)
+		}
+		var n int64
+		for _, w := range best {
+			n += df[w]
+		}
+		if int64(cands.Len()) != n {
+			t.Errorf("share %d: %d chunks found, want the %d of the %d terms", flushedShare, cands.Len(), n, MaxPrefixMatches)
+		}
+		// A word that is a term is that term alone.
+		if cands, prefixes, err := Score(m, s, ParseQuery(words[0]), map[int64]bool{1: true}); err != nil || prefixes != nil || cands.Len() != int(df[words[0]]) {
+			t.Errorf("share %d: %s found %d chunks, prefixes %v, %v", flushedShare, words[0], cands.Len(), prefixes, err)
+		}
+	}
+}
+
+// searchWords are the vocabulary of the equivalence test's documents.
+var searchWords = strings.Fields(`granite basalt quartz feldspar mica shale slate marble gneiss schist
+	obsidian pumice chalk flint jasper agate onyx opal garnet beryl topaz zircon`)
+
+// searchQueries are the searches whose results where a chunk is kept must
+// not move: words, a phrase, a prefix.
+var searchQueries = []string{"granite", "basalt quartz", "zircon onyx opal", `"granite basalt"`, "gar", "slate mic"}
+
+// addDocs writes documents ids (version: a different text for the same
+// id) with words drawn from searchWords, reproducibly, to pairs 1 to 3,
+// and returns their chunks' ids.
+func addDocs(m *memory, version int, ids ...int) []int64 {
+	var out []int64
+	for _, id := range ids {
+		r := rand.New(rand.NewPCG(uint64(id), uint64(version)))
+		words := make([]string, 20+r.IntN(40))
+		for i := range words {
+			words[i] = searchWords[min(r.IntN(len(searchWords)), r.IntN(len(searchWords)))] // Some words are frequent.
+		}
+		out = append(out, m.add(int64(1+id%3), searchWords[r.IntN(len(searchWords))], strings.Join(words, " ")))
+	}
+	return out
+}
+
+// results returns every query's results as "chunk score" lines.
+func results(t *testing.T, m *memory) [][]Scored {
+	t.Helper()
+	var out [][]Scored
+	for _, q := range searchQueries {
+		got, err := m.search(ParseQuery(q), map[int64]bool{1: true, 3: true}, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, got)
+	}
+	return out
+}
+
+// TestPendingFlushedMerged checks that where a chunk is kept does not
+// change what a search finds or how it scores it, to 1e-9: all pending,
+// a segment per batch, and segments merged and expunged, the last two
+// leaving out the chunks written again since (store's
+// TestSearchIndexMerges checks the same through a database).
+func TestPendingFlushedMerged(t *testing.T) {
+	pending, flushed, merged := newMemory(), newMemory(), newMemory()
+	same := func(step string, a, b *memory) {
+		t.Helper()
+		got, want := results(t, a), results(t, b)
+		for i := range want {
+			if len(got[i]) != len(want[i]) || len(want[i]) == 0 {
+				t.Errorf("%s: %q: %d results, want %d (and some)", step, searchQueries[i], len(got[i]), len(want[i]))
+				continue
+			}
+			for j := range want[i] {
+				if got[i][j].Chunk != want[i][j].Chunk || math.Abs(got[i][j].Score-want[i][j].Score) > 1e-9 {
+					t.Errorf("%s: %q #%d: %v, want %v", step, searchQueries[i], j, got[i][j], want[i][j])
+				}
+			}
+		}
+	}
+	chunkOf := map[int]int64{} // Each document's chunk, in every memory alike.
+	write := func(version int, ids ...int) {
+		t.Helper()
+		for _, m := range []*memory{pending, flushed, merged} {
+			for _, id := range ids {
+				if c, ok := chunkOf[id]; ok {
+					m.remove(c)
+				}
+			}
+			got := addDocs(m, version, ids...)
+			if m == merged {
+				for i, id := range ids {
+					chunkOf[id] = got[i]
+				}
+			}
+		}
+	}
+	batch := func(i int) []int {
+		ids := make([]int, 12)
+		for j := range ids {
+			ids[j] = i*12 + j
+		}
+		return ids
+	}
+	for i := range 9 {
+		write(0, batch(i)...)
+		flushed.flush()
+		merged.flush()
+		if did, err := merged.mergeTier(); err != nil || did {
+			t.Fatalf("batch %d: merged %v, %v", i, did, err)
+		}
+		same(fmt.Sprint("segment ", i+1, ", flushed"), flushed, pending)
+		same(fmt.Sprint("segment ", i+1, ", merged"), merged, pending)
+	}
+	// Twelve documents written again: their old chunks stay in their
+	// segments until the next merge, matching no chunk; the tenth
+	// segment then has the ten merged into one without them.
+	write(1, 0, 1, 2, 13, 14, 15, 40, 41, 60, 61, 100, 101)
+	merged.flush()
+	if did, err := merged.mergeTier(); err != nil || !did || len(merged.segments) != 1 || merged.segments[0].Chunks != int64(len(merged.chunks)) {
+		t.Fatalf("the tenth segment: %v, %v; %d segments", did, err, len(merged.segments))
+	}
+	same("merged", merged, pending)
+	// A segment of which a quarter of the chunks are gone is rewritten
+	// alone.
+	if did, err := merged.expunge(); err != nil || did {
+		t.Fatalf("nothing to expunge yet: %v, %v", did, err)
+	}
+	rewritten := make([]int, 30)
+	for i := range rewritten {
+		rewritten[i] = i * 3
+	}
+	write(2, rewritten...)
+	merged.flush()
+	if did, err := merged.expunge(); err != nil || !did {
+		t.Fatalf("expunge: %v, %v", did, err)
+	}
+	var inSegments int64
+	for _, s := range merged.segments {
+		inSegments += s.Chunks
+	}
+	if inSegments != int64(len(merged.chunks)) {
+		t.Errorf("after the expunge the segments hold %d chunks, want the %d live ones", inSegments, len(merged.chunks))
+	}
+	same("expunged", merged, pending)
+}
+
+// FuzzMerge checks that merging segments gives the segment that flushing
+// their chunks still there at once gives: the same row and the same
+// blocks, byte for byte; and that a source whose block does not decode is
+// an error, never a panic.
+func FuzzMerge(f *testing.F) {
+	f.Add(uint64(1), 50, 3, uint8(20), []byte{})
+	f.Add(uint64(2), 400, 10, uint8(0), []byte{1, 1, 2, 3})
+	f.Add(uint64(3), 1, 1, uint8(255), []byte{})
+	f.Fuzz(func(t *testing.T, seed uint64, n, segs int, gone uint8, junk []byte) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		n, segs = min(max(n, 0), 2000), min(max(segs, 1), 20)
+		m := newMemory()
+		var all []Pending
+		var chunk int64
+		for range n {
+			chunk += 1 + r.Int64N(100)
+			tf := map[string]int{}
+			for range 1 + r.IntN(20) {
+				tf[fmt.Sprint("t", r.IntN(60))] += 1 + r.IntN(3)
+			}
+			p := Pending{Chunk: chunk, Pair: r.Int64N(6), Length: r.IntN(500), Terms: EncodeTerms(tf)}
+			if r.IntN(50) == 0 {
+				p.Terms = []byte{0xff} // Does not decode: in the segment without postings.
+			}
+			all = append(all, p)
+			m.chunks[chunk] = memChunk{pair: p.Pair}
+		}
+		// The chunks in segments of consecutive runs, then some gone.
+		for i := 0; i < segs; i++ {
+			m.pending = all[i*len(all)/segs : (i+1)*len(all)/segs]
+			m.flush()
+		}
+		var live []Pending
+		for _, p := range all {
+			if r.IntN(256) < int(gone) {
+				delete(m.chunks, p.Chunk)
+			} else {
+				live = append(live, p)
+			}
+		}
+		sources := m.sizes()
+		if err := m.merge(sources); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.segments) != 1 && len(sources) > 0 {
+			t.Fatalf("%d segments after the merge", len(m.segments))
+		}
+		wantSeg, wantBlocks := Flush(live)
+		if len(m.segments) == 1 {
+			got := m.segments[0]
+			if got.Chunks != wantSeg.Chunks || got.Length != wantSeg.Length || string(got.Norms) != string(wantSeg.Norms) {
+				t.Fatalf("merged row %d chunks, length %d; want %d, %d", got.Chunks, got.Length, wantSeg.Chunks, wantSeg.Length)
+			}
+			if len(got.blocks) != len(wantBlocks) {
+				t.Fatalf("%d blocks, want %d", len(got.blocks), len(wantBlocks))
+			}
+			for i, b := range got.blocks {
+				w := wantBlocks[i]
+				if b.Term != w.Term || b.DF != w.DF || string(b.Postings) != string(w.Postings) {
+					t.Fatalf("block %d: %s ×%d, want %s ×%d", i, b.Term, b.DF, w.Term, w.DF)
+				}
+			}
+		}
+		// A source whose block is junk.
+		cursors := []Cursor{&memCursor{blocks: wantBlocks}, &memCursor{blocks: []Block{{Term: "t1", Postings: junk}}}}
+		chunks, lengths, _ := DecodeNorms(wantSeg.Norms)
+		everything, _ := NewLive(chunks, func(lo, hi int64) ([]int64, error) { return chunks, nil })
+		_, err := Merge(cursors, chunks, lengths, everything, func([]Block) error { return nil })
+		if _, bad := DecodeBlock(junk); (bad != nil) != (err != nil) {
+			t.Fatalf("a junk block (%v): merge %v", bad, err)
+		}
+	})
+}
