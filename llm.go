@@ -137,8 +137,9 @@ func (c *Caller) CanUseLLMProvider(p *LLMProvider) bool {
 // CanListLLMProviders reports whether c may list the providers it may
 // use (GET /llm/provider): holders of read:chat, which basic implies
 // (every role but limited; a personal access token scoped to basic,
-// read:chat or write:chat). Onyx lets every signed-in person list them,
-// limited ones included; Quarry's limited role holds nothing.
+// read:chat or write:chat; a limited API key, which chats:
+// AccountPermissions). Onyx lets every signed-in person list them,
+// limited ones included; Quarry's limited person holds nothing.
 func (c *Caller) CanListLLMProviders() bool { return c.Directory == nil && c.Has(PermReadChat) }
 
 // LLMProviderUpsert is a creation or change of a provider: Onyx's

@@ -217,17 +217,30 @@ func EffectivePermissions(r Role, grants []Permission) PermissionSet {
 // permissions once (see Permissions).
 func (c *Caller) SetGrants(grants []Permission) {
 	c.Grants = grants
-	c.permissions = EffectivePermissions(c.Role, grants)
+	c.permissions = EffectivePermissions(c.Role, grants) | AccountPermissions(c.Role, c.ServiceAccount)
 	c.resolved = true
 }
 
 // Permissions returns what c may do: EffectivePermissions of its role and
-// its groups' grants.
+// its groups' grants, and what its kind of account brings
+// (AccountPermissions).
 func (c *Caller) Permissions() PermissionSet {
 	if c.resolved {
 		return c.permissions
 	}
-	return EffectivePermissions(c.Role, c.Grants)
+	return EffectivePermissions(c.Role, c.Grants) | AccountPermissions(c.Role, c.ServiceAccount)
+}
+
+// AccountPermissions returns what a user holds by what it is, whatever its
+// groups (Onyx v4.6.1's role_derived_permissions): the service account of
+// an API key of the limited role, which joins no group, may chat
+// (write:chat and the read:chat it implies), as a bot's key does in Onyx;
+// every other user nothing.
+func AccountPermissions(r Role, serviceAccount bool) PermissionSet {
+	if serviceAccount && r == RoleLimited {
+		return setOf(PermWriteChat).Expand()
+	}
+	return 0
 }
 
 // Has reports whether c holds permission p.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
 )
@@ -87,6 +88,17 @@ var goldenTargets = map[string]func() any{
 	"llmProviderDelete":        func() any { return &deleteLLMProviderRequest{} },
 	"defaultModel":             func() any { return &setDefaultModelRequest{} },
 	"testLLM":                  func() any { return &testLLMRequest{} },
+	"chatSessionCreate":        func() any { return &createChatSessionRequest{} },
+	"sendMessage":              func() any { return &sendMessageRequest{} },
+	"chatSessionsQuery":        func() any { return &chatSessionsQuery{} },
+	"getChatSession":           func() any { return &getChatSessionRequest{} },
+	"chatRename":               func() any { return &renameChatSessionRequest{} },
+	"chatSessionUpdate":        func() any { return &patchChatSessionRequest{} },
+	"deleteChatSession":        func() any { return &deleteChatSessionRequest{} },
+	"stopChatSession":          func() any { return &stopChatSessionRequest{} },
+	"chatFeedback":             func() any { return &createChatFeedbackRequest{} },
+	"removeChatFeedback":       func() any { return &removeChatFeedbackRequest{} },
+	"defaultAssistantUpdate":   func() any { return &updateDefaultAssistantRequest{} },
 	"mcpServerSetup":           func() any { return &setUpMCPServerRequest{} },
 	"mcpServerUpdate":          func() any { return &selectMCPToolsRequest{} },
 	"mcpServerCreate":          func() any { return &createMCPServerSimpleRequest{} },
@@ -240,6 +252,8 @@ func checkDecoded(t *testing.T, want map[string]any, dst any) {
 	for i := 0; i < v.NumField(); i++ {
 		sf := v.Type().Field(i)
 		switch {
+		case sf.Tag.Get("path") != "" && sf.Type == reflect.TypeFor[uuid.UUID]():
+			got[sf.Tag.Get("path")] = v.Field(i).Interface().(uuid.UUID).String()
 		case sf.Tag.Get("path") != "":
 			got[sf.Tag.Get("path")] = v.Field(i).Int()
 		case sf.Tag.Get("body") == "" && hasTag(sf, "body"):
@@ -323,6 +337,8 @@ func plainValue(f reflect.Value) any {
 		return m
 	case time.Time:
 		return x.UTC().Format("2006-01-02T15:04:05.000000Z")
+	case uuid.UUID:
+		return x.String()
 	}
 	switch f.Kind() {
 	case reflect.Slice:

@@ -101,7 +101,9 @@ func TestLLMProviders(t *testing.T) {
 	e.do(e.admin, "GET", "/llm/provider", nil).want(t, 200, usable(vllm, openai))
 	other := e.user(quarry.RoleCurator, "other")
 	e.do(other, "GET", "/llm/provider", nil).want(t, 200, usable(openai))
-	e.do(e.user(quarry.RoleLimited, "limited"), "GET", "/llm/provider", nil).want(t, 403, fxNoLLMPermission)
+	// A limited API key chats (Onyx's role_derived_permissions): it lists
+	// the public providers.
+	e.do(e.user(quarry.RoleLimited, "limited"), "GET", "/llm/provider", nil).want(t, 200, usable(openai))
 
 	// A change that sends back the masked key, or a new one without
 	// api_key_changed, keeps the stored key; a kept key goes to no other

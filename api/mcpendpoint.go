@@ -20,7 +20,6 @@ import (
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/outbound"
-	"github.com/quarryhq/quarry/toolrun"
 )
 
 // Quarry's own MCP endpoint (/mcp): the official Go SDK's Streamable HTTP
@@ -61,6 +60,9 @@ type mcpCatalog struct {
 	version string
 	tools   []*mcp.Tool       // By name.
 	byName  map[string]mcpRef // What each name runs.
+	// ops are the tool operations the catalog was made of, which the chat
+	// offers its model too.
+	ops []outbound.ToolOperation
 }
 
 // mcpRef is what a tool name of the endpoint runs: a tool and its method
@@ -322,108 +324,39 @@ func (s *Server) catalogFor(ctx context.Context, e *mcpEndpoint) (*mcpCatalog, e
 	return cat, nil
 }
 
-// catalogEntry is a tool of the catalog before its name is settled.
-type catalogEntry struct {
-	prefix, name string
-	ref          mcpRef
-	tool         *mcp.Tool
-}
-
-// buildCatalog reads the enabled tools and makes the catalog: one entry
-// per operation of each custom tool whose definition compiles, and one
-// per tool of each MCP server that is configured and not disconnected.
-// Names that two entries would share get the tool's id after its prefix
-// ("<tool>_<id>__<method>").
+// buildCatalog makes the catalog of the tool operations
+// (outbound.Service.ToolOperations): one entry per operation of each
+// custom tool whose definition compiles, and one per tool of each MCP
+// server that is configured and not disconnected, named
+// "<prefix>__<name>" (quarry.MCPToolName). Names that two entries would
+// share get the tool's id after its prefix ("<tool>_<id>__<method>").
 func (s *Server) buildCatalog(ctx context.Context, version string) (*mcpCatalog, error) {
-	tools, err := s.db.ToolCatalog(ctx)
+	ops, err := s.out.ToolOperations(ctx)
 	if err != nil {
 		return nil, err
-	}
-	servers := map[int64]*quarry.MCPServer{}
-	ms, err := s.db.MCPServers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range ms {
-		servers[m.ID] = m
-	}
-	var entries []catalogEntry
-	for _, t := range tools {
-		desc := deref(t.Description)
-		if t.MCPServerID != nil {
-			m := servers[*t.MCPServerID]
-			if m == nil || !m.Configured() || m.Status == quarry.MCPDisconnected || *m.Transport == quarry.MCPStdio {
-				continue
-			}
-			schema := t.MCPInputSchema
-			if len(schema) == 0 {
-				schema = json.RawMessage(`{"type":"object"}`)
-			}
-			title := t.Name
-			if t.DisplayName != nil && *t.DisplayName != "" {
-				title = *t.DisplayName
-			}
-			entries = append(entries, catalogEntry{prefix: m.Name, name: t.Name, ref: mcpRef{toolID: t.ID, method: t.Name, fromMCP: true},
-				tool: &mcp.Tool{Title: title, Description: desc, InputSchema: schema}})
-			continue
-		}
-		d, err := s.out.Definition(ctx, t.Definition)
-		if err != nil {
-			continue // A definition that no longer compiles offers nothing (a run says why).
-		}
-		for _, method := range d.Methods() {
-			op, err := d.Operation(method)
-			if err != nil {
-				continue
-			}
-			tool := &mcp.Tool{Title: t.Name + ": " + firstNonEmpty(op.Summary, method), Description: describeOperation(op, desc),
-				InputSchema: op.InputSchema()}
-			if op.Method == http.MethodGet {
-				tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
-			}
-			entries = append(entries, catalogEntry{prefix: t.Name, name: method, ref: mcpRef{toolID: t.ID, method: method}, tool: tool})
-		}
 	}
 	count := map[string]int{}
-	for _, e := range entries {
-		count[quarry.MCPToolName(e.prefix, e.name)]++
+	for _, op := range ops {
+		count[quarry.MCPToolName(op.Prefix, op.Method)]++
 	}
-	cat := &mcpCatalog{version: version, byName: map[string]mcpRef{}}
-	for _, e := range entries {
-		name := quarry.MCPToolName(e.prefix, e.name)
+	cat := &mcpCatalog{version: version, byName: map[string]mcpRef{}, ops: ops}
+	for _, op := range ops {
+		name := quarry.MCPToolName(op.Prefix, op.Method)
 		if count[name] > 1 {
-			name = quarry.MCPToolName(e.prefix+"_"+strconv.FormatInt(e.ref.toolID, 10), e.name)
+			name = quarry.MCPToolName(op.Prefix+"_"+strconv.FormatInt(op.ToolID, 10), op.Method)
 		}
 		if _, taken := cat.byName[name]; taken {
 			continue
 		}
-		e.tool.Name = name
-		cat.byName[name] = e.ref
-		cat.tools = append(cat.tools, e.tool)
+		tool := &mcp.Tool{Name: name, Title: op.Title, Description: op.Description, InputSchema: op.InputSchema}
+		if op.ReadOnly {
+			tool.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+		}
+		cat.byName[name] = mcpRef{toolID: op.ToolID, method: op.Method, fromMCP: op.FromMCP}
+		cat.tools = append(cat.tools, tool)
 	}
 	slices.SortFunc(cat.tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 	return cat, nil
-}
-
-// describeOperation returns the description of an operation's tool: its
-// summary, its description, and the tool's.
-func describeOperation(op *toolrun.Operation, toolDesc string) string {
-	var parts []string
-	for _, p := range []string{op.Summary, op.Description, toolDesc} {
-		if p != "" && !slices.Contains(parts, p) {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, "\n\n")
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // mcpListTools answers tools/list: the catalog, for a caller who may use
@@ -495,7 +428,7 @@ func (s *Server) mcpCallTool(ctx context.Context, e *mcpEndpoint, call *mcpCall,
 	if args[0] != '{' {
 		return toolError("arguments must be a JSON object"), nil
 	}
-	res, err := s.run(ctx, call.c, ref.toolID, outbound.RunRequest{Method: ref.method, Args: args, Authorization: call.authz})
+	res, _, err := s.run(ctx, call.c, ref.toolID, outbound.RunRequest{Method: ref.method, Args: args, Authorization: call.authz})
 	switch quarry.ErrorCode(err) {
 	case "":
 	case quarry.EINTERNAL, quarry.EUNAVAILABLE:

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
 )
@@ -1232,4 +1234,221 @@ type updateConnectorFilesRequest struct {
 type attemptFileRequest struct {
 	ID     int64  `path:"attempt_id"`
 	FileID string `path:"file_id"`
+}
+
+// Chat (api/chat.go): Onyx v4.6.1's models of
+// backend/onyx/server/query_and_chat/models.py.
+
+// chatSessionCreation is Onyx's ChatSessionCreationRequest.
+type chatSessionCreation struct {
+	PersonaID          int64                      `json:"persona_id" default:"0"`
+	Description        decode.Optional[string]    `json:"description"`
+	ProjectID          decode.Optional[int64]     `json:"project_id"`
+	Incognito          bool                       `json:"incognito" default:"false"`
+	IncognitoSessionID decode.Optional[uuid.UUID] `json:"incognito_session_id"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (chatSessionCreation) ModelName() string { return "ChatSessionCreationRequest" }
+
+// input returns the session to make.
+func (r *chatSessionCreation) input() quarry.ChatSessionInput {
+	in := quarry.ChatSessionInput{PersonaID: r.PersonaID, Description: value(r.Description), Incognito: r.Incognito}
+	in.ProjectID = value(r.ProjectID)
+	return in
+}
+
+// createChatSessionRequest is the request of POST
+// /chat/create-chat-session.
+type createChatSessionRequest struct {
+	Body chatSessionCreation `body:""`
+}
+
+// llmOverride is Onyx's LLMOverride: which model answers, and how.
+type llmOverride struct {
+	ModelConfigurationID decode.Optional[int64]   `json:"model_configuration_id"`
+	ModelProvider        decode.Optional[string]  `json:"model_provider"`
+	ModelVersion         decode.Optional[string]  `json:"model_version"`
+	Temperature          decode.Optional[float64] `json:"temperature"`
+	DisplayName          decode.Optional[string]  `json:"display_name"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (llmOverride) ModelName() string { return "LLMOverride" }
+
+// messageOrigin is Onyx's MessageOrigin.
+type messageOrigin string
+
+// ModelName returns the Python class name pydantic would print.
+func (messageOrigin) ModelName() string { return "MessageOrigin" }
+
+// EnumValues returns every messageOrigin, in Onyx's order.
+func (messageOrigin) EnumValues() []string {
+	return []string{"webapp", "chrome_extension", "api", "slackbot", "widget", "discordbot", "mobile", "unknown", "unset"}
+}
+
+// sendMessage is Onyx's SendMessageRequest. parent_message_id is -1 (after
+// the latest message) when absent and the root when null.
+type sendMessage struct {
+	Message               string                               `json:"message"`
+	LLMOverride           decode.Optional[llmOverride]         `json:"llm_override"`
+	LLMOverrides          decode.Optional[[]llmOverride]       `json:"llm_overrides" max_length:"100"`
+	MockLLMResponse       decode.Optional[string]              `json:"mock_llm_response"`
+	AllowedToolIDs        decode.Optional[[]int64]             `json:"allowed_tool_ids" max_length:"1000"`
+	ForcedToolID          decode.Optional[int64]               `json:"forced_tool_id"`
+	FileDescriptors       []json.RawMessage                    `json:"file_descriptors" default:"[]" max_length:"100"`
+	InternalSearchFilters decode.Optional[baseFilters]         `json:"internal_search_filters"`
+	DeepResearch          bool                                 `json:"deep_research" default:"false"`
+	MCPHeaders            decode.Optional[map[string]string]   `json:"mcp_headers"`
+	Origin                messageOrigin                        `json:"origin" default:"\"unset\""`
+	ParentMessageID       decode.Optional[int64]               `json:"parent_message_id"`
+	ChatSessionID         decode.Optional[uuid.UUID]           `json:"chat_session_id"`
+	ChatSessionInfo       decode.Optional[chatSessionCreation] `json:"chat_session_info"`
+	Stream                bool                                 `json:"stream" default:"true"`
+	IncludeCitations      bool                                 `json:"include_citations" default:"true"`
+	AdditionalContext     decode.Optional[string]              `json:"additional_context"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (sendMessage) ModelName() string { return "SendMessageRequest" }
+
+// CheckModel is SendMessageRequest's check_chat_session_id_or_info.
+func (r *sendMessage) CheckModel() string {
+	if r.ChatSessionID.Set() && r.ChatSessionInfo.Set() {
+		return "Only one of chat_session_id or chat_session_info should be provided, not both."
+	}
+	return ""
+}
+
+// override returns the model the question asks for: llm_override, or the
+// one entry of llm_overrides (more are refused), or nil.
+func (r *sendMessage) override() *llmOverride {
+	if o := value(r.LLMOverride); o != nil {
+		return o
+	}
+	if r.LLMOverrides.Set() && len(r.LLMOverrides.Value) == 1 {
+		return &r.LLMOverrides.Value[0]
+	}
+	return nil
+}
+
+// parent returns where the message goes (quarry.PlaceChatMessage).
+func (r *sendMessage) parent() *int64 {
+	if !r.ParentMessageID.Present {
+		auto := int64(quarry.AutoPlaceMessage)
+		return &auto
+	}
+	return value(r.ParentMessageID)
+}
+
+// sendMessageRequest is the request of POST /chat/send-chat-message.
+type sendMessageRequest struct {
+	Body sendMessage `body:""`
+}
+
+// chatSessionsQuery is the request of GET /chat/get-user-chat-sessions.
+type chatSessionsQuery struct {
+	ProjectID           decode.Optional[int64]  `query:"project_id"`
+	OnlyNonProjectChats bool                    `query:"only_non_project_chats" default:"true"`
+	IncludeFailedChats  bool                    `query:"include_failed_chats" default:"false"`
+	PageSize            int64                   `query:"page_size" default:"50" ge:"1" le:"100"`
+	Before              decode.Optional[string] `query:"before"`
+}
+
+// getChatSessionRequest is the request of GET
+// /chat/get-chat-session/{session_id}.
+type getChatSessionRequest struct {
+	ID             uuid.UUID `path:"session_id"`
+	IsShared       bool      `query:"is_shared" default:"false"`
+	IncludeDeleted bool      `query:"include_deleted" default:"false"`
+}
+
+// chatRename is Onyx's ChatRenameRequest.
+type chatRename struct {
+	ChatSessionID uuid.UUID               `json:"chat_session_id"`
+	Name          decode.Optional[string] `json:"name"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (chatRename) ModelName() string { return "ChatRenameRequest" }
+
+// renameChatSessionRequest is the request of PUT
+// /chat/rename-chat-session.
+type renameChatSessionRequest struct {
+	Body chatRename `body:""`
+}
+
+// chatSessionUpdate is Onyx's ChatSessionUpdateRequest.
+type chatSessionUpdate struct {
+	SharingStatus quarry.ChatSharing `json:"sharing_status"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (chatSessionUpdate) ModelName() string { return "ChatSessionUpdateRequest" }
+
+// patchChatSessionRequest is the request of PATCH
+// /chat/chat-session/{session_id}.
+type patchChatSessionRequest struct {
+	ID   uuid.UUID         `path:"session_id"`
+	Body chatSessionUpdate `body:""`
+}
+
+// deleteChatSessionRequest is the request of DELETE
+// /chat/delete-chat-session/{session_id}.
+type deleteChatSessionRequest struct {
+	ID         uuid.UUID             `path:"session_id"`
+	HardDelete decode.Optional[bool] `query:"hard_delete"`
+}
+
+// stopChatSessionRequest is the request of POST
+// /chat/stop-chat-session/{chat_session_id}.
+type stopChatSessionRequest struct {
+	ID uuid.UUID `path:"chat_session_id"`
+}
+
+// chatFeedback is Onyx's ChatFeedbackRequest.
+type chatFeedback struct {
+	ChatMessageID      int64                   `json:"chat_message_id"`
+	IsPositive         decode.Optional[bool]   `json:"is_positive"`
+	FeedbackText       decode.Optional[string] `json:"feedback_text"`
+	PredefinedFeedback decode.Optional[string] `json:"predefined_feedback"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (chatFeedback) ModelName() string { return "ChatFeedbackRequest" }
+
+// CheckModel is ChatFeedbackRequest's check_is_positive_or_feedback_text.
+func (r *chatFeedback) CheckModel() string {
+	if !r.IsPositive.Set() && !r.FeedbackText.Set() {
+		return "Empty feedback received."
+	}
+	return ""
+}
+
+// createChatFeedbackRequest is the request of POST
+// /chat/create-chat-message-feedback.
+type createChatFeedbackRequest struct {
+	Body chatFeedback `body:""`
+}
+
+// removeChatFeedbackRequest is the request of DELETE
+// /chat/remove-chat-message-feedback.
+type removeChatFeedbackRequest struct {
+	ChatMessageID int64 `query:"chat_message_id"`
+}
+
+// defaultAssistantUpdate is Onyx's DefaultAssistantUpdateRequest: a
+// system_prompt sent as null resets the instructions to Quarry's own.
+type defaultAssistantUpdate struct {
+	ToolIDs      decode.Optional[[]int64] `json:"tool_ids" max_length:"1000"`
+	SystemPrompt decode.Optional[string]  `json:"system_prompt"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (defaultAssistantUpdate) ModelName() string { return "DefaultAssistantUpdateRequest" }
+
+// updateDefaultAssistantRequest is the request of PATCH
+// /admin/default-assistant.
+type updateDefaultAssistantRequest struct {
+	Body defaultAssistantUpdate `body:""`
 }

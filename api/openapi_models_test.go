@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"github.com/quarryhq/quarry/api/decode"
 )
@@ -86,6 +87,12 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"PUT /manage/admin/user-group/{group_id}/permissions", "SetPermission", setPermission{}},
 		{"POST /manage/admin/connector/indexing-status", "IndexingStatusRequest", indexingStatusRequest{}},
 		{"POST /admin/enterprise-settings/scim/token", "ScimTokenCreate", scimTokenCreate{}},
+		{"POST /chat/create-chat-session", "ChatSessionCreationRequest", chatSessionCreation{}},
+		{"POST /chat/send-chat-message", "SendMessageRequest", sendMessage{}},
+		{"PUT /chat/rename-chat-session", "ChatRenameRequest", chatRename{}},
+		{"PATCH /chat/chat-session/{session_id}", "ChatSessionUpdateRequest", chatSessionUpdate{}},
+		{"POST /chat/create-chat-message-feedback", "ChatFeedbackRequest", chatFeedback{}},
+		{"PATCH /admin/default-assistant", "DefaultAssistantUpdateRequest", defaultAssistantUpdate{}},
 	}
 	withBody, checked := map[string]bool{}, map[string]bool{}
 	// The JSON-RPC messages of Quarry's MCP endpoint are the SDK's, not a
@@ -132,7 +139,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 	}
 	// The models inside bodies, held to their schemas the same way.
 	for schema, model := range map[string]any{"DocumentBase": documentBase{}, "ExternalAccess": externalAccess{},
-		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{},
+		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}, "LLMOverride": llmOverride{},
 		"ModelConfigurationUpsertRequest": modelConfigurationUpsert{}} {
 		s, _ := oasDig(doc.m, "components", "schemas", schema).(map[string]any)
 		oasCheckModel(t, schema, reflect.TypeOf(model), s)
@@ -225,6 +232,13 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"PATCH /admin/tool/status":                                        setToolsEnabledRequest{},
 		"DELETE /admin/oauth-config/{oauth_config_id}":                    deleteOAuthConfigRequest{},
 		"POST /tool/{tool_id}/run":                                        runToolRequest{},
+		"GET /chat/get-user-chat-sessions":                                chatSessionsQuery{},
+		"GET /chat/get-chat-session/{session_id}":                         getChatSessionRequest{},
+		"DELETE /chat/delete-chat-session/{session_id}":                   deleteChatSessionRequest{},
+		"POST /chat/stop-chat-session/{chat_session_id}":                  stopChatSessionRequest{},
+		"DELETE /chat/remove-chat-message-feedback":                       removeChatFeedbackRequest{},
+		"POST /chat/send-chat-message":                                    sendMessageRequest{},
+		"PATCH /chat/chat-session/{session_id}":                           patchChatSessionRequest{},
 		"GET /admin/llm/provider":                                         llmProvidersQuery{},
 		"PUT /admin/llm/provider":                                         putLLMProviderRequest{},
 		"DELETE /admin/llm/provider/{provider_id}":                        deleteLLMProviderRequest{},
@@ -431,6 +445,7 @@ func oasCheckDefault(t *testing.T, name, def string, hasDefault bool, schema map
 var (
 	oasRawMessage = reflect.TypeFor[json.RawMessage]()
 	oasTime       = reflect.TypeFor[time.Time]()
+	oasUUID       = reflect.TypeFor[uuid.UUID]()
 )
 
 // oasSchemaOf returns the schema the oasDocument should give a Go type of a
@@ -448,6 +463,8 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 		return map[string]any{"type": "object", "additionalProperties": true}
 	case typ == oasTime:
 		return map[string]any{"type": "string", "format": "date-time"}
+	case typ == oasUUID:
+		return map[string]any{"type": "string", "format": "uuid"}
 	}
 	switch typ.Kind() {
 	case reflect.String:

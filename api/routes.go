@@ -52,6 +52,22 @@ func (s *Server) routes() {
 	m.Handle("POST /search/send-search-message", s.authed(onyxGate(searchAccess), s.handleSendSearchMessage))
 	m.Handle("POST /search", s.authed(onyxGate(searchAccess), s.handleSearch))
 
+	// Onyx's chat API (api/chat.go, api/chatsend.go): each person's
+	// sessions with the assistant. An answer may take the chat's time-out.
+	m.Handle("POST /chat/create-chat-session", s.authed(onyxGate(chatWrite), s.handleCreateChatSession))
+	m.Handle("POST /chat/send-chat-message", s.authedFor(s.chatTimeout(), onyxGate(chatWrite), s.handleSendChatMessage))
+	m.Handle("GET /chat/get-user-chat-sessions", s.authed(onyxGate(chatRead), s.handleChatSessions))
+	m.Handle("GET /chat/get-chat-session/{session_id}", s.authed(onyxGate(chatRead), s.handleGetChatSession))
+	m.Handle("PUT /chat/rename-chat-session", s.authed(basicAccess, s.handleRenameChatSession))
+	m.Handle("PATCH /chat/chat-session/{session_id}", s.authed(basicAccess, s.handlePatchChatSession))
+	m.Handle("DELETE /chat/delete-chat-session/{session_id}", s.authed(basicAccess, s.handleDeleteChatSession))
+	m.Handle("DELETE /chat/delete-all-chat-sessions", s.authed(basicAccess, s.handleDeleteAllChatSessions))
+	m.Handle("POST /chat/stop-chat-session/{chat_session_id}", s.authed(onyxGate(chatWrite), s.handleStopChatSession))
+	m.Handle("POST /chat/create-chat-message-feedback", s.authed(chatWrite, s.handleCreateChatFeedback))
+	m.Handle("DELETE /chat/remove-chat-message-feedback", s.authed(chatWrite, s.handleRemoveChatFeedback))
+	m.Handle("GET /admin/default-assistant/configuration", s.authed(adminOnly, s.handleDefaultAssistant))
+	m.Handle("PATCH /admin/default-assistant", s.authed(adminOnly, s.handleUpdateDefaultAssistant))
+
 	// Onyx's ingestion API (api/ingestion.go): other systems push documents.
 	m.Handle("POST /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngest))
 	m.Handle("GET /onyx-api/ingestion", s.authed(connectorAccess, s.handleIngestedDocuments))

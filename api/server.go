@@ -55,6 +55,8 @@ type Config struct {
 	// size cap; the zero Policy refuses internal addresses (see package
 	// toolrun).
 	ToolEgress toolrun.Policy
+	// Chat says how the chat answers (api/chat.go).
+	Chat ChatConfig
 }
 
 // SignInConfig says how people sign in: with a local account (email and

@@ -33,7 +33,7 @@ func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	res, err := s.run(r.Context(), c, in.ID, outbound.RunRequest{Method: in.Body.Method.Value, Args: in.Body.Args,
+	res, _, err := s.run(r.Context(), c, in.ID, outbound.RunRequest{Method: in.Body.Method.Value, Args: in.Body.Args,
 		Authorization: r.Header.Get("Authorization")})
 	if err != nil {
 		return err
@@ -44,13 +44,14 @@ func (s *Server) handleRunTool(w http.ResponseWriter, r *http.Request, c *quarry
 }
 
 // run runs tool id for c (outbound.Service.RunTool) and counts the run in
-// the metrics: every run of an existing tool, refused or not.
-func (s *Server) run(ctx context.Context, c *quarry.Caller, id int64, in outbound.RunRequest) (*quarry.ToolRunResult, error) {
+// the metrics: every run of an existing tool, refused or not. It returns
+// the run's record too (nil when the tool does not exist).
+func (s *Server) run(ctx context.Context, c *quarry.Caller, id int64, in outbound.RunRequest) (*quarry.ToolRunResult, *quarry.ToolRunRecord, error) {
 	res, rec, err := s.out.RunTool(ctx, c, id, in)
 	if rec != nil {
 		s.metrics.observeRun(rec.Outcome, rec.Duration)
 	}
-	return res, err
+	return res, rec, err
 }
 
 // nonEmpty returns a pointer to s, or nil for "".

@@ -24,8 +24,9 @@ import json
 import os
 import re
 import sys
+import uuid
 from datetime import datetime, timezone
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import pydantic
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
@@ -652,6 +653,109 @@ class ScimTokenCreate(BaseModel):
     name: str
 
 
+# Onyx v4.6.1's chat (backend/onyx/server/query_and_chat/models.py,
+# backend/onyx/llm/override_models.py,
+# backend/onyx/server/features/default_assistant/models.py).
+ChatSessionSharedStatus = enum.Enum("ChatSessionSharedStatus", {"public": "public", "private": "private"}, type=str)
+MessageOrigin = enum.Enum("MessageOrigin", {v: v for v in go_enum("messageOrigin", "api/models.go")}, type=str)
+
+
+class ChatSessionCreationRequest(BaseModel):
+    persona_id: Int64 = 0
+    description: Optional[str] = None
+    project_id: Optional[Int64] = None
+    incognito: bool = False
+    incognito_session_id: Optional[uuid.UUID] = None
+
+
+class LLMOverride(BaseModel):
+    model_configuration_id: Optional[Int64] = None
+    model_provider: Optional[str] = None
+    model_version: Optional[str] = None
+    temperature: Optional[float] = None
+    display_name: Optional[str] = None
+
+
+# file_descriptors' FileDescriptor is a TypedDict; the mirror takes any
+# object (Quarry refuses attached files with a 400 after decoding).
+class SendMessageRequest(BaseModel):
+    message: str
+    llm_override: Optional[LLMOverride] = None
+    llm_overrides: Optional[Annotated[list[LLMOverride], Field(max_length=100)]] = None
+    mock_llm_response: Optional[str] = None
+    allowed_tool_ids: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+    forced_tool_id: Optional[Int64] = None
+    file_descriptors: Annotated[list[dict[str, Any]], Field(max_length=100)] = []
+    internal_search_filters: Optional["BaseFilters"] = None
+    deep_research: bool = False
+    mcp_headers: Optional[dict[str, str]] = None
+    origin: MessageOrigin = MessageOrigin.unset
+    # Onyx's default is -1 (AUTO_PLACE_AFTER_LATEST_MESSAGE); Quarry tells an
+    # absent parent_message_id from a null one after decoding
+    # (sendMessage.parent), so the mirror's default is None: the same
+    # validation, the same answers.
+    parent_message_id: Optional[Int64] = None
+    chat_session_id: Optional[uuid.UUID] = None
+    chat_session_info: Optional[ChatSessionCreationRequest] = None
+    stream: bool = True
+    include_citations: bool = True
+    additional_context: Optional[str] = None
+
+    @model_validator(mode="after")
+    def check_chat_session_id_or_info(self):
+        if self.chat_session_id is not None and self.chat_session_info is not None:
+            raise ValueError("Only one of chat_session_id or chat_session_info should be provided, not both.")
+        return self
+
+
+class ChatSessionsQuery(BaseModel):
+    project_id: Optional[Int64] = None
+    only_non_project_chats: bool = True
+    include_failed_chats: bool = False
+    page_size: Annotated[Int64, Field(ge=1, le=100)] = 50
+    before: Optional[str] = None
+
+
+class GetChatSessionQuery(BaseModel):
+    is_shared: bool = False
+    include_deleted: bool = False
+
+
+class DeleteChatSessionQuery(BaseModel):
+    hard_delete: Optional[bool] = None
+
+
+class ChatRenameRequest(BaseModel):
+    chat_session_id: uuid.UUID
+    name: Optional[str] = None
+
+
+class ChatSessionUpdateRequest(BaseModel):
+    sharing_status: ChatSessionSharedStatus
+
+
+class ChatFeedbackRequest(BaseModel):
+    chat_message_id: Int64
+    is_positive: Optional[bool] = None
+    feedback_text: Optional[str] = None
+    predefined_feedback: Optional[str] = None
+
+    @model_validator(mode="after")
+    def check_is_positive_or_feedback_text(self):
+        if self.is_positive is None and self.feedback_text is None:
+            raise ValueError("Empty feedback received.")
+        return self
+
+
+class RemoveChatFeedbackQuery(BaseModel):
+    chat_message_id: Int64
+
+
+class DefaultAssistantUpdateRequest(BaseModel):
+    tool_ids: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+    system_prompt: Optional[str] = None
+
+
 # Each endpoint: the Go model name, the method and path, its path
 # parameters, its query model and its body model.
 ENDPOINTS = {
@@ -686,6 +790,17 @@ ENDPOINTS = {
     "llmProviderDelete": ("DELETE", "/admin/llm/provider/{provider_id}", ["provider_id"], DeleteLLMProviderQuery, None),
     "defaultModel": ("POST", "/admin/llm/default", [], None, DefaultModel),
     "testLLM": ("POST", "/admin/llm/test", [], None, TestLLMRequest),
+    "chatSessionCreate": ("POST", "/chat/create-chat-session", [], None, ChatSessionCreationRequest),
+    "sendMessage": ("POST", "/chat/send-chat-message", [], None, SendMessageRequest),
+    "chatSessionsQuery": ("GET", "/chat/get-user-chat-sessions", [], ChatSessionsQuery, None),
+    "getChatSession": ("GET", "/chat/get-chat-session/{session_id}", ["session_id"], GetChatSessionQuery, None),
+    "chatRename": ("PUT", "/chat/rename-chat-session", [], None, ChatRenameRequest),
+    "chatSessionUpdate": ("PATCH", "/chat/chat-session/{session_id}", ["session_id"], None, ChatSessionUpdateRequest),
+    "deleteChatSession": ("DELETE", "/chat/delete-chat-session/{session_id}", ["session_id"], DeleteChatSessionQuery, None),
+    "stopChatSession": ("POST", "/chat/stop-chat-session/{chat_session_id}", ["chat_session_id"], None, None),
+    "chatFeedback": ("POST", "/chat/create-chat-message-feedback", [], None, ChatFeedbackRequest),
+    "removeChatFeedback": ("DELETE", "/chat/remove-chat-message-feedback", [], RemoveChatFeedbackQuery, None),
+    "defaultAssistantUpdate": ("PATCH", "/admin/default-assistant", [], None, DefaultAssistantUpdateRequest),
     "mcpServerSetup": ("POST", "/admin/mcp/servers/create", [], None, MCPToolCreateRequest),
     "mcpServerUpdate": ("POST", "/admin/mcp/servers/update", [], None, MCPToolUpdateRequest),
     "mcpServerCreate": ("POST", "/admin/mcp/server", [], None, MCPServerSimpleCreateRequest),
@@ -913,6 +1028,11 @@ def handle_update_files(path_params, content_type, body):
     return 200, {"ok": True}, decoded
 
 
+# The path parameters that are UUIDs (a chat session's id); the others are
+# integers.
+UUID_PATHS = {"session_id", "chat_session_id"}
+
+
 def handle(model_name, path_params, query, content_type, body):
     """Return FastAPI's (status, response body, validated values)."""
     if model_name in FORMS:
@@ -930,7 +1050,7 @@ def handle(model_name, path_params, query, content_type, body):
     errors, decoded = [], {}
     for name in path_names:
         try:
-            decoded[name] = TypeAdapter(Int64).validate_python(path_params[name])
+            decoded[name] = TypeAdapter(uuid.UUID if name in UUID_PATHS else Int64).validate_python(path_params[name])
         except ValidationError as e:
             errors += errors_with_loc(e, ("path", name))
     if query_model is not None:
@@ -970,6 +1090,8 @@ def dump(v):
         return "%04d-%s" % (v.year, v.strftime("%m-%dT%H:%M:%S.%fZ"))
     if isinstance(v, enum.Enum):
         return v.value
+    if isinstance(v, uuid.UUID):
+        return str(v)
     if dataclasses.is_dataclass(v):
         return {"fields_set": [], "values": {f.name: dump(getattr(v, f.name)) for f in dataclasses.fields(v)}}
     if isinstance(v, (set, frozenset)):
@@ -988,13 +1110,16 @@ J = "application/json"
 CASES = []
 
 
+SESSION = "8a9c2b4e-1f3d-4c5b-9e6a-7d8f0a1b2c3d"
+
+
 def case(model, name, body=None, ct=J, path=None, query="", raw=None):
     """Add a request. body is a JSON-able value or, as raw, the exact text/bytes."""
     if raw is None and body is not None:
         raw = json.dumps(body, ensure_ascii=False)
     if isinstance(raw, str):
         raw = raw.encode("utf-8")
-    params = dict.fromkeys(ENDPOINTS[model][2], "7")
+    params = {k: (SESSION if k in UUID_PATHS else "7") for k in ENDPOINTS[model][2]}
     params.update(path or {})
     CASES.append(dict(model=model, name=name, body=raw or b"", ct=ct, path=params, query=query))
 
@@ -1320,6 +1445,65 @@ def corpus():
     case("testLLM", "missing", body={})
     case("testLLM", "bad", body={"id": "x", "provider": None, "model": 1, "custom_config": "a", "api_key_changed": "x",
                                  "custom_config_changed": None})
+
+    # The chat (Onyx v4.6.1's models).
+    case("chatSessionCreate", "valid", body={"persona_id": 0, "description": "rocks"})
+    case("chatSessionCreate", "defaults", body={})
+    case("chatSessionCreate", "bad", body={"persona_id": "x", "description": 5, "incognito": "maybe",
+                                           "incognito_session_id": "not-a-uuid"})
+    case("chatSessionCreate", "uuid forms", body={"incognito_session_id": "{8A9C2B4E-1F3D-4C5B-9E6A-7D8F0A1B2C3D}"})
+    case("chatSessionCreate", "uuid short", body={"incognito_session_id": "8a9c2b4e1f3d4c5b9e6a7d8f0a1b2c3"})
+    case("chatSessionCreate", "uuid bad group", body={"incognito_session_id": "8a9c2b4e-1f3d-4c5b-9e6a7d8f0a1b2c3d"})
+    case("chatSessionCreate", "uuid bad char", body={"incognito_session_id": "8a9c2b4e-1f3d-4c5b-9e6a-7d8f0a1b2c3g"})
+    case("chatSessionCreate", "uuid urn", body={"incognito_session_id": "urn:uuid:8a9c2b4e-1f3d-4c5b-9e6a-7d8f0a1b2c3d"})
+    case("chatSessionCreate", "uuid not a string", body={"incognito_session_id": 7})
+    case("sendMessage", "valid", body={"message": "hi", "chat_session_id": SESSION})
+    case("sendMessage", "valid every field", body={
+        "message": "hi", "llm_override": {"model_provider": "local", "model_version": "llama", "temperature": 0.2},
+        "allowed_tool_ids": [1, 2], "forced_tool_id": 1, "internal_search_filters": {"source_type": ["web"]},
+        "origin": "api", "parent_message_id": None, "chat_session_info": {"persona_id": 0}, "stream": False,
+        "include_citations": False, "additional_context": "tab", "mock_llm_response": "ok"})
+    case("sendMessage", "missing message", body={"chat_session_id": SESSION})
+    case("sendMessage", "both session and info", body={"message": "hi", "chat_session_id": SESSION,
+                                                       "chat_session_info": {}})
+    case("sendMessage", "bad types", body={"message": 5, "llm_override": {"temperature": "hot"}, "allowed_tool_ids": "1",
+                                           "forced_tool_id": "x", "stream": "yes", "origin": "fax",
+                                           "parent_message_id": 1.5, "chat_session_id": "abc"})
+    case("sendMessage", "bad nested", body={"message": "hi", "chat_session_info": {"persona_id": None},
+                                            "internal_search_filters": {"source_type": ["fax"]},
+                                            "mcp_headers": {"a": 1}, "file_descriptors": [1]})
+    case("sendMessage", "too many overrides", body={"message": "hi", "llm_overrides": [{}] * 101})
+    case("sendMessage", "not an object", body=["hi"])
+    case("sendMessage", "empty body", raw=b"")
+    case("chatSessionsQuery", "valid", query="page_size=10&before=2026-01-01T00:00:00")
+    case("chatSessionsQuery", "bad", query="page_size=0&include_failed_chats=maybe&project_id=x")
+    case("chatSessionsQuery", "too big a page", query="page_size=101")
+    case("getChatSession", "valid", query="is_shared=true")
+    case("getChatSession", "bad id", path={"session_id": "nope"}, query="include_deleted=perhaps")
+    case("getChatSession", "hex id", path={"session_id": "8a9c2b4e1f3d4c5b9e6a7d8f0a1b2c3d"})
+    case("chatRename", "valid", body={"chat_session_id": SESSION, "name": "Rocks"})
+    case("chatRename", "no name", body={"chat_session_id": SESSION})
+    case("chatRename", "missing", body={})
+    case("chatRename", "bad", body={"chat_session_id": 5, "name": 5})
+    case("chatSessionUpdate", "valid", body={"sharing_status": "public"})
+    case("chatSessionUpdate", "bad", body={"sharing_status": "everyone"})
+    case("chatSessionUpdate", "bad id", path={"session_id": "7"}, body={})
+    case("deleteChatSession", "valid", query="hard_delete=true")
+    case("deleteChatSession", "bad", path={"session_id": "x"}, query="hard_delete=perhaps")
+    case("stopChatSession", "valid")
+    case("stopChatSession", "bad id", path={"chat_session_id": "x"})
+    case("chatFeedback", "valid", body={"chat_message_id": 3, "is_positive": True})
+    case("chatFeedback", "text only", body={"chat_message_id": 3, "feedback_text": "meh", "predefined_feedback": "Wrong"})
+    case("chatFeedback", "empty feedback", body={"chat_message_id": 3})
+    case("chatFeedback", "empty feedback with nulls", body={"chat_message_id": 3, "is_positive": None, "feedback_text": None})
+    case("chatFeedback", "bad", body={"chat_message_id": "x", "is_positive": "maybe"})
+    case("removeChatFeedback", "valid", query="chat_message_id=3")
+    case("removeChatFeedback", "missing")
+    case("removeChatFeedback", "bad", query="chat_message_id=x")
+    case("defaultAssistantUpdate", "valid", body={"tool_ids": [1, 2], "system_prompt": "Be brief."})
+    case("defaultAssistantUpdate", "reset", body={"system_prompt": None})
+    case("defaultAssistantUpdate", "bad", body={"tool_ids": ["x"], "system_prompt": 5})
+    case("defaultAssistantUpdate", "too many tools", body={"tool_ids": list(range(1001))})
 
     # MCP servers (Onyx's models).
     case("mcpServerSetup", "valid no auth", body={"name": "docs", "server_url": "https://mcp.example.com/mcp",

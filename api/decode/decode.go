@@ -12,6 +12,7 @@
 //	int64              int, bounded to the int64 range (ge/le)
 //	json.RawMessage    dict[str, Any], kept as the exact text sent
 //	time.Time          datetime (naive datetimes are taken as UTC)
+//	uuid.UUID          uuid.UUID (the Rust uuid crate's parsing, as pydantic-core's)
 //	[]T                list[T]
 //	a struct           a nested model
 //	a string type with an EnumValues() []string method   a str Enum

@@ -35,6 +35,7 @@ const (
 	typeList
 	typeMap
 	typeModel
+	typeUUID
 )
 
 // typePlan says how to validate and store one Go type.
@@ -281,6 +282,8 @@ func (b *builder) typ(t reflect.Type) (*typePlan, error) {
 		tp.kind = typeTime
 	case t == rawType:
 		tp.kind = typeRaw
+	case t == uuidType:
+		tp.kind = typeUUID
 	case t.Implements(enumType) && t.Kind() == reflect.String:
 		tp.kind = typeEnum
 		values := reflect.Zero(t).Interface().(interface{ EnumValues() []string }).EnumValues()

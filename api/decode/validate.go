@@ -261,6 +261,8 @@ func (st *state) validate(tp *typePlan, t *tape, i int, dst reflect.Value) {
 		dst.SetBytes([]byte(t.lit(i)))
 	case typeTime:
 		st.validateTime(t, i, dst)
+	case typeUUID:
+		st.validateUUID(t, i, dst)
 	case typeList:
 		st.validateList(tp, t, i, dst)
 	case typeMap:

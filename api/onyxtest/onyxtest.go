@@ -50,6 +50,9 @@ type Target struct {
 	// Admin is an admin API key of the test's own (Token is enough), which
 	// reads the secrets kept and the audit log.
 	Admin User
+	// ModelBase is the api_base of a Chat Completions server (a scripted
+	// one) for the chat replays' model provider.
+	ModelBase string
 }
 
 // User is a caller of the server.

@@ -70,6 +70,10 @@ type Config struct {
 	// Connectors connect through the same guard.
 	ToolEgress toolrun.Policy
 
+	// ChatTestMode honours the chat's mock_llm_response (Onyx's
+	// INTEGRATION_TESTS_MODE): for test deployments only.
+	ChatTestMode bool
+
 	// Indexing: the scheduler and the worker of quarry serve.
 	Indexing         bool
 	InProcessWorker  bool
@@ -245,6 +249,10 @@ var settings = []setting{
 		func(c *Config, v string) error { return parseCount(v, &c.ToolEgress.MaxRunsPerCaller) }},
 	{"tool-max-runs-per-tool", "QUARRY_TOOL_MAX_RUNS_PER_TOOL", "64", "runs of one tool in progress at once in this server, everyone's together; more answer 429",
 		func(c *Config, v string) error { return parseCount(v, &c.ToolEgress.MaxRunsPerTool) }},
+
+	// The chat.
+	{"chat-test-mode", "QUARRY_CHAT_TEST_MODE", "false", "for test deployments only: honour mock_llm_response in POST /chat/send-chat-message (Onyx's INTEGRATION_TESTS_MODE), answering with the request's text instead of the model's",
+		func(c *Config, v string) (err error) { c.ChatTestMode, err = strconv.ParseBool(v); return err }},
 
 	// Indexing (quarry serve) and workers (quarry worker).
 	{"indexing", "QUARRY_INDEXING", "true", "run the indexing scheduler and a worker in this process (false: index attempts are neither made nor run here)",

@@ -82,7 +82,11 @@ Or open %s/ in a browser and register: the first account becomes an admin.
 		DBTimeout:       cfg.DBTimeout,
 		SignIn:          signIn,
 		ToolEgress:      cfg.ToolEgress,
+		Chat:            api.ChatConfig{TestMode: cfg.ChatTestMode},
 	}), db, log)
+	if cfg.ChatTestMode {
+		log.Warn("QUARRY_CHAT_TEST_MODE is on: POST /chat/send-chat-message answers mock_llm_response's text instead of the model's; this is for test deployments only")
+	}
 	if cfg.WriteTimeout > 0 && cfg.ToolEgress.Timeout+cfg.DBTimeout > cfg.WriteTimeout {
 		log.Warn("QUARRY_TOOL_TIMEOUT and QUARRY_DB_TIMEOUT add up to more than QUARRY_WRITE_TIMEOUT: a slow tool run is cut before it can answer",
 			"tool_timeout", cfg.ToolEgress.Timeout, "db_timeout", cfg.DBTimeout, "write_timeout", cfg.WriteTimeout)

@@ -1,0 +1,392 @@
+package api
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/chat"
+)
+
+// The chat's wire: Onyx v4.6.1's streamed packets
+// (backend/onyx/server/query_and_chat/streaming_models.py), its
+// SearchDoc and SavedSearchDoc, ChatMessageDetail and
+// ChatSessionDetailResponse, and the packets that replay an answer when a
+// session is read back (session_loading.py).
+
+// placement is Onyx's Placement. model_index is 0 in a stream (one model
+// answers) and null in the packets that replay an answer, as in Onyx.
+type placement struct {
+	TurnIndex    int  `json:"turn_index"`
+	TabIndex     int  `json:"tab_index"`
+	SubTurnIndex *int `json:"sub_turn_index"`
+	ModelIndex   *int `json:"model_index"`
+}
+
+// packet is Onyx's Packet.
+type packet struct {
+	Placement placement `json:"placement"`
+	Obj       any       `json:"obj"`
+}
+
+// chatDoc is a document of an answer as Onyx's SearchDoc renders it, with
+// SavedSearchDoc's db_doc_id when the document is kept, and the pair its
+// copy is of (Quarry's extension, as in search's results).
+type chatDoc struct {
+	DocumentID           string         `json:"document_id"`
+	ChunkInd             int            `json:"chunk_ind"`
+	SemanticIdentifier   string         `json:"semantic_identifier"`
+	Link                 *string        `json:"link"`
+	Blurb                string         `json:"blurb"`
+	SourceType           string         `json:"source_type"`
+	Boost                int            `json:"boost"`
+	Hidden               bool           `json:"hidden"`
+	Metadata             map[string]any `json:"metadata"`
+	Score                pyFloat        `json:"score"`
+	IsRelevant           *bool          `json:"is_relevant"`
+	RelevanceExplanation *string        `json:"relevance_explanation"`
+	MatchHighlights      []string       `json:"match_highlights"`
+	UpdatedAt            any            `json:"updated_at"`
+	PrimaryOwners        []string       `json:"primary_owners"`
+	SecondaryOwners      []string       `json:"secondary_owners"`
+	IsInternet           bool           `json:"is_internet"`
+	FileID               *string        `json:"file_id"`
+	DBDocID              *int64         `json:"db_doc_id,omitempty"`
+	copyPair
+}
+
+// chatDocOf renders h; streamed, its time is Python's isoformat (as Onyx's
+// get_json_line writes a datetime), otherwise pydantic's.
+func chatDocOf(h *quarry.SearchHit, streamed bool) chatDoc {
+	d := chatDoc{DocumentID: h.DocumentID, ChunkInd: h.ChunkNo, SemanticIdentifier: h.SemanticIdentifier, Link: h.Link, Blurb: h.Blurb,
+		SourceType: string(h.Source), Metadata: h.Metadata, Score: pyFloat(h.Score), MatchHighlights: h.MatchHighlights,
+		PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners, copyPair: pairOf(h.Pair)}
+	if d.Metadata == nil {
+		d.Metadata = map[string]any{}
+	}
+	if d.MatchHighlights == nil {
+		d.MatchHighlights = []string{}
+	}
+	if h.UpdatedAt != nil {
+		if streamed {
+			d.UpdatedAt = pythonISO(h.UpdatedAt.Time)
+		} else {
+			d.UpdatedAt = h.UpdatedAt
+		}
+	}
+	return d
+}
+
+// chatDocs renders hits, each as chatDocOf.
+func chatDocs(hits []quarry.SearchHit, streamed bool) []chatDoc {
+	out := make([]chatDoc, len(hits))
+	for i := range hits {
+		out[i] = chatDocOf(&hits[i], streamed)
+	}
+	return out
+}
+
+// savedDocs renders the kept documents of an answer (Onyx's
+// SavedSearchDoc), best score first as Onyx sorts them.
+func savedDocs(docs []quarry.ChatDocument) []chatDoc {
+	out := make([]chatDoc, len(docs))
+	for i := range docs {
+		out[i] = chatDocOf(&docs[i].SearchHit, false)
+		id := docs[i].ID
+		out[i].DBDocID = &id
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// citationInfo is Onyx's CitationInfo, with the pair of the copy it names
+// (Quarry's extension).
+type citationInfo struct {
+	Type           string `json:"type"`
+	CitationNumber int    `json:"citation_number"`
+	DocumentID     string `json:"document_id"`
+	CCPairID       int64  `json:"cc_pair_id"`
+}
+
+func citationOf(c quarry.ChatCitation) citationInfo {
+	return citationInfo{Type: "citation_info", CitationNumber: c.Number, DocumentID: c.DocumentID, CCPairID: c.PairID}
+}
+
+// customToolError is Onyx's CustomToolErrorInfo.
+type customToolError struct {
+	IsAuthError bool   `json:"is_auth_error"`
+	StatusCode  int    `json:"status_code"`
+	Message     string `json:"message"`
+}
+
+// customToolDelta is Onyx's CustomToolDelta.
+type customToolDelta struct {
+	Type         string           `json:"type"`
+	ToolName     string           `json:"tool_name"`
+	ToolID       *int64           `json:"tool_id"`
+	ResponseType string           `json:"response_type"`
+	Data         json.RawMessage  `json:"data"`
+	FileIDs      []string         `json:"file_ids"`
+	Error        *customToolError `json:"error"`
+}
+
+func toolDelta(name string, id int64, typ string, data json.RawMessage, f *chat.ToolFailure) customToolDelta {
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	d := customToolDelta{Type: "custom_tool_delta", ToolName: name, ToolID: &id, ResponseType: typ, Data: data}
+	if f != nil {
+		d.Error = &customToolError{IsAuthError: f.IsAuth, StatusCode: f.Status, Message: f.Message}
+	}
+	return d
+}
+
+// wireObj renders what a chat packet is.
+func wireObj(obj any) any {
+	type typed struct {
+		Type string `json:"type"`
+	}
+	switch o := obj.(type) {
+	case chat.MessageStart:
+		var docs []chatDoc
+		if len(o.Documents) > 0 {
+			docs = chatDocs(o.Documents, true)
+		}
+		return struct {
+			Type             string    `json:"type"`
+			FinalDocuments   []chatDoc `json:"final_documents"`
+			PreAnswerSeconds pyFloat   `json:"pre_answer_processing_seconds"`
+		}{"message_start", docs, pyFloat(o.PreAnswerSeconds)}
+	case chat.MessageDelta:
+		return struct {
+			Type    string `json:"type"`
+			Content string `json:"content"`
+		}{"message_delta", o.Content}
+	case chat.SearchStart:
+		return struct {
+			Type             string `json:"type"`
+			IsInternetSearch bool   `json:"is_internet_search"`
+		}{"search_tool_start", false}
+	case chat.SearchQueries:
+		return struct {
+			Type    string   `json:"type"`
+			Queries []string `json:"queries"`
+		}{"search_tool_queries_delta", o.Queries}
+	case chat.SearchDocuments:
+		return struct {
+			Type      string    `json:"type"`
+			Documents []chatDoc `json:"documents"`
+		}{"search_tool_documents_delta", chatDocs(o.Documents, true)}
+	case chat.Citation:
+		return citationOf(o.ChatCitation)
+	case chat.ToolStart:
+		id := o.ToolID
+		return struct {
+			Type     string `json:"type"`
+			ToolName string `json:"tool_name"`
+			ToolID   *int64 `json:"tool_id"`
+		}{"custom_tool_start", o.Name, &id}
+	case chat.ToolResult:
+		return toolDelta(o.Name, o.ToolID, o.ResponseType, o.Data, o.Error)
+	case chat.ToolCallDebug:
+		return struct {
+			Type       string          `json:"type"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolName   string          `json:"tool_name"`
+			ToolArgs   json.RawMessage `json:"tool_args"`
+		}{"tool_call_debug", o.CallID, o.Name, o.Args}
+	case chat.SectionEnd:
+		return typed{"section_end"}
+	case chat.Stop:
+		var reason *string
+		if o.Reason != "" {
+			reason = &o.Reason
+		}
+		return struct {
+			Type       string  `json:"type"`
+			StopReason *string `json:"stop_reason"`
+		}{"stop", reason}
+	}
+	panic("api: a chat packet of no known type")
+}
+
+// streamed renders a packet of a stream.
+func streamed(p chat.Packet) packet {
+	zero := 0
+	return packet{placement{TurnIndex: p.Placement.Turn, TabIndex: p.Placement.Tab, ModelIndex: &zero}, wireObj(p.Obj)}
+}
+
+// chatSessionDetails is Onyx's ChatSessionDetails, in the listing of
+// sessions; its times are strings of Python's isoformat, as Onyx makes
+// them.
+type chatSessionDetails struct {
+	ID                             string             `json:"id"`
+	Name                           *string            `json:"name"`
+	PersonaID                      *int64             `json:"persona_id"`
+	TimeCreated                    string             `json:"time_created"`
+	TimeUpdated                    string             `json:"time_updated"`
+	SharedStatus                   quarry.ChatSharing `json:"shared_status"`
+	CurrentAlternateModel          *string            `json:"current_alternate_model"`
+	CurrentTemperatureOverride     *float64           `json:"current_temperature_override"`
+	CurrentReasoningEffortOverride *string            `json:"current_reasoning_effort_override"`
+}
+
+func sessionDetails(s *quarry.ChatSession) chatSessionDetails {
+	persona := s.PersonaID
+	return chatSessionDetails{ID: s.ID, Name: s.Description, PersonaID: &persona, TimeCreated: pythonISO(s.CreatedAt.Time),
+		TimeUpdated: pythonISO(s.UpdatedAt.Time), SharedStatus: s.Sharing}
+}
+
+// chatMessageDetail is Onyx's ChatMessageDetail.
+type chatMessageDetail struct {
+	ChatSessionID             string            `json:"chat_session_id"`
+	MessageID                 int64             `json:"message_id"`
+	ParentMessage             *int64            `json:"parent_message"`
+	LatestChildMessage        *int64            `json:"latest_child_message"`
+	Message                   string            `json:"message"`
+	ReasoningTokens           *string           `json:"reasoning_tokens"`
+	MessageType               string            `json:"message_type"`
+	ContextDocs               []chatDoc         `json:"context_docs"`
+	Citations                 map[string]string `json:"citations"`
+	TimeSent                  quarry.Time       `json:"time_sent"`
+	Files                     []any             `json:"files"`
+	Error                     *string           `json:"error"`
+	CurrentFeedback           *string           `json:"current_feedback"`
+	ProcessingDurationSeconds *pyFloat          `json:"processing_duration_seconds"`
+	PreferredResponseID       *int64            `json:"preferred_response_id"`
+	ModelDisplayName          *string           `json:"model_display_name"`
+}
+
+func messageDetail(m *quarry.ChatMessage) chatMessageDetail {
+	d := chatMessageDetail{ChatSessionID: m.SessionID, MessageID: m.ID, ParentMessage: m.ParentID, LatestChildMessage: m.LatestChildID,
+		Message: m.Message, MessageType: string(m.Type), ContextDocs: savedDocs(m.Documents), TimeSent: m.SentAt, Files: []any{},
+		Error: m.Error, ModelDisplayName: m.ModelDisplayName}
+	if len(m.Citations) > 0 && len(m.Documents) > 0 {
+		d.Citations = map[string]string{}
+		for _, c := range m.Citations {
+			d.Citations[strconv.Itoa(c.Number)] = c.DocumentID
+		}
+	}
+	if m.Feedback != nil {
+		f := "dislike"
+		if *m.Feedback {
+			f = "like"
+		}
+		d.CurrentFeedback = &f
+	}
+	if m.ProcessingSeconds != nil {
+		v := pyFloat(*m.ProcessingSeconds)
+		d.ProcessingDurationSeconds = &v
+	}
+	return d
+}
+
+// citationNumber matches a citation's number in an answer's text.
+var citationNumber = regexp.MustCompile(`\[\[(\d+)\]\]`)
+
+// replayPackets returns the packets that show answer m again (Onyx's
+// translate_assistant_message_to_packets): each call of a tool in its
+// step, then the text, then its citations in the order the text cites
+// them, then the stop.
+func replayPackets(m *quarry.ChatMessage) []packet {
+	at := func(turn, tab int, obj any) packet { return packet{placement{TurnIndex: turn, TabIndex: tab}, obj} }
+	var out []packet
+	maxTurn := 0
+	calls := slices.Clone(m.ToolCalls)
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].TurnNumber < calls[j].TurnNumber })
+	for _, k := range calls {
+		maxTurn = max(maxTurn, k.TurnNumber)
+		turn, tab := k.TurnNumber, k.TabIndex
+		if k.Name == chat.SearchToolName {
+			out = append(out, at(turn, tab, wireObj(chat.SearchStart{})))
+			var args struct {
+				Queries []string `json:"queries"`
+			}
+			json.Unmarshal(k.Arguments, &args)
+			if len(args.Queries) > 0 {
+				out = append(out, at(turn, tab, wireObj(chat.SearchQueries{Queries: args.Queries})))
+			}
+			if len(k.Documents) > 0 {
+				docs := savedDocs(k.Documents)
+				for i := range docs {
+					docs[i].DBDocID = nil // Onyx shows them as SearchDoc.
+				}
+				out = append(out, at(turn, tab, struct {
+					Type      string    `json:"type"`
+					Documents []chatDoc `json:"documents"`
+				}{"search_tool_documents_delta", docs}))
+			}
+			out = append(out, at(turn, tab, wireObj(chat.SectionEnd{})))
+			continue
+		}
+		out = append(out, at(turn, tab, wireObj(chat.ToolStart{Name: k.Name, ToolID: k.ToolID})))
+		var args map[string]json.RawMessage
+		if json.Unmarshal(k.Arguments, &args) == nil {
+			delete(args, "requestBody")
+			if len(args) > 0 {
+				out = append(out, at(turn, tab, struct {
+					Type     string                     `json:"type"`
+					ToolName string                     `json:"tool_name"`
+					ToolArgs map[string]json.RawMessage `json:"tool_args"`
+				}{"custom_tool_args", k.Name, args}))
+			}
+		}
+		s, ok := chat.ParseToolSummary(k.Response)
+		if !ok {
+			data, _ := json.Marshal(k.Response)
+			s = chat.ToolSummary{ResponseType: "text", Data: data}
+		}
+		out = append(out, at(turn, tab, toolDelta(k.Name, k.ToolID, s.ResponseType, s.Data, s.Error)))
+		out = append(out, at(turn, tab, wireObj(chat.SectionEnd{})))
+	}
+	msgTurn := maxTurn + 1
+	if m.Message != "" {
+		var docs []chatDoc
+		if len(m.Documents) > 0 {
+			docs = savedDocs(m.Documents)
+			for i := range docs {
+				docs[i].DBDocID = nil
+			}
+		}
+		out = append(out, at(msgTurn, 0, struct {
+			Type             string    `json:"type"`
+			FinalDocuments   []chatDoc `json:"final_documents"`
+			PreAnswerSeconds *pyFloat  `json:"pre_answer_processing_seconds"`
+		}{"message_start", docs, nil}))
+		out = append(out, at(msgTurn, 0, wireObj(chat.MessageDelta{Content: m.Message})))
+		out = append(out, at(msgTurn, 0, wireObj(chat.SectionEnd{})))
+	}
+	final := maxTurn
+	if m.Message != "" {
+		final = msgTurn
+	}
+	if len(m.Citations) > 0 {
+		order := map[int]int{}
+		for _, g := range citationNumber.FindAllStringSubmatch(m.Message, -1) {
+			n, _ := strconv.Atoi(g[1])
+			if _, ok := order[n]; !ok {
+				order[n] = len(order)
+			}
+		}
+		cites := slices.Clone(m.Citations)
+		sort.SliceStable(cites, func(i, j int) bool {
+			a, okA := order[cites[i].Number]
+			b, okB := order[cites[j].Number]
+			return okA && (!okB || a < b)
+		})
+		final = msgTurn + 1
+		for _, c := range cites {
+			out = append(out, at(final, 0, citationOf(c)))
+		}
+		out = append(out, at(final, 0, wireObj(chat.SectionEnd{})))
+	}
+	reason := ""
+	if strings.Contains(strings.ToLower(m.Message), "generation was stopped") {
+		reason = "user_cancelled"
+	}
+	return append(out, at(final, 0, wireObj(chat.Stop{Reason: reason})))
+}

@@ -1,0 +1,750 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/quarryhq/quarry"
+)
+
+// Chat (chat_sessions, chat_messages, chat_tool_calls, chat_documents,
+// chat_feedback; 00021_chat.sql): the store reads the facts, the root
+// package decides (quarry.Caller.CheckReadChatSession,
+// CheckOwnChatSession, quarry.PlaceChatMessage), and the store writes. A
+// question and the reservation of its answer are one transaction,
+// committed before the model is asked; the answer is written when it
+// ends (FinishChatTurn), so that a server that stops in between loses no
+// earlier message.
+
+const chatSessionColumns = `s.id, s.user_id, u.name, s.persona_id, s.description, s.shared_status, s.deleted, s.created_at, s.updated_at`
+
+const chatSessionFrom = ` FROM chat_sessions s JOIN users u ON u.id = s.user_id`
+
+func scanChatSession(r interface{ Scan(...any) error }) (*quarry.ChatSession, error) {
+	var (
+		out              quarry.ChatSession
+		created, updated int64
+	)
+	if err := r.Scan(&out.ID, &out.UserID, &out.OwnerName, &out.PersonaID, &out.Description, &out.Sharing, &out.Deleted, &created, &updated); err != nil {
+		return nil, err
+	}
+	out.CreatedAt, out.UpdatedAt = quarry.TimeFromMicros(created), quarry.TimeFromMicros(updated)
+	return &out, nil
+}
+
+// chatSession reads session id, deleted or not (ErrChatSessionNotFound).
+func chatSession(ctx context.Context, q querier, id string) (*quarry.ChatSession, error) {
+	out, err := scanChatSession(q.QueryRowContext(ctx, `SELECT `+chatSessionColumns+chatSessionFrom+` WHERE s.id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, quarry.ErrChatSessionNotFound
+	}
+	return out, err
+}
+
+// CreateChatSession makes a session of c's (its root message comes with
+// its first question).
+func (db *DB) CreateChatSession(ctx context.Context, c *quarry.Caller, in quarry.ChatSessionInput) (*quarry.ChatSession, error) {
+	var out *quarry.ChatSession
+	err := db.update(ctx, func(tx *Tx) error {
+		var err error
+		out, err = tx.createChatSession(ctx, c, in)
+		return err
+	})
+	return out, err
+}
+
+func (tx *Tx) createChatSession(ctx context.Context, c *quarry.Caller, in quarry.ChatSessionInput) (*quarry.ChatSession, error) {
+	if err := in.Check(); err != nil {
+		return nil, err
+	}
+	id := uuid.NewString()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, user_id, persona_id, description, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $5)`, id, c.ID, in.PersonaID, in.Description, tx.now.Micros()); err != nil {
+		return nil, err
+	}
+	fields := []string{"persona_id"}
+	if in.Description != nil {
+		fields = append(fields, "description")
+	}
+	if err := tx.audit(ctx, c, "chat_session.create", "chat_session", id, fields); err != nil {
+		return nil, err
+	}
+	return chatSession(ctx, tx, id)
+}
+
+// ReadChatSession returns session id and every message of it, as c may
+// read it (quarry.Caller.CheckReadChatSession), ascending by parent (the
+// root first), then by id. The documents of its answers are those c may
+// read now (search's rule), and its citations those of them.
+func (db *DB) ReadChatSession(ctx context.Context, c *quarry.Caller, id string, how quarry.ChatRead) (*quarry.ChatSession, []*quarry.ChatMessage, error) {
+	var (
+		sess *quarry.ChatSession
+		msgs []*quarry.ChatMessage
+	)
+	err := db.snapshot(ctx, func(q querier) error {
+		var err error
+		if sess, err = chatSession(ctx, q, id); err != nil {
+			return err
+		}
+		if err := c.CheckReadChatSession(sess, how); err != nil {
+			return err
+		}
+		msgs, err = db.chatMessages(ctx, q, c, id)
+		return err
+	})
+	if err != nil {
+		return nil, nil, mapError(err)
+	}
+	return sess, msgs, nil
+}
+
+const chatMessageColumns = `m.id, m.session_id, m.parent_id, m.latest_child_id, m.message_type, m.message, m.token_count, m.error,
+	m.citations, m.model_display_name, m.processing_micros, m.sent_at`
+
+func scanChatMessage(r interface{ Scan(...any) error }) (*quarry.ChatMessage, error) {
+	var (
+		m          quarry.ChatMessage
+		citations  sql.NullString
+		processing sql.NullInt64
+		sent       int64
+	)
+	if err := r.Scan(&m.ID, &m.SessionID, &m.ParentID, &m.LatestChildID, &m.Type, &m.Message, &m.TokenCount, &m.Error,
+		&citations, &m.ModelDisplayName, &processing, &sent); err != nil {
+		return nil, err
+	}
+	if citations.Valid {
+		var rows [][3]json.RawMessage
+		if err := json.Unmarshal([]byte(citations.String), &rows); err != nil {
+			return nil, fmt.Errorf("chat message %d citations: %w", m.ID, err)
+		}
+		for _, r := range rows {
+			var c quarry.ChatCitation
+			if err := errors.Join(json.Unmarshal(r[0], &c.Number), json.Unmarshal(r[1], &c.DocumentID), json.Unmarshal(r[2], &c.PairID)); err != nil {
+				return nil, fmt.Errorf("chat message %d citations: %w", m.ID, err)
+			}
+			m.Citations = append(m.Citations, c)
+		}
+	}
+	if processing.Valid {
+		v := float64(processing.Int64) / 1e6
+		m.ProcessingSeconds = &v
+	}
+	m.SentAt = quarry.TimeFromMicros(sent)
+	return &m, nil
+}
+
+// chatMessages reads the messages of session id, with their calls of
+// tools, the documents c may read now and the latest feedback.
+func (db *DB) chatMessages(ctx context.Context, q querier, c *quarry.Caller, id string) ([]*quarry.ChatMessage, error) {
+	msgs, err := queryAll(ctx, q, scanChatMessage, `SELECT `+chatMessageColumns+` FROM chat_messages m WHERE m.session_id = $1
+		ORDER BY CASE WHEN m.parent_id IS NULL THEN 0 ELSE 1 END, m.parent_id, m.id`, id)
+	if err != nil || len(msgs) == 0 {
+		return msgs, err
+	}
+	byID := make(map[int64]*quarry.ChatMessage, len(msgs))
+	for _, m := range msgs {
+		byID[m.ID] = m
+	}
+	// The calls of tools, in order.
+	type call struct {
+		id  int64
+		msg int64
+		quarry.ChatToolCall
+	}
+	calls, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*call, error) {
+		var k call
+		var args string
+		if err := r.Scan(&k.id, &k.msg, &k.TurnNumber, &k.TabIndex, &k.ToolID, &k.CallID, &k.Name, &args, &k.Response); err != nil {
+			return nil, err
+		}
+		k.Arguments = json.RawMessage(args)
+		return &k, nil
+	}, `SELECT t.id, t.message_id, t.turn_number, t.tab_index, t.tool_id, t.call_id, t.name, t.arguments, t.response
+		FROM chat_tool_calls t JOIN chat_messages m ON m.id = t.message_id WHERE m.session_id = $1 ORDER BY t.id`, id)
+	if err != nil {
+		return nil, err
+	}
+	callAt := map[int64]*call{}
+	for _, k := range calls {
+		callAt[k.id] = k
+	}
+	// The documents c may read now: search's rule on each copy.
+	args := []any{id}
+	type docRow struct {
+		msg  int64
+		call sql.NullInt64
+		doc  quarry.ChatDocument
+	}
+	docs, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*docRow, error) {
+		var (
+			d    docRow
+			body string
+		)
+		if err := r.Scan(&d.doc.ID, &d.msg, &d.call, &body); err != nil {
+			return nil, err
+		}
+		var err error
+		d.doc.SearchHit, err = decodeChatDoc(body)
+		return &d, err
+	}, `SELECT d.id, d.message_id, d.tool_call_id, d.doc FROM chat_documents d JOIN chat_messages m ON m.id = d.message_id
+		WHERE m.session_id = $1 AND `+searchRights(c, "d", &args)+` ORDER BY d.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	type copyKey struct {
+		pair int64
+		doc  string
+	}
+	seen := map[int64]map[copyKey]bool{}
+	for _, d := range docs {
+		m := byID[d.msg]
+		if m == nil {
+			continue
+		}
+		if d.call.Valid {
+			if k := callAt[d.call.Int64]; k != nil {
+				k.Documents = append(k.Documents, d.doc)
+			}
+		}
+		key := copyKey{d.doc.Pair.ID, d.doc.DocumentID}
+		if seen[m.ID] == nil {
+			seen[m.ID] = map[copyKey]bool{}
+		}
+		if !seen[m.ID][key] {
+			seen[m.ID][key] = true
+			m.Documents = append(m.Documents, d.doc)
+		}
+	}
+	for _, k := range calls {
+		if m := byID[k.msg]; m != nil {
+			m.ToolCalls = append(m.ToolCalls, k.ChatToolCall)
+		}
+	}
+	for _, m := range msgs {
+		m.Citations = slices.DeleteFunc(m.Citations, func(c quarry.ChatCitation) bool {
+			return !seen[m.ID][copyKey{c.PairID, c.DocumentID}]
+		})
+	}
+	// The latest feedback of each answer.
+	err = eachFeedback(ctx, q, id, func(msg int64, positive *bool) {
+		if m := byID[msg]; m != nil {
+			m.Feedback = positive
+		}
+	})
+	return msgs, err
+}
+
+// eachFeedback calls fn with the latest feedback on each message of
+// session id that has any.
+func eachFeedback(ctx context.Context, q querier, id string, fn func(msg int64, positive *bool)) error {
+	rows, err := q.QueryContext(ctx, `SELECT f.message_id, f.is_positive FROM chat_feedback f JOIN chat_messages m ON m.id = f.message_id
+		WHERE m.session_id = $1 ORDER BY f.id`, id)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var (
+			msg int64
+			pos sql.NullBool
+		)
+		if err := rows.Scan(&msg, &pos); err != nil {
+			rows.Close()
+			return err
+		}
+		var p *bool
+		if pos.Valid {
+			p = &pos.Bool
+		}
+		fn(msg, p)
+	}
+	return closeRows(rows)
+}
+
+// chatDoc is how a document of an answer is kept (chat_documents.doc).
+type chatDoc struct {
+	ChunkInd           int            `json:"chunk_ind"`
+	PairName           string         `json:"cc_pair_name"`
+	PairAccessType     string         `json:"cc_pair_access_type"`
+	SemanticIdentifier string         `json:"semantic_identifier"`
+	Link               *string        `json:"link"`
+	Blurb              string         `json:"blurb"`
+	Source             string         `json:"source_type"`
+	Metadata           map[string]any `json:"metadata"`
+	Score              float64        `json:"score"`
+	MatchHighlights    []string       `json:"match_highlights"`
+	UpdatedAt          *int64         `json:"updated_at"`
+	PrimaryOwners      []string       `json:"primary_owners"`
+	SecondaryOwners    []string       `json:"secondary_owners"`
+	DocumentID         string         `json:"document_id"`
+	PairID             int64          `json:"cc_pair_id"`
+}
+
+func encodeChatDoc(h *quarry.SearchHit) string {
+	d := chatDoc{ChunkInd: h.ChunkNo, PairName: h.Pair.Name, PairAccessType: string(h.Pair.AccessType), SemanticIdentifier: h.SemanticIdentifier,
+		Link: h.Link, Blurb: h.Blurb, Source: string(h.Source), Metadata: h.Metadata, Score: h.Score, MatchHighlights: h.MatchHighlights,
+		PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners, DocumentID: h.DocumentID, PairID: h.Pair.ID}
+	if h.UpdatedAt != nil {
+		v := h.UpdatedAt.Micros()
+		d.UpdatedAt = &v
+	}
+	return jsonText(d)
+}
+
+func decodeChatDoc(s string) (quarry.SearchHit, error) {
+	var d chatDoc
+	if err := json.Unmarshal([]byte(s), &d); err != nil {
+		return quarry.SearchHit{}, fmt.Errorf("chat document: %w", err)
+	}
+	h := quarry.SearchHit{DocumentID: d.DocumentID, Pair: quarry.PairRef{ID: d.PairID, Name: d.PairName, AccessType: quarry.AccessType(d.PairAccessType)},
+		ChunkNo: d.ChunkInd, SemanticIdentifier: d.SemanticIdentifier, Link: d.Link, Blurb: d.Blurb, Source: quarry.DocumentSource(d.Source),
+		Metadata: d.Metadata, Score: d.Score, MatchHighlights: d.MatchHighlights, PrimaryOwners: d.PrimaryOwners, SecondaryOwners: d.SecondaryOwners}
+	if d.UpdatedAt != nil {
+		t := quarry.TimeFromMicros(*d.UpdatedAt)
+		h.UpdatedAt = &t
+	}
+	return h, nil
+}
+
+// ChatSessions returns c's sessions that are not deleted, most recently
+// changed first, changed before before (nil: any time), at most limit of
+// them. Unless failed, a session over quarry.ChatFailedAfter old that
+// has no question (Onyx's failed chat) is left out.
+func (db *DB) ChatSessions(ctx context.Context, c *quarry.Caller, before *quarry.Time, limit int, failed bool) ([]*quarry.ChatSession, error) {
+	args := []any{c.ID, limit}
+	where := ""
+	if before != nil {
+		args = append(args, before.Micros())
+		where += fmt.Sprintf(" AND s.updated_at < $%d", len(args))
+	}
+	if !failed {
+		args = append(args, db.now().Add(-quarry.ChatFailedAfter).UnixMicro())
+		where += fmt.Sprintf(` AND (s.created_at >= $%d OR EXISTS (SELECT 1 FROM chat_messages m WHERE m.session_id = s.id AND m.message_type <> 'system'))`, len(args))
+	}
+	out, err := queryAll(ctx, db.read, scanChatSession, `SELECT `+chatSessionColumns+chatSessionFrom+`
+		WHERE s.user_id = $1 AND NOT s.deleted`+where+` ORDER BY s.updated_at DESC, s.id LIMIT $2`, args...)
+	return out, mapError(err)
+}
+
+// UpdateChatSession changes c's session id as u says, and returns it.
+func (db *DB) UpdateChatSession(ctx context.Context, c *quarry.Caller, id string, u quarry.ChatSessionUpdate) (*quarry.ChatSession, error) {
+	var out *quarry.ChatSession
+	err := db.update(ctx, func(tx *Tx) error {
+		s, err := chatSession(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := c.CheckOwnChatSession(s); err != nil {
+			return err
+		}
+		if u.AutoName {
+			msgs, err := queryAll(ctx, tx, scanChatMessage, `SELECT `+chatMessageColumns+` FROM chat_messages m WHERE m.session_id = $1`, id)
+			if err != nil {
+				return err
+			}
+			_, mainline := quarry.ChatMainline(msgs)
+			name := quarry.ChatSessionName(mainline)
+			u.Description = &name
+		}
+		var fields []string
+		if u.Description != nil && !quarry.PtrEqual(u.Description, s.Description) {
+			fields = append(fields, "description")
+		}
+		if u.Sharing != nil && *u.Sharing != s.Sharing {
+			fields = append(fields, "shared_status")
+		}
+		description, sharing := s.Description, s.Sharing
+		if u.Description != nil {
+			description = u.Description
+		}
+		if u.Sharing != nil {
+			sharing = *u.Sharing
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE chat_sessions SET description = $2, shared_status = $3, updated_at = $4 WHERE id = $1`,
+			id, description, sharing, tx.now.Micros()); err != nil {
+			return err
+		}
+		if err := tx.audit(ctx, c, "chat_session.update", "chat_session", id, fields); err != nil {
+			return err
+		}
+		out, err = chatSession(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// DeleteChatSession deletes c's session id: with hard, its rows and its
+// messages'; otherwise it is marked deleted (Onyx's soft delete), kept
+// for c to read when asking for it. A deleted session cannot be deleted
+// again (404).
+func (db *DB) DeleteChatSession(ctx context.Context, c *quarry.Caller, id string, hard bool) error {
+	return db.update(ctx, func(tx *Tx) error {
+		s, err := chatSession(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := c.CheckOwnChatSession(s); err != nil {
+			return err
+		}
+		if hard {
+			_, err = tx.ExecContext(ctx, `DELETE FROM chat_sessions WHERE id = $1`, id)
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE chat_sessions SET deleted = TRUE, updated_at = $2 WHERE id = $1`, id, tx.now.Micros())
+		}
+		if err != nil {
+			return err
+		}
+		return tx.audit(ctx, c, "chat_session.delete", "chat_session", id, deletionFields(hard))
+	})
+}
+
+// deletionFields are the fields of the audit entry of a deletion: none
+// for a hard one, deleted for a soft one.
+func deletionFields(hard bool) []string {
+	if hard {
+		return nil
+	}
+	return []string{"deleted"}
+}
+
+// DeleteChatSessions deletes every session of c's, as DeleteChatSession
+// does one (a soft deletion leaves those already deleted as they are).
+func (db *DB) DeleteChatSessions(ctx context.Context, c *quarry.Caller, hard bool) error {
+	return db.update(ctx, func(tx *Tx) error {
+		var err error
+		if hard {
+			_, err = tx.ExecContext(ctx, `DELETE FROM chat_sessions WHERE user_id = $1`, c.ID)
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE chat_sessions SET deleted = TRUE, updated_at = $2 WHERE user_id = $1 AND NOT deleted`, c.ID, tx.now.Micros())
+		}
+		if err != nil {
+			return err
+		}
+		return tx.audit(ctx, c, "chat_session.delete_all", "chat_session", c.ID, deletionFields(hard))
+	})
+}
+
+// StopChatSession asks the answer running in c's session id to stop:
+// whichever replica runs it reads the request (ChatStopRequested).
+func (db *DB) StopChatSession(ctx context.Context, c *quarry.Caller, id string) error {
+	return db.update(ctx, func(tx *Tx) error {
+		s, err := chatSession(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if err := c.CheckOwnChatSession(s); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE chat_sessions SET stop_requested = TRUE WHERE id = $1`, id)
+		return err
+	})
+}
+
+// ChatStopRequested reports whether the answer running in session id has
+// been asked to stop since it began.
+func (db *DB) ChatStopRequested(ctx context.Context, id string) (bool, error) {
+	var stop bool
+	err := db.read.QueryRowContext(ctx, `SELECT stop_requested FROM chat_sessions WHERE id = $1`, id).Scan(&stop)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, nil // Deleted while answering: nobody waits for the answer.
+	}
+	return stop, mapError(err)
+}
+
+// StartChatTurn stores a question of c's and reserves its answer, in one
+// transaction committed before the model is asked: it makes the session
+// when in.Session is nil (from in.NewSession), places the message
+// (quarry.PlaceChatMessage), stores it (unless an earlier question is
+// asked again), reserves the answer (quarry.ChatReservedText) as the
+// question's latest child, and clears the session's stop.
+func (db *DB) StartChatTurn(ctx context.Context, c *quarry.Caller, in quarry.ChatTurnInput) (*quarry.ChatTurn, error) {
+	var out *quarry.ChatTurn
+	err := db.update(ctx, func(tx *Tx) error {
+		t := &quarry.ChatTurn{}
+		var err error
+		if in.SessionID == "" {
+			if t.Session, err = tx.createChatSession(ctx, c, in.NewSession); err != nil {
+				return err
+			}
+			t.NewSession = true
+		} else {
+			// The update comes first: on PostgreSQL it holds the session's
+			// row, so that two questions of a session are placed one after
+			// the other.
+			res, err := tx.ExecContext(ctx, `UPDATE chat_sessions SET stop_requested = FALSE, updated_at = $2 WHERE id = $1`, in.SessionID, tx.now.Micros())
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return quarry.ErrChatSessionNotFound
+			}
+			if t.Session, err = chatSession(ctx, tx, in.SessionID); err != nil {
+				return err
+			}
+			if err := c.CheckOwnChatSession(t.Session); err != nil {
+				return err
+			}
+		}
+		msgs, err := queryAll(ctx, tx, scanChatMessage, `SELECT `+chatMessageColumns+` FROM chat_messages m WHERE m.session_id = $1`, t.Session.ID)
+		if err != nil {
+			return err
+		}
+		root, mainline := quarry.ChatMainline(msgs)
+		if root == nil {
+			if root, err = tx.addChatMessage(ctx, t.Session.ID, nil, quarry.ChatSystem, "", nil); err != nil {
+				return err
+			}
+		}
+		place, err := quarry.PlaceChatMessage(root, mainline, in.ParentID)
+		if err != nil {
+			return err
+		}
+		if err := quarry.CheckChatMessage(in.Message, place); err != nil {
+			return err
+		}
+		t.History, t.Question = place.History, place.Question
+		if t.Question == nil {
+			if t.Question, err = tx.addChatMessage(ctx, t.Session.ID, &place.Parent.ID, quarry.ChatUser, in.Message, nil); err != nil {
+				return err
+			}
+			t.History = append(slices.Clip(t.History), t.Question)
+		}
+		answer, err := tx.addChatMessage(ctx, t.Session.ID, &t.Question.ID, quarry.ChatAssistant, quarry.ChatReservedText, in.ModelDisplayName)
+		if err != nil {
+			return err
+		}
+		t.AnswerID = answer.ID
+		out = t
+		return nil
+	})
+	return out, err
+}
+
+// addChatMessage stores a message of session id as the latest child of
+// its parent.
+func (tx *Tx) addChatMessage(ctx context.Context, session string, parent *int64, typ quarry.ChatMessageType, text string, model *string) (*quarry.ChatMessage, error) {
+	m := &quarry.ChatMessage{SessionID: session, ParentID: parent, Type: typ, Message: text, TokenCount: quarry.EstimateTokens(text),
+		ModelDisplayName: model, SentAt: tx.now}
+	err := tx.QueryRowContext(ctx, `INSERT INTO chat_messages (session_id, parent_id, message_type, message, token_count, model_display_name, sent_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, session, parent, typ, text, m.TokenCount, model, tx.now.Micros()).Scan(&m.ID)
+	if err != nil {
+		return nil, err
+	}
+	if parent != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE chat_messages SET latest_child_id = $2 WHERE id = $1`, *parent, m.ID); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// FinishChatTurn writes the answer a reserved for, with its calls of
+// tools and their documents, whatever became of its session's person's
+// request: it is written even when the request's context has ended.
+func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
+	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return db.update(ctx, func(tx *Tx) error {
+		// The session's row first, as StartChatTurn takes it: on
+		// PostgreSQL, a question asked while this answer is written waits
+		// for it (in the other order each held a row the other wanted).
+		if _, err := tx.ExecContext(ctx, `UPDATE chat_sessions SET updated_at = $2 WHERE id = $1`, a.SessionID, tx.now.Micros()); err != nil {
+			return err
+		}
+		var citations *string
+		if len(a.Citations) > 0 {
+			rows := make([][3]any, len(a.Citations))
+			for i, c := range a.Citations {
+				rows[i] = [3]any{c.Number, c.DocumentID, c.PairID}
+			}
+			s := jsonText(rows)
+			citations = &s
+		}
+		var processing *int64
+		if a.ProcessingSeconds != nil {
+			v := int64(*a.ProcessingSeconds * 1e6)
+			processing = &v
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE chat_messages SET message = $3, token_count = $4, error = $5, citations = $6, processing_micros = $7
+			WHERE id = $1 AND session_id = $2`, a.MessageID, a.SessionID, a.Text, quarry.EstimateTokens(a.Text), a.Error, citations, processing)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return quarry.ErrChatSessionNotFound // Deleted while answering.
+		}
+		for _, k := range a.ToolCalls {
+			var callID int64
+			args := string(k.Arguments)
+			if !json.Valid(k.Arguments) {
+				args = jsonText(string(k.Arguments))
+			}
+			if err := tx.QueryRowContext(ctx, `INSERT INTO chat_tool_calls (message_id, turn_number, tab_index, tool_id, call_id, name, arguments, response)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, a.MessageID, k.TurnNumber, k.TabIndex, k.ToolID, k.CallID, k.Name,
+				args, k.Response).Scan(&callID); err != nil {
+				return err
+			}
+			for i := range k.Documents {
+				h := &k.Documents[i].SearchHit
+				if _, err := tx.ExecContext(ctx, `INSERT INTO chat_documents (message_id, tool_call_id, cc_pair_id, document_id, doc) VALUES ($1, $2, $3, $4, $5)`,
+					a.MessageID, callID, h.Pair.ID, h.DocumentID, encodeChatDoc(h)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// chatMessageOf reads message id of a session of c's (or
+// ErrChatMessageNotFound).
+func chatMessageOf(ctx context.Context, q querier, c *quarry.Caller, id int64) (*quarry.ChatMessage, error) {
+	m, err := scanChatMessage(q.QueryRowContext(ctx, `SELECT `+chatMessageColumns+` FROM chat_messages m JOIN chat_sessions s ON s.id = m.session_id
+		WHERE m.id = $1 AND s.user_id = $2 AND NOT s.deleted`, id, c.ID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, quarry.ErrChatMessageNotFound
+	}
+	return m, err
+}
+
+// CreateChatFeedback records c's feedback on an answer of theirs.
+func (db *DB) CreateChatFeedback(ctx context.Context, c *quarry.Caller, f quarry.ChatFeedback) error {
+	return db.update(ctx, func(tx *Tx) error {
+		m, err := chatMessageOf(ctx, tx, c, f.MessageID)
+		if err != nil {
+			return err
+		}
+		if err := quarry.CheckFeedbackTarget(m, false); err != nil {
+			return err
+		}
+		var id int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO chat_feedback (message_id, is_positive, feedback_text, predefined_feedback, created_at)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id`, m.ID, f.IsPositive, f.Text, f.PredefinedFeedback, tx.now.Micros()).Scan(&id); err != nil {
+			return err
+		}
+		var fields []string
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"is_positive", f.IsPositive != nil}, {"feedback_text", f.Text != nil}, {"predefined_feedback", f.PredefinedFeedback != nil}} {
+			if f.set {
+				fields = append(fields, f.name)
+			}
+		}
+		return tx.audit(ctx, c, "chat_feedback.create", "chat_message", m.ID, fields)
+	})
+}
+
+// RemoveChatFeedback removes every feedback on c's answer id.
+func (db *DB) RemoveChatFeedback(ctx context.Context, c *quarry.Caller, id int64) error {
+	return db.update(ctx, func(tx *Tx) error {
+		m, err := chatMessageOf(ctx, tx, c, id)
+		if err != nil {
+			return err
+		}
+		if err := quarry.CheckFeedbackTarget(m, true); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chat_feedback WHERE message_id = $1`, id); err != nil {
+			return err
+		}
+		return tx.audit(ctx, c, "chat_feedback.delete", "chat_message", id, nil)
+	})
+}
+
+// DefaultAssistant returns how the default assistant answers, and whether
+// it offers the search (the built-in search tool is among its tools, and
+// enabled).
+func (db *DB) DefaultAssistant(ctx context.Context) (*quarry.DefaultAssistant, error) {
+	return defaultAssistant(ctx, db.read)
+}
+
+func defaultAssistant(ctx context.Context, q querier) (*quarry.DefaultAssistant, error) {
+	a := &quarry.DefaultAssistant{ToolIDs: []int64{}}
+	if err := q.QueryRowContext(ctx, `SELECT system_prompt FROM default_assistant WHERE id = 0`).Scan(&a.SystemPrompt); err != nil {
+		return nil, mapError(err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT t.id, t.in_code_tool_id, t.enabled FROM default_assistant_tools a JOIN tools t ON t.id = a.tool_id ORDER BY t.id`)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	for rows.Next() {
+		var (
+			id      int64
+			inCode  sql.NullString
+			enabled bool
+		)
+		if err := rows.Scan(&id, &inCode, &enabled); err != nil {
+			rows.Close()
+			return nil, mapError(err)
+		}
+		a.ToolIDs = append(a.ToolIDs, id)
+		if inCode.String == quarry.SearchToolID && enabled {
+			a.Search = true
+		}
+	}
+	return a, closeRows(rows)
+}
+
+// UpdateDefaultAssistant changes the default assistant as u says: each
+// tool must be one it may offer (quarry.CheckAssistantTool, in the order
+// given).
+func (db *DB) UpdateDefaultAssistant(ctx context.Context, c *quarry.Caller, u quarry.DefaultAssistantUpdate) (*quarry.DefaultAssistant, error) {
+	var out *quarry.DefaultAssistant
+	err := db.update(ctx, func(tx *Tx) error {
+		for _, id := range u.ToolIDs {
+			t, err := db.tool(ctx, tx, id)
+			if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+				t, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := quarry.CheckAssistantTool(id, t); err != nil {
+				return err
+			}
+		}
+		before, err := defaultAssistant(ctx, tx)
+		if err != nil {
+			return err
+		}
+		after := u.Apply(*before)
+		var fields []string
+		if u.ToolIDs != nil {
+			if !slices.Equal(before.ToolIDs, after.ToolIDs) {
+				fields = append(fields, "tool_ids")
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM default_assistant_tools`); err != nil {
+				return err
+			}
+			for _, id := range after.ToolIDs {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO default_assistant_tools (tool_id) VALUES ($1)`, id); err != nil {
+					return err
+				}
+			}
+		}
+		if !quarry.PtrEqual(before.SystemPrompt, after.SystemPrompt) {
+			fields = append(fields, "system_prompt")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE default_assistant SET system_prompt = $1, version = version + 1 WHERE id = 0`, after.SystemPrompt); err != nil {
+			return err
+		}
+		if err := tx.audit(ctx, c, "default_assistant.update", "default_assistant", 0, fields); err != nil {
+			return err
+		}
+		out, err = defaultAssistant(ctx, tx)
+		return err
+	})
+	return out, err
+}
