@@ -48,8 +48,8 @@ await story.run(async () => {
   const cite = answer.locator('a.cite');
   check(await cite.count() === 1 && /#document\/.+\?pair=\d+/.test(await cite.getAttribute('href')), `the citation: ${await cite.getAttribute('href')}`);
   const sources = await answer.locator('.answer-sources li').allInnerTexts();
-  check(sources.length === 1 && sources[0].startsWith('Granite belay guide'), `the sources: ${sources}`);
-  check(await p.locator('#chat-sessions a[aria-current="page"]').count() === 1, 'the session is listed, and marked');
+  check(sources.length === 1 && sources[0].startsWith('Granite belay guide · Web · at the source'), `the sources: ${sources}`);
+  await p.locator('#chat-sessions a[aria-current="page"]', { hasText: 'How do we belay on granite?' }).waitFor();
   await story.view(p, 'answered');
 
   story.step = 'open the citation';
@@ -94,10 +94,12 @@ await story.run(async () => {
   story.step = 'provider failure';
   await p.locator('#chat-input').fill('This will break the model.');
   await p.locator('#chat-input').press('Enter');
-  const failed = p.locator('#chat-messages .chat-answer').last().locator('.error');
-  await failed.locator('p').waitFor({ timeout: 30_000 });
-  const why = await failed.innerText();
+  await p.locator('#chat-status', { hasText: 'The answer failed.' }).waitFor({ timeout: 30_000 });
+  const failed = p.locator('#chat-messages .chat-answer').last();
+  await failed.locator('.error p').waitFor();
+  const why = await failed.locator('.error').innerText();
   check(why.includes('500') && !why.includes('sk-'), `the failure: ${why}`);
+  check(await failed.locator('.answer-text').innerText() === '', 'the failure is said once');
   await story.view(p, 'failed');
 
   story.step = 'delete';

@@ -148,8 +148,8 @@ class Answer {
     this.sources.append(el('li', { value: n },
       el('a', { href: docHref(id, c.cc_pair_id) }, title),
       d ? el('span', { class: 'muted' }, ` · ${sourceName(d.source_type)}`) : null,
-      link ? [' · ', el('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'at the source',
-        el('span', { class: 'visually-hidden' }, ` (${title}, opens in a new tab)`))] : null));
+      ...(link ? [' · ', el('a', { href: link, target: '_blank', rel: 'noopener noreferrer' }, 'at the source',
+        el('span', { class: 'visually-hidden' }, ` (${title}, opens in a new tab)`))] : [])));
     this.showText();
   }
 
@@ -216,10 +216,13 @@ async function load(seq) {
     $('chat-title').textContent = data.description || 'Chat';
     $('chat-delete').hidden = false;
     const nodes = [];
-    let replays = data.packets || [];
-    let last = null;
-    const messages = data.messages || [];
+    // Each answer's saved packets, in the order of the session's answers.
+    const replays = new Map();
+    (data.messages || []).filter((m) => m.message_type === 'assistant')
+      .forEach((m, i) => replays.set(m.message_id, (data.packets || [])[i] || []));
+    const messages = thread(data.messages || []);
     const lastAnswer = messages.filter((m) => m.message_type === 'assistant').at(-1);
+    let last = null;
     for (const m of messages) {
       if (m.message_type === 'user') {
         nodes.push(question(m.message));
@@ -227,9 +230,9 @@ async function load(seq) {
       } else if (m.message_type === 'assistant') {
         const a = new Answer(m.message_id);
         for (const d of m.context_docs || []) a.doc(d);
-        for (const p of replays[0] || []) if (p.obj.type !== 'message_delta') a.packet(p.obj);
-        replays = replays.slice(1);
-        a.text = m.message;
+        for (const p of replays.get(m.message_id)) if (p.obj.type !== 'message_delta') a.packet(p.obj);
+        // A failed answer's text is its error, which the alert shows.
+        a.text = m.error && m.message === m.error ? '' : m.message;
         for (const [n, docID] of Object.entries(m.citations || {})) a.cite(Number(n), docID);
         a.showText();
         if (m.error) a.fail(m.error);
@@ -245,6 +248,20 @@ async function load(seq) {
     $('chat-messages').replaceChildren();
     showError($('chat-error'), e.status === 404 || e.status === 400 ? new Error('This conversation does not exist, or is not yours.') : e);
   }
+}
+
+/**
+ * thread returns the conversation a session's messages hold now: from its
+ * first message, each message's latest child (an answer asked again has
+ * siblings; the newest is shown).
+ */
+function thread(messages) {
+  const byID = new Map(messages.map((m) => [m.message_id, m]));
+  const out = [];
+  for (let m = messages.find((x) => x.parent_message === null || !byID.has(x.parent_message)); m; m = byID.get(m.latest_child_message)) {
+    out.push(m);
+  }
+  return out;
 }
 
 /**
@@ -312,14 +329,21 @@ async function ask(text, regenerate) {
     const a = new Answer(null);
     list.append(a.node);
     $('chat-status').textContent = 'The assistant is answering…';
+    const first = !list.querySelector('.chat-answer[data-message]:not([data-message=""])');
     const body = { chat_session_id: state.id, message: text, stream: true };
     if (regenerate !== undefined) body.parent_message_id = regenerate;
+    let failed = false;
     await stream('POST', 'chat/send-chat-message', { body }, (line) => {
-      if (line.error !== undefined) a.fail(line.error);
-      else if (line.reserved_assistant_message_id !== undefined) a.id = line.reserved_assistant_message_id;
+      if (line.error !== undefined) {
+        failed = true;
+        a.fail(line.error);
+      } else if (line.reserved_assistant_message_id !== undefined) a.id = line.reserved_assistant_message_id;
       else if (line.obj) a.packet(line.obj);
     });
-    $('chat-status').textContent = a.stopped || state.answering.stopped ? 'Stopped.' : 'Answered.';
+    $('chat-status').textContent = failed ? 'The answer failed.' : a.stopped || state.answering.stopped ? 'Stopped.' : 'Answered.';
+    // A new conversation is named after its first question (the server's
+    // name when none is given).
+    if (first && !failed) await call('PUT', 'chat/rename-chat-session', { body: { chat_session_id: state.id, name: null } });
   } catch (e) {
     showError($('chat-error'), e);
     $('chat-status').textContent = '';
