@@ -11,7 +11,8 @@
 // (report.go), the progress shown meanwhile (screen.go), the dataset
 // (seed.go), and the operations with set-ups of their own: tool-run
 // (toolrun.go), mcp-call and mcp-list (mcp.go), indexing (indexing.go),
-// ingest (ingest.go) and search, with its corpus (search.go). It is kept
+// ingest (ingest.go), search, with its corpus (search.go), and chat, with
+// its scripted model (chat.go). It is kept
 // apart from the packages that serve: nothing of quarry serve imports it.
 package bench
 
@@ -127,7 +128,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := newReport(&o, mix, sys)
-	if sys.search != nil {
+	switch {
+	case o.Op == Chat:
+		rep.startChatReport(sys)
+	case sys.search != nil:
 		if err := rep.startSearchReport(ctx, sys); err != nil {
 			return nil, err
 		}
@@ -171,6 +175,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.addResults(w, server, floor)
 	if rep.Search != nil {
 		rep.endSearchReport(server)
+	}
+	if rep.Chat != nil {
+		rep.endChatReport(w.chat)
 	}
 	if n := server.errs.total.Load() + floor.errs.total.Load(); n > 0 {
 		return rep, fmt.Errorf("bench: %d requests failed (counted by status in the report)", n)
@@ -226,10 +233,10 @@ func (o *Options) check() ([]weight, error) {
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
 	}
-	if o.Op == Search && (o.SearchDocs < 1 || o.SearchDocs > MaxSearchDocs) {
+	if (o.Op == Search || o.Op == Chat) && (o.SearchDocs < 1 || o.SearchDocs > MaxSearchDocs) {
 		return nil, fmt.Errorf("-search-docs: %d is not between 1 and %d", o.SearchDocs, MaxSearchDocs)
 	}
-	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList || o.Op == Indexing || o.Op == Ingest || o.Op == Search) {
+	if o.Target != "" && (o.Op == ToolRun || o.Op == MCPCall || o.Op == MCPList || o.Op == Indexing || o.Op == Ingest || o.Op == Search || o.Op == Chat) {
 		return nil, fmt.Errorf("-op %s needs the in-process server (its own upstream, tools or corpus); it does not go with -target", o.Op)
 	}
 	if o.Target != "" {
@@ -305,7 +312,8 @@ type system struct {
 	tools     int           // Custom tools that put-tool updates.
 	upstream  *upstream     // tool-run's upstream (toolrun.go); nil for the other operations.
 	db        *store.DB     // The seeded database, in process only (-op indexing measures it).
-	search    *searchCorpus // -op search's corpus (search.go); nil for the other operations.
+	search    *searchCorpus // -op search's and chat's corpus (search.go); nil for the other operations.
+	model     *chatModel    // -op chat's scripted model (chat.go); nil for the other operations.
 	close     func()
 }
 
@@ -373,7 +381,7 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 	sys.db = db
 
 	start := time.Now()
-	if o.Op == Search {
+	if o.Op == Search || o.Op == Chat {
 		sys.spec = SeedSpec{Pairs: searchGroups + searchPublic, Connectors: searchGroups + searchPublic, Credentials: searchGroups + searchPublic, Groups: searchGroups}
 		if sys.search, sys.token, err = setUpSearch(ctx, db, o, reuse, sc); err != nil {
 			return sys, err
@@ -402,6 +410,13 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 		}
 		cleanups = append(cleanups, sys.upstream.stop)
 		ac.ToolEgress = sys.upstream.egress()
+	}
+	if o.Op == Chat {
+		if sys.model, err = startChatModel(o.Server); err != nil {
+			return sys, err
+		}
+		cleanups = append(cleanups, sys.model.stop)
+		ac.ToolEgress = sys.model.egress()
 	}
 	handler := api.NewServer(ac, db, o.Server.Log)
 	// As serve does at start: the listing is read whole once, timed apart.

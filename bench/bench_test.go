@@ -284,3 +284,56 @@ func TestSearchOp(t *testing.T) {
 		})
 	}
 }
+
+// -op chat at 2,000 documents on SQLite, and when QUARRY_TEST_POSTGRES_URL
+// is set, on PostgreSQL: the person's questions are answered through HTTP,
+// streamed, by the scripted model after a search, beside the floor; every
+// message is measured in its parts (Quarry's own, the search, the model,
+// the first token) and cites a document; none fails. The figures are
+// docs/benchmarks.md's.
+func TestChatOp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads 2,000 documents")
+	}
+	for name, url := range testDatabases(t) {
+		t.Run(name, func(t *testing.T) {
+			var progress bytes.Buffer
+			rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 4, Duration: 2 * time.Second,
+				Op: Chat, SearchDocs: 2000, Progress: &progress, Version: "test", Server: testServer()})
+			t.Logf("%s", progress.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr := rep.Chat
+			if cr == nil || len(rep.Results) != 2 || rep.Search != nil {
+				t.Fatalf("report: %+v", rep)
+			}
+			res := rep.Results[0]
+			if res.Op != Chat || res.Server.Requests == 0 || res.Floor.Requests == 0 || res.ResponseBytes == 0 || res.Server.LatencyMS.P50 <= 0 {
+				t.Errorf("results %+v", res)
+			}
+			if cr.Messages != int64(res.Server.Requests) || cr.Cited != cr.Messages {
+				t.Errorf("%d messages measured, %d citing, of %d requests", cr.Messages, cr.Cited, res.Server.Requests)
+			}
+			for name, l := range map[string]Latency{"own": cr.Own, "with search": cr.WithSearch, "search": cr.Search, "model": cr.Model, "first token": cr.FirstToken} {
+				if l.P50 <= 0 || l.P99 < l.P50 {
+					t.Errorf("%s: %+v", name, l)
+				}
+			}
+			if cr.WithSearch.P50 < cr.Own.P50 || res.Server.LatencyMS.P50 < cr.WithSearch.P50 {
+				t.Errorf("the parts of a message: own %v, with the search %v, whole %v", cr.Own.P50, cr.WithSearch.P50, res.Server.LatencyMS.P50)
+			}
+			if c := cr.Corpus; c.Documents != 2000 || c.VisiblePairs != 13 || cr.Missed == nil || rep.Errors.Total != 0 || rep.Server.PeakRSSBytes == nil {
+				t.Errorf("corpus %+v, missed %v, errors %+v", c, cr.Missed, rep.Errors)
+			}
+			var text bytes.Buffer
+			rep.WriteText(&text)
+			for _, s := range []string{"chat ", "Quarry's own", "first token after the model", "targets", "memory"} {
+				if !strings.Contains(text.String(), s) {
+					t.Errorf("the text report has no %q:\n%s", s, text.String())
+				}
+			}
+			t.Logf("%s", text.String())
+		})
+	}
+}

@@ -101,6 +101,13 @@ func (c *client) step(measure bool) {
 // sending it to reading the last byte of the answer, or its failure. It
 // reports whether the answer was a 2xx.
 func (c *client) do(s series, path string, body []byte, measure bool, headers ...string) bool {
+	return c.send(s, path, body, measure, nil, headers...)
+}
+
+// send is do with read, if not nil, reading a 2xx answer's body as it
+// comes (a streamed answer's lines) in place of discarding it; an error
+// of read is the request's failure.
+func (c *client) send(s series, path string, body []byte, measure bool, read func(io.Reader) error, headers ...string) bool {
 	method := s.route.method
 	var r io.Reader
 	if body != nil {
@@ -131,9 +138,12 @@ func (c *client) do(s series, path string, body []byte, measure bool, headers ..
 	if !ok {
 		sample, _ = io.ReadAll(io.LimitReader(res.Body, 1024))
 	}
-	if ok && s.results {
+	switch {
+	case ok && read != nil:
+		err = read(res.Body)
+	case ok && s.results:
 		answer, err = io.ReadAll(res.Body)
-	} else {
+	default:
 		_, err = io.Copy(io.Discard, res.Body)
 	}
 	res.Body.Close()

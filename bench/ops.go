@@ -152,6 +152,15 @@ var ops = []*op{
 		prepare: prepareSearch,
 		step:    stepSearch,
 	},
+	{
+		// POST /chat/send-chat-message, streamed, as the person of
+		// search's corpus, the model a scripted server on loopback
+		// (chat.go); in process only.
+		name:    Chat,
+		series:  []series{chatSeries, chatSessionSeries},
+		prepare: prepareChat,
+		step:    stepChat,
+	},
 }
 
 // opNamed returns the operation called name, or nil.

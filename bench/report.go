@@ -37,6 +37,9 @@ type Report struct {
 	// Search holds what -op search measured beside the latencies: the
 	// corpus, its load, the answers, the index's size and the memory.
 	Search *SearchReport `json:"search,omitempty"`
+	// Chat holds what -op chat measured beside the latencies: the parts
+	// of a message's time, the first token's delay, the memory.
+	Chat *ChatReport `json:"chat,omitempty"`
 }
 
 // ServerInfo says what was loaded.
@@ -257,12 +260,17 @@ func (r *Report) addResults(w *work, server, floor *phase) {
 
 func numbersOf(ph *phase, s string) Numbers {
 	sum := ph.series[s].summary()
-	ms := func(ns int64) float64 { return round(float64(ns) / 1e6) }
 	return Numbers{
 		Requests:      sum.n,
 		ThroughputRPS: round(float64(sum.n) / ph.elapsed.Seconds()),
-		LatencyMS:     Latency{Mean: round(sum.mean / 1e6), P50: ms(sum.p50), P90: ms(sum.p90), P99: ms(sum.p99), Max: ms(sum.max)},
+		LatencyMS:     latency(sum),
 	}
+}
+
+// latency is a summary in milliseconds.
+func latency(sum summary) Latency {
+	ms := func(ns int64) float64 { return round(float64(ns) / 1e6) }
+	return Latency{Mean: round(sum.mean / 1e6), P50: ms(sum.p50), P90: ms(sum.p90), P99: ms(sum.p99), Max: ms(sum.max)}
 }
 
 func errorCountsOf(e *failures) ErrorCounts {
@@ -316,8 +324,8 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "server    in process, on loopback; database %s\n", r.Server.Database)
 	}
 	d := r.Dataset
-	if s := r.Search; s != nil {
-		c := s.Corpus
+	if corpus := r.corpus(); corpus != nil {
+		c := *corpus
 		fmt.Fprintf(w, "dataset   %d documents of one chunk (package corpus) over %d pairs (%d private, each shared with one of %d groups; %d public), set up in %s",
 			c.Documents, c.Pairs, c.Pairs-c.PublicPairs, c.Groups, c.PublicPairs, time.Duration(d.SeedSeconds*float64(time.Second)).Round(time.Millisecond))
 	} else if d.Seeded {
@@ -380,6 +388,9 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.Search != nil {
 		r.writeSearchText(w)
 	}
+	if r.Chat != nil {
+		r.writeChatText(w)
+	}
 	writeErrors(w, "errors", r.Errors)
 	writeErrors(w, "floor errors", r.FloorErrors)
 }
@@ -433,4 +444,15 @@ func formatBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// corpus returns the corpus -op search or chat ran over, or nil.
+func (r *Report) corpus() *SearchCorpus {
+	switch {
+	case r.Search != nil:
+		return &r.Search.Corpus
+	case r.Chat != nil:
+		return &r.Chat.Corpus
+	}
+	return nil
 }

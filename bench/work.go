@@ -31,6 +31,7 @@ type work struct {
 	mcpCalls *mcpCalls
 	mcpLists *mcpLists
 	search   *searchWork // -op search's requests (search.go).
+	chat     *chatWork   // -op chat's requests and the parts of its messages' times (chat.go).
 	status   []byte      // The status listing, as fetched before the load.
 	// answers are the server's answers to one request of each route the
 	// mix sends, which the floor serves.

@@ -283,3 +283,37 @@ func TestAdminPageInChromium(t *testing.T) {
 		t.Errorf("stored definition changed: %v", gotTool.Definition)
 	}
 }
+
+// runStory runs the story script (in dir, web/e2e) with node against the
+// console at url, with its args after the screenshots' directory
+// (QUARRY_E2E_SHOTS, or a temporary one), and fails t when it fails; its
+// output is logged.
+func runStory(ctx context.Context, t *testing.T, node, dir, script, url string, args ...string) {
+	t.Helper()
+	shots := os.Getenv("QUARRY_E2E_SHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	} else if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithTimeout(ctx, 4*time.Minute)
+	defer stop()
+	cmd := exec.CommandContext(runCtx, node, append([]string{filepath.Join(dir, script), url, shots}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "QUARRY_CHROMIUM="+chromiumPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s took %v; screenshots in %s", script, time.Since(start).Round(time.Millisecond), shots)
+	for line := range strings.Lines(stdout.String()) {
+		t.Log(strings.TrimSpace(line))
+	}
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) || runCtx.Err() != nil {
+			t.Fatalf("%s: %v\n%s", script, err, stderr.String())
+		}
+		t.Fatal(err)
+	}
+}

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,32 +149,7 @@ func TestNewcomerInChromium(t *testing.T) {
 			"cc_pair_id": pair.Data}, nil)
 	}
 
-	shots := os.Getenv("QUARRY_E2E_SHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	} else if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithTimeout(ctx, 4*time.Minute)
-	defer stop()
-	cmd := exec.CommandContext(runCtx, node, filepath.Join(e2eDir, "newcomer.mjs"), srv.URL, shots, admin, basic, fmt.Sprint(wikiPair))
-	cmd.Dir = e2eDir
-	cmd.Env = append(os.Environ(), "QUARRY_CHROMIUM="+chromiumPath)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err = cmd.Run()
-	t.Logf("newcomer.mjs took %v; screenshots in %s", time.Since(start).Round(time.Millisecond), shots)
-	for line := range strings.Lines(stdout.String()) {
-		t.Log(strings.TrimSpace(line))
-	}
-	if err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) || runCtx.Err() != nil {
-			t.Fatalf("newcomer.mjs: %v\n%s", err, stderr.String())
-		}
-		t.Fatal(err)
-	}
+	runStory(ctx, t, node, e2eDir, "newcomer.mjs", srv.URL, admin, basic, fmt.Sprint(wikiPair))
 
 	// Through the API, unmasked: what the page saved.
 	plain := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: false}, db, log))

@@ -44,7 +44,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		fs.DurationVar(&o.Duration, "duration", 10*time.Second, fmt.Sprintf("how long to load the server, and then the floor (at most %s)", bench.MaxDuration))
 		fs.StringVar(&o.Op, "op", "status", strings.Join(bench.OpNames(), ", "))
 		fs.StringVar(&o.Mix, "mix", bench.DefaultMix, "weights of -op mix: op=weight,… over status, patch-credential, put-tool")
-		fs.IntVar(&o.SearchDocs, "search-docs", 1_000_000, fmt.Sprintf("documents of -op search's corpus (one chunk each), 1 to %d", bench.MaxSearchDocs))
+		fs.IntVar(&o.SearchDocs, "search-docs", 1_000_000, fmt.Sprintf("documents of -op search's corpus (one chunk each), 1 to %d (-op chat: %d unless given)", bench.MaxSearchDocs, bench.DefaultChatDocs))
 		fs.BoolVar(&jsonOut, "json", false, "print one JSON object instead of the text report")
 	}, benchServerSettings...)
 	if err != nil {
@@ -64,10 +64,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	switch {
 	case given(&o.Mix) && o.Op != bench.Mix:
 		return errors.New("-mix goes with -op mix")
-	case given(&o.SearchDocs) && o.Op != bench.Search:
-		return errors.New("-search-docs goes with -op search")
-	case o.Op == bench.Search && (given(&o.Pairs) || given(&o.Tools)):
-		return errors.New("-pairs and -tools do not go with -op search (its corpus has 60 pairs; -search-docs sizes it)")
+	case given(&o.SearchDocs) && o.Op != bench.Search && o.Op != bench.Chat:
+		return errors.New("-search-docs goes with -op search and -op chat")
+	case (o.Op == bench.Search || o.Op == bench.Chat) && (given(&o.Pairs) || given(&o.Tools)):
+		return fmt.Errorf("-pairs and -tools do not go with -op %s (its corpus has 60 pairs; -search-docs sizes it)", o.Op)
 	case o.Target == "" && (given(&o.Token) || given(&o.AllowRemote)):
 		return errors.New("-token and -allow-remote go with -target")
 	}
@@ -82,6 +82,9 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		}
 	}
 
+	if o.Op == bench.Chat && !given(&o.SearchDocs) {
+		o.SearchDocs = bench.DefaultChatDocs
+	}
 	o.Version = currentBuild().version
 	log := newLogger(cfg, io.Discard) // The request log is formatted as in serve, then dropped.
 	o.Server = bench.Server{

@@ -43,7 +43,9 @@ type Server struct {
 	queue    []Script
 	fallback Script
 	requests []Request
-	done     chan struct{} // Closed when the test ends: stalls give up.
+	record   bool                  // Whether requests are kept (Requests).
+	chooser  func(*Request) Script // Chooses every script, when set (Choose).
+	done     chan struct{}         // Closed when the test ends: stalls give up.
 }
 
 type marked struct {
@@ -177,7 +179,7 @@ type Tool struct {
 // New starts a server that lives as long as tb; its default answer is the
 // text "OK".
 func New(tb testing.TB) *Server {
-	s := &Server{fallback: Script{Text: []string{"OK"}}, done: make(chan struct{})}
+	s := &Server{fallback: Script{Text: []string{"OK"}}, record: true, done: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	tb.Cleanup(func() {
 		close(s.done)
@@ -185,6 +187,16 @@ func New(tb testing.TB) *Server {
 	})
 	return s
 }
+
+// NewHandler returns a server that is not started, for a caller that
+// serves it (quarry bench's load of the chat): it keeps no requests, so
+// that a long load does not grow it, and its script is chosen by choose.
+func NewHandler(choose func(*Request) Script) *Server {
+	return &Server{chooser: choose, done: make(chan struct{})}
+}
+
+// ServeHTTP answers one request, as the server started by New does.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, r) }
 
 // BaseURL is the server's api_base: its URL with /v1, as OpenAI's.
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
@@ -308,11 +320,17 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// choose records req and returns its script.
+// choose returns req's script (the chooser's, when set), and records req
+// (for New's servers).
 func (s *Server) choose(req *Request) Script {
+	if s.chooser != nil {
+		return s.chooser(req)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, *req)
+	if s.record {
+		s.requests = append(s.requests, *req)
+	}
 	last := ""
 	for _, m := range req.Messages {
 		if m.Role == "user" {

@@ -20,65 +20,17 @@
 // status page. Every view is checked with axe-core (no serious or
 // critical violation); the page must log no error.
 
-import { chromium } from 'playwright-core';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { check, Story } from './story.mjs';
 
 const [base, outdir, adminKey, basicKey, wikiPair] = process.argv.slice(2);
 if (!base || !outdir || !adminKey || !basicKey || !wikiPair) {
   console.error('usage: node newcomer.mjs <url> <outdir> <admin key> <basic key> <Confluence pair id>');
   process.exit(2);
 }
-const url = base.endsWith('/') ? base : `${base}/`;
-const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const consoleErrors = [];
-let step = 'start';
-let page;
-
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.QUARRY_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-  timeout: 60_000,
-});
-
-/** signIn opens a browser of its own and signs in with key. */
-async function signIn(who, key) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  context.setDefaultTimeout(15_000);
-  const p = await context.newPage();
-  p.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) consoleErrors.push(`${who}: ${m.text()}`);
-  });
-  p.on('pageerror', (e) => consoleErrors.push(`${who}: ${e}`));
-  await p.goto(url);
-  await p.getByLabel('API key', { exact: true }).fill(key);
-  await p.keyboard.press('Enter');
-  await p.locator('#who:not([hidden])').waitFor();
-  return p;
-}
-
-/** view checks the view on screen with axe-core and shoots it. */
-async function view(p, name) {
-  await p.waitForFunction(() => !document.querySelector('.view:not([hidden])[aria-busy="true"]'));
-  if (!(await p.evaluate(() => Boolean(window.axe)))) await p.evaluate(axeSource);
-  const bad = await p.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-  });
-  console.log(`axe ${name}: ${bad.length ? JSON.stringify(bad) : 'no serious violation'}`);
-  check(bad.length === 0, `axe on ${name}: ${JSON.stringify(bad)}`);
-  const file = path.join(outdir, `newcomer-${name}.png`);
-  await p.screenshot({ path: file, fullPage: true });
-  console.log(`screenshot ${file}`);
-}
+const story = new Story('newcomer', base, outdir);
+const { url } = story;
+const signIn = (who, key) => story.signIn(who, key);
+const view = (p, name) => story.view(p, name);
 
 const text = (p, sel) => p.locator(sel).innerText();
 const idFromURL = (p, kind) => {
@@ -89,14 +41,13 @@ const idFromURL = (p, kind) => {
 
 const pem = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQuarryE2ETestCertificate0wCgYIKoZIzj0EAwIw\n-----END CERTIFICATE-----';
 
-try {
-  step = 'the admin signs in with the bootstrap key';
+await story.run(async () => {
+  story.step = 'the admin signs in with the bootstrap key';
   const admin = await signIn('admin', adminKey);
-  page = admin;
   check((await text(admin, '#who-text')).includes('API key “bootstrap admin”'), `signed in as: ${await text(admin, '#who-text')}`);
 
   // 1. The connector picker says which sources Quarry indexes.
-  step = 'connector picker';
+  story.step = 'connector picker';
   await admin.goto(`${url}#connector/new`);
   await admin.locator('#connector-form:not([hidden])').waitFor();
   const groups = await admin.$$eval('#connector-source optgroup', (gs) => gs.map((g) => ({
@@ -111,7 +62,7 @@ try {
   await view(admin, 'connector-picker');
 
   // 2. The IMAP form: security and CA certificates.
-  step = 'IMAP connector';
+  story.step = 'IMAP connector';
   await admin.locator('#connector-source').selectOption('imap');
   await admin.locator('#connector-name').fill('mail');
   await admin.getByLabel('IMAP host').fill('imap.example.com');
@@ -133,7 +84,7 @@ try {
   check(await admin.getByLabel('Security (optional)').inputValue() === 'starttls', 'STARTTLS kept');
 
   // 3. A credential is offered its source's keys; its password shows nothing.
-  step = 'IMAP credential';
+  story.step = 'IMAP credential';
   await admin.goto(`${url}#credential/new`);
   await admin.locator('#credential-form:not([hidden])').waitFor();
   check((await text(admin, '#credential-source-hint')).includes('needs no secrets'), 'web needs no secrets');
@@ -156,7 +107,7 @@ try {
   await view(admin, 'credential-imap');
 
   // 4. A new pair's page follows its first attempt by itself, then stops.
-  step = 'new pair';
+  story.step = 'new pair';
   await admin.goto(`${url}#pair/new`);
   await admin.locator('#pair-connector option', { hasText: 'notes' }).waitFor({ state: 'attached' });
   await admin.locator('#pair-connector').selectOption({ label: (await admin.locator('#pair-connector option', { hasText: 'notes' }).innerText()) });
@@ -186,7 +137,7 @@ try {
   await view(admin, 'pair-indexed');
 
   // 5. A pair of a source Quarry does not index says so.
-  step = 'Confluence pair';
+  story.step = 'Confluence pair';
   await admin.goto(`${url}#pair/${wikiPair}`);
   await admin.locator('#pair-body:not([hidden])').waitFor();
   check(await admin.locator('#pair-indexed').innerText() === 'no', 'Quarry does not index Confluence');
@@ -194,7 +145,7 @@ try {
   await view(admin, 'pair-not-indexed');
 
   // 6. Search: the count is the filters' count.
-  step = 'search';
+  story.step = 'search';
   await admin.goto(`${url}#search?q=granite`);
   await admin.locator('#search-summary', { hasText: 'granite' }).waitFor();
   await admin.locator('#search-facets:not([hidden])').waitFor();
@@ -227,7 +178,7 @@ try {
     (await admin.locator('label[for="search-source-all"]').innerText()) === 'All sources (100)', 'the page and the counts are of the same 100');
 
   // 7. The audit log names the key.
-  step = 'audit';
+  story.step = 'audit';
   await admin.goto(`${url}#audit`);
   await admin.locator('#audit-rows td[data-label="Who"]').first().waitFor();
   const who = await admin.locator('#audit-rows tr td[data-label="Who"]').allInnerTexts();
@@ -235,17 +186,16 @@ try {
   await view(admin, 'audit');
 
   // 8. A basic user: no "Quarry admin", no bare 403.
-  step = 'basic user';
+  story.step = 'basic user';
   const reader = await signIn('reader', basicKey);
-  page = reader;
   check(!(await reader.locator('body').innerText()).includes('Quarry admin') && !(await reader.title()).includes('admin'),
     `"Quarry admin" shown to a basic user: ${await reader.title()}`);
-  check((await reader.locator('#nav a:not([hidden])').allInnerTexts()).join() === 'Search,Credentials,Custom tools,MCP servers', 'the sections a basic user may use');
+  check((await reader.locator('#nav a:not([hidden])').allInnerTexts()).join() === 'Search,Chat,Credentials,Custom tools,MCP servers', 'the sections a basic user may use');
   await reader.goto(`${url}#status`);
   await reader.locator('#view-denied:not([hidden])').waitFor();
   check((await text(reader, '#denied-text')) === 'Status is for admins, global curators and curators; your role is basic, so it is not shown to you.',
     `the sentence: ${await text(reader, '#denied-text')}`);
-  check((await reader.locator('#denied-links a').allInnerTexts()).join() === 'Search,Credentials,Custom tools,MCP servers,Your account', 'what they may use instead');
+  check((await reader.locator('#denied-links a').allInnerTexts()).join() === 'Search,Chat,Credentials,Custom tools,MCP servers,Your account', 'what they may use instead');
   check(!(await reader.locator('main').innerText()).includes('403'), 'no 403 shown');
   await view(reader, 'basic-status');
   await reader.goto(`${url}#pair/${wikiPair}`);
@@ -258,13 +208,4 @@ try {
   await reader.keyboard.press('Enter');
   await reader.locator('#view-search:not([hidden])').waitFor();
 
-  check(consoleErrors.length === 0, `no errors in the page: ${consoleErrors.join(' | ')}`);
-  console.log(JSON.stringify({ ok: true }));
-} catch (e) {
-  console.error(`FAILED at step "${step}": ${e.message}`);
-  if (consoleErrors.length) console.error(`page errors: ${consoleErrors.join(' | ')}`);
-  if (page) await page.screenshot({ path: path.join(outdir, 'newcomer-failure.png'), fullPage: true }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

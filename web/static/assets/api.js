@@ -33,14 +33,51 @@ export class APIError extends Error {
  * APIError. A 401 also fires the window event "quarry:unauthorized".
  */
 export async function call(method, path, { body, etag, key } = {}) {
-  const headers = { 'Accept': 'application/json' };
+  const res = await send(method, path, { body, etag, key });
+  const data = parseJSON(await res.text());
+  if (!res.ok) refuse(res, data, key);
+  return { data, etag: res.headers.get('ETag'), headers: res.headers };
+}
+
+/**
+ * stream sends one request whose answer is JSON lines (NDJSON), as call
+ * does, and calls each with every line's value as it arrives; it returns
+ * when the answer ends. A non-2xx answer throws APIError before any line.
+ */
+export async function stream(method, path, { body, key } = {}, each) {
+  const res = await send(method, path, { body, key, accept: 'application/x-ndjson' });
+  if (!res.ok) refuse(res, parseJSON(await res.text()), key);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let rest = '';
+  const line = (s) => {
+    if (s.trim()) each(JSON.parse(s));
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += value;
+      for (let i = rest.indexOf('\n'); i >= 0; i = rest.indexOf('\n')) {
+        line(rest.slice(0, i));
+        rest = rest.slice(i + 1);
+      }
+    }
+  } catch (e) {
+    if (e instanceof SyntaxError) throw e;
+    throw new APIError(0, `The answer was cut off (${e.message}).`);
+  }
+  line(rest);
+}
+
+/** send makes one fetch with this tab's key or the session cookie; a network failure is APIError 0. */
+async function send(method, path, { body, etag, key, accept = 'application/json' }) {
+  const headers = { 'Accept': accept };
   const bearer = key ?? getKey();
   if (bearer) headers['Authorization'] = `Bearer ${bearer}`;
   if (body !== undefined && !(body instanceof URLSearchParams)) headers['Content-Type'] = 'application/json';
   if (etag) headers['If-Match'] = etag;
-  let res;
   try {
-    res = await fetch(path, {
+    return await fetch(path, {
       method,
       headers,
       body: body === undefined || body instanceof URLSearchParams ? body : JSON.stringify(body),
@@ -52,23 +89,25 @@ export async function call(method, path, { body, etag, key } = {}) {
   } catch (e) {
     throw new APIError(0, `The server could not be reached (${e.message}).`);
   }
-  const text = await res.text();
-  let data = null;
-  if (text) {
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = null;
-    }
+}
+
+/** parseJSON reads an answer's text as JSON, or null. */
+function parseJSON(text) {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
-  if (!res.ok) {
-    const detail = data && data.detail !== undefined ? data.detail : `${res.status} ${res.statusText}`;
-    if (res.status === 401 && key === undefined) {
-      window.dispatchEvent(new CustomEvent('quarry:unauthorized'));
-    }
-    throw new APIError(res.status, detail);
+}
+
+/** refuse throws the APIError of a non-2xx answer (a 401 also fires "quarry:unauthorized"). */
+function refuse(res, data, key) {
+  const detail = data && data.detail !== undefined ? data.detail : `${res.status} ${res.statusText}`;
+  if (res.status === 401 && key === undefined) {
+    window.dispatchEvent(new CustomEvent('quarry:unauthorized'));
   }
-  return { data, etag: res.headers.get('ETag'), headers: res.headers };
+  throw new APIError(res.status, detail);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Quarry's console: signing in (single sign-on, email and password, or an
 // API key), then one view at a time, chosen by the location's fragment
-// (#search?q=…, the start page; #document/<id>, #status?…, #connector/5, #credential/7, #pair/12, #group/3, #tool/3,
+// (#search?q=…, the start page; #document/<id>, #chat/<session id>, #status?…, #connector/5, #credential/7, #pair/12, #group/3, #tool/3,
 // #workers, #audit?…; see route.js), so that links, the back button and
 // reloads work.
 
@@ -21,6 +21,7 @@ import * as audit from './audit.js';
 import * as mcp from './mcp.js';
 import * as workers from './workers.js';
 import * as search from './search.js';
+import * as chat from './chat.js';
 
 let ways = null; // GET /auth/type: how people sign in here
 let invitation = ''; // the token of the invitation link this page was opened with
@@ -47,6 +48,7 @@ const signinErrors = {
 const routes = {
   search: { section: 'search', open: (r) => search.show(r.params) },
   document: { section: 'document', nav: 'search', open: (r) => search.open(r.id, r.params) },
+  chat: { section: 'chat', open: (r) => chat.show(r.id) },
   status: { section: 'status', open: (r) => status.show(r.params) },
   connectors: { section: 'connectors', open: () => connectors.list() },
   connector: { section: 'connector', nav: 'connectors', open: (r) => connectors.open(r.id === 'new' ? 'new' : Number(r.id)) },
@@ -191,7 +193,7 @@ function signedOut(message) {
   clearKey();
   session.me = null;
   session.withKey = false;
-  for (const m of [search, status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.reset();
+  for (const m of [search, chat, status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.reset();
   $('who').hidden = true;
   $('nav').hidden = true;
   for (const id of ['signin-key', 'login-password', 'register-password']) $(id).value = '';
@@ -366,7 +368,7 @@ async function start() {
     clearError($('page-alert'));
     route();
   });
-  for (const m of [search, status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.wire();
+  for (const m of [search, chat, status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.wire();
 
   // Back from the identity provider with a reason why not?
   const params = new URLSearchParams(location.search);
