@@ -29,6 +29,7 @@ import (
 	"github.com/quarryhq/quarry/internal/mcptest"
 	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/scim"
+	"github.com/quarryhq/quarry/internal/llmtest"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -877,6 +878,32 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "PUT", "/admin/llm/provider?is_creation=true", `{"provider":"openai",
 		"model_configurations":[{"name":"gpt-4o-mini","is_visible":true}]}`).decode(t, new(any))
 	e.do(admin, "POST", "/admin/llm/default", `{"provider_id":1,"model_name":"llama"}`).decode(t, new(any))
+	// Since 00021: chat. A model server on loopback (gone once recorded)
+	// the default; a basic person's session, whose question was answered
+	// after a search, with a citation, then liked and renamed; the
+	// default assistant's instructions changed.
+	model := llmtest.New(t)
+	model.Push(
+		llmtest.Script{ToolCalls: []llmtest.ToolCall{llmtest.Call("call_1", "internal_search", `{"queries": ["pushed"]}`)}},
+		llmtest.Text("The pushed documents ", "are in the first pair [1]."),
+	)
+	localModel := id(e.do(admin, "PUT", "/admin/llm/provider?is_creation=true", fmt.Sprintf(`{"name":"local","provider":"openai_compatible",
+		"api_key":"sk-upgrade-local-0123456789abcdef","api_base":%q,"model_configurations":[{"name":"llama","is_visible":true,"max_input_tokens":8192}]}`,
+		model.BaseURL())))
+	e.do(admin, "POST", "/admin/llm/default", fmt.Sprintf(`{"provider_id":%d,"model_name":"llama"}`, localModel)).decode(t, new(any))
+	e.do(admin, "PATCH", "/admin/default-assistant", `{"system_prompt":"Answer from the company's documents, briefly."}`).decode(t, new(any))
+	var session struct {
+		ID string `json:"chat_session_id"`
+	}
+	e.do(basic, "POST", "/chat/create-chat-session", `{"persona_id":0}`).decode(t, &session)
+	var answer struct {
+		ID int64 `json:"message_id"`
+	}
+	e.do(basic, "POST", "/chat/send-chat-message", fmt.Sprintf(`{"chat_session_id":%q,"message":"Where are the pushed documents?","stream":false}`,
+		session.ID)).decode(t, &answer)
+	e.do(basic, "POST", "/chat/create-chat-message-feedback", fmt.Sprintf(`{"chat_message_id":%d,"is_positive":true,"feedback_text":"Clear"}`,
+		answer.ID)).decode(t, new(any))
+	e.do(basic, "PUT", "/chat/rename-chat-session", fmt.Sprintf(`{"chat_session_id":%q,"name":"Pushed documents"}`, session.ID)).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -994,6 +1021,17 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	}
 	ask("admin", "/admin/llm/provider")
 	ask("basic", "/llm/provider")
+	// Chat (since 00021): the person's sessions, each read back.
+	var sessions struct {
+		Sessions []struct {
+			ID string `json:"id"`
+		} `json:"sessions"`
+	}
+	ask("basic", "/chat/get-user-chat-sessions").decode(t, &sessions)
+	for _, cs := range sessions.Sessions {
+		ask("basic", "/chat/get-chat-session/"+cs.ID)
+	}
+	ask("admin", "/admin/default-assistant/configuration")
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")
 		var list struct {
