@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/api/onyxtest"
+	"github.com/quarryhq/quarry/internal/llmtest"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
@@ -50,10 +51,13 @@ func TestServeOnyxManagers(t *testing.T) {
 }
 
 // TestServeOnyxIntegration replays Onyx v4.6.1's own integration tests of
-// connectors, credentials, cc-pairs, user groups, permissions, API keys
-// and users (package onyxtest; api's TestOnyxIntegration runs them against
-// the handler), each against a quarry serve process of its own on a new
-// database, SQLite and, when QUARRY_TEST_POSTGRES_URL is set, PostgreSQL.
+// connectors, credentials, cc-pairs, user groups, permissions, API keys,
+// users, model providers and the chat (package onyxtest; api's
+// TestOnyxIntegration runs them against the handler), each against a
+// quarry serve process of its own on a new database, SQLite and, when
+// QUARRY_TEST_POSTGRES_URL is set, PostgreSQL; the chat's model is the
+// scripted server on loopback, and the process runs in the chat's test
+// mode (QUARRY_CHAT_TEST_MODE, which the mock replays need).
 // As after Onyx's reset, there is no person and no API key: the database
 // is migrated and marked bootstrapped first (as one whose bootstrap key
 // was revoked), so that the server makes none. Registration is open, and
@@ -68,7 +72,12 @@ func TestServeOnyxIntegration(t *testing.T) {
 			"QUARRY_LOCAL_ACCOUNTS":            "true",
 			"QUARRY_REGISTRATION":              "open",
 			"QUARRY_REGISTRATIONS_PER_ADDRESS": "100",
+			// The chat's model is the scripted server on loopback, and
+			// the chat's replays need its test mode (mock_llm_response).
+			"QUARRY_CHAT_TEST_MODE":    "true",
+			"QUARRY_TOOL_EGRESS_ALLOW": "127.0.0.1",
 		}
+		model := llmtest.New(t)
 		procCommand(t, vars, "migrate")
 		if _, err := procSQL(t, url).Exec(`INSERT INTO settings (name, value) VALUES ('bootstrapped', 'by the test')`); err != nil {
 			t.Fatal(err)
@@ -83,6 +92,6 @@ func TestServeOnyxIntegration(t *testing.T) {
 			default:
 			}
 		})
-		return onyxtest.Target{Do: onyxtest.Send(t, srv.base, client)}
+		return onyxtest.Target{Do: onyxtest.Send(t, srv.base, client), ModelBase: model.BaseURL()}
 	})
 }
