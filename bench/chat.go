@@ -125,10 +125,12 @@ type chatModel struct {
 	times map[int64]*modelTime
 }
 
-// modelTime is what the model spent on one message.
+// modelTime is what the model spent on one message. It is noted as each
+// chunk is written, before it is, so that it is complete by the time
+// Quarry has read the answer (the handler's return may come later).
 type modelTime struct {
-	spent time.Duration // Over the message's requests.
-	first time.Time     // When it wrote the first piece of text.
+	requests []time.Duration // Each request's, from its arrival to its last write.
+	first    time.Time       // When the first piece of text was written.
 }
 
 // startChatModel serves the scripted model on loopback, with the settings
@@ -167,9 +169,9 @@ func chatScript(req *llmtest.Request) llmtest.Script {
 	return llmtest.Script{ToolCalls: []llmtest.ToolCall{llmtest.Call("call_search", "internal_search", string(args))}}
 }
 
-// timed wraps the model's handler: each request's time, from its arrival
-// to the handler's return, is added to its message's, and the first write
-// of a piece of text is noted.
+// timed wraps the model's handler: each request of a message (found by
+// its marker) is timed from its arrival to its last write, and the first
+// write of a piece of text is noted.
 func (m *chatModel) timed(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -178,57 +180,65 @@ func (m *chatModel) timed(h http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var id int64 = -1
-		if found := chatMarker.FindAllSubmatch(body, -1); len(found) > 0 {
-			id, _ = strconv.ParseInt(string(found[len(found)-1][1]), 10, 64)
-		}
-		tw := &textWriter{ResponseWriter: w}
-		h.ServeHTTP(tw, r)
-		spent := time.Since(start)
-		if id < 0 {
+		found := chatMarker.FindAllSubmatch(body, -1)
+		if len(found) == 0 {
+			h.ServeHTTP(w, r)
 			return
 		}
+		id, _ := strconv.ParseInt(string(found[len(found)-1][1]), 10, 64)
 		m.mu.Lock()
 		t := m.times[id]
 		if t == nil {
 			t = &modelTime{}
 			m.times[id] = t
 		}
-		t.spent += spent
-		if t.first.IsZero() {
-			t.first = tw.first
-		}
+		t.requests = append(t.requests, 0)
+		tw := &timedWriter{ResponseWriter: w, m: m, t: t, slot: len(t.requests) - 1, start: start}
 		m.mu.Unlock()
+		h.ServeHTTP(tw, r)
 	})
 }
 
-// take returns and forgets what the model spent on message id.
-func (m *chatModel) take(id int64) (modelTime, bool) {
+// take returns and forgets what the model spent on message id: the sum
+// of its requests' times, and when it wrote the first piece of text.
+func (m *chatModel) take(id int64) (spent time.Duration, first time.Time, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.times[id]
 	if !ok {
-		return modelTime{}, false
+		return 0, time.Time{}, false
 	}
 	delete(m.times, id)
-	return *t, true
-}
-
-// textWriter notes when the first chunk with a piece of text is written.
-type textWriter struct {
-	http.ResponseWriter
-	first time.Time
-}
-
-func (w *textWriter) Write(p []byte) (int, error) {
-	if w.first.IsZero() && bytes.Contains(p, []byte(`"content":"`)) && !bytes.Contains(p, []byte(`"content":""`)) {
-		w.first = time.Now()
+	for _, d := range t.requests {
+		spent += d
 	}
+	return spent, t.first, true
+}
+
+// timedWriter notes, before each write of a request's answer, the time
+// the request has taken, and the first chunk with a piece of text.
+type timedWriter struct {
+	http.ResponseWriter
+	m     *chatModel
+	t     *modelTime
+	slot  int
+	start time.Time
+}
+
+func (w *timedWriter) Write(p []byte) (int, error) {
+	now := time.Now()
+	text := bytes.Contains(p, []byte(`"content":"`)) && !bytes.Contains(p, []byte(`"content":""`))
+	w.m.mu.Lock()
+	w.t.requests[w.slot] = now.Sub(w.start)
+	if text && w.t.first.IsZero() {
+		w.t.first = now
+	}
+	w.m.mu.Unlock()
 	return w.ResponseWriter.Write(p)
 }
 
 // Unwrap lets http.ResponseController flush the chunks as they go.
-func (w *textWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *timedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // prepareChat makes the model the default (a provider whose api_base is
 // bench's scripted server), readies the questions, and asks one, to check
@@ -383,8 +393,8 @@ func stepChat(c *client, measure bool) {
 	if c.ph.name != "server" || !measure {
 		return
 	}
-	model, ok := cw.model.take(n)
-	if !ok || queries.IsZero() || documents.IsZero() || firstText.IsZero() {
+	spent, modelFirst, ok := cw.model.take(n)
+	if !ok || queries.IsZero() || documents.IsZero() || firstText.IsZero() || modelFirst.IsZero() {
 		c.ph.errs.add(c.ph.name, chatSeries.name, "POST", chatSendPath, 200, "the answer did not search, or the model was not asked")
 		return
 	}
@@ -393,11 +403,11 @@ func stepChat(c *client, measure bool) {
 	if cited {
 		cw.cited.Add(1)
 	}
-	cw.own.record(c.shard, whole-model.spent-search)
-	cw.withSearch.record(c.shard, whole-model.spent)
+	cw.own.record(c.shard, whole-spent-search)
+	cw.withSearch.record(c.shard, whole-spent)
 	cw.search.record(c.shard, search)
-	cw.modelTime.record(c.shard, model.spent)
-	cw.first.record(c.shard, firstText.Sub(model.first))
+	cw.modelTime.record(c.shard, spent)
+	cw.first.record(c.shard, firstText.Sub(modelFirst))
 }
 
 // startChatReport begins the report's chat part after the corpus's load.

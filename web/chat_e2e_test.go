@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
@@ -18,13 +19,17 @@ import (
 	"github.com/quarryhq/quarry/toolrun"
 )
 
+// ticketKey is the secret header of the ticket API's custom tool.
+const ticketKey = "tk-e2e-0123456789abcdefghijklmnop"
+
 // TestChatInChromium is a person chatting in the console (issue 41, item
 // 4), in headless Chromium (web/e2e/chat.mjs): the model is the scripted
 // OpenAI-compatible server (internal/llmtest) as the default provider,
 // reached through the egress guard, and the documents it cites are found
 // by the real search with the person's rights. The story checks the
 // streamed answer, its search and its numbered source, the citation's
-// link, feedback, the conversation after a reload, asking again, a stop
+// link, feedback, the conversation after a reload, asking again, a custom
+// tool's call and answer (its secret never shown), a stop
 // with Escape, a provider's failure, and deleting the conversation; every
 // view is checked with axe-core.
 func TestChatInChromium(t *testing.T) {
@@ -58,6 +63,8 @@ func TestChatInChromium(t *testing.T) {
 		llmtest.Script{ToolCalls: []llmtest.ToolCall{llmtest.Call("call_1", "internal_search", `{"queries": ["granite belay"]}`)}},
 		llmtest.Text("Belay from the bolted ", "anchor [1]."),
 		llmtest.Text("Clip in twice ", "before you lean back."),
+		llmtest.Script{ToolCalls: []llmtest.ToolCall{llmtest.Call("call_2", "get_ticket", `{"id": "42"}`)}},
+		llmtest.Text("Ticket 42 is open."),
 	)
 	slow := []string{"Slab "}
 	for range 80 {
@@ -66,10 +73,35 @@ func TestChatInChromium(t *testing.T) {
 	model.On("slowly", llmtest.Script{Text: append(slow, "THE END"), Delay: 100 * time.Millisecond})
 	model.On("break", llmtest.Errorf(500, "server_error", "", "The server had an error while processing your request."))
 
+	// The ticket API a custom tool calls, with its secret key.
+	tickets := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != ticketKey {
+			http.Error(w, `{"error": "unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id": %q, "status": "open", "owner": "ada"}`, strings.TrimPrefix(r.URL.Path, "/api/tickets/"))
+	}))
+	t.Cleanup(tickets.Close)
+
 	c := e2eClient{t, srv.URL, admin}
 	var made struct {
 		ID int64 `json:"id"`
 	}
+	definition := map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "Tickets", "description": "The ticket API", "version": "1.0.0"},
+		"servers": []any{map[string]any{"url": tickets.URL + "/api"}},
+		"paths": map[string]any{"/tickets/{id}": map[string]any{"get": map[string]any{
+			"operationId": "get_ticket", "summary": "Get a ticket",
+			"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}},
+			"responses":  map[string]any{"200": map[string]any{"description": "The ticket"}}}}}}
+	c.do("POST", "/admin/tool/custom", map[string]any{"name": "Tickets", "description": "The ticket API", "definition": definition,
+		"custom_headers": []any{map[string]any{"key": "X-Api-Key", "value": ticketKey}}, "passthrough_auth": false}, &made)
+	// The default assistant offers it beside the search.
+	var assistant struct {
+		ToolIDs []int64 `json:"tool_ids"`
+	}
+	c.do("GET", "/admin/default-assistant/configuration", nil, &assistant)
+	c.do("PATCH", "/admin/default-assistant", map[string]any{"tool_ids": append(assistant.ToolIDs, made.ID)}, nil)
 	c.do("PUT", "/admin/llm/provider?is_creation=true", map[string]any{"name": "local", "provider": "openai_compatible",
 		"api_key": "sk-e2e-0123456789abcdefghijklmnop", "api_base": model.BaseURL(),
 		"model_configurations": []any{map[string]any{"name": "llama", "is_visible": true, "max_input_tokens": 8192}}}, &made)
@@ -91,7 +123,7 @@ func TestChatInChromium(t *testing.T) {
 			"sections": []any{map[string]any{"text": text[1], "link": "https://wiki.example.com/" + id}}}}, nil)
 	}
 
-	runStory(ctx, t, node, e2eDir, "chat.mjs", srv.URL, basic)
+	runStory(ctx, t, node, e2eDir, "chat.mjs", srv.URL, basic, ticketKey)
 
 	// What reached the model: the person's question, then the search's
 	// result, and never the provider's key.

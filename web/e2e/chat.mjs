@@ -1,26 +1,27 @@
 // A person chats with the assistant in the console (issue 41, item 4), in
 // Debian's Chromium, as web/chat_e2e_test.go asks:
 //
-//   node chat.mjs <url> <screenshot dir> <basic key>
+//   node chat.mjs <url> <screenshot dir> <basic key> <the ticket tool's secret>
 //
 // The server answers with a scripted OpenAI-compatible model (the test's
 // internal/llmtest server, as the default provider): the first question is
 // answered by a search of the company's documents, then a text citing the
-// first document found; asking again gets a second text; a question with
+// first document found; asking again gets a second text; the next
+// question, a call of the ticket API's custom tool, then its answer; a question with
 // "slowly" in it streams slowly, and one with "break" in it meets the
 // provider's 500. The person: opens Chat from the nav; asks with the
 // keyboard; sees the search, the answer and its source as a numbered link
 // to the document; opens the citation; says the answer helped; reloads and
 // finds the conversation, the feedback and the session in the list; asks
-// again; stops a slow answer with Escape; reads the provider's failure in
+// again; sees the tool's call and answer, and never its secret; stops a slow answer with Escape; reads the provider's failure in
 // the answer; deletes the conversation. Every view is checked with
 // axe-core; the page must log no error.
 
 import { check, Story } from './story.mjs';
 
-const [base, outdir, key] = process.argv.slice(2);
-if (!base || !outdir || !key) {
-  console.error('usage: node chat.mjs <url> <outdir> <basic key>');
+const [base, outdir, key, toolSecret] = process.argv.slice(2);
+if (!base || !outdir || !key || !toolSecret) {
+  console.error('usage: node chat.mjs <url> <outdir> <basic key> <tool secret>');
   process.exit(2);
 }
 const story = new Story('chat', base, outdir);
@@ -78,6 +79,20 @@ await story.run(async () => {
   const again = await p.locator('#chat-messages .chat-answer .answer-text').last().innerText();
   check(again === 'Clip in twice before you lean back.', `the second answer: ${again}`);
   check(await p.locator('#chat-messages > li').count() === 2, 'one question, and its newest answer');
+
+  story.step = 'a tool';
+  await p.locator('#chat-input').fill('What does ticket 42 say?');
+  await p.locator('#chat-input').press('Enter');
+  await p.locator('#chat-status', { hasText: 'Answered.' }).waitFor({ timeout: 30_000 });
+  const toolAnswer = p.locator('#chat-messages .chat-answer').last();
+  check(await toolAnswer.locator('.answer-text').innerText() === 'Ticket 42 is open.', 'the answer after the tool');
+  const call = toolAnswer.locator('.answer-steps details');
+  check(await call.locator('summary').innerText() === 'Called the tool get_ticket', `the call: ${await call.locator('summary').innerText()}`);
+  await call.locator('summary').click();
+  const result = await call.locator('pre.tool-result').innerText();
+  check(result.includes('"status": "open"') && result.includes('"owner": "ada"'), `the tool's answer: ${result}`);
+  check(!(await p.locator('body').innerText()).includes(toolSecret), 'the tool\'s secret is never shown');
+  await story.view(p, 'tool');
 
   story.step = 'stop';
   await p.locator('#chat-input').fill('Tell me about slab climbing, slowly.');

@@ -66,7 +66,7 @@ class Answer {
     this.sources = el('ol', { class: 'answer-sources small', 'aria-label': 'Sources' });
     this.error = el('div', { class: 'error', role: 'alert' });
     this.actions = el('div', { class: 'answer-actions' });
-    this.tools = new Map(); // a tool call's tool_id and name → its step
+    this.current = null; // the step of the tool call being made
     this.node = el('li', { class: 'chat-answer', 'data-message': id ?? '' },
       el('p', { class: 'chat-who' }, 'Assistant'), this.steps, this.body, this.sources, this.error, this.actions);
   }
@@ -96,7 +96,8 @@ class Answer {
         this.cite(obj.citation_number, obj.document_id, obj.cc_pair_id);
         break;
       case 'custom_tool_start':
-        this.tool(obj).summary.textContent = `Called the tool ${obj.tool_name}`;
+        this.current = null;
+        this.tool(obj);
         break;
       case 'custom_tool_args':
         this.tool(obj).args.textContent = JSON.stringify(obj.tool_args, null, 2);
@@ -119,15 +120,19 @@ class Answer {
     }
   }
 
-  /** tool returns the step of a tool call (its summary, arguments and result), made at its first packet. */
+  /**
+   * tool returns the step of the tool call a packet is of (its summary,
+   * arguments and result): the call its custom_tool_start began, or a new
+   * one.
+   */
   tool(obj) {
-    const key = `${obj.tool_id}:${obj.tool_name}`;
-    let t = this.tools.get(key);
-    if (!t) {
-      t = { summary: el('summary', {}, `Called the tool ${obj.tool_name}`), args: el('pre', { class: 'tool-args' }), result: el('pre', { class: 'tool-result' }) };
+    let t = this.current;
+    if (!t || t.name !== obj.tool_name) {
+      t = { name: obj.tool_name, summary: el('summary', {}, `Called the tool ${obj.tool_name}`),
+        args: el('pre', { class: 'tool-args' }), result: el('pre', { class: 'tool-result' }) };
       this.steps.append(el('li', {}, el('details', {}, t.summary,
         el('p', { class: 'muted' }, 'Arguments'), t.args, el('p', { class: 'muted' }, 'Answer'), t.result)));
-      this.tools.set(key, t);
+      this.current = t;
     }
     return t;
   }
