@@ -26,10 +26,10 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
 	"github.com/quarryhq/quarry/auth/authtest"
+	"github.com/quarryhq/quarry/internal/llmtest"
 	"github.com/quarryhq/quarry/internal/mcptest"
 	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/scim"
-	"github.com/quarryhq/quarry/internal/llmtest"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
