@@ -37,34 +37,15 @@ type packet struct {
 // SavedSearchDoc's db_doc_id when the document is kept, and the pair its
 // copy is of (Quarry's extension, as in search's results).
 type chatDoc struct {
-	DocumentID           string         `json:"document_id"`
-	ChunkInd             int            `json:"chunk_ind"`
-	SemanticIdentifier   string         `json:"semantic_identifier"`
-	Link                 *string        `json:"link"`
-	Blurb                string         `json:"blurb"`
-	SourceType           string         `json:"source_type"`
-	Boost                int            `json:"boost"`
-	Hidden               bool           `json:"hidden"`
-	Metadata             map[string]any `json:"metadata"`
-	Score                pyFloat        `json:"score"`
-	IsRelevant           *bool          `json:"is_relevant"`
-	RelevanceExplanation *string        `json:"relevance_explanation"`
-	MatchHighlights      []string       `json:"match_highlights"`
-	UpdatedAt            any            `json:"updated_at"`
-	PrimaryOwners        []string       `json:"primary_owners"`
-	SecondaryOwners      []string       `json:"secondary_owners"`
-	IsInternet           bool           `json:"is_internet"`
-	FileID               *string        `json:"file_id"`
-	DBDocID              *int64         `json:"db_doc_id,omitempty"`
+	onyxSearchDoc
+	DBDocID *int64 `json:"db_doc_id,omitempty"`
 	copyPair
 }
 
 // chatDocOf renders h; streamed, its time is Python's isoformat (as Onyx's
 // get_json_line writes a datetime), otherwise pydantic's.
 func chatDocOf(h *quarry.SearchHit, streamed bool) chatDoc {
-	d := chatDoc{DocumentID: h.DocumentID, ChunkInd: h.ChunkNo, SemanticIdentifier: h.SemanticIdentifier, Link: h.Link, Blurb: h.Blurb,
-		SourceType: string(h.Source), Metadata: h.Metadata, Score: pyFloat(h.Score), MatchHighlights: h.MatchHighlights,
-		PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners, copyPair: pairOf(h.Pair)}
+	d := chatDoc{onyxSearchDoc: onyxSearchDocOf(h), copyPair: pairOf(h.Pair)}
 	if d.Metadata == nil {
 		d.Metadata = map[string]any{}
 	}

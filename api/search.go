@@ -23,9 +23,9 @@ import (
 // maxSearchHits bounds num_hits.
 const maxSearchHits = 1000
 
-// searchDoc is a result as Onyx's SearchDocWithContent renders it, and the
-// pair its copy is of (Quarry's extension, see copyPair).
-type searchDoc struct {
+// onyxSearchDoc is a document as Onyx's SearchDoc renders it: what
+// search's results (searchDoc) and an answer's documents (chatDoc) share.
+type onyxSearchDoc struct {
 	DocumentID           string         `json:"document_id"`
 	ChunkInd             int            `json:"chunk_ind"`
 	SemanticIdentifier   string         `json:"semantic_identifier"`
@@ -44,7 +44,21 @@ type searchDoc struct {
 	SecondaryOwners      []string       `json:"secondary_owners"`
 	IsInternet           bool           `json:"is_internet"`
 	FileID               *string        `json:"file_id"`
-	Content              *string        `json:"content"`
+}
+
+// onyxSearchDocOf renders h, its time left to the caller (pydantic's, or
+// Python's isoformat in a stream).
+func onyxSearchDocOf(h *quarry.SearchHit) onyxSearchDoc {
+	return onyxSearchDoc{DocumentID: h.DocumentID, ChunkInd: h.ChunkNo, SemanticIdentifier: h.SemanticIdentifier, Link: h.Link,
+		Blurb: h.Blurb, SourceType: string(h.Source), Metadata: h.Metadata, Score: pyFloat(h.Score),
+		MatchHighlights: h.MatchHighlights, PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners}
+}
+
+// searchDoc is a result as Onyx's SearchDocWithContent renders it, and the
+// pair its copy is of (Quarry's extension, see copyPair).
+type searchDoc struct {
+	onyxSearchDoc
+	Content *string `json:"content"`
 	copyPair
 }
 
@@ -120,12 +134,7 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 	}
 	docs := make([]searchDoc, len(hits))
 	for i, h := range hits {
-		d := searchDoc{
-			DocumentID: h.DocumentID, ChunkInd: h.ChunkNo, SemanticIdentifier: h.SemanticIdentifier, Link: h.Link,
-			Blurb: h.Blurb, SourceType: string(h.Source), Metadata: h.Metadata, Score: pyFloat(h.Score),
-			MatchHighlights: h.MatchHighlights, PrimaryOwners: h.PrimaryOwners, SecondaryOwners: h.SecondaryOwners,
-			copyPair: pairOf(h.Pair),
-		}
+		d := searchDoc{onyxSearchDoc: onyxSearchDocOf(&h), copyPair: pairOf(h.Pair)}
 		if h.UpdatedAt != nil {
 			if b.Stream {
 				d.UpdatedAt = pythonISO(h.UpdatedAt.Time)
