@@ -7,15 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/internal/llmtest"
-	"github.com/quarryhq/quarry/store/storetest"
 	"github.com/quarryhq/quarry/toolrun"
 )
 
@@ -33,25 +30,9 @@ const ticketKey = "tk-e2e-0123456789abcdefghijklmnop"
 // with Escape, a provider's failure, and deleting the conversation; every
 // view is checked with axe-core.
 func TestChatInChromium(t *testing.T) {
-	node, npm := e2eTools(t)
-	e2eDir, err := filepath.Abs("e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmCI(t, npm, e2eDir)
-
+	node, e2eDir, db, admin, basic := storyDeployment(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	db := storetest.OpenURL(t, "sqlite:"+filepath.Join(t.TempDir(), "quarry.db"), storetest.Key(t))
-	admin, err := db.Bootstrap(ctx)
-	if err != nil || admin == "" {
-		t.Fatalf("bootstrap: %q, %v", admin, err)
-	}
-	name := "reader"
-	_, basic, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleBasic)
-	if err != nil {
-		t.Fatal(err)
-	}
 	loopback := toolrun.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 	srv := httptest.NewServer(api.NewServer(api.Config{MaskCredentials: true, Version: "e2e", ToolEgress: loopback}, db, slog.New(slog.DiscardHandler)))
 	t.Cleanup(srv.Close)

@@ -18,8 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/bench"
+	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
@@ -316,4 +318,27 @@ func runStory(ctx context.Context, t *testing.T, node, dir, script, url string, 
 		}
 		t.Fatal(err)
 	}
+}
+
+// storyDeployment readies a story in Chromium: node with web/e2e's
+// packages (in dir), and a new SQLite deployment as quarry serve
+// bootstraps it (its admin key), with a basic person's key named
+// "reader".
+func storyDeployment(t *testing.T) (node, dir string, db *store.DB, admin, basic string) {
+	t.Helper()
+	node, npm := e2eTools(t)
+	dir, err := filepath.Abs("e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCI(t, npm, dir)
+	db = storetest.OpenURL(t, "sqlite:"+filepath.Join(t.TempDir(), "quarry.db"), storetest.Key(t))
+	if admin, err = db.Bootstrap(context.Background()); err != nil || admin == "" {
+		t.Fatalf("bootstrap: %q, %v", admin, err)
+	}
+	name := "reader"
+	if _, basic, err = db.CreateAPIKey(context.Background(), nil, &name, quarry.RoleBasic); err != nil {
+		t.Fatal(err)
+	}
+	return node, dir, db, admin, basic
 }

@@ -9,15 +9,12 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/outbound"
-	"github.com/quarryhq/quarry/store/storetest"
 	"github.com/quarryhq/quarry/toolrun"
 )
 
@@ -34,25 +31,9 @@ import (
 // bare 403, and that what the bootstrap key made is named by the key's
 // name. Every view is checked with axe-core.
 func TestNewcomerInChromium(t *testing.T) {
-	node, npm := e2eTools(t)
-	e2eDir, err := filepath.Abs("e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmCI(t, npm, e2eDir)
-
+	node, e2eDir, db, admin, basic := storyDeployment(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	db := storetest.OpenURL(t, "sqlite:"+filepath.Join(t.TempDir(), "quarry.db"), storetest.Key(t))
-	admin, err := db.Bootstrap(ctx)
-	if err != nil || admin == "" {
-		t.Fatalf("bootstrap: %q, %v", admin, err)
-	}
-	name := "reader"
-	_, basic, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleBasic)
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := slog.New(slog.DiscardHandler)
 	handler := api.NewServer(api.Config{MaskCredentials: true, Version: "e2e"}, db, log)
 	mux := http.NewServeMux()
