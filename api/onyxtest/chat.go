@@ -249,19 +249,30 @@ func secondUser(t *testing.T, c client) User {
 	return must(c.createUser("second_basic_user", ""))(t).caller()
 }
 
+// sessionRead is a read of a chat session by a person, with the query
+// (is_shared) it asks, and the status it must get.
+type sessionRead struct {
+	by    User
+	query string
+	want  int
+}
+
+// sessionAccess reads session id as each of reads says and checks the
+// statuses.
+func (c client) sessionAccess(t *testing.T, id string, reads []sessionRead) {
+	t.Helper()
+	for _, r := range reads {
+		got := c.getChatSession(id, r.by, r.query)
+		check(t, got.Status == r.want, "%s%s: %d, want %d: %s", id, r.query, got.Status, r.want, clip(got.Body))
+	}
+}
+
 var chatSessionAccessReplays = []Replay{
 	{Name: "chat/test_chat_session_access.py/test_private_chat_session_access", Run: func(t *testing.T, c client) {
 		_, basicU := chatFixtures(t, c)
 		basic, second := basicU.caller(), secondUser(t, c)
 		s := must(c.createChatSession(basic, ""))(t)
-		for _, tc := range []struct {
-			by    User
-			query string
-			want  int
-		}{{basic, "", 200}, {basic, "?is_shared=true", 403}, {second, "", 403}, {second, "?is_shared=true", 403}} {
-			r := c.getChatSession(s.ID, tc.by, tc.query)
-			check(t, r.Status == tc.want, "%s%s: %d, want %d: %s", s.ID, tc.query, r.Status, tc.want, clip(r.Body))
-		}
+		c.sessionAccess(t, s.ID, []sessionRead{{basic, "", 200}, {basic, "?is_shared=true", 403}, {second, "", 403}, {second, "?is_shared=true", 403}})
 	}},
 	{Name: "chat/test_chat_session_access.py/test_public_shared_chat_session_access", Run: func(t *testing.T, c client) {
 		_, basicU := chatFixtures(t, c)
@@ -269,14 +280,7 @@ var chatSessionAccessReplays = []Replay{
 		s := must(c.createChatSession(basic, ""))(t)
 		r := c.tg.Do(basic, "PATCH", "/chat/chat-session/"+s.ID, map[string]any{"sharing_status": "public"})
 		check(t, r.Status == 200, "share: %d %s", r.Status, clip(r.Body))
-		for _, tc := range []struct {
-			by    User
-			query string
-			want  int
-		}{{basic, "", 200}, {basic, "?is_shared=true", 200}, {second, "", 403}, {second, "?is_shared=true", 200}} {
-			r := c.getChatSession(s.ID, tc.by, tc.query)
-			check(t, r.Status == tc.want, "%s%s: %d, want %d: %s", s.ID, tc.query, r.Status, tc.want, clip(r.Body))
-		}
+		c.sessionAccess(t, s.ID, []sessionRead{{basic, "", 200}, {basic, "?is_shared=true", 200}, {second, "", 403}, {second, "?is_shared=true", 200}})
 	}},
 	{Name: "chat/test_chat_session_access.py/test_deleted_chat_session_access", Run: func(t *testing.T, c client) {
 		_, basicU := chatFixtures(t, c)
