@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -595,16 +596,42 @@ func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
 				args, k.Response).Scan(&callID); err != nil {
 				return err
 			}
-			for i := range k.Documents {
-				h := &k.Documents[i].SearchHit
-				if _, err := tx.ExecContext(ctx, `INSERT INTO chat_documents (message_id, tool_call_id, cc_pair_id, document_id, doc) VALUES ($1, $2, $3, $4, $5)`,
-					a.MessageID, callID, h.Pair.ID, h.DocumentID, encodeChatDoc(h)); err != nil {
-					return err
-				}
+			if err := insertChatDocuments(ctx, tx, a.MessageID, callID, k.Documents); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// chatDocumentsPerInsert bounds the rows of one INSERT of
+// insertChatDocuments: 5 parameters a row, far below both databases'
+// limits (32,766 on SQLite, 65,535 on PostgreSQL).
+const chatDocumentsPerInsert = 500
+
+// insertChatDocuments stores the documents a call of a tool gave, a few
+// hundred rows a statement: on PostgreSQL each statement is a round trip.
+func insertChatDocuments(ctx context.Context, tx *Tx, message, call int64, docs []quarry.ChatDocument) error {
+	for len(docs) > 0 {
+		n := min(len(docs), chatDocumentsPerInsert)
+		var q strings.Builder
+		q.WriteString(`INSERT INTO chat_documents (message_id, tool_call_id, cc_pair_id, document_id, doc) VALUES `)
+		args := make([]any, 0, 5*n)
+		for i := range n {
+			h := &docs[i].SearchHit
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			p := len(args)
+			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d)", p+1, p+2, p+3, p+4, p+5)
+			args = append(args, message, call, h.Pair.ID, h.DocumentID, encodeChatDoc(h))
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+		docs = docs[n:]
+	}
+	return nil
 }
 
 // chatMessageOf reads message id of a session of c's (or
@@ -665,14 +692,17 @@ func (db *DB) RemoveChatFeedback(ctx context.Context, c *quarry.Caller, id int64
 
 // DefaultAssistant returns how the default assistant answers, and whether
 // it offers the search (the built-in search tool is among its tools, and
-// enabled).
+// enabled), kept between requests while it holds (see readCache).
 func (db *DB) DefaultAssistant(ctx context.Context) (*quarry.DefaultAssistant, error) {
-	return defaultAssistant(ctx, db.read)
+	return cached(ctx, db, (*readCache).getAssistant,
+		func(q querier) (*quarry.DefaultAssistant, error) { return defaultAssistant(ctx, q) },
+		(*readCache).putAssistant)
 }
 
 func defaultAssistant(ctx context.Context, q querier) (*quarry.DefaultAssistant, error) {
 	a := &quarry.DefaultAssistant{ToolIDs: []int64{}}
-	if err := q.QueryRowContext(ctx, `SELECT system_prompt FROM default_assistant WHERE id = 0`).Scan(&a.SystemPrompt); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT system_prompt, (SELECT COALESCE(MIN(id), 0) FROM tools WHERE in_code_tool_id = $1)
+		FROM default_assistant WHERE id = 0`, quarry.SearchToolID).Scan(&a.SystemPrompt, &a.SearchToolID); err != nil {
 		return nil, mapError(err)
 	}
 	rows, err := q.QueryContext(ctx, `SELECT t.id, t.in_code_tool_id, t.enabled FROM default_assistant_tools a JOIN tools t ON t.id = a.tool_id ORDER BY t.id`)

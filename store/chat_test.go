@@ -291,6 +291,40 @@ func TestChatTurns(t *testing.T) {
 	}
 }
 
+// TestChatManyDocuments: a search that gave more documents than one
+// INSERT writes keeps them all, in their order.
+func TestChatManyDocuments(t *testing.T) {
+	f := newChatFixture(t)
+	db, me := f.db, f.member
+	turn, err := db.StartChatTurn(ctx, me, quarry.ChatTurnInput{NewSession: quarry.ChatSessionInput{}, Message: "basalt?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := make([]quarry.ChatDocument, 1203) // Three INSERTs of insertChatDocuments.
+	for i := range docs {
+		docs[i].SearchHit = hit(f.public)
+		docs[i].DocumentID = fmt.Sprintf("doc-%04d", i)
+	}
+	if err := db.FinishChatTurn(ctx, &quarry.ChatAnswer{MessageID: turn.AnswerID, SessionID: turn.Session.ID, Text: "many",
+		ToolCalls: []quarry.ChatToolCall{{ToolID: 1, CallID: "call_1", Name: "internal_search", Arguments: json.RawMessage(`{}`),
+			Response: "{}", Documents: docs}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs, err := db.ReadChatSession(ctx, me, turn.Session.ID, quarry.ChatRead{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := msgs[len(msgs)-1].ToolCalls[0].Documents
+	if len(got) != len(docs) {
+		t.Fatalf("%d documents read back, want %d", len(got), len(docs))
+	}
+	for i := range got {
+		if got[i].DocumentID != docs[i].DocumentID {
+			t.Fatalf("document %d is %s, want %s", i, got[i].DocumentID, docs[i].DocumentID)
+		}
+	}
+}
+
 // TestChatSessionsListing checks the listing of one's sessions: newest
 // change first, pages by before, failed (empty, old) sessions left out,
 // deleted ones too; and renames, shares, soft and hard deletions.
