@@ -431,6 +431,9 @@ type DefaultAssistant struct {
 	// Search reports whether it offers the search: the built-in search
 	// tool is among its tools, and enabled.
 	Search bool
+	// SearchToolID is the built-in search tool's id (0 if there is none),
+	// which allowed_tool_ids and forced_tool_id name.
+	SearchToolID int64
 }
 
 // Prompt returns the instructions the default assistant gives the model.

@@ -148,17 +148,10 @@ func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage,
 	allowed := func(id int64) bool {
 		return !b.AllowedToolIDs.Set() || slices.Contains(b.AllowedToolIDs.Value, id)
 	}
-	tools, err := s.db.Tools(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, tool := range tools {
-		if tool.InCodeToolID != nil && *tool.InCodeToolID == quarry.SearchToolID {
-			t.SearchToolID = tool.ID
-		}
-	}
+	t.SearchToolID = a.SearchToolID
 	t.Search = a.Search && c.CanSearch() && allowed(t.SearchToolID)
-	if c.Has(quarry.PermBasic) && len(a.ToolIDs) > 0 {
+	others := slices.ContainsFunc(a.ToolIDs, func(id int64) bool { return id != a.SearchToolID })
+	if c.Has(quarry.PermBasic) && others {
 		cat, err := s.catalogFor(ctx, s.mcp)
 		if err != nil {
 			return nil, err

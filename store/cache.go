@@ -9,7 +9,9 @@ import (
 )
 
 // The copies a server keeps between requests of what every request reads:
-// the callers of API keys and the tools. They hold while the database's
+// the callers of API keys and the tools, and what every message of a chat
+// reads: the model providers with the default model, and the default
+// assistant. They hold while the database's
 // cache_version is the one they were read at: triggers on every table they
 // are read from bump it with each change (migration 00011), so one read of
 // that version tells a server whether its copies still hold, whichever
@@ -19,10 +21,10 @@ import (
 // maxCached bounds each kind of copy; past it, the kind starts again empty.
 const maxCached = 10_000
 
-// cachedTables are the tables callers of API keys and tools are read
-// from: each must bump cache_version on every insert, update and delete
+// cachedTables are the tables the copies are read from: each must bump cache_version on every insert, update and delete
 // for the copies to be kept (see CacheTriggers).
-var cachedTables = []string{"api_keys", "group_permissions", "oauth_configs", "tools", "user_group_members", "user_groups", "users"}
+var cachedTables = []string{"api_keys", "default_assistant", "default_assistant_tools", "group_permissions", "llm_default_model",
+	"llm_models", "llm_provider_groups", "llm_providers", "oauth_configs", "tools", "user_group_members", "user_groups", "users"}
 
 // CacheTriggers returns, as "<table> <event>" lines in order, the row
 // changes that bump cache_version: what migration 00011 made, unless a
@@ -79,16 +81,24 @@ func (db *DB) keepCopies(ctx context.Context) error {
 	return nil
 }
 
-// KeepsCopies reports whether db keeps callers and tools between
-// requests: once migrated, with every trigger of migration 00011.
+// KeepsCopies reports whether db keeps its copies between requests: once
+// migrated, with every trigger of migrations 00011 and 00022.
 func (db *DB) KeepsCopies() bool { return db.cache.Load() != nil }
 
 // readCache is the DB's copies, all of one version.
 type readCache struct {
-	mu      sync.Mutex
-	version int64 // of the copies; -1 before the first
-	callers map[string]*quarry.Caller
-	tools   map[int64]*quarry.Tool
+	mu        sync.Mutex
+	version   int64 // of the copies; -1 before the first
+	callers   map[string]*quarry.Caller
+	tools     map[int64]*quarry.Tool
+	providers *providersCopy
+	assistant *quarry.DefaultAssistant
+}
+
+// providersCopy is what DB.LLMProviders returns.
+type providersCopy struct {
+	ps  []*quarry.LLMProvider
+	def *quarry.DefaultModel
 }
 
 func newReadCache() *readCache {
@@ -102,7 +112,7 @@ func newReadCache() *readCache {
 // copies are read from. Called with mu held.
 func (rc *readCache) at(v int64) {
 	if v != rc.version {
-		rc.version, rc.callers, rc.tools = v, nil, nil
+		rc.version, rc.callers, rc.tools, rc.providers, rc.assistant = v, nil, nil, nil, nil
 	}
 }
 
@@ -151,6 +161,67 @@ func (rc *readCache) putTool(v int64, t *quarry.Tool) {
 	rc.tools[t.ID] = cloneTool(t)
 }
 
+// getProviders returns a copy of the providers at version v, if there is one.
+func (rc *readCache) getProviders(v int64) (*providersCopy, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	if rc.providers == nil {
+		return nil, false
+	}
+	return rc.providers.clone(), true
+}
+
+// putProviders keeps p, read at version v.
+func (rc *readCache) putProviders(v int64, p *providersCopy) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	rc.providers = p.clone()
+}
+
+// getAssistant returns a copy of the default assistant at version v, if
+// there is one.
+func (rc *readCache) getAssistant(v int64) (*quarry.DefaultAssistant, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	if rc.assistant == nil {
+		return nil, false
+	}
+	return cloneAssistant(rc.assistant), true
+}
+
+// putAssistant keeps a, read at version v.
+func (rc *readCache) putAssistant(v int64, a *quarry.DefaultAssistant) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.at(v)
+	rc.assistant = cloneAssistant(a)
+}
+
+// clone copies p's providers and default model, as cloneCaller does.
+func (p *providersCopy) clone() *providersCopy {
+	out := &providersCopy{ps: make([]*quarry.LLMProvider, len(p.ps))}
+	for i, x := range p.ps {
+		c := *x
+		c.Groups, c.Models = slices.Clone(x.Groups), slices.Clone(x.Models)
+		out.ps[i] = &c
+	}
+	if p.def != nil {
+		d := *p.def
+		out.def = &d
+	}
+	return out
+}
+
+// cloneAssistant copies a, as cloneCaller does.
+func cloneAssistant(a *quarry.DefaultAssistant) *quarry.DefaultAssistant {
+	out := *a
+	out.ToolIDs = slices.Clone(a.ToolIDs)
+	return &out
+}
+
 // cloneCaller copies c so that changing the fields or slices of the copy
 // kept or of the one given out cannot change the other (pointers to
 // strings and numbers are shared: nothing writes through them).
@@ -182,7 +253,13 @@ func cacheVersion(ctx context.Context, q querier) (int64, error) {
 func cached[T any](ctx context.Context, db *DB, get func(rc *readCache, v int64) (T, bool), read func(q querier) (T, error), put func(rc *readCache, v int64, x T)) (T, error) {
 	rc := db.cache.Load()
 	if rc == nil {
-		return read(db.read)
+		var x T
+		err := db.snapshot(ctx, func(q querier) error {
+			var err error
+			x, err = read(q)
+			return err
+		})
+		return x, err
 	}
 	v, err := cacheVersion(ctx, db.read)
 	if err != nil {

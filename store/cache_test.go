@@ -169,3 +169,124 @@ func TestReadCacheNeedsEveryTrigger(t *testing.T) {
 		t.Error("a revoked key still opens")
 	}
 }
+
+// TestReadCacheChatSettings: what each message of a chat reads (the model
+// providers with the default model, the default assistant) is kept like
+// callers and tools: a hit reads the version only, a copy given out
+// cannot change the one kept, and every change another replica makes
+// shows at once: a provider's key, its models and groups, the default
+// model, a provider deleted, the assistant's instructions and tools, its
+// search tool disabled, a tool of its deleted.
+func TestReadCacheChatSettings(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	a, b := storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)
+	admin := adminOf(t, b)
+	providers := func() ([]*quarry.LLMProvider, *quarry.DefaultModel) {
+		t.Helper()
+		ps, def, err := a.LLMProviders(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps, def
+	}
+	assistant := func() *quarry.DefaultAssistant {
+		t.Helper()
+		x, err := a.DefaultAssistant(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	hit := func(what string, read func()) {
+		t.Helper()
+		read()
+		before := a.Statements()
+		read()
+		if n := a.Statements() - before; n != 1 {
+			t.Errorf("%s, kept, took %d statements, want 1 (the version)", what, n)
+		}
+	}
+
+	up := quarry.LLMProviderUpsert{IsCreation: true, Provider: quarry.LLMProviderOpenAICompatible, APIKey: ptr("sk-cache-first-0123456789"),
+		APIKeyChanged: true, APIBase: ptr("http://models.internal/v1"), IsPublic: true,
+		Models: []quarry.ModelConfigurationUpsert{{Name: "first", IsVisible: true}}}
+	p, err := b.UpsertLLMProvider(ctx, admin, up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit("the providers", func() { providers() })
+	ps, def := providers()
+	if len(ps) != 1 || ps[0].APIKey != "sk-cache-first-0123456789" || def != nil {
+		t.Fatalf("providers %+v, default %+v", ps, def)
+	}
+	ps[0].Models[0].Name, ps[0].APIKey = "changed by a reader", "changed"
+	if ps, _ := providers(); ps[0].Models[0].Name != "first" || ps[0].APIKey != "sk-cache-first-0123456789" {
+		t.Error("a change to the providers given out changed the copy kept")
+	}
+	if err := b.SetDefaultModel(ctx, admin, quarry.DefaultModel{ProviderID: p.ID, ModelName: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, def := providers(); def == nil || def.ModelName != "first" {
+		t.Errorf("the default model set on the other replica: %+v", def)
+	}
+	g, err := b.CreateGroup(ctx, admin, quarry.UserGroupInput{Name: ptr("models")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.IsCreation, up.ID, up.APIKey, up.IsPublic, up.Groups = false, &p.ID, ptr("sk-cache-second-0123456789"), false, []int64{g.ID}
+	up.Models = append(up.Models, quarry.ModelConfigurationUpsert{Name: "second", IsVisible: true})
+	if _, err := b.UpsertLLMProvider(ctx, admin, up); err != nil {
+		t.Fatal(err)
+	}
+	if ps, _ := providers(); ps[0].APIKey != "sk-cache-second-0123456789" || len(ps[0].Models) != 2 || ps[0].IsPublic ||
+		!slices.Equal(ps[0].Groups, []int64{g.ID}) {
+		t.Errorf("the provider changed on the other replica: %+v", ps[0])
+	}
+	other, err := b.UpsertLLMProvider(ctx, admin, quarry.LLMProviderUpsert{IsCreation: true, Provider: quarry.LLMProviderOpenAICompatible,
+		APIBase: ptr("http://other.internal/v1"), IsPublic: true, Models: []quarry.ModelConfigurationUpsert{{Name: "third", IsVisible: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, _ := providers(); len(ps) != 2 {
+		t.Fatalf("a provider added on the other replica: %d providers", len(ps))
+	}
+	if err := b.DeleteLLMProvider(ctx, admin, other.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if ps, _ := providers(); len(ps) != 1 {
+		t.Errorf("a provider deleted on the other replica: %d providers", len(ps))
+	}
+
+	hit("the default assistant", func() { assistant() })
+	x := assistant()
+	if !x.Search || x.SearchToolID == 0 || !slices.Equal(x.ToolIDs, []int64{x.SearchToolID}) || x.SystemPrompt != nil {
+		t.Fatalf("the default assistant %+v", x)
+	}
+	x.ToolIDs[0] = 999
+	if got := assistant(); got.ToolIDs[0] != got.SearchToolID {
+		t.Error("a change to the assistant given out changed the copy kept")
+	}
+	tool, err := b.CreateTool(ctx, admin, quarry.ToolInput{Name: "cached", Definition: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.UpdateDefaultAssistant(ctx, admin, quarry.DefaultAssistantUpdate{ToolIDs: []int64{x.SearchToolID, tool.ID}, SetPrompt: true,
+		SystemPrompt: ptr("be brief")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := assistant(); !slices.Equal(got.ToolIDs, []int64{x.SearchToolID, tool.ID}) || got.SystemPrompt == nil || *got.SystemPrompt != "be brief" {
+		t.Errorf("the assistant changed on the other replica: %+v", got)
+	}
+	if _, err := b.SetToolsEnabled(ctx, admin, []int64{x.SearchToolID}, false); err != nil {
+		t.Fatal(err)
+	}
+	if assistant().Search {
+		t.Error("the search tool disabled on the other replica is still offered")
+	}
+	if err := b.DeleteTool(ctx, admin, tool.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := assistant(); !slices.Equal(got.ToolIDs, []int64{x.SearchToolID}) {
+		t.Errorf("a tool deleted on the other replica is still the assistant's: %v", got.ToolIDs)
+	}
+}

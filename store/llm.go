@@ -113,22 +113,23 @@ func defaultModel(ctx context.Context, q querier) (*quarry.DefaultModel, error) 
 }
 
 // LLMProviders returns every model provider, ascending by id, with its
-// groups and models, and the default model (nil if none). Their keys are
-// in clear: never answer them.
+// groups and models, and the default model (nil if none), kept between
+// requests while they hold (see readCache). Their keys are in clear:
+// never answer them.
 func (db *DB) LLMProviders(ctx context.Context) ([]*quarry.LLMProvider, *quarry.DefaultModel, error) {
-	var (
-		ps  []*quarry.LLMProvider
-		def *quarry.DefaultModel
-	)
-	err := db.snapshot(ctx, func(q querier) error {
+	p, err := cached(ctx, db, (*readCache).getProviders, func(q querier) (*providersCopy, error) {
+		p := &providersCopy{}
 		var err error
-		if ps, err = db.llmProviders(ctx, q, 0); err != nil {
-			return err
+		if p.ps, err = db.llmProviders(ctx, q, 0); err != nil {
+			return nil, err
 		}
-		def, err = defaultModel(ctx, q)
-		return err
-	})
-	return ps, def, mapError(err)
+		p.def, err = defaultModel(ctx, q)
+		return p, err
+	}, (*readCache).putProviders)
+	if err != nil {
+		return nil, nil, mapError(err)
+	}
+	return p.ps, p.def, nil
 }
 
 // LLMProvider returns model provider id, its key in clear (never to be

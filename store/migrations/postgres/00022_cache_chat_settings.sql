@@ -1,0 +1,29 @@
+-- The model providers (with their groups and models), the default model
+-- and the default assistant (its instructions and tools) are kept between
+-- requests too (store/cache.go): a message of a chat reads them all, and
+-- on PostgreSQL each read is a round trip. Their tables bump cache_version
+-- with every change, as 00011's do.
+-- sqlite/00022_cache_chat_settings.sql is the same schema; the triggers
+-- are deferred to the commit, as 00011's.
+
+-- +goose Up
+CREATE CONSTRAINT TRIGGER llm_providers_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON llm_providers
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
+CREATE CONSTRAINT TRIGGER llm_provider_groups_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON llm_provider_groups
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
+CREATE CONSTRAINT TRIGGER llm_models_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON llm_models
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
+CREATE CONSTRAINT TRIGGER llm_default_model_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON llm_default_model
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
+CREATE CONSTRAINT TRIGGER default_assistant_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON default_assistant
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
+CREATE CONSTRAINT TRIGGER default_assistant_tools_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON default_assistant_tools
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
+
+-- +goose Down
+DROP TRIGGER llm_providers_bumps_cache ON llm_providers;
+DROP TRIGGER llm_provider_groups_bumps_cache ON llm_provider_groups;
+DROP TRIGGER llm_models_bumps_cache ON llm_models;
+DROP TRIGGER llm_default_model_bumps_cache ON llm_default_model;
+DROP TRIGGER default_assistant_bumps_cache ON default_assistant;
+DROP TRIGGER default_assistant_tools_bumps_cache ON default_assistant_tools;
