@@ -3,8 +3,13 @@
 -- requests too (store/cache.go): a message of a chat reads them all, and
 -- on PostgreSQL each read is a round trip. Their tables bump cache_version
 -- with every change, as 00011's do.
--- sqlite/00022_cache_chat_settings.sql is the same schema; the triggers
--- are deferred to the commit, as 00011's.
+--
+-- A search's result, which each answer keeps with its call of the tool
+-- (chat_tool_calls.response, tens of kilobytes), is stored uncompressed:
+-- compressing it (pglz) took most of the time an answer takes to be
+-- written. sqlite/00022_chat_message_io.sql is the same schema, but for
+-- that (SQLite does not compress); the triggers are deferred to the
+-- commit, as 00011's.
 
 -- +goose Up
 CREATE CONSTRAINT TRIGGER llm_providers_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON llm_providers
@@ -20,7 +25,10 @@ CREATE CONSTRAINT TRIGGER default_assistant_bumps_cache AFTER INSERT OR UPDATE O
 CREATE CONSTRAINT TRIGGER default_assistant_tools_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON default_assistant_tools
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
 
+ALTER TABLE chat_tool_calls ALTER COLUMN response SET STORAGE EXTERNAL;
+
 -- +goose Down
+ALTER TABLE chat_tool_calls ALTER COLUMN response SET STORAGE EXTENDED;
 DROP TRIGGER llm_providers_bumps_cache ON llm_providers;
 DROP TRIGGER llm_provider_groups_bumps_cache ON llm_provider_groups;
 DROP TRIGGER llm_models_bumps_cache ON llm_models;

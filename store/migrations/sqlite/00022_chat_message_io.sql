@@ -3,7 +3,9 @@
 -- requests too (store/cache.go): a message of a chat reads them all, and
 -- on PostgreSQL each read is a round trip. Their tables bump cache_version
 -- with every change, as 00011's do.
--- postgres/00022_cache_chat_settings.sql is the same schema.
+-- postgres/00022_chat_message_io.sql is the same schema, and stores a
+-- search's result in chat_tool_calls uncompressed (SQLite does not
+-- compress).
 
 -- +goose Up
 -- +goose StatementBegin
