@@ -24,9 +24,14 @@ import (
 // ends (FinishChatTurn), so that a server that stops in between loses no
 // earlier message.
 
-const chatSessionColumns = `s.id, s.user_id, u.name, s.persona_id, s.description, s.shared_status, s.deleted, s.created_at, s.updated_at`
+// chatSessionColumns are a session's columns, its person's name by a
+// subquery, all named by the table's own name (SQLite's RETURNING knows
+// no alias): an INSERT or UPDATE of chat_sessions returns them too.
+const chatSessionColumns = `chat_sessions.id, chat_sessions.user_id, (SELECT u.name FROM users u WHERE u.id = chat_sessions.user_id),
+	chat_sessions.persona_id, chat_sessions.description, chat_sessions.shared_status, chat_sessions.deleted, chat_sessions.created_at,
+	chat_sessions.updated_at`
 
-const chatSessionFrom = ` FROM chat_sessions s JOIN users u ON u.id = s.user_id`
+const chatSessionFrom = ` FROM chat_sessions`
 
 func scanChatSession(r interface{ Scan(...any) error }) (*quarry.ChatSession, error) {
 	var (
@@ -42,7 +47,7 @@ func scanChatSession(r interface{ Scan(...any) error }) (*quarry.ChatSession, er
 
 // chatSession reads session id, deleted or not (ErrChatSessionNotFound).
 func chatSession(ctx context.Context, q querier, id string) (*quarry.ChatSession, error) {
-	out, err := scanChatSession(q.QueryRowContext(ctx, `SELECT `+chatSessionColumns+chatSessionFrom+` WHERE s.id = $1`, id))
+	out, err := scanChatSession(q.QueryRowContext(ctx, `SELECT `+chatSessionColumns+chatSessionFrom+` WHERE id = $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, quarry.ErrChatSessionNotFound
 	}
@@ -66,8 +71,9 @@ func (tx *Tx) createChatSession(ctx context.Context, c *quarry.Caller, in quarry
 		return nil, err
 	}
 	id := uuid.NewString()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chat_sessions (id, user_id, persona_id, description, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $5)`, id, c.ID, in.PersonaID, in.Description, tx.now.Micros()); err != nil {
+	sess, err := scanChatSession(tx.QueryRowContext(ctx, `INSERT INTO chat_sessions (id, user_id, persona_id, description, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $5) RETURNING `+chatSessionColumns, id, c.ID, in.PersonaID, in.Description, tx.now.Micros()))
+	if err != nil {
 		return nil, err
 	}
 	fields := []string{"persona_id"}
@@ -77,7 +83,7 @@ func (tx *Tx) createChatSession(ctx context.Context, c *quarry.Caller, in quarry
 	if err := tx.audit(ctx, c, "chat_session.create", "chat_session", id, fields); err != nil {
 		return nil, err
 	}
-	return chatSession(ctx, tx, id)
+	return sess, nil
 }
 
 // ReadChatSession returns session id and every message of it, as c may
@@ -322,14 +328,14 @@ func (db *DB) ChatSessions(ctx context.Context, c *quarry.Caller, before *quarry
 	where := ""
 	if before != nil {
 		args = append(args, before.Micros())
-		where += fmt.Sprintf(" AND s.updated_at < $%d", len(args))
+		where += fmt.Sprintf(" AND updated_at < $%d", len(args))
 	}
 	if !failed {
 		args = append(args, db.now().Add(-quarry.ChatFailedAfter).UnixMicro())
-		where += fmt.Sprintf(` AND (s.created_at >= $%d OR EXISTS (SELECT 1 FROM chat_messages m WHERE m.session_id = s.id AND m.message_type <> 'system'))`, len(args))
+		where += fmt.Sprintf(` AND (created_at >= $%d OR EXISTS (SELECT 1 FROM chat_messages m WHERE m.session_id = chat_sessions.id AND m.message_type <> 'system'))`, len(args))
 	}
 	out, err := queryAll(ctx, db.read, scanChatSession, `SELECT `+chatSessionColumns+chatSessionFrom+`
-		WHERE s.user_id = $1 AND NOT s.deleted`+where+` ORDER BY s.updated_at DESC, s.id LIMIT $2`, args...)
+		WHERE user_id = $1 AND NOT deleted`+where+` ORDER BY updated_at DESC, id LIMIT $2`, args...)
 	return out, mapError(err)
 }
 
@@ -478,16 +484,11 @@ func (db *DB) StartChatTurn(ctx context.Context, c *quarry.Caller, in quarry.Cha
 			// The update comes first: on PostgreSQL it holds the session's
 			// row, so that two questions of a session are placed one after
 			// the other.
-			res, err := tx.ExecContext(ctx, `UPDATE chat_sessions SET stop_requested = FALSE, updated_at = $2 WHERE id = $1`, in.SessionID, tx.now.Micros())
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
+			t.Session, err = scanChatSession(tx.QueryRowContext(ctx, `UPDATE chat_sessions SET stop_requested = FALSE, updated_at = $2
+				WHERE id = $1 RETURNING `+chatSessionColumns, in.SessionID, tx.now.Micros()))
+			if errors.Is(err, sql.ErrNoRows) {
 				return quarry.ErrChatSessionNotFound
-			}
-			if t.Session, err = chatSession(ctx, tx, in.SessionID); err != nil {
+			} else if err != nil {
 				return err
 			}
 			if err := c.CheckOwnChatSession(t.Session); err != nil {
@@ -529,8 +530,9 @@ func (db *DB) StartChatTurn(ctx context.Context, c *quarry.Caller, in quarry.Cha
 	return out, err
 }
 
-// addChatMessage stores a message of session id as the latest child of
-// its parent.
+// addChatMessage stores a message of session id, which becomes the latest
+// child of its parent (a trigger of migration 00022 sets the parent's
+// latest_child_id: one statement a message, not two).
 func (tx *Tx) addChatMessage(ctx context.Context, session string, parent *int64, typ quarry.ChatMessageType, text string, model *string) (*quarry.ChatMessage, error) {
 	m := &quarry.ChatMessage{SessionID: session, ParentID: parent, Type: typ, Message: text, TokenCount: quarry.EstimateTokens(text),
 		ModelDisplayName: model, SentAt: tx.now}
@@ -538,11 +540,6 @@ func (tx *Tx) addChatMessage(ctx context.Context, session string, parent *int64,
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, session, parent, typ, text, m.TokenCount, model, tx.now.Micros()).Scan(&m.ID)
 	if err != nil {
 		return nil, err
-	}
-	if parent != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE chat_messages SET latest_child_id = $2 WHERE id = $1`, *parent, m.ID); err != nil {
-			return nil, err
-		}
 	}
 	return m, nil
 }

@@ -4,6 +4,9 @@
 -- on PostgreSQL each read is a round trip. Their tables bump cache_version
 -- with every change, as 00011's do.
 --
+-- A message stored with a parent becomes its latest child by a trigger,
+-- rather than by a second statement of the store's.
+--
 -- A search's result, which each answer keeps with its call of the tool
 -- (chat_tool_calls.response, tens of kilobytes), is stored uncompressed:
 -- compressing it (pglz) took most of the time an answer takes to be
@@ -27,7 +30,20 @@ CREATE CONSTRAINT TRIGGER default_assistant_tools_bumps_cache AFTER INSERT OR UP
 
 ALTER TABLE chat_tool_calls ALTER COLUMN response SET STORAGE EXTERNAL;
 
+-- +goose StatementBegin
+CREATE FUNCTION chat_messages_latest_child() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE chat_messages SET latest_child_id = NEW.id WHERE id = NEW.parent_id;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+CREATE TRIGGER chat_messages_latest_child AFTER INSERT ON chat_messages
+    FOR EACH ROW WHEN (NEW.parent_id IS NOT NULL) EXECUTE FUNCTION chat_messages_latest_child();
+
 -- +goose Down
+DROP TRIGGER chat_messages_latest_child ON chat_messages;
+DROP FUNCTION chat_messages_latest_child();
 ALTER TABLE chat_tool_calls ALTER COLUMN response SET STORAGE EXTENDED;
 DROP TRIGGER llm_providers_bumps_cache ON llm_providers;
 DROP TRIGGER llm_provider_groups_bumps_cache ON llm_provider_groups;

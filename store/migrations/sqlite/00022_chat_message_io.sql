@@ -3,6 +3,9 @@
 -- requests too (store/cache.go): a message of a chat reads them all, and
 -- on PostgreSQL each read is a round trip. Their tables bump cache_version
 -- with every change, as 00011's do.
+--
+-- A message stored with a parent becomes its latest child by a trigger,
+-- rather than by a second statement of the store's.
 -- postgres/00022_chat_message_io.sql is the same schema, and stores a
 -- search's result in chat_tool_calls uncompressed (SQLite does not
 -- compress).
@@ -116,8 +119,16 @@ BEGIN
     UPDATE cache_version SET version = version + 1;
 END;
 -- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER chat_messages_latest_child AFTER INSERT ON chat_messages
+WHEN NEW.parent_id IS NOT NULL
+BEGIN
+    UPDATE chat_messages SET latest_child_id = NEW.id WHERE id = NEW.parent_id;
+END;
+-- +goose StatementEnd
 
 -- +goose Down
+DROP TRIGGER chat_messages_latest_child;
 DROP TRIGGER llm_providers_insert_bumps_cache;
 DROP TRIGGER llm_providers_update_bumps_cache;
 DROP TRIGGER llm_providers_delete_bumps_cache;
