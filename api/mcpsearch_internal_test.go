@@ -64,3 +64,25 @@ func TestPythonISO(t *testing.T) {
 		}
 	}
 }
+
+// TestPythonJSONLine: a line of a stream is what Python's json.dumps
+// writes (the want below is its output for the same value: ", " and ": "
+// between items, outside strings only; non-ASCII escaped, surrogate pairs
+// beyond the BMP).
+func TestPythonJSONLine(t *testing.T) {
+	v := map[string]any{
+		"obj":  map[string]any{"type": "message_delta", "content": "quote \" back \\ <b> & é 日本 🪨 \n\t\u2028 , : end"},
+		"list": []any{1, 2.5, nil, true},
+		"e":    map[string]any{},
+	}
+	got, err := pythonJSONLine(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Python's keys are in insertion order, Go's sorted: the same keys,
+	// sorted, in Python's output.
+	want := `{"e": {}, "list": [1, 2.5, null, true], "obj": {"content": "quote \" back \\ <b> & \u00e9 \u65e5\u672c \ud83e\udea8 \n\t\u2028 , : end", "type": "message_delta"}}` + "\n"
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

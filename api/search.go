@@ -263,6 +263,17 @@ func pythonJSONLine(v any) ([]byte, error) {
 	out := make([]byte, 0, len(raw)+len(raw)/8)
 	inString := false
 	for i := 0; i < len(raw); {
+		if inString {
+			// A string's plain run, copied whole.
+			j := i
+			for j < len(raw) && raw[j] != '\\' && raw[j] != '"' && raw[j] < 0x80 {
+				j++
+			}
+			out = append(out, raw[i:j]...)
+			if i = j; i == len(raw) {
+				break
+			}
+		}
 		c := raw[i]
 		switch {
 		case inString && c == '\\':
