@@ -13,6 +13,7 @@ import (
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api/decode"
 	"github.com/quarryhq/quarry/auth"
+	"github.com/quarryhq/quarry/store"
 )
 
 // handlerFunc is an API handler: it writes a response and returns nil, or
@@ -88,7 +89,7 @@ func (s *Server) authedFor(d time.Duration, g gate, h handlerFunc) http.Handler 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
-		r = r.WithContext(ctx)
+		r = r.WithContext(store.ShareVersion(ctx))
 		c, err := s.authenticate(r)
 		if err == nil {
 			err = g(c)

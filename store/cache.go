@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/quarryhq/quarry"
 )
@@ -247,6 +248,50 @@ func cacheVersion(ctx context.Context, q querier) (int64, error) {
 	return v, mapError(err)
 }
 
+// sharedVersionFor bounds how long the reads made with a context of
+// ShareVersion use the version one of them read: a change committed on any
+// replica shows in every request that starts after it, and in a longer
+// one (a chat's answer) within this time.
+const sharedVersionFor = time.Second
+
+// sharedVersion is a request's read of cache_version (ShareVersion).
+type sharedVersion struct {
+	mu      sync.Mutex
+	version int64
+	at      time.Time // Zero until read.
+}
+
+type sharedVersionKey struct{}
+
+// ShareVersion returns ctx whose reads of kept copies (callers, tools, the
+// model providers, the default assistant) share one read of their version
+// for up to sharedVersionFor: a request that reads several copies reads
+// the version once, not once a copy (a chat message read three, each a
+// round trip on PostgreSQL).
+func ShareVersion(ctx context.Context) context.Context {
+	return context.WithValue(ctx, sharedVersionKey{}, &sharedVersion{})
+}
+
+// currentVersion returns the copies' version: ctx's shared one while it
+// is fresh, else one read now (and shared from then on).
+func currentVersion(ctx context.Context, db *DB) (int64, error) {
+	sv, _ := ctx.Value(sharedVersionKey{}).(*sharedVersion)
+	if sv == nil {
+		return cacheVersion(ctx, db.read)
+	}
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if !sv.at.IsZero() && time.Since(sv.at) < sharedVersionFor {
+		return sv.version, nil
+	}
+	v, err := cacheVersion(ctx, db.read)
+	if err != nil {
+		return 0, err
+	}
+	sv.version, sv.at = v, time.Now()
+	return v, nil
+}
+
 // cached returns what read returns: the copy get finds at the current
 // version, or else read's answer in one snapshot with the version, which
 // put then keeps under that version.
@@ -261,7 +306,7 @@ func cached[T any](ctx context.Context, db *DB, get func(rc *readCache, v int64)
 		})
 		return x, err
 	}
-	v, err := cacheVersion(ctx, db.read)
+	v, err := currentVersion(ctx, db)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -282,5 +327,12 @@ func cached[T any](ctx context.Context, db *DB, get func(rc *readCache, v int64)
 		return x, err
 	}
 	put(rc, v, x)
+	if sv, _ := ctx.Value(sharedVersionKey{}).(*sharedVersion); sv != nil {
+		// The request's later reads look for copies of this version, which
+		// may be newer than the one it shared.
+		sv.mu.Lock()
+		sv.version, sv.at = v, time.Now()
+		sv.mu.Unlock()
+	}
 	return x, nil
 }

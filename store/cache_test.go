@@ -1,9 +1,11 @@
 package store_test
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/store"
@@ -288,5 +290,59 @@ func TestReadCacheChatSettings(t *testing.T) {
 	}
 	if got := assistant(); !slices.Equal(got.ToolIDs, []int64{x.SearchToolID}) {
 		t.Errorf("a tool deleted on the other replica is still the assistant's: %v", got.ToolIDs)
+	}
+}
+
+// TestShareVersion: the reads of copies made with one context of
+// ShareVersion read their version once, and a change on another replica
+// shows in them once the shared version is older than a second (at once
+// in a new request).
+func TestShareVersion(t *testing.T) {
+	u, keys := storetest.URL(t), storetest.Key(t)
+	a, b := storetest.OpenURL(t, u, keys), storetest.OpenURL(t, u, keys)
+	admin := adminOf(t, b)
+	_, token, err := b.CreateAPIKey(ctx, admin, ptr("shared"), quarry.RoleBasic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := quarry.HashAPIKey(token)
+	reads := func(ctx context.Context) {
+		t.Helper()
+		if _, err := a.Authenticate(ctx, hash); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := a.LLMProviders(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.DefaultAssistant(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads(ctx) // Keeps the copies.
+	before := a.Statements()
+	reads(store.ShareVersion(ctx))
+	if n := a.Statements() - before; n != 1 {
+		t.Errorf("three kept copies in one request took %d statements, want 1 (the version)", n)
+	}
+	before = a.Statements()
+	reads(ctx)
+	if n := a.Statements() - before; n != 3 {
+		t.Errorf("without a shared version, %d statements, want 3", n)
+	}
+
+	// A change on the other replica shows in a new request at once.
+	shared := store.ShareVersion(ctx)
+	reads(shared)
+	if _, err := b.UpdateDefaultAssistant(ctx, admin, quarry.DefaultAssistantUpdate{SetPrompt: true, SystemPrompt: ptr("shared")}); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := a.DefaultAssistant(store.ShareVersion(ctx)); err != nil || x.SystemPrompt == nil || *x.SystemPrompt != "shared" {
+		t.Errorf("a new request after the change: %+v %v", x, err)
+	}
+	// The request that shared the version before the change sees it once
+	// its version is older than a second.
+	time.Sleep(1100 * time.Millisecond)
+	if x, err := a.DefaultAssistant(shared); err != nil || x.SystemPrompt == nil || *x.SystemPrompt != "shared" {
+		t.Errorf("the earlier request a second later: %+v %v", x, err)
 	}
 }
