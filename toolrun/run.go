@@ -74,12 +74,16 @@ func NewRunner(p Policy) *Runner {
 	p = p.withDefaults()
 	g := newGuard(p)
 	t := &http.Transport{
-		Proxy:                 nil, // Never through a proxy: the guard must see the address dialed.
-		DialContext:           g.dialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   p.ConnectTimeout,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   64,
+		Proxy:               nil, // Never through a proxy: the guard must see the address dialed.
+		DialContext:         g.dialContext,
+		ForceAttemptHTTP2:   true,
+		TLSHandshakeTimeout: p.ConnectTimeout,
+		// A model's provider takes one streamed request per chat step,
+		// hundreds at once on a busy deployment: past the idle
+		// connections kept for a host, each request dials (and shakes
+		// hands) anew.
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
