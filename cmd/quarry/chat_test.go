@@ -55,7 +55,10 @@ func chatCrashTest(t *testing.T, url string, vars map[string]string) {
 		ID string `json:"chat_session_id"`
 	}
 	c.must(t, srv.base, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 0}, &s)
-	ask := func(base, question string, until string) []string {
+	// ask asks question and reads the answer's lines, up to one holding
+	// until if given; the answer's response stays open until close is
+	// called (closing it is the person going away, which stops the answer).
+	ask := func(base, question string, until string) (lines []string, close func()) {
 		body, _ := json.Marshal(map[string]any{"message": question, "chat_session_id": s.ID})
 		req, _ := http.NewRequest("POST", base+"/chat/send-chat-message", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -64,11 +67,10 @@ func chatCrashTest(t *testing.T, url string, vars map[string]string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer res.Body.Close()
 		if res.StatusCode != 200 {
+			res.Body.Close()
 			t.Fatalf("send-chat-message: %d", res.StatusCode)
 		}
-		var lines []string
 		sc := bufio.NewScanner(res.Body)
 		for sc.Scan() {
 			lines = append(lines, sc.Text())
@@ -76,15 +78,19 @@ func chatCrashTest(t *testing.T, url string, vars map[string]string) {
 				break
 			}
 		}
-		return lines
+		return lines, func() { res.Body.Close() }
 	}
 	model.Push(llmtest.Text("First ", "answer."))
-	if got := strings.Join(ask(srv.base, "q1", ""), "\n"); !strings.Contains(got, `"stop_reason": null`) {
+	lines, done := ask(srv.base, "q1", "")
+	done()
+	if got := strings.Join(lines, "\n"); !strings.Contains(got, `"stop_reason": null`) {
 		t.Fatalf("first answer: %s", got)
 	}
 	model.Push(llmtest.Script{Text: []string{"Partial"}, Fault: llmtest.Stall, After: 2})
-	ask(srv.base, "q2", `"content": "Partial"`)
+	// Killed in the middle of the answer, while its person still reads it.
+	_, done = ask(srv.base, "q2", `"content": "Partial"`)
 	srv.kill()
+	done()
 
 	srv = startServe(t, vars)
 	type message struct {
@@ -103,7 +109,8 @@ func chatCrashTest(t *testing.T, url string, vars map[string]string) {
 		t.Errorf("after SIGKILL:\n got %v\nwant %v", got, want)
 	}
 	model.Push(llmtest.Text("Fine."))
-	ask(srv.base, "q3", "")
+	_, done = ask(srv.base, "q3", "")
+	done()
 	want = append(want, message{"q3", "user"}, message{"Fine.", "assistant"})
 	deadline := time.Now().Add(5 * time.Second)
 	for got := read(); fmt.Sprint(got) != fmt.Sprint(want); got = read() {
