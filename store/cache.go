@@ -12,18 +12,19 @@ import (
 // The copies a server keeps between requests of what every request reads:
 // the callers of API keys and the tools, and what every message of a chat
 // reads: the model providers with the default model, and the default
-// assistant. They hold while the database's
-// cache_version is the one they were read at: triggers on every table they
-// are read from bump it with each change (migration 00011), so one read of
-// that version tells a server whether its copies still hold, whichever
-// replica made the change. A copy is read with the version in one
-// snapshot, and is only kept under that version.
+// assistant. They hold while the database's cache_version is the one they
+// were read at: triggers on every table they are read from bump it with
+// each change (migrations 00011 and 00022), so one read of that version
+// tells a server whether its copies still hold, whichever replica made the
+// change. A copy is read with the version in one snapshot, and is only
+// kept under that version.
 
 // maxCached bounds each kind of copy; past it, the kind starts again empty.
 const maxCached = 10_000
 
-// cachedTables are the tables the copies are read from: each must bump cache_version on every insert, update and delete
-// for the copies to be kept (see CacheTriggers).
+// cachedTables are the tables the copies are read from: each must bump
+// cache_version on every insert, update and delete for the copies to be
+// kept (see CacheTriggers).
 var cachedTables = []string{"api_keys", "default_assistant", "default_assistant_tools", "group_permissions", "llm_default_model",
 	"llm_models", "llm_provider_groups", "llm_providers", "oauth_configs", "tools", "user_group_members", "user_groups", "users"}
 
@@ -106,23 +107,31 @@ func newReadCache() *readCache {
 	return &readCache{version: -1}
 }
 
-// at drops every copy unless v is their version, which v becomes. Any
-// other version, newer or older (a database restored from a backup), has
-// copies of its own: each copy was read in one snapshot with the version
-// it is kept under, and the version changes with every change to what the
-// copies are read from. Called with mu held.
+// at drops every copy unless v is their version, which v becomes: a copy
+// read fresh, at version v, is put. Any other version, newer or older (a
+// database restored from a backup), has copies of its own: each copy was
+// read in one snapshot with the version it is kept under, and the version
+// changes with every change to what the copies are read from. A get only
+// compares (has): a request whose shared version is older than the copies
+// (ShareVersion) misses without dropping them for every other request.
+// Called with mu held.
 func (rc *readCache) at(v int64) {
 	if v != rc.version {
 		rc.version, rc.callers, rc.tools, rc.providers, rc.assistant = v, nil, nil, nil, nil
 	}
 }
 
+// has reports whether the copies are of version v. Called with mu held.
+func (rc *readCache) has(v int64) bool { return v == rc.version }
+
 // caller returns a copy of the caller of API key hash at version v, if
 // there is one.
 func (rc *readCache) caller(v int64, hash string) (*quarry.Caller, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.at(v)
+	if !rc.has(v) {
+		return nil, false
+	}
 	if c := rc.callers[hash]; c != nil {
 		return cloneCaller(c), true
 	}
@@ -144,7 +153,9 @@ func (rc *readCache) putCaller(v int64, hash string, c *quarry.Caller) {
 func (rc *readCache) tool(v, id int64) (*quarry.Tool, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.at(v)
+	if !rc.has(v) {
+		return nil, false
+	}
 	if t := rc.tools[id]; t != nil {
 		return cloneTool(t), true
 	}
@@ -166,7 +177,9 @@ func (rc *readCache) putTool(v int64, t *quarry.Tool) {
 func (rc *readCache) getProviders(v int64) (*providersCopy, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.at(v)
+	if !rc.has(v) {
+		return nil, false
+	}
 	if rc.providers == nil {
 		return nil, false
 	}
@@ -186,7 +199,9 @@ func (rc *readCache) putProviders(v int64, p *providersCopy) {
 func (rc *readCache) getAssistant(v int64) (*quarry.DefaultAssistant, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.at(v)
+	if !rc.has(v) {
+		return nil, false
+	}
 	if rc.assistant == nil {
 		return nil, false
 	}
@@ -284,12 +299,34 @@ func currentVersion(ctx context.Context, db *DB) (int64, error) {
 	if !sv.at.IsZero() && time.Since(sv.at) < sharedVersionFor {
 		return sv.version, nil
 	}
+	at := time.Now() // The version is of no later than now.
 	v, err := cacheVersion(ctx, db.read)
 	if err != nil {
 		return 0, err
 	}
-	sv.version, sv.at = v, time.Now()
+	sv.version, sv.at = v, at
 	return v, nil
+}
+
+// advance moves ctx's shared version, if any, forward to v, read at at.
+func advance(ctx context.Context, v int64, at time.Time) {
+	if sv, _ := ctx.Value(sharedVersionKey{}).(*sharedVersion); sv != nil {
+		sv.mu.Lock()
+		if v >= sv.version {
+			sv.version, sv.at = v, at
+		}
+		sv.mu.Unlock()
+	}
+}
+
+// forgetVersion makes ctx's shared version, if any, read again at the
+// next read of a copy: a request sees what it changed itself.
+func forgetVersion(ctx context.Context) {
+	if sv, _ := ctx.Value(sharedVersionKey{}).(*sharedVersion); sv != nil {
+		sv.mu.Lock()
+		sv.at = time.Time{}
+		sv.mu.Unlock()
+	}
 }
 
 // cached returns what read returns: the copy get finds at the current
@@ -315,6 +352,7 @@ func cached[T any](ctx context.Context, db *DB, get func(rc *readCache, v int64)
 		return x, nil
 	}
 	var x T
+	at := time.Now()
 	err = db.snapshot(ctx, func(q querier) error {
 		var err error
 		if v, err = cacheVersion(ctx, q); err != nil {
@@ -327,12 +365,8 @@ func cached[T any](ctx context.Context, db *DB, get func(rc *readCache, v int64)
 		return x, err
 	}
 	put(rc, v, x)
-	if sv, _ := ctx.Value(sharedVersionKey{}).(*sharedVersion); sv != nil {
-		// The request's later reads look for copies of this version, which
-		// may be newer than the one it shared.
-		sv.mu.Lock()
-		sv.version, sv.at = v, time.Now()
-		sv.mu.Unlock()
-	}
+	// The request's later reads look for copies of this version, which may
+	// be newer than the one it shared.
+	advance(ctx, v, at)
 	return x, nil
 }

@@ -339,6 +339,29 @@ func TestShareVersion(t *testing.T) {
 	if x, err := a.DefaultAssistant(store.ShareVersion(ctx)); err != nil || x.SystemPrompt == nil || *x.SystemPrompt != "shared" {
 		t.Errorf("a new request after the change: %+v %v", x, err)
 	}
+	// A request that still shares the version from before the change
+	// misses, and leaves the copies of the newer version to the others.
+	reads(ctx)
+	if _, err := a.DefaultAssistant(shared); err != nil {
+		t.Fatal(err)
+	}
+	before = a.Statements()
+	reads(store.ShareVersion(ctx))
+	if n := a.Statements() - before; n != 1 {
+		t.Errorf("after a read at an older version, a new request took %d statements, want 1 (the version)", n)
+	}
+	// A request sees what it changed itself.
+	own := store.ShareVersion(ctx)
+	reads(own)
+	if _, err := a.UpdateDefaultAssistant(own, admin, quarry.DefaultAssistantUpdate{SetPrompt: true, SystemPrompt: ptr("own")}); err != nil {
+		t.Fatal(err)
+	}
+	if x, err := a.DefaultAssistant(own); err != nil || x.SystemPrompt == nil || *x.SystemPrompt != "own" {
+		t.Errorf("the request's own change: %+v %v", x, err)
+	}
+	if _, err := b.UpdateDefaultAssistant(ctx, admin, quarry.DefaultAssistantUpdate{SetPrompt: true, SystemPrompt: ptr("shared")}); err != nil {
+		t.Fatal(err)
+	}
 	// The request that shared the version before the change sees it once
 	// its version is older than a second.
 	time.Sleep(1100 * time.Millisecond)

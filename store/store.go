@@ -556,6 +556,7 @@ func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	if err := sqlTx.Commit(); err != nil {
 		return mapError(err)
 	}
+	forgetVersion(ctx) // What it changed may be kept copies.
 	if tx.pendingChunks > 0 && db.pendingWritten.Add(tx.pendingChunks) >= index.NudgeChunks {
 		db.pendingWritten.Store(0)
 		select {
