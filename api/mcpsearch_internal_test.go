@@ -71,7 +71,7 @@ func TestPythonISO(t *testing.T) {
 // beyond the BMP).
 func TestPythonJSONLine(t *testing.T) {
 	v := map[string]any{
-		"obj":  map[string]any{"type": "message_delta", "content": "quote \" back \\ <b> & é 日本 🪨 \n\t\u2028 , : end"},
+		"obj":  map[string]any{"type": "message_delta", "content": "quote \" back \\ <b> & é 日本 🪨 \n\t\u2028 \x7f , : end"},
 		"list": []any{1, 2.5, nil, true},
 		"e":    map[string]any{},
 	}
@@ -81,7 +81,7 @@ func TestPythonJSONLine(t *testing.T) {
 	}
 	// Python's keys are in insertion order, Go's sorted: the same keys,
 	// sorted, in Python's output.
-	want := `{"e": {}, "list": [1, 2.5, null, true], "obj": {"content": "quote \" back \\ <b> & \u00e9 \u65e5\u672c \ud83e\udea8 \n\t\u2028 , : end", "type": "message_delta"}}` + "\n"
+	want := `{"e": {}, "list": [1, 2.5, null, true], "obj": {"content": "quote \" back \\ <b> & \u00e9 \u65e5\u672c \ud83e\udea8 \n\t\u2028 \u007f , : end", "type": "message_delta"}}` + "\n"
 	if string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

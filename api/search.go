@@ -266,7 +266,7 @@ func pythonJSONLine(v any) ([]byte, error) {
 		if inString {
 			// A string's plain run, copied whole.
 			j := i
-			for j < len(raw) && raw[j] != '\\' && raw[j] != '"' && raw[j] < 0x80 {
+			for j < len(raw) && raw[j] != '\\' && raw[j] != '"' && raw[j] < 0x7f {
 				j++
 			}
 			out = append(out, raw[i:j]...)
@@ -282,6 +282,11 @@ func pythonJSONLine(v any) ([]byte, error) {
 			continue
 		case c == '"':
 			inString = !inString
+		case inString && c == 0x7f:
+			// Python escapes DEL; encoding/json does not.
+			out = append(out, `\u007f`...)
+			i++
+			continue
 		case inString && c >= 0x80:
 			r, n := utf8.DecodeRune(raw[i:])
 			if r >= 0x10000 {

@@ -31,9 +31,9 @@ import (
 // a body and chunks of Quarry's own types, the fields Quarry sends and
 // reads, held to openai-go's by TestChatRequestIsOpenAIs), its errors and
 // its reader of server-sent events. Its requests go through the egress
-// guard's HTTP client (package toolrun) and every read is bounded here: the time to the answer's headers and between two
-// reads of its body, the size of one event of the stream and of the whole
-// answer (a hostile server's endless stream, huge chunk or endless headers
+// guard's HTTP client (package toolrun) and every read is bounded here:
+// the time to the answer's headers and between two reads of its body, the
+// size of one event of the stream and of the whole answer (a hostile server's endless stream, huge chunk or endless headers
 // ends in a clear error, never in memory or time without end). Every
 // failure is a *quarry.ModelError in plain words, without the key.
 
@@ -113,9 +113,9 @@ func (s *Service) Model(p *quarry.LLMProvider, lim ModelLimits) *Model {
 func NewModel(hc *http.Client, p *quarry.LLMProvider, lim ModelLimits) *Model {
 	m := &Model{base: strings.TrimRight(p.BaseURL(), "/") + "/", key: p.APIKey, limits: lim.withDefaults(),
 		maxCompletionTokens: p.Provider == quarry.LLMProviderOpenAI}
-	// openai.NewChatCompletionService, not openai.NewClient: the client
-	// reads OPENAI_* variables of the environment (an organisation's id
-	// would go to every provider); only cmd/quarry reads the environment.
+	// A Client of these options only, not openai.NewClient's: that reads
+	// OPENAI_* variables of the environment (an organisation's id would go
+	// to every provider); only cmd/quarry reads the environment.
 	m.client = openai.Client{Options: []option.RequestOption{
 		option.WithHTTPClient(hc),
 		option.WithBaseURL(m.base),
@@ -142,9 +142,12 @@ type streamChunk struct {
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
+	// Usage's counts are read as numbers of any form (12 or 12.0): the
+	// usage comes last, after the answer's text, and a provider's odd
+	// number must not fail an answer already shown.
 	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
+		PromptTokens     float64 `json:"prompt_tokens"`
+		CompletionTokens float64 `json:"completion_tokens"`
 	} `json:"usage"`
 }
 

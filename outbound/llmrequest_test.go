@@ -125,3 +125,27 @@ func openAIParams(t *testing.T, r quarry.ModelRequest, maxCompletionTokens bool)
 	}
 	return p
 }
+
+// TestStreamChunkUsage: the usage of the last chunk is read whatever form
+// its numbers take, and its absence or null is no usage.
+func TestStreamChunkUsage(t *testing.T) {
+	for data, want := range map[string]float64{
+		`{"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3}}`:     12,
+		`{"choices": [], "usage": {"prompt_tokens": 12.0, "completion_tokens": 3.0}}`: 12,
+		`{"choices": [], "usage": {"prompt_tokens": 1.2e1, "completion_tokens": 3}}`:  12,
+		`{"choices": [], "usage": null}`:                                              -1,
+		`{"choices": []}`:                                                             -1,
+	} {
+		var c streamChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Errorf("%s: %v", data, err)
+			continue
+		}
+		switch {
+		case want < 0 && c.Usage != nil:
+			t.Errorf("%s: usage %+v", data, c.Usage)
+		case want >= 0 && (c.Usage == nil || c.Usage.PromptTokens != want || c.Usage.CompletionTokens != 3):
+			t.Errorf("%s: usage %+v", data, c.Usage)
+		}
+	}
+}
