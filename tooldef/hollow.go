@@ -1,6 +1,10 @@
 package tooldef
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/quarryhq/quarry/internal/pyrepr"
+)
 
 // kin-openapi v0.152.0 decides whether a schema is empty (Schema.IsEmpty)
 // by looking into its subschemas, one path at a time, without noticing when
@@ -77,7 +81,7 @@ func weigh(doc, start *value, work map[*value]int) error {
 		top := &stack[len(stack)-1]
 		if len(top.next) == 0 {
 			if top.work > maxEmptinessWork {
-				return invalid(fmtSchemaTooHollow, pyQuote(top.schema.pointer()), maxEmptinessWork)
+				return invalid(fmtSchemaTooHollow, pyrepr.Quote(top.schema.pointer()), maxEmptinessWork)
 			}
 			work[top.schema] = top.work
 			delete(open, top.schema)
@@ -92,7 +96,7 @@ func weigh(doc, start *value, work map[*value]int) error {
 		s := top.next[0]
 		top.next = top.next[1:]
 		if open[s] {
-			return invalid(fmtSchemaCycle, pyQuote(s.pointer()))
+			return invalid(fmtSchemaCycle, pyrepr.Quote(s.pointer()))
 		}
 		if isSolid(s) {
 			top.work = min(top.work+1, maxEmptinessWork+1)

@@ -1,11 +1,9 @@
 package tooldef
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/quarryhq/quarry/internal/pyrepr"
 )
@@ -29,7 +27,7 @@ func pyRepr(v *value) string {
 	case kindObject:
 		parts := make([]string, len(v.members))
 		for i, m := range v.members {
-			parts[i] = pyQuote(m.key) + ": " + pyRepr(m.value)
+			parts[i] = pyrepr.Quote(m.key) + ": " + pyRepr(m.value)
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case kindArray:
@@ -39,7 +37,7 @@ func pyRepr(v *value) string {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case kindString:
-		return pyQuote(v.str)
+		return pyrepr.Quote(v.str)
 	case kindTrue:
 		return "True"
 	case kindFalse:
@@ -48,16 +46,6 @@ func pyRepr(v *value) string {
 		return "None"
 	}
 	return pyNumber(string(v.raw))
-}
-
-// pyStringList renders a list of strings as Python's repr() shows it:
-// ['https://a', 'https://b'].
-func pyStringList(list []string) string {
-	parts := make([]string, len(list))
-	for i, s := range list {
-		parts[i] = pyQuote(s)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 // pyNumber renders the JSON number literal n as Python's repr() shows the
@@ -79,41 +67,4 @@ func pyNumber(n string) string {
 		return n
 	}
 	return pyrepr.Float(f)
-}
-
-// pyQuote renders s as Python's repr() does: in single quotes, or in double
-// quotes when s holds a single quote and no double quote, with backslash
-// escapes for the quote, the backslash and characters that are not
-// printable. Go's unicode.IsPrint stands in for Python's str.isprintable;
-// the two differ only where their Unicode versions do.
-func pyQuote(s string) string {
-	quote := '\''
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.WriteRune(quote)
-	for _, r := range s {
-		switch {
-		case r == quote || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteRune(quote)
-	return b.String()
 }

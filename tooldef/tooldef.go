@@ -90,6 +90,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/pyrepr"
 )
 
 // The messages of the rules, as Onyx words them.
@@ -315,7 +316,7 @@ func checkServers(doc *value) error {
 		}
 	}
 	if len(urls) != 1 {
-		return invalid(fmtServerURLs, pyStringList(urls))
+		return invalid(fmtServerURLs, pyrepr.StringList(urls))
 	}
 	return nil
 }
@@ -433,15 +434,15 @@ func checkTemplate(path string, declared map[string]bool) error {
 	for i := 0; i < len(path); i++ {
 		switch path[i] {
 		case '}':
-			return invalid(fmtBadTemplate, pyQuote(path))
+			return invalid(fmtBadTemplate, pyrepr.Quote(path))
 		case '{':
 			n := strings.IndexAny(path[i+1:], "{}")
 			if n <= 0 || path[i+1+n] == '{' {
-				return invalid(fmtBadTemplate, pyQuote(path))
+				return invalid(fmtBadTemplate, pyrepr.Quote(path))
 			}
 			name := path[i+1 : i+1+n]
 			if !declared[name] {
-				return invalid(fmtMissingParam, pyQuote(name))
+				return invalid(fmtMissingParam, pyrepr.Quote(name))
 			}
 			i += n + 1
 		}

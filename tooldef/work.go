@@ -3,6 +3,8 @@ package tooldef
 import (
 	"context"
 	"strings"
+
+	"github.com/quarryhq/quarry/internal/pyrepr"
 )
 
 // kin-openapi v0.152.0 cannot be interrupted (its loader never looks at a
@@ -97,7 +99,7 @@ func (w *workCounter) load(v *value) error {
 	if r := v.get("$ref"); r != nil && r.kind == kindString {
 		c, ok := w.follow(r.str, 0)
 		if !ok {
-			return invalid(fmtRefChain, pyQuote(v.pointer()), maxRefHops)
+			return invalid(fmtRefChain, pyrepr.Quote(v.pointer()), maxRefHops)
 		}
 		w.ends[v] = c.end
 		if err := w.spend(c.cost); err != nil {

@@ -1,12 +1,16 @@
 // Package pyrepr renders values as Python's repr() shows them, for
 // messages and bodies that must match those of Onyx, which is written in
-// Python: api/decode echoes the inputs of 422s as FastAPI does, and
-// tooldef words its refusals as Onyx's validator does.
+// Python: api/decode echoes the inputs of 422s as FastAPI does, tooldef
+// words its refusals as Onyx's validator does, and the domain names
+// document sets in Onyx's refusals.
 package pyrepr
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
+	"unicode"
 )
 
 // AppendFloat appends f as Python's repr() shows a float: the shortest
@@ -88,3 +92,50 @@ func AppendFloat(b []byte, f float64) []byte {
 
 // Float returns f as Python's repr() shows a float (see AppendFloat).
 func Float(f float64) string { return string(AppendFloat(nil, f)) }
+
+// Quote returns s as Python's repr() shows a string: in single quotes, or
+// in double quotes when s holds a single quote and no double quote, with
+// backslash escapes for the quote, the backslash and characters that are
+// not printable. Go's unicode.IsPrint stands in for Python's
+// str.isprintable; the two differ only where their Unicode versions do.
+func Quote(s string) string {
+	quote := '\''
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		quote = '"'
+	}
+	var b strings.Builder
+	b.WriteRune(quote)
+	for _, r := range s {
+		switch {
+		case r == quote || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteRune(quote)
+	return b.String()
+}
+
+// StringList returns list as Python's repr() shows a list of strings:
+// ['https://a', 'https://b'].
+func StringList(list []string) string {
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = Quote(s)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}

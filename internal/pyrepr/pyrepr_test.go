@@ -46,3 +46,31 @@ func TestFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestQuote pins Python's str repr: what python3 -c 'print(repr(s))'
+// prints for each string, and for a list of them.
+func TestQuote(t *testing.T) {
+	for _, tt := range []struct{ s, want string }{
+		{"a", `'a'`},
+		{"it's", `"it's"`},
+		{`say "hi"`, `'say "hi"'`},
+		{`both ' and "`, `'both \' and "'`},
+		{"tab\there", `'tab\there'`},
+		{`back\slash`, `'back\\slash'`},
+		{"é日本", `'é日本'`},
+		{"\x00\x7f", `'\x00\x7f'`},
+		{"\u200b", `'\u200b'`},
+		{"😀", `'😀'`},
+		{"\U000e0001", `'\U000e0001'`},
+	} {
+		if got := pyrepr.Quote(tt.s); got != tt.want {
+			t.Errorf("Quote(%q) = %s, want %s", tt.s, got, tt.want)
+		}
+	}
+	if got := pyrepr.StringList([]string{"restricted_doc_set", "x"}); got != `['restricted_doc_set', 'x']` {
+		t.Errorf("StringList = %s", got)
+	}
+	if got := pyrepr.StringList(nil); got != `[]` {
+		t.Errorf("StringList(nil) = %s", got)
+	}
+}
