@@ -162,19 +162,27 @@ func (c *Caller) CheckSharing(groups []int64, public bool) error {
 	case c.ManagesConnectors():
 		return nil
 	case c.IsCurator():
-		if len(groups) == 0 && !public {
-			return ErrCuratorNoGroup
-		}
-		if !c.CuratesAll(groups) {
-			return ErrCuratorGroups
-		}
-		return nil
+		return c.checkCuratorSharing(groups, public)
 	default:
 		if len(groups) > 0 || public {
 			return ErrBasicSharing
 		}
 		return nil
 	}
+}
+
+// checkCuratorSharing applies the curators' sharing rules to an object
+// shared with groups: unless it is public, at least one group, and only
+// groups c curates (contract section 6, Onyx's
+// validate_object_creation_for_user).
+func (c *Caller) checkCuratorSharing(groups []int64, public bool) error {
+	if len(groups) == 0 && !public {
+		return ErrCuratorNoGroup
+	}
+	if !c.CuratesAll(groups) {
+		return ErrCuratorGroups
+	}
+	return nil
 }
 
 // UserFilter narrows a listing of people.

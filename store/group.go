@@ -142,7 +142,7 @@ func (tx *Tx) setGroupPairs(ctx context.Context, id int64, pairIDs []int64) erro
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM cc_pairs WHERE id = $1`, p).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			return quarry.Errorf(quarry.EINVALID, "CC pair %d does not exist", p)
+			return quarry.ErrNoSuchPair(p)
 		}
 		if err != nil {
 			return err
@@ -423,7 +423,7 @@ func (tx *Tx) checkPairsMoved(ctx context.Context, c *quarry.Caller, old, next [
 func (tx *Tx) checkPairMove(ctx context.Context, c *quarry.Caller, id int64) error {
 	p, err := tx.pair(ctx, id)
 	if quarry.ErrorCode(err) == quarry.ENOTFOUND || (err == nil && !c.CanSeePair(p)) {
-		return quarry.Errorf(quarry.EINVALID, "CC pair %d does not exist", id)
+		return quarry.ErrNoSuchPair(id)
 	}
 	if err != nil {
 		return err
