@@ -128,11 +128,18 @@ func OwnerNames(owners []json.RawMessage) []string {
 // SearchFilters narrow a search: Onyx's BaseFilters, as far as Quarry
 // keeps what they name.
 type SearchFilters struct {
-	Sources       []DocumentSource // Any of these sources; all when empty.
-	DocumentSets  []string         // Quarry has no document sets: naming any matches nothing.
-	UpdatedAfter  *Time            // Updated at or after (documents without a time pass, as in Onyx).
-	UpdatedBefore *Time            // Updated at or before.
-	Tags          [][2]string      // Any of these metadata keys and values.
+	Sources []DocumentSource // Any of these sources; all when empty.
+	// DocumentSets are sets named by a person (Onyx's filters.document_set):
+	// any of them, each one the person may see (Caller.CheckDocumentSetNames),
+	// or the search is refused. Kept as given: a refusal names them so.
+	DocumentSets []string
+	// DocumentSetIDs are sets named by what the person uses (an
+	// assistant's): any of them, not checked against the person, as an
+	// assistant's sets were checked when they were given it.
+	DocumentSetIDs []int64
+	UpdatedAfter   *Time       // Updated at or after (documents without a time pass, as in Onyx).
+	UpdatedBefore  *Time       // Updated at or before.
+	Tags           [][2]string // Any of these metadata keys and values.
 }
 
 // MaxSearchTags is how many different tags a search may filter by.

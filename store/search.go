@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -87,8 +88,8 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q index.Query, f qua
 		return nil, err
 	}
 	out := []quarry.SearchHit{}
-	if q.Empty() || limit <= 0 || len(f.DocumentSets) > 0 {
-		return out, nil
+	if (q.Empty() || limit <= 0) && len(f.DocumentSets) == 0 {
+		return out, nil // Sets named are checked all the same (setPairs).
 	}
 	err = db.snapshot(ctx, func(r querier) error {
 		if db.dialect == Postgres {
@@ -106,15 +107,26 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q index.Query, f qua
 	return out, mapError(err)
 }
 
-// search is Search in a snapshot: the pairs c may see, the index's
-// statistics and the postings of the query's terms are read, the chunks
-// of those pairs scored (index.Score), then checked in the order of their
-// scores against c's rights and f, a batch at a time, until limit
-// copies of documents are found or no chunk is left.
+// search is Search in a snapshot: the pairs c may see (narrowed to those
+// of the sets f names, setPairs), the index's statistics and the postings
+// of the query's terms are read, the chunks of those pairs scored
+// (index.Score), then checked in the order of their scores against c's
+// rights and f, a batch at a time, until limit copies of documents are
+// found or no chunk is left.
 func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
+	inSets, err := setPairs(ctx, r, c, f)
+	if err != nil || q.Empty() || limit <= 0 {
+		return []quarry.SearchHit{}, err
+	}
 	visible, err := visiblePairs(ctx, r, c)
 	if err != nil || visible == nil {
 		return []quarry.SearchHit{}, err
+	}
+	if inSets != nil {
+		maps.DeleteFunc(visible, func(p int64, _ bool) bool { return !inSets[p] })
+		if len(visible) == 0 {
+			return []quarry.SearchHit{}, nil
+		}
 	}
 	snap, segs, err := readIndex(ctx, r)
 	if err != nil || snap.Chunks == 0 {

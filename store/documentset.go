@@ -1,0 +1,356 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+
+	"github.com/quarryhq/quarry"
+)
+
+// Document sets (quarry.DocumentSet): their rows in document_sets, their
+// pairs, people and groups in document_set_pairs, document_set_users and
+// document_set_groups (migration 00023). The rules are the root
+// package's (documentset.go); this file reads the facts they need in the
+// write's transaction, asks them, and writes. A set's documents are those
+// of its pairs at each search (setPairs): nothing is written per document,
+// so there is no sync to wait for, and a set is deleted at once (Onyx
+// marks it and deletes it once its index has been synced).
+
+// documentSetColumns are the columns scanDocumentSet reads, from
+// document_sets s.
+const documentSetColumns = `s.id, s.name, s.description, s.user_id, s.is_public, s.created_at, s.updated_at`
+
+// scanDocumentSet reads a row of documentSetColumns.
+func scanDocumentSet(r interface{ Scan(...any) error }) (*quarry.DocumentSet, error) {
+	var (
+		s                quarry.DocumentSet
+		created, updated int64
+	)
+	if err := r.Scan(&s.ID, &s.Name, &s.Description, &s.OwnerID, &s.IsPublic, &created, &updated); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.UpdatedAt = quarry.TimeFromMicros(created), quarry.TimeFromMicros(updated)
+	s.Pairs, s.Users, s.Groups = []quarry.DocumentSetPair{}, []string{}, []int64{}
+	return &s, nil
+}
+
+// documentSets returns the sets that cond (a condition on document_sets s,
+// with its arguments; "" for every set) selects, ascending by id, each
+// with its pairs (ascending by id, with their connectors' sources), people
+// and groups: four statements, whatever their number (a few hundred sets
+// at a time).
+func documentSets(ctx context.Context, q querier, cond string, args ...any) ([]*quarry.DocumentSet, error) {
+	where := ""
+	if cond != "" {
+		where = " WHERE " + cond
+	}
+	sets, err := queryAll(ctx, q, scanDocumentSet, `SELECT `+documentSetColumns+` FROM document_sets s`+where+` ORDER BY s.id`, args...)
+	if err != nil || len(sets) == 0 {
+		return sets, err
+	}
+	byID := make(map[int64]*quarry.DocumentSet, len(sets))
+	ids := make([]int64, len(sets))
+	for i, s := range sets {
+		byID[s.ID], ids[i] = s, s.ID
+	}
+	err = inChunks(ids, "document_set_id", func(in string, args []any) error {
+		rows, err := q.QueryContext(ctx, `SELECT x.document_set_id, p.id, p.name, p.access_type, c.source
+			FROM document_set_pairs x JOIN cc_pairs p ON p.id = x.cc_pair_id JOIN connectors c ON c.id = p.connector_id
+			WHERE x.`+in+` ORDER BY x.document_set_id, p.id`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				set int64
+				p   quarry.DocumentSetPair
+			)
+			if err := rows.Scan(&set, &p.ID, &p.Name, &p.AccessType, &p.Source); err != nil {
+				rows.Close()
+				return err
+			}
+			byID[set].Pairs = append(byID[set].Pairs, p)
+		}
+		if err := closeRows(rows); err != nil {
+			return err
+		}
+		rows, err = q.QueryContext(ctx, `SELECT document_set_id, user_id FROM document_set_users WHERE `+in+
+			` ORDER BY document_set_id, user_id`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				set  int64
+				user string
+			)
+			if err := rows.Scan(&set, &user); err != nil {
+				rows.Close()
+				return err
+			}
+			byID[set].Users = append(byID[set].Users, user)
+		}
+		if err := closeRows(rows); err != nil {
+			return err
+		}
+		return eachInts(ctx, q, `SELECT document_set_id, group_id FROM document_set_groups WHERE `+in+
+			` ORDER BY document_set_id, group_id`, args, func(set, g int64) { byID[set].Groups = append(byID[set].Groups, g) })
+	})
+	return sets, mapError(err)
+}
+
+// documentSet returns set id, or quarry.ErrDocumentSetNotFound.
+func documentSet(ctx context.Context, q querier, id int64) (*quarry.DocumentSet, error) {
+	sets, err := documentSets(ctx, q, "s.id = $1", id)
+	if err != nil {
+		return nil, err
+	}
+	if len(sets) == 0 {
+		return nil, quarry.ErrDocumentSetNotFound(id)
+	}
+	return sets[0], nil
+}
+
+// DocumentSets returns the sets c may see (quarry.Caller.CanSeeDocumentSet),
+// or, when editable, those c may change (CanEditDocumentSet), ascending by
+// id.
+func (db *DB) DocumentSets(ctx context.Context, c *quarry.Caller, editable bool) ([]*quarry.DocumentSet, error) {
+	sets, err := documentSets(ctx, db.read, "")
+	if err != nil {
+		return nil, err
+	}
+	allowed := c.CanSeeDocumentSet
+	if editable {
+		allowed = c.CanEditDocumentSet
+	}
+	return slices.DeleteFunc(sets, func(s *quarry.DocumentSet) bool { return !allowed(s) }), nil
+}
+
+// DocumentSetsArePublic reports whether every pair of the sets ids is
+// public (quarry.DocumentSetsPublic), of those c may see: an id of a set
+// that does not exist, or that c may not see, counts as a set of no pair,
+// as Onyx counts an id of no set.
+func (db *DB) DocumentSetsArePublic(ctx context.Context, c *quarry.Caller, ids []int64) (bool, error) {
+	var sets []*quarry.DocumentSet
+	err := inChunks(dedupe(ids), "s.id", func(in string, args []any) error {
+		some, err := documentSets(ctx, db.read, in, args...)
+		sets = append(sets, some...)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return quarry.DocumentSetsPublic(slices.DeleteFunc(sets, func(s *quarry.DocumentSet) bool { return !c.CanSeeDocumentSet(s) })), nil
+}
+
+// CreateDocumentSet makes set in for c and returns its id. See
+// writeDocumentSet for the checks, in one transaction.
+func (db *DB) CreateDocumentSet(ctx context.Context, c *quarry.Caller, in quarry.DocumentSetInput) (int64, error) {
+	in.ID = 0
+	err := db.update(ctx, func(tx *Tx) error { return tx.writeDocumentSet(ctx, c, nil, &in) })
+	return in.ID, err
+}
+
+// UpdateDocumentSet makes set in.ID what in says, whole (Onyx's
+// DocumentSetUpdateRequest replaces every field): a set c may not see is
+// not found (404), one it may not change is refused (403), then the
+// checks of writeDocumentSet, in one transaction.
+func (db *DB) UpdateDocumentSet(ctx context.Context, c *quarry.Caller, in quarry.DocumentSetInput) error {
+	return db.update(ctx, func(tx *Tx) error {
+		old, err := tx.editableDocumentSet(ctx, c, in.ID)
+		if err != nil {
+			return err
+		}
+		return tx.writeDocumentSet(ctx, c, old, &in)
+	})
+}
+
+// DeleteDocumentSet deletes set id, with its pairs, people and groups: a
+// set c may not see is not found (404), one it may not change is refused
+// (403).
+func (db *DB) DeleteDocumentSet(ctx context.Context, c *quarry.Caller, id int64) error {
+	return db.update(ctx, func(tx *Tx) error {
+		if _, err := tx.editableDocumentSet(ctx, c, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM document_sets WHERE id = $1`, id); err != nil {
+			return err
+		}
+		return tx.audit(ctx, c, "document_set.delete", "document_set", id, nil)
+	})
+}
+
+// editableDocumentSet returns set id, locked for the rest of tx on
+// PostgreSQL, if c may see it (else ErrDocumentSetNotFound) and change it
+// (else quarry.Caller.CheckEditDocumentSet's refusal).
+func (tx *Tx) editableDocumentSet(ctx context.Context, c *quarry.Caller, id int64) (*quarry.DocumentSet, error) {
+	lock := ""
+	if tx.db.dialect == Postgres {
+		lock = " FOR UPDATE"
+	}
+	var one int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM document_sets WHERE id = $1`+lock, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, quarry.ErrDocumentSetNotFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := documentSet(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.CanSeeDocumentSet(s) {
+		return nil, quarry.ErrDocumentSetNotFound(id)
+	}
+	return s, c.CheckEditDocumentSet(s)
+}
+
+// writeDocumentSet writes set in for c: a new one when old is nil (in.ID
+// is then set), else over old. Checks, in order: in's own
+// (quarry.DocumentSetInput.Check, 400); its groups exist and are not
+// default ones (400); the sharing rules (CheckDocumentSetSharing, 400 or
+// 403); its people exist (404, as for a group's); its pairs exist, are
+// ones c sees and may be in the set (CheckPairs, 400); its name is no
+// other set's (409). The audit entry names the fields that changed.
+func (tx *Tx) writeDocumentSet(ctx context.Context, c *quarry.Caller, old *quarry.DocumentSet, in *quarry.DocumentSetInput) error {
+	if err := in.Check(); err != nil {
+		return err
+	}
+	if err := tx.checkGroupsExist(ctx, in.Groups); err != nil {
+		return err
+	}
+	if err := c.CheckDocumentSetSharing(old, in); err != nil {
+		return err
+	}
+	if err := tx.checkUsersExist(ctx, in.Users); err != nil {
+		return err
+	}
+	pairs := map[int64]*quarry.CCPair{}
+	for _, id := range in.PairIDs {
+		p, err := tx.pair(ctx, id)
+		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+			continue // CheckPairs refuses it.
+		}
+		if err != nil {
+			return err
+		}
+		pairs[id] = p
+	}
+	if err := in.CheckPairs(c, pairs); err != nil {
+		return err
+	}
+	var other int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM document_sets WHERE name = $1 AND id <> $2`, in.Name, in.ID).Scan(&other)
+	if err == nil {
+		return quarry.ErrDocumentSetTaken(in.Name)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	action := "document_set.update"
+	if old == nil {
+		action = "document_set.create"
+		if err := tx.QueryRowContext(ctx, `INSERT INTO document_sets (name, description, user_id, is_public, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $5) RETURNING id`, in.Name, in.Description, c.ID, in.IsPublic, tx.now.Micros()).Scan(&in.ID); err != nil {
+			return err
+		}
+	} else {
+		if _, err := tx.ExecContext(ctx, `UPDATE document_sets SET name = $1, description = $2, is_public = $3, updated_at = $4 WHERE id = $5`,
+			in.Name, in.Description, in.IsPublic, tx.now.Micros(), in.ID); err != nil {
+			return err
+		}
+		for _, table := range []string{"document_set_pairs", "document_set_users", "document_set_groups"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE document_set_id = $1`, in.ID); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range in.PairIDs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO document_set_pairs (document_set_id, cc_pair_id) VALUES ($1, $2)`, in.ID, p); err != nil {
+			return err
+		}
+	}
+	for _, u := range in.Users {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO document_set_users (document_set_id, user_id) VALUES ($1, $2)`, in.ID, u); err != nil {
+			return err
+		}
+	}
+	for _, g := range in.Groups {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO document_set_groups (document_set_id, group_id) VALUES ($1, $2)`, in.ID, g); err != nil {
+			return err
+		}
+	}
+	return tx.audit(ctx, c, action, "document_set", in.ID, quarry.DocumentSetChangedFields(old, in))
+}
+
+// CheckDocumentSetNames refuses a search of c narrowed to the sets named
+// names when some name is of no set c may see
+// (quarry.Caller.CheckDocumentSetNames): what chat asks before an answer
+// begins, as the search itself does (setPairs).
+func (db *DB) CheckDocumentSetNames(ctx context.Context, c *quarry.Caller, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	sets, err := documentSetsNamed(ctx, db.read, names)
+	if err != nil {
+		return err
+	}
+	_, err = c.CheckDocumentSetNames(names, sets)
+	return err
+}
+
+// documentSetsNamed returns the sets of names (those that exist).
+func documentSetsNamed(ctx context.Context, q querier, names []string) ([]*quarry.DocumentSet, error) {
+	var sets []*quarry.DocumentSet
+	err := inChunks(dedupe(names), "s.name", func(in string, args []any) error {
+		some, err := documentSets(ctx, q, in, args...)
+		sets = append(sets, some...)
+		return err
+	})
+	return sets, err
+}
+
+// setPairs returns the pairs a search of c narrowed by f's sets may read
+// documents of, in snapshot q: the pairs of the sets f names (their
+// union), nil when f names none. Sets named by name must each be one c
+// may see (quarry.Caller.CheckDocumentSetNames, Onyx's 403); sets named
+// by id are an assistant's, whose sets were checked when they were given
+// it. The search then intersects them with the pairs c may read
+// (searchPairs): a set never widens what c reads.
+func setPairs(ctx context.Context, q querier, c *quarry.Caller, f quarry.SearchFilters) (map[int64]bool, error) {
+	if len(f.DocumentSets) == 0 && len(f.DocumentSetIDs) == 0 {
+		return nil, nil
+	}
+	var sets []*quarry.DocumentSet
+	if len(f.DocumentSets) > 0 {
+		named, err := documentSetsNamed(ctx, q, f.DocumentSets)
+		if err != nil {
+			return nil, err
+		}
+		seen, err := c.CheckDocumentSetNames(f.DocumentSets, named)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range seen {
+			sets = append(sets, s)
+		}
+	}
+	err := inChunks(dedupe(f.DocumentSetIDs), "s.id", func(in string, args []any) error {
+		some, err := documentSets(ctx, q, in, args...)
+		sets = append(sets, some...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for _, s := range sets {
+		for _, p := range s.Pairs {
+			out[p.ID] = true
+		}
+	}
+	return out, nil
+}
