@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -235,6 +236,7 @@ func TestChatRefusesBeforeStreaming(t *testing.T) {
 	c := newChatCast(t)
 	id := c.session(t, c.basic)
 	other := c.session(t, c.other)
+	c.do(c.curator, "POST", "/manage/admin/document-set", dsSet("rocks of A", []int64{c.privA}, false, []int64{c.gA})).want(t, 200, `1`)
 	for _, tc := range []struct {
 		name string
 		u    user
@@ -242,6 +244,8 @@ func TestChatRefusesBeforeStreaming(t *testing.T) {
 		want int
 		text string
 	}{
+		{"a document set one may not see", c.basic, `{"message": "hi", "chat_session_id": "` + id + `", "internal_search_filters": {"document_set": ["rocks of A", "none"]}}`,
+			403, `{"detail": "User does not have access to document sets: ['none', 'rocks of A']"}`},
 		{"no such session", c.basic, `{"message": "hi", "chat_session_id": "00000000-0000-0000-0000-000000000000"}`, 404, `{"detail": "Chat session not found"}`},
 		{"another's session", c.basic, `{"message": "hi", "chat_session_id": "` + other + `"}`, 404, `{"detail": "Chat session not found"}`},
 		{"an empty message", c.basic, `{"message": "  ", "chat_session_id": "` + id + `"}`, 400, `{"detail": "The message is empty: ask a question"}`},
@@ -282,4 +286,55 @@ func compact(t *testing.T, b []byte) string {
 		return string(b)
 	}
 	return buf.String()
+}
+
+// TestChatDocumentSets narrows a chat's searches to the document sets of
+// internal_search_filters: the model's search finds only the sets'
+// documents, within what the person may read.
+func TestChatDocumentSets(t *testing.T) {
+	c := newChatCast(t)
+	c.do(c.curator, "POST", "/manage/admin/document-set", dsSet("rocks of A", []int64{c.privA}, false, []int64{c.gA})).want(t, 200, `1`)
+	c.do(c.admin, "POST", "/manage/admin/document-set", dsSet("all rocks", []int64{c.privA, c.public}, true, nil)).want(t, 200, `2`)
+	found := func(u user, sets []string) []string {
+		t.Helper()
+		c.model.then(callTools(quarry.ModelToolCall{ID: "call_1", Name: "internal_search", Arguments: `{"queries": ["rock"]}`}), say("Rocks."))
+		body := map[string]any{"message": "Which rocks?", "chat_session_id": c.session(t, u)}
+		if sets != nil {
+			body["internal_search_filters"] = map[string]any{"document_set": sets}
+		}
+		var ids []string
+		for _, l := range lines(t, c.do(u, "POST", "/chat/send-chat-message", body)) {
+			var p struct {
+				Obj struct {
+					Type      string `json:"type"`
+					Documents []struct {
+						ID string `json:"document_id"`
+					} `json:"documents"`
+				} `json:"obj"`
+			}
+			if json.Unmarshal([]byte(l), &p) == nil && p.Obj.Type == "search_tool_documents_delta" {
+				for _, d := range p.Obj.Documents {
+					ids = append(ids, d.ID)
+				}
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for _, tc := range []struct {
+		name string
+		u    user
+		sets []string
+		want []string
+	}{
+		{"no filter", c.curator, nil, []string{"basalt", "granite"}},
+		{"A's set", c.curator, []string{"rocks of A"}, []string{"granite"}},
+		{"no set named is no filter", c.curator, []string{}, []string{"basalt", "granite"}},
+		// The public set holds A's pair: the person reads only the rest.
+		{"a set narrows, never widens", c.basic, []string{"all rocks"}, []string{"basalt"}},
+	} {
+		if got := found(tc.u, tc.sets); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: the search found %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

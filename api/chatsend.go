@@ -128,7 +128,9 @@ func (s *Server) chatModel(ctx context.Context, c *quarry.Caller, b *sendMessage
 // chatTurn returns the turn to answer, but its history: the model, the
 // default assistant's instructions and tools (those the caller may use:
 // the search for those who may search, the others for those who may run
-// tools), narrowed to allowed_tool_ids, and the forced tool.
+// tools), narrowed to allowed_tool_ids, the forced tool, and the search's
+// filters (internal_search_filters; document sets the caller may not see
+// are refused).
 func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage, m *chat.Binding, authz string) (*chat.Turn, error) {
 	a, err := s.db.DefaultAssistant(ctx)
 	if err != nil {
@@ -144,6 +146,12 @@ func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage,
 	}
 	if f := value(b.InternalSearchFilters); f != nil {
 		t.Filters = f.filters()
+		// Sets the person may not see are refused before the answer
+		// begins, as Onyx's process_message refuses them (its 403
+		// INSUFFICIENT_PERMISSIONS; a line of its stream there).
+		if err := s.db.CheckDocumentSetNames(ctx, c, t.Filters.DocumentSets); err != nil {
+			return nil, err
+		}
 	}
 	allowed := func(id int64) bool {
 		return !b.AllowedToolIDs.Set() || slices.Contains(b.AllowedToolIDs.Value, id)

@@ -125,7 +125,7 @@ func TestMCPClientsOfQuarry(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	if got.Server.Name != "quarry" || !slices.Equal(got.Tools, []string{"fetch", "items__createItem", "items__getItem", "items__slow", "items__whoami", "kit__add",
-		"search", "search_indexed_documents"}) || !slices.Equal(got.Resources, []string{"resource://indexed_sources", quarry.ConnectorStatusURI}) || len(got.Resource) != 1 || got.Resource[0].MimeType != "application/json" {
+		"search", "search_indexed_documents"}) || !slices.Equal(got.Resources, []string{"resource://indexed_sources", "resource://document_sets", quarry.ConnectorStatusURI}) || len(got.Resource) != 1 || got.Resource[0].MimeType != "application/json" {
 		t.Errorf("the TypeScript client got %s", out)
 	}
 	jsonEq(t, "call", mustJSON(t, got.Call["content"]), mustJSON(t, []any{map[string]any{"type": "text",

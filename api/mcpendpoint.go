@@ -496,13 +496,14 @@ func httpResult(res *quarry.ToolRunResult) *mcp.CallToolResult {
 	return out
 }
 
-// mcpListResources answers resources/list: the indexed sources for those
-// who may search, and the connector status listing for those who may read
-// it (curators, and those who manage connectors).
+// mcpListResources answers resources/list: the indexed sources and the
+// document sets for those who may search, and the connector status
+// listing for those who may read it (curators, and those who manage
+// connectors).
 func (s *Server) mcpListResources(call *mcpCall) *mcp.ListResourcesResult {
 	out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 	if mcpCanSearch(call.c) {
-		out.Resources = append(out.Resources, mcpIndexedSourcesResource())
+		out.Resources = append(out.Resources, mcpIndexedSourcesResource(), mcpDocumentSetsResource())
 	}
 	if call.c.CanReachConnectors() {
 		out.Resources = append(out.Resources, &mcp.Resource{URI: quarry.ConnectorStatusURI, Name: "connector-status",
@@ -518,6 +519,9 @@ func (s *Server) mcpListResources(call *mcpCall) *mcp.ListResourcesResult {
 func (s *Server) mcpReadResource(ctx context.Context, call *mcpCall, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if req.Params.URI == indexedSourcesURI && mcpCanSearch(call.c) {
 		return s.mcpReadIndexedSources(ctx, call.c)
+	}
+	if req.Params.URI == documentSetsURI && mcpCanSearch(call.c) {
+		return s.mcpReadDocumentSets(ctx, call.c)
 	}
 	if req.Params.URI != quarry.ConnectorStatusURI || !call.c.CanReachConnectors() {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)

@@ -209,8 +209,9 @@ func TestMCPEndpointResources(t *testing.T) {
 	for _, tt := range []struct {
 		u    user
 		want []string
-	}{{basic, []string{"resource://indexed_sources"}}, {curator, []string{"resource://indexed_sources", quarry.ConnectorStatusURI}},
-		{e.admin, []string{"resource://indexed_sources", quarry.ConnectorStatusURI}}} {
+	}{{basic, []string{"resource://indexed_sources", "resource://document_sets"}},
+		{curator, []string{"resource://indexed_sources", "resource://document_sets", quarry.ConnectorStatusURI}},
+		{e.admin, []string{"resource://indexed_sources", "resource://document_sets", quarry.ConnectorStatusURI}}} {
 		cs := e.mcpSession(t, tt.u.token)
 		res, err := cs.ListResources(context.Background(), nil)
 		if err != nil {
@@ -224,7 +225,7 @@ func TestMCPEndpointResources(t *testing.T) {
 			t.Errorf("%s: resources %v, want %v", tt.u.name, got, tt.want)
 		}
 		read, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: quarry.ConnectorStatusURI})
-		if len(tt.want) == 1 {
+		if !slices.Contains(tt.want, quarry.ConnectorStatusURI) {
 			if err == nil {
 				t.Errorf("%s read the listing", tt.u.name)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,8 +16,9 @@ import (
 	"github.com/quarryhq/quarry"
 )
 
-// Search over /mcp: the tool and the resource of Onyx v4.6.1's MCP server
-// (search_indexed_documents, resource://indexed_sources), and the search
+// Search over /mcp: the tool and the resources of Onyx v4.6.1's MCP server
+// (search_indexed_documents, resource://indexed_sources,
+// resource://document_sets), and the search
 // and fetch pair that ChatGPT's connectors and deep research call. Each
 // runs with the caller's rights, as POST /search/send-search-message does:
 // a document of a pair the caller may not search is neither found nor
@@ -29,14 +31,15 @@ const (
 	mcpSearch          = "search"
 	mcpFetch           = "fetch"
 	indexedSourcesURI  = "resource://indexed_sources"
+	documentSetsURI    = "resource://document_sets"
 	mcpSearchResults   = 10 // Results of search_indexed_documents and search, as many as a page of Onyx's search shows.
 	noSourcesIndexed   = "No document sources are indexed yet. Add connectors or upload data through Onyx before calling search_indexed_documents."
 	mcpSearchIndexDesc = "Search the user's knowledge base indexed in Quarry (Onyx's search_indexed_documents).\n" +
 		"Use this tool for information that is not public knowledge and specific to the user, their team, their work, or their organization/company.\n\n" +
 		"Runs Quarry's keyword search (BM25 over the indexed chunks) with the caller's rights; there is no LLM query expansion or selection, " +
 		"so skip_query_expansion changes nothing.\n\n" +
-		"To find a list of available sources, use the `indexed_sources` resource. `document_set_names` restricts results to documents of the " +
-		"named Document Sets: Quarry has none, so naming any finds nothing. `time_cutoff` accepts an ISO 8601 timestamp; only documents " +
+		"To find a list of available sources, use the `indexed_sources` resource. `document_set_names` restricts results to documents belonging " +
+		"to the named Document Sets (a set you may not see is refused); use the `document_sets` resource to discover accessible set names. `time_cutoff` accepts an ISO 8601 timestamp; only documents " +
 		"updated on or after that moment are returned. Naive (timezone-less) timestamps are treated as UTC.\n\n" +
 		"Returns {\"results\": [{title, url, source_type, content, updated_at, cc_pair_id, cc_pair_name, cc_pair_access_type}, ...]}, best first; " +
 		"content is the matching chunk of the document, and cc_pair_* name the source (cc_pair) whose copy of the document it is."
@@ -126,7 +129,10 @@ type mcpIndexedResult struct {
 // the answers of Onyx's tool: bad arguments are a tool error, no indexed
 // source is {"error":"No document sources…","results":[]}, source types
 // Onyx does not know are skipped (none left finds nothing), a time cutoff
-// that does not parse is no cutoff.
+// that does not parse is no cutoff, and document sets the caller may not
+// see are {"error":"User does not have access to document sets: […]",
+// "results":[]} (the detail of POST /search's 403, which Onyx's tool
+// answers).
 func (s *Server) mcpSearchIndexed(ctx context.Context, c *quarry.Caller, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a searchIndexedArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -166,14 +172,21 @@ func (s *Server) mcpSearchIndexed(ctx context.Context, c *quarry.Caller, raw jso
 		return jsonResult(map[string]any{"error": "Document search failed: 1 validation error for SearchRequest\nquery\n  String should have " +
 			what + " [type=" + kind + ", input_type=str]", "results": []any{}}), nil
 	}
-	if len(a.DocumentSetNames) > 0 || (q.Sources != nil && len(q.Sources) == 0) || strings.TrimSpace(q.Query) == "" {
-		// Quarry has no document sets (no document belongs to the named
-		// ones); no known source named matches nothing; nor do blanks.
+	// Sets the caller may not see are POST /search's 403, whose detail
+	// Onyx's tool answers; an empty list is no filter, as in Onyx.
+	q.DocumentSets = a.DocumentSetNames
+	if err := s.db.CheckDocumentSetNames(ctx, c, q.DocumentSets); quarry.ErrorCode(err) == quarry.EFORBIDDEN {
+		return jsonResult(map[string]any{"error": quarry.ErrorMessage(err), "results": []any{}}), nil
+	} else if err != nil {
+		return nil, err
+	}
+	if (q.Sources != nil && len(q.Sources) == 0) || strings.TrimSpace(q.Query) == "" {
+		// No known source named matches nothing; nor do blanks.
 		return jsonResult(map[string]any{"results": []any{}}), nil
 	}
 	hits, err := s.searchDocuments(ctx, c, q)
 	if err != nil {
-		if code := quarry.ErrorCode(err); code == quarry.EINVALID {
+		if code := quarry.ErrorCode(err); code == quarry.EINVALID || code == quarry.EFORBIDDEN {
 			return jsonResult(map[string]any{"error": quarry.ErrorMessage(err), "results": []any{}}), nil
 		}
 		return nil, err
@@ -383,4 +396,38 @@ func (s *Server) mcpReadIndexedSources(ctx context.Context, c *quarry.Caller) (*
 	}
 	b.WriteByte(']')
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: indexedSourcesURI, MIMEType: "application/json", Text: b.String()}}}, nil
+}
+
+// mcpDocumentSetsResource is the document_sets resource, as Onyx's MCP
+// server lists it.
+func mcpDocumentSetsResource() *mcp.Resource {
+	return &mcp.Resource{URI: documentSetsURI, Name: "document_sets", MIMEType: "application/json",
+		Description: "Enumerate the Document Sets accessible to the current user. Use the returned `name` values with the " +
+			"`document_set_names` filter of the `search_indexed_documents` tool to scope searches to a specific set."}
+}
+
+// mcpReadDocumentSets answers resources/read of document_sets: the sets
+// the caller may see (GET /manage/document-set), by name, each with its
+// name and description (Onyx's DocumentSetEntry), as Python's json.dumps
+// writes them.
+func (s *Server) mcpReadDocumentSets(ctx context.Context, c *quarry.Caller) (*mcp.ReadResourceResult, error) {
+	sets, err := s.db.DocumentSets(ctx, c, false)
+	if err != nil {
+		return nil, s.internalError(ctx, err)
+	}
+	type entry struct {
+		Name        string  `json:"name"`
+		Description *string `json:"description"`
+	}
+	entries := make([]entry, len(sets))
+	for i, set := range sets {
+		entries[i] = entry{set.Name, &set.Description}
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return strings.Compare(a.Name, b.Name) })
+	line, err := pythonJSONLine(entries)
+	if err != nil {
+		return nil, s.internalError(ctx, err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: documentSetsURI, MIMEType: "application/json",
+		Text: strings.TrimSuffix(string(line), "\n")}}}, nil
 }

@@ -285,7 +285,28 @@ func TestMCPSearchIndexedDocuments(t *testing.T) {
 	jsonEq(t, "after the cutoff", call(map[string]any{"query": "thirty days", "time_cutoff": "2026-03-01T09:00:00+00:00"}), want)
 	jsonEq(t, "a naive cutoff is UTC", call(map[string]any{"query": "thirty days", "time_cutoff": "2026-03-01T10:30:00"}), `{"results":[]}`)
 	jsonEq(t, "a cutoff that does not parse is none", call(map[string]any{"query": "thirty days", "time_cutoff": "last week"}), want)
-	jsonEq(t, "document sets", call(map[string]any{"query": "thirty days", "document_set_names": []string{"Engineering"}}), `{"results":[]}`)
+	// Document sets: the sets the caller may see narrow the search (Onyx's
+	// POST /search, whose 403 the tool answers for the others), and the
+	// document_sets resource lists them by name.
+	c.do(c.admin, "POST", "/manage/admin/document-set", `{"name":"Handbook","description":"The \u00e9mployee handbook","cc_pair_ids":[`+
+		fmt.Sprint(c.public)+`],"is_public":true}`).want(t, 200, `1`)
+	c.do(c.admin, "POST", "/manage/admin/document-set", fmt.Sprintf(`{"name":"Team A","description":"","cc_pair_ids":[%d],"is_public":false,"groups":[%d]}`,
+		c.pairA, c.gA)).want(t, 200, `2`)
+	c.do(c.admin, "POST", "/manage/admin/document-set", fmt.Sprintf(`{"name":"Another's handbook","description":"","cc_pair_ids":[%d],"is_public":true}`,
+		c.pairA)).want(t, 200, `3`)
+	jsonEq(t, "a set", call(map[string]any{"query": "thirty days", "document_set_names": []string{"Handbook"}}), want)
+	jsonEq(t, "a set of a pair one may not read", call(map[string]any{"query": "thirty days", "document_set_names": []string{"Another's handbook"}}),
+		`{"results":[]}`)
+	jsonEq(t, "no set is no filter", call(map[string]any{"query": "thirty days", "document_set_names": []string{}}), want)
+	jsonEq(t, "sets one may not see", call(map[string]any{"query": "thirty days", "document_set_names": []string{"Team A", "Handbook", "Engineering"}}),
+		`{"error":"User does not have access to document sets: ['Engineering', 'Team A']","results":[]}`)
+	jsonEq(t, "sets one may not see, and no source", call(map[string]any{"query": "thirty days", "document_set_names": []string{"Engineering"},
+		"source_types": []string{"nonsense"}}), `{"error":"User does not have access to document sets: ['Engineering']","results":[]}`)
+	read, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "resource://document_sets"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].MIMEType != "application/json" || read.Contents[0].Text !=
+		`[{"name": "Another's handbook", "description": ""}, {"name": "Handbook", "description": "The \u00e9mployee handbook"}]` {
+		t.Errorf("document_sets: %v %+v", err, read)
+	}
 	jsonEq(t, "no expansion to skip", call(map[string]any{"query": "thirty days", "skip_query_expansion": true}), want)
 	jsonEq(t, "an empty query", call(map[string]any{"query": ""}), `{"error":"Document search failed: 1 validation error for SearchRequest\nquery\n  String should have at least 1 character [type=string_too_short, input_type=str]","results":[]}`)
 	res := mcpCall(t, cs, "search_indexed_documents", map[string]any{})

@@ -147,6 +147,48 @@ type userGroupUpdate struct {
 	CCPairIDs decode.Optional[[]int64]  `json:"cc_pair_ids" max_length:"10000"`
 }
 
+// documentSetCreation is the body of POST /manage/admin/document-set:
+// Onyx's DocumentSetCreationRequest.
+type documentSetCreation struct {
+	Name                string                     `json:"name"`
+	Description         string                     `json:"description"`
+	CCPairIDs           []int64                    `json:"cc_pair_ids" max_length:"10000"`
+	IsPublic            bool                       `json:"is_public"`
+	Users               []uuid.UUID                `json:"users" default:"[]" max_length:"10000"`
+	Groups              []int64                    `json:"groups" default:"[]" max_length:"1000"`
+	FederatedConnectors []federatedConnectorConfig `json:"federated_connectors" default:"[]" max_length:"100"`
+}
+
+// documentSetUpdate is the body of PATCH /manage/admin/document-set:
+// Onyx's DocumentSetUpdateRequest, the whole set.
+type documentSetUpdate struct {
+	ID                  int64                      `json:"id"`
+	Name                string                     `json:"name"`
+	Description         string                     `json:"description"`
+	CCPairIDs           []int64                    `json:"cc_pair_ids" max_length:"10000"`
+	IsPublic            bool                       `json:"is_public"`
+	Users               []uuid.UUID                `json:"users" max_length:"10000"`
+	Groups              []int64                    `json:"groups" max_length:"1000"`
+	FederatedConnectors []federatedConnectorConfig `json:"federated_connectors" default:"[]" max_length:"100"`
+}
+
+// federatedConnectorConfig is a federated connector of a document set:
+// Onyx's FederatedConnectorConfig. Quarry has none (the set's input
+// counts them, and refuses any).
+type federatedConnectorConfig struct {
+	FederatedConnectorID int64           `json:"federated_connector_id"`
+	Entities             json.RawMessage `json:"entities"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (federatedConnectorConfig) ModelName() string { return "FederatedConnectorConfig" }
+
+// checkDocSetPublic is the body of GET /manage/document-set-public: Onyx's
+// CheckDocSetPublicRequest.
+type checkDocSetPublic struct {
+	DocumentSetIDs []int64 `json:"document_set_ids" max_length:"1000"`
+}
+
 // addUsers is the body of POST /manage/admin/user-group/{group_id}/add-users:
 // Onyx's AddUsersToUserGroupRequest.
 type addUsers struct {
@@ -688,6 +730,35 @@ type updateGroupRequest struct {
 type addGroupUsersRequest struct {
 	ID   int64    `path:"group_id"`
 	Body addUsers `body:""`
+}
+
+// createDocumentSetRequest is the request of POST
+// /manage/admin/document-set.
+type createDocumentSetRequest struct {
+	Body documentSetCreation `body:""`
+}
+
+// updateDocumentSetRequest is the request of PATCH
+// /manage/admin/document-set.
+type updateDocumentSetRequest struct {
+	Body documentSetUpdate `body:""`
+}
+
+// deleteDocumentSetRequest is the request of DELETE
+// /manage/admin/document-set/{document_set_id}.
+type deleteDocumentSetRequest struct {
+	ID int64 `path:"document_set_id"`
+}
+
+// documentSetsQuery is the query of GET /manage/document-set.
+type documentSetsQuery struct {
+	GetEditable bool `query:"get_editable" default:"false"`
+}
+
+// documentSetPublicRequest is the request of GET
+// /manage/document-set-public, whose body Onyx reads on a GET.
+type documentSetPublicRequest struct {
+	Body checkDocSetPublic `body:""`
 }
 
 // deleteGroupRequest is the request of

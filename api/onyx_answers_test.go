@@ -63,6 +63,8 @@ var onyxAnswers = map[string]onyxAnswer{
 	"GET /admin/llm/provider":                                  {model: "LLMProviderResponse[LLMProviderView]"},
 	"PUT /admin/llm/provider":                                  {model: "LLMProviderView"},
 	"GET /llm/provider":                                        {model: "LLMProviderResponse[LLMProviderDescriptor]"},
+	"GET /manage/document-set":                                 {model: "DocumentSetSummary", list: true},
+	"GET /manage/document-set-public":                          {model: "CheckDocSetPublicResponse"},
 }
 
 // onyxAnswerRoutes matches a request to its route of onyxAnswers.

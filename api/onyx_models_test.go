@@ -34,6 +34,10 @@ func TestRequestModelsMatchOnyx(t *testing.T) {
 		{"ModelConfigurationUpsertRequest", modelConfigurationUpsert{}},
 		{"DefaultModel", defaultModelBody{}},
 		{"TestLLMRequest", testLLM{}},
+		{"DocumentSetCreationRequest", documentSetCreation{}},
+		{"DocumentSetUpdateRequest", documentSetUpdate{}},
+		{"FederatedConnectorConfig", federatedConnectorConfig{}},
+		{"CheckDocSetPublicRequest", checkDocSetPublic{}},
 	} {
 		t.Run(tt.onyx, func(t *testing.T) {
 			want, ok := onyxtest.Fields(tt.onyx)

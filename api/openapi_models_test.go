@@ -39,6 +39,9 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"PUT /manage/connector/{connector_id}/credential/{credential_id}", "CCPairCreate", ccPairCreate{}},
 		{"POST /manage/admin/user-group", "UserGroupCreate", userGroupCreate{}},
 		{"PATCH /manage/admin/user-group/{group_id}", "UserGroupUpdate", userGroupUpdate{}},
+		{"POST /manage/admin/document-set", "DocumentSetCreationRequest", documentSetCreation{}},
+		{"PATCH /manage/admin/document-set", "DocumentSetUpdateRequest", documentSetUpdate{}},
+		{"GET /manage/document-set-public", "CheckDocSetPublicRequest", checkDocSetPublic{}},
 		{"POST /manage/admin/user-group/{group_id}/set-curator", "SetCurator", setCurator{}},
 		{"POST /admin/api-key", "APIKeyCreate", apiKeyCreate{}},
 		{"PATCH /admin/api-key/{api_key_id}", "APIKeyCreate", apiKeyCreate{}},
@@ -140,7 +143,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 	// The models inside bodies, held to their schemas the same way.
 	for schema, model := range map[string]any{"DocumentBase": documentBase{}, "ExternalAccess": externalAccess{},
 		"BaseFilters": baseFilters{}, "MCPAuthTemplate": mcpAuthTemplate{}, "Header": header{}, "Tag": searchTag{}, "LLMOverride": llmOverride{},
-		"ModelConfigurationUpsertRequest": modelConfigurationUpsert{}} {
+		"ModelConfigurationUpsertRequest": modelConfigurationUpsert{}, "FederatedConnectorConfig": federatedConnectorConfig{}} {
 		s, _ := oasDig(doc.m, "components", "schemas", schema).(map[string]any)
 		oasCheckModel(t, schema, reflect.TypeOf(model), s)
 	}
@@ -196,6 +199,11 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		"PATCH /manage/admin/user-group/{group_id}":                       updateGroupRequest{},
 		"POST /manage/admin/user-group/{group_id}/add-users":              addGroupUsersRequest{},
 		"DELETE /manage/admin/user-group/{group_id}":                      deleteGroupRequest{},
+		"POST /manage/admin/document-set":                                 createDocumentSetRequest{},
+		"PATCH /manage/admin/document-set":                                updateDocumentSetRequest{},
+		"DELETE /manage/admin/document-set/{document_set_id}":             deleteDocumentSetRequest{},
+		"GET /manage/document-set":                                        documentSetsQuery{},
+		"GET /manage/document-set-public":                                 documentSetPublicRequest{},
 		"POST /manage/admin/user-group/{group_id}/set-curator":            setCuratorRequest{},
 		"GET /manage/admin/user-group/{group_id}/permissions":             groupPermissionsRequest{},
 		"PUT /manage/admin/user-group/{group_id}/permissions":             setGroupPermissionRequest{},

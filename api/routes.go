@@ -100,6 +100,15 @@ func (s *Server) routes() {
 	m.Handle("GET /manage/admin/user-group/{group_id}/permissions", s.authed(adminOnly, s.handleGroupPermissions))
 	m.Handle("PUT /manage/admin/user-group/{group_id}/permissions", s.authed(adminOnly, s.handleSetGroupPermission))
 
+	// Document sets (api/documentset.go), with Onyx's routes: admins and
+	// curators make, change and delete them; people list those they may
+	// see, and narrow searches to them (filters.document_set).
+	m.Handle("POST /manage/admin/document-set", s.authed(documentSetAccess, s.handleCreateDocumentSet))
+	m.Handle("PATCH /manage/admin/document-set", s.authed(documentSetAccess, s.handleUpdateDocumentSet))
+	m.Handle("DELETE /manage/admin/document-set/{document_set_id}", s.authed(documentSetAccess, s.handleDeleteDocumentSet))
+	m.Handle("GET /manage/document-set", s.authed(basicAccess, s.handleListDocumentSets))
+	m.Handle("GET /manage/document-set-public", s.authed(basicAccess, s.handleDocumentSetsPublic))
+
 	// API keys and the caller's own account.
 	m.Handle("POST /admin/api-key", s.authed(minting(adminOnly), s.handleCreateAPIKey))
 	m.Handle("GET /admin/api-key", s.authed(adminOnly, s.handleListAPIKeys))

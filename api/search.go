@@ -129,6 +129,12 @@ func (s *Server) handleSendSearchMessage(w http.ResponseWriter, r *http.Request,
 	}
 	limit := int(min(max(b.NumHits, 0), maxSearchHits))
 	hits, err := s.db.Search(r.Context(), c, index.ParseQuery(b.SearchQuery), f, limit)
+	if quarry.ErrorCode(err) == quarry.EFORBIDDEN {
+		// A document set the caller may not see: Onyx's OnyxError, with
+		// its code (before the stream, where Onyx streams it as a
+		// search_error packet).
+		return onyxCodedError{error: err}
+	}
 	if err != nil {
 		return err
 	}

@@ -225,7 +225,6 @@ func TestSearch(t *testing.T) {
 			{`{"search_query":"quarry","filters":{"source_type":["web"]}}`, []string{"granite"}},
 			{`{"search_query":"quarry","filters":{"source_type":["ingestion_api"],"tags":[{"tag_key":"team","tag_value":"ops"}]}}`, []string{"shipping"}},
 			{`{"search_query":"quarry","filters":{"tags":[{"tag_key":"team","tag_value":"dev"}]}}`, []string{}},
-			{`{"search_query":"quarry","filters":{"document_set":["any"]}}`, []string{}},
 			{`{"search_query":"quarry","filters":{"updated_at_range":{"start":"2026-02-01T00:00:00Z"}}}`, []string{}},
 			{`{"search_query":"quarry","filters":{"time_cutoff":"2025-12-01T00:00:00"}}`, []string{"granite", "shipping"}},
 			{`{"search_query":"\"shipped by rail\""}`, []string{"granite"}},

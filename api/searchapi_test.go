@@ -10,8 +10,8 @@ import (
 
 // TestSearchAPI covers Onyx v4.6.1's POST /search through the real server
 // and database, with documents pushed through the ingestion API: the whole
-// answer (the first 10 documents, each cited by its rank), the filters,
-// the rights, Onyx's 404s for personas and LLM providers, and FastAPI's
+// answer (the first 10 documents, each cited by its rank), the filters
+// (document sets in TestDocumentSetSearch), the rights, Onyx's 404s for personas and LLM providers, and FastAPI's
 // 422s.
 func TestSearchAPI(t *testing.T) {
 	c := newFxCast(t)
@@ -53,7 +53,6 @@ func TestSearchAPI(t *testing.T) {
 		{"time_cutoff", c.basic, `{"query":"granite","time_cutoff":"2026-02-01T00:00:00"}`, `{"results":[` + shipping(1) + `]}`},
 		{"tags", c.basic, `{"query":"granite","tags":[{"tag_key":"team","tag_value":"ops"}]}`, `{"results":[` + granite(1) + `,` + shipping(2) + `]}`},
 		{"other tags", c.basic, `{"query":"granite","tags":[{"tag_key":"team","tag_value":"sales"}]}`, `{"results":[]}`},
-		{"document sets: Quarry has none", c.basic, `{"query":"granite","document_sets":["docs"]}`, `{"results":[]}`},
 		{"no document set", c.basic, `{"query":"granite quarry","document_sets":[],"skip_query_expansion":true,
 			"message_history":[{"message":"granite?","message_type":"user"}]}`, `{"results":[` + granite(1) + `,` + shipping(2) + `]}`},
 	} {

@@ -17,17 +17,19 @@ import (
 // with its pair (copyPair).
 
 // docSearch is a search of the tools: the words, the sources (nil: all),
-// the earliest time of update, and how many results.
+// the document sets (by name; none: all), the earliest time of update,
+// and how many results.
 type docSearch struct {
-	Query   string
-	Sources []quarry.DocumentSource
-	Since   *time.Time
-	Limit   int
+	Query        string
+	Sources      []quarry.DocumentSource
+	DocumentSets []string
+	Since        *time.Time
+	Limit        int
 }
 
 // searchDocuments runs q for c: the store's search, one hit per copy.
 func (s *Server) searchDocuments(ctx context.Context, c *quarry.Caller, q docSearch) ([]quarry.SearchHit, error) {
-	f := quarry.SearchFilters{Sources: q.Sources}
+	f := quarry.SearchFilters{Sources: q.Sources, DocumentSets: q.DocumentSets}
 	if q.Since != nil {
 		f.UpdatedAfter = &quarry.Time{Time: *q.Since}
 	}

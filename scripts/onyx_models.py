@@ -96,6 +96,12 @@ ROOTS = [
     ("ee.onyx.server.user_group.models", "SetCuratorRequest"),
     ("ee.onyx.server.user_group.models", "SetPermissionRequest"),
     ("ee.onyx.server.user_group.models", "SetPermissionResponse"),
+    # Document sets.
+    ("onyx.server.features.document_set.models", "DocumentSetCreationRequest"),
+    ("onyx.server.features.document_set.models", "DocumentSetUpdateRequest"),
+    ("onyx.server.features.document_set.models", "CheckDocSetPublicRequest"),
+    ("onyx.server.features.document_set.models", "CheckDocSetPublicResponse"),
+    ("onyx.server.features.document_set.models", "DocumentSetSummary"),
     # API keys.
     ("onyx.server.api_key.models", "APIKeyArgs"),
     ("onyx.auth.api_key", "ApiKeyDescriptor"),
@@ -145,8 +151,8 @@ ROOTS = [
     ("tests.integration.common_utils.test_models", "DATestLLMProvider"),
 ]
 
-# Models named by ROOTS' fields that are recorded as opaque: Quarry has no
-# document sets and no personas, and answers [] wherever they appear.
+# Models named by ROOTS' fields that are recorded as opaque: Quarry answers
+# [] wherever they appear (a user group's document sets and personas).
 OPAQUE = {"DocumentSet", "PersonaSnapshot"}
 
 # Names that are not defined in Onyx's source. fastapi-users' BaseUser is the

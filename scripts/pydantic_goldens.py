@@ -158,6 +158,42 @@ class CCPairIdentifier(BaseModel):
     credential_id: Int64
 
 
+class FederatedConnectorConfig(BaseModel):
+    federated_connector_id: Int64
+    entities: dict[str, Any]
+
+
+# Onyx's DocumentSetCreationRequest, with Quarry's bounds on its lists.
+class DocumentSetCreationRequest(BaseModel):
+    name: str
+    description: str
+    cc_pair_ids: Annotated[list[Int64], Field(max_length=10000)]
+    is_public: bool
+    users: Annotated[list[uuid.UUID], Field(max_length=10000)] = []
+    groups: Annotated[list[Int64], Field(max_length=1000)] = []
+    federated_connectors: Annotated[list[FederatedConnectorConfig], Field(max_length=100)] = []
+
+
+# Onyx's DocumentSetUpdateRequest, with Quarry's bounds on its lists.
+class DocumentSetUpdateRequest(BaseModel):
+    id: Int64
+    name: str
+    description: str
+    cc_pair_ids: Annotated[list[Int64], Field(max_length=10000)]
+    is_public: bool
+    users: Annotated[list[uuid.UUID], Field(max_length=10000)]
+    groups: Annotated[list[Int64], Field(max_length=1000)]
+    federated_connectors: Annotated[list[FederatedConnectorConfig], Field(max_length=100)] = []
+
+
+class DocumentSetsQuery(BaseModel):
+    get_editable: bool = False
+
+
+class CheckDocSetPublicRequest(BaseModel):
+    document_set_ids: Annotated[list[Int64], Field(max_length=1000)]
+
+
 class AddUsers(BaseModel):
     user_ids: Annotated[list[str], Field(max_length=10000)]
 
@@ -776,6 +812,11 @@ ENDPOINTS = {
     "ccPairCreate": ("PUT", "/manage/connector/{connector_id}/credential/{credential_id}",
                      ["connector_id", "credential_id"], None, CCPairCreate),
     "userGroupCreate": ("POST", "/manage/admin/user-group", [], None, UserGroupCreate),
+    "documentSetCreate": ("POST", "/manage/admin/document-set", [], None, DocumentSetCreationRequest),
+    "documentSetUpdate": ("PATCH", "/manage/admin/document-set", [], None, DocumentSetUpdateRequest),
+    "documentSetDelete": ("DELETE", "/manage/admin/document-set/{document_set_id}", ["document_set_id"], None, None),
+    "documentSetsQuery": ("GET", "/manage/document-set", [], DocumentSetsQuery, None),
+    "documentSetPublic": ("GET", "/manage/document-set-public", [], None, CheckDocSetPublicRequest),
     "userGroupUpdate": ("PATCH", "/manage/admin/user-group/{group_id}", ["group_id"], None, UserGroupUpdate),
     "setCurator": ("POST", "/manage/admin/user-group/{group_id}/set-curator", ["group_id"], None, SetCurator),
     "apiKeyCreate": ("POST", "/admin/api-key", [], None, APIKeyCreate),
@@ -1813,6 +1854,59 @@ def corpus():
     case("scimTokenCreate", "name not a string", body={"name": 7})
     case("scimTokenCreate", "null name", body={"name": None})
     case("scimTokenCreate", "null body", raw="null")
+    # Document sets.
+    user = "6f1a2b3c-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+    good_set = {"name": "HR", "description": "HR's documents", "cc_pair_ids": [1, 2], "is_public": False, "users": [user],
+                "groups": [3], "federated_connectors": []}
+    case("documentSetCreate", "valid", body=good_set)
+    case("documentSetCreate", "valid minimal", body={"name": "HR", "description": "", "cc_pair_ids": [], "is_public": True})
+    case("documentSetCreate", "lax values", body={"name": "HR", "description": "d", "cc_pair_ids": ["1", 2.0], "is_public": "yes",
+                                                   "users": [user.upper(), user.replace("-", ""), "urn:uuid:" + user], "groups": ["7"],
+                                                   "federated_connectors": [{"federated_connector_id": "4", "entities": {"a": [1]}}]})
+    case("documentSetCreate", "missing", body={})
+    case("documentSetCreate", "missing some", body={"name": "HR", "is_public": True})
+    case("documentSetCreate", "wrong types", body={"name": 1, "description": None, "cc_pair_ids": "1", "is_public": "maybe",
+                                                    "users": user, "groups": {}, "federated_connectors": {}})
+    case("documentSetCreate", "bad items", body={"name": "HR", "description": "d", "cc_pair_ids": [1, "x", None, 1.5, True],
+                                                  "is_public": False, "users": ["not-a-uuid", 7, None, "6f1a2b3c-4d5e-4f60-8a7b-9c0d1e2f3a4"],
+                                                  "groups": [None, "g"]})
+    case("documentSetCreate", "bad federated connectors", body=dict(good_set, federated_connectors=[
+        {}, {"federated_connector_id": "x", "entities": []}, 5, {"federated_connector_id": 1, "entities": None}]))
+    case("documentSetCreate", "nulls", body={"name": "HR", "description": "d", "cc_pair_ids": None, "is_public": None,
+                                              "users": None, "groups": None, "federated_connectors": None})
+    case("documentSetCreate", "too many groups", body=dict(good_set, groups=list(range(1001))))
+    case("documentSetCreate", "too many federated connectors", body=dict(good_set, federated_connectors=[
+        {"federated_connector_id": i, "entities": {}} for i in range(101)]))
+    case("documentSetCreate", "huge pair id", raw='{"name": "HR", "description": "d", "cc_pair_ids": [9223372036854775808], "is_public": true}')
+    case("documentSetCreate", "not an object", body=["HR"])
+    case("documentSetCreate", "empty body", raw=b"")
+    case("documentSetCreate", "null body", raw="null")
+    case("documentSetUpdate", "valid", body=dict(good_set, id=4))
+    case("documentSetUpdate", "valid without federated connectors", body={"id": "4", "name": "HR", "description": "d",
+                                                                            "cc_pair_ids": [1], "is_public": True, "users": [], "groups": []})
+    case("documentSetUpdate", "as a creation", body={"name": "HR", "description": "d", "cc_pair_ids": [1], "is_public": True})
+    case("documentSetUpdate", "bad id", body=dict(good_set, id="four"))
+    case("documentSetUpdate", "float id", body=dict(good_set, id=4.5))
+    case("documentSetUpdate", "null lists", body=dict(good_set, id=4, users=None, groups=None))
+    case("documentSetUpdate", "empty body", raw=b"")
+    case("documentSetDelete", "valid", path={"document_set_id": "12"})
+    case("documentSetDelete", "path abc", path={"document_set_id": "abc"})
+    case("documentSetDelete", "path float", path={"document_set_id": "1.5"})
+    case("documentSetDelete", "path huge", path={"document_set_id": big})
+    case("documentSetsQuery", "none", query="")
+    case("documentSetsQuery", "editable", query="get_editable=true")
+    case("documentSetsQuery", "editable on", query="get_editable=on")
+    case("documentSetsQuery", "editable bad", query="get_editable=perhaps")
+    case("documentSetsQuery", "editable twice", query="get_editable=false&get_editable=1")
+    case("documentSetPublic", "valid", body={"document_set_ids": [1, 2]})
+    case("documentSetPublic", "empty list", body={"document_set_ids": []})
+    case("documentSetPublic", "missing", body={})
+    case("documentSetPublic", "not a list", body={"document_set_ids": 1})
+    case("documentSetPublic", "bad items", body={"document_set_ids": ["a", None, 2.5]})
+    case("documentSetPublic", "too many", body={"document_set_ids": list(range(1001))})
+    case("documentSetPublic", "no body", raw=b"")
+    case("documentSetPublic", "null body", raw="null")
+    case("documentSetPublic", "bad json", raw='{"document_set_ids": [1,]}')
 
 
 def write_requests():

@@ -71,6 +71,14 @@ var unmirrored = map[string]string{
 	"MCPUserOAuthConnectRequest":      requests,
 	"MCPAuthTemplate":                 requests + ", and answers hold it (CheckAnswer)",
 	"TestLLMRequest":                  requests,
+	"DocumentSetCreationRequest":      "DocumentSetManager.create sends a dict; " + requests,
+	"DocumentSetUpdateRequest":        "DocumentSetManager.edit sends a dict; " + requests,
+	"FederatedConnectorConfig":        requests,
+	"CheckDocSetPublicRequest":        requests,
+	"CheckDocSetPublicResponse":       answers,
+	"DocumentSetSummary":              "DocumentSetManager.get_all reads its fields by key; " + answers,
+	"CCPairSummary":                   "only in DocumentSetSummary",
+	"FederatedConnectorSummary":       "only in DocumentSetSummary, where Quarry answers none",
 }
 
 // The reasons of unmirrored for the models of MCP servers and personal
