@@ -224,8 +224,14 @@ func (c client) searchToolID(t *testing.T, by User) int64 {
 const excludedChatPersonas = "it makes assistants (personas) of its own, which Quarry does not have yet: its one assistant is the " +
 	"default (persona 0) until the assistants issue (docs/decisions.md, \"Chat\")"
 
+// excludedChatDocumentSets is why the tests of document sets in chat are
+// excluded.
+const excludedChatDocumentSets = "each test makes an assistant (PersonaManager.create with the search tool) and a session with it, " +
+	"which Quarry does not have yet (assistants come with the assistants issue); Quarry refuses a set one may not see before the " +
+	"answer begins, with a 403, where Onyx streams an error line (api's TestChatRefusesBeforeStreaming, TestChatDocumentSets)"
+
 var chatReplays = slices.Concat(chatSessionAccessReplays, chatDeletionReplays, mockToolCallReplays, chatScopeReplays, []Replay{
-	{Name: "chat/test_chat_document_set_access.py", Excluded: excludedDocumentSets, Run: func(t *testing.T, c client) {}},
+	{Name: "chat/test_chat_document_set_access.py", Excluded: excludedChatDocumentSets, Run: func(t *testing.T, c client) {}},
 	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_unauthorized_persona_returns_403", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_authorized_persona_succeeds", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_public_persona_succeeds", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
