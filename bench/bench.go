@@ -68,6 +68,9 @@ type Options struct {
 	Op          string        // one of OpNames
 	Mix         string        // the weights of Op mix
 	SearchDocs  int           // documents of -op search's corpus
+	// DocumentSet narrows -op search's searches to the corpus's document
+	// set, which holds every pair (filters.document_set).
+	DocumentSet bool
 
 	// Server is how the in-process server, and the floor, are set up.
 	Server Server
@@ -232,6 +235,9 @@ func (o *Options) check() ([]weight, error) {
 		return nil, fmt.Errorf("-pairs: %d is not between 1 and %d", o.Pairs, MaxPairs)
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
+	}
+	if o.DocumentSet && o.Op != Search {
+		return nil, errors.New("-document-set goes with -op search")
 	}
 	if (o.Op == Search || o.Op == Chat) && (o.SearchDocs < 1 || o.SearchDocs > MaxSearchDocs) {
 		return nil, fmt.Errorf("-search-docs: %d is not between 1 and %d", o.SearchDocs, MaxSearchDocs)

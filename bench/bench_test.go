@@ -211,8 +211,9 @@ func TestIngestOp(t *testing.T) {
 // QUARRY_TEST_POSTGRES_URL is set, on PostgreSQL: the corpus is loaded
 // and searched through HTTP beside the floor, most searches find
 // something, the index's size and the memory are reported; a second run
-// on the same database finds the corpus and loads nothing, and a run with
-// another -search-docs is refused. The figures are docs/benchmarks.md's.
+// on the same database finds the corpus and loads nothing (and narrows
+// its searches to the corpus's document set, -document-set, which finds
+// as much), and a run with another -search-docs is refused. The figures are docs/benchmarks.md's.
 func TestSearchOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: loads 2,000 documents")
@@ -220,15 +221,15 @@ func TestSearchOp(t *testing.T) {
 	for name, url := range testDatabases(t) {
 		t.Run(name, func(t *testing.T) {
 			server := testServer() // One key for every run: the corpus's secrets open.
-			run := func(docs int, server Server) (*Report, error) {
+			run := func(docs int, server Server, set bool) (*Report, error) {
 				var progress bytes.Buffer
 				rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 2, Duration: 2 * time.Second,
-					Op: Search, SearchDocs: docs, Progress: &progress, Version: "test", Server: server})
+					Op: Search, SearchDocs: docs, DocumentSet: set, Progress: &progress, Version: "test", Server: server})
 				t.Logf("%s", progress.String())
 				return rep, err
 			}
 			for i, reused := range []bool{false, true} {
-				rep, err := run(2000, server)
+				rep, err := run(2000, server, reused)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -254,6 +255,9 @@ func TestSearchOp(t *testing.T) {
 				if q.Answered != int64(res.Server.Requests) || q.WithResults*10 < q.Answered*8 || q.Distinct != searchQueries {
 					t.Errorf("run %d: %d of %d answers had results (%d requests)", i, q.WithResults, q.Answered, res.Server.Requests)
 				}
+				if want := map[bool]string{true: searchSet}[reused]; q.DocumentSet != want {
+					t.Errorf("run %d: narrowed to %q, want %q", i, q.DocumentSet, want)
+				}
 				if ix := sr.Index; ix.IndexBytes <= 0 || ix.DatabaseBytes < ix.IndexBytes || ix.TablesBytes["search_chunks"] <= 0 {
 					t.Errorf("run %d: index %+v", i, ix)
 				}
@@ -275,10 +279,10 @@ func TestSearchOp(t *testing.T) {
 				}
 				t.Logf("%s", text.String())
 			}
-			if _, err := run(3000, server); err == nil || !strings.Contains(err.Error(), "not the 3000") {
+			if _, err := run(3000, server, false); err == nil || !strings.Contains(err.Error(), "not the 3000") {
 				t.Errorf("a run with another -search-docs: %v", err)
 			}
-			if _, err := run(2000, testServer()); err == nil || !strings.Contains(err.Error(), "QUARRY_ENCRYPTION_KEY") {
+			if _, err := run(2000, testServer(), false); err == nil || !strings.Contains(err.Error(), "QUARRY_ENCRYPTION_KEY") {
 				t.Errorf("a run with another key: %v", err)
 			}
 		})

@@ -22,10 +22,13 @@ import (
 // corpus: -search-docs documents of about 2 KB, one chunk each) is loaded
 // through the store, as a worker's batches land (store.DB.IngestBatch, in
 // batches of one pair, pair after pair), into 60 pairs: 50 private ones,
-// each shared with one of 50 groups, and 10 public ones. Then -clients
-// clients search through HTTP (POST /search/send-search-message, not
-// streamed) for -duration as a basic person in 3 of the 50 groups (who
-// sees 13 of the 60 pairs), beside the floor. The report gives the load's
+// each shared with one of 50 groups, and 10 public ones, all in one public
+// document set. Then -clients clients search through HTTP (POST
+// /search/send-search-message, not streamed) for -duration as a basic
+// person in 3 of the 50 groups (who sees 13 of the 60 pairs), beside the
+// floor; with -document-set, each search is narrowed to the set
+// (filters.document_set, issue 42): it finds what it finds without, so
+// the two runs' latencies differ by the filter's own cost. The report gives the load's
 // chunks/s, the searches' latencies, how many found something, the index's
 // size on disk and the process's memory. A database given with -db is
 // kept, and a later run on it finds the corpus loaded and only searches.
@@ -58,6 +61,8 @@ const (
 	searchPersonKey = "bench search person"
 	searchAdminKey  = "bench search admin"
 	searchPath      = "/search/send-search-message"
+	// searchSet is the corpus's document set: every pair of it, public.
+	searchSet = "bench search set"
 )
 
 var searchSeries = series{name: Search, route: route{"POST", searchPath}, results: true}
@@ -106,6 +111,9 @@ type SearchLoad struct {
 type SearchQueries struct {
 	Distinct int `json:"distinct"` // Queries the clients draw from.
 	NumHits  int `json:"num_hits"`
+	// DocumentSet is the set the searches were narrowed to (-document-set),
+	// or "".
+	DocumentSet string `json:"document_set"`
 	// Answered and WithResults count the server's answers during its
 	// measured load, and those with at least one result.
 	Answered         int64   `json:"answered"`
@@ -141,6 +149,7 @@ type searchCorpus struct {
 	reused      bool
 	load        SearchLoad
 	personToken string
+	set         string // The set the searches are narrowed to (-document-set), or "".
 }
 
 // searchWork is what the clients of -op search send.
@@ -190,8 +199,14 @@ func setUpSearch(ctx context.Context, db *store.DB, o *Options, reuse bool, sc *
 		return nil, "", err
 	}
 	s := &searchCorpus{docs: o.SearchDocs, reused: reuse}
+	if o.DocumentSet {
+		s.set = searchSet
+	}
 	if reuse {
-		return s, adminToken, s.find(ctx, db, admin, sc)
+		if err := s.find(ctx, db, admin, sc); err != nil {
+			return nil, "", err
+		}
+		return s, adminToken, ensureSearchSet(ctx, db, admin)
 	}
 
 	sc.line(fmt.Sprintf("making %d groups, %d pairs and the person (in %d groups)", searchGroups, searchGroups+searchPublic, searchPersonGroups))
@@ -231,7 +246,32 @@ func setUpSearch(ctx context.Context, db *store.DB, o *Options, reuse bool, sc *
 		}
 		pairs = append(pairs, p)
 	}
-	return s, adminToken, s.loadCorpus(ctx, db, admin, pairs, sc)
+	if err := s.loadCorpus(ctx, db, admin, pairs, sc); err != nil {
+		return nil, "", err
+	}
+	return s, adminToken, ensureSearchSet(ctx, db, admin)
+}
+
+// ensureSearchSet makes the corpus's document set, every pair of it, unless
+// the database holds it (a corpus loaded before document sets has none).
+func ensureSearchSet(ctx context.Context, db *store.DB, admin *quarry.Caller) error {
+	sets, err := db.DocumentSets(ctx, admin, false)
+	if err != nil || slices.ContainsFunc(sets, func(s *quarry.DocumentSet) bool { return s.Name == searchSet }) {
+		return err
+	}
+	briefs, err := db.CCPairBriefs(ctx, admin, "ingestion_api")
+	if err != nil {
+		return err
+	}
+	var pairs []int64
+	for _, p := range briefs {
+		if strings.HasPrefix(p.Name, searchNames) {
+			pairs = append(pairs, p.ID)
+		}
+	}
+	_, err = db.CreateDocumentSet(ctx, admin, quarry.DocumentSetInput{Name: searchSet, Description: "Every pair of the corpus",
+		PairIDs: pairs, IsPublic: true})
+	return err
 }
 
 // find checks the corpus a run before loaded, and regenerates the
@@ -388,7 +428,11 @@ func prepareSearch(ctx context.Context, w *work, p *preparation) error {
 	gen := corpus.New(searchSeed + 1)
 	w.search = &searchWork{token: s.personToken}
 	for range searchQueries {
-		b, err := json.Marshal(map[string]any{"search_query": gen.Query(), "num_hits": searchNumHits, "stream": false})
+		body := map[string]any{"search_query": gen.Query(), "num_hits": searchNumHits, "stream": false}
+		if s.set != "" {
+			body["filters"] = map[string]any{"document_set": []string{s.set}}
+		}
+		b, err := json.Marshal(body)
 		if err != nil {
 			return err
 		}
@@ -445,10 +489,11 @@ func (r *Report) startSearchReport(ctx context.Context, sys *system) error {
 	sr := &SearchReport{
 		Corpus: SearchCorpus{Documents: s.docs, Pairs: searchGroups + searchPublic, PublicPairs: searchPublic, Groups: searchGroups,
 			PersonGroups: searchPersonGroups, VisiblePairs: searchPublic + searchPersonGroups, Reused: s.reused},
-		Load:    s.load,
-		Queries: SearchQueries{Distinct: searchQueries, NumHits: searchNumHits, TargetP50MS: targetSearchP50MS, TargetP99MS: targetSearchP99MS},
-		Index:   SearchIndex{TablesBytes: map[string]int64{}, IndexBytes: size.IndexBytes, DatabaseBytes: size.DatabaseBytes},
-		Missed:  []string{},
+		Load: s.load,
+		Queries: SearchQueries{Distinct: searchQueries, NumHits: searchNumHits, DocumentSet: s.set, TargetP50MS: targetSearchP50MS,
+			TargetP99MS: targetSearchP99MS},
+		Index:  SearchIndex{TablesBytes: map[string]int64{}, IndexBytes: size.IndexBytes, DatabaseBytes: size.DatabaseBytes},
+		Missed: []string{},
 	}
 	for _, t := range size.Tables {
 		sr.Index.TablesBytes[t.Name] = t.Bytes
@@ -492,6 +537,9 @@ func (r *Report) writeSearchText(w io.Writer) {
 	q := sr.Queries
 	fmt.Fprintf(w, "answers   %d of the server's %d had results (%.1f%%); %d queries of 2-3 words, num_hits %d, as a person in %d of %d groups (%d of %d pairs)\n",
 		q.WithResults, q.Answered, 100*q.WithResultsShare, q.Distinct, q.NumHits, sr.Corpus.PersonGroups, sr.Corpus.Groups, sr.Corpus.VisiblePairs, sr.Corpus.Pairs)
+	if q.DocumentSet != "" {
+		fmt.Fprintf(w, "filter    document set %q (every pair of the corpus)\n", q.DocumentSet)
+	}
 	if l := sr.Load; l.Documents > 0 {
 		fmt.Fprintf(w, "load      %d documents in %s (batches of %d; settling %s): %.0f chunks/s, target %.0f\n",
 			l.Documents, ms(l.Seconds*1000), l.BatchSize, ms(l.SettleSeconds*1000), l.ChunksPerS, l.TargetChunksPerS)
