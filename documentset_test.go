@@ -1,6 +1,7 @@
 package quarry_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -225,5 +226,19 @@ func TestDocumentSetChangedFields(t *testing.T) {
 	in.Name, in.PairIDs, in.Groups = "People", []int64{1, 2}, []int64{3}
 	if got := quarry.DocumentSetChangedFields(old, in); !slices.Equal(got, []string{"name", "cc_pair_ids", "groups"}) {
 		t.Errorf("a change: %v", got)
+	}
+}
+
+func TestSearchFiltersDocumentSetLimit(t *testing.T) {
+	names := make([]string, quarry.MaxSearchDocumentSets)
+	for i := range names {
+		names[i] = fmt.Sprint("set ", i)
+	}
+	if f, err := (quarry.SearchFilters{DocumentSets: names}).Normalized(); err != nil || len(f.DocumentSets) != 100 {
+		t.Errorf("100 sets: %v", err)
+	}
+	_, err := quarry.SearchFilters{DocumentSets: names, DocumentSetIDs: []int64{1}}.Normalized()
+	if quarry.ErrorCode(err) != quarry.EINVALID || quarry.ErrorMessage(err) != "A search filters by 100 document sets at most; this one names 101" {
+		t.Errorf("101 sets: %v", err)
 	}
 }

@@ -142,13 +142,20 @@ type SearchFilters struct {
 	Tags           [][2]string // Any of these metadata keys and values.
 }
 
-// MaxSearchTags is how many different tags a search may filter by.
-const MaxSearchTags = 100
+// MaxSearchTags is how many different tags a search may filter by, and
+// MaxSearchDocumentSets how many document sets.
+const (
+	MaxSearchTags         = 100
+	MaxSearchDocumentSets = 100
+)
 
 // Normalized returns f with each source and each tag once (a request may
 // repeat them), or an EINVALID error when it names more than
-// MaxSearchTags different tags.
+// MaxSearchTags different tags or MaxSearchDocumentSets document sets.
 func (f SearchFilters) Normalized() (SearchFilters, error) {
+	if n := len(f.DocumentSets) + len(f.DocumentSetIDs); n > MaxSearchDocumentSets {
+		return f, Errorf(EINVALID, "A search filters by %d document sets at most; this one names %d", MaxSearchDocumentSets, n)
+	}
 	f.Sources = slices.Compact(slices.Sorted(slices.Values(f.Sources)))
 	f.Tags = slices.CompactFunc(slices.SortedFunc(slices.Values(f.Tags), func(a, b [2]string) int {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))

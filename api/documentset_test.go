@@ -248,6 +248,8 @@ func TestDocumentSetSearch(t *testing.T) {
 		{"a set one may not see", c.basic, `{"query":"granite","document_sets":["A"]}`, 403, fxNoSets(`['A']`)},
 		{"no such set", c.basic, `{"query":"granite","document_sets":["zz","Everything","nope","it's"]}`, 403, fxNoSets(`["it's", 'nope', 'zz']`)},
 		{"the admin sees every set, and names", c.admin, `{"query":"granite","document_sets":["A","nope"]}`, 403, fxNoSets(`['nope']`)},
+		{"too many sets", c.basic, `{"query":"granite","document_sets":[` + strings.Repeat(`"x",`, 100) + `"x"]}`, 400,
+			`{"error_code":"INVALID_INPUT","detail":"A search filters by 100 document sets at most; this one names 101"}`},
 		{"no set named is no filter", c.basic, `{"query":"granite","document_sets":[]}`, 200,
 			`{"results":[` + result(1, "handbook", handbook) + `,` + result(2, "prices", prices) + `]}`},
 	} {

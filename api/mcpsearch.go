@@ -175,7 +175,7 @@ func (s *Server) mcpSearchIndexed(ctx context.Context, c *quarry.Caller, raw jso
 	// Sets the caller may not see are POST /search's 403, whose detail
 	// Onyx's tool answers; an empty list is no filter, as in Onyx.
 	q.DocumentSets = a.DocumentSetNames
-	if err := s.db.CheckDocumentSetNames(ctx, c, q.DocumentSets); quarry.ErrorCode(err) == quarry.EFORBIDDEN {
+	if err := s.db.CheckDocumentSetNames(ctx, c, q.DocumentSets); quarry.ErrorCode(err) == quarry.EFORBIDDEN || quarry.ErrorCode(err) == quarry.EINVALID {
 		return jsonResult(map[string]any{"error": quarry.ErrorMessage(err), "results": []any{}}), nil
 	} else if err != nil {
 		return nil, err

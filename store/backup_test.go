@@ -20,7 +20,7 @@ import (
 )
 
 // adminOf makes an admin key on db and returns its caller.
-func adminOf(t *testing.T, db *store.DB) *quarry.Caller {
+func adminOf(t testing.TB, db *store.DB) *quarry.Caller {
 	t.Helper()
 	_, token, err := db.CreateAPIKey(ctx, nil, ptr("admin"), quarry.RoleAdmin)
 	if err != nil {

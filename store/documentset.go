@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -294,23 +295,16 @@ func (db *DB) CheckDocumentSetNames(ctx context.Context, c *quarry.Caller, names
 	if len(names) == 0 {
 		return nil
 	}
-	sets, err := documentSetsNamed(ctx, db.read, names)
+	f, err := quarry.SearchFilters{DocumentSets: names}.Normalized()
 	if err != nil {
 		return err
 	}
-	_, err = c.CheckDocumentSetNames(names, sets)
-	return err
-}
-
-// documentSetsNamed returns the sets of names (those that exist).
-func documentSetsNamed(ctx context.Context, q querier, names []string) ([]*quarry.DocumentSet, error) {
-	var sets []*quarry.DocumentSet
-	err := inChunks(dedupe(names), "s.name", func(in string, args []any) error {
-		some, err := documentSets(ctx, q, in, args...)
-		sets = append(sets, some...)
+	sets, _, err := searchSets(ctx, db.read, f.DocumentSets, nil)
+	if err != nil {
 		return err
-	})
-	return sets, err
+	}
+	_, err = c.CheckDocumentSetNames(f.DocumentSets, sets)
+	return err
 }
 
 // setPairs returns the pairs a search of c narrowed by f's sets may read
@@ -319,17 +313,18 @@ func documentSetsNamed(ctx context.Context, q querier, names []string) ([]*quarr
 // may see (quarry.Caller.CheckDocumentSetNames, Onyx's 403); sets named
 // by id are an assistant's, whose sets were checked when they were given
 // it. The search then intersects them with the pairs c may read
-// (searchPairs): a set never widens what c reads.
+// (searchPairs): a set never widens what c reads. One statement, whatever
+// the sets (searchSets).
 func setPairs(ctx context.Context, q querier, c *quarry.Caller, f quarry.SearchFilters) (map[int64]bool, error) {
 	if len(f.DocumentSets) == 0 && len(f.DocumentSetIDs) == 0 {
 		return nil, nil
 	}
+	named, byID, err := searchSets(ctx, q, f.DocumentSets, f.DocumentSetIDs)
+	if err != nil {
+		return nil, err
+	}
 	var sets []*quarry.DocumentSet
 	if len(f.DocumentSets) > 0 {
-		named, err := documentSetsNamed(ctx, q, f.DocumentSets)
-		if err != nil {
-			return nil, err
-		}
 		seen, err := c.CheckDocumentSetNames(f.DocumentSets, named)
 		if err != nil {
 			return nil, err
@@ -338,14 +333,7 @@ func setPairs(ctx context.Context, q querier, c *quarry.Caller, f quarry.SearchF
 			sets = append(sets, s)
 		}
 	}
-	err := inChunks(dedupe(f.DocumentSetIDs), "s.id", func(in string, args []any) error {
-		some, err := documentSets(ctx, q, in, args...)
-		sets = append(sets, some...)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
+	sets = append(sets, byID...)
 	out := map[int64]bool{}
 	for _, s := range sets {
 		for _, p := range s.Pairs {
@@ -353,4 +341,72 @@ func setPairs(ctx context.Context, q querier, c *quarry.Caller, f quarry.SearchF
 		}
 	}
 	return out, nil
+}
+
+// searchSets returns the sets of names and those of ids, as a search needs
+// them (quarry.Caller.CanSeeDocumentSet's facts, and their pairs' ids
+// alone), in one statement: each set with its pairs (or none), then with
+// its groups, then with its people, each read through its table's key.
+func searchSets(ctx context.Context, q querier, names []string, ids []int64) (named, byID []*quarry.DocumentSet, err error) {
+	names, ids = dedupe(names), dedupe(ids)
+	var args []any
+	cond := func() string {
+		var conds []string
+		if len(names) > 0 {
+			conds = append(conds, sqlIn("s.name", anys(names), &args))
+		}
+		if len(ids) > 0 {
+			conds = append(conds, sqlIn("s.id", anys(ids), &args))
+		}
+		return strings.Join(conds, " OR ")
+	}
+	rows, err := q.QueryContext(ctx, `SELECT s.id, s.name, s.user_id, s.is_public, 'p', x.cc_pair_id, ''
+			FROM document_sets s LEFT JOIN document_set_pairs x ON x.document_set_id = s.id WHERE `+cond()+`
+		UNION ALL SELECT s.id, s.name, s.user_id, s.is_public, 'g', x.group_id, ''
+			FROM document_sets s JOIN document_set_groups x ON x.document_set_id = s.id WHERE `+cond()+`
+		UNION ALL SELECT s.id, s.name, s.user_id, s.is_public, 'u', 0, x.user_id
+			FROM document_sets s JOIN document_set_users x ON x.document_set_id = s.id WHERE `+cond(), args...)
+	if err != nil {
+		return nil, nil, mapError(err)
+	}
+	bySet := map[int64]*quarry.DocumentSet{}
+	var sets []*quarry.DocumentSet
+	for rows.Next() {
+		var (
+			x          quarry.DocumentSet
+			kind, user string
+			n          sql.NullInt64
+		)
+		if err := rows.Scan(&x.ID, &x.Name, &x.OwnerID, &x.IsPublic, &kind, &n, &user); err != nil {
+			rows.Close()
+			return nil, nil, mapError(err)
+		}
+		s := bySet[x.ID]
+		if s == nil {
+			s = &x
+			s.Pairs, s.Users, s.Groups = []quarry.DocumentSetPair{}, []string{}, []int64{}
+			bySet[x.ID] = s
+			sets = append(sets, s)
+		}
+		switch {
+		case kind == "p" && n.Valid:
+			s.Pairs = append(s.Pairs, quarry.DocumentSetPair{PairRef: quarry.PairRef{ID: n.Int64}})
+		case kind == "g":
+			s.Groups = append(s.Groups, n.Int64)
+		case kind == "u":
+			s.Users = append(s.Users, user)
+		}
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range sets {
+		if slices.Contains(names, s.Name) {
+			named = append(named, s)
+		}
+		if slices.Contains(ids, s.ID) {
+			byID = append(byID, s)
+		}
+	}
+	return named, byID, nil
 }
