@@ -10,10 +10,11 @@ import (
 )
 
 // userGroupView is a user group as responses show it: Onyx's UserGroup,
-// with Quarry's cc_pair_ids and times. Quarry has no document sets,
-// personas or chats, and changes take effect at once: document_sets and
-// personas are empty, is_up_to_date is true, is_up_for_deletion and
-// incognito_enabled false.
+// with Quarry's cc_pair_ids and times. Quarry lists no document sets
+// (GET /manage/document-set does, with their groups), personas or chats
+// here, and changes take effect at once: document_sets and personas are
+// empty, is_up_to_date is true, is_up_for_deletion and incognito_enabled
+// false.
 type userGroupView struct {
 	ID              int64              `json:"id"`
 	Name            string             `json:"name"`
