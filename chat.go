@@ -44,10 +44,6 @@ const (
 	ChatAssistant ChatMessageType = "assistant"
 )
 
-// DefaultPersonaID is the id of the default assistant (Onyx's persona 0),
-// the only one Quarry has until assistants of their own arrive.
-const DefaultPersonaID = 0
-
 // ChatSession is a person's conversation with the assistant (Onyx's
 // ChatSession).
 type ChatSession struct {
@@ -207,15 +203,13 @@ type ChatSessionInput struct {
 	Incognito   bool
 }
 
-// Check refuses what Quarry cannot make a session with: an assistant other
-// than the default one (Onyx's answer to one the person may not use), a
-// project, or an incognito session.
+// Check refuses what Quarry cannot make a session with: a project, or an
+// incognito session. The assistant is checked by the store
+// (Caller.CheckChatPersona).
 func (in *ChatSessionInput) Check() error {
 	switch {
 	case in.ProjectID != nil && *in.ProjectID != 0:
 		return ErrChatProject
-	case in.PersonaID != DefaultPersonaID:
-		return ErrChatPersona
 	case in.Incognito:
 		return Errorf(EFORBIDDEN, "Incognito chat is not supported on this deployment.")
 	}
@@ -422,12 +416,22 @@ func EstimateTokens(s string) int {
 	return (ascii+3)/4 + other
 }
 
-// DefaultAssistant is how the default assistant answers (Onyx's
-// DefaultAssistantConfiguration): the tools it offers the model, and its
-// instructions (nil: Quarry's, DefaultSystemPrompt).
+// DefaultAssistant is how an assistant answers in chat: the default one's
+// is Onyx's DefaultAssistantConfiguration (the tools it offers the model,
+// and its instructions, nil for Quarry's, DefaultSystemPrompt); another's
+// adds its instructions, its document sets and its model.
 type DefaultAssistant struct {
+	PersonaID    int64
 	ToolIDs      []int64
 	SystemPrompt *string
+	// Instructions are what the assistant tells the model
+	// (Persona.Prompt).
+	Instructions string
+	// DocumentSetIDs narrow its searches, when any.
+	DocumentSetIDs []int64
+	// ModelConfigurationID is the model it answers with, if not the
+	// default one.
+	ModelConfigurationID *int64
 	// Search reports whether it offers the search: the built-in search
 	// tool is among its tools, and enabled.
 	Search bool
@@ -436,8 +440,11 @@ type DefaultAssistant struct {
 	SearchToolID int64
 }
 
-// Prompt returns the instructions the default assistant gives the model.
+// Prompt returns the instructions the assistant gives the model.
 func (a *DefaultAssistant) Prompt() string {
+	if a.Instructions != "" {
+		return a.Instructions
+	}
 	if a.SystemPrompt != nil {
 		return *a.SystemPrompt
 	}

@@ -25,8 +25,8 @@ const maxCached = 10_000
 // cachedTables are the tables the copies are read from: each must bump
 // cache_version on every insert, update and delete for the copies to be
 // kept (see CacheTriggers).
-var cachedTables = []string{"api_keys", "default_assistant", "default_assistant_tools", "group_permissions", "llm_default_model",
-	"llm_models", "llm_provider_groups", "llm_providers", "oauth_configs", "tools", "user_group_members", "user_groups", "users"}
+var cachedTables = []string{"api_keys", "group_permissions", "llm_default_model", "llm_models", "llm_provider_groups", "llm_providers",
+	"oauth_configs", "persona_tools", "personas", "tools", "user_group_members", "user_groups", "users"}
 
 // CacheTriggers returns, as "<table> <event>" lines in order, the row
 // changes that bump cache_version: what migration 00011 made, unless a
@@ -234,7 +234,7 @@ func (p *providersCopy) clone() *providersCopy {
 // cloneAssistant copies a, as cloneCaller does.
 func cloneAssistant(a *quarry.DefaultAssistant) *quarry.DefaultAssistant {
 	out := *a
-	out.ToolIDs = slices.Clone(a.ToolIDs)
+	out.ToolIDs, out.DocumentSetIDs = slices.Clone(a.ToolIDs), slices.Clone(a.DocumentSetIDs)
 	return &out
 }
 

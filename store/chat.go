@@ -70,6 +70,16 @@ func (tx *Tx) createChatSession(ctx context.Context, c *quarry.Caller, in quarry
 	if err := in.Check(); err != nil {
 		return nil, err
 	}
+	// The assistant must be one c may chat with (Onyx's 403), the
+	// default one included (an admin could not delete it, but the check
+	// costs one read).
+	p, err := persona(ctx, tx, in.PersonaID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckChatPersona(p); err != nil {
+		return nil, err
+	}
 	id := uuid.NewString()
 	sess, err := scanChatSession(tx.QueryRowContext(ctx, `INSERT INTO chat_sessions (id, user_id, persona_id, description, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $5) RETURNING `+chatSessionColumns, id, c.ID, in.PersonaID, in.Description, tx.now.Micros()))
@@ -687,22 +697,41 @@ func (db *DB) RemoveChatFeedback(ctx context.Context, c *quarry.Caller, id int64
 	})
 }
 
-// DefaultAssistant returns how the default assistant answers, and whether
-// it offers the search (the built-in search tool is among its tools, and
-// enabled), kept between requests while it holds (see readCache).
+// DefaultAssistant returns how the default assistant (persona 0) answers,
+// and whether it offers the search (the built-in search tool is among its
+// tools, and enabled), kept between requests while it holds (see
+// readCache).
 func (db *DB) DefaultAssistant(ctx context.Context) (*quarry.DefaultAssistant, error) {
 	return cached(ctx, db, (*readCache).getAssistant,
-		func(q querier) (*quarry.DefaultAssistant, error) { return defaultAssistant(ctx, q) },
+		func(q querier) (*quarry.DefaultAssistant, error) { return assistant(ctx, q, quarry.DefaultPersonaID) },
 		(*readCache).putAssistant)
 }
 
-func defaultAssistant(ctx context.Context, q querier) (*quarry.DefaultAssistant, error) {
-	a := &quarry.DefaultAssistant{ToolIDs: []int64{}}
-	if err := q.QueryRowContext(ctx, `SELECT system_prompt, (SELECT COALESCE(MIN(id), 0) FROM tools WHERE in_code_tool_id = $1)
-		FROM default_assistant WHERE id = 0`, quarry.SearchToolID).Scan(&a.SystemPrompt, &a.SearchToolID); err != nil {
+// Assistant returns how assistant p answers in chat: the default one's
+// kept copy (DefaultAssistant), another's read at once.
+func (db *DB) Assistant(ctx context.Context, p *quarry.Persona) (*quarry.DefaultAssistant, error) {
+	if p.ID == quarry.DefaultPersonaID {
+		return db.DefaultAssistant(ctx)
+	}
+	return assistant(ctx, db.read, p.ID)
+}
+
+// assistant returns how assistant id answers in chat.
+func assistant(ctx context.Context, q querier, id int64) (*quarry.DefaultAssistant, error) {
+	p, err := persona(ctx, q, id)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, quarry.ErrPersonaNotFound(id)
+	}
+	a := &quarry.DefaultAssistant{ToolIDs: []int64{}, SystemPrompt: p.SystemPrompt, PersonaID: id, Instructions: p.Prompt(),
+		DocumentSetIDs: p.DocumentSetIDs, ModelConfigurationID: p.ModelConfigurationID}
+	if err := q.QueryRowContext(ctx, `SELECT COALESCE(MIN(id), 0) FROM tools WHERE in_code_tool_id = $1`, quarry.SearchToolID).Scan(&a.SearchToolID); err != nil {
 		return nil, mapError(err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT t.id, t.in_code_tool_id, t.enabled FROM default_assistant_tools a JOIN tools t ON t.id = a.tool_id ORDER BY t.id`)
+	rows, err := q.QueryContext(ctx, `SELECT t.id, t.in_code_tool_id, t.enabled FROM persona_tools a JOIN tools t ON t.id = a.tool_id
+		WHERE a.persona_id = $1 ORDER BY t.id`, id)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -742,7 +771,7 @@ func (db *DB) UpdateDefaultAssistant(ctx context.Context, c *quarry.Caller, u qu
 				return err
 			}
 		}
-		before, err := defaultAssistant(ctx, tx)
+		before, err := assistant(ctx, tx, quarry.DefaultPersonaID)
 		if err != nil {
 			return err
 		}
@@ -752,11 +781,11 @@ func (db *DB) UpdateDefaultAssistant(ctx context.Context, c *quarry.Caller, u qu
 			if !slices.Equal(before.ToolIDs, after.ToolIDs) {
 				fields = append(fields, "tool_ids")
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM default_assistant_tools`); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM persona_tools WHERE persona_id = $1`, quarry.DefaultPersonaID); err != nil {
 				return err
 			}
 			for _, id := range after.ToolIDs {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO default_assistant_tools (tool_id) VALUES ($1)`, id); err != nil {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO persona_tools (persona_id, tool_id) VALUES ($1, $2)`, quarry.DefaultPersonaID, id); err != nil {
 					return err
 				}
 			}
@@ -764,13 +793,14 @@ func (db *DB) UpdateDefaultAssistant(ctx context.Context, c *quarry.Caller, u qu
 		if !quarry.PtrEqual(before.SystemPrompt, after.SystemPrompt) {
 			fields = append(fields, "system_prompt")
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE default_assistant SET system_prompt = $1, version = version + 1 WHERE id = 0`, after.SystemPrompt); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE personas SET system_prompt = $1, updated_at = $2 WHERE id = $3`, after.SystemPrompt, tx.now.Micros(),
+			quarry.DefaultPersonaID); err != nil {
 			return err
 		}
 		if err := tx.audit(ctx, c, "default_assistant.update", "default_assistant", 0, fields); err != nil {
 			return err
 		}
-		out, err = defaultAssistant(ctx, tx)
+		out, err = assistant(ctx, tx, quarry.DefaultPersonaID)
 		return err
 	})
 	return out, err
