@@ -266,7 +266,7 @@ func TestChatSessionInput(t *testing.T) {
 	}{
 		{quarry.ChatSessionInput{}, nil},
 		{quarry.ChatSessionInput{ProjectID: ref(int64(0))}, nil},
-		{quarry.ChatSessionInput{PersonaID: 3}, quarry.ErrChatPersona},
+		{quarry.ChatSessionInput{PersonaID: 3}, nil}, // The store checks the assistant (CheckChatPersona).
 		{quarry.ChatSessionInput{ProjectID: ref(int64(2))}, quarry.ErrChatProject},
 	} {
 		if got := tt.in.Check(); got != tt.want {

@@ -70,3 +70,24 @@ func TestPersonaShares(t *testing.T) {
 		t.Error("an editor made the assistant public")
 	}
 }
+
+// TestCheckChatPersona pins Onyx's 403 for an assistant one may not chat
+// with: none, a deleted one, one not shared.
+func TestCheckChatPersona(t *testing.T) {
+	owner := "owner"
+	c := &quarry.Caller{User: quarry.User{ID: "other", Role: quarry.RoleBasic}}
+	for _, tc := range []struct {
+		name string
+		p    *quarry.Persona
+		want error
+	}{
+		{"none", nil, quarry.ErrChatPersona},
+		{"deleted", &quarry.Persona{IsListed: true, IsPublic: true, Deleted: true}, quarry.ErrChatPersona},
+		{"private", &quarry.Persona{OwnerID: &owner, IsListed: true}, quarry.ErrChatPersona},
+		{"public", &quarry.Persona{OwnerID: &owner, IsListed: true, IsPublic: true, PublicPermission: quarry.PersonaViewer}, nil},
+	} {
+		if got := c.CheckChatPersona(tc.p); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
