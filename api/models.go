@@ -1523,3 +1523,286 @@ func (defaultAssistantUpdate) ModelName() string { return "DefaultAssistantUpdat
 type updateDefaultAssistantRequest struct {
 	Body defaultAssistantUpdate `body:""`
 }
+
+// personaUpsert is the body of POST /persona and PATCH
+// /persona/{persona_id}: Onyx's PersonaUpsertRequest, with Quarry's
+// bounds on its lists.
+type personaUpsert struct {
+	Name                        string                            `json:"name"`
+	Description                 string                            `json:"description"`
+	DocumentSetIDs              []int64                           `json:"document_set_ids" max_length:"1000"`
+	IsPublic                    decode.Optional[bool]             `json:"is_public"`
+	DefaultModelConfigurationID decode.Optional[int64]            `json:"default_model_configuration_id"`
+	StarterMessages             decode.Optional[[]starterMessage] `json:"starter_messages" max_length:"100"`
+	Users                       decode.Optional[[]uuid.UUID]      `json:"users" max_length:"10000"`
+	Groups                      decode.Optional[[]int64]          `json:"groups" max_length:"1000"`
+	ToolIDs                     []int64                           `json:"tool_ids" max_length:"1000"`
+	RemoveImage                 decode.Optional[bool]             `json:"remove_image"`
+	UploadedImageID             decode.Optional[string]           `json:"uploaded_image_id"`
+	IconName                    decode.Optional[string]           `json:"icon_name"`
+	SearchStartDate             decode.Optional[time.Time]        `json:"search_start_date"`
+	LabelIDs                    decode.Optional[[]int64]          `json:"label_ids" max_length:"1000"`
+	IsFeatured                  decode.Optional[bool]             `json:"is_featured"`
+	DisplayPriority             decode.Optional[int64]            `json:"display_priority"`
+	UserFileIDs                 decode.Optional[[]string]         `json:"user_file_ids" max_length:"1000"`
+	HierarchyNodeIDs            []int64                           `json:"hierarchy_node_ids" default:"[]" max_length:"1000"`
+	DocumentIDs                 []string                          `json:"document_ids" default:"[]" max_length:"1000"`
+	SystemPrompt                string                            `json:"system_prompt"`
+	ReplaceBaseSystemPrompt     bool                              `json:"replace_base_system_prompt" default:"false"`
+	TaskPrompt                  string                            `json:"task_prompt"`
+	DatetimeAware               bool                              `json:"datetime_aware"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (personaUpsert) ModelName() string { return "PersonaUpsertRequest" }
+
+// input returns the assistant b asks for, assistant id (0 for a new one).
+func (b *personaUpsert) input(id int64) quarry.PersonaInput {
+	in := quarry.PersonaInput{ID: id, Name: b.Name, Description: b.Description, DocumentSetIDs: b.DocumentSetIDs, ToolIDs: b.ToolIDs,
+		IsPublic: value(b.IsPublic), ModelConfigurationID: value(b.DefaultModelConfigurationID), Groups: value(b.Groups),
+		LabelIDs: value(b.LabelIDs), IsFeatured: value(b.IsFeatured), DisplayPriority: value(b.DisplayPriority), IconName: value(b.IconName),
+		SystemPrompt: b.SystemPrompt, TaskPrompt: b.TaskPrompt, DatetimeAware: b.DatetimeAware, ReplaceBasePrompt: b.ReplaceBaseSystemPrompt,
+		UserFiles: len(b.UserFileIDs.Value), HierarchyNodes: len(b.HierarchyNodeIDs), Documents: len(b.DocumentIDs),
+		UploadedImage: b.UploadedImageID.Set() && b.UploadedImageID.Value != ""}
+	if u := value(b.Users); u != nil {
+		ids := userIDs(*u)
+		in.Users = &ids
+	}
+	if m := value(b.StarterMessages); m != nil {
+		in.StarterMessages = make([]quarry.StarterMessage, len(*m))
+		for i, s := range *m {
+			in.StarterMessages[i] = quarry.StarterMessage(s)
+		}
+	}
+	if t := value(b.SearchStartDate); t != nil {
+		in.SearchStartDate = &quarry.Time{Time: *t}
+	}
+	return in
+}
+
+// starterMessage is Onyx's StarterMessage.
+type starterMessage struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (starterMessage) ModelName() string { return "StarterMessage" }
+
+// createPersonaRequest is the request of POST /persona.
+type createPersonaRequest struct {
+	Body personaUpsert `body:""`
+}
+
+// updatePersonaRequest is the request of PATCH /persona/{persona_id}.
+type updatePersonaRequest struct {
+	ID   int64         `path:"persona_id"`
+	Body personaUpsert `body:""`
+}
+
+// personaRequest is a request of one assistant's route without a body.
+type personaRequest struct {
+	ID int64 `path:"persona_id"`
+}
+
+// personasQuery is the query of GET /persona.
+type personasQuery struct {
+	IncludeDeleted bool    `query:"include_deleted" default:"false"`
+	PersonaIDs     []int64 `query:"persona_ids"`
+}
+
+// adminPersonasQuery is the query of GET /admin/persona.
+type adminPersonasQuery struct {
+	IncludeDeleted bool `query:"include_deleted" default:"false"`
+	GetEditable    bool `query:"get_editable" default:"false"`
+}
+
+// agentsQuery is the query of GET /agents and GET /admin/agents.
+type agentsQuery struct {
+	PageNum        int64 `query:"page_num" default:"0" ge:"0"`
+	PageSize       int64 `query:"page_size" default:"10" ge:"1" le:"1000"`
+	IncludeDeleted bool  `query:"include_deleted" default:"false"`
+	GetEditable    bool  `query:"get_editable" default:"false"`
+	IncludeDefault bool  `query:"include_default" default:"true"`
+}
+
+// personaListedRequest is the request of PATCH
+// /admin/persona/{persona_id}/listed.
+type personaListedRequest struct {
+	ID   int64    `path:"persona_id"`
+	Body isListed `body:""`
+}
+
+// personaFeaturedRequest is the request of PATCH
+// /admin/persona/{persona_id}/featured.
+type personaFeaturedRequest struct {
+	ID   int64      `path:"persona_id"`
+	Body isFeatured `body:""`
+}
+
+// personaPublicRequest is the request of PATCH
+// /persona/{persona_id}/public.
+type personaPublicRequest struct {
+	ID   int64    `path:"persona_id"`
+	Body isPublic `body:""`
+}
+
+// displayPriorities is Onyx's DisplayPriorityRequest: its map's keys are
+// assistants' ids (pydantic reads them as integers; Quarry reads them as
+// strings and refuses those that are not, see the handler).
+type displayPriorities struct {
+	DisplayPriorityMap map[string]int64 `json:"display_priority_map"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (displayPriorities) ModelName() string { return "DisplayPriorityRequest" }
+
+// displayPrioritiesRequest is the request of PATCH
+// /admin/agents/display-priorities.
+type displayPrioritiesRequest struct {
+	Body displayPriorities `body:""`
+}
+
+// personaLabelCreateRequest is the request of POST /persona/labels:
+// Onyx's PersonaLabelCreate.
+type personaLabelCreateRequest struct {
+	Body personaLabelCreate `body:""`
+}
+
+// personaLabelPatchRequest is the request of PATCH
+// /admin/persona/label/{label_id}: Onyx's PersonaLabelPatchRequest.
+type personaLabelPatchRequest struct {
+	ID   int64             `path:"label_id"`
+	Body personaLabelPatch `body:""`
+}
+
+// personaLabelRequest is the request of DELETE
+// /admin/persona/label/{label_id}.
+type personaLabelRequest struct {
+	ID int64 `path:"label_id"`
+}
+
+// personaUserShareRequest is Onyx's PersonaUserShareRequest.
+type personaUserShareRequest struct {
+	UserID     uuid.UUID                `json:"user_id"`
+	Permission quarry.PersonaPermission `json:"permission"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (personaUserShareRequest) ModelName() string { return "PersonaUserShareRequest" }
+
+// personaGroupShareRequest is Onyx's PersonaGroupShareRequest.
+type personaGroupShareRequest struct {
+	GroupID    int64                    `json:"group_id"`
+	Permission quarry.PersonaPermission `json:"permission"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (personaGroupShareRequest) ModelName() string { return "PersonaGroupShareRequest" }
+
+// personaShare is Onyx's PersonaShareRequest.
+type personaShare struct {
+	UserIDs          decode.Optional[[]uuid.UUID]                `json:"user_ids" max_length:"10000"`
+	GroupIDs         decode.Optional[[]int64]                    `json:"group_ids" max_length:"1000"`
+	UserShares       decode.Optional[[]personaUserShareRequest]  `json:"user_shares" max_length:"10000"`
+	GroupShares      decode.Optional[[]personaGroupShareRequest] `json:"group_shares" max_length:"1000"`
+	IsPublic         decode.Optional[bool]                       `json:"is_public"`
+	PublicPermission decode.Optional[quarry.PersonaPermission]   `json:"public_permission"`
+	LabelIDs         decode.Optional[[]int64]                    `json:"label_ids" max_length:"1000"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (personaShare) ModelName() string { return "PersonaShareRequest" }
+
+// input returns the change b asks for, refusing (400, Onyx's model
+// validator, a 422 there) both forms of the same shares.
+func (b *personaShare) input() (quarry.PersonaShareInput, error) {
+	var in quarry.PersonaShareInput
+	switch {
+	case b.UserIDs.Set() && b.UserShares.Set():
+		return in, quarry.Errorf(quarry.EINVALID, "Provide either user_ids or user_shares, not both")
+	case b.GroupIDs.Set() && b.GroupShares.Set():
+		return in, quarry.Errorf(quarry.EINVALID, "Provide either group_ids or group_shares, not both")
+	}
+	if u := value(b.UserIDs); u != nil {
+		ids := userIDs(*u)
+		in.Users = &ids
+	}
+	in.Groups, in.IsPublic, in.PublicPermission, in.LabelIDs = value(b.GroupIDs), value(b.IsPublic), value(b.PublicPermission), value(b.LabelIDs)
+	if s := value(b.UserShares); s != nil {
+		in.UserShares = map[string]quarry.PersonaPermission{}
+		for _, u := range *s {
+			in.UserShares[u.UserID.String()] = u.Permission
+		}
+	}
+	if s := value(b.GroupShares); s != nil {
+		in.GroupShares = map[int64]quarry.PersonaPermission{}
+		for _, g := range *s {
+			in.GroupShares[g.GroupID] = g.Permission
+		}
+	}
+	return in, nil
+}
+
+// sharePersonaRequest is the request of PATCH /persona/{persona_id}/share.
+type sharePersonaRequest struct {
+	ID   int64        `path:"persona_id"`
+	Body personaShare `body:""`
+}
+
+// transferPersonaRequest is the request of POST
+// /persona/{persona_id}/transfer-ownership: Onyx's
+// TransferPersonaOwnershipRequest.
+type transferPersonaRequest struct {
+	ID   int64             `path:"persona_id"`
+	Body transferOwnership `body:""`
+}
+
+// isListed is Onyx's IsListedRequest.
+type isListed struct {
+	IsListed bool `json:"is_listed"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (isListed) ModelName() string { return "IsListedRequest" }
+
+// isFeatured is Onyx's IsFeaturedRequest.
+type isFeatured struct {
+	IsFeatured bool `json:"is_featured"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (isFeatured) ModelName() string { return "IsFeaturedRequest" }
+
+// isPublic is Onyx's IsPublicRequest.
+type isPublic struct {
+	IsPublic bool `json:"is_public"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (isPublic) ModelName() string { return "IsPublicRequest" }
+
+// personaLabelCreate is Onyx's PersonaLabelCreate.
+type personaLabelCreate struct {
+	Name string `json:"name"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (personaLabelCreate) ModelName() string { return "PersonaLabelCreate" }
+
+// personaLabelPatch is Onyx's PersonaLabelPatchRequest.
+type personaLabelPatch struct {
+	LabelName string `json:"label_name"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (personaLabelPatch) ModelName() string { return "PersonaLabelPatchRequest" }
+
+// transferOwnership is Onyx's TransferPersonaOwnershipRequest.
+type transferOwnership struct {
+	NewOwnerUserID  decode.Optional[uuid.UUID] `json:"new_owner_user_id"`
+	NewOwnerGroupID decode.Optional[int64]     `json:"new_owner_group_id"`
+}
+
+// ModelName returns the Python class name pydantic would print.
+func (transferOwnership) ModelName() string { return "TransferPersonaOwnershipRequest" }

@@ -96,6 +96,14 @@ func TestOpenAPIRequestModels(t *testing.T) {
 		{"PATCH /chat/chat-session/{session_id}", "ChatSessionUpdateRequest", chatSessionUpdate{}},
 		{"POST /chat/create-chat-message-feedback", "ChatFeedbackRequest", chatFeedback{}},
 		{"PATCH /admin/default-assistant", "DefaultAssistantUpdateRequest", defaultAssistantUpdate{}},
+		{"POST /persona", "PersonaUpsertRequest", personaUpsert{}},
+		{"PATCH /persona/{persona_id}", "PersonaUpsertRequest", personaUpsert{}},
+		{"PATCH /persona/{persona_id}/share", "PersonaShareRequest", personaShare{}},
+		{"PATCH /persona/{persona_id}/public", "IsPublicRequest", isPublic{}},
+		{"POST /persona/{persona_id}/transfer-ownership", "TransferPersonaOwnershipRequest", transferOwnership{}},
+		{"POST /persona/labels", "PersonaLabelCreate", personaLabelCreate{}},
+		{"PATCH /admin/persona/label/{label_id}", "PersonaLabelPatchRequest", personaLabelPatch{}},
+		{"PATCH /admin/agents/display-priorities", "DisplayPriorityRequest", displayPriorities{}},
 	}
 	withBody, checked := map[string]bool{}, map[string]bool{}
 	// The JSON-RPC messages of Quarry's MCP endpoint are the SDK's, not a

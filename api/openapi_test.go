@@ -147,9 +147,10 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		for _, p := range op.Parameters {
 			// Ids are integers, but SCIM's, documents' (a connector's
 			// own, as Onyx keeps them), files' and chat sessions' (Onyx's
-			// are UUIDs).
+			// are UUIDs), and an assistant's change (listed, featured,
+			// undelete).
 			uuidID := strings.HasPrefix(route, "/chat/") || strings.Contains(route, " /chat/")
-			if p.Value.In == openapi3.ParameterInPath && !scimRoute && p.Value.Name != "document_id" && p.Value.Name != "file_id" && !uuidID &&
+			if p.Value.In == openapi3.ParameterInPath && !scimRoute && p.Value.Name != "document_id" && p.Value.Name != "file_id" && p.Value.Name != "change" && !uuidID &&
 				!p.Value.Schema.Value.Type.Is("integer") {
 				t.Errorf("%s: path parameter %s is not an integer", route, p.Value.Name)
 			}

@@ -800,3 +800,11 @@ func (db *DB) ChatPersona(ctx context.Context, c *quarry.Caller, sessionID strin
 	}
 	return p, c.CheckChatPersona(p)
 }
+
+// ActiveAdminCount returns how many active people are admins (Onyx's
+// get_active_admin_count, which an assistant's snapshot shows).
+func (db *DB) ActiveAdminCount(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE role = $1 AND is_active AND NOT service_account`, quarry.RoleAdmin).Scan(&n)
+	return n, mapError(err)
+}

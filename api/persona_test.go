@@ -1,0 +1,134 @@
+package api_test
+
+import (
+	"fmt"
+	"testing"
+)
+
+// The routes of assistants (api/persona.go) and chat sessions made with
+// them, on the real server and database.
+
+// paBody is the body of an assistant to make.
+func paBody(name string, public bool, extra ...any) map[string]any {
+	b := map[string]any{"name": name, "description": name + " helps", "document_set_ids": []int64{}, "tool_ids": []int64{},
+		"system_prompt": "Be " + name, "task_prompt": "", "datetime_aware": false, "is_public": public}
+	for i := 0; i+1 < len(extra); i += 2 {
+		b[extra[i].(string)] = extra[i+1]
+	}
+	return b
+}
+
+func TestPersonas(t *testing.T) {
+	c := newFxCast(t)
+
+	// The default assistant exists from the first start: persona 0.
+	var all []struct {
+		ID             int64  `json:"id"`
+		Name           string `json:"name"`
+		BuiltinPersona bool   `json:"builtin_persona"`
+		IsFeatured     bool   `json:"is_featured"`
+	}
+	c.do(c.admin, "GET", "/admin/persona", nil).decode(t, &all)
+	if len(all) != 1 || all[0].ID != 0 || all[0].Name != "Assistant" || !all[0].BuiltinPersona || !all[0].IsFeatured {
+		t.Fatalf("the default assistant: %+v", all)
+	}
+	c.do(c.basic, "GET", "/admin/persona", nil).want(t, 403, fxNotCurator)
+
+	// A person makes a private assistant: only they (and admins) see it.
+	var made struct {
+		ID            int64  `json:"id"`
+		SharingStatus string `json:"sharing_status"`
+		Owner         struct {
+			ID string `json:"id"`
+		} `json:"owner"`
+	}
+	c.do(c.basic, "POST", "/persona", paBody("HR", false)).decode(t, &made)
+	if made.ID != 1 || made.SharingStatus != "PRIVATE" || made.Owner.ID != c.basic.id {
+		t.Fatalf("made: %+v", made)
+	}
+	c.do(c.basic, "POST", "/persona", paBody("HR", true)).want(t, 400,
+		`{"detail":"Assistant with name 'HR' already exists. Please rename your assistant."}`)
+	c.do(c.basic, "POST", "/persona", paBody("Files", true, "user_file_ids", []string{"x"})).want(t, 400,
+		`{"detail":"User Knowledge is disabled. Cannot create assistant with user files or projects."}`)
+	c.do(c.basic, "POST", "/persona", paBody("Star", true, "is_featured", true)).want(t, 400, `{"detail":"Only admins can make a featured persona"}`)
+	c.do(c.basic, "POST", "/persona", paBody("Sets", true, "document_set_ids", []int64{9})).want(t, 400, `{"detail":"document_sets not found"}`)
+	c.do(c.basic, "POST", "/persona", paBody("Tools", true, "tool_ids", []int64{999})).want(t, 400, `{"detail":"Tool with ID 999 not found"}`)
+
+	ids := func(u user, path string) []int64 {
+		var ps []struct {
+			ID int64 `json:"id"`
+		}
+		c.do(u, "GET", path, nil).decode(t, &ps)
+		out := []int64{}
+		for _, p := range ps {
+			out = append(out, p.ID)
+		}
+		return out
+	}
+	if got := fmt.Sprint(ids(c.basic, "/persona")); got != "[0 1]" {
+		t.Errorf("the maker's listing: %s", got)
+	}
+	if got := fmt.Sprint(ids(c.curator, "/persona")); got != "[0]" {
+		t.Errorf("another's listing: %s", got)
+	}
+	if got := fmt.Sprint(ids(c.admin, "/persona")); got != "[0 1]" {
+		t.Errorf("an admin's listing: %s", got)
+	}
+	c.do(c.curator, "GET", "/persona/1", nil).want(t, 404, `{"detail":"Persona with ID 1 does not exist or does not belong to user"}`)
+	c.do(c.curator, "PATCH", "/persona/1", paBody("Mine", true)).want(t, 403,
+		`{"detail":"Persona with ID 1 does not exist or user is not authorized to access it"}`)
+	c.do(c.curator, "PATCH", "/persona/77", paBody("Mine", true)).want(t, 403,
+		`{"detail":"Persona with ID 77 does not exist or user is not authorized to access it"}`)
+
+	// Chat sessions: only with an assistant one may chat with (Onyx's 403).
+	c.do(c.curator, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).want(t, 403,
+		`{"detail":"User does not have access to persona"}`)
+	c.do(c.curator, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 77}).want(t, 403,
+		`{"detail":"User does not have access to persona"}`)
+	c.do(c.basic, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).decode(t, &struct{}{})
+
+	// Shared with a group: its members see it and chat with it, at VIEWER.
+	c.do(c.basic, "PATCH", "/persona/1/share", map[string]any{"group_ids": []int64{c.gA}}).want(t, 200, `null`)
+	if got := fmt.Sprint(ids(c.curator, "/persona")); got != "[0 1]" {
+		t.Errorf("a member's listing after sharing: %s", got)
+	}
+	c.do(c.curator, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).decode(t, &struct{}{})
+	c.do(c.basic, "PATCH", "/persona/1/share", map[string]any{"group_ids": []int64{}, "group_shares": []any{}}).want(t, 400,
+		`{"detail":"Provide either group_ids or group_shares, not both"}`)
+
+	// Labels: anyone makes them, admins rename and delete them.
+	c.do(c.basic, "POST", "/persona/labels", map[string]any{"name": "HR"}).want(t, 200, `{"id":1,"name":"HR"}`)
+	c.do(c.basic, "POST", "/persona/labels", map[string]any{"name": "HR"}).want(t, 400,
+		`{"detail":"Label with name 'HR' already exists. Please choose a different name."}`)
+	c.do(c.basic, "PATCH", "/admin/persona/label/1", map[string]any{"label_name": "People"}).want(t, 403, fxNotAdmin)
+	c.do(c.admin, "PATCH", "/admin/persona/label/1", map[string]any{"label_name": "People"}).want(t, 200, `null`)
+	c.do(c.basic, "GET", "/persona/labels", nil).want(t, 200, `[{"id":1,"name":"People"}]`)
+	c.do(c.admin, "DELETE", "/admin/persona/label/2", nil).want(t, 404, `{"detail":"Persona label with ID 2 does not exist"}`)
+
+	// Deleting: not the built-in one; another's only as its owner or admin.
+	c.do(c.admin, "DELETE", "/persona/0", nil).want(t, 400, `{"detail":"Built-in agents cannot be deleted or change ownership"}`)
+	c.do(c.other, "DELETE", "/persona/1", nil).want(t, 404, `{"detail":"Persona with ID 1 does not exist or does not belong to user"}`)
+	c.do(c.global, "DELETE", "/persona/0", nil).want(t, 400, `{"detail":"Built-in agents cannot be deleted or change ownership"}`)
+	c.do(c.basic, "DELETE", "/persona/1", nil).want(t, 200, `null`)
+	if got := fmt.Sprint(ids(c.basic, "/persona")); got != "[0]" {
+		t.Errorf("after deletion: %s", got)
+	}
+	c.do(c.curator, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).want(t, 403,
+		`{"detail":"User does not have access to persona"}`)
+	c.do(c.curator, "PATCH", "/admin/persona/1/undelete", nil).want(t, 403, fxNotAdmin)
+	c.do(c.admin, "PATCH", "/admin/persona/1/undelete", nil).want(t, 200, `null`)
+	c.do(c.admin, "PATCH", "/admin/persona/1/undelete", nil).want(t, 400, `{"detail":"Persona with ID 1 is not deleted."}`)
+
+	// Paging, in display priority then id.
+	c.do(c.admin, "PATCH", "/admin/agents/display-priorities", map[string]any{"display_priority_map": map[string]int{"1": -1}}).want(t, 200, `null`)
+	var page struct {
+		Items []struct {
+			ID int64 `json:"id"`
+		} `json:"items"`
+		TotalItems int `json:"total_items"`
+	}
+	c.do(c.admin, "GET", "/agents?page_size=1", nil).decode(t, &page)
+	if page.TotalItems != 2 || len(page.Items) != 1 || page.Items[0].ID != 1 {
+		t.Errorf("the first page: %+v", page)
+	}
+}
