@@ -42,11 +42,15 @@ func (s *Server) handleSendChatMessage(w http.ResponseWriter, r *http.Request, c
 	if err := s.checkSendMessage(b); err != nil {
 		return err
 	}
-	binding, err := s.chatModel(ctx, c, b)
+	a, err := s.chatAssistant(ctx, c, b)
 	if err != nil {
 		return err
 	}
-	turn, err := s.chatTurn(ctx, c, b, binding, r.Header.Get("Authorization"))
+	binding, err := s.chatModel(ctx, c, b, a)
+	if err != nil {
+		return err
+	}
+	turn, err := s.chatTurn(ctx, c, b, a, binding, r.Header.Get("Authorization"))
 	if err != nil {
 		return err
 	}
@@ -96,13 +100,35 @@ func (s *Server) checkSendMessage(b *sendMessage) error {
 	return nil
 }
 
-// chatModel returns the model that answers, as the request asks.
-func (s *Server) chatModel(ctx context.Context, c *quarry.Caller, b *sendMessage) (*chat.Binding, error) {
+// chatAssistant returns the assistant that answers: the session's, or, for
+// a new session, the one chat_session_info names. One the person may no
+// longer chat with is refused (Onyx's 403) before anything is stored; a
+// session that is not theirs is left to StartChatTurn to refuse.
+func (s *Server) chatAssistant(ctx context.Context, c *quarry.Caller, b *sendMessage) (*quarry.DefaultAssistant, error) {
+	sessionID, personaID := "", int64(quarry.DefaultPersonaID)
+	if id := value(b.ChatSessionID); id != nil {
+		sessionID = id.String()
+	} else if info := value(b.ChatSessionInfo); info != nil {
+		personaID = info.input().PersonaID
+	}
+	p, err := s.db.ChatPersona(ctx, c, sessionID, personaID)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return s.db.DefaultAssistant(ctx)
+	}
+	return s.db.Assistant(ctx, p)
+}
+
+// chatModel returns the model that answers, as the request asks, else as
+// assistant a does.
+func (s *Server) chatModel(ctx context.Context, c *quarry.Caller, b *sendMessage, a *quarry.DefaultAssistant) (*chat.Binding, error) {
 	var models ChatModels = providerModels{s}
 	if s.cfg.Chat.Models != nil {
 		models = s.cfg.Chat.Models
 	}
-	var choice quarry.ModelChoice
+	choice := quarry.ModelChoice{ModelConfigurationID: a.ModelConfigurationID}
 	if o := b.override(); o != nil {
 		choice.ModelConfigurationID = value(o.ModelConfigurationID)
 		if p := value(o.ModelProvider); p != nil {
@@ -125,17 +151,13 @@ func (s *Server) chatModel(ctx context.Context, c *quarry.Caller, b *sendMessage
 	return binding, nil
 }
 
-// chatTurn returns the turn to answer, but its history: the model, the
-// default assistant's instructions and tools (those the caller may use:
+// chatTurn returns the turn to answer, but its history: the model,
+// assistant a's instructions and tools (those the caller may use:
 // the search for those who may search, the others for those who may run
 // tools), narrowed to allowed_tool_ids, the forced tool, and the search's
 // filters (internal_search_filters; document sets the caller may not see
-// are refused).
-func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage, m *chat.Binding, authz string) (*chat.Turn, error) {
-	a, err := s.db.DefaultAssistant(ctx)
-	if err != nil {
-		return nil, err
-	}
+// are refused), narrowed to a's document sets when it has any.
+func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage, a *quarry.DefaultAssistant, m *chat.Binding, authz string) (*chat.Turn, error) {
 	t := &chat.Turn{Caller: c, Model: m.Model, ModelName: m.Name, MaxInputTokens: m.MaxInputTokens, Temperature: m.Temperature,
 		SystemPrompt: a.Prompt(), Citations: b.IncludeCitations, Now: time.Now(), Debug: s.cfg.Chat.TestMode}
 	if o := b.override(); o != nil && o.Temperature.Set() {
@@ -153,6 +175,7 @@ func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage,
 			return nil, err
 		}
 	}
+	t.Filters.DocumentSetIDs = a.DocumentSetIDs
 	allowed := func(id int64) bool {
 		return !b.AllowedToolIDs.Set() || slices.Contains(b.AllowedToolIDs.Value, id)
 	}

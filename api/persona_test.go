@@ -1,8 +1,12 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/quarryhq/quarry"
 )
 
 // The routes of assistants (api/persona.go) and chat sessions made with
@@ -130,5 +134,80 @@ func TestPersonas(t *testing.T) {
 	c.do(c.admin, "GET", "/agents?page_size=1", nil).decode(t, &page)
 	if page.TotalItems != 2 || len(page.Items) != 1 || page.Items[0].ID != 1 {
 		t.Errorf("the first page: %+v", page)
+	}
+}
+
+// TestChatPersonaDocumentSets: a session's assistant narrows its searches
+// to its document sets, within what its person may read, whatever sets
+// the request names.
+func TestChatPersonaDocumentSets(t *testing.T) {
+	c := newChatCast(t)
+	c.do(c.curator, "POST", "/manage/admin/document-set", dsSet("rocks of A", []int64{c.privA}, false, []int64{c.gA})).want(t, 200, `1`)
+	c.do(c.admin, "POST", "/manage/admin/document-set", dsSet("all rocks", []int64{c.privA, c.public}, true, nil)).want(t, 200, `2`)
+	var tools []struct {
+		ID     int64   `json:"id"`
+		InCode *string `json:"in_code_tool_id"`
+	}
+	c.do(c.admin, "GET", "/tool", nil).decode(t, &tools)
+	search := int64(0)
+	for _, x := range tools {
+		if x.InCode != nil && *x.InCode == "SearchTool" {
+			search = x.ID
+		}
+	}
+	var p struct {
+		ID int64 `json:"id"`
+	}
+	c.do(c.admin, "POST", "/persona", paBody("Public rocks", true, "document_set_ids", []int64{2}, "tool_ids", []int64{search})).decode(t, &p)
+	var ofA struct {
+		ID int64 `json:"id"`
+	}
+	c.do(c.curator, "POST", "/persona", paBody("A's rocks", true, "document_set_ids", []int64{1}, "tool_ids", []int64{search})).decode(t, &ofA)
+	found := func(u user, persona int64, sets []string) []string {
+		t.Helper()
+		var s struct {
+			ID string `json:"chat_session_id"`
+		}
+		c.do(u, "POST", "/chat/create-chat-session", map[string]any{"persona_id": persona}).decode(t, &s)
+		c.model.then(callTools(quarry.ModelToolCall{ID: "call_1", Name: "internal_search", Arguments: `{"queries": ["rock"]}`}), say("Rocks."))
+		body := map[string]any{"message": "Which rocks?", "chat_session_id": s.ID}
+		if sets != nil {
+			body["internal_search_filters"] = map[string]any{"document_set": sets}
+		}
+		var ids []string
+		for _, l := range lines(t, c.do(u, "POST", "/chat/send-chat-message", body)) {
+			var p struct {
+				Obj struct {
+					Type      string `json:"type"`
+					Documents []struct {
+						ID string `json:"document_id"`
+					} `json:"documents"`
+				} `json:"obj"`
+			}
+			if json.Unmarshal([]byte(l), &p) == nil && p.Obj.Type == "search_tool_documents_delta" {
+				for _, d := range p.Obj.Documents {
+					ids = append(ids, d.ID)
+				}
+			}
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	for _, tc := range []struct {
+		name    string
+		u       user
+		persona int64
+		sets    []string
+		want    []string
+	}{
+		{"the assistant's set", c.curator, p.ID, nil, []string{"basalt", "granite"}},
+		{"the assistant's set, never wider than the person", c.basic, p.ID, nil, []string{"basalt"}},
+		{"a set named within the assistant's", c.curator, p.ID, []string{"rocks of A"}, []string{"granite"}},
+		{"an assistant of A's set alone", c.curator, ofA.ID, nil, []string{"granite"}},
+		{"a set named beyond the assistant's finds nothing more", c.curator, ofA.ID, []string{"all rocks"}, []string{"granite"}},
+	} {
+		if got := found(tc.u, tc.persona, tc.sets); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: the search found %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

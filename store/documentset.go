@@ -309,7 +309,9 @@ func (db *DB) CheckDocumentSetNames(ctx context.Context, c *quarry.Caller, names
 
 // setPairs returns the pairs a search of c narrowed by f's sets may read
 // documents of, in snapshot q: the pairs of the sets f names (their
-// union), nil when f names none. Sets named by name must each be one c
+// union; with both names and ids, those of the named sets that are also
+// of the sets of ids, so that an assistant's sets bound what a search of
+// its chats names), nil when f names none. Sets named by name must each be one c
 // may see (quarry.Caller.CheckDocumentSetNames, Onyx's 403); sets named
 // by id are an assistant's, whose sets were checked when they were given
 // it. The search then intersects them with the pairs c may read
@@ -323,21 +325,34 @@ func setPairs(ctx context.Context, q querier, c *quarry.Caller, f quarry.SearchF
 	if err != nil {
 		return nil, err
 	}
-	var sets []*quarry.DocumentSet
+	pairsOf := func(sets []*quarry.DocumentSet) map[int64]bool {
+		out := map[int64]bool{}
+		for _, s := range sets {
+			for _, p := range s.Pairs {
+				out[p.ID] = true
+			}
+		}
+		return out
+	}
+	out := pairsOf(byID)
 	if len(f.DocumentSets) > 0 {
 		seen, err := c.CheckDocumentSetNames(f.DocumentSets, named)
 		if err != nil {
 			return nil, err
 		}
+		var sets []*quarry.DocumentSet
 		for _, s := range seen {
 			sets = append(sets, s)
 		}
-	}
-	sets = append(sets, byID...)
-	out := map[int64]bool{}
-	for _, s := range sets {
-		for _, p := range s.Pairs {
-			out[p.ID] = true
+		byName := pairsOf(sets)
+		if len(f.DocumentSetIDs) == 0 {
+			return byName, nil
+		}
+		// Both: the sets the search names, within the assistant's.
+		for id := range out {
+			if !byName[id] {
+				delete(out, id)
+			}
 		}
 	}
 	return out, nil
