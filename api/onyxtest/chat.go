@@ -221,14 +221,15 @@ func (c client) searchToolID(t *testing.T, by User) int64 {
 
 // ---- tests/chat/, llm_workflows/, permissions/test_chat_scopes.py ----
 
-const excludedChatPersonas = "it makes assistants (personas) of its own, which Quarry does not have yet: its one assistant is the " +
-	"default (persona 0) until the assistants issue (docs/decisions.md, \"Chat\")"
+const excludedChatPersonas = "not replayed yet: Quarry has assistants (api/persona.go; api's TestPersonas checks the 403 of a " +
+	"session with an assistant one may not chat with), but Onyx's PersonaManager is not in this package yet"
 
 // excludedChatDocumentSets is why the tests of document sets in chat are
 // excluded.
-const excludedChatDocumentSets = "each test makes an assistant (PersonaManager.create with the search tool) and a session with it, " +
-	"which Quarry does not have yet (assistants come with the assistants issue); Quarry refuses a set one may not see before the " +
-	"answer begins, with a 403, where Onyx streams an error line (api's TestChatRefusesBeforeStreaming, TestChatDocumentSets)"
+const excludedChatDocumentSets = "not replayed yet: each test makes an assistant (PersonaManager.create with the search tool) and a " +
+	"session with it; Quarry has assistants (api's TestChatPersonaDocumentSets), but Onyx's PersonaManager is not in this package " +
+	"yet; and Quarry refuses a set one may not see before the answer begins, with a 403, where Onyx streams an error line (api's " +
+	"TestChatRefusesBeforeStreaming, TestChatDocumentSets)"
 
 var chatReplays = slices.Concat(chatSessionAccessReplays, chatDeletionReplays, mockToolCallReplays, chatScopeReplays, []Replay{
 	{Name: "chat/test_chat_document_set_access.py", Excluded: excludedChatDocumentSets, Run: func(t *testing.T, c client) {}},
