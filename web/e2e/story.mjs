@@ -60,7 +60,9 @@ export class Story {
 
   /**
    * view checks the view on screen with axe-core (no serious or critical
-   * violation; with strict, no violation at all) and shoots it.
+   * violation; with strict, no violation at all, and nothing wider than a
+   * 390 px screen but the tables, which scroll) and shoots it (with
+   * strict, at 390 px too).
    */
   async view(p, name, { strict = false } = {}) {
     await p.waitForFunction(() => !document.querySelector('.view:not([hidden])[aria-busy="true"]'));
@@ -75,6 +77,16 @@ export class Story {
     const file = path.join(this.outdir, `${this.name}-${name}.png`);
     await p.screenshot({ path: file, fullPage: true });
     console.log(`screenshot ${file}`);
+    if (!strict) return;
+    const size = p.viewportSize();
+    await p.setViewportSize({ width: 390, height: 844 });
+    await p.waitForTimeout(50);
+    const wide = await p.evaluate(() => document.documentElement.scrollWidth);
+    const narrow = path.join(this.outdir, `${this.name}-${name}-390.png`);
+    await p.screenshot({ path: narrow, fullPage: true });
+    console.log(`screenshot ${narrow}`);
+    await p.setViewportSize(size);
+    check(wide <= 390, `${name} at 390 px is ${wide} px wide`);
   }
 
   /**
