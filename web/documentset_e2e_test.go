@@ -21,7 +21,8 @@ import (
 // (and is told who may); the keeper does, by the grant. The admin, with
 // the keyboard alone, meets the API's refusal of a set without pairs,
 // makes a set of the granite pair shared with the reader and the group,
-// changes it, and later deletes it; the reader narrows a search for rock
+// changes it, and later deletes it; a curator of no group sees a public
+// set the admin made, read-only; the reader narrows a search for rock
 // to the set and sees the basalt document go, keeps the filter in the
 // address through a reload, and after the deletion reads the server's
 // refusal of the set's name. Every view is checked with axe-core. Then
@@ -33,6 +34,11 @@ func TestDocumentSetsInChromium(t *testing.T) {
 	t.Cleanup(srv.Close)
 	name := "keeper"
 	_, keeper, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleBasic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name = "curator"
+	_, curator, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleCurator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +82,7 @@ func TestDocumentSetsInChromium(t *testing.T) {
 	c.do("PUT", fmt.Sprintf("/manage/admin/user-group/%d/permissions", made.ID),
 		map[string]any{"permission": "manage:document_sets", "enabled": true}, nil)
 
-	runStory(ctx, t, node, e2eDir, "documentsets.mjs", srv.URL, admin, reader, keeper)
+	runStory(ctx, t, node, e2eDir, "documentsets.mjs", srv.URL, admin, reader, keeper, curator)
 
 	var sets []any
 	c.do("GET", "/manage/document-set", nil, &sets)

@@ -1,7 +1,7 @@
 // Document sets in the console (issue 42, item 5), in Debian's Chromium,
 // as web/documentset_e2e_test.go asks:
 //
-//   node documentsets.mjs <url> <screenshot dir> <admin key> <reader key> <keeper key>
+//   node documentsets.mjs <url> <screenshot dir> <admin key> <reader key> <keeper key> <curator key>
 //
 // The server holds two public pairs, "Granite wiki" and "Basalt wiki",
 // each with one document about rock; the reader (a basic key) is in the
@@ -11,7 +11,8 @@
 // offered the pairs of the sets they see (they may not list every pair).
 // The admin, with the keyboard alone: saves a set without pairs and reads
 // the API's refusal; makes "Granite climbing" of the granite pair, shared
-// with the group and the reader; changes its description. The reader
+// with the group and the reader; changes its description. A curator of
+// no group sees a public set the admin made, read-only. The reader
 // searches for rock, narrows the search to the set with the keyboard and
 // sees the basalt document go; the filter stays in the address through a
 // reload. The admin deletes the set (keyboard again); the reader's search
@@ -20,9 +21,9 @@
 
 import { check, Story, tabTo, press, typeIn, choose, navTo } from './story.mjs';
 
-const [base, outdir, adminKey, readerKey, keeperKey] = process.argv.slice(2);
-if (!base || !outdir || !adminKey || !readerKey || !keeperKey) {
-  console.error('usage: node documentsets.mjs <url> <outdir> <admin key> <reader key> <keeper key>');
+const [base, outdir, adminKey, readerKey, keeperKey, curatorKey] = process.argv.slice(2);
+if (!base || !outdir || !adminKey || !readerKey || !keeperKey || !curatorKey) {
+  console.error('usage: node documentsets.mjs <url> <outdir> <admin key> <reader key> <keeper key> <curator key>');
   process.exit(2);
 }
 const story = new Story('documentsets', base, outdir);
@@ -30,9 +31,16 @@ const { url } = story;
 
 const text = (p, sel) => p.locator(sel).innerText();
 
-/** api reads path from the API as the page's person (with the key the page keeps in this tab). */
-const api = (p, path) => p.evaluate(async (to) => (await fetch(to, { cache: 'no-store',
-  headers: { Authorization: `Bearer ${sessionStorage.getItem('quarry.apiKey')}` } })).json(), path);
+/**
+ * api calls the API as the page's person (with the key the page keeps in
+ * this tab) and returns the answer's JSON; a refusal throws.
+ */
+const api = (p, path, method = 'GET', body = undefined) => p.evaluate(async ([to, m, b]) => {
+  const res = await fetch(to, { method: m, cache: 'no-store', body: b === undefined ? undefined : JSON.stringify(b),
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${sessionStorage.getItem('quarry.apiKey')}` } });
+  if (!res.ok) throw new Error(`${m} ${to}: ${res.status} ${await res.text()}`);
+  return res.json();
+}, [path, method, body]);
 
 /** sets returns the sets the page's person sees. */
 const sets = (p) => api(p, 'manage/document-set');
@@ -117,6 +125,22 @@ await story.run(async () => {
   check(row.includes('Granite slabs and cracks.') && row.includes('1 group, 1 person') && row.includes('change and delete it'),
     `the list: ${row}`);
   await story.view(admin, 'list', { strict: true });
+
+  story.step = 'a curator sees a set they may not change';
+  const everything = await api(admin, 'manage/admin/document-set', 'POST', { name: 'Everything', description: '',
+    cc_pair_ids: set.cc_pair_summaries.map((p) => p.id), is_public: true, users: [], groups: [] });
+  const curator = await story.signIn('curator', curatorKey);
+  await navTo(curator, 'document-sets');
+  await curator.locator('#document-sets-rows a').first().waitFor();
+  const seen = await text(curator, '#document-sets-rows');
+  check(seen.includes('Everything') && seen.includes('everyone (public)') && seen.includes('search by it') &&
+    !seen.includes('Granite climbing'), `what the curator sees: ${seen}`);
+  await press(curator, '#document-sets-rows a', { name: 'Everything' });
+  await curator.locator('#document-set-readonly:not([hidden])').waitFor();
+  check(await curator.locator('#document-set-buttons').isHidden() && await curator.locator('#document-set-person-row').isHidden() &&
+    await curator.evaluate(() => document.getElementById('document-set-fieldset').disabled), 'nothing to change');
+  await story.view(curator, 'set-readonly', { strict: true });
+  await api(admin, `manage/admin/document-set/${everything}`, 'DELETE');
 
   story.step = 'the reader narrows a search to the set';
   await navTo(reader, 'credentials');

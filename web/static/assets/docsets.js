@@ -148,7 +148,7 @@ function fill(set, editable, pairs, note, groups, people) {
   $('document-set-people-note').textContent = people === null
     ? 'Only curators and those who may read the list of people can share with people here.'
     : '';
-  $('document-set-person-row').hidden = people === null;
+  $('document-set-person-row').hidden = people === null || !editable;
   showPeople();
   $('document-set-fieldset').disabled = !editable;
   $('document-set-buttons').hidden = !editable;
