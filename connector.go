@@ -156,7 +156,7 @@ func (in *ConnectorInput) ChangedFields(old *Connector, sharing, next ConnectorS
 	add(!PtrEqual(old.PruneFreq, in.PruneFreq), "prune_freq")
 	add(!PtrEqual(micros(old.IndexingStart), micros(in.IndexingStart)), "indexing_start")
 	add(sharing.AccessType != next.AccessType, "access_type")
-	add(!slices.Equal(dedupe(sharing.Groups), dedupe(next.Groups)), "groups")
+	add(!slices.Equal(sortedSet(sharing.Groups), sortedSet(next.Groups)), "groups")
 	return f
 }
 
@@ -167,13 +167,6 @@ func micros(t *Time) *int64 {
 	}
 	us := t.Micros()
 	return &us
-}
-
-// dedupe returns ids sorted without duplicates.
-func dedupe(ids []int64) []int64 {
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	return slices.Compact(ids)
 }
 
 // CheckChangeConnector reports why c may not change a connector it can

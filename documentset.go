@@ -104,6 +104,8 @@ func (in *DocumentSetInput) Check() error {
 		return ErrFederatedConnectors
 	case strings.TrimSpace(in.Name) == "":
 		return ErrDocumentSetName
+	case hasNUL(in.Name) || hasNUL(in.Description):
+		return ErrNUL
 	case len(in.PairIDs) == 0 && in.ID == 0:
 		return Errorf(EINVALID, "Cannot create a document set with no connectors")
 	case len(in.PairIDs) == 0:
@@ -112,22 +114,30 @@ func (in *DocumentSetInput) Check() error {
 	return nil
 }
 
-// sortedSet returns s with each value once, ascending, never nil.
-func sortedSet[T int64 | string](s []T) []T {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return append([]T{}, slices.Compact(s)...)
+// KeepUnseenPairs adds to in, a change of set old by c, the pairs old
+// holds that c may not see (CanSeePair; pairs holds them by id): a person
+// is not shown those pairs in the listings, so a change, which names the
+// whole set, keeps them rather than dropping what its author never saw.
+func (in *DocumentSetInput) KeepUnseenPairs(c *Caller, old *DocumentSet, pairs map[int64]*CCPair) {
+	for _, sp := range old.Pairs {
+		if p := pairs[sp.ID]; p != nil && !c.CanSeePair(p) {
+			in.PairIDs = append(in.PairIDs, sp.ID)
+		}
+	}
+	in.PairIDs = sortedSet(in.PairIDs)
 }
 
 // CheckPairs reports why in may not hold its pairs, which pairs holds by
 // id: each must exist and be one c may see (CanSeePair; 400, as a missing
-// pair), and a set that is not public may hold a private pair only if the
-// pair is shared with every group of the set (Onyx's
+// pair) or one the set already holds (old; nil for a new set: see
+// KeepUnseenPairs), and a set that is not public may hold a private pair
+// only if the pair is shared with every group of the set (Onyx's
 // _check_if_cc_pairs_are_owned_by_groups), so that the set's groups can
 // read what it holds.
-func (in *DocumentSetInput) CheckPairs(c *Caller, pairs map[int64]*CCPair) error {
+func (in *DocumentSetInput) CheckPairs(c *Caller, old *DocumentSet, pairs map[int64]*CCPair) error {
 	for _, id := range in.PairIDs {
-		if p := pairs[id]; p == nil || !c.CanSeePair(p) {
+		p := pairs[id]
+		if p == nil || !c.CanSeePair(p) && !old.holds(id) {
 			return ErrNoSuchPair(id)
 		}
 	}
@@ -146,6 +156,11 @@ func (in *DocumentSetInput) CheckPairs(c *Caller, pairs map[int64]*CCPair) error
 		}
 	}
 	return nil
+}
+
+// holds reports whether s, which may be nil, holds pair id.
+func (s *DocumentSet) holds(id int64) bool {
+	return s != nil && slices.ContainsFunc(s.Pairs, func(p DocumentSetPair) bool { return p.ID == id })
 }
 
 // ManagesDocumentSets reports whether c manages document sets as an admin
@@ -167,7 +182,7 @@ func (c *Caller) CanReachDocumentSets() bool { return c.IsCurator() || c.Manages
 // Quarry shows a person what is shared with them.)
 func (c *Caller) CanSeeDocumentSet(s *DocumentSet) bool {
 	return c.ManagesDocumentSets() || s.IsPublic || slices.Contains(s.Users, c.ID) || c.madeSet(s) ||
-		slices.ContainsFunc(s.Groups, c.MemberOf)
+		slices.ContainsFunc(s.Groups, c.reachedThrough)
 }
 
 // madeSet reports whether c made set s.

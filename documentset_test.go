@@ -155,27 +155,55 @@ func TestDocumentSetPairs(t *testing.T) {
 		4: {ID: 4, AccessType: quarry.AccessSync},
 		5: {ID: 5, AccessType: quarry.AccessPrivate, Groups: []int64{9}},
 	}
+	held5 := &quarry.DocumentSet{ID: 7, Pairs: []quarry.DocumentSetPair{{PairRef: quarry.PairRef{ID: 5}}}}
 	for _, tt := range []struct {
 		who    string
 		ids    []int64
 		groups []int64
 		public bool
+		old    *quarry.DocumentSet // The set changed; nil for a new one.
 		want   string
 	}{
-		{"admin", []int64{1, 2, 3, 4}, []int64{1}, false, ""},
-		{"admin", []int64{3}, []int64{1, 2}, false, ""},
-		{"admin", []int64{2}, []int64{1, 2}, false, "Connector Credential Pair with ID: '2' is not owned by the specified groups"},
-		{"admin", []int64{5}, nil, false, ""},          // No group: nothing to own it (Onyx).
-		{"admin", []int64{2, 5}, []int64{1}, true, ""}, // A public set holds any pair.
-		{"admin", []int64{8}, nil, true, "CC pair 8 does not exist"},
-		{"curator", []int64{1, 2}, []int64{1}, false, ""},
-		{"curator", []int64{5}, []int64{1}, true, "CC pair 5 does not exist"}, // Not the curator's to see.
-		{"member", []int64{2, 4}, []int64{1}, false, ""},
+		{"admin", []int64{1, 2, 3, 4}, []int64{1}, false, nil, ""},
+		{"admin", []int64{3}, []int64{1, 2}, false, nil, ""},
+		{"admin", []int64{2}, []int64{1, 2}, false, nil, "Connector Credential Pair with ID: '2' is not owned by the specified groups"},
+		{"admin", []int64{5}, nil, false, nil, ""},          // No group: nothing to own it (Onyx).
+		{"admin", []int64{2, 5}, []int64{1}, true, nil, ""}, // A public set holds any pair.
+		{"admin", []int64{8}, nil, true, nil, "CC pair 8 does not exist"},
+		{"curator", []int64{1, 2}, []int64{1}, false, nil, ""},
+		{"curator", []int64{5}, []int64{1}, true, nil, "CC pair 5 does not exist"}, // Not the curator's to see.
+		{"curator", []int64{1, 5}, nil, true, held5, ""},                           // Held already: kept unseen.
+		{"curator", []int64{5}, []int64{1}, false, held5, "Connector Credential Pair with ID: '5' is not owned by the specified groups"},
+		{"member", []int64{2, 4}, []int64{1}, false, nil, ""},
 	} {
 		in := quarry.DocumentSetInput{PairIDs: tt.ids, Groups: tt.groups, IsPublic: tt.public}
-		err := in.CheckPairs(cast[tt.who], pairs)
+		err := in.CheckPairs(cast[tt.who], tt.old, pairs)
 		if tt.want == "" && err != nil || tt.want != "" && (quarry.ErrorCode(err) != quarry.EINVALID || quarry.ErrorMessage(err) != tt.want) {
 			t.Errorf("%s, pairs %v, groups %v, public %t: %v, want %q", tt.who, tt.ids, tt.groups, tt.public, err, tt.want)
+		}
+	}
+}
+
+func TestKeepUnseenPairs(t *testing.T) {
+	cast := documentSetCast()
+	pairs := map[int64]*quarry.CCPair{
+		1: {ID: 1, AccessType: quarry.AccessPublic},
+		5: {ID: 5, AccessType: quarry.AccessPrivate, Groups: []int64{9}},
+		6: {ID: 6, AccessType: quarry.AccessPrivate, Groups: []int64{1}},
+	}
+	ref := func(id int64) quarry.DocumentSetPair { return quarry.DocumentSetPair{PairRef: quarry.PairRef{ID: id}} }
+	old := &quarry.DocumentSet{ID: 7, Pairs: []quarry.DocumentSetPair{ref(1), ref(5), ref(6)}}
+	for _, tt := range []struct {
+		who  string
+		want []int64
+	}{
+		{"admin", []int64{1}},      // Sees every pair: drops what it left out.
+		{"curator", []int64{1, 5}}, // Does not see 5: keeps it; sees 6: drops it.
+	} {
+		in := quarry.DocumentSetInput{ID: 7, PairIDs: []int64{1}}
+		in.KeepUnseenPairs(cast[tt.who], old, pairs)
+		if !slices.Equal(in.PairIDs, tt.want) {
+			t.Errorf("%s: pairs %v, want %v", tt.who, in.PairIDs, tt.want)
 		}
 	}
 }

@@ -58,6 +58,14 @@ func ClipText(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// ErrNUL refuses text that holds the NUL character, which PostgreSQL
+// cannot store (400): the domain refuses it where a rule reads the text,
+// and the store maps PostgreSQL's refusal of it to this error elsewhere.
+var ErrNUL = Errorf(EINVALID, "Text may not contain the NUL character (\\u0000)")
+
+// hasNUL reports whether s holds the NUL character.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

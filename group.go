@@ -159,7 +159,7 @@ func (c *Caller) CheckChangeGroup(g *UserGroup, in UserGroupInput) error {
 		for i, u := range g.Users {
 			old[i] = u.ID
 		}
-		if !slices.Equal(dedupeStrings(old), dedupeStrings(in.UserIDs)) {
+		if !slices.Equal(sortedSet(old), sortedSet(in.UserIDs)) {
 			return ErrDefaultGroupMembers
 		}
 	}
@@ -251,10 +251,3 @@ func (g *UserGroup) CheckCuratorFlag(u *User, member bool) error {
 // pythonRole renders r as Python renders Onyx's UserRole member in an
 // f-string (UserRole.LIMITED).
 func pythonRole(r Role) string { return fmt.Sprintf("UserRole.%s", strings.ToUpper(string(r))) }
-
-// dedupeStrings returns s sorted without duplicates.
-func dedupeStrings(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return slices.Compact(s)
-}

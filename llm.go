@@ -324,7 +324,7 @@ func keepsKey(key *string, keyChanged bool, stored string) bool {
 // counting; a model that old has keeps its id.
 func (u *LLMProviderUpsert) Apply(old *LLMProvider) (LLMProvider, error) {
 	p := LLMProvider{Provider: u.Provider, APIBase: emptyNil(u.APIBase), APIVersion: u.APIVersion,
-		DeploymentName: u.DeploymentName, IsPublic: u.IsPublic, Groups: sortedUnique(u.Groups)}
+		DeploymentName: u.DeploymentName, IsPublic: u.IsPublic, Groups: sortedSet(u.Groups)}
 	if old != nil {
 		p.ID, p.Name, p.CreatedAt = old.ID, old.Name, old.CreatedAt
 	}
@@ -367,13 +367,6 @@ func emptyNil(s *string) *string {
 		return nil
 	}
 	return s
-}
-
-// sortedUnique returns ids ascending, each once, never nil.
-func sortedUnique(ids []int64) []int64 {
-	out := slices.Clone(ids)
-	slices.Sort(out)
-	return append([]int64{}, slices.Compact(out)...)
 }
 
 // CheckKeepsDefault refuses a change that would remove or hide the

@@ -11,6 +11,7 @@ package quarry
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -78,4 +79,11 @@ func NewContextWithClientIP(ctx context.Context, ip string) context.Context {
 func ClientIPFrom(ctx context.Context) string {
 	ip, _ := ctx.Value(clientIPKey{}).(string)
 	return ip
+}
+
+// sortedSet returns s with each value once, ascending, never nil.
+func sortedSet[T int64 | string](s []T) []T {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return append([]T{}, slices.Compact(s)...)
 }

@@ -151,8 +151,12 @@ const (
 
 // Normalized returns f with each source and each tag once (a request may
 // repeat them), or an EINVALID error when it names more than
-// MaxSearchTags different tags or MaxSearchDocumentSets document sets.
+// MaxSearchTags different tags or MaxSearchDocumentSets document sets, or
+// a set or tag holds the NUL character (ErrNUL).
 func (f SearchFilters) Normalized() (SearchFilters, error) {
+	if slices.ContainsFunc(f.DocumentSets, hasNUL) || slices.ContainsFunc(f.Tags, func(t [2]string) bool { return hasNUL(t[0]) || hasNUL(t[1]) }) {
+		return f, ErrNUL
+	}
 	if n := len(f.DocumentSets) + len(f.DocumentSetIDs); n > MaxSearchDocumentSets {
 		return f, Errorf(EINVALID, "A search filters by %d document sets at most; this one names %d", MaxSearchDocumentSets, n)
 	}

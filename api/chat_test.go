@@ -245,7 +245,7 @@ func TestChatRefusesBeforeStreaming(t *testing.T) {
 		text string
 	}{
 		{"a document set one may not see", c.basic, `{"message": "hi", "chat_session_id": "` + id + `", "internal_search_filters": {"document_set": ["rocks of A", "none"]}}`,
-			403, `{"detail": "User does not have access to document sets: ['none', 'rocks of A']"}`},
+			403, `{"error_code":"INSUFFICIENT_PERMISSIONS","detail":"User does not have access to document sets: ['none', 'rocks of A']"}`},
 		{"no such session", c.basic, `{"message": "hi", "chat_session_id": "00000000-0000-0000-0000-000000000000"}`, 404, `{"detail": "Chat session not found"}`},
 		{"another's session", c.basic, `{"message": "hi", "chat_session_id": "` + other + `"}`, 404, `{"detail": "Chat session not found"}`},
 		{"an empty message", c.basic, `{"message": "  ", "chat_session_id": "` + id + `"}`, 400, `{"detail": "The message is empty: ask a question"}`},

@@ -172,7 +172,7 @@ func (s *Server) chatTurn(ctx context.Context, c *quarry.Caller, b *sendMessage,
 		// begins, as Onyx's process_message refuses them (its 403
 		// INSUFFICIENT_PERMISSIONS; a line of its stream there).
 		if err := s.db.CheckDocumentSetNames(ctx, c, t.Filters.DocumentSets); err != nil {
-			return nil, err
+			return nil, onyxCodedError{error: err}
 		}
 	}
 	t.Filters.DocumentSetIDs = a.DocumentSetIDs

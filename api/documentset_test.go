@@ -105,6 +105,7 @@ func TestDocumentSets(t *testing.T) {
 		{"a default group", c.admin, dsSet("x", []int64{pub}, false, []int64{basicGroupID}), 400,
 			`{"detail":"Cannot share with the default system group(s): Basic. Make the resource public instead."}`},
 		{"a name taken", c.admin, dsSet("Everyone", []int64{pub}, true, nil), 409, `{"detail":"A document set named 'Everyone' already exists"}`},
+		{"a NUL in the name", c.admin, dsSet("a\x00b", []int64{pub}, true, nil), 400, `{"detail":"Text may not contain the NUL character (\\u0000)"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.do(tc.u, "POST", "/manage/admin/document-set", tc.body).want(t, tc.status, tc.want)
@@ -113,6 +114,8 @@ func TestDocumentSets(t *testing.T) {
 
 	setA := dsSummary(1, "A docs", "A docs's documents", []dsPair{pPub, pA}, false, nil, []int64{c.gA})
 	everyone := dsSummary(2, "Everyone", "Everyone's documents", []dsPair{pPub, pB}, true, nil, nil)
+	// Those who may not see B's pair (not members of B) see the set without it.
+	everyonePub := dsSummary(2, "Everyone", "Everyone's documents", []dsPair{pPub}, true, nil, nil)
 	forBasic := dsSummary(3, "For the basic user", "For the basic user's documents", []dsPair{pPub}, false, []string{c.basic.id}, nil)
 	for _, tc := range []struct {
 		name  string
@@ -127,7 +130,7 @@ func TestDocumentSets(t *testing.T) {
 		{"the curator of B, a public one", c.other, "", dsList(everyone)},
 		{"and changes none", c.other, "?get_editable=1", dsList()},
 		{"the global curator, a member of B", c.global, "?get_editable=false", dsList(everyone)},
-		{"a person, the public one and theirs", c.basic, "", dsList(everyone, forBasic)},
+		{"a person, the public one and theirs", c.basic, "", dsList(everyonePub, forBasic)},
 		{"and changes none", c.basic, "?get_editable=true", dsList()},
 	} {
 		t.Run(tc.name, func(t *testing.T) { c.do(tc.u, "GET", "/manage/document-set"+tc.query, nil).want(t, 200, tc.want) })
@@ -173,6 +176,18 @@ func TestDocumentSets(t *testing.T) {
 	setA = dsSummary(1, "A only", "A only's documents", []dsPair{pA}, false, nil, []int64{c.gA})
 	c.do(c.curator, "GET", "/manage/document-set", nil).want(t, 200, dsList(setA, everyone))
 
+	// A change keeps the pairs its author may not see: the curator's own
+	// public set, to which the admin added C's pair, keeps it when the
+	// curator renames the set with the pairs they see.
+	c.do(c.curator, "POST", "/manage/admin/document-set", dsSet("Mine", []int64{pub}, true, nil)).want(t, 200, `4`)
+	c.do(c.admin, "PATCH", "/manage/admin/document-set", dsSet("Mine", []int64{pub, privC}, true, nil, "id", 4)).want(t, 200, `null`)
+	c.do(c.curator, "GET", "/manage/document-set?get_editable=true", nil).want(t, 200,
+		dsList(setA, dsSummary(4, "Mine", "Mine's documents", []dsPair{pPub}, true, nil, nil)))
+	c.do(c.curator, "PATCH", "/manage/admin/document-set", dsSet("Still mine", []int64{pub}, true, nil, "id", 4)).want(t, 200, `null`)
+	c.do(c.admin, "GET", "/manage/document-set?get_editable=true", nil).want(t, 200,
+		dsList(setA, everyone, forBasic, dsSummary(4, "Still mine", "Still mine's documents", []dsPair{pPub, {privC, "of C", "file", quarry.AccessPrivate}}, true, nil, nil)))
+	c.do(c.curator, "DELETE", "/manage/admin/document-set/4", nil).want(t, 200, `null`)
+
 	// Deleting: gone at once, with what it held.
 	c.do(c.global, "DELETE", "/manage/admin/document-set/1", nil).want(t, 404, `{"detail":"Document set 1 does not exist"}`)
 	c.do(c.global, "DELETE", "/manage/admin/document-set/2", nil).want(t, 403, `{"detail":"Curators can only change what is shared with groups they curate"}`)
@@ -191,6 +206,10 @@ func TestDocumentSets(t *testing.T) {
 	}
 	want := []string{
 		"document_set.delete 1 " + c.curator.email + " []",
+		"document_set.delete 4 " + c.curator.email + " []",
+		"document_set.update 4 " + c.curator.email + " [name description]",
+		"document_set.update 4 " + c.admin.email + " [cc_pair_ids]",
+		"document_set.create 4 " + c.curator.email + " [name description cc_pair_ids is_public users groups]",
 		"document_set.update 1 " + c.curator.email + " [name description cc_pair_ids]",
 		"document_set.create 3 " + c.admin.email + " [name description cc_pair_ids is_public users groups]",
 		"document_set.create 2 " + c.admin.email + " [name description cc_pair_ids is_public users groups]",
@@ -250,6 +269,8 @@ func TestDocumentSetSearch(t *testing.T) {
 		{"the admin sees every set, and names", c.admin, `{"query":"granite","document_sets":["A","nope"]}`, 403, fxNoSets(`['nope']`)},
 		{"too many sets", c.basic, `{"query":"granite","document_sets":[` + strings.Repeat(`"x",`, 100) + `"x"]}`, 400,
 			`{"error_code":"INVALID_INPUT","detail":"A search filters by 100 document sets at most; this one names 101"}`},
+		{"a NUL in a set's name", c.basic, `{"query":"granite","document_sets":["a\u0000b"]}`, 400,
+			`{"error_code":"INVALID_INPUT","detail":"Text may not contain the NUL character (\\u0000)"}`},
 		{"no set named is no filter", c.basic, `{"query":"granite","document_sets":[]}`, 200,
 			`{"results":[` + result(1, "handbook", handbook) + `,` + result(2, "prices", prices) + `]}`},
 	} {

@@ -571,7 +571,7 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 		t.Helper()
 		return id(e.do(u, "PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", conn, cred), body))
 	}
-	pair(admin, wiki, wikiCred, map[string]any{"name": "wiki", "access_type": "public"})
+	wikiPair := pair(admin, wiki, wikiCred, map[string]any{"name": "wiki", "access_type": "public"})
 	chatPair := pair(admin, chat, chatCred, map[string]any{"name": "chat", "access_type": "private", "groups": []int64{eng, sales}})
 	pair(admin, chat, syncCred, map[string]any{"name": "chat sync", "access_type": "sync"})
 	drivePair := pair(curator, drive, driveCred, map[string]any{"name": "drive", "access_type": "private", "groups": []int64{eng}})
@@ -904,6 +904,13 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(basic, "POST", "/chat/create-chat-message-feedback", fmt.Sprintf(`{"chat_message_id":%d,"is_positive":true,"feedback_text":"Clear"}`,
 		answer.ID)).decode(t, new(any))
 	e.do(basic, "PUT", "/chat/rename-chat-session", fmt.Sprintf(`{"chat_session_id":%q,"name":"Pushed documents"}`, session.ID)).decode(t, new(any))
+	// Since 00023: document sets. A public one of the wiki and the chat
+	// pair; the curator's, of the drive, shared with eng and the basic
+	// person.
+	e.do(admin, "POST", "/manage/admin/document-set", map[string]any{"name": "Everything said", "description": "Wiki and chat",
+		"cc_pair_ids": []int64{wikiPair, chatPair}, "is_public": true}).decode(t, new(any))
+	e.do(curator, "POST", "/manage/admin/document-set", map[string]any{"name": "Engineering drive", "description": "",
+		"cc_pair_ids": []int64{drivePair}, "is_public": false, "groups": []int64{eng}, "users": []string{userIDs["basic"]}}).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -1032,6 +1039,10 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 		ask("basic", "/chat/get-chat-session/"+cs.ID)
 	}
 	ask("admin", "/admin/default-assistant/configuration")
+	// Document sets (since 00023), as those who see them.
+	for _, who := range []string{"admin", "curator", "basic"} {
+		ask(who, "/manage/document-set")
+	}
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")
 		var list struct {

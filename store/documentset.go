@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -116,9 +117,24 @@ func documentSet(ctx context.Context, q querier, id int64) (*quarry.DocumentSet,
 
 // DocumentSets returns the sets c may see (quarry.Caller.CanSeeDocumentSet),
 // or, when editable, those c may change (CanEditDocumentSet), ascending by
-// id.
+// id, read in one snapshot. Each shows only the pairs c may see
+// (CanSeePair): a set does not show a person the names of pairs they may
+// not see (Onyx shows every pair of a set to whoever sees the set).
 func (db *DB) DocumentSets(ctx context.Context, c *quarry.Caller, editable bool) ([]*quarry.DocumentSet, error) {
-	sets, err := documentSets(ctx, db.read, "")
+	var sets []*quarry.DocumentSet
+	err := db.snapshot(ctx, func(q querier) error {
+		var err error
+		sets, err = documentSets(ctx, q, "")
+		if err != nil || c.ManagesConnectors() {
+			return err
+		}
+		var args []any
+		seen, err := queryInts(ctx, q, `SELECT p.id FROM cc_pairs p WHERE `+pairsVisibleTo(c, "p", &args), args...)
+		for _, s := range sets {
+			s.Pairs = slices.DeleteFunc(s.Pairs, func(p quarry.DocumentSetPair) bool { _, ok := slices.BinarySearch(seen, p.ID); return !ok })
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -135,10 +151,12 @@ func (db *DB) DocumentSets(ctx context.Context, c *quarry.Caller, editable bool)
 // as Onyx counts an id of no set.
 func (db *DB) DocumentSetsArePublic(ctx context.Context, c *quarry.Caller, ids []int64) (bool, error) {
 	var sets []*quarry.DocumentSet
-	err := inChunks(dedupe(ids), "s.id", func(in string, args []any) error {
-		some, err := documentSets(ctx, db.read, in, args...)
-		sets = append(sets, some...)
-		return err
+	err := db.snapshot(ctx, func(q querier) error {
+		return inChunks(dedupe(ids), "s.id", func(in string, args []any) error {
+			some, err := documentSets(ctx, q, in, args...)
+			sets = append(sets, some...)
+			return err
+		})
 	})
 	if err != nil {
 		return false, err
@@ -187,12 +205,8 @@ func (db *DB) DeleteDocumentSet(ctx context.Context, c *quarry.Caller, id int64)
 // PostgreSQL, if c may see it (else ErrDocumentSetNotFound) and change it
 // (else quarry.Caller.CheckEditDocumentSet's refusal).
 func (tx *Tx) editableDocumentSet(ctx context.Context, c *quarry.Caller, id int64) (*quarry.DocumentSet, error) {
-	lock := ""
-	if tx.db.dialect == Postgres {
-		lock = " FOR UPDATE"
-	}
 	var one int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM document_sets WHERE id = $1`+lock, id).Scan(&one)
+	err := tx.QueryRowContext(ctx, `SELECT id FROM document_sets WHERE id = $1`+tx.db.forUpdate(), id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, quarry.ErrDocumentSetNotFound(id)
 	}
@@ -229,22 +243,24 @@ func (tx *Tx) writeDocumentSet(ctx context.Context, c *quarry.Caller, old *quarr
 	if err := tx.checkUsersExist(ctx, in.Users); err != nil {
 		return err
 	}
-	pairs := map[int64]*quarry.CCPair{}
-	for _, id := range in.PairIDs {
-		p, err := tx.pair(ctx, id)
-		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
-			continue // CheckPairs refuses it.
+	ids := slices.Clone(in.PairIDs)
+	if old != nil {
+		for _, p := range old.Pairs {
+			ids = append(ids, p.ID)
 		}
-		if err != nil {
-			return err
-		}
-		pairs[id] = p
 	}
-	if err := in.CheckPairs(c, pairs); err != nil {
+	pairs, err := tx.pairsShared(ctx, ids)
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		in.KeepUnseenPairs(c, old, pairs)
+	}
+	if err := in.CheckPairs(c, old, pairs); err != nil {
 		return err
 	}
 	var other int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM document_sets WHERE name = $1 AND id <> $2`, in.Name, in.ID).Scan(&other)
+	err = tx.QueryRowContext(ctx, `SELECT id FROM document_sets WHERE name = $1 AND id <> $2`, in.Name, in.ID).Scan(&other)
 	if err == nil {
 		return quarry.ErrDocumentSetTaken(in.Name)
 	}
@@ -269,22 +285,51 @@ func (tx *Tx) writeDocumentSet(ctx context.Context, c *quarry.Caller, old *quarr
 			}
 		}
 	}
-	for _, p := range in.PairIDs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO document_set_pairs (document_set_id, cc_pair_id) VALUES ($1, $2)`, in.ID, p); err != nil {
+	for _, rows := range []struct {
+		table, from string
+		ids         []any
+	}{
+		{"document_set_pairs (document_set_id, cc_pair_id)", "cc_pairs", anys(in.PairIDs)},
+		{"document_set_users (document_set_id, user_id)", "users", anys(in.Users)},
+		{"document_set_groups (document_set_id, group_id)", "user_groups", anys(in.Groups)},
+	} {
+		err := inChunks(rows.ids, "id", func(cond string, args []any) error {
+			args = append(args, in.ID)
+			_, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s SELECT CAST($%d AS BIGINT), id FROM %s WHERE %s`, rows.table, len(args), rows.from, cond), args...)
 			return err
-		}
-	}
-	for _, u := range in.Users {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO document_set_users (document_set_id, user_id) VALUES ($1, $2)`, in.ID, u); err != nil {
-			return err
-		}
-	}
-	for _, g := range in.Groups {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO document_set_groups (document_set_id, group_id) VALUES ($1, $2)`, in.ID, g); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return tx.audit(ctx, c, action, "document_set", in.ID, quarry.DocumentSetChangedFields(old, in))
+}
+
+// pairsShared returns the pairs ids (each once) that exist, by id, with
+// their groups, locked against change for the rest of tx on PostgreSQL
+// (FOR SHARE: a pair's sharing cannot change under the checks of a set
+// that holds it): two statements a few hundred pairs at a time.
+func (tx *Tx) pairsShared(ctx context.Context, ids []int64) (map[int64]*quarry.CCPair, error) {
+	lock := ""
+	if tx.db.dialect == Postgres {
+		lock = " FOR SHARE"
+	}
+	pairs := make(map[int64]*quarry.CCPair, len(ids))
+	err := inChunks(dedupe(ids), "id", func(in string, args []any) error {
+		some, err := queryAll(ctx, tx, func(r interface{ Scan(...any) error }) (*quarry.CCPair, error) {
+			p := &quarry.CCPair{Groups: []int64{}}
+			return p, r.Scan(&p.ID, &p.Name, &p.AccessType)
+		}, `SELECT id, name, access_type FROM cc_pairs WHERE `+in+` ORDER BY id`+lock, args...)
+		for _, p := range some {
+			pairs[p.ID] = p
+		}
+		if err != nil {
+			return err
+		}
+		return eachInts(ctx, tx, `SELECT cc_pair_id, group_id FROM cc_pair_groups WHERE cc_pair_id IN (SELECT id FROM cc_pairs WHERE `+in+
+			`) ORDER BY cc_pair_id, group_id`, args, func(p, g int64) { pairs[p].Groups = append(pairs[p].Groups, g) })
+	})
+	return pairs, err
 }
 
 // CheckDocumentSetNames refuses a search of c narrowed to the sets named

@@ -52,6 +52,8 @@ func mapError(err error) error {
 			return errConflict
 		case pe.Code == "23503":
 			return errReference
+		case pe.Code == "22021": // character_not_in_repertoire: a NUL in text.
+			return quarry.ErrNUL
 		// A deadlock or a serialization failure ended the transaction:
 		// trying again may succeed (workers retry a 503).
 		case strings.HasPrefix(pe.Code, "08"), pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", pe.Code == "53300",

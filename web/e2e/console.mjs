@@ -36,6 +36,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { keys, tabTo, press, typeIn, choose, navTo } from './story.mjs';
 
 const [base, outdir, mcpOpen, mcpKeyed] = process.argv.slice(2);
 if (!base || !outdir || !mcpOpen || !mcpKeyed) {
@@ -126,73 +127,6 @@ async function view(page, name) {
   await page.setViewportSize({ width: 1280, height: 900 });
 }
 
-/**
- * tabTo presses Tab (Shift+Tab with back) until the focus is on what
- * selector finds (and, with name, what has that accessible name), at most
- * max times, as a person with a keyboard would. It checks that the focus
- * is visible there and that the control has a label (its accessible name,
- * as far as the page can tell: aria-labelledby, aria-label, its <label>s,
- * or a button's or link's text), and returns the name and how many keys
- * it took.
- */
-/** keys counts what tabTo did, for the closing line. */
-const keys = { tabTo: 0, presses: 0, ms: 0 };
-async function tabTo(page, selector, { name, back = false, max = 60 } = {}) {
-  const t0 = Date.now();
-  keys.tabTo += 1;
-  for (let presses = 0; presses <= max; presses++) {
-    const at = await page.evaluate(([sel, want]) => {
-      const e = document.activeElement;
-      if (!e || !e.matches(sel)) return null;
-      const text = (t) => (t || '').replace(/\s+/g, ' ').trim();
-      let label = '';
-      const by = e.getAttribute('aria-labelledby');
-      if (by) label = text(by.split(/\s+/).map((id) => document.getElementById(id)?.textContent).join(' '));
-      if (!label) label = text(e.getAttribute('aria-label'));
-      if (!label && e.labels) label = text([...e.labels].map((l) => l.textContent).join(' '));
-      if (!label && ['A', 'BUTTON', 'SUMMARY'].includes(e.tagName)) label = text(e.textContent);
-      if (want && label !== want) return null;
-      return { label, outline: getComputedStyle(e).outlineStyle };
-    }, [selector, name ?? null]);
-    if (at) {
-      keys.presses += presses;
-      keys.ms += Date.now() - t0;
-      check(at.outline !== 'none', `focus on ${selector} is visible (outline ${at.outline})`);
-      check(at.label !== '', `${selector} has a label`);
-      return { name: at.label, presses };
-    }
-    if (presses < max) await page.keyboard.press(back ? 'Shift+Tab' : 'Tab');
-  }
-  throw new Error(`check failed: ${selector}${name ? ` "${name}"` : ''} cannot be reached with ${back ? 'Shift+' : ''}Tab`);
-}
-
-/** press reaches a control with tabTo and presses key (Enter by default) on it. */
-async function press(page, selector, opts = {}) {
-  await tabTo(page, selector, opts);
-  await page.keyboard.press(opts.key || 'Enter');
-}
-
-/** typeIn reaches a field with tabTo and types text, replacing what it held. */
-async function typeIn(page, selector, text, opts = {}) {
-  await tabTo(page, selector, opts);
-  await page.keyboard.press('ControlOrMeta+A');
-  await page.keyboard.type(text);
-}
-
-/**
- * choose reaches a select with tabTo and types the start of an option's
- * text (the select's type-ahead, as a keyboard user picks an option on a
- * closed select), then checks the value chosen.
- */
-async function choose(page, selector, text, value, opts = {}) {
-  await tabTo(page, selector, opts);
-  await page.keyboard.type(text);
-  const got = await page.locator(selector).inputValue();
-  check(got === value, `typing "${text}" in ${selector} chose ${value} (got ${got})`);
-}
-
-/** navTo goes to a section by its link in the nav, from the view (which is after the nav: Shift+Tab). */
-const navTo = (page, section) => press(page, `#nav a[href="#${section}"]`, { back: true, max: 100 });
 
 /**
  * mcpTools lists the tools of Quarry's MCP endpoint as an MCP client with
@@ -241,7 +175,7 @@ try {
   check(await currentView(ada) === 'view-search', 'an admin lands on the search page');
   check(await ada.evaluate(() => document.activeElement.id) === 'search-title', 'focus on the search page\'s title');
   await view(ada, 'search-empty');
-  check(await ada.locator('#nav a:not([hidden])').count() === 12, 'an admin sees every section');
+  check(await ada.locator('#nav a:not([hidden])').count() === 13, 'an admin sees every section');
   await ada.getByRole('link', { name: 'Status', exact: true }).click();
   await ada.locator('#status-empty', { hasText: 'No cc-pairs yet' }).waitFor();
   await view(ada, 'status-empty');
@@ -776,7 +710,7 @@ try {
   await cy.locator('#status-summary', { hasText: 'of 1 matching' }).waitFor();
   const cyRows = await rows(cy, 'status-rows');
   check(cyRows.length === 1 && cyRows[0].includes('wiki-support'), `Cy sees only the support pair: ${JSON.stringify(cyRows)}`);
-  check(await cy.locator('#nav a:not([hidden])').count() === 7, 'a curator sees search, chat, status, connectors, credentials, tools and MCP servers');
+  check(await cy.locator('#nav a:not([hidden])').count() === 8, 'a curator sees search, chat, status, connectors, document sets, credentials, tools and MCP servers');
   await view(cy, 'status-curator');
 
   // 9b. Search, the start page. A document comes in through Onyx's

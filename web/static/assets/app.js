@@ -1,12 +1,12 @@
 // Quarry's console: signing in (single sign-on, email and password, or an
 // API key), then one view at a time, chosen by the location's fragment
 // (#search?q=…, the start page; #document/<id>, #chat/<session id>, #status?…, #connector/5, #credential/7, #pair/12, #group/3, #tool/3,
-// #workers, #audit?…; see route.js), so that links, the back button and
+// #document-sets, #document-set/2, #workers, #audit?…; see route.js), so that links, the back button and
 // reloads work.
 
 import { call, getKey, setKey, clearKey } from './api.js';
 import { $, el, showError, clearError, personName } from './ui.js';
-import { session, role, homeView } from './session.js';
+import { session, role, homeView, permissions } from './session.js';
 import { current } from './route.js';
 import * as status from './status.js';
 import * as connectors from './connectors.js';
@@ -22,6 +22,7 @@ import * as mcp from './mcp.js';
 import * as workers from './workers.js';
 import * as search from './search.js';
 import * as chat from './chat.js';
+import * as docsets from './docsets.js';
 
 let ways = null; // GET /auth/type: how people sign in here
 let invitation = ''; // the token of the invitation link this page was opened with
@@ -52,6 +53,8 @@ const routes = {
   status: { section: 'status', open: (r) => status.show(r.params) },
   connectors: { section: 'connectors', open: () => connectors.list() },
   connector: { section: 'connector', nav: 'connectors', open: (r) => connectors.open(r.id === 'new' ? 'new' : Number(r.id)) },
+  'document-sets': { section: 'document-sets', open: () => docsets.list() },
+  'document-set': { section: 'document-set', nav: 'document-sets', open: (r) => docsets.open(r.id === 'new' ? 'new' : Number(r.id)) },
   credentials: { section: 'credentials', open: () => credential.list() },
   credential: { section: 'credential', nav: 'credentials', open: (r) => credential.open(r.id === 'new' ? 'new' : Number(r.id)) },
   pair: { section: (r) => (r.id === 'new' ? 'pair-new' : 'pair'), nav: 'status',
@@ -84,10 +87,18 @@ function showView(name, nav, { focus = true } = {}) {
 /** navLink returns the nav's link of a section (null: a view everyone signed in may use). */
 const navLink = (nav) => document.querySelector(`#nav a[data-view="${CSS.escape(nav)}"]`);
 
-/** mayUse reports whether the signed-in person's role may use a section (the nav's data-roles). */
+/**
+ * allowed reports whether the signed-in person may use the section of a
+ * nav link: their role is one of its data-roles, or they hold its
+ * data-permission (a grant of one of their groups).
+ */
+const allowed = (a) => a.dataset.roles.split(' ').includes(role()) ||
+  Boolean(a.dataset.permission && session.permissions.includes(a.dataset.permission));
+
+/** mayUse reports whether the signed-in person may use a section. */
 function mayUse(nav) {
   const a = navLink(nav);
-  return !a || a.dataset.roles.split(' ').includes(role());
+  return !a || allowed(a);
 }
 
 // The roles, as a sentence names who holds them.
@@ -104,6 +115,7 @@ const listed = (w) => (w.length < 2 ? w.join('') : `${w.slice(0, -1).join(', ')}
 function showDenied(nav, focus) {
   const a = navLink(nav);
   const who = a.dataset.roles.split(' ').map((r) => roleWords[r] || r);
+  if (a.dataset.permission) who.push(`those whose groups are granted ${a.dataset.permission}`);
   $('denied-text').textContent = `${a.textContent} is for ${listed(who)}; your role is ${role()}, so it is not shown to you.`;
   const mine = [...document.querySelectorAll('#nav a')].filter((x) => !x.hidden)
     .map((x) => el('li', {}, el('a', { href: x.getAttribute('href') }, x.textContent)));
@@ -159,7 +171,7 @@ async function route({ focus = true } = {}) {
     return;
   }
   const r = current();
-  const needsID = ['connector', 'credential', 'pair', 'group', 'tool', 'mcp-server'].includes(r.view);
+  const needsID = ['connector', 'credential', 'pair', 'group', 'tool', 'mcp-server', 'document-set'].includes(r.view);
   const ok = routes[r.view] && (!needsID || r.id === 'new' || /^\d+$/.test(r.id));
   const target = ok ? r : { view: homeView(), id: '', params: new URLSearchParams() };
   const spec = routes[target.view];
@@ -174,17 +186,18 @@ async function route({ focus = true } = {}) {
   document.title = `${$(`view-${section}`).querySelector('h1').textContent} · Quarry`;
 }
 
-/** signedIn shows who is signed in, and the sections their role may use. */
-function signedIn(account) {
+/** signedIn shows who is signed in, and the sections they may use. */
+async function signedIn(account) {
   session.me = account;
   session.withKey = Boolean(getKey());
+  session.permissions = account.role === 'limited' ? [] : await permissions();
   const who = account.name && !account.service_account
     ? [el('strong', { title: account.email }, account.name), ` (${account.email})`]
     : [el('strong', { title: account.email }, personName(account.email))];
   $('who-text').replaceChildren(el('span', { class: 'who-label' }, 'Signed in as '), ...who, ' ',
     el('span', { class: 'role', 'aria-label': `role ${account.role}` }, account.role));
   $('who').hidden = false;
-  for (const a of document.querySelectorAll('#nav a')) a.hidden = !a.dataset.roles.split(' ').includes(role());
+  for (const a of document.querySelectorAll('#nav a')) a.hidden = !allowed(a);
   $('nav').hidden = false;
 }
 
@@ -193,7 +206,8 @@ function signedOut(message) {
   clearKey();
   session.me = null;
   session.withKey = false;
-  for (const m of [search, chat, status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.reset();
+  session.permissions = [];
+  for (const m of [search, chat, status, connectors, docsets, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.reset();
   $('who').hidden = true;
   $('nav').hidden = true;
   for (const id of ['signin-key', 'login-password', 'register-password']) $(id).value = '';
@@ -336,7 +350,7 @@ async function signInWithKey(ev) {
       input.removeAttribute('aria-invalid');
       input.value = '';
       setKey(key);
-      signedIn(data);
+      await signedIn(data);
       await route();
     } catch (e) {
       showError(box, e.status === 401 ? new Error('This key was not accepted (401). Check that it is complete and not revoked.') : e);
@@ -349,7 +363,7 @@ async function signInWithKey(ev) {
 /** afterSignIn loads the signed-in person and shows the current view. */
 async function afterSignIn() {
   const { data } = await call('GET', 'me');
-  signedIn(data);
+  await signedIn(data);
   await route();
 }
 
@@ -368,7 +382,7 @@ async function start() {
     clearError($('page-alert'));
     route();
   });
-  for (const m of [search, chat, status, connectors, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.wire();
+  for (const m of [search, chat, status, connectors, docsets, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.wire();
 
   // Back from the identity provider with a reason why not?
   const params = new URLSearchParams(location.search);
@@ -399,7 +413,7 @@ async function start() {
   // Signed in already: with this tab's key, or with the session cookie.
   try {
     const { data } = await call('GET', 'me');
-    signedIn(data);
+    await signedIn(data);
   } catch (e) {
     if (e.status === 401) {
       clearKey();

@@ -1,9 +1,12 @@
 // The search page, the start page of everyone signed in: the company's
 // documents, found with the person's own rights by Onyx's
 // POST /search/send-search-message. The query and the filters live in the
-// location (#search?q=…&source=…&time=…), so that links, reloads and the
-// back button bring the same results. The counts beside the filters are
-// of the unfiltered search's results (up to facetHits of them): Onyx's
+// location (#search?q=…&set=…&source=…&time=…), so that links, reloads
+// and the back button bring the same results. A document set (one of
+// those the person sees, GET /manage/document-set) narrows the search
+// itself (filters.document_set): the source and time filters, and their
+// counts, are within it. The counts beside the filters are
+// of the search's results without them (up to facetHits of them): Onyx's
 // search answers results, not counts. The page lists those same results
 // (a filter picks among them when they are every match), so that its
 // count and the filters' say the same thing. Each result is one pair's
@@ -36,9 +39,11 @@ const windows = [
 
 const state = {
   seq: 0,         // the latest search's number: only its answer is shown
-  view: { q: '', source: '', time: '' },
-  all: null,      // the unfiltered results of view.q
-  allFor: '',     // the query all is of
+  view: { q: '', set: '', source: '', time: '' },
+  all: null,      // the results of view.q in view.set, without the other filters
+  allFor: null,   // the query and set all is of
+  sets: null,     // the names of the document sets the person sees, once read
+  setsSeq: 0,     // the latest reading's number: only its answer is kept
   focusQuery: false,
 };
 
@@ -69,16 +74,20 @@ function snippet(d) {
 /** inWindow reports whether d was updated within the time window ms (0: any time) before now. */
 const inWindow = (d, ms, now) => !ms || Boolean(d.updated_at && now - Date.parse(d.updated_at) <= ms);
 
-/** request builds the body of send-search-message for view v. */
+/**
+ * request builds the body of send-search-message for view v: narrowed to
+ * its document set, and when filtered to its source and time window.
+ */
 function request(v, filtered) {
   const body = { search_query: v.q, num_hits: facetHits, include_content: false };
+  const filters = {};
+  if (v.set) filters.document_set = [v.set];
   if (filtered) {
-    const filters = {};
     if (v.source) filters.source_type = [v.source];
     const w = windows.find(([k]) => k === v.time);
     if (w && w[2]) filters.time_cutoff = new Date(Date.now() - w[2]).toISOString();
-    if (Object.keys(filters).length) body.filters = filters;
   }
+  if (Object.keys(filters).length) body.filters = filters;
   return body;
 }
 
@@ -92,13 +101,45 @@ async function search(body) {
 /** readView reads the view's state from the location's params. */
 function readView(params) {
   const time = params.get('time') ?? '';
-  return { q: params.get('q') ?? '', source: params.get('source') ?? '', time: windows.some(([k]) => k === time) ? time : '' };
+  return { q: params.get('q') ?? '', set: params.get('set') ?? '', source: params.get('source') ?? '',
+    time: windows.some(([k]) => k === time) ? time : '' };
+}
+
+/**
+ * fillSets offers the document sets the person sees (and the view's set,
+ * if it is not one of them: the server says why), hidden when there are
+ * none.
+ */
+function fillSets() {
+  const names = [...(state.sets || [])];
+  const set = state.view.set;
+  if (set && !names.includes(set)) names.push(set);
+  $('search-set').replaceChildren(el('option', { value: '' }, 'All documents'), ...names.map((n) => el('option', { value: n }, n)));
+  $('search-set').value = set;
+  $('search-set-field').hidden = names.length === 0;
+}
+
+/** loadSets reads the names of the document sets the person sees, and offers them. */
+async function loadSets() {
+  const seq = ++state.setsSeq;
+  let sets = null; // The search works without them.
+  try {
+    const { data } = await call('GET', 'manage/document-set');
+    sets = data.map((s) => s.name).sort((a, b) => a.localeCompare(b));
+  } catch {
+    // Offered none.
+  }
+  if (seq !== state.setsSeq) return;
+  state.sets = sets;
+  fillSets();
 }
 
 /** show opens the page for the location's params. */
 export async function show(params) {
   state.view = readView(params);
   $('search-q').value = state.view.q;
+  fillSets();
+  loadSets();
   if (state.focusQuery) {
     state.focusQuery = false;
     $('search-q').focus();
@@ -120,10 +161,11 @@ async function run() {
   $('search-summary').textContent = 'Searching…';
   $('search-results').setAttribute('aria-busy', 'true');
   try {
-    if (state.allFor !== v.q || !state.all) {
+    const scope = `${v.set}\n${v.q}`;
+    if (state.allFor !== scope || !state.all) {
       state.all = null;
       state.all = await search(request(v, false));
-      state.allFor = v.q;
+      state.allFor = scope;
     }
     const all = state.all;
     const now = Date.now();
@@ -184,7 +226,7 @@ function facets(all, now) {
 }
 
 /** docHref is the page's link to the text of a result's copy of its document. */
-const docHref = (d) => href('document', encodeURIComponent(d.document_id), { pair: d.cc_pair_id, q: state.view.q });
+const docHref = (d) => href('document', encodeURIComponent(d.document_id), { pair: d.cc_pair_id, q: state.view.q, set: state.view.set });
 
 /**
  * fromPair says which pair a copy is from: its name, id and access type
@@ -196,7 +238,8 @@ const fromPair = (name, id, access) => el('span', { class: 'from-pair' }, `from 
 function results(docs) {
   const list = $('search-results');
   const v = state.view;
-  const filters = [v.source && sourceName(v.source), v.time && windows.find(([k]) => k === v.time)[1].toLowerCase()].filter(Boolean);
+  const filters = [v.set && `in “${v.set}”`, v.source && sourceName(v.source),
+    v.time && windows.find(([k]) => k === v.time)[1].toLowerCase()].filter(Boolean);
   const which = `“${v.q}”${filters.length ? ` (${filters.join(', ')})` : ''}`;
   $('search-summary').textContent = docs.length >= facetHits
     ? `The ${fmtInt(facetHits)} best results for ${which}: there may be more, which more words narrow down.`
@@ -279,7 +322,7 @@ export async function open(id, params) {
   }
   const q = params.get('q') ?? '';
   const pair = params.get('pair') ?? '';
-  $('document-back').href = href('search', undefined, { q });
+  $('document-back').href = href('search', undefined, { q, set: params.get('set') ?? '' });
   $('document-title').textContent = 'Document';
   $('document-meta').replaceChildren();
   $('document-source').replaceChildren();
@@ -302,8 +345,16 @@ export async function open(id, params) {
   }
 }
 
+/** chooseSet narrows the search to the document set chosen. */
+function chooseSet() {
+  state.view = { ...state.view, set: $('search-set').value };
+  setParams('search', state.view);
+  run();
+}
+
 export function wire() {
   $('search-form').addEventListener('submit', submit);
+  $('search-set').addEventListener('change', chooseSet);
   $('view-search').addEventListener('keydown', keys);
   document.addEventListener('keydown', slash);
 }
@@ -311,12 +362,15 @@ export function wire() {
 export function reset() {
   state.seq++;
   state.all = null;
-  state.allFor = '';
-  state.view = { q: '', source: '', time: '' };
+  state.allFor = null;
+  state.sets = null;
+  state.setsSeq++;
+  state.view = { q: '', set: '', source: '', time: '' };
   $('search-q').value = '';
   $('search-results').replaceChildren();
   $('search-summary').textContent = '';
   $('search-facets').hidden = true;
+  fillSets();
   clearError($('search-error'));
   $('document-text').textContent = '';
 }

@@ -6,6 +6,7 @@ import { call } from './api.js';
 export const session = {
   me: null, // GET /me
   withKey: false, // signed in with an API key (no session, no password)
+  permissions: [], // GET /me/permissions, as read when signing in
 };
 
 const curators = ['global_curator', 'curator'];
@@ -19,18 +20,24 @@ export const curatesOrAdmin = () => isAdmin() || curators.includes(role());
 export const canUseCredentials = () => curatesOrAdmin() || role() === 'basic';
 
 /**
- * holds reports whether the person holds permission p (GET
- * /me/permissions: their role's and their groups' grants), false if it
+ * permissions returns the permissions the person holds (GET
+ * /me/permissions: their role's and their groups' grants), none if they
  * cannot be read.
  */
-export async function holds(p) {
+export async function permissions() {
   try {
     const { data } = await call('GET', 'me/permissions');
-    return Array.isArray(data) && data.includes(p);
+    return Array.isArray(data) ? data : [];
   } catch {
-    return false;
+    return [];
   }
 }
+
+/** holds reports whether the person holds permission p, asked afresh. */
+export async function holds(p) {
+  return (await permissions()).includes(p);
+}
+
 
 /**
  * homeView is where a person lands: the search page, for everyone who may
