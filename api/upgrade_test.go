@@ -909,8 +909,34 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	// person.
 	e.do(admin, "POST", "/manage/admin/document-set", map[string]any{"name": "Everything said", "description": "Wiki and chat",
 		"cc_pair_ids": []int64{wikiPair, chatPair}, "is_public": true}).decode(t, new(any))
+	var driveSet int64
 	e.do(curator, "POST", "/manage/admin/document-set", map[string]any{"name": "Engineering drive", "description": "",
-		"cc_pair_ids": []int64{drivePair}, "is_public": false, "groups": []int64{eng}, "users": []string{userIDs["basic"]}}).decode(t, new(any))
+		"cc_pair_ids": []int64{drivePair}, "is_public": false, "groups": []int64{eng}, "users": []string{userIDs["basic"]}}).decode(t, &driveSet)
+	// Since 00024: assistants. A label; the admin's assistant of the
+	// drive's set with the search tool and the tickets tool, labelled,
+	// shared with eng and the basic person, whose chat session uses it;
+	// the basic person's own assistant, deleted.
+	var tools []struct {
+		ID     int64   `json:"id"`
+		InCode *string `json:"in_code_tool_id"`
+	}
+	e.do(admin, "GET", "/tool", nil).decode(t, &tools)
+	toolIDs := []int64{tickets}
+	for _, x := range tools {
+		if x.InCode != nil && *x.InCode == "SearchTool" {
+			toolIDs = append(toolIDs, x.ID)
+		}
+	}
+	label := id(e.do(admin, "POST", "/persona/labels", map[string]any{"name": "Engineering"}))
+	helper := id(e.do(admin, "POST", "/persona", map[string]any{"name": "Drive helper", "description": "Answers from the drive",
+		"document_set_ids": []int64{driveSet}, "tool_ids": toolIDs, "system_prompt": "Answer from the engineering drive.",
+		"task_prompt": "Cite the drive.", "datetime_aware": true, "is_public": false, "groups": []int64{eng},
+		"users": []string{userIDs["basic"]}, "label_ids": []int64{label},
+		"starter_messages": []map[string]any{{"name": "Build", "message": "How do I build?"}}}))
+	e.do(basic, "POST", "/chat/create-chat-session", fmt.Sprintf(`{"persona_id":%d,"description":"Drive questions"}`, helper)).decode(t, new(any))
+	mine := id(e.do(basic, "POST", "/persona", map[string]any{"name": "Scratch", "description": "", "document_set_ids": []int64{},
+		"tool_ids": []int64{}, "system_prompt": "Be brief.", "task_prompt": "", "datetime_aware": false, "is_public": false}))
+	e.do(basic, "DELETE", fmt.Sprintf("/persona/%d", mine), nil).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -1042,6 +1068,16 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	// Document sets (since 00023), as those who see them.
 	for _, who := range []string{"admin", "curator", "basic"} {
 		ask(who, "/manage/document-set")
+	}
+	// Assistants (since 00024): the listings, and each one the person sees.
+	ask("admin", "/admin/persona?include_deleted=true")
+	ask("basic", "/persona/labels")
+	var personas []struct {
+		ID int64 `json:"id"`
+	}
+	ask("basic", "/persona").decode(t, &personas)
+	for _, p := range personas {
+		ask("basic", fmt.Sprintf("/persona/%d", p.ID))
 	}
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")
