@@ -80,6 +80,13 @@ func ErrDocumentSetTaken(name string) error {
 	return Errorf(ECONFLICT, "A document set named %s already exists", pyrepr.Quote(name))
 }
 
+// ErrDocumentSetInUse answers the deletion of a set that n assistants
+// search (400): taking the set out of an assistant that searches only it
+// would let the assistant search everything its person may read.
+func ErrDocumentSetInUse(n int) error {
+	return Errorf(EINVALID, "This document set is searched by %d assistant(s): take it out of them before deleting it", n)
+}
+
 // ErrNoSuchPair answers a request that names a cc-pair that does not exist,
 // or that the caller may not see (400).
 func ErrNoSuchPair(id int64) error {

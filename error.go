@@ -66,6 +66,16 @@ var ErrNUL = Errorf(EINVALID, "Text may not contain the NUL character (\\u0000)"
 // hasNUL reports whether s holds the NUL character.
 func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
 
+// CheckNoNUL returns ErrNUL when one of texts holds the NUL character.
+func CheckNoNUL(texts ...string) error {
+	for _, t := range texts {
+		if hasNUL(t) {
+			return ErrNUL
+		}
+	}
+	return nil
+}
+
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

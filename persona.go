@@ -250,10 +250,10 @@ func (c *Caller) CanReadPersona(p *Persona) bool {
 // /admin/default-assistant or these routes.
 func (c *Caller) CanEditPersona(p *Persona) bool {
 	switch {
+	case p.Builtin:
+		return c.IsAdmin()
 	case c.ManagesPersonas():
 		return true
-	case p.Builtin:
-		return false
 	case c.ownsPersona(p) || c.sharedPersona(p) == PersonaEditor:
 		return true
 	}
@@ -349,6 +349,9 @@ func (c *Caller) CheckDeletePersona(p *Persona) error {
 // which level (Onyx: its owners and admins; its editors' changes of it
 // are ignored by the share route, refused by the public one).
 func (c *Caller) CanSetPersonaPublic(p *Persona) bool {
+	if p.Builtin {
+		return c.IsAdmin()
+	}
 	return c.ManagesPersonas() || c.ownsPersona(p)
 }
 
@@ -431,7 +434,14 @@ func (in *PersonaInput) Check() error {
 	case in.UploadedImage:
 		return Errorf(EINVALID, "Quarry does not keep assistants' images: choose an icon_name instead")
 	}
-	return nil
+	texts := []string{in.Name, in.Description, in.SystemPrompt, in.TaskPrompt}
+	if in.IconName != nil {
+		texts = append(texts, *in.IconName)
+	}
+	for _, m := range in.StarterMessages {
+		texts = append(texts, m.Name, m.Message)
+	}
+	return CheckNoNUL(texts...)
 }
 
 // CheckPersonaDocumentSets reports why c may not give assistant in the sets

@@ -211,3 +211,47 @@ func TestChatPersonaDocumentSets(t *testing.T) {
 		}
 	}
 }
+
+// TestPersonaGuards: who may make an assistant public or change the
+// built-in one, a set an assistant searches, and text PostgreSQL cannot
+// keep.
+func TestPersonaGuards(t *testing.T) {
+	c := newFxCast(t)
+	nul := `{"detail":"Text may not contain the NUL character (\\u0000)"}`
+	c.do(c.basic, "POST", "/persona", paBody("HR", false)).decode(t, new(any))
+	c.do(c.basic, "PATCH", "/persona/1/share", map[string]any{"user_shares": []map[string]any{{"user_id": c.curator.id, "permission": "EDITOR"}}}).
+		want(t, 200, `null`)
+	// An editor changes the assistant, but does not make it public.
+	c.do(c.curator, "PATCH", "/persona/1", paBody("HR", true)).want(t, 403, `{"detail":"You don't have permission to modify this persona"}`)
+	c.do(c.curator, "PATCH", "/persona/1", paBody("HR", false, "description", "Answers HR")).decode(t, new(any))
+	c.do(c.curator, "GET", "/persona/1", nil).decode(t, new(any))
+	c.do(c.other, "GET", "/persona/1", nil).want(t, 404, `{"detail":"Persona with ID 1 does not exist or does not belong to user"}`)
+
+	// The built-in assistant is changed by admins alone, not by those
+	// granted manage:agents.
+	c.grant(c.gB, quarry.PermManageAgents, true)
+	c.do(c.other, "PATCH", "/persona/0", paBody("Mine", true)).want(t, 403, `{"detail":"Persona with ID 0 does not exist or user is not authorized to access it"}`)
+	c.do(c.other, "PATCH", "/persona/0/public", map[string]any{"is_public": false}).want(t, 403, `{"detail":"Persona with ID 0 does not exist or user is not authorized to access it"}`)
+	c.do(c.other, "PATCH", "/admin/persona/0/listed", map[string]any{"is_listed": false}).want(t, 403, `{"detail":"Persona with ID 0 does not exist or user is not authorized to access it"}`)
+	c.do(c.basic, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 0}).decode(t, new(any))
+
+	// A set an assistant searches is not deleted; once no assistant that
+	// is not deleted searches it, it is.
+	conn := c.connector(c.admin, "pushed", "file", "access_type", "public")
+	pub := c.pair(c.admin, conn, c.credential(c.admin, "file", fxSecret, "admin_public", true), "public", quarry.AccessPublic)
+	c.do(c.admin, "POST", "/manage/admin/document-set", dsSet("Handbook", []int64{pub}, true, nil)).want(t, 200, `1`)
+	c.do(c.basic, "POST", "/persona", paBody("Handbook", true, "document_set_ids", []int64{1})).decode(t, new(any))
+	c.do(c.admin, "DELETE", "/manage/admin/document-set/1", nil).want(t, 400,
+		`{"detail":"This document set is searched by 1 assistant(s): take it out of them before deleting it"}`)
+	c.do(c.basic, "DELETE", "/persona/2", nil).decode(t, new(any))
+	c.do(c.admin, "DELETE", "/manage/admin/document-set/1", nil).want(t, 200, `null`)
+
+	// Text PostgreSQL cannot keep is refused on both databases.
+	c.do(c.basic, "POST", "/persona", paBody("a\x00b", true)).want(t, 400, nul)
+	c.do(c.basic, "POST", "/persona", paBody("Starter", true, "starter_messages", []map[string]any{{"name": "x", "message": "a\x00"}})).want(t, 400, nul)
+	c.do(c.basic, "POST", "/persona/labels", map[string]any{"name": "a\x00b"}).want(t, 400, nul)
+	// A page past any count is refused, not a 500.
+	if r := c.do(c.basic, "GET", "/agents?page_num=9223372036854775807&page_size=2", nil); r.status != 422 {
+		t.Errorf("a page past any count: %d %s", r.status, r.body)
+	}
+}

@@ -188,11 +188,21 @@ func (db *DB) UpdateDocumentSet(ctx context.Context, c *quarry.Caller, in quarry
 
 // DeleteDocumentSet deletes set id, with its pairs, people and groups: a
 // set c may not see is not found (404), one it may not change is refused
-// (403).
+// (403), one an assistant that is not deleted searches is refused
+// (quarry.ErrDocumentSetInUse), so that no assistant loses its last set
+// and searches everything its person may read.
 func (db *DB) DeleteDocumentSet(ctx context.Context, c *quarry.Caller, id int64) error {
 	return db.update(ctx, func(tx *Tx) error {
 		if _, err := tx.editableDocumentSet(ctx, c, id); err != nil {
 			return err
+		}
+		var using int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM persona_document_sets x JOIN personas p ON p.id = x.persona_id
+			WHERE x.document_set_id = $1 AND NOT p.deleted`, id).Scan(&using); err != nil {
+			return err
+		}
+		if using > 0 {
+			return quarry.ErrDocumentSetInUse(using)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM document_sets WHERE id = $1`, id); err != nil {
 			return err

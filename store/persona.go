@@ -345,7 +345,10 @@ func (tx *Tx) writePersona(ctx context.Context, c *quarry.Caller, old *quarry.Pe
 		old = &quarry.Persona{ID: in.ID, OwnerID: &c.ID}
 	} else {
 		public, featured, priority := old.IsPublic, old.IsFeatured, old.DisplayPriority
-		if in.IsPublic != nil {
+		if in.IsPublic != nil && *in.IsPublic != public {
+			if !c.CanSetPersonaPublic(old) {
+				return nil, quarry.ErrPersonaPublic
+			}
 			public = *in.IsPublic
 		}
 		if in.IsFeatured != nil && c.CanSetPersonaFlags() {
@@ -718,6 +721,9 @@ func (db *DB) CreatePersonaLabel(ctx context.Context, c *quarry.Caller, name str
 
 // checkLabelName refuses name when a label other than self has it.
 func (tx *Tx) checkLabelName(ctx context.Context, name string, self int64) error {
+	if err := quarry.CheckNoNUL(name); err != nil {
+		return err
+	}
 	var other int64
 	err := tx.QueryRowContext(ctx, `SELECT id FROM persona_labels WHERE name = $1 AND id <> $2`, name, self).Scan(&other)
 	if err == nil {
