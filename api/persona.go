@@ -129,13 +129,16 @@ type fullPersona struct {
 // once for all of them.
 type personaViews struct {
 	s     *Server
+	c     *quarry.Caller // The reader.
 	tools map[int64]*quarry.Tool
 	sets  map[int64]*quarry.DocumentSet
 }
 
-// personaViewsOf reads what ps's snapshots show.
-func (s *Server) personaViewsOf(ctx context.Context, ps []*quarry.Persona) (*personaViews, error) {
-	v := &personaViews{s: s, tools: map[int64]*quarry.Tool{}, sets: map[int64]*quarry.DocumentSet{}}
+// personaViewsOf reads what ps's snapshots show to c. A set of an
+// assistant shows c what c's listing of sets shows of it (only the pairs c
+// may see, DB.DocumentSets); a set c may not see, its id and name alone.
+func (s *Server) personaViewsOf(ctx context.Context, c *quarry.Caller, ps []*quarry.Persona) (*personaViews, error) {
+	v := &personaViews{s: s, c: c, tools: map[int64]*quarry.Tool{}, sets: map[int64]*quarry.DocumentSet{}}
 	ts, err := s.db.Tools(ctx)
 	if err != nil {
 		return nil, err
@@ -147,12 +150,24 @@ func (s *Server) personaViewsOf(ctx context.Context, ps []*quarry.Persona) (*per
 	for _, p := range ps {
 		ids = append(ids, p.DocumentSetIDs...)
 	}
+	if len(ids) == 0 {
+		return v, nil
+	}
 	sets, err := s.db.DocumentSetsByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
+	seen, err := s.db.DocumentSets(ctx, c, false)
+	if err != nil {
+		return nil, err
+	}
 	for _, set := range sets {
-		v.sets[set.ID] = set
+		v.sets[set.ID] = &quarry.DocumentSet{ID: set.ID, Name: set.Name, Pairs: []quarry.DocumentSetPair{}, Users: []string{}, Groups: []int64{}}
+	}
+	for _, set := range seen {
+		if v.sets[set.ID] != nil {
+			v.sets[set.ID] = set
+		}
 	}
 	return v, nil
 }
@@ -213,9 +228,18 @@ func (v *personaViews) minimal(c *quarry.Caller, p *quarry.Persona) minimalPerso
 // snapshot renders p as Onyx's PersonaSnapshot.
 func (v *personaViews) snapshot(p *quarry.Persona) personaSnapshot {
 	tools, sets, labels, owner, group, _ := v.parts(p)
+	if owner != nil && !v.c.CanSeePersonaOwnerEmail(p) {
+		owner.Email = ""
+	}
+	// The emails of those it is shared with, for those who manage its
+	// shares (personal data, as the owner's).
+	emails := v.c.CanEditPersona(p)
 	users, shares := make([]minimalUser, len(p.UserShares)), make([]personaUserShare, len(p.UserShares))
 	for i, u := range p.UserShares {
-		users[i] = minimalUser{ID: u.UserID, Email: u.Email}
+		users[i] = minimalUser{ID: u.UserID}
+		if emails || u.UserID == v.c.ID {
+			users[i].Email = u.Email
+		}
 		shares[i] = personaUserShare{User: users[i], Permission: u.Permission}
 	}
 	groups := make([]personaGroupShare, len(p.GroupShares))
@@ -230,9 +254,9 @@ func (v *personaViews) snapshot(p *quarry.Persona) personaSnapshot {
 		SystemPrompt: p.SystemPrompt, ReplaceBaseSystemPrompt: p.ReplaceBasePrompt, TaskPrompt: p.TaskPrompt, DatetimeAware: p.DatetimeAware}
 }
 
-// writeSnapshot answers p as Onyx's PersonaSnapshot.
-func (s *Server) writeSnapshot(w http.ResponseWriter, r *http.Request, p *quarry.Persona) error {
-	v, err := s.personaViewsOf(r.Context(), []*quarry.Persona{p})
+// writeSnapshot answers p as Onyx's PersonaSnapshot, as c reads it.
+func (s *Server) writeSnapshot(w http.ResponseWriter, r *http.Request, c *quarry.Caller, p *quarry.Persona) error {
+	v, err := s.personaViewsOf(r.Context(), c, []*quarry.Persona{p})
 	if err != nil {
 		return err
 	}
@@ -249,7 +273,7 @@ func (s *Server) handleCreatePersona(w http.ResponseWriter, r *http.Request, c *
 	if err != nil {
 		return err
 	}
-	return s.writeSnapshot(w, r, p)
+	return s.writeSnapshot(w, r, c, p)
 }
 
 // handleUpdatePersona serves PATCH /persona/{persona_id}.
@@ -262,7 +286,7 @@ func (s *Server) handleUpdatePersona(w http.ResponseWriter, r *http.Request, c *
 	if err != nil {
 		return err
 	}
-	return s.writeSnapshot(w, r, p)
+	return s.writeSnapshot(w, r, c, p)
 }
 
 // handleGetPersona serves GET /persona/{persona_id}: Onyx's
@@ -281,7 +305,7 @@ func (s *Server) handleGetPersona(w http.ResponseWriter, r *http.Request, c *qua
 	if err != nil {
 		return err
 	}
-	v, err := s.personaViewsOf(ctx, []*quarry.Persona{p})
+	v, err := s.personaViewsOf(ctx, c, []*quarry.Persona{p})
 	if err != nil {
 		return err
 	}
@@ -310,7 +334,7 @@ func (s *Server) handleListPersonas(w http.ResponseWriter, r *http.Request, c *q
 	if len(in.PersonaIDs) > 0 {
 		ps = slices.DeleteFunc(ps, func(p *quarry.Persona) bool { return !slices.Contains(in.PersonaIDs, p.ID) })
 	}
-	v, err := s.personaViewsOf(r.Context(), ps)
+	v, err := s.personaViewsOf(r.Context(), c, ps)
 	if err != nil {
 		return err
 	}
@@ -332,7 +356,7 @@ func (s *Server) handleAdminPersonas(w http.ResponseWriter, r *http.Request, c *
 	if err != nil {
 		return err
 	}
-	v, err := s.personaViewsOf(r.Context(), ps)
+	v, err := s.personaViewsOf(r.Context(), c, ps)
 	if err != nil {
 		return err
 	}
@@ -354,7 +378,7 @@ func (s *Server) agentsPage(r *http.Request, c *quarry.Caller, in agentsQuery) (
 	total := int64(len(ps))
 	from := min(in.PageNum*in.PageSize, total)
 	page := ps[from:min(from+in.PageSize, total)]
-	v, err := s.personaViewsOf(r.Context(), page)
+	v, err := s.personaViewsOf(r.Context(), c, page)
 	return page, total, v, err
 }
 

@@ -212,6 +212,12 @@ func TestChatPersonaDocumentSets(t *testing.T) {
 	}
 }
 
+// minimalUserT is Onyx's MinimalUserSnapshot as the tests read it.
+type minimalUserT struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+}
+
 // TestPersonaGuards: who may make an assistant public or change the
 // built-in one, a set an assistant searches, and text PostgreSQL cannot
 // keep.
@@ -245,6 +251,35 @@ func TestPersonaGuards(t *testing.T) {
 		`{"detail":"This document set is searched by 1 assistant(s): take it out of them before deleting it"}`)
 	c.do(c.basic, "DELETE", "/persona/2", nil).decode(t, new(any))
 	c.do(c.admin, "DELETE", "/manage/admin/document-set/1", nil).want(t, 200, `null`)
+
+	// A reader sees of an assistant's sets what their listing of sets
+	// shows (a set they may not see: its id and name), and no email but
+	// their own unless they manage the assistant's shares.
+	privC := c.pair(c.admin, conn, c.credential(c.admin, "file", fxSecret, "admin_public", true), "of C", quarry.AccessPrivate, c.gC)
+	c.do(c.admin, "POST", "/manage/admin/document-set", dsSet("C only", []int64{privC}, false, []int64{c.gC})).want(t, 200, `2`)
+	var helper struct {
+		ID int64 `json:"id"`
+	}
+	c.do(c.admin, "POST", "/persona", paBody("C helper", true, "document_set_ids", []int64{2}, "users", []string{c.basic.id})).decode(t, &helper)
+	var read struct {
+		Owner        minimalUserT `json:"owner"`
+		Users        []minimalUserT
+		DocumentSets []struct {
+			ID              int64  `json:"id"`
+			Name            string `json:"name"`
+			CCPairSummaries []any  `json:"cc_pair_summaries"`
+			Groups          []any  `json:"groups"`
+		} `json:"document_sets"`
+	}
+	c.do(c.basic, "GET", fmt.Sprintf("/persona/%d", helper.ID), nil).decode(t, &read)
+	if read.Owner.Email != "" || len(read.Users) != 1 || read.Users[0].Email == "" || len(read.DocumentSets) != 1 ||
+		read.DocumentSets[0].Name != "C only" || len(read.DocumentSets[0].CCPairSummaries) != 0 || len(read.DocumentSets[0].Groups) != 0 {
+		t.Errorf("the basic person's read: %+v", read)
+	}
+	c.do(c.admin, "GET", fmt.Sprintf("/persona/%d", helper.ID), nil).decode(t, &read)
+	if read.Owner.Email == "" || len(read.DocumentSets[0].CCPairSummaries) != 1 || len(read.DocumentSets[0].Groups) != 1 {
+		t.Errorf("the admin's read: %+v", read)
+	}
 
 	// Text PostgreSQL cannot keep is refused on both databases.
 	c.do(c.basic, "POST", "/persona", paBody("a\x00b", true)).want(t, 400, nul)
