@@ -26,7 +26,7 @@ const maxCached = 10_000
 // cache_version on every insert, update and delete for the copies to be
 // kept (see CacheTriggers).
 var cachedTables = []string{"api_keys", "group_permissions", "llm_default_model", "llm_models", "llm_provider_groups", "llm_providers",
-	"oauth_configs", "persona_tools", "personas", "tools", "user_group_members", "user_groups", "users"}
+	"oauth_configs", "persona_document_sets", "persona_tools", "personas", "tools", "user_group_members", "user_groups", "users"}
 
 // CacheTriggers returns, as "<table> <event>" lines in order, the row
 // changes that bump cache_version: what migration 00011 made, unless a

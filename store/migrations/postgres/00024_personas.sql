@@ -5,7 +5,7 @@
 -- default_assistant tables held, which go. A persona is never deleted but
 -- marked (deleted), as Onyx's, so that its sessions keep it. An owner or
 -- owner group that goes leaves the persona vacant (admins manage it).
--- personas and persona_tools bump cache_version, as default_assistant's
+-- personas, persona_tools and persona_document_sets bump cache_version, as default_assistant's
 -- tables did (store/cache.go keeps persona 0). sqlite/00024_personas.sql
 -- is the same schema.
 
@@ -89,6 +89,8 @@ DROP TABLE default_assistant;
 CREATE CONSTRAINT TRIGGER personas_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON personas
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
 CREATE CONSTRAINT TRIGGER persona_tools_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON persona_tools
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
+CREATE CONSTRAINT TRIGGER persona_document_sets_bumps_cache AFTER INSERT OR UPDATE OR DELETE ON persona_document_sets
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_cache_version();
 
 -- +goose Down

@@ -5,7 +5,7 @@
 -- default_assistant tables held, which go. A persona is never deleted but
 -- marked (deleted), as Onyx's, so that its sessions keep it. An owner or
 -- owner group that goes leaves the persona vacant (admins manage it).
--- personas and persona_tools bump cache_version, as default_assistant's
+-- personas, persona_tools and persona_document_sets bump cache_version, as default_assistant's
 -- tables did (store/cache.go keeps persona 0). postgres/00024_personas.sql
 -- is the same schema.
 
@@ -118,6 +118,24 @@ END;
 -- +goose StatementEnd
 -- +goose StatementBegin
 CREATE TRIGGER persona_tools_delete_bumps_cache AFTER DELETE ON persona_tools
+BEGIN
+    UPDATE cache_version SET version = version + 1;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER persona_document_sets_insert_bumps_cache AFTER INSERT ON persona_document_sets
+BEGIN
+    UPDATE cache_version SET version = version + 1;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER persona_document_sets_update_bumps_cache AFTER UPDATE ON persona_document_sets
+BEGIN
+    UPDATE cache_version SET version = version + 1;
+END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER persona_document_sets_delete_bumps_cache AFTER DELETE ON persona_document_sets
 BEGIN
     UPDATE cache_version SET version = version + 1;
 END;
