@@ -58,29 +58,6 @@ func (a *ExternalAccess) Principals() []string {
 	return out
 }
 
-// Tags returns d's metadata as tags, each key with each of its values.
-func (d *Document) Tags() [][2]string {
-	var out [][2]string
-	for k, v := range d.Metadata {
-		switch v := v.(type) {
-		case string:
-			out = append(out, [2]string{k, v})
-		case []string:
-			for _, s := range v {
-				out = append(out, [2]string{k, s})
-			}
-		case []any:
-			for _, s := range v {
-				if s, ok := s.(string); ok {
-					out = append(out, [2]string{k, s})
-				}
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] || out[i][0] == out[j][0] && out[i][1] < out[j][1] })
-	return out
-}
-
 // OwnerNames returns the names of owners (Onyx's BasicExpertInfo, as JSON)
 // as Onyx's search results give them (basic_expert_info_representation):
 // "first middle last", or the display name, or the email, or the first

@@ -288,6 +288,36 @@ func compact(t *testing.T, b []byte) string {
 	return buf.String()
 }
 
+// searched asks the model's search (internal_search) for "rock" in a chat
+// of u's with the chat's filters (internal_search_filters; none when nil),
+// and returns the ids of the documents it found, sorted.
+func (c *chatCast) searched(t *testing.T, u user, filters map[string]any) []string {
+	t.Helper()
+	c.model.then(callTools(quarry.ModelToolCall{ID: "call_1", Name: "internal_search", Arguments: `{"queries": ["rock"]}`}), say("Rocks."))
+	body := map[string]any{"message": "Which rocks?", "chat_session_id": c.session(t, u)}
+	if filters != nil {
+		body["internal_search_filters"] = filters
+	}
+	var ids []string
+	for _, l := range lines(t, c.do(u, "POST", "/chat/send-chat-message", body)) {
+		var p struct {
+			Obj struct {
+				Type      string `json:"type"`
+				Documents []struct {
+					ID string `json:"document_id"`
+				} `json:"documents"`
+			} `json:"obj"`
+		}
+		if json.Unmarshal([]byte(l), &p) == nil && p.Obj.Type == "search_tool_documents_delta" {
+			for _, d := range p.Obj.Documents {
+				ids = append(ids, d.ID)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // TestChatDocumentSets narrows a chat's searches to the document sets of
 // internal_search_filters: the model's search finds only the sets'
 // documents, within what the person may read.
@@ -297,29 +327,10 @@ func TestChatDocumentSets(t *testing.T) {
 	c.do(c.admin, "POST", "/manage/admin/document-set", dsSet("all rocks", []int64{c.privA, c.public}, true, nil)).want(t, 200, `2`)
 	found := func(u user, sets []string) []string {
 		t.Helper()
-		c.model.then(callTools(quarry.ModelToolCall{ID: "call_1", Name: "internal_search", Arguments: `{"queries": ["rock"]}`}), say("Rocks."))
-		body := map[string]any{"message": "Which rocks?", "chat_session_id": c.session(t, u)}
-		if sets != nil {
-			body["internal_search_filters"] = map[string]any{"document_set": sets}
+		if sets == nil {
+			return c.searched(t, u, nil)
 		}
-		var ids []string
-		for _, l := range lines(t, c.do(u, "POST", "/chat/send-chat-message", body)) {
-			var p struct {
-				Obj struct {
-					Type      string `json:"type"`
-					Documents []struct {
-						ID string `json:"document_id"`
-					} `json:"documents"`
-				} `json:"obj"`
-			}
-			if json.Unmarshal([]byte(l), &p) == nil && p.Obj.Type == "search_tool_documents_delta" {
-				for _, d := range p.Obj.Documents {
-					ids = append(ids, d.ID)
-				}
-			}
-		}
-		slices.Sort(ids)
-		return ids
+		return c.searched(t, u, map[string]any{"document_set": sets})
 	}
 	for _, tc := range []struct {
 		name string
@@ -334,6 +345,42 @@ func TestChatDocumentSets(t *testing.T) {
 		{"a set narrows, never widens", c.basic, []string{"all rocks"}, []string{"basalt"}},
 	} {
 		if got := found(tc.u, tc.sets); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: the search found %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestChatTags narrows a chat's searches to the tags of
+// internal_search_filters (any of them), within what the person may read.
+func TestChatTags(t *testing.T) {
+	c := newChatCast(t)
+	push := func(pair int64, id string, metadata map[string]any) {
+		t.Helper()
+		c.do(c.admin, "POST", "/onyx-api/ingestion", map[string]any{"document": map[string]any{"id": id, "semantic_identifier": id,
+			"sections": []map[string]any{{"text": "A rock: " + id + "."}}, "metadata": metadata}, "cc_pair_id": pair}).decode(t, new(any))
+	}
+	push(c.public, "obsidian", map[string]any{"kind": "volcanic", "colour": []string{"black"}})
+	push(c.privA, "pumice", map[string]any{"kind": "volcanic"})
+	tags := func(kv ...string) map[string]any {
+		out := []map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, map[string]string{"tag_key": kv[i], "tag_value": kv[i+1]})
+		}
+		return map[string]any{"tags": out}
+	}
+	for _, tc := range []struct {
+		name    string
+		u       user
+		filters map[string]any
+		want    []string
+	}{
+		{"no filter", c.basic, nil, []string{"basalt", "obsidian"}},
+		{"a tag", c.curator, tags("kind", "volcanic"), []string{"obsidian", "pumice"}},
+		{"a tag narrows, never widens", c.basic, tags("kind", "volcanic"), []string{"obsidian"}},
+		{"a list's item, or another tag", c.curator, tags("colour", "black", "kind", "plutonic"), []string{"obsidian"}},
+		{"no tag named is no filter", c.basic, tags(), []string{"basalt", "obsidian"}},
+	} {
+		if got := c.searched(t, tc.u, tc.filters); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: the search found %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -1222,6 +1222,27 @@ type sendSearchMessageRequest struct {
 	Body sendSearchQuery `body:""`
 }
 
+// validTagsRequest is the request of GET /query/valid-tags: Onyx's
+// get_tags' query (query_and_chat/query_backend.py).
+type validTagsRequest struct {
+	MatchPattern decode.Optional[string] `query:"match_pattern"`
+	Sources      []quarry.DocumentSource `query:"sources" max_length:"100"`
+	AllowPrefix  bool                    `query:"allow_prefix" default:"true"`
+	Limit        int64                   `query:"limit" default:"50" ge:"0"`
+}
+
+// sourceTag is Onyx's SourceTag: a tag and its source.
+type sourceTag struct {
+	TagKey   string                `json:"tag_key"`
+	TagValue string                `json:"tag_value"`
+	Source   quarry.DocumentSource `json:"source"`
+}
+
+// tagResponse is Onyx's TagResponse.
+type tagResponse struct {
+	Tags []sourceTag `json:"tags"`
+}
+
 // searchAPIRequest is the body of POST /search: Onyx's SearchRequest
 // (backend/onyx/server/features/search/models.py).
 type searchAPIRequest struct {

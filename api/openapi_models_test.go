@@ -167,6 +167,7 @@ func TestOpenAPIRequestModels(t *testing.T) {
 	}
 	for route, model := range map[string]any{
 		"GET /manage/admin/connector/status":                statusQuery{},
+		"GET /query/valid-tags":                             validTagsRequest{},
 		"GET /admin/audit-log":                              auditQuery{},
 		"GET /manage/users/accepted":                        usersQuery{},
 		"GET /manage/admin/sessions":                        sessionsQuery{},

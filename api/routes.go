@@ -51,6 +51,8 @@ func (s *Server) routes() {
 	// Onyx's search API (api/search.go): the documents each caller may see.
 	m.Handle("POST /search/send-search-message", s.authed(onyxGate(searchAccess), s.handleSendSearchMessage))
 	m.Handle("POST /search", s.authed(onyxGate(searchAccess), s.handleSearch))
+	// The tags to filter a search by (api/tag.go), those of documents the caller may find.
+	m.Handle("GET /query/valid-tags", s.authed(onyxGate(searchAccess), s.handleValidTags))
 
 	// Onyx's chat API (api/chat.go, api/chatsend.go): each person's
 	// sessions with the assistant. An answer may take the chat's time-out.

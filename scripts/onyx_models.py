@@ -78,6 +78,8 @@ ROOTS = [
     ("ee.onyx.server.query_and_chat.models", "SearchFullResponse"),
     ("onyx.server.features.search.models", "SearchRequest"),
     ("onyx.server.features.search.models", "SearchResponse"),
+    # Tags.
+    ("onyx.server.query_and_chat.models", "TagResponse"),
     # Responses shared by many routes, people.
     ("onyx.server.models", "StatusResponse"),
     ("onyx.server.models", "FullUserSnapshot"),

@@ -18,6 +18,8 @@ import (
 // (quarry.Caller.SeesWholePair) every document, the others those the rule
 // of search opens to them. A pause hides a pair from search but not from
 // the listings of those who see it; a deactivated person reads nothing.
+// The tags valid-tags lists a caller are those of the copies search lets
+// the caller read.
 func TestDocumentRightsAreOneRule(t *testing.T) {
 	db := storetest.Open(t)
 	tokens := map[string]string{}
@@ -94,7 +96,8 @@ func TestDocumentRightsAreOneRule(t *testing.T) {
 	}
 	push := func(p *quarry.CCPair, id string, access *quarry.ExternalAccess) {
 		t.Helper()
-		d := quarry.Document{ID: id, SemanticIdentifier: id, Source: "web", Metadata: map[string]any{},
+		// A tag of its own, and one every copy carries.
+		d := quarry.Document{ID: id, SemanticIdentifier: id, Source: "web", Metadata: map[string]any{"copy": fmt.Sprint(p.ID, "/", id), "kind": "rock"},
 			Sections: []quarry.Section{{Text: "basalt " + id}}, ExternalAccess: access}
 		if _, err := db.Ingest(ctx, admin, &p.ID, &d); err != nil {
 			t.Fatal(err)
@@ -129,6 +132,35 @@ func TestDocumentRightsAreOneRule(t *testing.T) {
 		}
 		return out
 	}
+	// tagsAgree checks that valid-tags lists c the tags of the copies
+	// search lets c read, and no other (a tag is the metadata of the
+	// documents carrying it).
+	tagsAgree := func(t *testing.T, who string, c *quarry.Caller) {
+		t.Helper()
+		want := []string{}
+		for _, p := range pairs {
+			for _, id := range readable(c, p) {
+				want = append(want, fmt.Sprint("copy=", p.ID, "/", id))
+			}
+		}
+		if len(want) > 0 {
+			want = append(want, "kind=rock")
+		}
+		slices.Sort(want)
+		tags, err := db.ValidTags(ctx, c, quarry.ParseTagQuery("", nil, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, tag := range tags {
+			got = append(got, tag.Key+"="+tag.Value)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("valid-tags lists %s %v, want the tags of the copies search reads: %v", who, got, want)
+		}
+	}
+
 	// listed returns what every listing and count of p's documents shows
 	// c, failing the test unless they all agree.
 	listed := func(c *quarry.Caller, p *quarry.CCPair) []string {
@@ -198,6 +230,7 @@ func TestDocumentRightsAreOneRule(t *testing.T) {
 				}
 				before[name+"/"+pname] = got
 			}
+			tagsAgree(t, name, c)
 		})
 	}
 	if got := before["curator of A/sync"]; !slices.Equal(got, []string{"for-curator", "shared"}) {
@@ -221,6 +254,7 @@ func TestDocumentRightsAreOneRule(t *testing.T) {
 			if got := listed(c, p); !slices.Equal(got, before[name+"/paused, of A"]) {
 				t.Errorf("%s lists %v of the paused pair, %v before", name, got, before[name+"/paused, of A"])
 			}
+			tagsAgree(t, name, c)
 		}
 	})
 
@@ -241,5 +275,6 @@ func TestDocumentRightsAreOneRule(t *testing.T) {
 				t.Errorf("%s: lists %v (%v), finds %v", pname, infos, err, readable(c, p))
 			}
 		}
+		tagsAgree(t, "a deactivated person", c)
 	})
 }

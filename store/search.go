@@ -52,11 +52,8 @@ func (tx *Tx) indexDocument(ctx context.Context, pairID int64, d *quarry.Documen
 			return err
 		}
 	}
-	for _, tag := range d.Tags() {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO search_tags (cc_pair_id, document_id, tag_key, tag_value) VALUES ($1, $2, $3, $4)
-			ON CONFLICT DO NOTHING`, pairID, d.ID, tag[0], tag[1]); err != nil {
-			return err
-		}
+	if err := tx.putTags(ctx, pairID, d); err != nil {
+		return err
 	}
 	if d.ExternalAccess != nil {
 		for _, p := range d.ExternalAccess.Principals() {

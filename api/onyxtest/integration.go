@@ -168,13 +168,14 @@ func gateReplays(file string, paths []string, adminOK func(int) bool, adminWant 
 var Replays = slices.Concat(apiKeyReplays, connectorReplays, permissionReplays,
 	gateReplays("permissions/test_connector_read_access.py", []string{"/manage/connector", "/manage/connector/1"},
 		func(s int) bool { return s != 401 && s != 403 && s != 0 }, "not 401 or 403", false),
-	// Of BASIC_ACCESS_ENDPOINTS, Quarry serves GET /manage/credential only.
-	gateReplays("permissions/test_basic_access.py", []string{"/manage/credential"},
+	// Of BASIC_ACCESS_ENDPOINTS, Quarry serves GET /manage/credential and GET /query/valid-tags.
+	gateReplays("permissions/test_basic_access.py", []string{"/manage/credential", "/query/valid-tags"},
 		func(s int) bool { return s > 0 && s < 400 }, "below 400", true),
 	// Of ADMIN_ACCESS_ENDPOINTS, Quarry serves GET /manage/users/invited only.
 	gateReplays("permissions/test_admin_access.py", []string{"/manage/users/invited"},
 		func(s int) bool { return s > 0 && s < 400 }, "below 400", false),
-	userGroupReplays, userReplays, patReplays, indexingReplays, llmProviderReplays, chatReplays, documentSetReplays)
+	userGroupReplays, userReplays, patReplays, indexingReplays, llmProviderReplays, chatReplays, documentSetReplays,
+	tagReplays)
 
 // ---- api_key/test_api_key.py ----
 
@@ -245,6 +246,26 @@ var apiKeyReplays = []Replay{
 		adminIDs, basicIDs := defaultGroupIDs(t, c, admin)
 		check(t, slices.Contains(adminIDs, string(key.UserID)), "ADMIN API key should be in Admin default group")
 		check(t, !slices.Contains(basicIDs, string(key.UserID)), "ADMIN API key should NOT be in Basic default group")
+	}},
+	{Name: "api_key/test_api_key.py/test_limited_key_blocked_by_current_user", Run: func(t *testing.T, c client) {
+		admin := must(c.createUser("admin_user", ""))(t)
+		key := must(c.createAPIKey(admin, "", "limited"))(t)
+		// GET /persona/0 (200 for a limited key) is not replayed here:
+		// assistants are issue 42's item 2.
+		r := c.tg.Do(key.caller(), "GET", "/query/valid-tags", nil)
+		check(t, r.Status == 403, "Limited key should be blocked from /query/valid-tags, got %d: %s", r.Status, r.Body)
+	}},
+	{Name: "api_key/test_api_key.py/test_basic_key_passes_current_user", Run: func(t *testing.T, c client) {
+		admin := must(c.createUser("admin_user", ""))(t)
+		key := must(c.createAPIKey(admin, "", "basic"))(t)
+		r := c.tg.Do(key.caller(), "GET", "/query/valid-tags", nil)
+		check(t, r.Status == 200, "Basic key should access /query/valid-tags, got %d: %s", r.Status, r.Body)
+	}},
+	{Name: "api_key/test_api_key.py/test_admin_key_passes_current_user", Run: func(t *testing.T, c client) {
+		admin := must(c.createUser("admin_user", ""))(t)
+		key := must(c.createAPIKey(admin, "", "admin"))(t)
+		r := c.tg.Do(key.caller(), "GET", "/query/valid-tags", nil)
+		check(t, r.Status == 200, "Admin key should access /query/valid-tags, got %d: %s", r.Status, r.Body)
 	}},
 	{Name: "api_key/test_api_key.py/test_delete_admin_api_key_with_group_membership", Run: func(t *testing.T, c client) {
 		deleteKeyInGroup(t, c, "admin")

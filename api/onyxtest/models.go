@@ -256,6 +256,18 @@ type onyxSourceSummary struct {
 	TotalDocsIndexed int64 `json:"total_docs_indexed"`
 }
 
+// onyxSourceTag mirrors SourceTag, an item of TagResponse.
+type onyxSourceTag struct {
+	TagKey   string     `json:"tag_key"`
+	TagValue string     `json:"tag_value"`
+	Source   onyxSource `json:"source"`
+}
+
+// onyxTagResponse mirrors TagResponse, the answer of GET /query/valid-tags.
+type onyxTagResponse struct {
+	Tags []onyxSourceTag `json:"tags"`
+}
+
 // onyxIndexingStatusResponse mirrors ConnectorIndexingStatusLiteResponse,
 // the pairs of one source in the answer of indexing-status.
 type onyxIndexingStatusResponse struct {
@@ -603,6 +615,8 @@ var mirrors = map[reflect.Type]onyxRef{
 	reflect.TypeFor[onyxIndexingStatusLite]():       {Model: "ConnectorIndexingStatusLite"},
 	reflect.TypeFor[onyxSourceSummary]():            {Model: "SourceSummary"},
 	reflect.TypeFor[onyxIndexingStatusResponse]():   {Model: "ConnectorIndexingStatusLiteResponse"},
+	reflect.TypeFor[onyxSourceTag]():                {Model: "SourceTag"},
+	reflect.TypeFor[onyxTagResponse]():              {Model: "TagResponse"},
 	reflect.TypeFor[onyxFederatedConnectorStatus](): {Model: "FederatedConnectorStatus"},
 	reflect.TypeFor[onyxCCPairIdentifier]():         {Model: "ConnectorCredentialPairIdentifier"},
 	reflect.TypeFor[onyxPairDescriptor]():           {Model: "ConnectorCredentialPairDescriptor"},
