@@ -22,8 +22,8 @@ import (
 // model (internal/llmtest) as the default provider. The admin, with the
 // keyboard alone, meets the API's refusal of an assistant without a name,
 // then makes "Granite guide": instructions, the search limited to the
-// set, the model, a starter message, shared with the basic key "reader".
-// The reader sees it in the list and read-only, picks it on the chat page
+// set, the custom tool "Tickets", the model, a starter message, shared
+// with the basic key "reader", and changes its description. The reader sees it in the list and read-only, picks it on the chat page
 // (which says what it may call and where it searches), asks about rock,
 // and sees one document found, not two. The admin deletes it. Every new
 // view is checked strictly with axe-core. Then the test reads what reached
@@ -49,6 +49,15 @@ func TestAssistantsInChromium(t *testing.T) {
 		"api_key": "sk-e2e-0123456789abcdefghijklmnop", "api_base": model.BaseURL(),
 		"model_configurations": []any{map[string]any{"name": "llama", "is_visible": true, "max_input_tokens": 8192}}}, &made)
 	c.do("POST", "/admin/llm/default", map[string]any{"provider_id": made.ID, "model_name": "llama"}, nil)
+	// A custom tool the assistant is given (it is offered, never called).
+	definition := map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "Tickets", "description": "The ticket API", "version": "1.0.0"},
+		"servers": []any{map[string]any{"url": "https://tickets.example.com/api"}},
+		"paths": map[string]any{"/tickets/{id}": map[string]any{"get": map[string]any{
+			"operationId": "get_ticket", "summary": "Get a ticket",
+			"parameters": []any{map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}},
+			"responses":  map[string]any{"200": map[string]any{"description": "The ticket"}}}}}}
+	c.do("POST", "/admin/tool/custom", map[string]any{"name": "Tickets", "description": "The ticket API", "definition": definition,
+		"custom_headers": []any{}, "passthrough_auth": false}, nil)
 	c.do("POST", "/manage/admin/connector", map[string]any{"name": "pushed", "source": "ingestion_api", "input_type": "load_state",
 		"connector_specific_config": map[string]any{}}, &made)
 	connector := made.ID
@@ -87,6 +96,9 @@ func TestAssistantsInChromium(t *testing.T) {
 	if s := first[0]; s.Role != "system" || !strings.Contains(s.Content, "Answer as a climbing guide.") {
 		t.Errorf("the instructions the model read: %+v", s)
 	}
+	if names := toolNames(reqs[0]); names != "internal_search get_ticket" {
+		t.Errorf("the tools the model was offered: %s", names)
+	}
 	if r := second[len(second)-1]; r.Role != "tool" || !strings.Contains(r.Content, "Granite slab guide") || strings.Contains(r.Content, "Basalt") {
 		t.Errorf("the search's result the model read: %+v", r)
 	}
@@ -95,4 +107,14 @@ func TestAssistantsInChromium(t *testing.T) {
 	if len(left) != 1 || left[0]["id"] != float64(0) {
 		t.Errorf("the assistants left after the story deleted its own: %v", left)
 	}
+}
+
+// toolNames returns the names of the tools a request to the model offered,
+// in order, space-separated.
+func toolNames(r llmtest.Request) string {
+	var names []string
+	for _, t := range r.Tools {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, " ")
 }

@@ -9,8 +9,9 @@
 // provider (a search for rock, then an answer citing the first document).
 // The admin, with the keyboard alone: saves an assistant without a name
 // and reads the API's refusal; makes "Granite guide" with instructions,
-// the search limited to the set, the model, a starter message, shared
-// with the reader. The reader sees it in the list, read-only on its page;
+// the search limited to the set, the custom tool "Tickets", the model, a
+// starter message, shared with the reader; changes its description. The
+// reader sees it in the list, read-only on its page;
 // on the chat page picks it with the keyboard, reads what it may call and
 // where it searches, asks about rock and sees one document found (of
 // two about rock). The admin deletes it (keyboard again). Every new view
@@ -62,6 +63,7 @@ await story.run(async () => {
   await typeIn(admin, '#assistant-instructions', 'Answer as a climbing guide.');
   await press(admin, '#assistant-sets input', { name: 'Granite climbing', key: 'Space' });
   check(await admin.locator('#assistant-sets input').isChecked(), 'the set is chosen');
+  await press(admin, '#assistant-tools input', { name: 'Tickets · The ticket API', key: 'Space' });
   const llama = (await api(admin, 'llm/provider')).providers[0].model_configurations[0].id;
   await choose(admin, '#assistant-model', 'local', String(llama));
   await typeIn(admin, '#assistant-starters', 'Where do we climb today?');
@@ -79,16 +81,24 @@ await story.run(async () => {
   check(made.name === 'Granite guide' && made.description === 'Knows the granite crags.' &&
     made.system_prompt === 'Answer as a climbing guide.' && !made.is_public &&
     made.document_sets.map((s) => s.name).join() === 'Granite climbing' &&
-    made.tools.map((t) => t.in_code_tool_id).join() === 'SearchTool' && made.default_model_configuration_id === llama &&
+    made.tools.map((t) => t.in_code_tool_id || t.name).join() === 'SearchTool,Tickets' && made.default_model_configuration_id === llama &&
     made.starter_messages.map((m) => m.message).join() === 'Where do we climb today?' &&
     made.users.map((u) => u.id).join() === readerID, `the assistant made: ${JSON.stringify(made)}`);
   await story.view(admin, 'assistant', { strict: true });
+
+  story.step = 'the admin changes it';
+  await typeIn(admin, '#assistant-description', 'Knows every granite crag.', { back: true });
+  await press(admin, '#assistant-save', { name: 'Save assistant' });
+  await admin.locator('#assistant-saved', { hasText: 'Saved at' }).waitFor();
+  const changed = await api(admin, `persona/${id}`);
+  check(changed.description === 'Knows every granite crag.' && changed.users.length === 1 && changed.tools.length === 2 &&
+    changed.document_sets.length === 1 && changed.system_prompt === made.system_prompt, `the assistant changed: ${JSON.stringify(changed)}`);
 
   story.step = 'the reader sees it';
   await navTo(reader, 'assistants');
   await reader.locator('#assistants-rows', { hasText: 'Granite guide' }).waitFor();
   const row = await text(reader, '#assistants-rows');
-  check(row.includes('Granite climbing') && row.includes('chat with it'), `the reader's list: ${row}`);
+  check(row.includes('Granite climbing') && row.includes('Tickets') && row.includes('chat with it'), `the reader's list: ${row}`);
   await press(reader, '#assistants-rows a', { name: 'Granite guide' });
   await reader.locator('#assistant-readonly:not([hidden])').waitFor();
   check(await reader.locator('#assistant-buttons').isHidden() &&
@@ -100,7 +110,7 @@ await story.run(async () => {
   await reader.locator('#chat-assistant-field:not([hidden])').waitFor();
   await choose(reader, '#chat-assistant', 'Granite', String(id), { back: true });
   const note = await text(reader, '#chat-assistant-tools');
-  check(note === 'Granite guide may call Search the company\'s documents. It searches only in: Granite climbing.', `what it may do: ${note}`);
+  check(note === 'Granite guide may call Search the company\'s documents, Tickets. It searches only in: Granite climbing.', `what it may do: ${note}`);
   await story.view(reader, 'chat-picked', { strict: true });
   await tabTo(reader, '#chat-input');
   await reader.keyboard.type('Which rock is good for slabs?');
