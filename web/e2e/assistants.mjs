@@ -11,9 +11,10 @@
 // and reads the API's refusal; makes "Granite guide" with instructions,
 // the search limited to the set, the custom tool "Tickets", the model, a
 // starter message, shared with the reader; changes its description. The
-// reader sees it in the list, read-only on its page;
-// on the chat page picks it with the keyboard, reads what it may call and
-// where it searches, asks about rock and sees one document found (of
+// reader sees it in the list, read-only on its page; shared with them as
+// an editor, they may change it but neither delete it nor make it public.
+// On the chat page they pick it with the keyboard, read what it may call
+// and where it searches, ask about rock and see one document found (of
 // two about rock). The admin deletes it (keyboard again). Every new view
 // is checked strictly with axe-core; the page must log no error.
 
@@ -32,11 +33,12 @@ const text = (p, sel) => p.locator(sel).innerText();
  * api calls the API as the page's person (with the key the page keeps in
  * this tab) and returns the answer's JSON; a refusal throws.
  */
-const api = (p, path) => p.evaluate(async (to) => {
-  const res = await fetch(to, { cache: 'no-store', headers: { Authorization: `Bearer ${sessionStorage.getItem('quarry.apiKey')}` } });
-  if (!res.ok) throw new Error(`GET ${to}: ${res.status} ${await res.text()}`);
+const api = (p, path, method = 'GET', body = undefined) => p.evaluate(async ([to, m, b]) => {
+  const res = await fetch(to, { method: m, cache: 'no-store', body: b === undefined ? undefined : JSON.stringify(b),
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${sessionStorage.getItem('quarry.apiKey')}` } });
+  if (!res.ok) throw new Error(`${m} ${to}: ${res.status} ${await res.text()}`);
   return res.json();
-}, path);
+}, [path, method, body]);
 
 await story.run(async () => {
   story.step = 'the reader\'s assistants';
@@ -104,6 +106,16 @@ await story.run(async () => {
   check(await reader.locator('#assistant-buttons').isHidden() &&
     await reader.evaluate(() => document.getElementById('assistant-fieldset').disabled), 'nothing to change');
   await story.view(reader, 'assistant-readonly', { strict: true });
+
+  story.step = 'the reader as an editor';
+  await api(admin, `persona/${id}/share`, 'PATCH', { user_shares: [{ user_id: readerID, permission: 'EDITOR' }] });
+  await reader.reload();
+  await reader.locator('#assistant-form:not([hidden])').waitFor();
+  await reader.locator('#assistant-buttons:not([hidden])').waitFor();
+  check(await reader.locator('#assistant-readonly').isHidden() && await reader.locator('#assistant-delete').isHidden() &&
+    await reader.locator('#assistant-public').isDisabled(), 'an editor changes it, but neither deletes it nor makes it public');
+  check((await text(reader, '#assistant-public-hint')) === 'Only its owners and admins make it public or not.', 'the editor is told who may');
+  await story.view(reader, 'assistant-editor', { strict: true });
 
   story.step = 'the reader picks it on the chat page';
   await navTo(reader, 'chat');

@@ -90,7 +90,8 @@ export async function list() {
 /**
  * editableIDs returns the ids of the assistants the person may change by
  * the server's word (GET admin/persona?get_editable=true, for curators and
- * those who manage assistants), or an empty set for others.
+ * those who manage assistants: every one, or those shared with groups they
+ * curate), or an empty set for others.
  */
 async function editableIDs() {
   if (!curatesOrAdmin() && !session.permissions.includes('manage:agents')) return new Set();
@@ -129,7 +130,9 @@ export async function open(id) {
       id === 'new' ? new Set() : editableIDs()]);
     if (state.id !== id) return;
     const mine = persona === null || ['OWNER', 'EDITOR'].includes(persona.user_permission) || editable.has(id);
-    fill(persona, mine, tools, sets, offered, groups, people);
+    // Those it is shared with as editors change it but do not delete it.
+    const deletes = persona !== null && !persona.builtin_persona && (persona.user_permission === 'OWNER' || editable.has(id));
+    fill(persona, mine, deletes, tools, sets, offered, groups, people);
   } catch (e) {
     if (state.id === id) showError(box, e.status === 404 ? new Error(`Assistant ${id} does not exist, or you may not use it.`) : e);
   } finally {
@@ -151,8 +154,11 @@ function checkList(container, items, chosen, label, empty) {
   if (items.length === 0) container.replaceChildren(el('p', { class: 'muted small' }, empty));
 }
 
-/** fill shows persona p (null: a new one), editable or not, with what may be chosen. */
-function fill(p, editable, tools, sets, offered, groups, people) {
+/**
+ * fill shows persona p (null: a new one), editable or not, deletable or
+ * not, with what may be chosen.
+ */
+function fill(p, editable, deletes, tools, sets, offered, groups, people) {
   state.persona = p;
   if (p) $('assistant-title').textContent = `Assistant #${p.id}: ${p.name}`;
   $('assistant-name').value = p ? p.name : '';
@@ -211,7 +217,7 @@ function fill(p, editable, tools, sets, offered, groups, people) {
   $('assistant-buttons').hidden = !editable;
   $('assistant-readonly').hidden = editable;
   $('assistant-save').textContent = p ? 'Save assistant' : 'Make assistant';
-  $('assistant-delete').hidden = !p || p.builtin_persona;
+  $('assistant-delete').hidden = !deletes;
   $('assistant-form').hidden = false;
 }
 
