@@ -18,17 +18,20 @@ import (
 // (issue 42, item 5), in headless Chromium (web/e2e/assistants.mjs), on a
 // new SQLite deployment: two public pairs, "Granite wiki" and "Basalt
 // wiki", each holding a document about rock; a public document set
-// "Granite climbing" of the granite pair; the scripted OpenAI-compatible
-// model (internal/llmtest) as the default provider. The admin, with the
-// keyboard alone, meets the API's refusal of an assistant without a name,
-// then makes "Granite guide": instructions, the search limited to the
-// set, the custom tool "Tickets", the model, a starter message, shared
-// with the basic key "reader", and changes its description. The reader sees it in the list and read-only, picks it on the chat page
-// (which says what it may call and where it searches), asks about rock,
-// and sees one document found, not two. The admin deletes it. Every new
-// view is checked strictly with axe-core. Then the test reads what reached
-// the model: the assistant's instructions, and a search narrowed to the
-// set.
+// "Granite climbing" of the granite pair; a custom tool "Tickets"; the
+// scripted OpenAI-compatible model (internal/llmtest) as the default
+// provider. The admin, with the keyboard alone, meets the API's refusal of
+// an assistant without a name, then makes "Granite guide": instructions,
+// the search limited to the set, the custom tool, the model, a starter
+// message, shared with the basic key "reader", and changes its
+// description. The reader sees it in the list and read-only (and, shared
+// with them as an editor, changes it but neither deletes it nor makes it
+// public), picks it on the chat page (which says what it may call and
+// where it searches), asks its starter message, and sees its search for
+// rock find one document, not two. The admin deletes it. Every new view is
+// checked strictly with axe-core. Then the test reads what reached the
+// model: the assistant's instructions, the starter message, its two tools,
+// and a search narrowed to the set.
 func TestAssistantsInChromium(t *testing.T) {
 	node, e2eDir, db, admin, reader := storyDeployment(t)
 	ctx := context.Background()
@@ -95,6 +98,9 @@ func TestAssistantsInChromium(t *testing.T) {
 	first, second := reqs[0].Messages, reqs[1].Messages
 	if s := first[0]; s.Role != "system" || !strings.Contains(s.Content, "Answer as a climbing guide.") {
 		t.Errorf("the instructions the model read: %+v", s)
+	}
+	if q := first[len(first)-1]; q.Role != "user" || q.Content != "Where do we climb today?" {
+		t.Errorf("the question the model read (the starter message): %+v", q)
 	}
 	if names := toolNames(reqs[0]); names != "internal_search get_ticket" {
 		t.Errorf("the tools the model was offered: %s", names)

@@ -14,8 +14,8 @@
 // reader sees it in the list, read-only on its page; shared with them as
 // an editor, they may change it but neither delete it nor make it public.
 // On the chat page they pick it with the keyboard, read what it may call
-// and where it searches, ask about rock and see one document found (of
-// two about rock). The admin deletes it (keyboard again). Every new view
+// and where it searches, ask its starter message with the keyboard, and
+// see its search for rock find one document (of two). The admin deletes it (keyboard again). Every new view
 // is checked strictly with axe-core; the page must log no error.
 
 import { check, Story, tabTo, press, typeIn, choose, navTo } from './story.mjs';
@@ -124,9 +124,7 @@ await story.run(async () => {
   const note = await text(reader, '#chat-assistant-tools');
   check(note === 'Granite guide may call Search the company\'s documents, Tickets. It searches only in: Granite climbing.', `what it may do: ${note}`);
   await story.view(reader, 'chat-picked', { strict: true });
-  await tabTo(reader, '#chat-input');
-  await reader.keyboard.type('Which rock is good for slabs?');
-  await reader.keyboard.press('Enter');
+  await press(reader, '#chat-starters button', { name: 'Where do we climb today?' });
   await reader.locator('#chat-status', { hasText: /Answered\.|failed/ }).waitFor({ timeout: 30_000 });
   check(await text(reader, '#chat-status') === 'Answered.', `the answer: ${await text(reader, '#chat-messages')} ${await text(reader, '#chat-error')}`);
   const answer = reader.locator('#chat-messages .chat-answer').last();

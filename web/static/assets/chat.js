@@ -11,7 +11,7 @@
 // A new conversation is started with an assistant the person picks (GET
 // persona: those they may use; POST chat/create-chat-session with its
 // persona_id); the page says which tools it may call and where it
-// searches.
+// searches, and offers its starter messages.
 //
 // Keyboard: Enter in the question box sends it (Shift+Enter starts a new
 // line), Escape stops the answer being written. Text from the model, the
@@ -63,10 +63,23 @@ async function picker(seq) {
   }
 }
 
-/** describe says what the assistant chosen may do. */
+/**
+ * describe says what the assistant chosen may do, and offers its starter
+ * messages: a button each that asks it.
+ */
 function describe() {
   const p = (state.assistants || []).find((x) => String(x.id) === $('chat-assistant').value);
   $('chat-assistant-tools').textContent = p ? assistantNote(p) : '';
+  const starters = p ? p.starter_messages : [];
+  $('chat-starters').replaceChildren(...starters.map((m) => {
+    const b = el('button', { type: 'button', class: 'secondary small' }, m.name);
+    b.addEventListener('click', () => {
+      $('chat-input').value = m.message;
+      $('chat-form').requestSubmit();
+    });
+    return b;
+  }));
+  $('chat-starters').hidden = starters.length === 0;
 }
 
 /** sessionAssistant says which assistant the session shown answers with. */
@@ -235,6 +248,8 @@ export function reset() {
   $('chat-assistant').replaceChildren();
   $('chat-assistant-field').hidden = true;
   $('chat-assistant-tools').textContent = '';
+  $('chat-starters').replaceChildren();
+  $('chat-starters').hidden = true;
   $('chat-messages').replaceChildren();
   $('chat-sessions').replaceChildren();
   $('chat-input').value = '';
@@ -249,6 +264,7 @@ export async function show(id) {
   state.assistants = null;
   $('chat-assistant-field').hidden = true;
   $('chat-assistant-tools').textContent = '';
+  $('chat-starters').hidden = true;
   if (!state.id) {
     picker(seq);
     $('chat-title').textContent = 'Chat';
@@ -284,6 +300,7 @@ async function load(seq) {
     $('chat-title').textContent = data.description || 'Chat';
     $('chat-delete').hidden = false;
     $('chat-assistant-field').hidden = true;
+    $('chat-starters').hidden = true;
     sessionAssistant(seq, data.persona_id);
     const nodes = [];
     // Each answer's saved packets, in the order of the session's answers.
