@@ -134,6 +134,7 @@ await story.run(async () => {
   check(sources.length === 1 && sources[0].startsWith('Granite slab guide'), `the sources: ${sources}`);
   await reader.locator('#chat-assistant-tools', { hasText: 'With Granite guide may call' }).waitFor();
   check(await reader.locator('#chat-assistant-field').isHidden(), 'a conversation keeps its assistant');
+  check(await reader.evaluate(() => document.activeElement.id) === 'chat-input', 'the question box has the focus');
   await story.view(reader, 'chat-answered', { strict: true });
 
   story.step = 'the admin deletes it';

@@ -41,10 +41,21 @@ const state = {
 /** toolName names a tool as the person reads it. */
 export const toolName = (t) => (t.in_code_tool_id === searchTool ? 'Search the company\'s documents' : t.display_name || t.name);
 
-/** searches says what assistant p searches. */
-export function searches(p) {
-  if (!p.tools.some((t) => t.in_code_tool_id === searchTool)) return 'does not search';
-  return p.document_sets.length ? p.document_sets.map((s) => s.name).join(', ') : 'all its user may read';
+/**
+ * searchScope returns the names of the document sets assistant p searches
+ * (none: every document its user may read), or null when it does not
+ * search (it lacks the built-in search tool).
+ */
+export function searchScope(p) {
+  if (!p.tools.some((t) => t.in_code_tool_id === searchTool)) return null;
+  return p.document_sets.map((s) => s.name);
+}
+
+/** searches says what assistant p searches, as the list shows it. */
+function searches(p) {
+  const sets = searchScope(p);
+  if (sets === null) return 'does not search';
+  return sets.length ? sets.join(', ') : 'all its user may read';
 }
 
 /** otherTools lists the tools assistant p may call besides the search. */

@@ -22,7 +22,7 @@ import { call, stream } from './api.js';
 import { $, el, showError, clearError, ago, safeLink, confirmAction } from './ui.js';
 import { href, go } from './route.js';
 import { sourceName } from './sources.js';
-import { toolName, searches } from './assistants.js';
+import { toolName, searchScope } from './assistants.js';
 
 const state = {
   id: '',         // the session shown ('' for a new one)
@@ -34,9 +34,9 @@ const state = {
 /** assistantNote says what assistant p may call and where it searches. */
 function assistantNote(p) {
   const tools = p.tools.map(toolName);
-  const where = searches(p);
-  const search = where === 'does not search' ? 'It does not search.'
-    : where === 'all its user may read' ? 'It searches every document you may read.' : `It searches only in: ${where}.`;
+  const sets = searchScope(p);
+  const search = sets === null ? 'It does not search.'
+    : sets.length === 0 ? 'It searches every document you may read.' : `It searches only in: ${sets.join(', ')}.`;
   return `${p.name} may call ${tools.length ? tools.join(', ') : 'no tool'}. ${search}`;
 }
 
@@ -75,6 +75,7 @@ function describe() {
     const b = el('button', { type: 'button', class: 'secondary small' }, m.name);
     b.addEventListener('click', () => {
       $('chat-input').value = m.message;
+      $('chat-input').focus();
       $('chat-form').requestSubmit();
     });
     return b;
@@ -409,6 +410,8 @@ async function ask(text, regenerate) {
       state.id = data.chat_session_id;
       history.replaceState(null, '', href('chat', state.id));
       $('chat-delete').hidden = false;
+      $('chat-assistant-field').hidden = true;
+      $('chat-starters').hidden = true;
     }
     state.answering.sessionID = state.id;
     const list = $('chat-messages');
