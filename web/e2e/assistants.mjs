@@ -7,8 +7,9 @@
 // each with one document about rock, a public document set "Granite
 // climbing" of the granite pair, and the scripted model as the default
 // provider (a search for rock, then an answer citing the first document).
-// The admin, with the keyboard alone: saves an assistant without a name
-// and reads the API's refusal; makes "Granite guide" with instructions,
+// The admin, with the keyboard alone: reads the built-in assistant
+// (read-only here); saves an assistant without a name and reads the
+// API's refusal; makes "Granite guide" with instructions,
 // the search limited to the set, the custom tool "Tickets", the model, a
 // starter message, shared with the reader; changes its description. The
 // reader sees it in the list, read-only on its page; shared with them as
@@ -52,6 +53,11 @@ await story.run(async () => {
   const builtin = await text(admin, '#assistants-rows');
   check(builtin.includes('everyone (built in)') && builtin.includes('all its user may read'), `the list: ${builtin}`);
   await story.view(admin, 'list', { strict: true });
+  await press(admin, '#assistants-rows a', { name: 'Assistant' });
+  await admin.locator('#assistant-readonly:not([hidden])', { hasText: 'The built-in assistant is not changed here' }).waitFor();
+  check(await admin.locator('#assistant-buttons').isHidden(), 'the built-in assistant is read-only here');
+  await navTo(admin, 'assistants');
+  await admin.locator('#assistants-rows a').first().waitFor();
   await press(admin, 'a[href="#assistant/new"]', { name: 'New assistant' });
   await admin.locator('#assistant-form:not([hidden])').waitFor();
   check(await admin.locator('#assistant-search').isChecked(), 'a new assistant searches');
@@ -123,6 +129,7 @@ await story.run(async () => {
   await choose(reader, '#chat-assistant', 'Granite', String(id), { back: true });
   const note = await text(reader, '#chat-assistant-tools');
   check(note === 'Granite guide may call Search the company\'s documents, Tickets. It searches only in: Granite climbing.', `what it may do: ${note}`);
+  check(await text(reader, '#chat-error') === '', `no error on the chat page: ${await text(reader, '#chat-error')}`);
   await story.view(reader, 'chat-picked', { strict: true });
   await press(reader, '#chat-starters button', { name: 'Where do we climb today?' });
   await reader.locator('#chat-status', { hasText: /Answered\.|failed/ }).waitFor({ timeout: 30_000 });

@@ -68,8 +68,12 @@ function usedBy(p) {
   return p.owner ? `${personName(p.owner.email)} and those it is shared with` : 'those it is shared with';
 }
 
-/** mayDo says what the person may do with assistant p, by what they hold on it. */
+/**
+ * mayDo says what the person may do with assistant p here, by what they
+ * hold on it (the built-in one is not changed here).
+ */
 function mayDo(p) {
+  if (p.builtin_persona) return el('span', { class: 'muted' }, 'chat with it');
   if (p.user_permission === 'OWNER') return 'change, share and delete it';
   if (p.user_permission === 'EDITOR') return 'change it';
   return el('span', { class: 'muted' }, 'chat with it');
@@ -140,7 +144,11 @@ export async function open(id) {
       call('GET', 'tool'), call('GET', 'manage/document-set'), models(), groupChoices().catch(() => []), loadPeople(),
       id === 'new' ? new Set() : editableIDs()]);
     if (state.id !== id) return;
-    const mine = persona === null || ['OWNER', 'EDITOR'].includes(persona.user_permission) || editable.has(id);
+    // The built-in assistant's instructions, when it has none of its own,
+    // are Quarry's; this form would replace them with its text: it is
+    // changed through PATCH admin/default-assistant, not here.
+    const mine = persona === null || !persona.builtin_persona &&
+      (['OWNER', 'EDITOR'].includes(persona.user_permission) || editable.has(id));
     // Those it is shared with as editors change it but do not delete it.
     const deletes = persona !== null && !persona.builtin_persona && (persona.user_permission === 'OWNER' || editable.has(id));
     fill(persona, mine, deletes, tools, sets, offered, groups, people);
@@ -206,7 +214,7 @@ function fill(p, editable, deletes, tools, sets, offered, groups, people) {
   $('assistant-model').replaceChildren(el('option', { value: '' }, 'The default model'),
     ...choices.map((m) => el('option', { value: String(m.id) }, m.label)));
   $('assistant-model').value = current === null ? '' : String(current);
-  $('assistant-starters').value = p ? p.starter_messages.map((m) => m.message).join('\n') : '';
+  $('assistant-starters').value = p ? (p.starter_messages || []).map((m) => m.message).join('\n') : '';
 
   const setsPublic = !p || p.user_permission === 'OWNER' || managesAll();
   $('assistant-public').checked = p ? p.is_public : false;
@@ -227,6 +235,9 @@ function fill(p, editable, deletes, tools, sets, offered, groups, people) {
   $('assistant-fieldset').disabled = !editable;
   $('assistant-buttons').hidden = !editable;
   $('assistant-readonly').hidden = editable;
+  $('assistant-readonly').textContent = p?.builtin_persona
+    ? 'The built-in assistant is not changed here: admins change its instructions and tools through PATCH /admin/default-assistant.'
+    : 'You may use this assistant but not change it: only its maker, those it is shared with as editors, admins and curators of every group it is shared with may.';
   $('assistant-save').textContent = p ? 'Save assistant' : 'Make assistant';
   $('assistant-delete').hidden = !deletes;
   $('assistant-form').hidden = false;

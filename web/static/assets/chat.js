@@ -70,7 +70,7 @@ async function picker(seq) {
 function describe() {
   const p = (state.assistants || []).find((x) => String(x.id) === $('chat-assistant').value);
   $('chat-assistant-tools').textContent = p ? assistantNote(p) : '';
-  const starters = p ? p.starter_messages : [];
+  const starters = (p && p.starter_messages) || []; // null when it has none
   $('chat-starters').replaceChildren(...starters.map((m) => {
     const b = el('button', { type: 'button', class: 'secondary small' }, m.name);
     b.addEventListener('click', () => {
