@@ -175,7 +175,7 @@ try {
   check(await currentView(ada) === 'view-search', 'an admin lands on the search page');
   check(await ada.evaluate(() => document.activeElement.id) === 'search-title', 'focus on the search page\'s title');
   await view(ada, 'search-empty');
-  check(await ada.locator('#nav a:not([hidden])').count() === 13, 'an admin sees every section');
+  check(await ada.locator('#nav a:not([hidden])').count() === 14, 'an admin sees every section');
   await ada.getByRole('link', { name: 'Status', exact: true }).click();
   await ada.locator('#status-empty', { hasText: 'No cc-pairs yet' }).waitFor();
   await view(ada, 'status-empty');
@@ -658,7 +658,7 @@ try {
   await cy.keyboard.press('Enter');
   await cy.locator('#who', { hasText: 'basic' }).waitFor();
   check(await currentView(cy) === 'view-search', 'a basic user lands on the search page');
-  check(await cy.locator('#nav a:not([hidden])').count() === 5, 'a basic user sees search, chat, credentials, tools and MCP servers only');
+  check(await cy.locator('#nav a:not([hidden])').count() === 6, 'a basic user sees search, chat, assistants, credentials, tools and MCP servers only');
 
   // 7b. Ada changes Cy's role with the keyboard (type-ahead on the role's
   // select), and back: the focus stays on the role, drawn afresh.
@@ -710,7 +710,7 @@ try {
   await cy.locator('#status-summary', { hasText: 'of 1 matching' }).waitFor();
   const cyRows = await rows(cy, 'status-rows');
   check(cyRows.length === 1 && cyRows[0].includes('wiki-support'), `Cy sees only the support pair: ${JSON.stringify(cyRows)}`);
-  check(await cy.locator('#nav a:not([hidden])').count() === 8, 'a curator sees search, chat, status, connectors, document sets, credentials, tools and MCP servers');
+  check(await cy.locator('#nav a:not([hidden])').count() === 9, 'a curator sees search, chat, status, connectors, document sets, assistants, credentials, tools and MCP servers');
   await view(cy, 'status-curator');
 
   // 9b. Search, the start page. A document comes in through Onyx's

@@ -190,12 +190,12 @@ await story.run(async () => {
   const reader = await signIn('reader', basicKey);
   check(!(await reader.locator('body').innerText()).includes('Quarry admin') && !(await reader.title()).includes('admin'),
     `"Quarry admin" shown to a basic user: ${await reader.title()}`);
-  check((await reader.locator('#nav a:not([hidden])').allInnerTexts()).join() === 'Search,Chat,Credentials,Custom tools,MCP servers', 'the sections a basic user may use');
+  check((await reader.locator('#nav a:not([hidden])').allInnerTexts()).join() === 'Search,Chat,Assistants,Credentials,Custom tools,MCP servers', 'the sections a basic user may use');
   await reader.goto(`${url}#status`);
   await reader.locator('#view-denied:not([hidden])').waitFor();
   check((await text(reader, '#denied-text')) === 'Status is for admins, global curators and curators; your role is basic, so it is not shown to you.',
     `the sentence: ${await text(reader, '#denied-text')}`);
-  check((await reader.locator('#denied-links a').allInnerTexts()).join() === 'Search,Chat,Credentials,Custom tools,MCP servers,Your account', 'what they may use instead');
+  check((await reader.locator('#denied-links a').allInnerTexts()).join() === 'Search,Chat,Assistants,Credentials,Custom tools,MCP servers,Your account', 'what they may use instead');
   check(!(await reader.locator('main').innerText()).includes('403'), 'no 403 shown');
   await view(reader, 'basic-status');
   await reader.goto(`${url}#pair/${wikiPair}`);

@@ -1,7 +1,7 @@
 // Quarry's console: signing in (single sign-on, email and password, or an
 // API key), then one view at a time, chosen by the location's fragment
 // (#search?q=…, the start page; #document/<id>, #chat/<session id>, #status?…, #connector/5, #credential/7, #pair/12, #group/3, #tool/3,
-// #document-sets, #document-set/2, #workers, #audit?…; see route.js), so that links, the back button and
+// #document-sets, #document-set/2, #assistants, #assistant/4, #workers, #audit?…; see route.js), so that links, the back button and
 // reloads work.
 
 import { call, getKey, setKey, clearKey } from './api.js';
@@ -23,6 +23,7 @@ import * as workers from './workers.js';
 import * as search from './search.js';
 import * as chat from './chat.js';
 import * as docsets from './docsets.js';
+import * as assistants from './assistants.js';
 
 let ways = null; // GET /auth/type: how people sign in here
 let invitation = ''; // the token of the invitation link this page was opened with
@@ -55,6 +56,8 @@ const routes = {
   connector: { section: 'connector', nav: 'connectors', open: (r) => connectors.open(r.id === 'new' ? 'new' : Number(r.id)) },
   'document-sets': { section: 'document-sets', open: () => docsets.list() },
   'document-set': { section: 'document-set', nav: 'document-sets', open: (r) => docsets.open(r.id === 'new' ? 'new' : Number(r.id)) },
+  assistants: { section: 'assistants', open: () => assistants.list() },
+  assistant: { section: 'assistant', nav: 'assistants', open: (r) => assistants.open(r.id === 'new' ? 'new' : Number(r.id)) },
   credentials: { section: 'credentials', open: () => credential.list() },
   credential: { section: 'credential', nav: 'credentials', open: (r) => credential.open(r.id === 'new' ? 'new' : Number(r.id)) },
   pair: { section: (r) => (r.id === 'new' ? 'pair-new' : 'pair'), nav: 'status',
@@ -171,7 +174,7 @@ async function route({ focus = true } = {}) {
     return;
   }
   const r = current();
-  const needsID = ['connector', 'credential', 'pair', 'group', 'tool', 'mcp-server', 'document-set'].includes(r.view);
+  const needsID = ['connector', 'credential', 'pair', 'group', 'tool', 'mcp-server', 'document-set', 'assistant'].includes(r.view);
   const ok = routes[r.view] && (!needsID || r.id === 'new' || /^\d+$/.test(r.id));
   const target = ok ? r : { view: homeView(), id: '', params: new URLSearchParams() };
   const spec = routes[target.view];
@@ -207,7 +210,7 @@ function signedOut(message) {
   session.me = null;
   session.withKey = false;
   session.permissions = [];
-  for (const m of [search, chat, status, connectors, docsets, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.reset();
+  for (const m of [search, chat, status, connectors, docsets, assistants, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.reset();
   $('who').hidden = true;
   $('nav').hidden = true;
   for (const id of ['signin-key', 'login-password', 'register-password']) $(id).value = '';
@@ -382,7 +385,7 @@ async function start() {
     clearError($('page-alert'));
     route();
   });
-  for (const m of [search, chat, status, connectors, docsets, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.wire();
+  for (const m of [search, chat, status, connectors, docsets, assistants, credential, pairs, groups, people, keys, account, tools, mcp, workers, audit]) m.wire();
 
   // Back from the identity provider with a reason why not?
   const params = new URLSearchParams(location.search);

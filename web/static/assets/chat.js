@@ -8,6 +8,11 @@
 // {"error"} line), and GET /chat/get-chat-session/{id} reads a session
 // back with each answer's packets.
 //
+// A new conversation is started with an assistant the person picks (GET
+// persona: those they may use; POST chat/create-chat-session with its
+// persona_id); the page says which tools it may call and where it
+// searches, and offers its starter messages.
+//
 // Keyboard: Enter in the question box sends it (Shift+Enter starts a new
 // line), Escape stops the answer being written. Text from the model, the
 // documents and the tools is only ever set as text; the model's citations
@@ -17,12 +22,76 @@ import { call, stream } from './api.js';
 import { $, el, showError, clearError, ago, safeLink, confirmAction } from './ui.js';
 import { href, go } from './route.js';
 import { sourceName } from './sources.js';
+import { toolName, searchScope } from './assistants.js';
 
 const state = {
   id: '',         // the session shown ('' for a new one)
   seq: 0,         // the latest load's number: only its answer is shown
   answering: null, // the answer being written: {sessionID, stopped}
+  assistants: null, // the assistants the person may use (GET persona), once read
 };
+
+/** assistantNote says what assistant p may call and where it searches. */
+function assistantNote(p) {
+  const tools = p.tools.map(toolName);
+  const sets = searchScope(p);
+  const search = sets === null ? 'It does not search.'
+    : sets.length === 0 ? 'It searches every document you may read.' : `It searches only in: ${sets.join(', ')}.`;
+  return `${p.name} may call ${tools.length ? tools.join(', ') : 'no tool'}. ${search}`;
+}
+
+/** assistants returns the assistants the person may use, read once a page load. */
+async function assistants() {
+  if (!state.assistants) state.assistants = (await call('GET', 'persona')).data;
+  return state.assistants;
+}
+
+/** picker offers the assistants to start a conversation with, the one chosen before kept. */
+async function picker(seq) {
+  const field = $('chat-assistant-field');
+  try {
+    const list = await assistants();
+    if (seq !== state.seq) return;
+    const select = $('chat-assistant');
+    const was = select.value;
+    select.replaceChildren(...list.map((p) => el('option', { value: String(p.id) }, p.name)));
+    if (list.some((p) => String(p.id) === was)) select.value = was;
+    field.hidden = list.length === 0;
+    describe();
+  } catch (e) {
+    if (seq === state.seq) showError($('chat-error'), e);
+  }
+}
+
+/**
+ * describe says what the assistant chosen may do, and offers its starter
+ * messages: a button each that asks it.
+ */
+function describe() {
+  const p = (state.assistants || []).find((x) => String(x.id) === $('chat-assistant').value);
+  $('chat-assistant-tools').textContent = p ? assistantNote(p) : '';
+  const starters = (p && p.starter_messages) || []; // null when it has none
+  $('chat-starters').replaceChildren(...starters.map((m) => {
+    const b = el('button', { type: 'button', class: 'secondary small' }, m.name);
+    b.addEventListener('click', () => {
+      $('chat-input').value = m.message;
+      $('chat-input').focus();
+      $('chat-form').requestSubmit();
+    });
+    return b;
+  }));
+  $('chat-starters').hidden = starters.length === 0;
+}
+
+/** sessionAssistant says which assistant the session shown answers with. */
+async function sessionAssistant(seq, id) {
+  try {
+    const p = (await assistants()).find((x) => x.id === id);
+    if (seq === state.seq) $('chat-assistant-tools').textContent = p ? `With ${assistantNote(p)}` : '';
+  } catch {
+    // The conversation is shown without it.
+  }
+}
 
 /** citation finds the model's citations in its text: [[n]](link). */
 const citation = /\[\[(\d+)\]\]\(([^)\s]*)\)/g;
@@ -176,6 +245,12 @@ const question = (text) => el('li', { class: 'chat-question' }, el('p', { class:
 export function reset() {
   state.id = '';
   state.seq++;
+  state.assistants = null;
+  $('chat-assistant').replaceChildren();
+  $('chat-assistant-field').hidden = true;
+  $('chat-assistant-tools').textContent = '';
+  $('chat-starters').replaceChildren();
+  $('chat-starters').hidden = true;
   $('chat-messages').replaceChildren();
   $('chat-sessions').replaceChildren();
   $('chat-input').value = '';
@@ -187,7 +262,12 @@ export async function show(id) {
   const seq = ++state.seq;
   clearError($('chat-error'));
   sessions(seq);
+  state.assistants = null;
+  $('chat-assistant-field').hidden = true;
+  $('chat-assistant-tools').textContent = '';
+  $('chat-starters').hidden = true;
   if (!state.id) {
+    picker(seq);
     $('chat-title').textContent = 'Chat';
     $('chat-messages').replaceChildren();
     $('chat-status').textContent = 'Ask a question: the assistant searches the documents you may read and cites them.';
@@ -220,6 +300,9 @@ async function load(seq) {
     if (seq !== state.seq) return;
     $('chat-title').textContent = data.description || 'Chat';
     $('chat-delete').hidden = false;
+    $('chat-assistant-field').hidden = true;
+    $('chat-starters').hidden = true;
+    sessionAssistant(seq, data.persona_id);
     const nodes = [];
     // Each answer's saved packets, in the order of the session's answers.
     const replays = new Map();
@@ -323,10 +406,12 @@ async function ask(text, regenerate) {
   setAnswering(true);
   try {
     if (!state.id) {
-      const { data } = await call('POST', 'chat/create-chat-session', { body: { persona_id: 0 } });
+      const { data } = await call('POST', 'chat/create-chat-session', { body: { persona_id: Number($('chat-assistant').value || 0) } });
       state.id = data.chat_session_id;
       history.replaceState(null, '', href('chat', state.id));
       $('chat-delete').hidden = false;
+      $('chat-assistant-field').hidden = true;
+      $('chat-starters').hidden = true;
     }
     state.answering.sessionID = state.id;
     const list = $('chat-messages');
@@ -409,6 +494,7 @@ export function wire() {
   $('chat-form').addEventListener('submit', submit);
   $('chat-stop').addEventListener('click', stop);
   $('chat-delete').addEventListener('click', remove);
+  $('chat-assistant').addEventListener('change', describe);
   $('chat-input').addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
       ev.preventDefault();

@@ -86,11 +86,11 @@ async function loadPairs(sets) {
 }
 
 /**
- * loadPeople returns the people and API keys' accounts a set may be
- * shared with (GET manage/users, for curators and those who may read
- * people), or null when the person may not list them.
+ * loadPeople returns the people and API keys' accounts a set (or an
+ * assistant) may be shared with (GET manage/users, for curators and those
+ * who may read people), or null when the person may not list them.
  */
-async function loadPeople() {
+export async function loadPeople() {
   try {
     const { data } = await call('GET', 'manage/users?include_api_keys=true');
     return data.accepted.filter((u) => u.is_active).map((u) => ({ id: u.id, label: personName(u.email) }));
