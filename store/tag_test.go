@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,5 +189,77 @@ func TestTags(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("a search by %v: %v, want %v", tc.tags, got, tc.want)
 		}
+	}
+}
+
+// TestValidTagsWalksPages: valid-tags finds the tags a caller may see past
+// the first page of the index's walk (tagPage), when the tags before them
+// are all of documents the caller may not read.
+func TestValidTagsWalksPages(t *testing.T) {
+	db := storetest.Open(t)
+	admin := adminOf(t, db)
+	_, token, err := db.CreateAPIKey(ctx, nil, ptr("reader"), quarry.RoleBasic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "c", Source: "web", InputType: "poll",
+		Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: &[]int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := db.CreateGroup(ctx, admin, quarry.UserGroupInput{Name: ptr("closed"), UserIDs: []string{}, CCPairIDs: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "closed", AccessType: quarry.AccessPrivate, Groups: []int64{g.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "w"}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := db.CreateCCPair(ctx, admin, conn, k2.ID, quarry.CCPairInput{Name: "open", AccessType: quarry.AccessPublic, Groups: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hidden []quarry.Document
+	for i := range 700 { // More than two pages of tags before the open ones.
+		hidden = append(hidden, quarry.Document{ID: fmt.Sprint("h", i), SemanticIdentifier: "h", Source: "web",
+			Sections: []quarry.Section{{Text: "granite"}}, Metadata: map[string]any{"n": fmt.Sprintf("a%03d", i)}})
+	}
+	if _, err := db.IngestBatch(ctx, admin, &closed, hidden); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"z2", "z1"} {
+		d := quarry.Document{ID: v, SemanticIdentifier: v, Source: "web", Sections: []quarry.Section{{Text: "granite"}}, Metadata: map[string]any{"n": v}}
+		if _, err := db.Ingest(ctx, admin, &open, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, pattern := range []string{"", "n", "z", "n=z"} {
+		tags, err := db.ValidTags(ctx, reader, quarry.ParseTagQuery(pattern, nil, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tg := range tags {
+			got = append(got, tg.Key+"="+tg.Value)
+		}
+		if want := "n=z1"; strings.Join(got, " ") != want {
+			t.Errorf("pattern %q, limit 1: %v, want %s", pattern, got, want)
+		}
+	}
+	tags, err := db.ValidTags(ctx, admin, quarry.ParseTagQuery("n=a69", nil, 0))
+	if err != nil || len(tags) != 10 {
+		t.Errorf("the admin's tags n=a69…: %d, %v", len(tags), err)
 	}
 }
