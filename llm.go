@@ -48,10 +48,10 @@ type LLMProvider struct {
 	Groups         []int64 // Ascending.
 	// Personas are the assistants in whose chats alone it may be used,
 	// whatever IsPublic and Groups say; none: any assistant's. Ascending.
-	Personas []int64
-	Models   []ModelConfiguration
-	CreatedAt      Time
-	UpdatedAt      Time
+	Personas  []int64
+	Models    []ModelConfiguration
+	CreatedAt Time
+	UpdatedAt Time
 }
 
 // ModelConfiguration is a model of a provider, as Onyx configures one.
