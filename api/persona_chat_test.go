@@ -1,12 +1,14 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/quarryhq/quarry/internal/llmtest"
+	"github.com/quarryhq/quarry/internal/mcptest"
 )
 
 // Chats with assistants through the scripted provider (internal/llmtest):
@@ -131,5 +133,61 @@ func TestChatPersonaWithoutSearch(t *testing.T) {
 	}
 	if !strings.HasPrefix(result, "Tool failed with error: ") || strings.Contains(result, "Basalt") {
 		t.Errorf("the model read, of its call of the search: %q", result)
+	}
+}
+
+// TestChatPersonaTools: an assistant's tools are the only ones the model
+// is offered in its chats (not the default assistant's), and a forced tool
+// must be one of them (Onyx's "Forced tool … not found in tools").
+func TestChatPersonaTools(t *testing.T) {
+	c := newChatCast(t, allowLoopback)
+	items := newItemsServer(t)
+	var tool struct {
+		ID int64 `json:"id"`
+	}
+	c.do(c.admin, "POST", "/admin/tool/custom", map[string]any{"name": "Items", "definition": json.RawMessage(itemsDefinition(items.URL))}).decode(t, &tool)
+	up := mcptest.Start(t, mcptest.Options{})
+	server := c.setUpMCPServer(c.admin, fmt.Sprintf(`{"name":"kit","server_url":%q,"auth_type":"NONE","auth_performer":"ADMIN"}`, up.URL))
+	echo := c.syncMCPTools(c.admin, server, "echo")["echo"]
+	var conf struct {
+		ToolIDs []int64 `json:"tool_ids"`
+	}
+	c.do(c.admin, "GET", "/admin/default-assistant/configuration", nil).decode(t, &conf)
+	search := conf.ToolIDs[0]
+	c.do(c.admin, "PATCH", "/admin/default-assistant", map[string]any{"tool_ids": []int64{search, echo}}).decode(t, new(any))
+	var p struct {
+		ID int64 `json:"id"`
+	}
+	c.do(c.admin, "POST", "/persona", paBody("Items", true, "tool_ids", []int64{tool.ID})).decode(t, &p)
+	var s struct {
+		ID string `json:"chat_session_id"`
+	}
+	c.do(c.basic, "POST", "/chat/create-chat-session", map[string]any{"persona_id": p.ID}).decode(t, &s)
+	offered := func() string {
+		var names []string
+		for _, d := range c.model.last().Tools {
+			names = append(names, d.Name)
+		}
+		return strings.Join(names, " ")
+	}
+	for _, tt := range []struct {
+		name    string
+		session string
+		extra   []any
+		want    string
+	}{
+		{"the assistant's tools", s.ID, nil, "createItem getItem slow whoami"},
+		{"the assistant's tool forced", s.ID, []any{"forced_tool_id", tool.ID}, "createItem getItem slow whoami"},
+		{"the default assistant's", c.session(t, c.basic), nil, "internal_search echo"},
+	} {
+		c.model.then(say("ok"))
+		c.ask(t, c.basic, tt.session, "Which tools?", tt.extra...)
+		if got := offered(); got != tt.want {
+			t.Errorf("%s: offered %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	for _, id := range []int64{search, echo} {
+		c.do(c.basic, "POST", "/chat/send-chat-message", map[string]any{"message": "x", "chat_session_id": s.ID, "forced_tool_id": id}).
+			want(t, 400, fmt.Sprintf(`{"detail": "Forced tool %d not found in tools"}`, id))
 	}
 }
