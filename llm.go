@@ -46,9 +46,12 @@ type LLMProvider struct {
 	DeploymentName *string // Kept for Onyx's clients; Quarry sends none.
 	IsPublic       bool    // Everyone may use it; otherwise Groups' members and admins.
 	Groups         []int64 // Ascending.
-	Models         []ModelConfiguration
-	CreatedAt      Time
-	UpdatedAt      Time
+	// Personas are the assistants in whose chats alone it may be used,
+	// whatever IsPublic and Groups say; none: any assistant's. Ascending.
+	Personas  []int64
+	Models    []ModelConfiguration
+	CreatedAt Time
+	UpdatedAt Time
 }
 
 // ModelConfiguration is a model of a provider, as Onyx configures one.
@@ -117,21 +120,43 @@ func LLMProviderDisplayName(kind string) string {
 	return kind
 }
 
-// CanUseLLMProvider reports whether c may use p, as Onyx v4.6.1's
-// can_user_access_llm_provider without an assistant: everyone a public
-// provider, the members of its groups (and admins) one that is not; a
-// provider neither public nor shared with a group is the admins' alone.
-// Only the groups things are shared through count (SharingGroupIDs).
-func (c *Caller) CanUseLLMProvider(p *LLMProvider) bool {
-	if p.IsPublic || c.IsAdmin() {
+// CanUseLLMProvider reports whether c may use p outside the chat of an
+// assistant (GET /llm/provider): CanUseLLMProviderWith without an
+// assistant, so a provider restricted to assistants is never one.
+func (c *Caller) CanUseLLMProvider(p *LLMProvider) bool { return c.canUseLLMProvider(p, nil) }
+
+// CanUseLLMProviderWith reports whether c may use p in a chat with
+// assistant personaID, as Onyx v4.6.1's can_user_access_llm_provider: a
+// provider restricted to assistants (Personas) only with one of them,
+// whoever c is; then everyone a public provider, the members of its
+// groups (and admins) one that is not; a provider neither public nor
+// shared with a group is the admins' alone, unless it is restricted to
+// assistants, when it is everyone's with them. Only the groups things are
+// shared through count (SharingGroupIDs).
+func (c *Caller) CanUseLLMProviderWith(p *LLMProvider, personaID int64) bool {
+	return c.canUseLLMProvider(p, &personaID)
+}
+
+// canUseLLMProvider is CanUseLLMProviderWith; persona nil is no assistant.
+func (c *Caller) canUseLLMProvider(p *LLMProvider, persona *int64) bool {
+	restricted := len(p.Personas) > 0
+	switch {
+	case restricted && (persona == nil || !slices.Contains(p.Personas, *persona)):
+		return false
+	case p.IsPublic:
 		return true
-	}
-	for _, g := range c.SharingGroupIDs() {
-		if slices.Contains(p.Groups, g) {
+	case len(p.Groups) > 0:
+		if c.IsAdmin() {
 			return true
 		}
+		for _, g := range c.SharingGroupIDs() {
+			if slices.Contains(p.Groups, g) {
+				return true
+			}
+		}
+		return false
 	}
-	return false
+	return restricted || c.IsAdmin()
 }
 
 // CanListLLMProviders reports whether c may list the providers it may
@@ -256,22 +281,28 @@ func CheckAPIBase(s string) error {
 	return nil
 }
 
-// Check applies the rules of u's fields that need nothing stored, in
-// Onyx's order where Onyx has them: assistants (Quarry has none, so every
-// persona id is Onyx's "Invalid persona IDs"), the kind of provider, auto
-// mode and custom_config (Quarry offers neither), api_base, and the
-// models' names and context windows.
-func (u *LLMProviderUpsert) Check() error {
-	if len(u.Personas) > 0 {
-		ids := slices.Clone(u.Personas)
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		s := make([]string, len(ids))
-		for i, id := range ids {
-			s[i] = strconv.FormatInt(id, 10)
+// CheckPersonas reports why u may not restrict its provider to its
+// assistants (Personas): each must exist, deleted or not (Onyx's
+// validate_persona_ids_exist); those that do not are Onyx's "Invalid
+// persona IDs", ascending.
+func (u *LLMProviderUpsert) CheckPersonas(exists func(id int64) bool) error {
+	var missing []string
+	for _, id := range sortedSet(u.Personas) {
+		if !exists(id) {
+			missing = append(missing, strconv.FormatInt(id, 10))
 		}
-		return Errorf(EINVALID, "Invalid persona IDs: %s", strings.Join(s, ", "))
 	}
+	if len(missing) > 0 {
+		return Errorf(EINVALID, "Invalid persona IDs: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Check applies the rules of u's fields that need nothing stored, in
+// Onyx's order where Onyx has them: the kind of provider, auto mode and
+// custom_config (Quarry offers neither), api_base, and the models' names
+// and context windows.
+func (u *LLMProviderUpsert) Check() error {
 	if err := CheckLLMProviderKind(u.Provider, u.APIBase); err != nil {
 		return err
 	}
@@ -324,7 +355,7 @@ func keepsKey(key *string, keyChanged bool, stored string) bool {
 // counting; a model that old has keeps its id.
 func (u *LLMProviderUpsert) Apply(old *LLMProvider) (LLMProvider, error) {
 	p := LLMProvider{Provider: u.Provider, APIBase: emptyNil(u.APIBase), APIVersion: u.APIVersion,
-		DeploymentName: u.DeploymentName, IsPublic: u.IsPublic, Groups: sortedSet(u.Groups)}
+		DeploymentName: u.DeploymentName, IsPublic: u.IsPublic, Groups: sortedSet(u.Groups), Personas: sortedSet(u.Personas)}
 	if old != nil {
 		p.ID, p.Name, p.CreatedAt = old.ID, old.Name, old.CreatedAt
 	}
@@ -404,6 +435,7 @@ func LLMProviderChangedFields(old, next *LLMProvider) []string {
 	add(!PtrEqual(old.DeploymentName, next.DeploymentName), "deployment_name")
 	add(old.IsPublic != next.IsPublic, "is_public")
 	add(!slices.Equal(old.Groups, next.Groups), "groups")
+	add(!slices.Equal(old.Personas, next.Personas), "personas")
 	add(!slices.EqualFunc(old.Models, next.Models, func(a, b ModelConfiguration) bool {
 		return a.Name == b.Name && a.IsVisible == b.IsVisible && PtrEqual(a.MaxInputTokens, b.MaxInputTokens) &&
 			a.SupportsImageInput == b.SupportsImageInput && a.SupportsReasoning == b.SupportsReasoning &&
@@ -495,10 +527,18 @@ type ChatModel struct {
 	MaxInputTokens int64
 }
 
-// ModelChoice is a person's choice of model for an answer: Onyx v4.6.1's
-// LLMOverride without its temperature. The zero value chooses the default
-// model.
+// ModelChoice is how the model of an answer is chosen: the assistant
+// whose chat it is, its own model, and the person's choice (Onyx v4.6.1's
+// LLMOverride without its temperature). The zero value chooses the
+// default model in a chat with the default assistant.
 type ModelChoice struct {
+	// PersonaID is the assistant whose chat it is: a provider restricted
+	// to assistants is used only in the chats of those
+	// (CanUseLLMProviderWith).
+	PersonaID int64
+	// PersonaModelID is the assistant's own model (its
+	// default_model_configuration_id), if it has one.
+	PersonaModelID       *int64
 	ModelConfigurationID *int64 // A configured model, by id: it wins over the names.
 	ProviderName         string // A provider by name (Onyx's model_provider; the first of that name).
 	ModelVersion         string // The model's name at that provider (Onyx's model_version).
@@ -509,35 +549,17 @@ type ModelChoice struct {
 var ErrNoDefaultModel = Errorf(EINVALID, "No default LLM model found")
 
 // ChooseChatModel returns the model an answer of c goes to, as Onyx
-// v4.6.1's get_llm_for_persona does without assistants: the model choice
-// names (by configuration id, else by provider name and model name), when
-// it names one that exists and c may use its provider
-// (CanUseLLMProvider); otherwise the default model def
+// v4.6.1's get_llm_for_persona: the model the person chose by
+// configuration id; else the provider they named, with the model they
+// named or, without one, the assistant's model's name; else the
+// assistant's model (its name replaced by the model they named, if any).
+// That model is used when it exists and c may use its provider with the
+// assistant (CanUseLLMProviderWith); otherwise the default model def
 // (ErrNoDefaultModel when nil), whoever c is, as in Onyx. providers are
 // all the providers, def the default model (LLMProviders' answers).
 func ChooseChatModel(c *Caller, providers []*LLMProvider, def *DefaultModel, choice ModelChoice) (*ChatModel, error) {
-	var (
-		chosen *LLMProvider
-		name   string
-	)
-	switch {
-	case choice.ModelConfigurationID != nil:
-		for _, p := range providers {
-			for _, m := range p.Models {
-				if m.ID == *choice.ModelConfigurationID {
-					chosen, name = p, m.Name
-				}
-			}
-		}
-	case choice.ProviderName != "" && choice.ModelVersion != "":
-		for _, p := range providers {
-			if p.Name != nil && *p.Name == choice.ProviderName {
-				chosen, name = p, choice.ModelVersion
-				break
-			}
-		}
-	}
-	if chosen != nil && c != nil && c.CanUseLLMProvider(chosen) {
+	chosen, name := choice.resolve(providers)
+	if chosen != nil && c != nil && c.CanUseLLMProviderWith(chosen, choice.PersonaID) {
 		return chatModel(chosen, name), nil
 	}
 	if def != nil {
@@ -548,6 +570,47 @@ func ChooseChatModel(c *Caller, providers []*LLMProvider, def *DefaultModel, cho
 		}
 	}
 	return nil, ErrNoDefaultModel
+}
+
+// resolve returns the provider and model's name ch names among providers
+// (Onyx's _resolve_provider_and_model), or nil when it names none or one
+// that is not there.
+func (ch ModelChoice) resolve(providers []*LLMProvider) (*LLMProvider, string) {
+	byID := func(id *int64) (*LLMProvider, string) {
+		if id == nil {
+			return nil, ""
+		}
+		for _, p := range providers {
+			for _, m := range p.Models {
+				if m.ID == *id {
+					return p, m.Name
+				}
+			}
+		}
+		return nil, ""
+	}
+	switch {
+	case ch.ModelConfigurationID != nil:
+		return byID(ch.ModelConfigurationID)
+	case ch.ProviderName != "":
+		i := slices.IndexFunc(providers, func(p *LLMProvider) bool { return p.Name != nil && *p.Name == ch.ProviderName })
+		if i < 0 {
+			return nil, ""
+		}
+		name := ch.ModelVersion
+		if name == "" {
+			_, name = byID(ch.PersonaModelID)
+		}
+		if name == "" {
+			return nil, ""
+		}
+		return providers[i], name
+	}
+	p, name := byID(ch.PersonaModelID)
+	if p != nil && ch.ModelVersion != "" {
+		name = ch.ModelVersion
+	}
+	return p, name
 }
 
 // chatModel returns model name of p as a ChatModel.

@@ -43,7 +43,6 @@ func TestLLMProviderUpsertCheck(t *testing.T) {
 		{"compatible without base", quarry.LLMProviderUpsert{Provider: "openai_compatible"},
 			"invalid: An OpenAI-compatible provider needs its api_base: the URL of its Chat Completions API, such as http://vllm.internal:8000/v1"},
 		{"anthropic", quarry.LLMProviderUpsert{Provider: "anthropic"}, "invalid: " + quarry.ErrorMessage(quarry.ErrLLMProviderKind("anthropic"))},
-		{"personas", quarry.LLMProviderUpsert{Provider: "anthropic", Personas: []int64{3, 1, 3}}, "invalid: Invalid persona IDs: 1, 3"},
 		{"auto mode", quarry.LLMProviderUpsert{Provider: "openai", IsAutoMode: true},
 			"invalid: Quarry has no auto mode (models kept in step with Onyx's recommendations): list the provider's models in model_configurations"},
 		{"custom config", quarry.LLMProviderUpsert{Provider: "openai", CustomConfig: map[string]string{"X": "y"}},
@@ -126,28 +125,60 @@ func TestLLMProviderUpsertApply(t *testing.T) {
 	}
 }
 
+// TestCanUseLLMProvider checks Onyx v4.6.1's decision matrix of
+// can_user_access_llm_provider: without an assistant, with one the
+// provider is restricted to, and with another, for a member of group 4,
+// someone in no group, and an admin.
 func TestCanUseLLMProvider(t *testing.T) {
 	member := &quarry.Caller{User: quarry.User{Role: quarry.RoleBasic}, Memberships: []quarry.Membership{{GroupID: 4}, {GroupID: 2, IsDefault: true}}}
+	other := &quarry.Caller{User: quarry.User{Role: quarry.RoleBasic}}
 	admin := &quarry.Caller{User: quarry.User{Role: quarry.RoleAdmin}}
 	admin.SetGrants([]quarry.Permission{quarry.PermAdmin})
 	member.SetGrants(nil)
+	other.SetGrants(nil)
+	// want is, for each of member, other and admin: without an assistant,
+	// with assistant 7, with assistant 0.
+	type uses [3][3]bool
 	for _, tt := range []struct {
-		name          string
-		p             quarry.LLMProvider
-		member, admin bool
+		name string
+		p    quarry.LLMProvider
+		want uses
 	}{
-		{"public", quarry.LLMProvider{IsPublic: true}, true, true},
-		{"public with groups", quarry.LLMProvider{IsPublic: true, Groups: []int64{9}}, true, true},
-		{"their group", quarry.LLMProvider{Groups: []int64{4}}, true, true},
-		{"another group", quarry.LLMProvider{Groups: []int64{9}}, false, true},
-		{"through a default group", quarry.LLMProvider{Groups: []int64{2}}, false, true},
-		{"locked", quarry.LLMProvider{}, false, true},
+		{"public", quarry.LLMProvider{IsPublic: true}, uses{{true, true, true}, {true, true, true}, {true, true, true}}},
+		{"public with groups", quarry.LLMProvider{IsPublic: true, Groups: []int64{9}}, uses{{true, true, true}, {true, true, true}, {true, true, true}}},
+		{"their group", quarry.LLMProvider{Groups: []int64{4}}, uses{{true, true, true}, {false, false, false}, {true, true, true}}},
+		{"another group", quarry.LLMProvider{Groups: []int64{9}}, uses{{false, false, false}, {false, false, false}, {true, true, true}}},
+		{"through a default group", quarry.LLMProvider{Groups: []int64{2}}, uses{{false, false, false}, {false, false, false}, {true, true, true}}},
+		{"locked", quarry.LLMProvider{}, uses{{false, false, false}, {false, false, false}, {true, true, true}}},
+		// Restricted to assistant 7: only with it, whoever the person.
+		{"public, one assistant's", quarry.LLMProvider{IsPublic: true, Personas: []int64{7}}, uses{{false, true, false}, {false, true, false}, {false, true, false}}},
+		{"their group and one assistant's", quarry.LLMProvider{Groups: []int64{4}, Personas: []int64{7}}, uses{{false, true, false}, {false, false, false}, {false, true, false}}},
+		{"another group and one assistant's", quarry.LLMProvider{Groups: []int64{9}, Personas: []int64{7}}, uses{{false, false, false}, {false, false, false}, {false, true, false}}},
+		{"one assistant's alone", quarry.LLMProvider{Personas: []int64{7}}, uses{{false, true, false}, {false, true, false}, {false, true, false}}},
+		{"the default assistant's", quarry.LLMProvider{Personas: []int64{0}}, uses{{false, false, true}, {false, false, true}, {false, false, true}}},
 	} {
-		if got := member.CanUseLLMProvider(&tt.p); got != tt.member {
-			t.Errorf("%s: the member %v", tt.name, got)
+		for i, c := range []*quarry.Caller{member, other, admin} {
+			got := [3]bool{c.CanUseLLMProvider(&tt.p), c.CanUseLLMProviderWith(&tt.p, 7), c.CanUseLLMProviderWith(&tt.p, 0)}
+			if got != tt.want[i] {
+				t.Errorf("%s: caller %d (member, other, admin) uses it %v (no assistant, 7, 0), want %v", tt.name, i, got, tt.want[i])
+			}
 		}
-		if got := admin.CanUseLLMProvider(&tt.p); got != tt.admin {
-			t.Errorf("%s: the admin %v", tt.name, got)
+	}
+}
+
+func TestLLMProviderUpsertCheckPersonas(t *testing.T) {
+	exists := func(id int64) bool { return id == 0 || id == 5 }
+	for _, tt := range []struct {
+		ids  []int64
+		want string
+	}{
+		{nil, ""},
+		{[]int64{5, 0, 5}, ""},
+		{[]int64{4, 5, 2, 4}, "invalid: Invalid persona IDs: 2, 4"},
+	} {
+		u := quarry.LLMProviderUpsert{Provider: "openai", Personas: tt.ids}
+		if got := errText(u.CheckPersonas(exists)); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.ids, got, tt.want)
 		}
 	}
 }
@@ -185,7 +216,10 @@ func TestChooseChatModel(t *testing.T) {
 	shared := &quarry.LLMProvider{ID: 2, Name: name("shared"), Groups: []int64{4},
 		Models: []quarry.ModelConfiguration{{ID: 20, Name: "private", MaxInputTokens: id(4096)}}}
 	twin := &quarry.LLMProvider{ID: 3, Name: name("shared"), IsPublic: true}
-	providers := []*quarry.LLMProvider{public, shared, twin}
+	// sevens is restricted to assistant 7.
+	sevens := &quarry.LLMProvider{ID: 4, Name: name("sevens"), IsPublic: true, Personas: []int64{7},
+		Models: []quarry.ModelConfiguration{{ID: 40, Name: "seven", MaxInputTokens: id(7000)}}}
+	providers := []*quarry.LLMProvider{public, shared, twin, sevens}
 	member := &quarry.Caller{User: quarry.User{Role: quarry.RoleBasic}, Memberships: []quarry.Membership{{GroupID: 4}}}
 	member.SetGrants(nil)
 	other := &quarry.Caller{User: quarry.User{Role: quarry.RoleBasic}}
@@ -212,6 +246,15 @@ func TestChooseChatModel(t *testing.T) {
 		{"a provider without model", member, def, quarry.ModelChoice{ProviderName: "shared"}, 1, "small", 8192},
 		{"no such provider", member, def, quarry.ModelChoice{ProviderName: "nope", ModelVersion: "m"}, 1, "small", 8192},
 		{"a default model the provider lost", member, &quarry.DefaultModel{ProviderID: 1, ModelName: "gone"}, quarry.ModelChoice{}, 1, "gone", quarry.DefaultMaxInputTokens},
+		// An assistant's model, and what the person's choice does to it.
+		{"the assistant's model", other, def, quarry.ModelChoice{PersonaID: 7, PersonaModelID: id(40)}, 4, "seven", 7000},
+		{"the assistant's model, another name", other, def, quarry.ModelChoice{PersonaID: 7, PersonaModelID: id(40), ModelVersion: "eight"}, 4, "eight", quarry.DefaultMaxInputTokens},
+		{"the assistant's model it may not use", other, def, quarry.ModelChoice{PersonaID: 7, PersonaModelID: id(20)}, 1, "small", 8192},
+		{"the assistant's model that is gone", member, def, quarry.ModelChoice{PersonaID: 7, PersonaModelID: id(99)}, 1, "small", 8192},
+		{"a chosen model wins over the assistant's", member, def, quarry.ModelChoice{PersonaID: 7, PersonaModelID: id(40), ModelConfigurationID: id(20)}, 2, "private", 4096},
+		{"a provider named takes the assistant's model's name", member, def, quarry.ModelChoice{PersonaID: 7, PersonaModelID: id(40), ProviderName: "shared"}, 2, "seven", quarry.DefaultMaxInputTokens},
+		{"an assistant's provider in another's chat", member, def, quarry.ModelChoice{PersonaID: 8, ModelConfigurationID: id(40)}, 1, "small", 8192},
+		{"an assistant's provider without assistant's model", member, def, quarry.ModelChoice{PersonaID: 7, ModelConfigurationID: id(40)}, 4, "seven", 7000},
 	} {
 		got, err := quarry.ChooseChatModel(tt.c, providers, tt.def, tt.choice)
 		if err != nil || got.Provider.ID != tt.provider || got.Model != tt.model || got.MaxInputTokens != tt.window {

@@ -480,6 +480,20 @@ func (c *Caller) CheckChatPersona(p *Persona) error {
 	return nil
 }
 
+// CheckPersonaModels reports why c may not list the models it may use with
+// assistant p (nil: no assistant of that id): one that does not exist or
+// is deleted is Onyx's 404 "Persona not found", one c may not chat with
+// (CanSeePersona) its 403.
+func (c *Caller) CheckPersonaModels(p *Persona) error {
+	switch {
+	case p == nil || p.Deleted:
+		return Errorf(ENOTFOUND, "Persona not found")
+	case !c.CanSeePersona(p):
+		return Errorf(EFORBIDDEN, "You don't have access to this assistant")
+	}
+	return nil
+}
+
 // PersonaShareInput is a change of whom an assistant is shared with
 // (Onyx's PersonaShareRequest): nil fields are left as they are. Users
 // and Groups keep each one's level (new ones VIEWER); UserShares and

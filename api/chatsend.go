@@ -121,14 +121,15 @@ func (s *Server) chatAssistant(ctx context.Context, c *quarry.Caller, b *sendMes
 	return s.db.Assistant(ctx, p)
 }
 
-// chatModel returns the model that answers, as the request asks, else as
-// assistant a does.
+// chatModel returns the model that answers (quarry.ChooseChatModel): as
+// the request asks, else as assistant a does, of the providers the caller
+// may use with a.
 func (s *Server) chatModel(ctx context.Context, c *quarry.Caller, b *sendMessage, a *quarry.DefaultAssistant) (*chat.Binding, error) {
 	var models ChatModels = providerModels{s}
 	if s.cfg.Chat.Models != nil {
 		models = s.cfg.Chat.Models
 	}
-	choice := quarry.ModelChoice{ModelConfigurationID: a.ModelConfigurationID}
+	choice := quarry.ModelChoice{PersonaID: a.PersonaID, PersonaModelID: a.ModelConfigurationID}
 	if o := b.override(); o != nil {
 		choice.ModelConfigurationID = value(o.ModelConfigurationID)
 		if p := value(o.ModelProvider); p != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -30,6 +31,9 @@ var llmUse = onyxGate(permitted((*quarry.Caller).CanListLLMProviders, quarry.Err
 func llmCoded(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 		err := h(w, r, c)
+		if oe := new(onyxCodedError); errors.As(err, oe) {
+			return err // h gave its code.
+		}
 		switch quarry.ErrorCode(err) {
 		case "":
 			return nil
@@ -122,7 +126,7 @@ func modelViews(p *quarry.LLMProvider) []modelConfigurationView {
 
 func providerView(p *quarry.LLMProvider) llmProviderView {
 	return llmProviderView{Name: p.Name, Provider: p.Provider, APIKey: p.MaskedKey(), APIBase: p.APIBase, APIVersion: p.APIVersion,
-		IsPublic: p.IsPublic, Groups: p.Groups, Personas: []int64{}, DeploymentName: p.DeploymentName, ID: p.ID,
+		IsPublic: p.IsPublic, Groups: p.Groups, Personas: p.Personas, DeploymentName: p.DeploymentName, ID: p.ID,
 		ModelConfigurations: modelViews(p)}
 }
 
@@ -152,21 +156,63 @@ func (s *Server) handleListLLMProviders(w http.ResponseWriter, r *http.Request, 
 }
 
 // handleListUsableLLMProviders serves GET /llm/provider: the providers the
-// caller may use (quarry.Caller.CanUseLLMProvider), without keys, and the
-// default model.
+// caller may use outside an assistant's chat
+// (quarry.Caller.CanUseLLMProvider), without keys, and the default model.
 func (s *Server) handleListUsableLLMProviders(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	ps, def, err := s.db.LLMProviders(r.Context())
 	if err != nil {
 		return err
 	}
-	out := llmProviderResponse[llmProviderDescriptor]{Providers: []llmProviderDescriptor{}, DefaultText: defaultView(def)}
+	return writeJSON(w, http.StatusOK, usableProviders(ps, c.CanUseLLMProvider, defaultView(def)))
+}
+
+// handleListPersonaLLMProviders serves GET /llm/persona/{persona_id}/providers:
+// the providers the caller may use in a chat with that assistant
+// (quarry.Caller.CanUseLLMProviderWith), without keys; its default_text
+// is the assistant's own model when the caller may use its provider with
+// it, else the default model. An assistant that does not exist (or is
+// deleted) is Onyx's 404, one the caller may not chat with its 403.
+func (s *Server) handleListPersonaLLMProviders(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
+	var in personaLLMProvidersRequest
+	if err := decode.Request(r, &in); err != nil {
+		return err
+	}
+	p, err := s.db.ModelPersona(r.Context(), c, in.PersonaID)
+	if err != nil {
+		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+			return onyxCodedError{err, "PERSONA_NOT_FOUND"}
+		}
+		return err
+	}
+	ps, def, err := s.db.LLMProviders(r.Context())
+	if err != nil {
+		return err
+	}
+	usable := func(lp *quarry.LLMProvider) bool { return c.CanUseLLMProviderWith(lp, p.ID) }
+	text := defaultView(def)
+	if p.ModelConfigurationID != nil {
+		for _, lp := range ps {
+			for _, m := range lp.Models {
+				if m.ID == *p.ModelConfigurationID && usable(lp) {
+					text = &defaultModelView{ProviderID: lp.ID, ModelName: m.Name}
+				}
+			}
+		}
+	}
+	return writeJSON(w, http.StatusOK, usableProviders(ps, usable, text))
+}
+
+// usableProviders returns the descriptors of the providers of ps that
+// usable admits, with text as the default model.
+func usableProviders(ps []*quarry.LLMProvider, usable func(*quarry.LLMProvider) bool, text *defaultModelView) llmProviderResponse[llmProviderDescriptor] {
+	out := llmProviderResponse[llmProviderDescriptor]{Providers: []llmProviderDescriptor{}, DefaultText: text}
 	for _, p := range ps {
-		if c.CanUseLLMProvider(p) {
+		if usable(p) {
 			out.Providers = append(out.Providers, llmProviderDescriptor{ID: p.ID, Name: p.Name, Provider: p.Provider,
 				ProviderDisplayName: quarry.LLMProviderDisplayName(p.Provider), ModelConfigurations: modelViews(p)})
 		}
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // handlePutLLMProvider serves PUT /admin/llm/provider: it creates

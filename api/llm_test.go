@@ -285,3 +285,115 @@ func TestLLMProviderTest(t *testing.T) {
 		t.Errorf("%d requests reached the model, want 3", n)
 	}
 }
+
+// TestLLMProviderPersonas checks providers restricted to assistants: the
+// admin's view keeps them, GET /llm/provider leaves them out, and GET
+// /llm/persona/{id}/providers lists what a person may use with an
+// assistant (Onyx v4.6.1's can_user_access_llm_provider), with whole
+// bodies.
+func TestLLMProviderPersonas(t *testing.T) {
+	e := newEnv(t)
+	f := fx{e}
+	member := e.user(quarry.RoleBasic, "member")
+	outsider := e.user(quarry.RoleBasic, "outsider")
+	g1 := f.group("one", []user{member})
+	g2 := f.group("two", nil)
+	var mine, theirs, hidden struct {
+		ID int64 `json:"id"`
+	}
+	e.do(e.admin, "POST", "/persona", paBody("Mine", false, "groups", []int64{g1})).decode(t, &mine)
+	e.do(e.admin, "POST", "/persona", paBody("Theirs", false, "groups", []int64{g2})).decode(t, &theirs)
+	e.do(e.admin, "POST", "/persona", paBody("Hidden", true)).decode(t, &hidden)
+	e.do(e.admin, "DELETE", fmt.Sprintf("/persona/%d", hidden.ID), nil).want(t, 200, `null`)
+
+	model := func(id int64, name string) string { return "[" + llmModel(id, name, true, nil) + "]" }
+	provider := func(name string, public bool, groups, personas []int64) string {
+		return fmt.Sprintf(`{"name": %q, "provider": "openai", "api_key": %q, "is_public": %t, "groups": %s, "personas": %s,
+			"model_configurations": [{"name": %q, "is_visible": true}]}`, name, llmKey, public, fxJSON(fxIDs(groups)), fxJSON(fxIDs(personas)), name)
+	}
+	view := func(id int64, name string, public bool, groups, personas []int64) string {
+		return fxJSON(map[string]any{"name": name, "provider": "openai", "api_key": llmKeyMask, "api_base": nil, "api_version": nil,
+			"custom_config": nil, "is_public": public, "is_auto_mode": false, "groups": fxIDs(groups), "personas": fxIDs(personas),
+			"deployment_name": nil, "id": id, "model_configurations": rawJSON(model(id, name))})
+	}
+	// The provider's assistants exist, deleted or not; their ids are kept
+	// once, ascending.
+	e.putProvider(e.admin, true, provider("open", true, nil, nil)).want(t, 200, view(1, "open", true, nil, nil))
+	e.putProvider(e.admin, true, provider("mine", false, nil, []int64{mine.ID, 0, mine.ID})).want(t, 200, view(2, "mine", false, nil, []int64{0, mine.ID}))
+	e.putProvider(e.admin, true, provider("theirs", true, nil, []int64{theirs.ID, hidden.ID})).want(t, 200, view(3, "theirs", true, nil, []int64{theirs.ID, hidden.ID}))
+	e.putProvider(e.admin, true, provider("group two", false, []int64{g2}, nil)).want(t, 200, view(4, "group two", false, []int64{g2}, nil))
+	e.putProvider(e.admin, true, provider("x", true, nil, []int64{999, mine.ID, 998})).
+		want(t, 400, `{"error_code":"VALIDATION_ERROR","detail":"Invalid persona IDs: 998, 999"}`)
+	e.do(e.admin, "POST", "/admin/llm/default", `{"provider_id": 1, "model_name": "open"}`).want(t, 200, `null`)
+	e.do(e.admin, "GET", "/admin/llm/provider", nil).want(t, 200, fmt.Sprintf(`{"providers":[%s,%s,%s,%s],
+		"default_text":{"provider_id":1,"model_name":"open"},"default_vision":null,"default_chat_naming":null}`,
+		view(1, "open", true, nil, nil), view(2, "mine", false, nil, []int64{0, mine.ID}),
+		view(3, "theirs", true, nil, []int64{theirs.ID, hidden.ID}), view(4, "group two", false, []int64{g2}, nil)))
+
+	descriptor := func(id int64, name string) string {
+		return fxJSON(map[string]any{"id": id, "name": name, "provider": "openai", "provider_display_name": "ChatGPT (OpenAI)",
+			"model_configurations": rawJSON(model(id, name))})
+	}
+	listing := func(text string, ids ...int64) string {
+		names := map[int64]string{1: "open", 2: "mine", 3: "theirs", 4: "group two"}
+		ds := []string{}
+		for _, id := range ids {
+			ds = append(ds, descriptor(id, names[id]))
+		}
+		return fmt.Sprintf(`{"providers":[%s],"default_text":%s,"default_vision":null,"default_chat_naming":null}`, strings.Join(ds, ","), text)
+	}
+	def := `{"provider_id":1,"model_name":"open"}`
+	for _, tt := range []struct {
+		name   string
+		u      user
+		path   string
+		status int
+		body   string
+	}{
+		{"no assistant: none restricted to one", member, "/llm/provider", 200, listing(def, 1)},
+		{"no assistant, the admin", e.admin, "/llm/provider", 200, listing(def, 1, 4)},
+		{"the default assistant", member, "/llm/persona/0/providers", 200, listing(def, 1, 2)},
+		{"an assistant of the member's group", member, fmt.Sprintf("/llm/persona/%d/providers", mine.ID), 200, listing(def, 1, 2)},
+		{"the admin with another's", e.admin, fmt.Sprintf("/llm/persona/%d/providers", theirs.ID), 200, listing(def, 1, 3, 4)},
+		{"one the member may not chat with", member, fmt.Sprintf("/llm/persona/%d/providers", theirs.ID), 403,
+			`{"error_code":"INSUFFICIENT_PERMISSIONS","detail":"You don't have access to this assistant"}`},
+		{"one shared with no one", outsider, fmt.Sprintf("/llm/persona/%d/providers", mine.ID), 403,
+			`{"error_code":"INSUFFICIENT_PERMISSIONS","detail":"You don't have access to this assistant"}`},
+		{"a deleted one", e.admin, fmt.Sprintf("/llm/persona/%d/providers", hidden.ID), 404, `{"error_code":"PERSONA_NOT_FOUND","detail":"Persona not found"}`},
+		{"none", member, "/llm/persona/99999/providers", 404, `{"error_code":"PERSONA_NOT_FOUND","detail":"Persona not found"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) { e.do(tt.u, "GET", tt.path, nil).want(t, tt.status, tt.body) })
+	}
+
+	// An assistant's own model is its listing's default_text, for those
+	// who may use its provider with it; the default model for others.
+	var all struct {
+		Providers []struct {
+			Models []struct {
+				ID int64 `json:"id"`
+			} `json:"model_configurations"`
+		} `json:"providers"`
+	}
+	e.do(e.admin, "GET", "/admin/llm/provider", nil).decode(t, &all)
+	mineModel, groupTwoModel := all.Providers[1].Models[0].ID, all.Providers[3].Models[0].ID
+	var ours struct {
+		ID int64 `json:"id"`
+	}
+	e.do(e.admin, "PATCH", fmt.Sprintf("/persona/%d", mine.ID),
+		paBody("Mine", false, "groups", []int64{g1}, "default_model_configuration_id", mineModel)).decode(t, &struct{}{})
+	e.do(e.admin, "POST", "/persona", paBody("Ours", true, "default_model_configuration_id", groupTwoModel)).decode(t, &ours)
+	e.do(member, "GET", fmt.Sprintf("/llm/persona/%d/providers", mine.ID), nil).want(t, 200, listing(`{"provider_id":2,"model_name":"mine"}`, 1, 2))
+	e.do(member, "GET", fmt.Sprintf("/llm/persona/%d/providers", ours.ID), nil).want(t, 200, listing(def, 1))
+	e.do(e.admin, "GET", fmt.Sprintf("/llm/persona/%d/providers", ours.ID), nil).want(t, 200, listing(`{"provider_id":4,"model_name":"group two"}`, 1, 4))
+
+	// Deleting a provider leaves the assistants that answered with its
+	// models the default one (Onyx's delete_llm_provider).
+	e.do(e.admin, "DELETE", "/admin/llm/provider/2", nil).want(t, 200, `null`)
+	var got struct {
+		Model *int64 `json:"default_model_configuration_id"`
+	}
+	e.do(e.admin, "GET", fmt.Sprintf("/persona/%d", mine.ID), nil).decode(t, &got)
+	if got.Model != nil {
+		t.Errorf("the assistant of a deleted provider's model still answers with model %d", *got.Model)
+	}
+}

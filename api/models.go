@@ -896,6 +896,12 @@ type deleteLLMProviderRequest struct {
 	Force bool  `query:"force" default:"false"`
 }
 
+// personaLLMProvidersRequest is the request of GET
+// /llm/persona/{persona_id}/providers.
+type personaLLMProvidersRequest struct {
+	PersonaID int64 `path:"persona_id"`
+}
+
 // setDefaultModelRequest is the request of POST /admin/llm/default.
 type setDefaultModelRequest struct {
 	Body defaultModelBody `body:""`

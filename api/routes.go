@@ -161,6 +161,7 @@ func (s *Server) routes() {
 	m.Handle("POST /admin/llm/default", s.authed(llmAdmin, llmCoded(s.handleSetDefaultModel)))
 	m.Handle("POST /admin/llm/test", s.authedFor(s.llmTestTimeout(), llmAdmin, llmCoded(s.handleTestLLM)))
 	m.Handle("GET /llm/provider", s.authed(llmUse, llmCoded(s.handleListUsableLLMProviders)))
+	m.Handle("GET /llm/persona/{persona_id}/providers", s.authed(llmUse, llmCoded(s.handleListPersonaLLMProviders)))
 
 	// Running custom tools (api/toolrun.go), and each person's OAuth
 	// connections for them (api/oauthflow.go). A run may take the tool's

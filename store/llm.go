@@ -4,13 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 
 	"github.com/quarryhq/quarry"
 )
 
 // Model providers (quarry.LLMProvider): their rows in llm_providers, their
 // models in llm_models, the groups they are shared with in
-// llm_provider_groups, the default model in llm_default_model. Keys are
+// llm_provider_groups, the assistants they are restricted to in
+// llm_provider_personas (migration 00026), the default model in
+// llm_default_model. Keys are
 // sealed (purposeLLMKey) and come back in clear: never answer them.
 
 // llmProviderColumns are the columns scanLLMProvider reads, from
@@ -37,13 +40,13 @@ func (db *DB) scanLLMProvider(s interface{ Scan(...any) error }) (*quarry.LLMPro
 		p.APIKey = string(pt)
 	}
 	p.CreatedAt, p.UpdatedAt = quarry.TimeFromMicros(created), quarry.TimeFromMicros(updated)
-	p.Groups, p.Models = []int64{}, []quarry.ModelConfiguration{}
+	p.Groups, p.Personas, p.Models = []int64{}, []int64{}, []quarry.ModelConfiguration{}
 	return &p, nil
 }
 
 // llmProviders returns the providers, or the one with id when id is not
-// 0, ascending by id, with their groups and models (ascending by id), in
-// four statements whatever their number.
+// 0, ascending by id, with their groups, assistants and models (ascending
+// by id), in four statements whatever their number.
 func (db *DB) llmProviders(ctx context.Context, q querier, id int64) ([]*quarry.LLMProvider, error) {
 	ps, err := queryAll(ctx, q, db.scanLLMProvider, `SELECT `+llmProviderColumns+` FROM llm_providers p
 		WHERE $1 = 0 OR p.id = $1 ORDER BY p.id`, id)
@@ -58,6 +61,15 @@ func (db *DB) llmProviders(ctx context.Context, q querier, id int64) ([]*quarry.
 		WHERE $1 = 0 OR llm_provider_id = $1 ORDER BY llm_provider_id, group_id`, []any{id}, func(p, g int64) {
 		if pr := byID[p]; pr != nil {
 			pr.Groups = append(pr.Groups, g)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = eachInts(ctx, q, `SELECT llm_provider_id, persona_id FROM llm_provider_personas
+		WHERE $1 = 0 OR llm_provider_id = $1 ORDER BY llm_provider_id, persona_id`, []any{id}, func(p, a int64) {
+		if pr := byID[p]; pr != nil {
+			pr.Personas = append(pr.Personas, a)
 		}
 	})
 	if err != nil {
@@ -162,6 +174,9 @@ func (db *DB) UpsertLLMProvider(ctx context.Context, c *quarry.Caller, u quarry.
 		if err := u.CheckExists(old != nil); err != nil {
 			return err
 		}
+		if err := tx.checkLLMProviderPersonas(ctx, &u); err != nil {
+			return err
+		}
 		if err := u.Check(); err != nil {
 			return err
 		}
@@ -214,6 +229,14 @@ func (db *DB) UpsertLLMProvider(ctx context.Context, c *quarry.Caller, u quarry.
 				return err
 			}
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM llm_provider_personas WHERE llm_provider_id = $1`, next.ID); err != nil {
+			return err
+		}
+		for _, a := range next.Personas {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO llm_provider_personas (llm_provider_id, persona_id) VALUES ($1, $2)`, next.ID, a); err != nil {
+				return err
+			}
+		}
 		if err := tx.audit(ctx, c, action, "llm_provider", next.ID, quarry.LLMProviderChangedFields(old, &next)); err != nil {
 			return err
 		}
@@ -221,6 +244,20 @@ func (db *DB) UpsertLLMProvider(ctx context.Context, c *quarry.Caller, u quarry.
 		return err
 	})
 	return out, err
+}
+
+// checkLLMProviderPersonas applies u.CheckPersonas with the assistants
+// that exist, read in one statement.
+func (tx *Tx) checkLLMProviderPersonas(ctx context.Context, u *quarry.LLMProviderUpsert) error {
+	if len(u.Personas) == 0 {
+		return nil
+	}
+	var args []any
+	ids, err := queryInts(ctx, tx, `SELECT id FROM personas WHERE `+sqlIn("id", anys(u.Personas), &args), args...)
+	if err != nil {
+		return err
+	}
+	return u.CheckPersonas(func(id int64) bool { return slices.Contains(ids, id) })
 }
 
 // writeLLMModels makes next's models those of its provider: the models of
@@ -278,6 +315,12 @@ func (db *DB) DeleteLLMProvider(ctx context.Context, c *quarry.Caller, id int64,
 		if err := quarry.CheckDeleteLLMProvider(id, defProvider, force); err != nil {
 			return err
 		}
+		// Assistants that answered with one of its models answer with the
+		// default one (Onyx's delete_llm_provider).
+		if _, err := tx.ExecContext(ctx, `UPDATE personas SET default_model_configuration_id = NULL
+			WHERE default_model_configuration_id IN (SELECT id FROM llm_models WHERE llm_provider_id = $1)`, id); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM llm_providers WHERE id = $1`, id); err != nil {
 			return err
 		}
@@ -333,6 +376,19 @@ func (db *DB) ChatModel(ctx context.Context, c *quarry.Caller, choice quarry.Mod
 		return nil, err
 	}
 	return quarry.ChooseChatModel(c, ps, def, choice)
+}
+
+// ModelPersona returns assistant id, whose models c lists
+// (quarry.Caller.CheckPersonaModels).
+func (db *DB) ModelPersona(ctx context.Context, c *quarry.Caller, id int64) (*quarry.Persona, error) {
+	p, err := persona(ctx, db.read, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckPersonaModels(p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // DefaultModel returns the default model (POST /admin/llm/default) with

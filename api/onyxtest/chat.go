@@ -60,28 +60,34 @@ type streamedResponse struct {
 	FullMessage        string
 	AssistantMessageID int64
 	ToolCallDebug      []toolCallDebug
+	UsedTools          map[int]string // The tool_name of each ToolResult, by turn (ind_to_tool_use).
 	Error              *string
 }
 
 // sendArgs are send_message's optional arguments.
 type sendArgs struct {
 	ForcedToolIDs   []int64
+	AllowedToolIDs  []int64 // nil: None.
 	MockLLMResponse *string
 }
 
 // sendChatMessage is ChatSessionManager.send_message: SendMessageRequest
 // as model_dump(mode="json") sends it, read by analyze_response.
 func (c client) sendChatMessage(id, message string, by User, a sendArgs) (streamedResponse, error) {
+	return analyzeResponse(c.postChatMessage(id, message, by, a))
+}
+
+// postChatMessage sends send_message's request and returns the answer.
+func (c client) postChatMessage(id, message string, by User, a sendArgs) *Response {
 	var forced *int64
 	if len(a.ForcedToolIDs) > 0 {
 		forced = &a.ForcedToolIDs[0]
 	}
 	body := map[string]any{"message": message, "llm_override": nil, "llm_overrides": nil, "mock_llm_response": a.MockLLMResponse,
-		"allowed_tool_ids": nil, "forced_tool_id": forced, "file_descriptors": []any{}, "internal_search_filters": nil,
+		"allowed_tool_ids": a.AllowedToolIDs, "forced_tool_id": forced, "file_descriptors": []any{}, "internal_search_filters": nil,
 		"deep_research": false, "mcp_headers": nil, "origin": "unset", "parent_message_id": -1, "chat_session_id": id,
 		"chat_session_info": nil, "stream": true, "include_citations": true, "additional_context": nil}
-	r := c.tg.Do(by, "POST", "/chat/send-chat-message", body)
-	return analyzeResponse(r)
+	return c.tg.Do(by, "POST", "/chat/send-chat-message", body)
 }
 
 // analyzeResponse is ChatSessionManager.analyze_response.
@@ -94,9 +100,12 @@ func analyzeResponse(r *Response) (streamedResponse, error) {
 			continue
 		}
 		var data struct {
-			Reserved int64           `json:"reserved_assistant_message_id"`
-			Error    any             `json:"error"`
-			Obj      json.RawMessage `json:"obj"`
+			Reserved  int64           `json:"reserved_assistant_message_id"`
+			Error     any             `json:"error"`
+			Obj       json.RawMessage `json:"obj"`
+			Placement struct {
+				TurnIndex int `json:"turn_index"`
+			} `json:"placement"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &data); err != nil {
 			return out, fmt.Errorf("json.loads of a line: %w: %s", err, clip(sc.Bytes()))
@@ -126,6 +135,11 @@ func analyzeResponse(r *Response) (streamedResponse, error) {
 			out.Error = &e
 		case obj.Type == "message_start", obj.Type == "message_delta":
 			out.FullMessage += obj.Content
+		case obj.Type == "search_tool_start":
+			if out.UsedTools == nil {
+				out.UsedTools = map[int]string{}
+			}
+			out.UsedTools[data.Placement.TurnIndex] = "internal_search"
 		case obj.Type == "tool_call_debug":
 			out.ToolCallDebug = append(out.ToolCallDebug, toolCallDebug{obj.ToolCallID, obj.ToolName, obj.ToolArgs})
 		}

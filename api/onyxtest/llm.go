@@ -154,6 +154,7 @@ type llmProviderArgs struct {
 	Name, APIKey, DefaultModelName string // "" for the manager's defaults.
 	APIBase                        *string
 	Groups                         []int64
+	Personas                       []int64
 	IsPublic                       *bool
 	NoDefault                      bool // set_as_default=False.
 }
@@ -180,8 +181,12 @@ func (c client) createLLMProvider(by User, a llmProviderArgs) (onyxDATestLLMProv
 	if groups == nil {
 		groups = []int64{}
 	}
+	personas := a.Personas
+	if personas == nil {
+		personas = []int64{}
+	}
 	body := onyxLLMProviderUpsert{Name: &name, Provider: "openai", APIKey: &key, APIBase: a.APIBase, IsPublic: public,
-		Groups: groups, Personas: []int64{}, APIKeyChanged: true,
+		Groups: groups, Personas: personas, APIKeyChanged: true,
 		ModelConfigurations: []onyxModelConfigurationUpsert{{Name: model, IsVisible: true, DisplayName: &model, SupportsImageInput: ptr(true)}}}
 	view, err := call[onyxLLMProviderView](c, by, "PUT", "/admin/llm/provider?is_creation=true", body)
 	if err != nil {
@@ -501,23 +506,16 @@ var llmProviderReplays = []Replay{
 	{Name: "llm_provider/test_llm_provider.py/test_default_provider_and_vision_provider_selection", Excluded: excludedVision, Run: func(t *testing.T, c client) {}},
 	{Name: "llm_provider/test_llm_provider.py/test_default_provider_is_not_default_vision_provider", Excluded: excludedVision, Run: func(t *testing.T, c client) {}},
 	{Name: "llm_provider/test_llm_provider.py/test_all_three_provider_types_no_mixup", Excluded: excludedVision, Run: func(t *testing.T, c client) {}},
-	// The other tests of test_llm_provider_access_control.py, and
-	// test_llm_provider_persona_access.py and test_provider_listing_cache.py,
-	// restrict providers to assistants (personas), which Quarry does not
-	// have yet; test_can_user_access_llm_provider_or_logic also writes
-	// Onyx's tables directly.
+	// The other tests of test_llm_provider_access_control.py write Onyx's
+	// tables directly and call its functions in process (Quarry's
+	// TestCanUseLLMProvider and TestChooseChatModel check the same rules).
+	// test_llm_provider_persona_access.py and test_provider_listing_cache.py
+	// are replayed in personallm.go (llmPersonaReplays).
 	{Name: "llm_provider/test_llm_provider_access_control.py/test_can_user_access_llm_provider_or_logic", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "llm_provider/test_llm_provider_access_control.py/test_public_provider_with_persona_restrictions", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "llm_provider/test_llm_provider_access_control.py/test_public_provider_without_persona_restrictions", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "llm_provider/test_llm_provider_access_control.py/test_get_llm_for_persona_falls_back_when_access_denied", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "llm_provider/test_llm_provider_access_control.py/test_provider_delete_clears_persona_references", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "llm_provider/test_llm_provider_persona_access.py/test_unauthorized_persona_access_returns_403", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "llm_provider/test_llm_provider_persona_access.py/test_authorized_persona_access_returns_filtered_providers", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "llm_provider/test_llm_provider_persona_access.py/test_persona_id_zero_applies_rbac", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "llm_provider/test_llm_provider_persona_access.py/test_admin_can_query_any_persona", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "llm_provider/test_llm_provider_persona_access.py/test_public_persona_accessible_to_all", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "llm_provider/test_llm_provider_persona_access.py/test_nonexistent_persona_returns_404", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "llm_provider/test_provider_listing_cache.py/test_persona_default_model_edit_invalidates_listing_cache", Excluded: excludedPersonas, Run: func(t *testing.T, c client) {}},
 	{Name: "llm_provider/test_llm_provider_access_control.py/test_list_llm_provider_basics_excludes_non_public_unrestricted", Run: func(t *testing.T, c client) {
 		admin := adminUser(t, c)
 		basic := must(c.createUser("basic_user", ""))(t)
@@ -552,10 +550,11 @@ const excludedVision = "it sets the default vision model (POST /admin/llm/defaul
 	"does not offer (anthropic, vertex_ai) and LiteLLM's model tables: Quarry keeps one default, the text one, and speaks " +
 	"OpenAI's Chat Completions only (docs/decisions.md, \"Model providers\")"
 
-// excludedPersonas is why the replays that restrict providers to
-// assistants are excluded.
-const excludedPersonas = "it restricts providers to assistants (personas, GET /llm/persona/{persona_id}/providers): Quarry has no " +
-	"assistants yet, so a provider is public, shared with groups, or the admins' (docs/decisions.md, \"Model providers\")"
+// excludedPersonas is why the replays of test_llm_provider_access_control.py
+// that restrict providers to assistants are excluded.
+const excludedPersonas = "it writes Onyx's tables (llm_provider, persona, user_group) and calls can_user_access_llm_provider and " +
+	"get_llm_for_persona in process, which a client cannot; quarry's TestCanUseLLMProvider and TestChooseChatModel check the same " +
+	"decision matrix and fallbacks, and api's TestLLMProviderPersonas and TestChatPersonaModel the routes and chat"
 
 // updateModels is test_update_model_configurations: a provider created
 // with initial, made the default's provider, changed to updated twice:
