@@ -937,6 +937,11 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	mine := id(e.do(basic, "POST", "/persona", map[string]any{"name": "Scratch", "description": "", "document_set_ids": []int64{},
 		"tool_ids": []int64{}, "system_prompt": "Be brief.", "task_prompt": "", "datetime_aware": false, "is_public": false}))
 	e.do(basic, "DELETE", fmt.Sprintf("/persona/%d", mine), nil).decode(t, new(any))
+	// Since 00025: tags, of the documents pushed above (no new object).
+	// Since 00026: a model provider restricted to the drive's assistant.
+	e.do(admin, "PUT", "/admin/llm/provider?is_creation=true", fmt.Sprintf(`{"name":"drive model","provider":"openai_compatible",
+		"api_key":"sk-upgrade-drive-0123456789abcdef","api_base":%q,"is_public":true,"personas":[%d],
+		"model_configurations":[{"name":"drive-llama","is_visible":true,"max_input_tokens":4096}]}`, model.BaseURL(), helper)).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -1078,7 +1083,11 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	ask("basic", "/persona").decode(t, &personas)
 	for _, p := range personas {
 		ask("basic", fmt.Sprintf("/persona/%d", p.ID))
+		ask("basic", fmt.Sprintf("/llm/persona/%d/providers", p.ID))
 	}
+	// Tags (since 00025), as a person and an admin find them.
+	ask("basic", "/query/valid-tags")
+	ask("admin", "/query/valid-tags?match_pattern=k")
 	if tokens["scim"] != "" {
 		ask("admin", "/admin/enterprise-settings/scim/token")
 		var list struct {
