@@ -463,3 +463,57 @@ var personaReplays = []Replay{
 		}
 	}},
 }
+
+// chatPersonaAccessReplays are chat/test_chat_session_persona_access.py's
+// (but its default persona's test, in chat.go).
+var chatPersonaAccessReplays = []Replay{
+	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_unauthorized_persona_returns_403", Run: func(t *testing.T, c client) {
+		admin, basic := chatFixtures(t, c)
+		g := must(c.createGroup(admin.caller(), "restricted_group", []string{}, nil))(t)
+		p := must(c.createPersona(admin.caller(), personaArgs{Name: "Restricted Persona", Description: "Only accessible to restricted_group",
+			IsPublic: ptr(false), Groups: []int64{g.ID}}))(t)
+		r := c.tg.Do(basic.caller(), "POST", "/chat/create-chat-session", map[string]any{"persona_id": p.ID, "description": "Attempted bypass"})
+		check(t, r.Status == 403, "status %d: %s", r.Status, clip(r.Body))
+		var body struct{ Detail string }
+		ok(t, json.Unmarshal(r.Body, &body))
+		check(t, strings.Contains(strings.ToLower(body.Detail), "persona"), "detail %q", body.Detail)
+	}},
+	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_authorized_persona_succeeds", Run: func(t *testing.T, c client) {
+		admin, basic := chatFixtures(t, c)
+		g := must(c.createGroup(admin.caller(), "allowed_group", []string{basic.ID}, nil))(t)
+		p := must(c.createPersona(admin.caller(), personaArgs{Name: "Allowed Persona", Description: "Accessible to basic_user",
+			IsPublic: ptr(false), Groups: []int64{g.ID}}))(t)
+		r := c.tg.Do(basic.caller(), "POST", "/chat/create-chat-session", map[string]any{"persona_id": p.ID, "description": "Authorized"})
+		check(t, r.Status == 200, "status %d: %s", r.Status, clip(r.Body))
+		must(keys(r, "chat_session_id"))(t)
+	}},
+	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_public_persona_succeeds", Run: func(t *testing.T, c client) {
+		admin, basic := chatFixtures(t, c)
+		p := must(c.createPersona(admin.caller(), personaArgs{Name: "Public Persona", Description: "Visible to all", IsPublic: ptr(true)}))(t)
+		r := c.tg.Do(basic.caller(), "POST", "/chat/create-chat-session", map[string]any{"persona_id": p.ID, "description": "Public access"})
+		check(t, r.Status == 200, "status %d: %s", r.Status, clip(r.Body))
+	}},
+	{Name: "chat/test_chat_session_persona_access.py/test_send_chat_message_with_unauthorized_persona_in_session_info_is_blocked", Run: func(t *testing.T, c client) {
+		admin, basic := chatFixtures(t, c)
+		g := must(c.createGroup(admin.caller(), "restricted_group_send", []string{}, nil))(t)
+		p := must(c.createPersona(admin.caller(), personaArgs{Name: "Restricted Persona For Send",
+			Description: "Only accessible to restricted_group_send", IsPublic: ptr(false), Groups: []int64{g.ID}}))(t)
+		r := c.tg.Do(basic.caller(), "POST", "/chat/send-chat-message", map[string]any{"message": "hello",
+			"chat_session_info": map[string]any{"persona_id": p.ID, "description": "Attempted bypass via message send"}, "stream": true})
+		// Onyx streams the refusal as a line whose "error" names the
+		// persona; Quarry refuses before any stream, with a 403 whose
+		// detail names it, as it does every refusal of a chat
+		// (docs/decisions.md, "Chat" and "Document sets"). The replay
+		// asserts Quarry's refusal, and that no session was made.
+		check(t, r.Status == 403, "status %d: %s", r.Status, clip(r.Body))
+		var body struct{ Detail string }
+		ok(t, json.Unmarshal(r.Body, &body))
+		check(t, strings.Contains(strings.ToLower(body.Detail), "persona"), "detail %q", body.Detail)
+		sessions := must(c.do(basic.caller(), "GET", "/chat/get-user-chat-sessions", nil))(t)
+		var list struct {
+			Sessions []json.RawMessage `json:"sessions"`
+		}
+		ok(t, json.Unmarshal(sessions.Body, &list))
+		check(t, len(list.Sessions) == 0, "a session was made: %s", clip(sessions.Body))
+	}},
+}
