@@ -174,7 +174,7 @@ var Replays = slices.Concat(apiKeyReplays, connectorReplays, permissionReplays,
 	// Of ADMIN_ACCESS_ENDPOINTS, Quarry serves GET /manage/users/invited only.
 	gateReplays("permissions/test_admin_access.py", []string{"/manage/users/invited"},
 		func(s int) bool { return s > 0 && s < 400 }, "below 400", false),
-	userGroupReplays, userReplays, patReplays, indexingReplays, llmProviderReplays, chatReplays, documentSetReplays, personaReplays)
+	userGroupReplays, userReplays, patReplays, indexingReplays, llmProviderReplays, chatReplays, documentSetReplays, personaReplays, paginationReplays)
 
 // ---- api_key/test_api_key.py ----
 

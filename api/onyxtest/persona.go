@@ -517,3 +517,159 @@ var chatPersonaAccessReplays = []Replay{
 		check(t, len(list.Sessions) == 0, "a session was made: %s", clip(sessions.Body))
 	}},
 }
+
+// agentsPage is the tests' _get_agents_paginated (path /agents) and
+// _get_agents_admin_paginated (/admin/agents, which raises for its status):
+// the page's items (the keys the tests read), total_items, and the status.
+type agentsPage struct {
+	Items []struct {
+		ID          int64           `json:"id"`
+		Users       json.RawMessage `json:"users"`
+		Groups      json.RawMessage `json:"groups"`
+		UserFileIDs json.RawMessage `json:"user_file_ids"`
+	} `json:"items"`
+	TotalItems int `json:"total_items"`
+	status     int
+}
+
+// ids returns the ids of the page's items.
+func (p agentsPage) ids() []int64 {
+	out := make([]int64, len(p.Items))
+	for i, it := range p.Items {
+		out[i] = it.ID
+	}
+	return out
+}
+
+// agents gets a page of path as by, with include_default true and
+// get_editable false, as the tests' helpers send them.
+func (c client) agents(t *testing.T, by User, path string, pageNum, pageSize int, includeDeleted bool) agentsPage {
+	t.Helper()
+	q := fmt.Sprintf("%s?page_num=%d&page_size=%d&include_deleted=%t&get_editable=false&include_default=true", path, pageNum, pageSize,
+		includeDeleted)
+	r := c.tg.Do(by, "GET", q, nil)
+	if path == "/admin/agents" {
+		ok(t, raiseForStatus("GET", q, r))
+	}
+	p := agentsPage{status: r.Status}
+	if r.Status == 200 {
+		must(keys(r, "items", "total_items"))(t)
+		ok(t, json.Unmarshal(r.Body, &p))
+	}
+	return p
+}
+
+// paginationReplays are personas/test_persona_pagination.py's and
+// test_persona_knowledge_sources.py's.
+var paginationReplays = []Replay{
+	{Name: "personas/test_persona_pagination.py/test_persona_pagination_basic", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		for i := range 25 {
+			must(c.createPersona(admin.caller(), personaArgs{Name: fmt.Sprintf("Test Persona %d", i)}))(t)
+		}
+		page0 := c.agents(t, admin.caller(), "/agents", 0, 10, false)
+		check(t, len(page0.Items) == 10 && page0.TotalItems >= 25, "page 0: %d items of %d", len(page0.Items), page0.TotalItems)
+		page2 := c.agents(t, admin.caller(), "/agents", 2, 10, false)
+		check(t, len(page2.Items) >= 5 && page2.TotalItems >= 25, "page 2: %d items of %d", len(page2.Items), page2.TotalItems)
+		beyond := c.agents(t, admin.caller(), "/agents", 10, 10, false)
+		check(t, len(beyond.Items) == 0 && beyond.TotalItems >= 25, "page 10: %d items of %d", len(beyond.Items), beyond.TotalItems)
+	}},
+	{Name: "personas/test_persona_pagination.py/test_persona_pagination_ordering", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		a := must(c.createPersona(admin.caller(), personaArgs{Name: "Persona A", Description: "This should be second", DisplayPriority: ptr[int64](2)}))(t)
+		b := must(c.createPersona(admin.caller(), personaArgs{Name: "Persona B", Description: "This should be first", DisplayPriority: ptr[int64](1)}))(t)
+		cc := must(c.createPersona(admin.caller(), personaArgs{Name: "Persona C", Description: "This should be third", DisplayPriority: ptr[int64](3)}))(t)
+		d := must(c.createPersona(admin.caller(), personaArgs{Name: "Persona D", Description: "This should be fourth", DisplayPriority: ptr[int64](3)}))(t)
+		want := []int64{b.ID, a.ID, cc.ID, d.ID}
+		var got []int64
+		for _, id := range c.agents(t, admin.caller(), "/agents", 0, 100, false).ids() {
+			if slices.Contains(want, id) {
+				got = append(got, id)
+			}
+		}
+		check(t, slices.Equal(got, want), "order %v, want %v", got, want)
+	}},
+	{Name: "personas/test_persona_pagination.py/test_persona_pagination_admin_endpoint", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		for i := range 5 {
+			must(c.createPersona(admin.caller(), personaArgs{Name: fmt.Sprintf("Admin Test Persona %d", i)}))(t)
+		}
+		page0 := c.agents(t, admin.caller(), "/admin/agents", 0, 10, false)
+		check(t, len(page0.Items) >= 5 && page0.TotalItems >= 5, "page 0: %d items of %d", len(page0.Items), page0.TotalItems)
+		first := page0.Items[0]
+		check(t, first.Users != nil && first.Groups != nil && first.UserFileIDs != nil, "users, groups or user_file_ids missing")
+	}},
+	{Name: "personas/test_persona_pagination.py/test_persona_pagination_with_deleted", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		p := must(c.createPersona(admin.caller(), personaArgs{Name: "To Be Deleted"}))(t)
+		c.deletePersona(p, admin.caller())
+		without := c.agents(t, admin.caller(), "/agents", 0, 100, false)
+		check(t, !slices.Contains(without.ids(), p.ID), "listed without include_deleted")
+		with := c.agents(t, admin.caller(), "/agents", 0, 100, true)
+		check(t, slices.Contains(with.ids(), p.ID), "not listed with include_deleted")
+		check(t, with.TotalItems > without.TotalItems, "totals %d, %d", with.TotalItems, without.TotalItems)
+	}},
+	{Name: "personas/test_persona_pagination.py/test_persona_pagination_page_size_limits", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		for i := range 5 {
+			must(c.createPersona(admin.caller(), personaArgs{Name: fmt.Sprintf("Size Limit Test %d", i)}))(t)
+		}
+		check(t, len(c.agents(t, admin.caller(), "/agents", 0, 1, false).Items) <= 1, "page_size 1")
+		all := c.agents(t, admin.caller(), "/agents", 0, 1000, false)
+		check(t, len(all.Items) == all.TotalItems, "page_size 1000: %d items of %d", len(all.Items), all.TotalItems)
+		for _, size := range []int{1001, 0} {
+			s := c.agents(t, admin.caller(), "/agents", 0, size, false).status
+			check(t, s == 422, "page_size %d: status %d", size, s)
+		}
+	}},
+	{Name: "personas/test_persona_pagination.py/test_persona_pagination_count_accuracy", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		var ours []int64
+		for i := range 15 {
+			ours = append(ours, must(c.createPersona(admin.caller(), personaArgs{Name: fmt.Sprintf("Count Test %d", i)}))(t).ID)
+		}
+		total := c.agents(t, admin.caller(), "/agents", 0, 5, false).TotalItems
+		check(t, total >= 15, "total %d", total)
+		var seen []int64
+		for n := range (total + 4) / 5 {
+			page := c.agents(t, admin.caller(), "/agents", n, 5, false)
+			check(t, page.TotalItems == total, "Page %d has inconsistent total_items", n)
+			seen = append(seen, page.ids()...)
+		}
+		for _, id := range ours {
+			check(t, slices.Contains(seen, id), "All created personas should appear in paginated results: %d", id)
+		}
+	}},
+	{Name: "personas/test_persona_pagination.py/test_persona_pagination_user_permissions", Run: func(t *testing.T, c client) {
+		admin, basic := adminUser(t, c), must(c.createUser("basic_user", ""))(t)
+		private := must(c.createPersona(admin.caller(), personaArgs{Name: "Private Persona", Description: "Not shared", IsPublic: ptr(false)}))(t)
+		public := must(c.createPersona(admin.caller(), personaArgs{Name: "Public Persona", Description: "Shared with all", IsPublic: ptr(true)}))(t)
+		adminPage := c.agents(t, admin.caller(), "/agents", 0, 100, false)
+		check(t, slices.Contains(adminPage.ids(), private.ID) && slices.Contains(adminPage.ids(), public.ID), "the admin's page: %v", adminPage.ids())
+		userPage := c.agents(t, basic.caller(), "/agents", 0, 100, false)
+		check(t, !slices.Contains(userPage.ids(), private.ID) && slices.Contains(userPage.ids(), public.ID), "the user's page: %v", userPage.ids())
+		check(t, adminPage.TotalItems > userPage.TotalItems, "totals %d, %d", adminPage.TotalItems, userPage.TotalItems)
+	}},
+	{Name: "personas/test_persona_knowledge_sources.py/test_persona_with_user_files_includes_user_file_source", Excluded: excludedUserFiles,
+		Run: func(t *testing.T, c client) {}},
+	{Name: "personas/test_persona_knowledge_sources.py/test_persona_without_user_files_excludes_user_file_source", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		p := must(c.createPersona(admin.caller(), personaArgs{Name: "KS No Files Agent", Description: "Agent without files for knowledge_sources test",
+			SystemPrompt: "You are a helpful assistant."}))(t)
+		r := must(c.do(admin.caller(), "GET", fmt.Sprintf("/persona?persona_ids=%d", p.ID), nil))(t)
+		var ps []struct {
+			ID               int64    `json:"id"`
+			KnowledgeSources []string `json:"knowledge_sources"`
+		}
+		ok(t, json.Unmarshal(r.Body, &ps))
+		check(t, len(ps) == 1 && ps[0].ID == p.ID, "Expected 1 persona with id=%d, got %s", p.ID, clip(r.Body))
+		check(t, ps[0].KnowledgeSources != nil && !slices.Contains(ps[0].KnowledgeSources, "user_file"),
+			"Unexpected 'user_file' in knowledge_sources: %v", ps[0].KnowledgeSources)
+	}},
+}
+
+// excludedUserFiles is why the tests of user files attached to an
+// assistant are excluded (with personas/test_persona_avatar.py and
+// test_persona_file_context.py, not replayed at all).
+const excludedUserFiles = "it uploads a user file (FileManager.upload_files) and attaches it to an assistant: Quarry has no " +
+	"user files, and refuses user_file_ids on an assistant with a 400 (docs/decisions.md, \"Assistants\")"
