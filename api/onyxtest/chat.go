@@ -221,15 +221,7 @@ func (c client) searchToolID(t *testing.T, by User) int64 {
 
 // ---- tests/chat/, llm_workflows/, permissions/test_chat_scopes.py ----
 
-// excludedChatDocumentSets is why the tests of document sets in chat are
-// excluded.
-const excludedChatDocumentSets = "not replayed yet: each test makes an assistant (PersonaManager.create with the search tool) and a " +
-	"session with it; Quarry has assistants (api's TestChatPersonaDocumentSets), but Onyx's PersonaManager is not in this package " +
-	"yet; and Quarry refuses a set one may not see before the answer begins, with a 403, where Onyx streams an error line (api's " +
-	"TestChatRefusesBeforeStreaming, TestChatDocumentSets)"
-
-var chatReplays = slices.Concat(chatPersonaAccessReplays, chatSessionAccessReplays, chatDeletionReplays, mockToolCallReplays, chatScopeReplays, []Replay{
-	{Name: "chat/test_chat_document_set_access.py", Excluded: excludedChatDocumentSets, Run: func(t *testing.T, c client) {}},
+var chatReplays = slices.Concat(chatPersonaAccessReplays, chatDocumentSetReplays, chatSessionAccessReplays, chatDeletionReplays, mockToolCallReplays, chatScopeReplays, []Replay{
 	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_default_persona_succeeds", Run: func(t *testing.T, c client) {
 		_, basic := chatFixtures(t, c)
 		r := c.tg.Do(basic.caller(), "POST", "/chat/create-chat-session", map[string]any{"persona_id": 0, "description": "Test with default persona"})

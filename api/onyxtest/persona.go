@@ -673,3 +673,98 @@ var paginationReplays = []Replay{
 // test_persona_file_context.py, not replayed at all).
 const excludedUserFiles = "it uploads a user file (FileManager.upload_files) and attaches it to an assistant: Quarry has no " +
 	"user files, and refuses user_file_ids on an assistant with a 400 (docs/decisions.md, \"Assistants\")"
+
+// chatDocSetSetup is test_chat_document_set_access.py's
+// _setup_search_infrastructure: an admin, a basic user, a provider, a
+// pair of the ingestion API and the search tool's id.
+func (c client) chatDocSetSetup(t *testing.T) (admin, basic daUser, pairID, searchID int64) {
+	t.Helper()
+	admin, basic = chatFixtures(t, c)
+	p := must(c.createCCPairFromScratch(admin.caller(), "", "", nil, "ingestion_api"))(t)
+	return admin, basic, p.ID, c.searchToolID(t, admin.caller())
+}
+
+// searchPersonaSession is the test's _create_search_persona_chat_session:
+// an assistant with the search tool, and basic's session with it
+// (ChatSessionManager.create).
+func (c client) searchPersonaSession(t *testing.T, admin, basic daUser, searchID int64) string {
+	t.Helper()
+	p := must(c.createPersona(admin.caller(), personaArgs{Name: "search_persona", ToolIDs: []int64{searchID}}))(t)
+	r := must(c.do(basic.caller(), "POST", "/chat/create-chat-session", map[string]any{"persona_id": p.ID,
+		"description": "Test chat session", "project_id": nil}))(t)
+	var s struct {
+		ID string `json:"chat_session_id"`
+	}
+	ok(t, json.Unmarshal(r.Body, &s))
+	return s.ID
+}
+
+// sendWithSetFilter is the test's _send_message_with_document_set_filter:
+// the search forced, the model's answer a call of it, filtered to names.
+func (c client) sendWithSetFilter(by daUser, session string, names []string, searchID int64) *Response {
+	return c.tg.Do(by.caller(), "POST", "/chat/send-chat-message", map[string]any{"message": "hello", "chat_session_id": session,
+		"stream": true, "internal_search_filters": map[string]any{"document_set": names}, "forced_tool_id": searchID,
+		"mock_llm_response": `{"name":"internal_search","arguments":{"queries":["test query"]}}`})
+}
+
+// streamContainsError is the test's _stream_contains_error: a JSON line
+// of the answer whose "error" holds needle.
+func streamContainsError(r *Response, needle string) bool {
+	for _, line := range strings.Split(string(r.Body), "\n") {
+		var payload map[string]any
+		if json.Unmarshal([]byte(line), &payload) != nil {
+			continue
+		}
+		if e, isStr := payload["error"].(string); isStr && strings.Contains(strings.ToLower(e), strings.ToLower(needle)) {
+			return true
+		}
+	}
+	return false
+}
+
+// refusedSets asserts Quarry's refusal of a chat filtered to document sets
+// the person may not see. Onyx streams it as an error line naming the
+// document sets; Quarry refuses before any stream, with a 403 whose detail
+// names them, as it does every refusal of a chat (docs/decisions.md,
+// "Document sets" and "Chat"): the replays assert that.
+func refusedSets(t *testing.T, r *Response) {
+	t.Helper()
+	check(t, r.Status == 403, "status %d: %s", r.Status, clip(r.Body))
+	var body struct{ Detail string }
+	ok(t, json.Unmarshal(r.Body, &body))
+	check(t, strings.Contains(strings.ToLower(body.Detail), "document set"), "detail %q", body.Detail)
+}
+
+// chatDocumentSetReplays are chat/test_chat_document_set_access.py's.
+var chatDocumentSetReplays = []Replay{
+	{Name: "chat/test_chat_document_set_access.py/test_document_set_filter_blocks_unauthorized_names", Run: func(t *testing.T, c client) {
+		admin, basic, pairID, searchID := c.chatDocSetSetup(t)
+		g := must(c.createGroup(admin.caller(), "restricted_doc_set_group", []string{}, nil))(t)
+		set := must(c.createDocumentSet(admin.caller(), docSetArgs{Name: "restricted_doc_set", IsPublic: ptr(false), Groups: []int64{g.ID},
+			CCPairIDs: []int64{pairID}}))(t)
+		session := c.searchPersonaSession(t, admin, basic, searchID)
+		refusedSets(t, c.sendWithSetFilter(basic, session, []string{set.Name}, searchID))
+	}},
+	{Name: "chat/test_chat_document_set_access.py/test_document_set_filter_allows_authorized_names", Run: func(t *testing.T, c client) {
+		admin, basic, pairID, searchID := c.chatDocSetSetup(t)
+		g := must(c.createGroup(admin.caller(), "allowed_doc_set_group", []string{basic.ID}, nil))(t)
+		set := must(c.createDocumentSet(admin.caller(), docSetArgs{Name: "allowed_doc_set", IsPublic: ptr(false), Groups: []int64{g.ID},
+			CCPairIDs: []int64{pairID}}))(t)
+		session := c.searchPersonaSession(t, admin, basic, searchID)
+		r := c.sendWithSetFilter(basic, session, []string{set.Name}, searchID)
+		check(t, r.Status == 200 && !streamContainsError(r, "document set"),
+			"Did not expect an access-denied error for an authorized document set: %d %s", r.Status, clip(r.Body))
+	}},
+	{Name: "chat/test_chat_document_set_access.py/test_public_document_set_is_accessible_to_any_user", Run: func(t *testing.T, c client) {
+		admin, basic, pairID, searchID := c.chatDocSetSetup(t)
+		set := must(c.createDocumentSet(admin.caller(), docSetArgs{Name: "public_doc_set", IsPublic: ptr(true), CCPairIDs: []int64{pairID}}))(t)
+		session := c.searchPersonaSession(t, admin, basic, searchID)
+		r := c.sendWithSetFilter(basic, session, []string{set.Name}, searchID)
+		check(t, r.Status == 200 && !streamContainsError(r, "document set"), "%d %s", r.Status, clip(r.Body))
+	}},
+	{Name: "chat/test_chat_document_set_access.py/test_nonexistent_document_set_name_is_blocked", Run: func(t *testing.T, c client) {
+		admin, basic, _, searchID := c.chatDocSetSetup(t)
+		session := c.searchPersonaSession(t, admin, basic, searchID)
+		refusedSets(t, c.sendWithSetFilter(basic, session, []string{"this_document_set_does_not_exist"}, searchID))
+	}},
+}
