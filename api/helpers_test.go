@@ -239,6 +239,7 @@ func fxCount(entries []fxAudit, action string) int {
 // with FastAPI's answer to it.
 type fxGolden struct {
 	Name        string            `json:"name"`
+	Method      string            `json:"method"`
 	Path        string            `json:"path"`
 	PathParams  map[string]string `json:"path_params"`
 	Query       string            `json:"query"`

@@ -1675,10 +1675,9 @@ type personaPublicRequest struct {
 }
 
 // displayPriorities is Onyx's DisplayPriorityRequest: its map's keys are
-// assistants' ids (pydantic reads them as integers; Quarry reads them as
-// strings and refuses those that are not, see the handler).
+// assistants' ids.
 type displayPriorities struct {
-	DisplayPriorityMap map[string]int64 `json:"display_priority_map"`
+	DisplayPriorityMap map[int64]int64 `json:"display_priority_map"`
 }
 
 // ModelName returns the Python class name pydantic would print.
@@ -1741,16 +1740,21 @@ type personaShare struct {
 // ModelName returns the Python class name pydantic would print.
 func (personaShare) ModelName() string { return "PersonaShareRequest" }
 
-// input returns the change b asks for, refusing (400, Onyx's model
-// validator, a 422 there) both forms of the same shares.
-func (b *personaShare) input() (quarry.PersonaShareInput, error) {
-	var in quarry.PersonaShareInput
+// CheckModel is PersonaShareRequest's _reject_legacy_and_leveled: both
+// forms of the same shares are refused.
+func (b *personaShare) CheckModel() string {
 	switch {
 	case b.UserIDs.Set() && b.UserShares.Set():
-		return in, quarry.Errorf(quarry.EINVALID, "Provide either user_ids or user_shares, not both")
+		return "Provide either user_ids or user_shares, not both"
 	case b.GroupIDs.Set() && b.GroupShares.Set():
-		return in, quarry.Errorf(quarry.EINVALID, "Provide either group_ids or group_shares, not both")
+		return "Provide either group_ids or group_shares, not both"
 	}
+	return ""
+}
+
+// input returns the change b asks for.
+func (b *personaShare) input() quarry.PersonaShareInput {
+	var in quarry.PersonaShareInput
 	if u := value(b.UserIDs); u != nil {
 		ids := userIDs(*u)
 		in.Users = &ids
@@ -1768,7 +1772,7 @@ func (b *personaShare) input() (quarry.PersonaShareInput, error) {
 			in.GroupShares[g.GroupID] = g.Permission
 		}
 	}
-	return in, nil
+	return in
 }
 
 // sharePersonaRequest is the request of PATCH /persona/{persona_id}/share.

@@ -495,8 +495,11 @@ func oasSchemaOf(typ reflect.Type) map[string]any {
 	case reflect.Slice:
 		return map[string]any{"type": "array", "items": oasSchemaOf(typ.Elem())}
 	case reflect.Map:
-		return map[string]any{"type": "object", "propertyNames": oasSchemaOf(typ.Key()),
-			"additionalProperties": oasSchemaOf(typ.Elem())}
+		key := oasSchemaOf(typ.Key())
+		if typ.Key().Kind() == reflect.Int64 {
+			key = map[string]any{"type": "string"} // an object's names are strings; integers there are read from them
+		}
+		return map[string]any{"type": "object", "propertyNames": key, "additionalProperties": oasSchemaOf(typ.Elem())}
 	case reflect.Struct:
 		name := typ.Name()
 		if m, ok := reflect.New(typ).Interface().(interface{ ModelName() string }); ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/google/uuid"
 
@@ -498,22 +497,13 @@ func (s *Server) setPersonaFlag(w http.ResponseWriter, r *http.Request, c *quarr
 }
 
 // handleDisplayPriorities serves PATCH /admin/agents/display-priorities:
-// null. A key that is not an assistant's id is refused (400; pydantic's
-// 422 there).
+// null.
 func (s *Server) handleDisplayPriorities(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in displayPrioritiesRequest
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	m := make(map[int64]int64, len(in.Body.DisplayPriorityMap))
-	for k, v := range in.Body.DisplayPriorityMap {
-		id, err := strconv.ParseInt(k, 10, 64)
-		if err != nil {
-			return quarry.Errorf(quarry.EINVALID, "display_priority_map: %q is not an assistant's id", k)
-		}
-		m[id] = v
-	}
-	if err := s.db.SetPersonaPriorities(r.Context(), c, m); err != nil {
+	if err := s.db.SetPersonaPriorities(r.Context(), c, in.Body.DisplayPriorityMap); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, nil)
@@ -525,11 +515,7 @@ func (s *Server) handleSharePersona(w http.ResponseWriter, r *http.Request, c *q
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
-	share, err := in.Body.input()
-	if err != nil {
-		return err
-	}
-	if err := s.db.SharePersona(r.Context(), c, in.ID, share); err != nil {
+	if err := s.db.SharePersona(r.Context(), c, in.ID, in.Body.input()); err != nil {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, nil)

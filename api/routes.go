@@ -71,7 +71,7 @@ func (s *Server) routes() {
 	m.Handle("GET /persona", s.authed(basicAccess, s.handleListPersonas))
 	m.Handle("GET /persona/labels", s.authed(basicAccess, s.handlePersonaLabels))
 	m.Handle("POST /persona/labels", s.authed(basicAccess, s.handleCreatePersonaLabel))
-	m.Handle("GET /persona/{persona_id}", s.authed(basicAccess, s.handleGetPersona))
+	m.Handle("GET /persona/{persona_id}", s.authed(anyUser, s.handleGetPersona)) // Onyx: current_limited_user
 	m.Handle("PATCH /persona/{persona_id}", s.authed(basicAccess, s.handleUpdatePersona))
 	m.Handle("DELETE /persona/{persona_id}", s.authed(basicAccess, s.handleDeletePersona))
 	m.Handle("PATCH /persona/{persona_id}/public", s.authed(basicAccess, s.handlePersonaPublic))

@@ -220,23 +220,34 @@ type searchResult struct {
 // send-search-message with the caller's rights, answered as Onyx's
 // SearchTool answers when its LLM fails: no query expansion, and the first
 // sections in the order of the search (maxSearchResults), one per
-// document, each cited by its rank. Quarry has no personas and no LLM
-// providers: a persona_id is Onyx's 404 PERSONA_NOT_FOUND, a provider its
-// 404 NOT_FOUND.
+// document, each cited by its rank. An assistant (persona_id) narrows the
+// search to its document sets, as Onyx's PersonaSearchInfo does; one the
+// caller may not read, or none, is Onyx's 404 PERSONA_NOT_FOUND. A
+// provider is Onyx's 404 NOT_FOUND (the search uses no LLM).
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in searchRoute
 	if err := decode.Request(r, &in); err != nil {
 		return err
 	}
 	b := &in.Body
+	var sets []int64
 	if id := value(b.PersonaID); id != nil {
-		return onyxCodedError{quarry.Errorf(quarry.ENOTFOUND, "Persona %d not found", *id), "PERSONA_NOT_FOUND"}
+		p, err := s.db.Persona(r.Context(), c, *id)
+		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+			return onyxCodedError{quarry.Errorf(quarry.ENOTFOUND, "Persona %d not found", *id), "PERSONA_NOT_FOUND"}
+		}
+		if err != nil {
+			return onyxCodedError{error: err}
+		}
+		sets = p.DocumentSetIDs
 	}
 	if p := value(b.Provider); p != nil && *p != "" {
 		return onyxCodedError{error: quarry.Errorf(quarry.ENOTFOUND, "LLM provider '%s' not found", *p)}
 	}
 	f := baseFilters{SourceType: b.Sources, DocumentSet: b.DocumentSets, Tags: b.Tags, TimeCutoff: b.TimeCutoff}
-	hits, err := s.db.Search(r.Context(), c, index.ParseQuery(b.Query), f.filters(), maxSearchResults)
+	filters := f.filters()
+	filters.DocumentSetIDs = sets
+	hits, err := s.db.Search(r.Context(), c, index.ParseQuery(b.Query), filters, maxSearchResults)
 	if err != nil {
 		return onyxCodedError{error: err}
 	}

@@ -792,6 +792,121 @@ class DefaultAssistantUpdateRequest(BaseModel):
     system_prompt: Optional[str] = None
 
 
+# Onyx's PersonaSharePermission (persona.go's PersonaPermission).
+PersonaSharePermission = enum.Enum("PersonaSharePermission", {"EDITOR": "EDITOR", "VIEWER": "VIEWER"}, type=str)
+
+
+class StarterMessage(BaseModel):
+    name: str
+    message: str
+
+
+# Onyx's PersonaUpsertRequest, with Quarry's bounds on its lists.
+class PersonaUpsertRequest(BaseModel):
+    name: str
+    description: str
+    document_set_ids: Annotated[list[Int64], Field(max_length=1000)]
+    is_public: Optional[bool] = None
+    default_model_configuration_id: Optional[Int64] = None
+    starter_messages: Optional[Annotated[list[StarterMessage], Field(max_length=100)]] = None
+    users: Optional[Annotated[list[uuid.UUID], Field(max_length=10000)]] = None
+    groups: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+    tool_ids: Annotated[list[Int64], Field(max_length=1000)]
+    remove_image: Optional[bool] = None
+    uploaded_image_id: Optional[str] = None
+    icon_name: Optional[str] = None
+    search_start_date: Optional[datetime] = None
+    label_ids: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+    is_featured: Optional[bool] = None
+    display_priority: Optional[Int64] = None
+    user_file_ids: Optional[Annotated[list[str], Field(max_length=1000)]] = None
+    hierarchy_node_ids: Annotated[list[Int64], Field(max_length=1000)] = []
+    document_ids: Annotated[list[str], Field(max_length=1000)] = []
+    system_prompt: str
+    replace_base_system_prompt: bool = False
+    task_prompt: str
+    datetime_aware: bool
+
+
+# Onyx's persona_ids defaults to None; an absent list lists every
+# assistant there as here, so the mirror's default is Quarry's empty list.
+class PersonasQuery(BaseModel):
+    include_deleted: bool = False
+    persona_ids: list[Int64] = []
+
+
+class AdminPersonasQuery(BaseModel):
+    include_deleted: bool = False
+    get_editable: bool = False
+
+
+# The query of Onyx's paginated listings, /agents and /admin/agents.
+class AgentsQuery(BaseModel):
+    page_num: Annotated[Int64, Field(ge=0)] = 0
+    page_size: Annotated[Int64, Field(ge=1, le=1000)] = 10
+    include_deleted: bool = False
+    get_editable: bool = False
+    include_default: bool = True
+
+
+class IsListedRequest(BaseModel):
+    is_listed: bool
+
+
+class IsPublicRequest(BaseModel):
+    is_public: bool
+
+
+class IsFeaturedRequest(BaseModel):
+    is_featured: bool
+
+
+class DisplayPriorityRequest(BaseModel):
+    display_priority_map: dict[Int64, Int64]
+
+
+class PersonaLabelCreate(BaseModel):
+    name: str
+
+
+class PersonaLabelPatchRequest(BaseModel):
+    label_name: str
+
+
+class PersonaUserShareRequest(BaseModel):
+    user_id: uuid.UUID
+    permission: PersonaSharePermission
+
+
+class PersonaGroupShareRequest(BaseModel):
+    group_id: Int64
+    permission: PersonaSharePermission
+
+
+# Onyx's PersonaShareRequest, with Quarry's bounds on its lists.
+class PersonaShareRequest(BaseModel):
+    user_ids: Optional[Annotated[list[uuid.UUID], Field(max_length=10000)]] = None
+    group_ids: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+    user_shares: Optional[Annotated[list[PersonaUserShareRequest], Field(max_length=10000)]] = None
+    group_shares: Optional[Annotated[list[PersonaGroupShareRequest], Field(max_length=1000)]] = None
+    is_public: Optional[bool] = None
+    public_permission: Optional[PersonaSharePermission] = None
+    label_ids: Optional[Annotated[list[Int64], Field(max_length=1000)]] = None
+
+    @model_validator(mode="after")
+    def _reject_legacy_and_leveled(self):
+        if self.user_ids is not None and self.user_shares is not None:
+            raise ValueError("Provide either user_ids or user_shares, not both")
+        if self.group_ids is not None and self.group_shares is not None:
+            raise ValueError("Provide either group_ids or group_shares, not both")
+        return self
+
+
+class TransferPersonaOwnershipRequest(BaseModel):
+    new_owner_user_id: Optional[uuid.UUID] = None
+    new_owner_group_id: Optional[Int64] = None
+
+
 # Each endpoint: the Go model name, the method and path, its path
 # parameters, its query model and its body model.
 ENDPOINTS = {
@@ -842,6 +957,23 @@ ENDPOINTS = {
     "chatFeedback": ("POST", "/chat/create-chat-message-feedback", [], None, ChatFeedbackRequest),
     "removeChatFeedback": ("DELETE", "/chat/remove-chat-message-feedback", [], RemoveChatFeedbackQuery, None),
     "defaultAssistantUpdate": ("PATCH", "/admin/default-assistant", [], None, DefaultAssistantUpdateRequest),
+    "personaCreate": ("POST", "/persona", [], None, PersonaUpsertRequest),
+    "personaUpdate": ("PATCH", "/persona/{persona_id}", ["persona_id"], None, PersonaUpsertRequest),
+    "personaGet": ("GET", "/persona/{persona_id}", ["persona_id"], None, None),
+    "personasQuery": ("GET", "/persona", [], PersonasQuery, None),
+    "adminPersonasQuery": ("GET", "/admin/persona", [], AdminPersonasQuery, None),
+    "agentsQuery": ("GET", "/agents", [], AgentsQuery, None),
+    "adminAgentsQuery": ("GET", "/admin/agents", [], AgentsQuery, None),
+    "personaListed": ("PATCH", "/admin/persona/{persona_id}/listed", ["persona_id"], None, IsListedRequest),
+    "personaFeatured": ("PATCH", "/admin/persona/{persona_id}/featured", ["persona_id"], None, IsFeaturedRequest),
+    "personaPublic": ("PATCH", "/persona/{persona_id}/public", ["persona_id"], None, IsPublicRequest),
+    "displayPriorities": ("PATCH", "/admin/agents/display-priorities", [], None, DisplayPriorityRequest),
+    "personaLabelCreate": ("POST", "/persona/labels", [], None, PersonaLabelCreate),
+    "personaLabelPatch": ("PATCH", "/admin/persona/label/{label_id}", ["label_id"], None, PersonaLabelPatchRequest),
+    "personaLabelDelete": ("DELETE", "/admin/persona/label/{label_id}", ["label_id"], None, None),
+    "personaShare": ("PATCH", "/persona/{persona_id}/share", ["persona_id"], None, PersonaShareRequest),
+    "personaTransfer": ("POST", "/persona/{persona_id}/transfer-ownership", ["persona_id"], None,
+                        TransferPersonaOwnershipRequest),
     "mcpServerSetup": ("POST", "/admin/mcp/servers/create", [], None, MCPToolCreateRequest),
     "mcpServerUpdate": ("POST", "/admin/mcp/servers/update", [], None, MCPToolUpdateRequest),
     "mcpServerCreate": ("POST", "/admin/mcp/server", [], None, MCPServerSimpleCreateRequest),
@@ -1545,6 +1677,110 @@ def corpus():
     case("defaultAssistantUpdate", "reset", body={"system_prompt": None})
     case("defaultAssistantUpdate", "bad", body={"tool_ids": ["x"], "system_prompt": 5})
     case("defaultAssistantUpdate", "too many tools", body={"tool_ids": list(range(1001))})
+
+    # Assistants (Onyx's personas).
+    member = "6f1a2b3c-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+    good_persona = {"name": "Helper", "description": "Helps", "document_set_ids": [1], "is_public": False,
+                    "starter_messages": [{"name": "Hi", "message": "Say hi"}], "users": [member], "groups": [2],
+                    "tool_ids": [3], "label_ids": [4], "is_featured": False, "display_priority": 5,
+                    "search_start_date": "2024-01-02T03:04:05Z", "icon_name": "star",
+                    "system_prompt": "Be kind.", "task_prompt": "", "datetime_aware": True}
+    for m in ["personaCreate", "personaUpdate"]:
+        case(m, "valid", body=good_persona)
+        case(m, "valid minimal", body={"name": "H", "description": "", "document_set_ids": [], "tool_ids": [],
+                                       "system_prompt": "", "task_prompt": "", "datetime_aware": False})
+        case(m, "missing", body={})
+        case(m, "wrong types", body={"name": 1, "description": None, "document_set_ids": "1", "is_public": "maybe",
+                                     "starter_messages": {"name": "x"}, "users": member, "groups": {}, "tool_ids": None,
+                                     "search_start_date": "yesterday", "label_ids": [None], "is_featured": 2,
+                                     "display_priority": 1.5, "hierarchy_node_ids": None, "document_ids": [1],
+                                     "system_prompt": None, "replace_base_system_prompt": "sometimes", "task_prompt": 5,
+                                     "datetime_aware": "perhaps"})
+        case(m, "bad items", body=dict(good_persona, document_set_ids=[1, "x", None], users=["nope", 7],
+                                       starter_messages=[{"name": "a"}, "hi", {"name": 1, "message": []}], tool_ids=[True, 2.5]))
+        case(m, "lax values", body=dict(good_persona, document_set_ids=["1", 2.0], is_public="yes", groups=["7"],
+                                        users=[member.upper()], datetime_aware="on", display_priority="3"))
+        case(m, "nulls", body=dict(good_persona, is_public=None, starter_messages=None, users=None, groups=None, label_ids=None,
+                                   display_priority=None, user_file_ids=None, search_start_date=None))
+        case(m, "too many", body=dict(good_persona, document_set_ids=list(range(1001)), tool_ids=list(range(1001)),
+                                      starter_messages=[{"name": "a", "message": "b"}] * 101))
+        case(m, "huge id", raw='{"name": "H", "description": "", "document_set_ids": [9223372036854775808], "tool_ids": [], '
+                               '"system_prompt": "", "task_prompt": "", "datetime_aware": false}')
+        case(m, "not an object", body=["H"])
+        case(m, "empty body", raw=b"")
+        case(m, "null body", raw="null")
+        case(m, "bad json", raw='{"name": "H",}')
+    case("personaUpdate", "path abc", path={"persona_id": "abc"}, body=good_persona)
+    case("personaUpdate", "path huge", path={"persona_id": big}, body={})
+    case("personaGet", "valid", path={"persona_id": "12"})
+    case("personaGet", "path abc", path={"persona_id": "abc"})
+    case("personaGet", "path float", path={"persona_id": "1.5"})
+    case("personaGet", "path huge", path={"persona_id": big})
+    case("personasQuery", "none", query="")
+    case("personasQuery", "ids", query="persona_ids=1&persona_ids=2&include_deleted=true")
+    case("personasQuery", "bad ids", query="persona_ids=1&persona_ids=x&persona_ids=1.5&include_deleted=perhaps")
+    case("personasQuery", "huge id", query="persona_ids=" + big)
+    case("adminPersonasQuery", "none", query="")
+    case("adminPersonasQuery", "both", query="include_deleted=1&get_editable=off")
+    case("adminPersonasQuery", "bad", query="include_deleted=x&get_editable=maybe")
+    for m in ["agentsQuery", "adminAgentsQuery"]:
+        case(m, "none", query="")
+        case(m, "every one", query="page_num=2&page_size=1000&include_deleted=true&get_editable=yes&include_default=false")
+        case(m, "out of range", query="page_num=-1&page_size=0")
+        case(m, "too big", query="page_size=1001&page_num=" + big)
+        case(m, "bad", query="page_num=x&page_size=1.5&include_deleted=x&get_editable=2&include_default=none")
+    for m, field in [("personaListed", "is_listed"), ("personaFeatured", "is_featured"), ("personaPublic", "is_public")]:
+        case(m, "valid", body={field: True})
+        case(m, "lax", body={field: "off"})
+        case(m, "missing", body={})
+        case(m, "null", body={field: None})
+        case(m, "bad", body={field: "perhaps"})
+        case(m, "path abc", path={"persona_id": "abc"}, body={field: True})
+        case(m, "empty body", raw=b"")
+        case(m, "not an object", body=[True])
+    case("displayPriorities", "valid", body={"display_priority_map": {"1": 0, "2": 5}})
+    case("displayPriorities", "lax", body={"display_priority_map": {" 3 ": "4", "4": 2.0}})
+    case("displayPriorities", "bad keys", body={"display_priority_map": {"x": 1, "1.5": 2, "": 3}})
+    case("displayPriorities", "bad values", body={"display_priority_map": {"1": "x", "2": None, "3": 1.5}})
+    case("displayPriorities", "huge key", body={"display_priority_map": {big: 1}})
+    case("displayPriorities", "not a map", body={"display_priority_map": [1, 2]})
+    case("displayPriorities", "missing", body={})
+    case("displayPriorities", "empty body", raw=b"")
+    case("personaLabelCreate", "valid", body={"name": "Sales"})
+    case("personaLabelCreate", "missing", body={})
+    case("personaLabelCreate", "wrong type", body={"name": 5})
+    case("personaLabelCreate", "null body", raw="null")
+    case("personaLabelPatch", "valid", body={"label_name": "Sales"})
+    case("personaLabelPatch", "missing", body={"name": "Sales"})
+    case("personaLabelPatch", "wrong type", body={"label_name": ["Sales"]})
+    case("personaLabelPatch", "path abc", path={"label_id": "abc"}, body={"label_name": "Sales"})
+    case("personaLabelPatch", "empty body", raw=b"")
+    case("personaLabelDelete", "valid", path={"label_id": "3"})
+    case("personaLabelDelete", "path abc", path={"label_id": "abc"})
+    case("personaLabelDelete", "path huge", path={"label_id": big})
+    case("personaShare", "valid ids", body={"user_ids": [member], "group_ids": [1], "is_public": False, "label_ids": []})
+    case("personaShare", "valid shares", body={"user_shares": [{"user_id": member, "permission": "EDITOR"}],
+                                               "group_shares": [{"group_id": "2", "permission": "VIEWER"}],
+                                               "public_permission": "VIEWER"})
+    case("personaShare", "empty", body={})
+    case("personaShare", "both users", body={"user_ids": [member], "user_shares": []})
+    case("personaShare", "both groups", body={"group_ids": [], "group_shares": [{"group_id": 1, "permission": "EDITOR"}]})
+    case("personaShare", "both twice", body={"user_ids": [], "user_shares": [], "group_ids": [], "group_shares": []})
+    case("personaShare", "both but null", body={"user_ids": None, "user_shares": [], "group_ids": [1], "group_shares": None})
+    case("personaShare", "bad levels", body={"user_shares": [{"user_id": member, "permission": "OWNER"}, {"user_id": "x"}],
+                                             "group_shares": [{"group_id": "g", "permission": "editor"}],
+                                             "public_permission": "ADMIN"})
+    case("personaShare", "bad and both", body={"user_ids": ["x"], "user_shares": []})
+    case("personaShare", "wrong types", body={"user_ids": member, "group_ids": 1, "is_public": "maybe", "label_ids": {}})
+    case("personaShare", "too many", body={"group_ids": list(range(1001))})
+    case("personaShare", "path abc", path={"persona_id": "abc"}, body={})
+    case("personaShare", "empty body", raw=b"")
+    case("personaTransfer", "to a person", body={"new_owner_user_id": member})
+    case("personaTransfer", "to a group", body={"new_owner_group_id": "3"})
+    case("personaTransfer", "empty", body={})
+    case("personaTransfer", "bad", body={"new_owner_user_id": "someone", "new_owner_group_id": "g"})
+    case("personaTransfer", "path abc", path={"persona_id": "abc"}, body={"new_owner_group_id": 1})
+    case("personaTransfer", "empty body", raw=b"")
 
     # MCP servers (Onyx's models).
     case("mcpServerSetup", "valid no auth", body={"name": "docs", "server_url": "https://mcp.example.com/mcp",

@@ -46,7 +46,7 @@ type typePlan struct {
 	expected string          // typeEnum: "'a', 'b' or 'c'"
 	elem     *typePlan       // typeList, typeMap: the items' plan
 	set      bool            // typeList: a set[T] (the set tag)
-	key      *typePlan       // typeMap: the keys' plan (a string or an enumeration)
+	key      *typePlan       // typeMap: the keys' plan (a string, an enumeration or an integer)
 	model    *modelPlan      // typeModel
 	pattern  *regexp.Regexp  // typeString: the value must match (the pattern tag)
 	// minLen and maxLen bound a typeString's length in characters (the
@@ -311,7 +311,7 @@ func (b *builder) typ(t reflect.Type) (*typePlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if key.kind != typeString && key.kind != typeEnum {
+		if key.kind != typeString && key.kind != typeEnum && key.kind != typeInt {
 			return nil, fmt.Errorf("unsupported map key type %v", t.Key())
 		}
 		elem, err := b.typ(t.Elem())

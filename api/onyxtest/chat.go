@@ -235,21 +235,7 @@ func (c client) searchToolID(t *testing.T, by User) int64 {
 
 // ---- tests/chat/, llm_workflows/, permissions/test_chat_scopes.py ----
 
-const excludedChatPersonas = "not replayed yet: Quarry has assistants (api/persona.go; api's TestPersonas checks the 403 of a " +
-	"session with an assistant one may not chat with), but Onyx's PersonaManager is not in this package yet"
-
-// excludedChatDocumentSets is why the tests of document sets in chat are
-// excluded.
-const excludedChatDocumentSets = "not replayed yet: each test makes an assistant (PersonaManager.create with the search tool) and a " +
-	"session with it; Quarry has assistants (api's TestChatPersonaDocumentSets), but Onyx's PersonaManager is not in this package " +
-	"yet; and Quarry refuses a set one may not see before the answer begins, with a 403, where Onyx streams an error line (api's " +
-	"TestChatRefusesBeforeStreaming, TestChatDocumentSets)"
-
-var chatReplays = slices.Concat(chatSessionAccessReplays, chatDeletionReplays, mockToolCallReplays, chatScopeReplays, []Replay{
-	{Name: "chat/test_chat_document_set_access.py", Excluded: excludedChatDocumentSets, Run: func(t *testing.T, c client) {}},
-	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_unauthorized_persona_returns_403", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_authorized_persona_succeeds", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
-	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_public_persona_succeeds", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
+var chatReplays = slices.Concat(chatPersonaAccessReplays, chatDocumentSetReplays, chatSessionAccessReplays, chatDeletionReplays, mockToolCallReplays, chatScopeReplays, []Replay{
 	{Name: "chat/test_chat_session_persona_access.py/test_create_chat_session_with_default_persona_succeeds", Run: func(t *testing.T, c client) {
 		_, basic := chatFixtures(t, c)
 		r := c.tg.Do(basic.caller(), "POST", "/chat/create-chat-session", map[string]any{"persona_id": 0, "description": "Test with default persona"})
@@ -257,7 +243,6 @@ var chatReplays = slices.Concat(chatSessionAccessReplays, chatDeletionReplays, m
 		_, ok := must(keys(r, "chat_session_id"))(t)["chat_session_id"]
 		check(t, ok, "no chat_session_id: %s", clip(r.Body))
 	}},
-	{Name: "chat/test_chat_session_persona_access.py/test_send_chat_message_with_unauthorized_persona_in_session_info_is_blocked", Excluded: excludedChatPersonas, Run: func(t *testing.T, c client) {}},
 })
 
 // getChatSession is test_chat_session_access.py's _get_chat_session.

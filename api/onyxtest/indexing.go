@@ -109,10 +109,6 @@ func fileConnectorConfig(id, name string) map[string]any {
 	return map[string]any{"file_locations": []string{id}, "file_names": []string{name}, "zip_metadata_file_id": nil}
 }
 
-// excludedPersonaSearch is why the search test of personas is excluded.
-const excludedPersonaSearch = "it makes an assistant (PersonaManager) of a document set, which Quarry does not have yet " +
-	"(assistants come with the assistants issue); POST /search answers a persona_id with Onyx's 404 until then"
-
 // noLLMProvider is what the search replays do with the test's llm_provider
 // fixture (LLMProviderManager.create): nothing, as Quarry has no LLM
 // providers and its search needs none.
@@ -278,7 +274,24 @@ var indexingReplays = []Replay{
 		check(t, r.Status == 200, "the blocked user's search: %d %s", r.Status, clip(r.Body))
 		check(t, len(containing(results, content)) == 0, "the blocked user finds the document: %s", clip(r.Body))
 	}},
-	{Name: "search/test_search_api.py/test_persona_scoped_search", Excluded: excludedPersonaSearch, Run: func(t *testing.T, c client) {}},
+	{Name: "search/test_search_api.py/test_persona_scoped_search", Run: func(t *testing.T, c client) {
+		admin := adminUser(t, c)
+		t.Log(noLLMProvider)
+		key := must(c.createAPIKey(admin, "", "admin"))(t)
+		in := must(c.createCCPairFromScratch(admin.caller(), "", "", nil, ""))(t)
+		out := must(c.createCCPairFromScratch(admin.caller(), "", "", nil, ""))(t)
+		shared := "persona-scope-unique-phrase"
+		included, excluded := shared+" in scope", shared+" out of scope"
+		must(c.seedDocWithContent(in, included, key))(t)
+		must(c.seedDocWithContent(out, excluded, key))(t)
+		set := must(c.createDocumentSet(admin.caller(), docSetArgs{CCPairIDs: []int64{in.ID}}))(t)
+		ok(t, c.waitForDocumentSetSync(admin.caller(), set))
+		p := must(c.createPersona(admin.caller(), personaArgs{DocumentSetIDs: []int64{set.ID}, IsPublic: ptr(true)}))(t)
+		r, results := c.search(shared, admin.caller(), map[string]any{"persona_id": p.ID})
+		check(t, r.Status == 200, "search: %d %s", r.Status, clip(r.Body))
+		check(t, len(containing(results, included)) > 0, "the assistant's set's document is not found: %s", clip(r.Body))
+		check(t, len(containing(results, excluded)) == 0, "the other pair's document is found: %s", clip(r.Body))
+	}},
 	{Name: "search/test_search_api.py/test_invalid_persona_returns_404", Run: func(t *testing.T, c client) {
 		admin := adminUser(t, c)
 		t.Log(noLLMProvider)

@@ -20,7 +20,7 @@ import (
 //
 // Where an Onyx test does something a replay cannot do over HTTP, the
 // replay says so at that point: the test writes Onyx's database directly,
-// or calls a route of a feature Quarry does not have (personas, tags), or
+// or calls a route of a feature Quarry does not have (tags, user files), or
 // acts as a kind of account Quarry does not have (Slack bots, users of
 // permission syncing, which Onyx makes in its database and signs in with
 // personal access tokens).
@@ -175,7 +175,7 @@ var Replays = slices.Concat(apiKeyReplays, connectorReplays, permissionReplays,
 	gateReplays("permissions/test_admin_access.py", []string{"/manage/users/invited"},
 		func(s int) bool { return s > 0 && s < 400 }, "below 400", false),
 	userGroupReplays, userReplays, patReplays, indexingReplays, llmProviderReplays, llmPersonaReplays, chatReplays, toolPolicyReplays,
-	documentSetReplays, tagReplays)
+	documentSetReplays, tagReplays, personaReplays, paginationReplays)
 
 // ---- api_key/test_api_key.py ----
 
@@ -215,9 +215,9 @@ var apiKeyReplays = []Replay{
 	{Name: "api_key/test_api_key.py/test_limited", Run: func(t *testing.T, c client) {
 		admin := must(c.createUser("admin_user", ""))(t)
 		key := must(c.createAPIKey(admin, "", "limited"))(t)
-		// GET /persona/0 (200 for a limited key) is not replayed: Quarry
-		// has no personas.
-		r := c.tg.Do(key.caller(), "GET", "/admin/api-key", nil)
+		r := c.tg.Do(key.caller(), "GET", "/persona/0", nil)
+		check(t, r.Status == 200, "GET /persona/0 as a limited key: %d %s", r.Status, r.Body)
+		r = c.tg.Do(key.caller(), "GET", "/admin/api-key", nil)
 		check(t, r.Status == 403, "GET /admin/api-key as a limited key: %d %s", r.Status, r.Body)
 	}},
 	{Name: "api_key/test_api_key.py/test_api_key_limited_service_account", Run: func(t *testing.T, c client) {

@@ -2,7 +2,7 @@
 // server, for tests: the managers of Onyx v4.6.1's integration tests
 // (onyx-dot-app/onyx, backend/tests/integration/common_utils/managers/:
 // user.py, api_key.py, connector.py, credential.py, cc_pair.py,
-// user_group.py, tool.py), call by call, with the paths, methods and
+// user_group.py, tool.py, document_set.py, persona.py), call by call, with the paths, methods and
 // bodies they send. Each answer is parsed as the manager parses it, against
 // a mirror of the Onyx pydantic model it is read into (models.go), and
 // against the table of v4.6.1's models written from Onyx's source

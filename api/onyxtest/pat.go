@@ -178,8 +178,9 @@ var patReplays = []Replay{
 			check(t, r.Status == 200 && string(me["email"]) == fmt.Sprintf("%q", p.user.Email) && string(me["role"]) == fmt.Sprintf("%q", p.role),
 				"GET /me with %s: %s", p.pat.Name, r.Body)
 		}
-		// Onyx's test then reads GET /persona with every token: Quarry has
-		// no personas (GET /me above is its basic route).
+		for _, p := range []onyxDATestPAT{adminPAT, basicPAT, curatorPAT, globalPAT} {
+			check(t, get(p, "/persona") == 200, "%s on /persona", p.Name)
+		}
 	}},
 	{Name: "permissions/test_pat_scope_assignment.py::test_selectable_scopes_endpoint", Run: func(t *testing.T, c client) {
 		basic := patBasicUser(t, c)

@@ -30,9 +30,9 @@ type personaSpec struct {
 	DefaultModelConfigurationID *int64
 }
 
-// personaUpsert is PersonaUpsertRequest as model_dump(mode="json") sends
+// specUpsert is PersonaUpsertRequest as model_dump(mode="json") sends
 // it for s, with the manager's defaults.
-func personaUpsert(s personaSpec) map[string]any {
+func specUpsert(s personaSpec) map[string]any {
 	orEmpty := func(ids []int64) []int64 {
 		if ids == nil {
 			return []int64{}
@@ -57,7 +57,7 @@ func (c client) makePersona(by User, s personaSpec) (personaSpec, error) {
 	if s.Description == "" {
 		s.Description = "Description for " + s.Name
 	}
-	r, err := c.do(by, "POST", "/persona", personaUpsert(s))
+	r, err := c.do(by, "POST", "/persona", specUpsert(s))
 	if err != nil {
 		return s, err
 	}
@@ -71,13 +71,13 @@ func (c client) makePersona(by User, s personaSpec) (personaSpec, error) {
 	return s, nil
 }
 
-// editPersona is PersonaManager.edit with default_model_configuration_id:
+// editPersonaSpec is PersonaManager.edit with default_model_configuration_id:
 // PATCH /persona/{id} with the persona's fields and that change.
-func (c client) editPersona(s personaSpec, by User, model *int64) (personaSpec, error) {
+func (c client) editPersonaSpec(s personaSpec, by User, model *int64) (personaSpec, error) {
 	if model != nil {
 		s.DefaultModelConfigurationID = model
 	}
-	_, err := c.do(by, "PATCH", fmt.Sprintf("/persona/%d", s.ID), personaUpsert(s))
+	_, err := c.do(by, "PATCH", fmt.Sprintf("/persona/%d", s.ID), specUpsert(s))
 	return s, err
 }
 
@@ -203,7 +203,7 @@ var llmPersonaReplays = []Replay{
 		}
 		d := defaultText()
 		check(t, d != nil && *d == onyxDefaultModel{a.ID, "gpt-4o-mini"}, "default_text %+v, want provider %d gpt-4o-mini", d, a.ID)
-		p = must(c.editPersona(p, admin, &b.ModelConfigurationIDs[0]))(t)
+		p = must(c.editPersonaSpec(p, admin, &b.ModelConfigurationIDs[0]))(t)
 		d = defaultText()
 		check(t, d != nil && *d == onyxDefaultModel{b.ID, "gpt-4o"}, "default_text %+v, want provider %d gpt-4o", d, b.ID)
 	}},
