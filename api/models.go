@@ -1646,7 +1646,7 @@ type adminPersonasQuery struct {
 
 // agentsQuery is the query of GET /agents and GET /admin/agents.
 type agentsQuery struct {
-	PageNum        int64 `query:"page_num" default:"0" ge:"0" le:"1000000"`
+	PageNum        int64 `query:"page_num" default:"0" ge:"0"`
 	PageSize       int64 `query:"page_size" default:"10" ge:"1" le:"1000"`
 	IncludeDeleted bool  `query:"include_deleted" default:"false"`
 	GetEditable    bool  `query:"get_editable" default:"false"`

@@ -375,7 +375,10 @@ func (s *Server) agentsPage(r *http.Request, c *quarry.Caller, in agentsQuery) (
 		return nil, 0, nil, err
 	}
 	total := int64(len(ps))
-	from := min(in.PageNum*in.PageSize, total)
+	from := total // A page past the end, however far (page_num*page_size may overflow).
+	if in.PageNum < total/in.PageSize+1 {
+		from = min(in.PageNum*in.PageSize, total)
+	}
 	page := ps[from:min(from+in.PageSize, total)]
 	v, err := s.personaViewsOf(r.Context(), c, page)
 	return page, total, v, err

@@ -65,10 +65,10 @@ func TestServeOnyxManagers(t *testing.T) {
 // allows 100 (QUARRY_REGISTRATIONS_PER_ADDRESS).
 func TestServeOnyxIntegration(t *testing.T) {
 	onyxtest.RunIntegration(t, func(t *testing.T) onyxtest.Target {
-		url := storetest.URL(t)
+		url, key := storetest.URL(t), store.NewKey()
 		vars := map[string]string{
 			"QUARRY_DATABASE_URL":              url,
-			"QUARRY_ENCRYPTION_KEY":            store.NewKey(),
+			"QUARRY_ENCRYPTION_KEY":            key,
 			"QUARRY_LOCAL_ACCOUNTS":            "true",
 			"QUARRY_REGISTRATION":              "open",
 			"QUARRY_REGISTRATIONS_PER_ADDRESS": "100",
@@ -92,6 +92,8 @@ func TestServeOnyxIntegration(t *testing.T) {
 			default:
 			}
 		})
-		return onyxtest.Target{Do: onyxtest.Send(t, srv.base, client), ModelBase: model.BaseURL()}
+		// The database, for what a replay reads there (tags' rows, as Onyx's
+		// tests read its tables).
+		return onyxtest.Target{Do: onyxtest.Send(t, srv.base, client), ModelBase: model.BaseURL(), DB: openWithKeys(t, url, key)}
 	})
 }
