@@ -1,9 +1,6 @@
 package quarry
 
-import (
-	"net/http"
-	"slices"
-)
+import "bytes"
 
 // Assistants' avatars (Onyx v4.6.1's persona images): an image uploaded
 // through POST /admin/persona/upload-image is kept in the file store with
@@ -20,10 +17,21 @@ const FileOriginAvatar = "persona_avatar"
 // MaxAvatarBytes bounds an avatar's image: 5 MiB.
 const MaxAvatarBytes = 5 << 20
 
-// avatarTypes are the types an avatar's image may have, as
-// http.DetectContentType names them from its first bytes: raster images
-// only (no SVG, which may hold scripts).
-var avatarTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+// avatarTypes are the types an avatar's image may have, each with the
+// bytes its content starts with (at offset 8, "WEBPVP", after a RIFF
+// header for WebP), as the WHATWG's sniffing (Go's
+// http.DetectContentType) tells them: raster images only (no SVG, which
+// may hold scripts).
+var avatarTypes = []struct {
+	contentType string
+	magic       string
+}{
+	{"image/png", "\x89PNG\r\n\x1a\n"},
+	{"image/jpeg", "\xff\xd8\xff"},
+	{"image/gif", "GIF87a"},
+	{"image/gif", "GIF89a"},
+	{"image/webp", "RIFF"},
+}
 
 // ErrAvatarNotFound answers every failure to serve an assistant's avatar
 // (Onyx's 404): no such assistant, one the caller may not read, none set,
@@ -39,11 +47,15 @@ var ErrAvatarTooLarge = Errorf(ETOOLARGE, "An assistant's image may be at most 5
 // whatever the upload says: PNG, JPEG, GIF or WebP; anything else is an
 // EINVALID error.
 func AvatarType(head []byte) (string, error) {
-	t := http.DetectContentType(head)
-	if len(head) == 0 || !slices.Contains(avatarTypes, t) {
-		return "", Errorf(EINVALID, "An assistant's image must be a PNG, JPEG, GIF or WebP image")
+	for _, t := range avatarTypes {
+		if !bytes.HasPrefix(head, []byte(t.magic)) {
+			continue
+		}
+		if t.contentType != "image/webp" || len(head) >= 14 && string(head[8:14]) == "WEBPVP" {
+			return t.contentType, nil
+		}
 	}
-	return t, nil
+	return "", Errorf(EINVALID, "An assistant's image must be a PNG, JPEG, GIF or WebP image")
 }
 
 // PersonaImage returns the avatar an assistant has after in: old's
