@@ -23,6 +23,9 @@ type File struct {
 	Origin      string `json:"file_origin"`
 	Size        int64  `json:"size"`
 	CreatedAt   Time   `json:"created_at"`
+	// UploadedBy is the id of the person who uploaded it; "" when
+	// unknown or gone.
+	UploadedBy string `json:"-"`
 }
 
 // Origins of files (Onyx's FileOrigin values).

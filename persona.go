@@ -122,14 +122,17 @@ type Persona struct {
 	// default one.
 	ModelConfigurationID *int64
 	IconName             *string
-	SearchStartDate      *Time
-	ToolIDs              []int64 // Ascending.
-	DocumentSetIDs       []int64 // Ascending.
-	Labels               []PersonaLabel
-	UserShares           []PersonaUserShare  // Ascending by person.
-	GroupShares          []PersonaGroupShare // Ascending by group.
-	CreatedAt            Time
-	UpdatedAt            Time
+	// UploadedImageID is its avatar, a file of the file store uploaded as
+	// one (avatar.go); nil for none.
+	UploadedImageID *string
+	SearchStartDate *Time
+	ToolIDs         []int64 // Ascending.
+	DocumentSetIDs  []int64 // Ascending.
+	Labels          []PersonaLabel
+	UserShares      []PersonaUserShare  // Ascending by person.
+	GroupShares     []PersonaGroupShare // Ascending by group.
+	CreatedAt       Time
+	UpdatedAt       Time
 }
 
 // GroupIDs returns the groups p is shared with, ascending.
@@ -395,10 +398,13 @@ type PersonaInput struct {
 	TaskPrompt           string
 	DatetimeAware        bool
 	ReplaceBasePrompt    bool
+	// UploadedImageID names its avatar (nil or "" for none; a change
+	// keeps the one it has unless RemoveImage: PersonaImage).
+	UploadedImageID *string
+	RemoveImage     bool
 	// What Quarry does not have: files of a person's own, hierarchy nodes,
-	// single documents attached, uploaded avatars.
+	// single documents attached.
 	UserFiles, HierarchyNodes, Documents int
-	UploadedImage                        bool
 }
 
 // Check reports why in cannot be an assistant (400): it has no name, or
@@ -431,12 +437,12 @@ func (in *PersonaInput) Check() error {
 		return Errorf(EINVALID, "Quarry has no hierarchy nodes: give the assistant document sets instead")
 	case in.Documents > 0:
 		return Errorf(EINVALID, "Quarry does not attach single documents to assistants: give the assistant document sets instead")
-	case in.UploadedImage:
-		return Errorf(EINVALID, "Quarry does not keep assistants' images: choose an icon_name instead")
 	}
 	texts := []string{in.Name, in.Description, in.SystemPrompt, in.TaskPrompt}
-	if in.IconName != nil {
-		texts = append(texts, *in.IconName)
+	for _, t := range []*string{in.IconName, in.UploadedImageID} {
+		if t != nil {
+			texts = append(texts, *t)
+		}
 	}
 	for _, m := range in.StarterMessages {
 		texts = append(texts, m.Name, m.Message)

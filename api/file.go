@@ -62,7 +62,7 @@ func (s *Server) handleUploadConnectorFiles(w http.ResponseWriter, r *http.Reque
 	if err := decode.Request(r, &in); err != nil && !errors.As(err, &queryErrs) {
 		return err
 	}
-	form, err := spoolForm(w, r)
+	form, err := spoolForm(w, r, "files")
 	defer form.remove()
 	var bodyErrs decode.Errors
 	if err == nil && !form.hasFiles {
@@ -170,12 +170,12 @@ func (s *Server) filesToKeep(parts []*spooled, unzip bool, origin string) ([]sto
 	return files, meta, nil
 }
 
-// uploadForm is the multipart form of an upload: its files (field
-// "files"), spooled to temporary files as they are read, and its other
+// uploadForm is the multipart form of an upload: its files (of one
+// field), spooled to temporary files as they are read, and its other
 // fields.
 type uploadForm struct {
 	files    []*spooled
-	hasFiles bool              // A part of field "files" came, with a file name or not.
+	hasFiles bool              // A part of the files' field came, with a file name or not.
 	fields   map[string]string // The last value of each other field.
 }
 
@@ -184,7 +184,7 @@ type uploadForm struct {
 const maxFormField = 1 << 20
 
 // spoolForm reads the multipart body of an upload, spooling each file of
-// its "files" field to a temporary file (parts of that field without a
+// its field field ("files" for the file connector's) to a temporary file (parts of that field without a
 // file name are skipped, as Onyx skips them), and keeping its other
 // fields that are not files. A body that is not
 // multipart is an empty form, as Starlette reads it. The server's read
@@ -192,7 +192,7 @@ const maxFormField = 1 << 20
 // upload may take up to uploadTimeout (where the connection has no
 // deadlines, in-process, there is none to move). The form is returned
 // even with an error, for the caller to remove.
-func spoolForm(w http.ResponseWriter, r *http.Request) (*uploadForm, error) {
+func spoolForm(w http.ResponseWriter, r *http.Request, field string) (*uploadForm, error) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(uploadTimeout))
 	form := &uploadForm{fields: map[string]string{}}
 	mr, err := r.MultipartReader()
@@ -207,10 +207,10 @@ func spoolForm(w http.ResponseWriter, r *http.Request) (*uploadForm, error) {
 		if err != nil {
 			return form, bodyError(err)
 		}
-		if part.FormName() != "files" && part.FileName() != "" {
+		if part.FormName() != field && part.FileName() != "" {
 			continue // A file of another field: not read.
 		}
-		if part.FormName() != "files" {
+		if part.FormName() != field {
 			b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
 			if err != nil {
 				return form, bodyError(err)
@@ -282,7 +282,7 @@ func (s *Server) handleUpdateConnectorFiles(w http.ResponseWriter, r *http.Reque
 	if err := decode.Request(r, &in); err != nil && !errors.As(err, &pathErrs) {
 		return err
 	}
-	form, err := spoolForm(w, r)
+	form, err := spoolForm(w, r, "files")
 	defer form.remove()
 	switch {
 	case err != nil: // A body that cannot be read is answered first, as FastAPI's form parsing is.

@@ -42,8 +42,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(ctx)
 		limit := s.cfg.MaxBodyBytes
-		if uploadsFiles(r.URL.Path) {
+		switch {
+		case uploadsFiles(r.URL.Path):
 			limit = s.cfg.FileLimits.WithDefaults().MaxUploadBytes
+		case r.URL.Path == avatarUploadPath:
+			limit = max(limit, avatarBodyBytes)
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}

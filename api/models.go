@@ -1590,7 +1590,7 @@ func (b *personaUpsert) input(id int64) quarry.PersonaInput {
 		LabelIDs: value(b.LabelIDs), IsFeatured: value(b.IsFeatured), DisplayPriority: value(b.DisplayPriority), IconName: value(b.IconName),
 		SystemPrompt: b.SystemPrompt, TaskPrompt: b.TaskPrompt, DatetimeAware: b.DatetimeAware, ReplaceBasePrompt: b.ReplaceBaseSystemPrompt,
 		UserFiles: len(b.UserFileIDs.Value), HierarchyNodes: len(b.HierarchyNodeIDs), Documents: len(b.DocumentIDs),
-		UploadedImage: b.UploadedImageID.Set() && b.UploadedImageID.Value != ""}
+		UploadedImageID: value(b.UploadedImageID), RemoveImage: b.RemoveImage.Set() && b.RemoveImage.Value}
 	if u := value(b.Users); u != nil {
 		ids := userIDs(*u)
 		in.Users = &ids

@@ -356,6 +356,10 @@ func conformer() (*conformance, error) {
 		closeResponseSchemas(doc)
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder)
+		// Assistants' avatars.
+		for _, t := range []string{"image/png", "image/jpeg", "image/gif", "image/webp"} {
+			openapi3filter.RegisterBodyDecoder(t, openapi3filter.FileBodyDecoder)
+		}
 		// SCIM's bodies are JSON (RFC 7644 section 3.1).
 		openapi3filter.RegisterBodyDecoder("application/scim+json", openapi3filter.JSONBodyDecoder)
 		router, err := gorillamux.NewRouter(doc)

@@ -55,8 +55,7 @@ type personaGroupShare struct {
 }
 
 // minimalPersona is Onyx's MinimalPersonaSnapshot. Quarry has no
-// hierarchy nodes, attached documents or uploaded images: their counts are
-// 0 and the image null.
+// hierarchy nodes or attached documents: their counts are 0.
 type minimalPersona struct {
 	ID                          int64                   `json:"id"`
 	Name                        string                  `json:"name"`
@@ -220,7 +219,7 @@ func (v *personaViews) minimal(c *quarry.Caller, p *quarry.Persona) minimalPerso
 	}
 	return minimalPersona{ID: p.ID, Name: p.Name, Description: p.Description, Tools: tools, StarterMessages: p.StarterMessages,
 		DocumentSets: sets, KnowledgeSources: sources, DefaultModelConfigurationID: p.ModelConfigurationID, IconName: p.IconName,
-		IsPublic: p.IsPublic, IsListed: p.IsListed, DisplayPriority: p.DisplayPriority, IsFeatured: p.IsFeatured, BuiltinPersona: p.Builtin,
+		UploadedImageID: p.UploadedImageID, IsPublic: p.IsPublic, IsListed: p.IsListed, DisplayPriority: p.DisplayPriority, IsFeatured: p.IsFeatured, BuiltinPersona: p.Builtin,
 		Labels: labels, Owner: owner, OwnerGroup: group, UserPermission: access}
 }
 
@@ -246,7 +245,7 @@ func (v *personaViews) snapshot(p *quarry.Persona) personaSnapshot {
 		groups[i] = personaGroupShare{GroupID: g.GroupID, GroupName: g.Name, Permission: g.Permission}
 	}
 	return personaSnapshot{ID: p.ID, Name: p.Name, Description: p.Description, IsPublic: p.IsPublic, IsListed: p.IsListed,
-		IconName: p.IconName, UserFileIDs: []string{}, DisplayPriority: p.DisplayPriority, IsFeatured: p.IsFeatured, BuiltinPersona: p.Builtin,
+		IconName: p.IconName, UploadedImageID: p.UploadedImageID, UserFileIDs: []string{}, DisplayPriority: p.DisplayPriority, IsFeatured: p.IsFeatured, BuiltinPersona: p.Builtin,
 		StarterMessages: p.StarterMessages, Tools: tools, Labels: labels, Owner: owner, OwnerGroup: group, Users: users, Groups: p.GroupIDs(),
 		UserShares: shares, GroupShares: groups, PublicPermission: p.PublicPermission, SharingStatus: p.Sharing(), DocumentSets: sets,
 		DefaultModelConfigurationID: p.ModelConfigurationID, HierarchyNodes: []struct{}{}, AttachedDocuments: []struct{}{},

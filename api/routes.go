@@ -78,6 +78,9 @@ func (s *Server) routes() {
 	m.Handle("PATCH /persona/{persona_id}/share", s.authed(basicAccess, s.handleSharePersona))
 	m.Handle("DELETE /persona/{persona_id}/share/me", s.authed(basicAccess, s.handleLeavePersona))
 	m.Handle("POST /persona/{persona_id}/transfer-ownership", s.authed(basicAccess, s.handleTransferPersona))
+	// Assistants' avatars (api/avatar.go).
+	m.Handle("GET /persona/{persona_id}/avatar", s.authed(basicAccess, s.handlePersonaAvatar))
+	m.Handle("POST /admin/persona/upload-image", s.authedFor(uploadTimeout, basicAccess, s.handleUploadAvatar))
 	m.Handle("GET /agents", s.authed(basicAccess, s.handleAgents))
 	m.Handle("GET /admin/persona", s.authed(personaAccess, s.handleAdminPersonas))
 	m.Handle("GET /admin/agents", s.authed(personaAccess, s.handleAdminAgents))

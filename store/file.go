@@ -54,7 +54,7 @@ func (tx *Tx) saveFiles(ctx context.Context, c *quarry.Caller, files []NewFile) 
 		f := quarry.File{ID: newFileID(), DisplayName: nf.DisplayName, FileType: nf.FileType, Origin: nf.Origin, CreatedAt: tx.now}
 		var creator *string
 		if c != nil && c.ID != "" {
-			creator = &c.ID
+			creator, f.UploadedBy = &c.ID, c.ID
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO files (id, display_name, file_type, origin, size, created_by, created_at)
 			VALUES ($1, $2, $3, $4, 0, $5, $6)`, f.ID, f.DisplayName, f.FileType, f.Origin, creator, tx.now.Micros()); err != nil {
@@ -113,17 +113,25 @@ func newFileID() string {
 
 // File returns file id's record, or ENOTFOUND.
 func (db *DB) File(ctx context.Context, id string) (*quarry.File, error) {
+	return file(ctx, db.read, id)
+}
+
+// file returns file id's record, read with q, or ENOTFOUND.
+func file(ctx context.Context, q querier, id string) (*quarry.File, error) {
 	f := quarry.File{ID: id}
-	var at int64
-	err := db.read.QueryRowContext(ctx, `SELECT display_name, file_type, origin, size, created_at FROM files WHERE id = $1`, id).
-		Scan(&f.DisplayName, &f.FileType, &f.Origin, &f.Size, &at)
+	var (
+		at int64
+		by sql.NullString
+	)
+	err := q.QueryRowContext(ctx, `SELECT display_name, file_type, origin, size, created_by, created_at FROM files WHERE id = $1`, id).
+		Scan(&f.DisplayName, &f.FileType, &f.Origin, &f.Size, &by, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, quarry.Errorf(quarry.ENOTFOUND, "File %s not found", quarry.ClipText(id, 80))
 	}
 	if err != nil {
 		return nil, mapError(err)
 	}
-	f.CreatedAt = quarry.TimeFromMicros(at)
+	f.UploadedBy, f.CreatedAt = by.String, quarry.TimeFromMicros(at)
 	return &f, nil
 }
 

@@ -24,7 +24,7 @@ import (
 const personaColumns = `p.id, p.name, p.description, p.user_id, COALESCE(u.email, ''), p.owner_group_id, COALESCE(g.name, ''),
 	p.builtin, p.is_public, p.public_permission, p.is_listed, p.is_featured, p.display_priority, p.deleted, p.system_prompt,
 	p.task_prompt, p.datetime_aware, p.replace_base_system_prompt, p.starter_messages, p.default_model_configuration_id,
-	p.icon_name, p.search_start_date, p.created_at, p.updated_at`
+	p.icon_name, p.uploaded_image_id, p.search_start_date, p.created_at, p.updated_at`
 
 // personaFrom joins what personaColumns reads.
 const personaFrom = ` FROM personas p LEFT JOIN users u ON u.id = p.user_id LEFT JOIN user_groups g ON g.id = p.owner_group_id`
@@ -39,7 +39,7 @@ func scanPersona(r interface{ Scan(...any) error }) (*quarry.Persona, error) {
 	)
 	if err := r.Scan(&p.ID, &p.Name, &p.Description, &p.OwnerID, &p.OwnerEmail, &p.OwnerGroupID, &p.OwnerGroupName, &p.Builtin,
 		&p.IsPublic, &p.PublicPermission, &p.IsListed, &p.IsFeatured, &p.DisplayPriority, &p.Deleted, &p.SystemPrompt, &p.TaskPrompt,
-		&p.DatetimeAware, &p.ReplaceBasePrompt, &starters, &p.ModelConfigurationID, &p.IconName, &start, &created, &updated); err != nil {
+		&p.DatetimeAware, &p.ReplaceBasePrompt, &starters, &p.ModelConfigurationID, &p.IconName, &p.UploadedImageID, &start, &created, &updated); err != nil {
 		return nil, err
 	}
 	if starters.Valid {
@@ -179,6 +179,34 @@ func (db *DB) Persona(ctx context.Context, c *quarry.Caller, id int64) (*quarry.
 	return p, nil
 }
 
+// PersonaAvatar returns the file of assistant id's avatar, if c may read
+// the assistant (as Persona) and the file is an avatar's upload
+// (quarry.CheckAvatar); otherwise quarry.ErrAvatarNotFound, whatever the
+// reason. Read its content with OpenFile.
+func (db *DB) PersonaAvatar(ctx context.Context, c *quarry.Caller, id int64) (*quarry.File, error) {
+	p, err := db.Persona(ctx, c, id)
+	if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+		return nil, quarry.ErrAvatarNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.UploadedImageID == nil {
+		return nil, quarry.ErrAvatarNotFound
+	}
+	f, err := db.File(ctx, *p.UploadedImageID)
+	if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+		f, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := quarry.CheckAvatar(p, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 // CreatePersona makes assistant in for c, owned by c, and returns it. See
 // writePersona for the checks, in one transaction.
 func (db *DB) CreatePersona(ctx context.Context, c *quarry.Caller, in quarry.PersonaInput) (*quarry.Persona, error) {
@@ -314,6 +342,19 @@ func (tx *Tx) writePersona(ctx context.Context, c *quarry.Caller, old *quarry.Pe
 			return nil, err
 		}
 	}
+	image := in.PersonaImage(old)
+	if image != nil {
+		f, err := file(ctx, tx, *image)
+		if quarry.ErrorCode(err) == quarry.ENOTFOUND {
+			f, err = nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := c.CheckPersonaImage(old, *image, f); err != nil {
+			return nil, err
+		}
+	}
 	var starters *string
 	if in.StarterMessages != nil {
 		b, err := json.Marshal(in.StarterMessages)
@@ -336,10 +377,10 @@ func (tx *Tx) writePersona(ctx context.Context, c *quarry.Caller, old *quarry.Pe
 		featured := in.IsFeatured != nil && *in.IsFeatured
 		if err := tx.QueryRowContext(ctx, `INSERT INTO personas (name, description, user_id, is_public, is_featured, display_priority,
 			system_prompt, task_prompt, datetime_aware, replace_base_system_prompt, starter_messages, default_model_configuration_id,
-			icon_name, search_start_date, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15) RETURNING id`,
+			icon_name, search_start_date, created_at, updated_at, uploaded_image_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16) RETURNING id`,
 			in.Name, in.Description, c.ID, public, featured, in.DisplayPriority, in.SystemPrompt, in.TaskPrompt, in.DatetimeAware,
-			in.ReplaceBasePrompt, starters, in.ModelConfigurationID, in.IconName, start, now).Scan(&in.ID); err != nil {
+			in.ReplaceBasePrompt, starters, in.ModelConfigurationID, in.IconName, start, now, image).Scan(&in.ID); err != nil {
 			return nil, err
 		}
 		old = &quarry.Persona{ID: in.ID, OwnerID: &c.ID}
@@ -360,8 +401,9 @@ func (tx *Tx) writePersona(ctx context.Context, c *quarry.Caller, old *quarry.Pe
 		if _, err := tx.ExecContext(ctx, `UPDATE personas SET name = $1, description = $2, is_public = $3, is_featured = $4,
 			display_priority = $5, system_prompt = $6, task_prompt = $7, datetime_aware = $8, replace_base_system_prompt = $9,
 			starter_messages = $10, default_model_configuration_id = $11, icon_name = $12, search_start_date = $13, deleted = FALSE,
-			updated_at = $14 WHERE id = $15`, in.Name, in.Description, public, featured, priority, in.SystemPrompt, in.TaskPrompt,
-			in.DatetimeAware, in.ReplaceBasePrompt, starters, in.ModelConfigurationID, in.IconName, start, now, in.ID); err != nil {
+			updated_at = $14, uploaded_image_id = $16 WHERE id = $15`, in.Name, in.Description, public, featured, priority, in.SystemPrompt,
+			in.TaskPrompt, in.DatetimeAware, in.ReplaceBasePrompt, starters, in.ModelConfigurationID, in.IconName, start, now, in.ID,
+			image); err != nil {
 			return nil, err
 		}
 		for _, table := range []string{"persona_tools", "persona_document_sets"} {

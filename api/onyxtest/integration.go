@@ -175,7 +175,7 @@ var Replays = slices.Concat(apiKeyReplays, connectorReplays, permissionReplays,
 	gateReplays("permissions/test_admin_access.py", []string{"/manage/users/invited"},
 		func(s int) bool { return s > 0 && s < 400 }, "below 400", false),
 	userGroupReplays, userReplays, patReplays, indexingReplays, llmProviderReplays, llmPersonaReplays, chatReplays, toolPolicyReplays,
-	documentSetReplays, tagReplays, personaReplays, paginationReplays)
+	documentSetReplays, tagReplays, personaReplays, paginationReplays, personaAvatarReplays)
 
 // ---- api_key/test_api_key.py ----
 

@@ -19,10 +19,10 @@ import (
 // (a missing one is a KeyError), and api/onyx_test checks every answer
 // against the OpenAPI document.
 //
-// Left out: personas/test_persona_avatar.py (uploaded avatars) and
-// personas/test_persona_file_context.py (user files attached to an
-// assistant): Quarry has neither, and refuses both with a 400
-// (docs/decisions.md, "Assistants").
+// Left out: personas/test_persona_file_context.py (user files attached to
+// an assistant): Quarry has none, and refuses them with a 400
+// (docs/decisions.md, "Assistants"). The avatars' tests are replayed in
+// personaavatar.go.
 
 // daPersona is Onyx's DATestPersona.
 type daPersona struct {
@@ -669,8 +669,8 @@ var paginationReplays = []Replay{
 }
 
 // excludedUserFiles is why the tests of user files attached to an
-// assistant are excluded (with personas/test_persona_avatar.py and
-// test_persona_file_context.py, not replayed at all).
+// assistant are excluded (with test_persona_file_context.py, not
+// replayed at all).
 const excludedUserFiles = "it uploads a user file (FileManager.upload_files) and attaches it to an assistant: Quarry has no " +
 	"user files, and refuses user_file_ids on an assistant with a 400 (docs/decisions.md, \"Assistants\")"
 
