@@ -236,8 +236,8 @@ func (o *Options) check() ([]weight, error) {
 	case o.Tools < 1 || o.Tools > MaxTools:
 		return nil, fmt.Errorf("-tools: %d is not between 1 and %d", o.Tools, MaxTools)
 	}
-	if o.DocumentSet && o.Op != Search {
-		return nil, errors.New("-document-set goes with -op search")
+	if o.DocumentSet && o.Op != Search && o.Op != Chat {
+		return nil, errors.New("-document-set goes with -op search or -op chat")
 	}
 	if (o.Op == Search || o.Op == Chat) && (o.SearchDocs < 1 || o.SearchDocs > MaxSearchDocs) {
 		return nil, fmt.Errorf("-search-docs: %d is not between 1 and %d", o.SearchDocs, MaxSearchDocs)
@@ -347,15 +347,15 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 	if err != nil {
 		return sys, fmt.Errorf("-db: %w", err)
 	}
-	// -op search may also reuse the database an earlier run loaded
-	// (search.go); every other operation seeds a fresh one.
+	// -op search and -op chat may also reuse the database an earlier run
+	// loaded (search.go); every other operation seeds a fresh one.
 	exists := false
 	if o.DB != "" {
 		sys.database = dialect + " (" + redactURL(dbURL) + ", kept)"
 		if dialect == store.SQLite {
 			if _, err := os.Stat(source); !errors.Is(err, os.ErrNotExist) {
 				exists = true
-				if o.Op != Search {
+				if o.Op != Search && o.Op != Chat {
 					return sys, fmt.Errorf("-db: %s exists; bench seeds a fresh database only (give a new path)", source)
 				}
 			}
@@ -374,10 +374,10 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 	if err != nil {
 		return sys, err
 	}
-	reuse := current > 0 && o.Op == Search && holdsSearchCorpus(ctx, db)
+	reuse := current > 0 && (o.Op == Search || o.Op == Chat) && holdsSearchCorpus(ctx, db)
 	switch {
 	case current > 0 && !reuse:
-		return sys, fmt.Errorf("-db: %s already holds a Quarry schema (version %d); bench seeds an empty database only (create a new one; -op search also takes one it loaded)", redactURL(dbURL), current)
+		return sys, fmt.Errorf("-db: %s already holds a Quarry schema (version %d); bench seeds an empty database only (create a new one; -op search and -op chat also take one they loaded)", redactURL(dbURL), current)
 	case current == 0 && exists:
 		return sys, fmt.Errorf("-db: %s exists and holds no Quarry schema; bench seeds a fresh database only (give a new path)", source)
 	}

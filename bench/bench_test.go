@@ -290,10 +290,11 @@ func TestSearchOp(t *testing.T) {
 }
 
 // -op chat at 2,000 documents on SQLite, and when QUARRY_TEST_POSTGRES_URL
-// is set, on PostgreSQL: the person's questions are answered through HTTP,
-// streamed, by the scripted model after a search, beside the floor; every
-// message is measured in its parts (Quarry's own, the search, the model,
-// the first token) and cites a document; none fails. The figures are
+// is set, on PostgreSQL: every measured message is measured in its parts
+// (Quarry's own, the search, the model, the first token) and cites a
+// document; none fails. A second run on the same corpus narrows each
+// message's search to the corpus's document set (-document-set, in
+// internal_search_filters), and its messages still cite. The figures are
 // docs/benchmarks.md's.
 func TestChatOp(t *testing.T) {
 	if testing.Short() {
@@ -301,43 +302,66 @@ func TestChatOp(t *testing.T) {
 	}
 	for name, url := range testDatabases(t) {
 		t.Run(name, func(t *testing.T) {
-			var progress bytes.Buffer
-			rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 4, Duration: 2 * time.Second,
-				Op: Chat, SearchDocs: 2000, Progress: &progress, Version: "test", Server: testServer()})
-			t.Logf("%s", progress.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			cr := rep.Chat
-			if cr == nil || len(rep.Results) != 2 || rep.Search != nil {
-				t.Fatalf("report: %+v", rep)
-			}
-			res := rep.Results[0]
-			if res.Op != Chat || res.Server.Requests == 0 || res.Floor.Requests == 0 || res.ResponseBytes == 0 || res.Server.LatencyMS.P50 <= 0 {
-				t.Errorf("results %+v", res)
-			}
-			if cr.Messages != int64(res.Server.Requests) || cr.Cited != cr.Messages {
-				t.Errorf("%d messages measured, %d citing, of %d requests", cr.Messages, cr.Cited, res.Server.Requests)
-			}
-			for name, l := range map[string]Latency{"own": cr.Own, "with search": cr.WithSearch, "search": cr.Search, "model": cr.Model, "first token": cr.FirstToken} {
-				if l.P50 <= 0 || l.P99 < l.P50 {
-					t.Errorf("%s: %+v", name, l)
+			server := testServer() // One key for both runs: the corpus's secrets open.
+			for i, set := range []bool{false, true} {
+				var progress bytes.Buffer
+				rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 4, Duration: 2 * time.Second,
+					Op: Chat, SearchDocs: 2000, DocumentSet: set, Progress: &progress, Version: "test", Server: server})
+				t.Logf("%s", progress.String())
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if cr.WithSearch.P50 < cr.Own.P50 || res.Server.LatencyMS.P50 < cr.WithSearch.P50 {
-				t.Errorf("the parts of a message: own %v, with the search %v, whole %v", cr.Own.P50, cr.WithSearch.P50, res.Server.LatencyMS.P50)
-			}
-			if c := cr.Corpus; c.Documents != 2000 || c.VisiblePairs != 13 || cr.Missed == nil || rep.Errors.Total != 0 || rep.Server.PeakRSSBytes == nil {
-				t.Errorf("corpus %+v, missed %v, errors %+v", c, cr.Missed, rep.Errors)
-			}
-			var text bytes.Buffer
-			rep.WriteText(&text)
-			for _, s := range []string{"chat ", "Quarry's own", "first token after the model", "targets", "memory"} {
-				if !strings.Contains(text.String(), s) {
-					t.Errorf("the text report has no %q:\n%s", s, text.String())
+				cr := rep.Chat
+				if cr == nil || len(rep.Results) != 2 || rep.Search != nil {
+					t.Fatalf("run %d: report: %+v", i, rep)
 				}
+				res := rep.Results[0]
+				if res.Op != Chat || res.Server.Requests == 0 || res.Floor.Requests == 0 || res.ResponseBytes == 0 || res.Server.LatencyMS.P50 <= 0 {
+					t.Errorf("run %d: results %+v", i, res)
+				}
+				if cr.Messages != int64(res.Server.Requests) || cr.Cited != cr.Messages {
+					t.Errorf("run %d: %d messages measured, %d citing, of %d requests", i, cr.Messages, cr.Cited, res.Server.Requests)
+				}
+				for name, l := range map[string]Latency{"own": cr.Own, "with search": cr.WithSearch, "search": cr.Search, "model": cr.Model, "first token": cr.FirstToken} {
+					if l.P50 <= 0 || l.P99 < l.P50 {
+						t.Errorf("run %d: %s: %+v", i, name, l)
+					}
+				}
+				if cr.WithSearch.P50 < cr.Own.P50 || res.Server.LatencyMS.P50 < cr.WithSearch.P50 {
+					t.Errorf("run %d: the parts of a message: own %v, with the search %v, whole %v", i, cr.Own.P50, cr.WithSearch.P50, res.Server.LatencyMS.P50)
+				}
+				if c := cr.Corpus; c.Documents != 2000 || c.VisiblePairs != 13 || c.Reused != set || cr.Missed == nil || rep.Errors.Total != 0 || rep.Server.PeakRSSBytes == nil {
+					t.Errorf("run %d: corpus %+v, missed %v, errors %+v", i, c, cr.Missed, rep.Errors)
+				}
+				if want := map[bool]string{true: searchSet}[set]; cr.DocumentSet != want {
+					t.Errorf("run %d: narrowed to %q, want %q", i, cr.DocumentSet, want)
+				}
+				var text bytes.Buffer
+				rep.WriteText(&text)
+				want := []string{"chat ", "Quarry's own", "first token after the model", "targets", "memory"}
+				if set {
+					want = append(want, "filter    document set")
+				}
+				for _, s := range want {
+					if !strings.Contains(text.String(), s) {
+						t.Errorf("run %d: the text report has no %q:\n%s", i, s, text.String())
+					}
+				}
+				t.Logf("%s", text.String())
 			}
-			t.Logf("%s", text.String())
 		})
+	}
+}
+
+// A message of -op chat -document-set names the corpus's set in Onyx's
+// internal_search_filters; without it, no filter.
+func TestChatMessageBody(t *testing.T) {
+	for set, want := range map[string]string{
+		"":        `{"chat_session_id":"s","message":"bench-chat-7: rocks","stream":true}`,
+		searchSet: `{"chat_session_id":"s","internal_search_filters":{"document_set":["` + searchSet + `"]},"message":"bench-chat-7: rocks","stream":true}`,
+	} {
+		if got := string((&chatWork{set: set}).messageBody("s", "rocks", 7)); got != want {
+			t.Errorf("set %q: %s, want %s", set, got, want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ const DefaultChatDocs = 10_000
 // The answers' shape, and the targets of issue 41.
 const (
 	chatPieces       = 20 // Pieces of text of an answer.
+	chatProviderName = "bench"
 	chatModelName    = "bench-model"
 	chatModelKey     = "sk-bench-0123456789abcdefghijklmnopqrstuv"
 	targetChatOwnMS  = 5.0
@@ -82,6 +84,9 @@ var chatMarker = regexp.MustCompile(`bench-chat-(\d+):`)
 // "chat" is a message's whole time).
 type ChatReport struct {
 	Corpus SearchCorpus `json:"corpus"`
+	// DocumentSet is the set each message's search was narrowed to
+	// (-document-set), or "".
+	DocumentSet string `json:"document_set"`
 	// Messages counts the server's measured messages; Cited those whose
 	// answer cited a document.
 	Messages int64 `json:"messages"`
@@ -106,6 +111,7 @@ type ChatReport struct {
 // messages' times they record.
 type chatWork struct {
 	token   string   // The person's.
+	set     string   // The set each message's search is narrowed to (-document-set), or "".
 	queries []string // The corpus's queries the model searches for.
 	next    atomic.Int64
 	model   *chatModel
@@ -241,25 +247,38 @@ func (w *timedWriter) Write(p []byte) (int, error) {
 func (w *timedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // prepareChat makes the model the default (a provider whose api_base is
-// bench's scripted server), readies the questions, and asks one, to check
+// bench's scripted server; on a reused corpus, the provider an earlier run
+// made now points there), readies the questions, and asks one, to check
 // that it works and to keep its answers for the floor.
 func prepareChat(ctx context.Context, w *work, p *preparation) error {
 	m := p.sys.model
 	if m == nil {
 		return errors.New("-op chat needs the in-process server, which serves its scripted model")
 	}
-	var provider struct {
-		ID int64 `json:"id"`
+	type named struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
 	}
-	body := mustJSON(map[string]any{"name": "bench", "provider": "openai_compatible", "api_key": chatModelKey, "api_base": m.base,
-		"model_configurations": []map[string]any{{"name": chatModelName, "is_visible": true, "max_input_tokens": 128_000}}})
-	if err := p.caller.decode(ctx, "PUT", "/admin/llm/provider?is_creation=true", body, &provider); err != nil {
+	var listing struct {
+		Providers []named `json:"providers"`
+	}
+	if err := p.caller.decode(ctx, "GET", "/admin/llm/provider", nil, &listing); err != nil {
+		return err
+	}
+	spec := map[string]any{"name": chatProviderName, "provider": "openai_compatible", "api_key": chatModelKey, "api_base": m.base,
+		"model_configurations": []map[string]any{{"name": chatModelName, "is_visible": true, "max_input_tokens": 128_000}}}
+	create := true
+	if i := slices.IndexFunc(listing.Providers, func(p named) bool { return p.Name == chatProviderName }); i >= 0 {
+		spec["id"], spec["api_key_changed"], create = listing.Providers[i].ID, true, false // A new api_base takes the key again.
+	}
+	var provider named
+	if err := p.caller.decode(ctx, "PUT", "/admin/llm/provider?is_creation="+strconv.FormatBool(create), mustJSON(spec), &provider); err != nil {
 		return err
 	}
 	if _, err := p.caller.call(ctx, "POST", "/admin/llm/default", mustJSON(map[string]any{"provider_id": provider.ID, "model_name": chatModelName})); err != nil {
 		return err
 	}
-	cw := &chatWork{token: p.sys.search.personToken, model: m}
+	cw := &chatWork{token: p.sys.search.personToken, set: p.sys.search.set, model: m}
 	gen := corpus.New(searchSeed + 1)
 	for range searchQueries {
 		cw.queries = append(cw.queries, gen.Query())
@@ -314,9 +333,13 @@ func prepareChat(ctx context.Context, w *work, p *preparation) error {
 func (cw *chatWork) sessionBody() []byte { return []byte(`{"persona_id":0}`) }
 
 // messageBody is the body of a question in session id, numbered n (-1
-// for one not measured).
+// for one not measured), narrowed to the corpus's set with -document-set.
 func (cw *chatWork) messageBody(session, query string, n int64) []byte {
-	return mustJSON(map[string]any{"chat_session_id": session, "message": fmt.Sprintf("bench-chat-%d: %s", n, query), "stream": true})
+	body := map[string]any{"chat_session_id": session, "message": fmt.Sprintf("bench-chat-%d: %s", n, query), "stream": true}
+	if cw.set != "" {
+		body["internal_search_filters"] = map[string]any{"document_set": []string{cw.set}}
+	}
+	return mustJSON(body)
 }
 
 // sessionID reads a session's creation's answer.
@@ -416,7 +439,7 @@ func (r *Report) startChatReport(sys *system) {
 	r.Chat = &ChatReport{
 		Corpus: SearchCorpus{Documents: s.docs, Pairs: searchGroups + searchPublic, PublicPairs: searchPublic, Groups: searchGroups,
 			PersonGroups: searchPersonGroups, VisiblePairs: searchPublic + searchPersonGroups, Reused: s.reused},
-		TargetOwnP50MS: targetChatOwnMS, TargetFirstP50MS: targetFirstToken, HeapAfterLoad: heapInUse(), Missed: []string{},
+		DocumentSet: s.set, TargetOwnP50MS: targetChatOwnMS, TargetFirstP50MS: targetFirstToken, HeapAfterLoad: heapInUse(), Missed: []string{},
 	}
 }
 
@@ -441,6 +464,9 @@ func (r *Report) writeChatText(w io.Writer) {
 	cr := r.Chat
 	fmt.Fprintf(w, "messages  %d measured, %d citing a document; each in a new session, as a person in %d of %d groups (%d of %d pairs)\n",
 		cr.Messages, cr.Cited, cr.Corpus.PersonGroups, cr.Corpus.Groups, cr.Corpus.VisiblePairs, cr.Corpus.Pairs)
+	if cr.DocumentSet != "" {
+		fmt.Fprintf(w, "filter    document set %q (every pair of the corpus), in internal_search_filters\n", cr.DocumentSet)
+	}
 	const row = "%-28s %9s %9s %9s %9s %9s\n"
 	fmt.Fprintf(w, row, "per message", "mean", "p50", "p90", "p99", "max")
 	for _, x := range []struct {

@@ -45,7 +45,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		fs.StringVar(&o.Op, "op", "status", strings.Join(bench.OpNames(), ", "))
 		fs.StringVar(&o.Mix, "mix", bench.DefaultMix, "weights of -op mix: op=weight,… over status, patch-credential, put-tool")
 		fs.IntVar(&o.SearchDocs, "search-docs", 1_000_000, fmt.Sprintf("documents of -op search's corpus (one chunk each), 1 to %d (-op chat: %d unless given)", bench.MaxSearchDocs, bench.DefaultChatDocs))
-		fs.BoolVar(&o.DocumentSet, "document-set", false, "-op search: narrow each search to the corpus's document set, which holds every pair (filters.document_set), to measure the filter's cost")
+		fs.BoolVar(&o.DocumentSet, "document-set", false, "-op search, -op chat: narrow each search to the corpus's document set, which holds every pair (search's filters.document_set, chat's internal_search_filters), to measure the filter's cost")
 		fs.BoolVar(&jsonOut, "json", false, "print one JSON object instead of the text report")
 	}, benchServerSettings...)
 	if err != nil {

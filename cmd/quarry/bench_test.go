@@ -236,7 +236,7 @@ func TestBenchRefusals(t *testing.T) {
 		{[]string{"-op", "mix", "-mix", "status-cold=1"}, "-mix"},
 		{[]string{"-op", "mix", "-mix", "status=0"}, "no operation has a weight"},
 		{[]string{"-search-docs", "10"}, "-search-docs goes with -op search and -op chat"},
-		{[]string{"-document-set"}, "-document-set goes with -op search"},
+		{[]string{"-document-set"}, "-document-set goes with -op search or -op chat"},
 		{[]string{"-op", "search", "-search-docs", "0"}, "-search-docs: 0 is not between"},
 		{[]string{"-op", "search", "-pairs", "10"}, "do not go with -op search"},
 		{[]string{"-op", "search", "-target", "http://127.0.0.1:1", "-token", "k"}, "does not go with -target"},
