@@ -32,6 +32,15 @@ type ExternalAccess struct {
 	IsPublic             bool     `json:"is_public"`
 }
 
+// ExternalGroup is a group of people at a source, as a sync pair's
+// connector lists it for the group sync: Onyx's ExternalUserGroup. A
+// document's access names it by ID (ExternalAccess.ExternalUserGroupIDs);
+// its members are matched to Quarry's people by email, case-insensitively.
+type ExternalGroup struct {
+	ID         string   `json:"id"`
+	UserEmails []string `json:"user_emails"`
+}
+
 // Principals returns the principals of a's access as the index keeps them:
 // "public", "email:" and a lowercase address, "group:" and an external
 // group id; each once, sorted.

@@ -30,6 +30,9 @@ type WorkerConfig struct {
 	// HTTP (IMAP): the same guard's (toolrun.NewRunner(policy).Dial);
 	// without it, those connectors' attempts fail.
 	ConnectorDial func(ctx context.Context, network, address string) (net.Conn, error)
+	// ConnectorEndpoints point sources whose API host is fixed elsewhere
+	// (QUARRY_CONNECTOR_ENDPOINTS); the egress guard still applies.
+	ConnectorEndpoints connector.Endpoints
 	// Concurrency is how many attempts run at once; zero means 1.
 	Concurrency int
 	// PollInterval is how long an idle worker waits before it asks for an
@@ -384,10 +387,11 @@ func (w *Worker) open(ctx context.Context, log *slog.Logger, lease *quarry.Lease
 	}
 	mask.add(credential)
 	env := &connector.Env{
-		HTTP: w.cfg.ConnectorHTTP,
-		Dial: w.cfg.ConnectorDial,
-		Now:  w.cfg.Now,
-		Log:  slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
+		HTTP:      w.cfg.ConnectorHTTP,
+		Dial:      w.cfg.ConnectorDial,
+		Endpoints: w.cfg.ConnectorEndpoints,
+		Now:       w.cfg.Now,
+		Log:       slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
 		OpenFile: func(ctx context.Context, id string) (*connector.File, error) {
 			return w.cfg.API.File(ctx, lease.AttemptID, id)
 		},
@@ -414,7 +418,7 @@ func (w *Worker) prune(ctx context.Context, log *slog.Logger, lease *quarry.Leas
 	if err != nil {
 		return 0, err
 	}
-	slim, ok := conn.(connector.Slim)
+	slim, ok := connector.As[connector.Slim](conn)
 	if !ok {
 		return 0, quarry.ErrNoSlimListing(lease.Connector.Source)
 	}

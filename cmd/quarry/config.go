@@ -17,6 +17,7 @@ import (
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
+	"github.com/quarryhq/quarry/outbound/connector"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/toolrun"
 )
@@ -78,6 +79,9 @@ type Config struct {
 	Indexing         bool
 	InProcessWorker  bool
 	ScheduleInterval time.Duration
+	// ConnectorEndpoints are the API bases of sources pointed elsewhere
+	// (the worker of quarry serve and quarry worker).
+	ConnectorEndpoints connector.Endpoints
 
 	// Workers (quarry worker; the concurrency and the poll interval are
 	// also those of the worker in quarry serve).
@@ -255,6 +259,11 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.ChatTestMode, err = strconv.ParseBool(v); return err }},
 
 	// Indexing (quarry serve) and workers (quarry worker).
+	{"connector-endpoints", "QUARRY_CONNECTOR_ENDPOINTS", "", "comma-separated source=base_url pointing the API of a source whose host is fixed elsewhere (GitHub Enterprise Server, a regional endpoint), e.g. github=https://ghe.example.com/api/v3/; the egress guard still applies",
+		func(c *Config, v string) (err error) {
+			c.ConnectorEndpoints, err = connector.ParseEndpoints(v)
+			return err
+		}},
 	{"indexing", "QUARRY_INDEXING", "true", "run the indexing scheduler and a worker in this process (false: index attempts are neither made nor run here)",
 		func(c *Config, v string) (err error) { c.Indexing, err = strconv.ParseBool(v); return err }},
 	{"inprocess-worker", "QUARRY_INPROCESS_WORKER", "true", "with indexing on, also run a worker in this process (false: the scheduler runs here, and only quarry worker processes run attempts)",

@@ -9,6 +9,8 @@ package main
 // tests start, stop and kill take attempts.
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -756,4 +758,19 @@ func TestIndexingNoCredentialInLogs(t *testing.T) {
 			t.Errorf("serve's log shows no request of the worker:\n%s", w.servers[0].stderr.String())
 		}
 	})
+}
+
+// A QUARRY_CONNECTOR_ENDPOINTS that cannot work stops quarry serve and
+// quarry worker at start, saying why.
+func TestConnectorEndpointsSetting(t *testing.T) {
+	for _, cmd := range []string{"serve", "worker"} {
+		vars := map[string]string{"QUARRY_DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "q.db"), "QUARRY_ADDR": "127.0.0.1:0",
+			"QUARRY_CONNECTOR_ENDPOINTS": "github=https://ghe.example.com/api/v3/,slack=slack.com/api"}
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), []string{cmd}, envOf(vars), &stdout, &stderr)
+		want := `QUARRY_CONNECTOR_ENDPOINTS: "github=https://ghe.example.com/api/v3/,slack=slack.com/api": slack: "slack.com/api" is not an http(s) URL with no query or credentials`
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", cmd, err, want)
+		}
+	}
 }

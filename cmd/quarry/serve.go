@@ -180,12 +180,13 @@ func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *sto
 	client := &http.Client{Transport: &outbound.InProcessTransport{Handler: handler}}
 	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{
-		API:           outbound.NewWorkerAPI(client, "http://in-process"+strings.TrimRight(cfg.BasePath, "/"), token),
-		ConnectorHTTP: egress.Client(),
-		ConnectorDial: egress.Dial,
-		Concurrency:   cfg.WorkerConcurrency,
-		PollInterval:  cfg.WorkerPollInterval,
-		Log:           log.With("worker", id),
+		API:                outbound.NewWorkerAPI(client, "http://in-process"+strings.TrimRight(cfg.BasePath, "/"), token),
+		ConnectorHTTP:      egress.Client(),
+		ConnectorDial:      egress.Dial,
+		ConnectorEndpoints: cfg.ConnectorEndpoints,
+		Concurrency:        cfg.WorkerConcurrency,
+		PollInterval:       cfg.WorkerPollInterval,
+		Log:                log.With("worker", id),
 	})
 	wg.Go(func() {
 		if err := w.Run(ctx); err != nil {

@@ -49,12 +49,13 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	}
 	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{
-		API:           outbound.NewWorkerAPI(client, cfg.WorkerServer, token),
-		ConnectorHTTP: egress.Client(),
-		ConnectorDial: egress.Dial,
-		Concurrency:   cfg.WorkerConcurrency,
-		PollInterval:  cfg.WorkerPollInterval,
-		Log:           log,
+		API:                outbound.NewWorkerAPI(client, cfg.WorkerServer, token),
+		ConnectorHTTP:      egress.Client(),
+		ConnectorDial:      egress.Dial,
+		ConnectorEndpoints: cfg.ConnectorEndpoints,
+		Concurrency:        cfg.WorkerConcurrency,
+		PollInterval:       cfg.WorkerPollInterval,
+		Log:                log,
 	})
 	log.Info("worker running", "server", cfg.WorkerServer, "concurrency", cfg.WorkerConcurrency)
 	err = w.Run(ctx)

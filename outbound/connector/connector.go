@@ -23,7 +23,9 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quarryhq/quarry"
@@ -77,6 +79,39 @@ type Slim interface {
 	ListIDs(ctx context.Context, ids func(ctx context.Context, batch []string) error) error
 }
 
+// GroupSyncer is a connector that can list its source's groups with their
+// members' emails, for the group sync of a sync pair: Onyx's
+// group_sync_func (backend/ee/onyx/external_permissions/<source>/
+// group_sync.py). It is optional: find it with As. group is called with
+// each group once.
+type GroupSyncer interface {
+	Groups(ctx context.Context, group func(ctx context.Context, g *quarry.ExternalGroup) error) error
+}
+
+// PermissionSyncer is a connector that can list every document its source
+// has with who may read it, without their content, for the permission
+// sync of a sync pair: Onyx's doc_sync (backend/ee/onyx/
+// external_permissions/<source>/doc_sync.py). The ids are those its runs
+// give the documents. It is optional: find it with As. access is called
+// with each document once.
+type PermissionSyncer interface {
+	Permissions(ctx context.Context, access func(ctx context.Context, id string, a *quarry.ExternalAccess) error) error
+}
+
+// As returns what c is as a T (Slim, GroupSyncer, PermissionSyncer), looking
+// through Polled and Loaded to the connector they run.
+func As[T any](c Connector) (T, bool) {
+	if t, ok := c.(T); ok {
+		return t, true
+	}
+	if s, ok := c.(*oneStep); ok {
+		t, ok := s.inner.(T)
+		return t, ok
+	}
+	var zero T
+	return zero, false
+}
+
 // checkpoint is the part of every checkpoint the worker reads: Onyx's
 // ConnectorCheckpoint.
 type checkpoint struct {
@@ -100,28 +135,21 @@ func HasMore(cp json.RawMessage) (bool, error) {
 const doneCheckpoint = `{"has_more":false}`
 
 // Polled returns the Connector that runs p as a single step, as Onyx's
-// ConnectorRunner runs a PollConnector. It is also Slim when p is.
+// ConnectorRunner runs a PollConnector. As finds what else p is (Slim...).
 func Polled(p Poller) Connector {
-	c := &oneStep{first: func(ctx context.Context, w Window, out Emitter) error { return p.Poll(ctx, w, out) }}
-	if s, ok := p.(Slim); ok {
-		return &slimStep{c, s}
-	}
-	return c
+	return &oneStep{inner: p, first: func(ctx context.Context, w Window, out Emitter) error { return p.Poll(ctx, w, out) }}
 }
 
 // Loaded returns the Connector that runs l as a single step that ignores
-// the window, as Onyx's ConnectorRunner runs a LoadConnector. It is also
-// Slim when l is.
+// the window, as Onyx's ConnectorRunner runs a LoadConnector. As finds
+// what else l is (Slim...).
 func Loaded(l Loader) Connector {
-	c := &oneStep{first: func(ctx context.Context, _ Window, out Emitter) error { return l.Load(ctx, out) }}
-	if s, ok := l.(Slim); ok {
-		return &slimStep{c, s}
-	}
-	return c
+	return &oneStep{inner: l, first: func(ctx context.Context, _ Window, out Emitter) error { return l.Load(ctx, out) }}
 }
 
-// oneStep is a Connector whose run is one step.
+// oneStep is a Connector whose run is one step of inner's.
 type oneStep struct {
+	inner any // The Poller or Loader.
 	first func(ctx context.Context, w Window, out Emitter) error
 }
 
@@ -132,12 +160,6 @@ func (c *oneStep) Step(ctx context.Context, w Window, _ json.RawMessage, out Emi
 		return nil, err
 	}
 	return json.RawMessage(doneCheckpoint), nil
-}
-
-// slimStep is a oneStep whose connector also lists its ids.
-type slimStep struct {
-	*oneStep
-	Slim
 }
 
 // Env is what a connector may use of the outside world.
@@ -162,6 +184,57 @@ type Env struct {
 	// configuration names (the file connector's); nil when there is no
 	// file store.
 	OpenFile func(ctx context.Context, id string) (*File, error)
+	// Endpoints are the API bases the operator set for sources whose
+	// API host is fixed (QUARRY_CONNECTOR_ENDPOINTS): see Endpoint.
+	Endpoints Endpoints
+}
+
+// Endpoint returns the base URL of source's API: the operator's, or def,
+// the vendor's. It ends with a slash, so that a path is resolved under it.
+func (e *Env) Endpoint(source quarry.DocumentSource, def string) string {
+	if u, ok := e.Endpoints[source]; ok {
+		def = u
+	}
+	if !strings.HasSuffix(def, "/") {
+		def += "/"
+	}
+	return def
+}
+
+// Endpoints maps a source to the base URL of its API, where the operator
+// points it elsewhere than the vendor's (GitHub Enterprise Server, a
+// regional endpoint, a simulator in tests).
+type Endpoints map[quarry.DocumentSource]string
+
+// ParseEndpoints reads QUARRY_CONNECTOR_ENDPOINTS: comma-separated
+// source=base_url, e.g. "slack=https://slack.com/api/,github=https://ghe.example.com/api/v3/".
+// Each source must be a quarry.DocumentSource, given once; each URL an
+// absolute http(s) URL with no query, fragment or credentials.
+func ParseEndpoints(s string) (Endpoints, error) {
+	out := Endpoints{}
+	for item := range strings.SplitSeq(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, base, ok := strings.Cut(item, "=")
+		source := quarry.DocumentSource(strings.TrimSpace(name))
+		base = strings.TrimSpace(base)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%q is not source=base_url", item)
+		case !source.Valid():
+			return nil, fmt.Errorf("%q is not a source", source)
+		case out[source] != "":
+			return nil, fmt.Errorf("source %q is given twice", source)
+		}
+		u, err := url.Parse(base)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("%s: %q is not an http(s) URL with no query or credentials", source, base)
+		}
+		out[source] = base
+	}
+	return out, nil
 }
 
 // File is a file of the file store, as a connector reads it: a stream it

@@ -113,7 +113,7 @@ func TestOneStepConnectors(t *testing.T) {
 	ctx := context.Background()
 	p := &poller{}
 	c := connector.Polled(p)
-	if _, ok := c.(connector.Slim); !ok {
+	if _, ok := connector.As[connector.Slim](c); !ok {
 		t.Error("a polled connector that lists ids is not Slim")
 	}
 	out := &collect{}
@@ -124,10 +124,73 @@ func TestOneStepConnectors(t *testing.T) {
 		t.Errorf("polled: first has more %v, step %s %v with %q", more, next, err, out.docs)
 	}
 	l := connector.Loaded(loader{})
-	if _, ok := l.(connector.Slim); ok {
+	if _, ok := connector.As[connector.Slim](l); ok {
 		t.Error("a loaded connector that lists no ids is Slim")
 	}
 	if _, err := l.Step(ctx, connector.Window{}, l.FirstCheckpoint(), out); err == nil || err.Error() != "source down" {
 		t.Errorf("loaded: step error %v, want source down", err)
+	}
+}
+
+// syncer is a loader that also syncs groups and permissions.
+type syncer struct{ loader }
+
+func (syncer) Groups(context.Context, func(context.Context, *quarry.ExternalGroup) error) error {
+	return nil
+}
+
+func (syncer) Permissions(context.Context, func(context.Context, string, *quarry.ExternalAccess) error) error {
+	return nil
+}
+
+// As finds what a connector run as one step is besides.
+func TestAs(t *testing.T) {
+	s, l := connector.Loaded(syncer{}), connector.Loaded(loader{})
+	if _, ok := connector.As[connector.GroupSyncer](s); !ok {
+		t.Error("a loaded group syncer is not found")
+	}
+	if _, ok := connector.As[connector.PermissionSyncer](s); !ok {
+		t.Error("a loaded permission syncer is not found")
+	}
+	if _, ok := connector.As[connector.GroupSyncer](l); ok {
+		t.Error("a loader that syncs no groups is found as one")
+	}
+	if _, ok := connector.As[connector.Slim](connector.Polled(&poller{})); !ok {
+		t.Error("a polled connector that lists ids is not Slim")
+	}
+}
+
+// QUARRY_CONNECTOR_ENDPOINTS points sources at other bases; the vendor's
+// is the default, and every base ends with a slash.
+func TestEndpoints(t *testing.T) {
+	e, err := connector.ParseEndpoints(" slack=http://127.0.0.1:9/api , github=https://ghe.example.com/api/v3/,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &connector.Env{Endpoints: e}
+	for source, want := range map[quarry.DocumentSource]string{
+		"slack":        "http://127.0.0.1:9/api/",
+		"github":       "https://ghe.example.com/api/v3/",
+		"google_drive": "https://www.googleapis.com/",
+	} {
+		if got := env.Endpoint(source, "https://www.googleapis.com"); got != want {
+			t.Errorf("%s: %q, want %q", source, got, want)
+		}
+	}
+	if got := (&connector.Env{}).Endpoint("slack", "https://slack.com/api/"); got != "https://slack.com/api/" {
+		t.Errorf("no endpoints: %q", got)
+	}
+	for in, want := range map[string]string{
+		"slack":                           `"slack" is not source=base_url`,
+		"slak=https://a":                  `"slak" is not a source`,
+		"slack=https://a,slack=https://b": `source "slack" is given twice`,
+		"slack=ftp://a":                   `slack: "ftp://a" is not an http(s) URL with no query or credentials`,
+		"slack=https://u:p@a":             `slack: "https://u:p@a" is not an http(s) URL with no query or credentials`,
+		"slack=https://a/?x=1":            `slack: "https://a/?x=1" is not an http(s) URL with no query or credentials`,
+		"slack=/api":                      `slack: "/api" is not an http(s) URL with no query or credentials`,
+	} {
+		if _, err := connector.ParseEndpoints(in); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %s", in, err, want)
+		}
 	}
 }

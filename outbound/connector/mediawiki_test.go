@@ -109,13 +109,13 @@ func TestMediaWikiConfig(t *testing.T) {
 			t.Errorf("%s: %v", tc.config, err)
 			continue
 		}
-		m := c.(*slimStep).Slim.(*MediaWiki)
+		m := c.(*oneStep).inner.(*MediaWiki)
 		if m.start.String() != tc.start {
 			t.Errorf("%s: the API is looked for from %s, want %s", tc.config, m.start, tc.start)
 		}
 	}
 	c, _ := newMediaWiki(MediaWikiSource, json.RawMessage(`{"hostname":"w","pages":["A"," "],"categories":["B","Category:C"],"recurse_depth":0}`), env)
-	m := c.(*slimStep).Slim.(*MediaWiki)
+	m := c.(*oneStep).inner.(*MediaWiki)
 	if !slices.Equal(m.cfg.Pages, []string{"A"}) || !slices.Equal(m.cfg.Categories, []string{"Category:B", "Category:C"}) {
 		t.Errorf("pages %q and categories %q", m.cfg.Pages, m.cfg.Categories)
 	}
@@ -292,7 +292,7 @@ func TestMediaWikiListIDs(t *testing.T) {
 	list := func() []string {
 		t.Helper()
 		var ids []string
-		err := c.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+		err := c.(*oneStep).inner.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
 			for _, id := range batch {
 				ids = append(ids, regexp.MustCompile(`^MEDIAWIKI_[0-9]+_`).ReplaceAllString(id, ""))
 			}

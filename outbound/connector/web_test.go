@@ -238,7 +238,7 @@ func newTestWeb(t *testing.T, cfg string, hc *http.Client) *Web {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.(*slimStep).Slim.(*Web)
+	return c.(*oneStep).inner.(*Web)
 }
 
 // testSite is the site of testdata/site.
@@ -360,7 +360,7 @@ func TestWebListIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []string
-	err = c.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+	err = c.(*oneStep).inner.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
 		for _, id := range batch {
 			ids = append(ids, strings.TrimPrefix(id, s.URL))
 		}
@@ -532,7 +532,7 @@ func TestWebListIDsFailure(t *testing.T) {
 	}
 	list := func() ([]string, error) {
 		var ids []string
-		err := c.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+		err := c.(*oneStep).inner.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
 			for _, id := range batch {
 				ids = append(ids, strings.TrimPrefix(id, s.URL))
 			}
@@ -626,7 +626,7 @@ func TestWebDuplicatesAndImages(t *testing.T) {
 		t.Errorf("documents\n%s\nwant\n%s\nfailures %+v", strings.Join(got, "\n"), strings.Join(want, "\n"), rec.failures)
 	}
 	var ids []string
-	err = c.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+	err = c.(*oneStep).inner.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
 		for _, id := range batch {
 			ids = append(ids, strings.TrimPrefix(id, srv.URL))
 		}
