@@ -58,43 +58,29 @@ func documentSets(ctx context.Context, q querier, cond string, args ...any) ([]*
 		byID[s.ID], ids[i] = s, s.ID
 	}
 	err = inChunks(ids, "document_set_id", func(in string, args []any) error {
-		rows, err := q.QueryContext(ctx, `SELECT x.document_set_id, p.id, p.name, p.access_type, c.source
+		if err := eachRow(ctx, q, `SELECT x.document_set_id, p.id, p.name, p.access_type, c.source
 			FROM document_set_pairs x JOIN cc_pairs p ON p.id = x.cc_pair_id JOIN connectors c ON c.id = p.connector_id
-			WHERE x.`+in+` ORDER BY x.document_set_id, p.id`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				set int64
-				p   quarry.DocumentSetPair
-			)
-			if err := rows.Scan(&set, &p.ID, &p.Name, &p.AccessType, &p.Source); err != nil {
-				rows.Close()
+			WHERE x.`+in+` ORDER BY x.document_set_id, p.id`, args, func(row scanner) error {
+			var set int64
+			var p quarry.DocumentSetPair
+			if err := row.Scan(&set, &p.ID, &p.Name, &p.AccessType, &p.Source); err != nil {
 				return err
 			}
 			byID[set].Pairs = append(byID[set].Pairs, p)
-		}
-		if err := closeRows(rows); err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
-		rows, err = q.QueryContext(ctx, `SELECT document_set_id, user_id FROM document_set_users WHERE `+in+
-			` ORDER BY document_set_id, user_id`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				set  int64
-				user string
-			)
-			if err := rows.Scan(&set, &user); err != nil {
-				rows.Close()
+		if err := eachRow(ctx, q, `SELECT document_set_id, user_id FROM document_set_users WHERE `+in+
+			` ORDER BY document_set_id, user_id`, args, func(row scanner) error {
+			var set int64
+			var user string
+			if err := row.Scan(&set, &user); err != nil {
 				return err
 			}
 			byID[set].Users = append(byID[set].Users, user)
-		}
-		if err := closeRows(rows); err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
 		return eachInts(ctx, q, `SELECT document_set_id, group_id FROM document_set_groups WHERE `+in+

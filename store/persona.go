@@ -84,61 +84,40 @@ func personas(ctx context.Context, q querier, cond string, args ...any) ([]*quar
 			` ORDER BY persona_id, document_set_id`, args, func(p, s int64) { byID[p].DocumentSetIDs = append(byID[p].DocumentSetIDs, s) }); err != nil {
 			return err
 		}
-		rows, err := q.QueryContext(ctx, `SELECT x.persona_id, l.id, l.name FROM persona_label_links x JOIN persona_labels l ON l.id = x.label_id
-			WHERE x.`+in+` ORDER BY x.persona_id, l.id`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				p int64
-				l quarry.PersonaLabel
-			)
-			if err := rows.Scan(&p, &l.ID, &l.Name); err != nil {
-				rows.Close()
+		if err := eachRow(ctx, q, `SELECT x.persona_id, l.id, l.name FROM persona_label_links x JOIN persona_labels l ON l.id = x.label_id
+			WHERE x.`+in+` ORDER BY x.persona_id, l.id`, args, func(row scanner) error {
+			var p int64
+			var l quarry.PersonaLabel
+			if err := row.Scan(&p, &l.ID, &l.Name); err != nil {
 				return err
 			}
 			byID[p].Labels = append(byID[p].Labels, l)
-		}
-		if err := closeRows(rows); err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
-		rows, err = q.QueryContext(ctx, `SELECT x.persona_id, x.user_id, u.email, x.permission FROM persona_users x JOIN users u ON u.id = x.user_id
-			WHERE x.`+in+` ORDER BY x.persona_id, x.user_id`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				p int64
-				s quarry.PersonaUserShare
-			)
-			if err := rows.Scan(&p, &s.UserID, &s.Email, &s.Permission); err != nil {
-				rows.Close()
+		if err := eachRow(ctx, q, `SELECT x.persona_id, x.user_id, u.email, x.permission FROM persona_users x JOIN users u ON u.id = x.user_id
+			WHERE x.`+in+` ORDER BY x.persona_id, x.user_id`, args, func(row scanner) error {
+			var p int64
+			var s quarry.PersonaUserShare
+			if err := row.Scan(&p, &s.UserID, &s.Email, &s.Permission); err != nil {
 				return err
 			}
 			byID[p].UserShares = append(byID[p].UserShares, s)
-		}
-		if err := closeRows(rows); err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
-		rows, err = q.QueryContext(ctx, `SELECT x.persona_id, x.group_id, g.name, x.permission FROM persona_groups x JOIN user_groups g ON g.id = x.group_id
-			WHERE x.`+in+` ORDER BY x.persona_id, x.group_id`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				p int64
-				s quarry.PersonaGroupShare
-			)
-			if err := rows.Scan(&p, &s.GroupID, &s.Name, &s.Permission); err != nil {
-				rows.Close()
+		return eachRow(ctx, q, `SELECT x.persona_id, x.group_id, g.name, x.permission FROM persona_groups x JOIN user_groups g ON g.id = x.group_id
+			WHERE x.`+in+` ORDER BY x.persona_id, x.group_id`, args, func(row scanner) error {
+			var p int64
+			var s quarry.PersonaGroupShare
+			if err := row.Scan(&p, &s.GroupID, &s.Name, &s.Permission); err != nil {
 				return err
 			}
 			byID[p].GroupShares = append(byID[p].GroupShares, s)
-		}
-		return closeRows(rows)
+			return nil
+		})
 	})
 	return ps, mapError(err)
 }

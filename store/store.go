@@ -92,23 +92,38 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// scanner is a row being read: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// eachRow runs query on q and calls fn with each row, in order, until fn
+// fails.
+func eachRow(ctx context.Context, q querier, query string, args []any, fn func(row scanner) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return mapError(err)
+	}
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			rows.Close()
+			return mapError(err)
+		}
+	}
+	return closeRows(rows)
+}
+
 // queryAll runs query on q and scans each row with scan, in order: an
 // empty answer is an empty slice, not nil.
 func queryAll[T any](ctx context.Context, q querier, scan func(interface{ Scan(...any) error }) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, mapError(err)
-	}
 	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			rows.Close()
-			return nil, mapError(err)
-		}
+	err := eachRow(ctx, q, query, args, func(row scanner) error {
+		v, err := scan(row)
 		out = append(out, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, closeRows(rows)
+	return out, nil
 }
 
 // conn runs statements on pool p, inside transaction tx when it is not
@@ -665,19 +680,14 @@ func (db *DB) DataVersion(ctx context.Context) (int64, error) {
 
 // eachInts runs a query of two integer columns and calls fn for each row.
 func eachInts(ctx context.Context, q querier, query string, args []any, fn func(a, b int64)) error {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return mapError(err)
-	}
-	for rows.Next() {
+	return eachRow(ctx, q, query, args, func(row scanner) error {
 		var a, b int64
-		if err := rows.Scan(&a, &b); err != nil {
-			rows.Close()
-			return mapError(err)
+		if err := row.Scan(&a, &b); err != nil {
+			return err
 		}
 		fn(a, b)
-	}
-	return closeRows(rows)
+		return nil
+	})
 }
 
 // anys returns the elements of s as query arguments.
