@@ -47,15 +47,18 @@ const (
 // ChatSession is a person's conversation with the assistant (Onyx's
 // ChatSession).
 type ChatSession struct {
-	ID          string // A UUID.
-	UserID      string
-	OwnerName   *string // The person's name, for those who read a shared session.
-	PersonaID   int64
-	Description *string // Its name.
-	Sharing     ChatSharing
-	Deleted     bool // Deleted but kept (Onyx's soft delete).
-	CreatedAt   Time
-	UpdatedAt   Time // Moved on by every message and change.
+	ID        string // A UUID.
+	UserID    string
+	OwnerName *string // The person's name, for those who read a shared session.
+	PersonaID int64
+	// PersonaName and PersonaIcon are its assistant's name and icon
+	// (nil when it has none).
+	PersonaName, PersonaIcon *string
+	Description              *string // Its name.
+	Sharing                  ChatSharing
+	Deleted                  bool // Deleted but kept (Onyx's soft delete).
+	CreatedAt                Time
+	UpdatedAt                Time // Moved on by every message and change.
 }
 
 // ChatMessage is a message of a session (Onyx's ChatMessage). An assistant

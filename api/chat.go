@@ -155,13 +155,10 @@ func (s *Server) handleChatSessions(w http.ResponseWriter, r *http.Request, c *q
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// assistantName is the default assistant's name (Onyx's unified
-// assistant).
-const assistantName = "Assistant"
-
 // handleGetChatSession serves GET /chat/get-chat-session/{session_id}: the
 // session as its reader may read it (quarry.Caller.CheckReadChatSession),
-// every message, and the packets that show each answer again.
+// its assistant's name and icon, every message, and the packets that show
+// each answer again.
 func (s *Server) handleGetChatSession(w http.ResponseWriter, r *http.Request, c *quarry.Caller) error {
 	var in getChatSessionRequest
 	if err := decode.Request(r, &in); err != nil {
@@ -171,7 +168,7 @@ func (s *Server) handleGetChatSession(w http.ResponseWriter, r *http.Request, c 
 	if err != nil {
 		return err
 	}
-	persona, name := sess.PersonaID, assistantName
+	persona := sess.PersonaID
 	out := struct {
 		ChatSessionID                  string              `json:"chat_session_id"`
 		Description                    *string             `json:"description"`
@@ -189,7 +186,8 @@ func (s *Server) handleGetChatSession(w http.ResponseWriter, r *http.Request, c 
 		Packets                        [][]packet          `json:"packets"`
 		CurrentRun                     *struct{}           `json:"current_run"`
 		Incognito                      bool                `json:"incognito"`
-	}{ChatSessionID: sess.ID, Description: sess.Description, PersonaID: &persona, PersonaName: &name, Messages: []chatMessageDetail{},
+	}{ChatSessionID: sess.ID, Description: sess.Description, PersonaID: &persona, PersonaName: sess.PersonaName,
+		PersonalIconName: sess.PersonaIcon, Messages: []chatMessageDetail{},
 		TimeCreated: sess.CreatedAt, SharedStatus: sess.Sharing, Deleted: sess.Deleted, OwnerName: sess.OwnerName, Packets: [][]packet{}}
 	for _, m := range msgs {
 		out.Messages = append(out.Messages, messageDetail(m))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/quarryhq/quarry/internal/llmtest"
 	"github.com/quarryhq/quarry/internal/mcptest"
 )
@@ -189,5 +191,29 @@ func TestChatPersonaTools(t *testing.T) {
 	for _, id := range []int64{search, echo} {
 		c.do(c.basic, "POST", "/chat/send-chat-message", map[string]any{"message": "x", "chat_session_id": s.ID, "forced_tool_id": id}).
 			want(t, 400, fmt.Sprintf(`{"detail": "Forced tool %d not found in tools"}`, id))
+	}
+}
+
+// TestChatSessionPersona: a session tells its assistant's name and icon
+// (Onyx's persona_name and personal_icon_name), the default assistant's
+// for a session without one.
+func TestChatSessionPersona(t *testing.T) {
+	c := newChatLLM(t)
+	id, s := c.personaChat(t, c.basic, paBody("Chatty", true, "icon_name", "rocket"))
+	var def struct {
+		ID string `json:"chat_session_id"`
+	}
+	c.do(c.basic, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 0}).decode(t, &def)
+	type session struct {
+		PersonaID   int64   `json:"persona_id"`
+		PersonaName *string `json:"persona_name"`
+		Icon        *string `json:"personal_icon_name"`
+	}
+	for sid, want := range map[string]session{s: {id, ptrTo("Chatty"), ptrTo("rocket")}, def.ID: {0, ptrTo("Assistant"), nil}} {
+		var got session
+		c.do(c.basic, "GET", "/chat/get-chat-session/"+sid, nil).decode(t, &got)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("session %s (-want +got):\n%s", sid, diff)
+		}
 	}
 }

@@ -28,7 +28,8 @@ import (
 // subquery, all named by the table's own name (SQLite's RETURNING knows
 // no alias): an INSERT or UPDATE of chat_sessions returns them too.
 const chatSessionColumns = `chat_sessions.id, chat_sessions.user_id, (SELECT u.name FROM users u WHERE u.id = chat_sessions.user_id),
-	chat_sessions.persona_id, chat_sessions.description, chat_sessions.shared_status, chat_sessions.deleted, chat_sessions.created_at,
+	chat_sessions.persona_id, (SELECT p.name FROM personas p WHERE p.id = chat_sessions.persona_id),
+	(SELECT p.icon_name FROM personas p WHERE p.id = chat_sessions.persona_id), chat_sessions.description, chat_sessions.shared_status, chat_sessions.deleted, chat_sessions.created_at,
 	chat_sessions.updated_at`
 
 const chatSessionFrom = ` FROM chat_sessions`
@@ -38,7 +39,7 @@ func scanChatSession(r interface{ Scan(...any) error }) (*quarry.ChatSession, er
 		out              quarry.ChatSession
 		created, updated int64
 	)
-	if err := r.Scan(&out.ID, &out.UserID, &out.OwnerName, &out.PersonaID, &out.Description, &out.Sharing, &out.Deleted, &created, &updated); err != nil {
+	if err := r.Scan(&out.ID, &out.UserID, &out.OwnerName, &out.PersonaID, &out.PersonaName, &out.PersonaIcon, &out.Description, &out.Sharing, &out.Deleted, &created, &updated); err != nil {
 		return nil, err
 	}
 	out.CreatedAt, out.UpdatedAt = quarry.TimeFromMicros(created), quarry.TimeFromMicros(updated)
