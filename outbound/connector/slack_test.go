@@ -1,0 +1,471 @@
+package connector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/outbound/connector/slacktest"
+)
+
+// slackRun is what a run of the Slack connector emitted.
+type slackRun struct {
+	docs     []*quarry.Document
+	failures []*quarry.ConnectorFailure
+}
+
+func (r *slackRun) Document(_ context.Context, d *quarry.Document) error {
+	r.docs = append(r.docs, d)
+	return nil
+}
+
+func (r *slackRun) Failure(_ context.Context, f *quarry.ConnectorFailure) error {
+	r.failures = append(r.failures, f)
+	return nil
+}
+
+// byID returns the run's document of id, or nil.
+func (r *slackRun) byID(id string) *quarry.Document {
+	for _, d := range r.docs {
+		if d.ID == id {
+			return d
+		}
+	}
+	return nil
+}
+
+// newSlack opens the Slack connector of config against the simulator s
+// with token.
+func newSlack(t testing.TB, s *slacktest.Server, config, token string) *Slack {
+	t.Helper()
+	cred, _ := json.Marshal(map[string]string{"slack_bot_token": token})
+	env := &Env{HTTP: &http.Client{}, Endpoints: Endpoints{SlackSource: s.APIURL()}}
+	c, err := NewRegistry().Open(SlackSource, json.RawMessage(config), cred, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.(*Slack)
+}
+
+// runSlack runs c within w from its first checkpoint to its last.
+func runSlack(t testing.TB, c Connector, w Window) (*slackRun, error) {
+	t.Helper()
+	r := &slackRun{}
+	cp := c.FirstCheckpoint()
+	for range 1000 {
+		var err error
+		if cp, err = c.Step(context.Background(), w, cp, r); err != nil {
+			return r, err
+		}
+		more, err := HasMore(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			return r, nil
+		}
+	}
+	t.Fatal("the run did not end")
+	return nil, nil
+}
+
+func ids(docs []*quarry.Document) []string {
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tsOf returns the ts of the first section's link of d: .../p{ts}.
+func threadTS(t *testing.T, d *quarry.Document) string {
+	t.Helper()
+	_, ts, _ := strings.Cut(d.ID, "__")
+	return ts
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// A run from the beginning against the fixture gives Onyx's documents, each
+// compared whole: a thread (its replies fetched) is one document whose
+// sections are its messages with their links, a message outside a thread
+// is one too; the join and the bot's message are not indexed; #random is
+// joined first; the private channel the bot is not in and the archived
+// one are not read; the titles are "{sender} in #{channel}: {snippet}",
+// the mentions cleaned; public channels are everyone's, the private one
+// its members'.
+func TestSlackRun(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	c := newSlack(t, s, `{}`, slacktest.Token)
+	r, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil || len(r.failures) != 0 {
+		t.Fatalf("run: %v, failures %+v", err, r.failures)
+	}
+	calls := s.Calls()
+	byTS := map[string]string{} // text: ts
+	for _, d := range r.docs {
+		byTS[d.Sections[0].Text] = threadTS(t, d)
+	}
+	welcome := byTS["Welcome to #random, @Bob Baker!"]
+	report := byTS["Has anyone seen the quarry report? It is due at the end of the week\nand we need its numbers"]
+	lunch := byTS["@here lunch at noon?"]
+	merger := byTS["The merger closes on Friday"]
+	if welcome == "" || report == "" || lunch == "" || merger == "" {
+		t.Fatalf("documents %q", ids(r.docs))
+	}
+	var replies []string
+	for _, call := range calls {
+		if call.Method == "conversations.replies" {
+			replies = append(replies, call.Params.Get("ts"))
+		}
+	}
+	public := &quarry.ExternalAccess{ExternalUserEmails: []string{}, ExternalUserGroupIDs: []string{}, IsPublic: true}
+	link := func(ch, ts, thread string) *string {
+		l := "https://quarry-test.slack.com/archives/" + ch + "/p" + strings.ReplaceAll(ts, ".", "")
+		if thread != "" {
+			l += "?thread_ts=" + thread
+		}
+		return &l
+	}
+	at := func(ts string) *quarry.Time {
+		d, _ := time.Parse(time.RFC3339, "1970-01-01T00:00:00Z")
+		var sec, us int64
+		for i, part := range strings.SplitN(ts, ".", 2) {
+			for _, ch := range part {
+				if i == 0 {
+					sec = sec*10 + int64(ch-'0')
+				} else {
+					us = us*10 + int64(ch-'0')
+				}
+			}
+		}
+		return &quarry.Time{Time: d.Add(time.Duration(sec)*time.Second + time.Duration(us)*time.Microsecond).UTC()}
+	}
+	// The replies' ts, as the thread's sections give them.
+	d := r.byID("C0GENERAL__" + report)
+	if d == nil || len(d.Sections) != 3 {
+		t.Fatalf("the report's thread: %+v", d)
+	}
+	reply1, reply2 := strings.TrimPrefix(*d.Sections[1].Link, *link("C0GENERAL", "", "")), ""
+	reply1, _, _ = strings.Cut(reply1, "?")
+	reply2 = strings.TrimPrefix(*d.Sections[2].Link, *link("C0GENERAL", "", ""))
+	reply2, _, _ = strings.Cut(reply2, "?")
+	reply1 = reply1[:len(reply1)-6] + "." + reply1[len(reply1)-6:]
+	reply2 = reply2[:len(reply2)-6] + "." + reply2[len(reply2)-6:]
+	secretReply := ""
+	if d := r.byID("G0SECRET__" + merger); d != nil && len(d.Sections) == 2 {
+		x, _, _ := strings.Cut(strings.TrimPrefix(*d.Sections[1].Link, *link("G0SECRET", "", "")), "?")
+		secretReply = x[:len(x)-6] + "." + x[len(x)-6:]
+	}
+	want := []*quarry.Document{
+		{ID: "C0GENERAL__" + welcome, Source: "slack", SemanticIdentifier: "Alice Archer in #general: Welcome to #random, @Bob Baker!",
+			Sections: []quarry.Section{{Text: "Welcome to #random, @Bob Baker!", Link: link("C0GENERAL", welcome, "")}},
+			Metadata: map[string]any{"Channel": "general"}, DocUpdatedAt: at(welcome), ExternalAccess: public},
+		{ID: "C0GENERAL__" + report, Source: "slack", SemanticIdentifier: "Bob Baker in #general: Has anyone seen the quarry report? It is due at th...",
+			Sections: []quarry.Section{
+				{Text: "Has anyone seen the quarry report? It is due at the end of the week\nand we need its numbers", Link: link("C0GENERAL", report, report)},
+				{Text: "Yes, it is in the shared drive", Link: link("C0GENERAL", reply1, report)},
+				{Text: "Thanks @carol", Link: link("C0GENERAL", reply2, report)}},
+			Metadata: map[string]any{"Channel": "general"}, DocUpdatedAt: at(reply2), ExternalAccess: public},
+		{ID: "C0RANDOM__" + lunch, Source: "slack", SemanticIdentifier: "carol in #random: @here lunch at noon?",
+			Sections: []quarry.Section{{Text: "@here lunch at noon?", Link: link("C0RANDOM", lunch, "")}},
+			Metadata: map[string]any{"Channel": "random"}, DocUpdatedAt: at(lunch), ExternalAccess: public},
+		{ID: "G0SECRET__" + merger, Source: "slack", SemanticIdentifier: "Alice Archer in #secret: The merger closes on Friday",
+			Sections: []quarry.Section{
+				{Text: "The merger closes on Friday", Link: link("G0SECRET", merger, merger)},
+				{Text: "Keep it quiet", Link: link("G0SECRET", secretReply, merger)}},
+			Metadata: map[string]any{"Channel": "secret"}, DocUpdatedAt: at(secretReply),
+			ExternalAccess: &quarry.ExternalAccess{ExternalUserEmails: []string{"alice@example.com", "bob@example.com"}, ExternalUserGroupIDs: []string{}}},
+	}
+	got := slices.Clone(r.docs)
+	slices.SortFunc(got, func(a, b *quarry.Document) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(want, func(a, b *quarry.Document) int { return strings.Compare(a.ID, b.ID) })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("documents (-want +got):\n%s", diff)
+	}
+	// The report's thread of three pages in two.
+	if !slices.Equal(replies, []string{report, report, merger}) {
+		t.Errorf("conversations.replies of %q, want the two threads' pages", replies)
+	}
+	var joined []string
+	for _, call := range calls {
+		if call.Auth != "Bearer "+slacktest.Token {
+			t.Errorf("%s's Authorization %q", call.Method, call.Auth)
+		}
+		switch call.Method {
+		case "conversations.join":
+			joined = append(joined, call.Params.Get("channel"))
+		case "conversations.list":
+			if call.Params.Get("types") != "public_channel,private_channel" || call.Params.Get("exclude_archived") != "1" || call.Params.Get("limit") != "900" {
+				t.Errorf("conversations.list with %v", call.Params)
+			}
+		case "conversations.history":
+			if call.Params.Get("limit") != "900" || call.Params.Get("latest") == "" {
+				t.Errorf("conversations.history with %v", call.Params)
+			}
+		}
+	}
+	if !slices.Equal(joined, []string{"C0RANDOM"}) {
+		t.Errorf("joined %q, want #random", joined)
+	}
+}
+
+// A poll reads only its window: every history call carries oldest (the
+// window's start) and latest (its end), and only the thread posted within
+// it is emitted. An edited message replaces the thread's text in the next
+// run that reads it; a deleted thread is no longer in the slim listing,
+// so that a prune removes it.
+func TestSlackPollEditPrune(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	s.PageSize = 1
+	c := newSlack(t, s, `{"channels":["#general"]}`, slacktest.Token)
+	start := slacktest.Old.Add(24 * time.Hour)
+	fresh := s.Post("C0GENERAL", start.Add(time.Hour), slacktest.Message{User: "U0CAROL", Text: "A new week"})
+	s.Calls()
+	w := Window{Start: start, End: start.Add(2 * time.Hour)}
+	r, err := runSlack(t, c, w)
+	if err != nil || len(r.failures) != 0 {
+		t.Fatalf("poll: %v %+v", err, r.failures)
+	}
+	if got := ids(r.docs); !slices.Equal(got, []string{"C0GENERAL__" + fresh}) {
+		t.Errorf("the poll's documents %q, want the new message's", got)
+	}
+	n := 0
+	for _, call := range s.Calls() {
+		if call.Method != "conversations.history" {
+			continue
+		}
+		n++
+		if call.Params.Get("oldest") != slackTS(w.Start) || call.Params.Get("latest") != slackTS(w.End) {
+			t.Errorf("a history call of the poll with %v, want oldest %s and latest %s", call.Params, slackTS(w.Start), slackTS(w.End))
+		}
+	}
+	if n == 0 {
+		t.Error("no history call")
+	}
+
+	// An edit of a thread's reply, seen by a run from the beginning.
+	all, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var thread *quarry.Document
+	for _, d := range all.docs {
+		if len(d.Sections) == 3 {
+			thread = d
+		}
+	}
+	if thread == nil {
+		t.Fatalf("no thread in %q", ids(all.docs))
+	}
+	replyTS := strings.TrimPrefix(*thread.Sections[1].Link, "https://quarry-test.slack.com/archives/C0GENERAL/p")
+	replyTS, _, _ = strings.Cut(replyTS, "?")
+	replyTS = replyTS[:len(replyTS)-6] + "." + replyTS[len(replyTS)-6:]
+	s.Edit("C0GENERAL", replyTS, "No, it moved to the wiki", time.Now())
+	again, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := again.byID(thread.ID); d == nil || d.Sections[1].Text != "No, it moved to the wiki" {
+		t.Errorf("the thread after the edit: %+v", d)
+	}
+
+	// The slim listing: every thread and message, then without the
+	// deleted thread.
+	list := func() []string {
+		var out []string
+		if err := c.ListIDs(context.Background(), func(_ context.Context, b []string) error { out = append(out, b...); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := list(), ids(again.docs); !slices.Equal(got, want) {
+		t.Errorf("listed %q, want the run's %q", got, want)
+	}
+	s.Delete("C0GENERAL", threadTS(t, thread))
+	if got := list(); slices.Contains(got, thread.ID) || len(got) != len(again.docs)-1 {
+		t.Errorf("listed %q after the thread's deletion, want the others", got)
+	}
+}
+
+// A 429 is waited out (its Retry-After) and the call tried again.
+func TestSlackRateLimited(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	c := newSlack(t, s, `{"channels":["general"]}`, slacktest.Token)
+	s.RateLimit("conversations.history", 1)
+	began := time.Now()
+	r, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil || len(r.docs) != 2 {
+		t.Fatalf("run: %v with %q", err, ids(r.docs))
+	}
+	if waited := time.Since(began); waited < time.Second {
+		t.Errorf("the run took %s, less than the Retry-After", waited)
+	}
+	n := 0
+	for _, call := range s.Calls() {
+		if call.Method == "conversations.history" {
+			n++
+		}
+	}
+	if n != 3 { // The 429, then the two pages of the fixture's four messages.
+		t.Errorf("%d history calls, want 3", n)
+	}
+	// A wait is cut short by the run's end.
+	s.RateLimit("auth.test", 60)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c = newSlack(t, s, `{}`, slacktest.Token)
+	if _, err := c.Step(ctx, Window{End: time.Now()}, c.FirstCheckpoint(), &slackRun{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a step ended during a wait: %v", err)
+	}
+}
+
+// A token Slack does not take ends the run with a CredentialError that
+// names Slack's answer, never the token; another error of a call names
+// Slack's error.
+func TestSlackErrors(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	for _, tc := range []struct {
+		name, config, token, want string
+		cred                      bool
+	}{
+		{"invalid_auth", `{}`, "xoxb-wrong-secret-token", "Slack's auth.test answered invalid_auth", true},
+		{"a channel not there", `{"channels":["nowhere"]}`, slacktest.Token, `channel "nowhere" not found in the workspace`, false},
+		{"a bad regex", `{"channels":["("],"channel_regex_enabled":true}`, slacktest.Token, "invalid channel regex", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cred, _ := json.Marshal(map[string]string{"slack_bot_token": tc.token})
+			conn, err := NewRegistry().Open(SlackSource, json.RawMessage(tc.config), cred,
+				&Env{HTTP: &http.Client{}, Endpoints: Endpoints{SlackSource: s.APIURL()}})
+			if err == nil {
+				_, err = runSlack(t, conn, Window{End: time.Now()})
+			}
+			var ce *CredentialError
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.As(err, &ce) != tc.cred {
+				t.Fatalf("error %v (a credential's: %v), want one with %q (a credential's: %v)", err, errors.As(err, &ce), tc.want, tc.cred)
+			}
+			if strings.Contains(err.Error(), tc.token) || strings.Contains(err.Error(), "xoxb") {
+				t.Errorf("the error shows the token: %v", err)
+			}
+		})
+	}
+	// A private channel whose history Slack refuses is a failure of that
+	// channel; the others are read.
+	s.SetMembers("G0SECRET", "U0ALICE", "U0BOB") // The bot was removed after the listing.
+	c := newSlack(t, s, `{}`, slacktest.Token)
+	cp, err := c.Step(context.Background(), Window{End: time.Now()}, c.FirstCheckpoint(), &slackRun{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x slackCheckpoint
+	json.Unmarshal(cp, &x)
+	x.Channels = append(x.Channels, slackChannel{ID: "G0SECRET", Name: "secret", IsPrivate: true, IsMember: true})
+	cp, _ = json.Marshal(&x)
+	r := &slackRun{}
+	for more := true; more; more, _ = HasMore(cp) {
+		if cp, err = c.Step(context.Background(), Window{End: time.Now()}, cp, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.failures) != 1 || r.failures[0].FailedEntity == nil || r.failures[0].FailedEntity.EntityID != "G0SECRET" ||
+		r.failures[0].FailureMessage != "channel #secret: Slack's conversations.members answered channel_not_found" || len(r.docs) != 3 {
+		t.Errorf("failures %+v, documents %q", r.failures, ids(r.docs))
+	}
+}
+
+// The channel filters: names with or without #, regular expressions that
+// match whole names, exclusions after inclusions.
+func TestSlackChannelFilter(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	for _, tc := range []struct {
+		config string
+		want   []string
+	}{
+		{`{}`, []string{"general", "random", "secret"}},
+		{`{"channels":["#random","secret"]}`, []string{"random", "secret"}},
+		{`{"channels":["gen"],"channel_regex_enabled":true}`, nil},
+		{`{"channels":["gen.*|sec.*"],"channel_regex_enabled":true}`, []string{"general", "secret"}},
+		{`{"exclude_channels":["secret"]}`, []string{"general", "random"}},
+		{`{"channels":[".*"],"channel_regex_enabled":true,"exclude_channels":["r.*"],"exclude_channel_regex_enabled":true}`, []string{"general", "secret"}},
+	} {
+		c := newSlack(t, s, tc.config, slacktest.Token)
+		cp, err := c.Step(context.Background(), Window{End: time.Now()}, c.FirstCheckpoint(), &slackRun{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.config, err)
+		}
+		var x slackCheckpoint
+		json.Unmarshal(cp, &x)
+		var got []string
+		for _, ch := range x.Channels {
+			got = append(got, ch.Name)
+		}
+		if !slices.Equal(got, tc.want) || x.HasMore != (len(tc.want) > 0) {
+			t.Errorf("%s: channels %q (has_more %v), want %q", tc.config, got, x.HasMore, tc.want)
+		}
+	}
+}
+
+// The permission sync: every document with its channel's access, the
+// private channel's members by the emails users.list gives.
+func TestSlackPermissions(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	c := newSlack(t, s, `{}`, slacktest.Token)
+	run, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetMembers("G0SECRET", "U0ALICE", "U0CAROL", slacktest.BotUserID) // Bob left, Carol joined.
+	got := map[string]*quarry.ExternalAccess{}
+	err = c.Permissions(context.Background(), func(_ context.Context, id string, a *quarry.ExternalAccess) error {
+		got[id] = a
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]*quarry.ExternalAccess{}
+	for _, d := range run.docs {
+		want[d.ID] = d.ExternalAccess
+		if strings.HasPrefix(d.ID, "G0SECRET__") {
+			want[d.ID] = &quarry.ExternalAccess{ExternalUserEmails: []string{"alice@example.com", "carol@example.com"}, ExternalUserGroupIDs: []string{}}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("access (-want +got):\n%s", diff)
+	}
+	if _, ok := As[GroupSyncer](Connector(c)); ok {
+		t.Error("the Slack connector syncs groups; Onyx v4.6.1 does not for Slack")
+	}
+	if _, ok := As[PermissionSyncer](Connector(c)); !ok {
+		t.Error("the Slack connector is not a PermissionSyncer")
+	}
+}
+
+// The text cleaner is Onyx's index_clean.
+func TestSlackClean(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	c := newSlack(t, s, `{}`, slacktest.Token)
+	c.users = map[string]*slackUser{}
+	c.workspace = "x"
+	for in, want := range map[string]string{
+		"hi <@U0ALICE> and <@U0BOB> and <@U0NOBODY>":    "hi @alice and @Bob Baker and @U0NOBODY",
+		"see <#C0RANDOM|random> <!channel> <!everyone>": "see #random @channel @everyone",
+		"ask <!subteam^S123|@ops> or <!subteam^S456>":   "ask @ops or @S456",
+		"<!date^1392734382^{date}|Feb 18, 2014>":        "Feb 18, 2014",
+	} {
+		got, err := c.clean(context.Background(), in)
+		if err != nil || got != want {
+			t.Errorf("clean(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
