@@ -614,3 +614,56 @@ func NewFixture(tb testing.TB) *Server {
 	s.Post("C0OLD", at(10), Message{User: "U0ALICE", Text: "An archived channel's message"})
 	return s
 }
+
+// Channels returns the channels the workspace has, in its order.
+func (s *Server) Channels() []Channel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Channel
+	for _, c := range s.channels {
+		x := *c
+		x.Members = slices.Clone(c.Members)
+		x.messages = nil
+		out = append(out, x)
+	}
+	return out
+}
+
+// History returns the ts of channel's messages (those its history
+// lists), newest first.
+func (s *Server) History(channel string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, m := range slices.Backward(s.channel(channel).messages) {
+		out = append(out, m.TS)
+	}
+	return out
+}
+
+// Replies returns the ts of the thread ts of channel: its root, then its
+// replies; nil when it has none.
+func (s *Server) Replies(channel, ts string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	root := find(s.channel(channel).messages, ts)
+	if root == nil || len(root.replies) == 0 {
+		return nil
+	}
+	out := []string{root.TS}
+	for _, r := range root.replies {
+		out = append(out, r.TS)
+	}
+	return out
+}
+
+// Users returns the workspace's users, in its order.
+func (s *Server) Users() []User {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []User
+	for _, u := range s.users {
+		out = append(out, *u)
+	}
+	return out
+}
