@@ -469,3 +469,24 @@ func TestSlackClean(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSlackConnector runs the Slack connector over
+// slacktest.NewLarge's workspace of 1000 documents on loopback, from its first checkpoint to its last, the
+// documents emitted to nothing: docs/s is the connector's rate; sim-% the
+// share of the run the simulator spent answering (its own time).
+func BenchmarkSlackConnector(b *testing.B) {
+	s := slacktest.NewLarge(b, 5, 200)
+	docs := 0
+	busy := s.Busy()
+	for b.Loop() {
+		c := newSlack(b, s, `{}`, slacktest.Token)
+		r, err := runSlack(b, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+		if err != nil || len(r.docs) != 1000 {
+			b.Fatalf("run: %v with %d documents", err, len(r.docs))
+		}
+		docs += len(r.docs)
+		s.Calls()
+	}
+	b.ReportMetric(float64(docs)/b.Elapsed().Seconds(), "docs/s")
+	b.ReportMetric(100*(s.Busy()-busy).Seconds()/b.Elapsed().Seconds(), "sim-%")
+}

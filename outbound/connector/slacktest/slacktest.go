@@ -667,3 +667,28 @@ func (s *Server) Users() []User {
 	}
 	return out
 }
+
+// NewLarge starts a workspace of channels public channels of messages
+// messages each, one in five a thread of three, of about 200 characters
+// each, for benchmarks: a run's documents are its channels × messages
+// messages and threads. Its pages are of 200 items.
+func NewLarge(tb testing.TB, channels, messages int) *Server {
+	s := New(tb, FixtureTeam)
+	s.PageSize = 200
+	s.AddUser(User{ID: "U0ALICE", Name: "alice", RealName: "Alice Archer", Email: "alice@example.com"},
+		User{ID: "U0BOB", Name: "bob", RealName: "Bob Baker", Email: "bob@example.com"})
+	text := strings.Repeat("Some words of a message about the quarry's output. ", 4)
+	for c := range channels {
+		id := "C0LARGE" + strconv.Itoa(c)
+		s.AddChannel(Channel{ID: id, Name: "large-" + strconv.Itoa(c), Members: []string{"U0ALICE", "U0BOB", BotUserID}})
+		for i := range messages {
+			at := Old.Add(time.Duration(c*messages+i) * time.Minute)
+			ts := s.Post(id, at, Message{User: "U0ALICE", Text: text + "<@U0BOB>"})
+			if i%5 == 0 {
+				s.Post(id, at.Add(time.Second), Message{User: "U0BOB", Text: text, ThreadTS: ts})
+				s.Post(id, at.Add(2*time.Second), Message{User: "U0ALICE", Text: text, ThreadTS: ts})
+			}
+		}
+	}
+	return s
+}
