@@ -510,7 +510,8 @@ func (s *Slack) link(channel string, m slackMessage) string {
 }
 
 // user returns what users.info tells of a user, asked once per run; nil
-// when Slack has no such user.
+// when Slack does not tell (no such user, or the app lacks users:read: a
+// sender is then "Unknown", a mention its id, as Onyx degrades).
 func (s *Slack) user(ctx context.Context, id string) (*slackUser, error) {
 	if u, ok := s.users[id]; ok {
 		return u, nil
@@ -521,7 +522,8 @@ func (s *Slack) user(ctx context.Context, id string) (*slackUser, error) {
 	err := s.call(ctx, "users.info", url.Values{"user": {id}}, false, &a)
 	var api *slackAPIError
 	switch {
-	case errors.As(err, &api) && (api.Code == "user_not_found" || api.Code == "user_not_visible"):
+	case errors.As(err, &api):
+		s.env.Log.Warn("slack connector: a user's users.info failed", "user", id, "error", api.Error())
 		s.users[id] = nil
 		return nil, nil
 	case err != nil:
@@ -579,10 +581,7 @@ func (s *Slack) clean(ctx context.Context, text string) (string, error) {
 		name := id
 		u, err := s.user(ctx, id)
 		if err != nil {
-			var api *slackAPIError
-			if !errors.As(err, &api) {
-				return "", err
-			}
+			return "", err
 		}
 		if u != nil {
 			name = cmpOr(u.Profile.DisplayName, u.Profile.RealName)
