@@ -490,3 +490,30 @@ func BenchmarkSlackConnector(b *testing.B) {
 	b.ReportMetric(float64(docs)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric(100*(s.Busy()-busy).Seconds()/b.Elapsed().Seconds(), "sim-%")
 }
+
+// An app without users:read: users.info answers missing_scope, and the
+// threads are indexed all the same, their senders Unknown and their
+// mentions the users' ids, as Onyx degrades; a private channel's access
+// then has no one (its members' emails unknown): no wider than it was.
+func TestSlackWithoutUsersRead(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	s.MissingScope("users.info", "users:read")
+	c := newSlack(t, s, `{"channels":["general","secret"]}`, slacktest.Token)
+	r, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil || len(r.failures) != 0 || len(r.docs) != 3 {
+		t.Fatalf("run: %v, failures %+v, documents %q", err, r.failures, ids(r.docs))
+	}
+	var titles []string
+	for _, d := range r.docs {
+		titles = append(titles, d.SemanticIdentifier)
+		if strings.HasPrefix(d.ID, "G0SECRET__") && (d.ExternalAccess.IsPublic || len(d.ExternalAccess.ExternalUserEmails) != 0) {
+			t.Errorf("#secret's access %+v, want no one", d.ExternalAccess)
+		}
+	}
+	slices.Sort(titles)
+	want := []string{"Unknown in #general: Has anyone seen the quarry report? It is due at th...",
+		"Unknown in #general: Welcome to #random, @U0BOB!", "Unknown in #secret: The merger closes on Friday"}
+	if !slices.Equal(titles, want) {
+		t.Errorf("titles %q, want %q", titles, want)
+	}
+}

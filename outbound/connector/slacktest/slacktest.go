@@ -92,14 +92,15 @@ type Server struct {
 	users     []*User
 	channels  []*Channel
 	calls     []Call
-	limited   map[string]int // Method: the Retry-After of its next call's 429.
+	limited   map[string]int    // Method: the Retry-After of its next call's 429.
+	refused   map[string]string // Method: the scope its calls answer missing_scope for.
 	seq       int
 	busyUntil time.Duration // Time spent answering: the simulator's own.
 }
 
 // New starts a workspace with no users or channels.
 func New(tb testing.TB, team Team) *Server {
-	s := &Server{PageSize: 2, team: team, limited: map[string]int{}}
+	s := &Server{PageSize: 2, team: team, limited: map[string]int{}, refused: map[string]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	tb.Cleanup(s.Close)
 	return s
@@ -191,6 +192,18 @@ func (s *Server) RateLimit(method string, retryAfter int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.limited[method] = retryAfter
+}
+
+// MissingScope makes every call of method answer Slack's missing_scope
+// error, needing scope, as for an app not granted it; "" lifts it.
+func (s *Server) MissingScope(method, scope string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if scope == "" {
+		delete(s.refused, method)
+		return
+	}
+	s.refused[method] = scope
 }
 
 // Calls returns the calls answered so far, and forgets them.
@@ -327,6 +340,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case token != Token:
 		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_auth"})
+		return
+	}
+	if scope, ok := s.refused[method]; ok {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "missing_scope", "needed": scope, "provided": "channels:read"})
 		return
 	}
 	h, ok := s.methods()[method]
