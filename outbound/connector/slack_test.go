@@ -497,7 +497,7 @@ func BenchmarkSlackConnector(b *testing.B) {
 // then has no one (its members' emails unknown): no wider than it was.
 func TestSlackWithoutUsersRead(t *testing.T) {
 	s := slacktest.NewFixture(t)
-	s.MissingScope("users.info", "users:read")
+	s.Revoke("users:read")
 	c := newSlack(t, s, `{"channels":["general","secret"]}`, slacktest.Token)
 	r, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
 	if err != nil || len(r.failures) != 0 || len(r.docs) != 3 {
@@ -515,5 +515,121 @@ func TestSlackWithoutUsersRead(t *testing.T) {
 		"Unknown in #general: Welcome to #random, @U0BOB!", "Unknown in #secret: The merger closes on Friday"}
 	if !slices.Equal(titles, want) {
 		t.Errorf("titles %q, want %q", titles, want)
+	}
+}
+
+// An app without groups:read: private channels are left out (listing them
+// is refused, and the public ones are listed again alone), the public ones
+// read, as Onyx's get_channels falls back.
+func TestSlackWithoutGroupsRead(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	s.Revoke("groups:read")
+	c := newSlack(t, s, `{}`, slacktest.Token)
+	r, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil || len(r.failures) != 0 {
+		t.Fatalf("run: %v, failures %+v", err, r.failures)
+	}
+	var channels []string
+	for _, d := range r.docs {
+		ch, _, _ := strings.Cut(d.ID, "__")
+		channels = append(channels, ch)
+	}
+	slices.Sort(channels)
+	if want := []string{"C0GENERAL", "C0GENERAL", "C0RANDOM"}; !slices.Equal(channels, want) {
+		t.Errorf("documents of %q, want the public channels'", channels)
+	}
+	var lists []string
+	for _, call := range s.Calls() {
+		if call.Method == "conversations.list" {
+			lists = append(lists, call.Params.Get("types"))
+		}
+	}
+	if want := []string{"public_channel,private_channel", "public_channel"}; !slices.Equal(lists, want) {
+		t.Errorf("conversations.list of types %q, want %q", lists, want)
+	}
+	// The permission sync needs users:read.email.
+	s.Revoke("users:read.email")
+	err = c.Permissions(context.Background(), func(context.Context, string, *quarry.ExternalAccess) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "users:read.email") {
+		t.Errorf("permissions without users:read.email: %v", err)
+	}
+}
+
+// An Enterprise Grid organization's token fails the run: Onyx scopes its
+// public channels per workspace, which the connector does not, and
+// marking them public would widen who reads them.
+func TestSlackEnterpriseGrid(t *testing.T) {
+	team := slacktest.FixtureTeam
+	team.EnterpriseID = "E0GRID"
+	s := slacktest.New(t, team)
+	c := newSlack(t, s, `{}`, slacktest.Token)
+	_, err := runSlack(t, c, Window{End: time.Now()})
+	if err == nil || !strings.Contains(err.Error(), "Enterprise Grid organization (E0GRID)") {
+		t.Errorf("run: %v, want the Grid refused", err)
+	}
+}
+
+// A run resumed from its checkpoint by a new connector (another worker,
+// after an interruption) reads from the page it was on: each step of
+// this run is made by a connector of its own, and emits the documents a
+// run by one connector does, once each.
+func TestSlackResume(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	w := Window{Start: time.Unix(0, 0), End: time.Now()}
+	whole, err := runSlack(t, newSlack(t, s, `{}`, slacktest.Token), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &slackRun{}
+	cp := newSlack(t, s, `{}`, slacktest.Token).FirstCheckpoint()
+	steps := 0
+	for more := true; more; steps++ {
+		c := newSlack(t, s, `{}`, slacktest.Token)
+		if cp, err = c.Step(context.Background(), w, cp, r); err != nil {
+			t.Fatal(err)
+		}
+		more, _ = HasMore(cp)
+	}
+	if diff := cmp.Diff(whole.docs, r.docs); diff != "" || steps != 5 {
+		t.Errorf("%d steps; documents (-one connector +one a step):\n%s", steps, diff)
+	}
+}
+
+// A channel whose first page has more than 256 messages, more than 95% of
+// them filtered out (bots'), is skipped after that page, as Onyx's.
+func TestSlackBotChannel(t *testing.T) {
+	s := slacktest.New(t, slacktest.FixtureTeam)
+	s.PageSize = 900
+	s.AddUser(slacktest.User{ID: "U0ALICE", Name: "alice", Email: "alice@example.com"})
+	s.AddChannel(slacktest.Channel{ID: "C0ALERTS", Name: "alerts", Members: []string{"U0ALICE", slacktest.BotUserID}})
+	s.AddChannel(slacktest.Channel{ID: "C0TALK", Name: "talk", Members: []string{"U0ALICE", slacktest.BotUserID}})
+	for i := range 1000 {
+		at := slacktest.Old.Add(time.Duration(i) * time.Minute)
+		if i%100 == 0 {
+			s.Post("C0ALERTS", at, slacktest.Message{User: "U0ALICE", Text: "a person"})
+			s.Post("C0TALK", at, slacktest.Message{User: "U0ALICE", Text: "a person"})
+			continue
+		}
+		s.Post("C0ALERTS", at, slacktest.Message{Subtype: "bot_message", BotID: "B0ALERT", Text: "an alert"})
+		s.Post("C0TALK", at, slacktest.Message{Subtype: "bot_message", BotID: "B0ALERT", Text: "an alert"})
+	}
+	c := newSlack(t, s, `{"channels":["alerts"]}`, slacktest.Token)
+	r, err := runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, call := range s.Calls() {
+		if call.Method == "conversations.history" {
+			n++
+		}
+	}
+	// The first page holds the 900 newest: 9 people's messages.
+	if n != 1 || len(r.docs) != 9 {
+		t.Errorf("%d history pages, %d documents; want the first page's 9 and no more", n, len(r.docs))
+	}
+	c = newSlack(t, s, `{"channels":["talk"],"include_bot_messages":true}`, slacktest.Token)
+	if r, err = runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()}); err != nil || len(r.docs) != 1000 {
+		t.Errorf("with include_bot_messages: %v, %d documents, want 1000", err, len(r.docs))
 	}
 }

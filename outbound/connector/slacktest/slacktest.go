@@ -36,9 +36,11 @@ const Token = "xoxb-1111-2222-quarrytestsecret"
 // BotUserID is the bot's user id.
 const BotUserID = "UBOT0001"
 
-// Team is the simulated workspace.
+// Team is the simulated workspace; EnterpriseID is set for a token of an
+// Enterprise Grid organization.
 type Team struct {
 	ID, Name, Domain string
+	EnterpriseID     string
 }
 
 // URL is the workspace's address, as auth.test gives it.
@@ -92,15 +94,15 @@ type Server struct {
 	users     []*User
 	channels  []*Channel
 	calls     []Call
-	limited   map[string]int    // Method: the Retry-After of its next call's 429.
-	refused   map[string]string // Method: the scope its calls answer missing_scope for.
+	limited   map[string]int  // Method: the Retry-After of its next call's 429.
+	revoked   map[string]bool // Scopes the app was not granted.
 	seq       int
 	busyUntil time.Duration // Time spent answering: the simulator's own.
 }
 
 // New starts a workspace with no users or channels.
 func New(tb testing.TB, team Team) *Server {
-	s := &Server{PageSize: 2, team: team, limited: map[string]int{}, refused: map[string]string{}}
+	s := &Server{PageSize: 2, team: team, limited: map[string]int{}, revoked: map[string]bool{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	tb.Cleanup(s.Close)
 	return s
@@ -194,16 +196,13 @@ func (s *Server) RateLimit(method string, retryAfter int) {
 	s.limited[method] = retryAfter
 }
 
-// MissingScope makes every call of method answer Slack's missing_scope
-// error, needing scope, as for an app not granted it; "" lifts it.
-func (s *Server) MissingScope(method, scope string) {
+// Revoke takes scope from the app, as an app not granted it: the methods
+// that need it answer Slack's missing_scope error naming it, and users'
+// emails are not shown without users:read.email.
+func (s *Server) Revoke(scope string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if scope == "" {
-		delete(s.refused, method)
-		return
-	}
-	s.refused[method] = scope
+	s.revoked[scope] = true
 }
 
 // Calls returns the calls answered so far, and forgets them.
@@ -342,8 +341,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "invalid_auth"})
 		return
 	}
-	if scope, ok := s.refused[method]; ok {
-		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "missing_scope", "needed": scope, "provided": "channels:read"})
+	if scope := s.needs(method, v); scope != "" && s.revoked[scope] {
+		writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": "missing_scope", "needed": scope, "provided": s.provided()})
 		return
 	}
 	h, ok := s.methods()[method]
@@ -366,14 +365,63 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// scopes are the bot token scopes the simulator knows.
+var scopes = []string{"channels:history", "channels:join", "channels:read", "groups:history", "groups:read",
+	"team:read", "users:read", "users:read.email"}
+
+// provided lists the scopes the app has, as missing_scope's provided.
+func (s *Server) provided() string {
+	var have []string
+	for _, sc := range scopes {
+		if !s.revoked[sc] {
+			have = append(have, sc)
+		}
+	}
+	return strings.Join(have, ",")
+}
+
+// needs is the scope a call of method with v needs, as Slack's reference
+// says: a private channel's the groups: scope where a public one's is the
+// channels: one.
+func (s *Server) needs(method string, v url.Values) string {
+	private := func(kind string) string {
+		if c := s.channel(v.Get("channel")); c != nil && c.Private {
+			return "groups:" + kind
+		}
+		return "channels:" + kind
+	}
+	switch method {
+	case "conversations.list":
+		if s.revoked["groups:read"] && slices.Contains(strings.Split(v.Get("types"), ","), "private_channel") {
+			return "groups:read"
+		}
+		return "channels:read"
+	case "conversations.info", "conversations.members":
+		return private("read")
+	case "conversations.history", "conversations.replies":
+		return private("history")
+	case "conversations.join":
+		return "channels:join"
+	case "users.info", "users.list":
+		return "users:read"
+	case "team.info":
+		return "team:read"
+	}
+	return ""
+}
+
 // handler answers a method: its answer without ok, or Slack's error code.
 type handler func(v url.Values) (map[string]any, string)
 
 func (s *Server) methods() map[string]handler {
 	return map[string]handler{
 		"auth.test": func(url.Values) (map[string]any, string) {
-			return map[string]any{"url": s.team.URL(), "team": s.team.Name, "user": "quarry", "team_id": s.team.ID,
-				"user_id": BotUserID, "bot_id": "B0001", "is_enterprise_install": false}, ""
+			a := map[string]any{"url": s.team.URL(), "team": s.team.Name, "user": "quarry", "team_id": s.team.ID,
+				"user_id": BotUserID, "bot_id": "B0001", "is_enterprise_install": s.team.EnterpriseID != ""}
+			if s.team.EnterpriseID != "" {
+				a["enterprise_id"] = s.team.EnterpriseID
+			}
+			return a, ""
 		},
 		"team.info": func(url.Values) (map[string]any, string) {
 			return map[string]any{"team": map[string]any{"id": s.team.ID, "name": s.team.Name, "domain": s.team.Domain,
@@ -390,12 +438,12 @@ func (s *Server) methods() map[string]handler {
 			if u == nil {
 				return nil, "user_not_found"
 			}
-			return map[string]any{"user": userJSON(u)}, ""
+			return map[string]any{"user": s.userJSON(u)}, ""
 		},
 		"users.list": func(v url.Values) (map[string]any, string) {
 			var all []any
 			for _, u := range s.users {
-				all = append(all, userJSON(u))
+				all = append(all, s.userJSON(u))
 			}
 			return s.page(v, "members", all)
 		},
@@ -436,10 +484,12 @@ func (s *Server) page(v url.Values, key string, all []any) (map[string]any, stri
 	return map[string]any{key: items, "has_more": next != "", "response_metadata": map[string]any{"next_cursor": next}}, ""
 }
 
-func userJSON(u *User) map[string]any {
-	return map[string]any{"id": u.ID, "name": u.Name, "real_name": u.RealName, "is_bot": u.IsBot, "deleted": false,
-		"profile": map[string]any{"real_name": u.RealName, "display_name": u.DisplayName, "first_name": u.FirstName,
-			"last_name": u.LastName, "email": u.Email}}
+func (s *Server) userJSON(u *User) map[string]any {
+	profile := map[string]any{"real_name": u.RealName, "display_name": u.DisplayName, "first_name": u.FirstName, "last_name": u.LastName}
+	if u.Email != "" && !s.revoked["users:read.email"] {
+		profile["email"] = u.Email
+	}
+	return map[string]any{"id": u.ID, "name": u.Name, "real_name": u.RealName, "is_bot": u.IsBot, "deleted": false, "profile": profile}
 }
 
 func (s *Server) channelJSON(c *Channel) map[string]any {
