@@ -455,7 +455,7 @@ func (s *Slack) thread(ctx context.Context, ch *slackChannel, m slackMessage, ac
 		return nil, err
 	}
 	var sections []quarry.Section
-	var latest float64
+	var latest time.Time
 	for _, x := range msgs {
 		text, err := s.clean(ctx, x.Text)
 		if err != nil {
@@ -463,7 +463,7 @@ func (s *Slack) thread(ctx context.Context, ch *slackChannel, m slackMessage, ac
 		}
 		link := s.link(ch.ID, x)
 		sections = append(sections, quarry.Section{Text: text, Link: &link})
-		if t, err := strconv.ParseFloat(x.TS, 64); err == nil && t > latest {
+		if t, ok := slackTime(x.TS); ok && t.After(latest) {
 			latest = t
 		}
 	}
@@ -472,7 +472,7 @@ func (s *Slack) thread(ctx context.Context, ch *slackChannel, m slackMessage, ac
 	if utf8.RuneCountInString(first) > 50 {
 		snippet = strings.TrimRightFunc(string([]rune(first)[:50]), unicode.IsSpace) + "..."
 	}
-	updated := quarry.Time{Time: time.UnixMicro(int64(latest * 1e6)).UTC()}
+	updated := quarry.Time{Time: latest}
 	return &quarry.Document{
 		ID:                 slackDocID(ch.ID, msgs[0].TS),
 		Sections:           sections,
@@ -496,6 +496,23 @@ func slackTS(t time.Time) string {
 		us = 0
 	}
 	return fmt.Sprintf("%d.%06d", us/1e6, us%1e6)
+}
+
+// slackTime reads a Slack timestamp ("1709283600.000123": seconds, and
+// microseconds after the dot), exactly, as a time in UTC.
+func slackTime(ts string) (time.Time, bool) {
+	sec, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(sec, 10, 64)
+	if err != nil || s < 0 || len(frac) > 6 {
+		return time.Time{}, false
+	}
+	var us int64
+	if frac != "" {
+		if us, err = strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64); err != nil || us < 0 {
+			return time.Time{}, false
+		}
+	}
+	return time.Unix(s, us*1000).UTC(), true
 }
 
 // link is a message's link, Onyx's get_message_link:

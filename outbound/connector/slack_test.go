@@ -136,19 +136,13 @@ func TestSlackRun(t *testing.T) {
 		}
 		return &l
 	}
-	at := func(ts string) *quarry.Time {
-		d, _ := time.Parse(time.RFC3339, "1970-01-01T00:00:00Z")
-		var sec, us int64
-		for i, part := range strings.SplitN(ts, ".", 2) {
-			for _, ch := range part {
-				if i == 0 {
-					sec = sec*10 + int64(ch-'0')
-				} else {
-					us = us*10 + int64(ch-'0')
-				}
-			}
+	at := func(ts string) *quarry.Time { // Slack's "seconds.microseconds".
+		sec, us, _ := strings.Cut(ts, ".")
+		d, err := time.ParseDuration(sec + "s" + cmpOr(strings.TrimLeft(us, "0"), "0") + "us")
+		if err != nil {
+			t.Fatal(err)
 		}
-		return &quarry.Time{Time: d.Add(time.Duration(sec)*time.Second + time.Duration(us)*time.Microsecond).UTC()}
+		return &quarry.Time{Time: time.Unix(0, 0).Add(d).UTC()}
 	}
 	// The replies' ts, as the thread's sections give them.
 	d := r.byID("C0GENERAL__" + report)
@@ -631,5 +625,27 @@ func TestSlackBotChannel(t *testing.T) {
 	c = newSlack(t, s, `{"channels":["talk"],"include_bot_messages":true}`, slacktest.Token)
 	if r, err = runSlack(t, c, Window{Start: time.Unix(0, 0), End: time.Now()}); err != nil || len(r.docs) != 1000 {
 		t.Errorf("with include_bot_messages: %v, %d documents, want 1000", err, len(r.docs))
+	}
+}
+
+// Slack's timestamps are read exactly, to the microsecond (a float64 of
+// 1709283600.000001 is not).
+func TestSlackTime(t *testing.T) {
+	for ts, want := range map[string]string{
+		"1709283600.000001": "2024-03-01T09:00:00.000001Z",
+		"1709283600.999999": "2024-03-01T09:00:00.999999Z",
+		"1709283600.5":      "2024-03-01T09:00:00.5Z",
+		"1709283600":        "2024-03-01T09:00:00Z",
+		"bad":               "",
+		"-1.000000":         "",
+		"1.0000001":         "",
+	} {
+		got, ok := slackTime(ts)
+		if (want == "") != !ok || (ok && got.Format(time.RFC3339Nano) != want) {
+			t.Errorf("slackTime(%q) = %v, %v; want %q", ts, got, ok, want)
+		}
+	}
+	if got := slackTS(time.Date(2024, 3, 1, 9, 0, 0, 1000, time.UTC)); got != "1709283600.000001" {
+		t.Errorf("slackTS = %q", got)
 	}
 }
