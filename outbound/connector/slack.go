@@ -409,13 +409,12 @@ var slackDisallowedSubtypes = map[string]bool{
 // (no bots' or apps' messages, but its own test bot's) or, with
 // include_bot_messages, _bot_inclusive_msg_filter.
 func (s *Slack) keep(m *slackMessage) bool {
-	if slackDisallowedSubtypes[m.Subtype] {
-		return false
+	if !s.cfg.IncludeBotMessages && (m.BotID != "" || m.AppID != "") {
+		// Onyx lets its own test bot through before looking at the
+		// subtype.
+		return m.BotProfile != nil && m.BotProfile.Name == "DanswerBot Testing"
 	}
-	if s.cfg.IncludeBotMessages || (m.BotID == "" && m.AppID == "") {
-		return true
-	}
-	return m.BotProfile != nil && m.BotProfile.Name == "DanswerBot Testing"
+	return !slackDisallowedSubtypes[m.Subtype]
 }
 
 // thread is the document of the thread of message m (its replies read

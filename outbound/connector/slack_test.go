@@ -649,3 +649,40 @@ func TestSlackTime(t *testing.T) {
 		t.Errorf("slackTS = %q", got)
 	}
 }
+
+// The message filters are Onyx's default_msg_filter and, with
+// include_bot_messages, _bot_inclusive_msg_filter: the cases of Onyx's
+// test_message_filtering.py, and its test bot's join, which Onyx lets
+// through (the bot check returns first).
+func TestSlackKeep(t *testing.T) {
+	danswer := &struct {
+		Name string `json:"name"`
+	}{"DanswerBot Testing"}
+	for _, tc := range []struct {
+		name         string
+		m            slackMessage
+		keep, keepIn bool // By default, and with include_bot_messages.
+	}{
+		{"regular_user_message", slackMessage{Text: "hello", User: "U123"}, true, true},
+		{"bot_id_message", slackMessage{Text: "automated update", BotID: "B123"}, false, true},
+		{"app_id_message", slackMessage{Text: "app notification", AppID: "A123"}, false, true},
+		{"bot_and_app_id", slackMessage{Text: "bot+app", BotID: "B1", AppID: "A1"}, false, true},
+		{"danswerbot_testing_allowed", slackMessage{Text: "danswer test", BotID: "B999", BotProfile: danswer}, true, true},
+		{"channel_join", slackMessage{Text: "joined", Subtype: "channel_join"}, false, false},
+		{"channel_leave", slackMessage{Text: "left", Subtype: "channel_leave"}, false, false},
+		{"pinned_item", slackMessage{Text: "pinned", Subtype: "pinned_item"}, false, false},
+		{"empty_subtype", slackMessage{Text: "normal"}, true, true},
+		{"danswerbot_testing_join", slackMessage{Subtype: "channel_join", BotID: "B999", BotProfile: danswer}, true, false},
+	} {
+		for _, in := range []bool{false, true} {
+			c := &Slack{cfg: slackConfig{IncludeBotMessages: in}}
+			want := tc.keep
+			if in {
+				want = tc.keepIn
+			}
+			if got := c.keep(&tc.m); got != want {
+				t.Errorf("%s, include_bot_messages %v: keep %v, want %v", tc.name, in, got, want)
+			}
+		}
+	}
+}
