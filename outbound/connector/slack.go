@@ -154,7 +154,7 @@ func slackRegexps(patterns []string, label string) ([]*regexp.Regexp, error) {
 	for _, p := range patterns {
 		re, err := regexp.Compile(`^(?:` + p + `)$`)
 		if err != nil {
-			return nil, fmt.Errorf("invalid %s regex %q: %w", label, p, err)
+			return nil, fmt.Errorf("Invalid %s regex '%s': %w", label, p, err) // Onyx's words.
 		}
 		out = append(out, re)
 	}

@@ -335,7 +335,8 @@ func TestSlackErrors(t *testing.T) {
 	}{
 		{"invalid_auth", `{}`, "xoxb-wrong-secret-token", "Slack's auth.test answered invalid_auth", true},
 		{"a channel not there", `{"channels":["nowhere"]}`, slacktest.Token, `channel "nowhere" not found in the workspace`, false},
-		{"a bad regex", `{"channels":["("],"channel_regex_enabled":true}`, slacktest.Token, "invalid channel regex", false},
+		{"a bad regex", `{"channels":["[unclosed"],"channel_regex_enabled":true}`, slacktest.Token, "Invalid channel regex '[unclosed'", false},
+		{"a bad exclusion", `{"exclude_channels":["(x"],"exclude_channel_regex_enabled":true}`, slacktest.Token, "Invalid excluded channel regex '(x'", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cred, _ := json.Marshal(map[string]string{"slack_bot_token": tc.token})
@@ -684,5 +685,58 @@ func TestSlackKeep(t *testing.T) {
 				t.Errorf("%s, include_bot_messages %v: keep %v, want %v", tc.name, in, got, want)
 			}
 		}
+	}
+}
+
+// The channel filter is Onyx's filter_channels: the cases of Onyx's
+// test_slack_filter_channels.py.
+func TestSlackFilterChannels(t *testing.T) {
+	var all []slackChannel
+	for _, n := range []string{"general", "support", "infra-alerts", "billing-alerts", "deploy-notifications"} {
+		all = append(all, slackChannel{ID: "C-" + n, Name: n})
+	}
+	for _, tc := range []struct {
+		name, config string
+		want         []string // nil: all.
+		err          string
+	}{
+		{"no_filters_returns_all", `{}`, nil, ""},
+		{"exclude_regex_without_includes", `{"exclude_channels":[".*-alerts",".*-notifications"],"exclude_channel_regex_enabled":true}`, []string{"general", "support"}, ""},
+		{"exclude_exact_names", `{"exclude_channels":["support"]}`, []string{"general", "infra-alerts", "billing-alerts", "deploy-notifications"}, ""},
+		{"exclude_exact_requires_full_name", `{"exclude_channels":["alerts"]}`, nil, ""},
+		{"exclude_applied_after_include_regex", `{"channels":["infra-.*","general"],"channel_regex_enabled":true,"exclude_channels":[".*-alerts"],"exclude_channel_regex_enabled":true}`, []string{"general"}, ""},
+		{"exclude_applied_after_include_exact", `{"channels":["general","support"],"exclude_channels":["support"]}`, []string{"general"}, ""},
+		{"exclude_nonexistent_name_is_harmless", `{"exclude_channels":["no-such-channel"]}`, nil, ""},
+		{"exclude_regex_is_full_match", `{"exclude_channels":["alerts"],"exclude_channel_regex_enabled":true}`, nil, ""},
+		{"include_validation_still_raises_for_unknown_channel", `{"channels":["typo-channel"]}`, nil, `channel "typo-channel" not found in the workspace`},
+		{"validate_channel_regexes_accepts_valid_patterns", `{"channels":[".*-alerts$","general"],"channel_regex_enabled":true}`, []string{"general", "infra-alerts", "billing-alerts"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cred := json.RawMessage(`{"slack_bot_token":"xoxb-x"}`)
+			c, err := NewSlack(json.RawMessage(tc.config), cred, &Env{HTTP: &http.Client{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.(*Slack).filter(all, true)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			var names []string
+			for _, ch := range got {
+				names = append(names, ch.Name)
+			}
+			want := tc.want
+			if want == nil {
+				for _, ch := range all {
+					want = append(want, ch.Name)
+				}
+			}
+			if err != nil || !slices.Equal(names, want) {
+				t.Errorf("filter = %q, %v; want %q", names, err, want)
+			}
+		})
 	}
 }
