@@ -740,3 +740,30 @@ func TestSlackFilterChannels(t *testing.T) {
 		})
 	}
 }
+
+// The slim listing of a prune: a private channel the bot was removed from
+// is no longer listed, so its threads are pruned; a channel whose history
+// Slack refuses fails the listing, naming it, rather than letting its
+// documents be pruned.
+func TestSlackListIDsChannels(t *testing.T) {
+	s := slacktest.NewFixture(t)
+	c := newSlack(t, s, `{}`, slacktest.Token)
+	list := func() ([]string, error) {
+		var out []string
+		err := c.ListIDs(context.Background(), func(_ context.Context, b []string) error { out = append(out, b...); return nil })
+		return out, err
+	}
+	got, err := list()
+	if err != nil || !slices.ContainsFunc(got, func(id string) bool { return strings.HasPrefix(id, "G0SECRET__") }) {
+		t.Fatalf("listed %q, %v; want #secret's thread among them", got, err)
+	}
+	s.SetMembers("G0SECRET", "U0ALICE", "U0BOB")
+	got, err = list()
+	if err != nil || len(got) != 3 || slices.ContainsFunc(got, func(id string) bool { return strings.HasPrefix(id, "G0SECRET__") }) {
+		t.Errorf("listed %q, %v after the bot left #secret; want the public channels' 3", got, err)
+	}
+	s.Revoke("channels:history")
+	if _, err = list(); err == nil || err.Error() != "channel #general: Slack's conversations.history answered missing_scope (the Slack app needs the channels:history scope)" {
+		t.Errorf("listing without channels:history: %v", err)
+	}
+}
