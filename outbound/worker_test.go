@@ -31,6 +31,7 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/outbound"
+	"github.com/quarryhq/quarry/outbound/connector"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 	"github.com/quarryhq/quarry/toolrun"
@@ -52,6 +53,9 @@ type world struct {
 	caller  *quarry.Caller
 	mock    *mockServer
 	log     *syncbuf.Buffer // The server's and the workers' logs.
+
+	// endpoints are the workers' QUARRY_CONNECTOR_ENDPOINTS.
+	endpoints connector.Endpoints
 }
 
 func newWorld(t testing.TB) *world {
@@ -276,6 +280,8 @@ func (w *world) startWorker(client *http.Client, base, token string) *runningWor
 		PollInterval:      20 * time.Millisecond,
 		HeartbeatInterval: 50 * time.Millisecond,
 		Log:               slog.New(slog.NewJSONHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+
+		ConnectorEndpoints: w.endpoints,
 	})
 	r := &runningWorker{stop: cancel, done: make(chan struct{})}
 	go func() {

@@ -44,7 +44,8 @@ func TestFileListIDs(t *testing.T) {
 			return nil, err
 		}
 		var ids []string
-		err = c.(Slim).ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+		slim, _ := As[Slim](c)
+		err = slim.ListIDs(context.Background(), func(_ context.Context, batch []string) error {
 			ids = append(ids, batch...)
 			return nil
 		})

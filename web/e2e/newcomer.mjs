@@ -53,7 +53,7 @@ await story.run(async () => {
   const groups = await admin.$$eval('#connector-source optgroup', (gs) => gs.map((g) => ({
     label: g.label, values: [...g.querySelectorAll('option')].map((o) => o.value) })));
   check(groups.length === 3 && groups[0].label === 'Indexed by Quarry' &&
-    groups[0].values.join() === 'imap,file,mediawiki,mock_connector,web,wikipedia', `the picker's groups: ${JSON.stringify(groups)}`);
+    groups[0].values.join() === 'imap,file,mediawiki,mock_connector,slack,web,wikipedia', `the picker's groups: ${JSON.stringify(groups)}`);
   check(groups[1].values.join() === 'ingestion_api' && groups[2].values.includes('confluence') &&
     groups.reduce((n, g) => n + g.values.length, 0) === 55, 'every source is offered, once');
   check((await text(admin, '#connector-source-hint')).startsWith('Quarry indexes Web:'), 'the hint of the default source');
@@ -82,6 +82,25 @@ await story.run(async () => {
   await admin.waitForURL(/#connector\/\d+$/);
   await admin.locator('#connector-title', { hasText: 'mail' }).waitFor();
   check(await admin.getByLabel('Security (optional)').inputValue() === 'starttls', 'STARTTLS kept');
+
+  // 2b. The Slack form: Onyx's fields, channels kept in lower case, the
+  // checkboxes as booleans.
+  story.step = 'Slack connector';
+  await admin.goto(`${url}#connector/new`);
+  await admin.locator('#connector-form:not([hidden])').waitFor();
+  await admin.locator('#connector-source').selectOption('slack');
+  await admin.locator('#connector-name').fill('chat');
+  await admin.getByLabel('Channels (optional)', { exact: true }).fill('Support\n#General');
+  await admin.getByLabel('Include bot messages (optional)').check();
+  await view(admin, 'connector-slack');
+  await admin.getByRole('button', { name: 'Create connector' }).click();
+  await admin.waitForURL(/#connector\/\d+$/);
+  await admin.locator('#connector-title', { hasText: 'chat' }).waitFor();
+  const slackID = idFromURL(admin, 'connector');
+  const slack = await (await fetch(`${url}manage/connector/${slackID}`, { headers: { Authorization: `Bearer ${adminKey}` } })).json();
+  check(JSON.stringify(slack.connector_specific_config) === JSON.stringify({ channels: ['support', '#general'], channel_regex_enabled: false,
+    exclude_channel_regex_enabled: false, include_bot_messages: true }), `the Slack configuration: ${JSON.stringify(slack.connector_specific_config)}`);
+  check(await admin.getByLabel('Include bot messages (optional)').isChecked(), 'the checkbox kept');
 
   // 3. A credential is offered its source's keys; its password shows nothing.
   story.step = 'IMAP credential';

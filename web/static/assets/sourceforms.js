@@ -7,9 +7,9 @@
 import { el, uid } from './ui.js';
 import { kvEditor } from './kv.js';
 
-// A field: key, label, kind (text, url, select, int, lines, pem), and what it
-// needs: required, min, max, options ([value, text]), the default of a new
-// connector, a hint.
+// A field: key, label, kind (text, url, select, int, lines, pem, bool), and
+// what it needs: required, min, max, options ([value, text]), lower (lines
+// kept in lower case), the default of a new connector, a hint.
 const forms = {
   web: {
     intro: 'Pages are fetched over HTTP from the site of the base URL; its credential is empty.',
@@ -57,6 +57,17 @@ const forms = {
     check: (c) => ((c.pages?.length ?? 0) + (c.categories?.length ?? 0) === 0
       ? { key: 'pages', msg: 'Name at least one page or one category.' } : null),
   },
+  slack: {
+    intro: 'Messages of a Slack workspace, read by a Slack app you create (docs/operations.md, "slack": its bot token scopes). ' +
+      'Its credential holds slack_bot_token, the app\'s Bot User OAuth Token (xoxb-…). A thread is one document.',
+    fields: [
+      { key: 'channels', label: 'Channels', kind: 'lines', lower: true, hint: 'One per line, e.g. support for #support. Empty: every channel the bot can read (public ones, which it joins, and the private ones it was added to).' },
+      { key: 'channel_regex_enabled', label: 'Enable channel regex', kind: 'bool', hint: 'Treat the channels above as regular expressions: a channel is read when its whole name matches one, e.g. .*-support.*' },
+      { key: 'exclude_channels', label: 'Channels to exclude', kind: 'lines', lower: true, hint: 'One per line, applied after the channels above. Empty: none.' },
+      { key: 'exclude_channel_regex_enabled', label: 'Enable exclude channel regex', kind: 'bool', hint: 'Treat the channels to exclude as regular expressions, e.g. .*-alerts' },
+      { key: 'include_bot_messages', label: 'Include bot messages', kind: 'bool', hint: 'Index the messages of bots and apps too (feeds, automated notes).' },
+    ],
+  },
 };
 
 /** hasForm reports whether source has a form of its own. */
@@ -97,6 +108,9 @@ export function configEditor(container, source, config = {}, { isNew = false } =
       input.value = v ?? f.initial;
     } else if (f.kind === 'lines') {
       input = el('textarea', { id, rows: 3, spellcheck: false, value: Array.isArray(v) ? v.join('\n') : (v ?? '') });
+    } else if (f.kind === 'bool') {
+      input = el('input', { id, type: 'checkbox' });
+      input.checked = v === true;
     } else if (f.kind === 'pem') {
       input = el('textarea', { id, rows: 4, class: 'code', spellcheck: false, value: typeof v === 'string' ? v : '' });
     } else {
@@ -126,8 +140,12 @@ export function configEditor(container, source, config = {}, { isNew = false } =
     for (const f of form.fields) {
       const input = inputs.get(f.key);
       input.removeAttribute('aria-invalid');
-      const raw = input.value.trim();
       delete out[f.key];
+      if (f.kind === 'bool') {
+        out[f.key] = input.checked;
+        continue;
+      }
+      const raw = input.value.trim();
       if (raw === '') {
         if (f.required) throw fieldError(input, `${f.label} is required.`);
         continue;
@@ -153,7 +171,7 @@ export function configEditor(container, source, config = {}, { isNew = false } =
           break;
         }
         case 'lines':
-          out[f.key] = raw.split('\n').map((s) => s.trim()).filter((s) => s !== '');
+          out[f.key] = raw.split('\n').map((s) => (f.lower ? s.trim().toLowerCase() : s.trim())).filter((s) => s !== '');
           break;
         case 'pem':
           if (!raw.includes('-----BEGIN CERTIFICATE-----')) {
