@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/go-github/v75/github"
 
@@ -35,9 +36,11 @@ const (
 	ghPerPage      = 100              // Items a page asks for: Onyx's ITEMS_PER_PAGE, GitHub's most.
 	ghMaxRetries   = 5                // Rate limits waited out in a row: Onyx's _MAX_NUM_RATE_LIMIT_RETRIES.
 	ghMaxWait      = 65 * time.Minute // The longest wait for a rate limit: GitHub's window is an hour.
-	ghMaxRepos     = 10000            // Repositories a run reads.
+	ghMaxRepos     = 4000             // Repositories a run reads: their ids fit a checkpoint (quarry.MaxCheckpointBytes).
 	ghMaxPages     = 100000           // Pages of one listing.
 	ghAnswerMaxLen = 32 << 20         // Bytes of one answer.
+	ghFileBatch    = 100              // Files a step reads: Onyx's FILE_BATCH_SIZE.
+	ghMaxFileSize  = 1_000_000        // Bytes of a file indexed, as the tree tells them: Onyx's GITHUB_MAX_FILE_SIZE_BYTES.
 	// ghStartSlack is how far before its window a poll starts: Onyx moves
 	// the start back 3 hours, "since some Issues/PRs are getting dropped";
 	// ghEndSlack how far after it ends, a day "for timezone safety".
@@ -124,11 +127,14 @@ func newGitHub(config, credential json.RawMessage, env *Env) (*GitHub, error) {
 	if c.IncludeIssues == nil {
 		c.IncludeIssues = new(false)
 	}
-	if c.IncludeFiles != nil && *c.IncludeFiles {
-		return nil, errors.New("include_files: Quarry's GitHub connector indexes pull requests and issues, not yet a repository's files")
+	if c.IncludeFiles == nil {
+		c.IncludeFiles = new(false)
 	}
-	if !*c.IncludePRs && !*c.IncludeIssues {
-		return nil, errors.New("at least one of pull requests or issues must be selected for indexing")
+	if c.Branch != nil {
+		c.Branch = new(strings.TrimSpace(*c.Branch))
+	}
+	if !*c.IncludePRs && !*c.IncludeIssues && !*c.IncludeFiles {
+		return nil, errors.New("at least one of pull requests, issues, or files must be selected for indexing")
 	}
 	var names []string
 	if c.Repositories != nil {
@@ -318,13 +324,16 @@ func ghStatus(err error) int {
 // ghRepo is what a checkpoint keeps of a repository (Onyx keeps its raw
 // data): what its documents and their access need.
 type ghRepo struct {
-	ID         int64  `json:"id"`
-	Owner      string `json:"owner"`
-	Name       string `json:"name"`
-	FullName   string `json:"full_name"`
-	Visibility string `json:"visibility"` // public, private or internal.
-	OrgID      int64  `json:"organization_id,omitempty"`
-	OrgLogin   string `json:"organization_login,omitempty"`
+	ID            int64      `json:"id"`
+	Owner         string     `json:"owner"`
+	Name          string     `json:"name"`
+	FullName      string     `json:"full_name"`
+	HTMLURL       string     `json:"html_url"`
+	DefaultBranch string     `json:"default_branch"`
+	PushedAt      *time.Time `json:"pushed_at"`
+	Visibility    string     `json:"visibility"` // public, private or internal.
+	OrgID         int64      `json:"organization_id,omitempty"`
+	OrgLogin      string     `json:"organization_login,omitempty"`
 }
 
 func toGHRepo(r *github.Repository) *ghRepo {
@@ -338,8 +347,12 @@ func toGHRepo(r *github.Repository) *ghRepo {
 	if v != "public" && v != "private" && v != "internal" {
 		v = "private" // Onyx's default for a visibility it does not know.
 	}
-	return &ghRepo{ID: r.GetID(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(), FullName: r.GetFullName(), Visibility: v,
-		OrgID: r.GetOrganization().GetID(), OrgLogin: r.GetOrganization().GetLogin()}
+	out := &ghRepo{ID: r.GetID(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(), FullName: r.GetFullName(), HTMLURL: r.GetHTMLURL(),
+		DefaultBranch: r.GetDefaultBranch(), Visibility: v, OrgID: r.GetOrganization().GetID(), OrgLogin: r.GetOrganization().GetLogin()}
+	if r.PushedAt != nil {
+		out.PushedAt = &r.PushedAt.Time
+	}
+	return out
 }
 
 // repos returns the repositories of the configuration, as Onyx's
@@ -430,17 +443,25 @@ func (g *GitHub) pages(ctx context.Context, what string, page func(ctx context.C
 const (
 	ghStagePRs    = "prs"
 	ghStageIssues = "issues"
+	ghStageFiles  = "files"
 )
 
 // ghCheckpoint is the GitHub connector's checkpoint: Onyx's
 // GithubConnectorCheckpoint (the repositories left by id, the one being
-// read, its stage and page), without the cursor of Onyx's fallback.
+// read, its stage and page), without the cursor of Onyx's fallback. Of
+// the files it keeps the SHA of the tree listed (which GitHub serves
+// unchanged) where Onyx keeps the list of paths, so that it stays within
+// quarry.MaxCheckpointBytes.
 type ghCheckpoint struct {
 	HasMore       bool    `json:"has_more"`
 	Stage         string  `json:"stage"`
 	CurrPage      int     `json:"curr_page"`
 	CachedRepoIDs []int64 `json:"cached_repo_ids"` // null until the repositories are listed.
 	CachedRepo    *ghRepo `json:"cached_repo"`
+	// FileTree is the SHA of the tree the files stage lists, "none" when
+	// it skips the repository's files, "" before it listed them.
+	FileTree   string `json:"file_tree,omitempty"`
+	FileBranch string `json:"file_paths_branch,omitempty"` // The branch FileTree is of.
 }
 
 // FirstCheckpoint is Onyx's build_dummy_checkpoint.
@@ -509,6 +530,15 @@ func (g *GitHub) step(ctx context.Context, cp *ghCheckpoint, start, end *time.Ti
 			return err
 		}
 	}
+	if cp.Stage == ghStageIssues {
+		cp.Stage, cp.CurrPage, cp.FileTree, cp.FileBranch = ghStageFiles, 0, "", ""
+	}
+	if cp.Stage == ghStageFiles && *g.cfg.IncludeFiles {
+		more, err := g.filePage(ctx, repo, cp, start, out)
+		if err != nil || more {
+			return err
+		}
+	}
 	// The repository is done: on to the next.
 	for len(cp.CachedRepoIDs) > 0 {
 		id := cp.CachedRepoIDs[0]
@@ -526,6 +556,7 @@ func (g *GitHub) step(ctx context.Context, cp *ghCheckpoint, start, end *time.Ti
 			return err
 		}
 		cp.CachedRepo, cp.Stage, cp.CurrPage, cp.HasMore = toGHRepo(r), ghStagePRs, 0, true
+		cp.FileTree, cp.FileBranch = "", ""
 		return nil
 	}
 	cp.HasMore = false
@@ -1035,9 +1066,9 @@ func (g *GitHub) Groups(ctx context.Context, group func(ctx context.Context, g *
 	return nil
 }
 
-// listAll lists every pull request and issue of the configured
+// listAll lists every pull request, issue and file of the configured
 // repositories (as the slim listing of Onyx's connector, page by page),
-// calling each with the ids of a page and the access of their repository.
+// calling each with the ids of a page and their repository.
 func (g *GitHub) listAll(ctx context.Context, each func(ctx context.Context, ids []string, repo *ghRepo) error) error {
 	repos, err := g.repos(ctx)
 	if err != nil {
@@ -1086,6 +1117,22 @@ func (g *GitHub) listAll(ctx context.Context, each func(ctx context.Context, ids
 				return err
 			}
 		}
+		if *g.cfg.IncludeFiles {
+			branch := g.branch(repo)
+			paths, _, _, err := g.fileTree(ctx, repo, branch)
+			if err != nil {
+				return err
+			}
+			for batch := range slices.Chunk(paths, ghFileBatch) {
+				var ids []string
+				for _, p := range batch {
+					ids = append(ids, repo.HTMLURL+"/blob/"+branch+"/"+p)
+				}
+				if err := each(ctx, ids, repo); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -1112,4 +1159,219 @@ func (g *GitHub) Permissions(ctx context.Context, access func(ctx context.Contex
 		}
 		return nil
 	})
+}
+
+// ---- Files (Onyx's FILES stage).
+
+// ghIndexableExtensions and ghIndexableNames are the files Onyx indexes:
+// prose documents by extension, and conventional documents without one
+// (matched case-insensitively); ghPathDenylist the path segments that
+// exclude a file.
+var (
+	ghIndexableExtensions = []string{".md", ".mdx", ".markdown", ".rst", ".txt"}
+	ghIndexableNames      = []string{"readme", "license", "licence", "changelog", "contributing", "authors", "notice", "copying",
+		"install", "maintainers", "codeowners", "security", "support"}
+	ghPathDenylist = []string{".git", "node_modules", "vendor", "dist", "build", ".venv", "__pycache__"}
+)
+
+// ghIndexablePath is Onyx's _is_indexable_path: within the size limit,
+// no segment denied, and a document's extension or name.
+func ghIndexablePath(path string, size int) bool {
+	if size > ghMaxFileSize {
+		return false
+	}
+	for seg := range strings.SplitSeq(path, "/") {
+		if slices.Contains(ghPathDenylist, seg) {
+			return false
+		}
+	}
+	base := path[strings.LastIndex(path, "/")+1:]
+	ext := ""
+	if i := strings.LastIndex(base, "."); i > 0 { // Python's splitext: a leading dot is not an extension.
+		ext = base[i:]
+	}
+	if slices.Contains(ghIndexableExtensions, strings.ToLower(ext)) {
+		return true
+	}
+	return ext == "" && slices.Contains(ghIndexableNames, strings.ToLower(base))
+}
+
+// branch is the branch whose files are read: branch, or the repository's
+// default one.
+func (g *GitHub) branch(repo *ghRepo) string {
+	if g.cfg.Branch != nil && *g.cfg.Branch != "" {
+		return *g.cfg.Branch
+	}
+	return repo.DefaultBranch
+}
+
+// fileTree lists the indexable files of a tree (ref: a branch or a tree's
+// SHA), sorted, with the tree's SHA and whether GitHub truncated it. An
+// empty repository (409 "Git Repository is empty.") has none.
+func (g *GitHub) fileTree(ctx context.Context, repo *ghRepo, ref string) (paths []string, sha string, truncated bool, err error) {
+	var tree *github.Tree
+	err = g.call(ctx, "get the tree of "+repo.FullName+" at "+ref, func(ctx context.Context) (resp *github.Response, err error) {
+		tree, resp, err = g.api.Git.GetTree(ctx, repo.Owner, repo.Name, ref, true)
+		return resp, err
+	})
+	switch {
+	case ghStatus(err) == http.StatusConflict && strings.HasSuffix(err.Error(), ": Git Repository is empty."):
+		g.env.Log.Info("github connector: the repository is empty; no files", "repository", repo.FullName)
+		return []string{}, "none", false, nil
+	case ghStatus(err) == http.StatusNotFound && g.cfg.Branch != nil && *g.cfg.Branch != "":
+		return nil, "", false, fmt.Errorf("Branch '%s' not found in repository %s. Leave the branch setting blank to use the repository's default branch.",
+			*g.cfg.Branch, repo.FullName)
+	case err != nil:
+		return nil, "", false, err
+	}
+	for _, e := range tree.Entries {
+		if e.GetType() == "blob" && ghIndexablePath(e.GetPath(), e.GetSize()) {
+			paths = append(paths, e.GetPath())
+		}
+	}
+	slices.Sort(paths)
+	return paths, tree.GetSHA(), tree.GetTruncated(), nil
+}
+
+// filePage reads one batch (ghFileBatch) of the files of a repository's
+// branch and emits their documents (their ids only when out is nil), as
+// Onyx's _fetch_repo_files: the tree is listed at the stage's first step
+// (and again, by its SHA, at each later one), unless the repository was
+// not pushed to since start; a truncated tree is a failure of its own. It
+// reports whether there are more batches.
+func (g *GitHub) filePage(ctx context.Context, repo *ghRepo, cp *ghCheckpoint, start *time.Time, out Emitter) (bool, error) {
+	branch := g.branch(repo)
+	changed := cp.FileTree != "" && cp.FileBranch != branch
+	if changed { // A resumed checkpoint of another branch: list again.
+		cp.FileTree, cp.CurrPage = "", 0
+	}
+	var paths []string
+	switch {
+	case cp.FileTree == "none":
+		return false, nil
+	case cp.FileTree == "" && !changed && start != nil && repo.PushedAt != nil && repo.PushedAt.Before(*start):
+		g.env.Log.Debug("github connector: no push since the window's start; files skipped", "repository", repo.FullName)
+		cp.FileTree, cp.FileBranch = "none", branch
+		return false, nil
+	case cp.FileTree == "":
+		var sha string
+		var truncated bool
+		var err error
+		if paths, sha, truncated, err = g.fileTree(ctx, repo, branch); err != nil {
+			return false, err
+		}
+		cp.FileTree, cp.FileBranch = sha, branch
+		if truncated && out != nil {
+			if err := out.Failure(ctx, &quarry.ConnectorFailure{FailedEntity: &quarry.EntityFailure{EntityID: repo.FullName + ":files"},
+				FailureMessage: fmt.Sprintf("GitHub truncated the file tree for %s; some files could not be enumerated and were not indexed.", repo.FullName)}); err != nil {
+				return false, err
+			}
+		}
+	default:
+		var err error
+		if paths, _, _, err = g.fileTree(ctx, repo, cp.FileTree); err != nil {
+			return false, err
+		}
+	}
+	page := cp.CurrPage
+	cp.CurrPage++
+	batch := paths[min(page*ghFileBatch, len(paths)):min((page+1)*ghFileBatch, len(paths))]
+	var access *quarry.ExternalAccess
+	if out != nil && len(batch) > 0 {
+		var err error
+		if access, err = g.repoAccess(ctx, repo); err != nil {
+			return false, err
+		}
+	}
+	for _, path := range batch {
+		if out == nil {
+			continue
+		}
+		link := repo.HTMLURL + "/blob/" + branch + "/" + path
+		d, failure, err := g.fileDocument(ctx, repo, branch, path, access)
+		switch {
+		case err != nil:
+			return false, err
+		case failure != "":
+			err = out.Failure(ctx, &quarry.ConnectorFailure{FailedDocument: &quarry.DocumentFailure{DocumentID: link, DocumentLink: &link},
+				FailureMessage: failure})
+		default:
+			err = out.Document(ctx, d)
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return (page+1)*ghFileBatch < len(paths), nil
+}
+
+// fileDocument is the document of a file, as Onyx's
+// _convert_file_to_document makes it; a file that is not text, or that
+// GitHub does not give, is a failure of its own (failure says why); err
+// is the run's.
+func (g *GitHub) fileDocument(ctx context.Context, repo *ghRepo, branch, path string, access *quarry.ExternalAccess) (d *quarry.Document, failure string, err error) {
+	var fc *github.RepositoryContent
+	err = g.call(ctx, "get the content of "+path+" in "+repo.FullName, func(ctx context.Context) (resp *github.Response, err error) {
+		fc, _, resp, err = g.api.Repositories.GetContents(ctx, repo.Owner, repo.Name, path, &github.RepositoryContentGetOptions{Ref: branch})
+		return resp, err
+	})
+	var ce *CredentialError
+	if errors.As(err, &ce) || ctx.Err() != nil {
+		return nil, "", cmp.Or(ctx.Err(), err)
+	}
+	if err == nil && fc == nil {
+		err = fmt.Errorf("Expected a file at %s, got a directory", path)
+	}
+	var raw string
+	if err == nil {
+		raw, err = fc.GetContent()
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("Error converting file %s to document: %v", path, err), nil
+	}
+	if !ghIsText([]byte(raw)) {
+		return nil, "Skipping non-text/undecodable file: " + path, nil
+	}
+	link := repo.HTMLURL + "/blob/" + branch + "/" + path
+	ext := ""
+	base := path[strings.LastIndex(path, "/")+1:]
+	if i := strings.LastIndex(base, "."); i > 0 {
+		ext = strings.ToLower(base[i:])
+	}
+	d = &quarry.Document{
+		ID:                 link,
+		Sections:           []quarry.Section{{Text: ghText([]byte(raw)), Link: &link}},
+		Source:             GitHubSource,
+		SemanticIdentifier: path,
+		Metadata:           map[string]any{"object_type": "File", "repo": repo.FullName, "path": path, "file_extension": ext, "branch": branch},
+		ExternalAccess:     access,
+	}
+	if repo.PushedAt != nil { // Onyx's stand-in: the tree gives no time per file.
+		d.DocUpdatedAt = &quarry.Time{Time: repo.PushedAt.UTC()}
+	}
+	return d, "", nil
+}
+
+// ghIsText is Onyx's is_text_file: the first 1024 bytes are all printable
+// or whitespace (bytes 7, 8, 9, 10, 12, 13, 27, 0x20 to 0xff but 0x7f).
+func ghIsText(b []byte) bool {
+	for _, c := range b[:min(len(b), 1024)] {
+		if c < 0x20 && c != 7 && c != 8 && c != 9 && c != 10 && c != 12 && c != 13 && c != 27 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// ghText is a file's text: UTF-8 when it is (Onyx's detect_encoding tries
+// it first), else Latin-1 (where Onyx asks chardet).
+func ghText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	r := make([]rune, len(b))
+	for i, c := range b {
+		r[i] = rune(c)
+	}
+	return string(r)
 }

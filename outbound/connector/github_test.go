@@ -407,8 +407,7 @@ func TestGitHubConfig(t *testing.T) {
 		cfg, cred, err string
 	}{
 		{`{"repositories": "x"}`, `{"github_access_token": "t"}`, "repo_owner must be provided"},
-		{`{"repo_owner": "o", "include_prs": false}`, `{"github_access_token": "t"}`, "at least one of pull requests or issues must be selected for indexing"},
-		{`{"repo_owner": "o", "include_files": true}`, `{"github_access_token": "t"}`, "include_files: Quarry's GitHub connector indexes pull requests and issues, not yet a repository's files"},
+		{`{"repo_owner": "o", "include_prs": false}`, `{"github_access_token": "t"}`, "at least one of pull requests, issues, or files must be selected for indexing"},
 		{`{"repo_owner": "o", "state_filter": "merged"}`, `{"github_access_token": "t"}`, `state_filter must be all, open or closed, not "merged"`},
 		{`{"repo_owner": "o"}`, `{}`, "the credential has no github_access_token"},
 	} {
@@ -416,6 +415,95 @@ func TestGitHubConfig(t *testing.T) {
 		if err == nil || err.Error() != tc.err {
 			t.Errorf("%s %s: error %v, want %q", tc.cfg, tc.cred, err, tc.err)
 		}
+	}
+}
+
+// With include_files, a run reads the files of each repository's default
+// branch that Onyx indexes (prose documents, conventional names such as
+// LICENSE; not code, not under node_modules), each a document with
+// Onyx's id (the blob's URL), path, metadata and the repository's last
+// push as its time; a file that is not text is a failure of its own; an
+// empty repository has none. Files are read 100 a step, the checkpoint
+// keeping the tree's SHA. A poll skips a repository not pushed to since
+// its window's start; the slim listing lists the files; a branch the
+// repository has not got ends the run.
+func TestGitHubFiles(t *testing.T) {
+	s := githubtest.NewFixture(t, ghTestToken)
+	many := map[string]string{}
+	for i := range 150 {
+		many[fmt.Sprintf("docs/page%03d.md", i)] = fmt.Sprintf("Page %d.\n", i)
+	}
+	s.AddRepo(githubtest.Repo{Owner: "test-org", Name: "handbook", Visibility: "public", Files: many})
+	cfg := map[string]any{"repo_owner": "test-org", "repositories": "public-repo,private-repo,internal-repo,handbook", "include_prs": false, "include_files": true}
+	c := ghOpen(t, s, cfg, ghTestToken)
+	rec, err := ghRun(t, c, all())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, d := range rec.docs {
+		if !strings.Contains(d.ID, "/handbook/") {
+			ids = append(ids, d.ID)
+		}
+	}
+	blob := "https://github.com/test-org/public-repo/blob/main/"
+	want := []string{blob + "LICENSE", blob + "README.md", blob + "docs/guide.md", "https://github.com/test-org/private-repo/blob/main/README.md"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("files %q, want %q", ids, want)
+	}
+	if n := len(rec.docs) - len(ids); n != 150 {
+		t.Errorf("%d files of the handbook, want 150", n)
+	}
+	readme := map[string]any{"id": blob + "README.md", "sections": []any{map[string]any{"text": "# Public repo\nIt does things.\n", "link": blob + "README.md"}},
+		"source": "github", "semantic_identifier": "README.md", "doc_updated_at": "2024-01-01T00:00:00Z", "external_access": publicAccess,
+		"metadata": map[string]any{"object_type": "File", "repo": "test-org/public-repo", "path": "README.md", "file_extension": ".md", "branch": "main"}}
+	if diff := cmp.Diff(jsonOf(t, readme), jsonOf(t, rec.docs[1])); diff != "" {
+		t.Errorf("README.md (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(jsonOf(t, []*quarry.ConnectorFailure{{FailedDocument: &quarry.DocumentFailure{DocumentID: blob + "notes.txt", DocumentLink: new(blob + "notes.txt")},
+		FailureMessage: "Skipping non-text/undecodable file: notes.txt"}}), jsonOf(t, rec.failures)); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+
+	s.Requests()
+	rec, err = ghRun(t, ghOpen(t, s, cfg, ghTestToken), Window{Start: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC), End: time.Now()})
+	if err != nil || len(rec.docs) != 0 {
+		t.Errorf("a poll after the last push: %d documents, error %v; want none", len(rec.docs), err)
+	}
+	for _, r := range s.Requests() {
+		if strings.Contains(r, "/git/trees/") {
+			t.Errorf("a poll after the last push listed a tree: %s", r)
+		}
+	}
+
+	slim, _ := As[Slim](ghOpen(t, s, cfg, ghTestToken))
+	n := 0
+	if err := slim.ListIDs(context.Background(), func(_ context.Context, batch []string) error {
+		n += len(batch)
+		return nil
+	}); err != nil || n != 4+1+150 {
+		t.Errorf("ListIDs: %d ids, error %v; want %d (the files, notes.txt too)", n, err, 4+1+150)
+	}
+
+	cfg["branch"] = "dev"
+	_, err = ghRun(t, ghOpen(t, s, cfg, ghTestToken), all())
+	if want := "Branch 'dev' not found in repository test-org/public-repo. Leave the branch setting blank to use the repository's default branch."; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+func TestGitHubIndexablePath(t *testing.T) {
+	for path, want := range map[string]bool{
+		"README.md": true, "docs/Guide.MDX": true, "a/b/notes.txt": true, "LICENSE": true, "sub/Changelog": true, "x.rst": true,
+		"main.go": false, "data.json": false, "node_modules/a/README.md": false, "build/x.md": false, ".md": false, "README": true,
+		"LICENSE.txt": true, "readme.go": false, "CODEOWNERS": true,
+	} {
+		if got := ghIndexablePath(path, 10); got != want {
+			t.Errorf("ghIndexablePath(%q) = %v, want %v", path, got, want)
+		}
+	}
+	if ghIndexablePath("big.md", 1_000_001) {
+		t.Error("a file over 1,000,000 bytes is indexable")
 	}
 }
 
@@ -429,4 +517,37 @@ func TestPyStr(t *testing.T) {
 			t.Errorf("pyStr(%q) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+// BenchmarkGitHubConnector runs the GitHub connector over a repository
+// of 500 pull requests and 500 issues (of 20 authors, each with about
+// 1 KB of text) on the simulator, on loopback, with GitHub's own page
+// size (100): docs/s is the connector's indexing rate, sim-ms/op the
+// simulator's own time answering (the rest is the connector's and the
+// client's, and the loopback's).
+func BenchmarkGitHubConnector(b *testing.B) {
+	const n = 500
+	s := githubtest.New(b, ghTestToken)
+	s.PageSize = 100
+	s.AddOrg("bench-org")
+	for i := range 20 {
+		s.AddUser(githubtest.User{Login: fmt.Sprintf("user%d", i), Name: fmt.Sprintf("User %d", i), Email: fmt.Sprintf("user%d@example.com", i)})
+	}
+	s.AddRepo(githubtest.Repo{Owner: "bench-org", Name: "big", Visibility: "public"})
+	body := strings.Repeat("A line of the description of the change, with some words. ", 17)
+	for i := range 2 * n {
+		s.AddItem("bench-org/big", githubtest.Item{Pull: i%2 == 0, Title: fmt.Sprintf("Item %d", i), Body: body, User: fmt.Sprintf("user%d", i%20),
+			Assignees: []string{fmt.Sprintf("user%d", (i+1)%20)}, Labels: []string{"bench"}, Created: at(i), Updated: at(i + 1), Commits: 1, ChangedFiles: 1})
+	}
+	cfg := map[string]any{"repo_owner": "bench-org", "repositories": "big", "include_prs": true, "include_issues": true}
+	served := s.ServeTime()
+	b.ResetTimer()
+	for b.Loop() {
+		rec, err := ghRun(b, ghOpen(b, s, cfg, ghTestToken), all())
+		if err != nil || len(rec.docs) != 2*n {
+			b.Fatalf("run: %d documents, error %v", len(rec.docs), err)
+		}
+	}
+	b.ReportMetric(float64(b.N*2*n)/b.Elapsed().Seconds(), "docs/s")
+	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
 }

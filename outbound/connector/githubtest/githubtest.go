@@ -14,8 +14,10 @@ package githubtest
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -71,8 +73,11 @@ type Repo struct {
 	Collaborators []string // Logins.
 	Teams         []string // Slugs of its organization's teams.
 	PushedAt      time.Time
-	id            int64
-	items         []*Item
+	// Files are the files of its default branch, main, by path; nil or
+	// empty: the repository is empty (GitHub answers 409 for its tree).
+	Files map[string]string
+	id    int64
+	items []*Item
 }
 
 // FullName is owner/name.
@@ -200,7 +205,8 @@ func (s *Server) AddRepo(r Repo) *Repo {
 	return &r
 }
 
-// EditRepo changes a repository (its visibility, collaborators, teams).
+// EditRepo changes a repository (its visibility, collaborators, teams,
+// files).
 func (s *Server) EditRepo(fullName string, edit func(r *Repo)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -602,6 +608,61 @@ func (s *Server) route(r *http.Request, authed bool) *answer {
 				return &answer{body: s.pullJSON(rp, it, true)}
 			}
 		}
+	case len(parts) >= 5 && parts[0] == "repos" && parts[3] == "contents":
+		rp := repoAt(parts[1], parts[2])
+		path := strings.Join(parts[4:], "/")
+		content, ok := "", false
+		if rp != nil && cmp.Or(q.Get("ref"), "main") == "main" {
+			content, ok = rp.Files[path]
+		}
+		if !ok {
+			return nil
+		}
+		name := parts[len(parts)-1]
+		enc := base64.StdEncoding.EncodeToString([]byte(content))
+		var lines []string // GitHub wraps the base64 at 60 characters.
+		for len(enc) > 60 {
+			lines, enc = append(lines, enc[:60]), enc[60:]
+		}
+		lines = append(lines, enc)
+		return &answer{body: map[string]any{"type": "file", "encoding": "base64", "size": len(content), "name": name, "path": path,
+			"content": strings.Join(lines, "\n") + "\n", "sha": blobSHA(content),
+			"url":          s.api("/repos/%s/contents/%s?ref=main", rp.FullName(), path),
+			"html_url":     fmt.Sprintf("%s/%s/blob/main/%s", HTMLBase, rp.FullName(), path),
+			"download_url": fmt.Sprintf("https://raw.githubusercontent.com/%s/main/%s", rp.FullName(), path)}}
+	case match("repos/{owner}/{repo}/git/trees/{sha}"):
+		rp := repoAt(parts[1], parts[2])
+		if rp == nil {
+			return nil
+		}
+		if len(rp.Files) == 0 {
+			return &answer{status: http.StatusConflict, body: map[string]any{"message": "Git Repository is empty.",
+				"documentation_url": "https://docs.github.com/rest/git/trees#get-a-tree", "status": "409"}}
+		}
+		if parts[5] != "main" && parts[5] != treeSHA(rp) {
+			return nil
+		}
+		recursive := q.Get("recursive") != ""
+		dirs := map[string]bool{}
+		var entries []map[string]any
+		for path, content := range rp.Files {
+			if !recursive && strings.Contains(path, "/") {
+				continue
+			}
+			entries = append(entries, map[string]any{"path": path, "mode": "100644", "type": "blob", "sha": blobSHA(content), "size": len(content),
+				"url": s.api("/repos/%s/git/blobs/%s", rp.FullName(), blobSHA(content))})
+			for d := path; strings.Contains(d, "/"); {
+				d = d[:strings.LastIndex(d, "/")]
+				if !dirs[d] && (recursive || !strings.Contains(d, "/")) {
+					dirs[d] = true
+					entries = append(entries, map[string]any{"path": d, "mode": "040000", "type": "tree", "sha": blobSHA(d),
+						"url": s.api("/repos/%s/git/trees/%s", rp.FullName(), blobSHA(d))})
+				}
+			}
+		}
+		slices.SortFunc(entries, func(a, b map[string]any) int { return strings.Compare(a["path"].(string), b["path"].(string)) })
+		return &answer{body: map[string]any{"sha": treeSHA(rp), "url": s.api("/repos/%s/git/trees/%s", rp.FullName(), treeSHA(rp)),
+			"tree": entries, "truncated": false}}
 	case match("repos/{owner}/{repo}/collaborators"):
 		if rp := repoAt(parts[1], parts[2]); rp != nil && authed {
 			return &answer{list: s.usersJSON(rp.Collaborators)}
@@ -720,6 +781,25 @@ func (s *Server) repoJSON(r *Repo) map[string]any {
 	return m
 }
 
+// blobSHA is a stand-in for a git object's SHA-1: 40 hex digits from s.
+func blobSHA(s string) string {
+	var h uint64 = 14695981039346656037
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return fmt.Sprintf("%016x%016x%08x", h, h*31, uint32(h>>7))
+}
+
+// treeSHA is the SHA of a repository's tree: it changes with its files.
+func treeSHA(r *Repo) string {
+	paths := slices.Sorted(maps.Keys(r.Files))
+	var b strings.Builder
+	for _, p := range paths {
+		b.WriteString(p + "\x00" + r.Files[p] + "\x00")
+	}
+	return blobSHA(b.String())
+}
+
 // stamp is a time as GitHub writes it, or null.
 func stamp(t *time.Time) any {
 	if t == nil || t.IsZero() {
@@ -827,9 +907,11 @@ var Created = time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
 // outside collaborator carol (carol@example.com) and dave (no public
 // email); teams core (alice, bob) and docs (bob); repositories
 // public-repo (public: three issues, one closed by bob, two pull
-// requests, one merged), private-repo (private: collaborators alice,
-// carol and dave, team core; two issues, one pull request) and
-// internal-repo (internal: one issue).
+// requests, one merged; six files, among them a README, a guide in docs/,
+// a LICENSE, a Go file, a README under node_modules/ and a notes.txt that
+// is not text), private-repo (private: collaborators alice, carol and
+// dave, team core; two issues, one pull request; a README) and
+// internal-repo (internal: one issue; empty).
 func NewFixture(tb testing.TB, token string) *Server {
 	s := New(tb, token)
 	s.AddUser(User{Login: "alice", Name: "Alice Liddell", Email: "alice@example.com"},
@@ -839,8 +921,11 @@ func NewFixture(tb testing.TB, token string) *Server {
 	s.AddOrg("test-org", "alice", "bob")
 	s.SetTeam("test-org", Team{Slug: "core", Name: "Core", Members: []string{"alice", "bob"}})
 	s.SetTeam("test-org", Team{Slug: "docs", Name: "Docs", Members: []string{"bob"}})
-	s.AddRepo(Repo{Owner: "test-org", Name: "public-repo", Visibility: "public", Collaborators: []string{"alice", "bob"}, Teams: []string{"docs"}})
-	s.AddRepo(Repo{Owner: "test-org", Name: "private-repo", Visibility: "private", Collaborators: []string{"alice", "carol", "dave"}, Teams: []string{"core"}})
+	s.AddRepo(Repo{Owner: "test-org", Name: "public-repo", Visibility: "public", Collaborators: []string{"alice", "bob"}, Teams: []string{"docs"},
+		Files: map[string]string{"README.md": "# Public repo\nIt does things.\n", "docs/guide.md": "A guide to it.\n", "LICENSE": "MIT License\n",
+			"src/main.go": "package main\n", "node_modules/dep/README.md": "A dependency.\n", "notes.txt": "\x00\x01\x02 not text"}})
+	s.AddRepo(Repo{Owner: "test-org", Name: "private-repo", Visibility: "private", Collaborators: []string{"alice", "carol", "dave"}, Teams: []string{"core"},
+		Files: map[string]string{"README.md": "Secret plans.\n"}})
 	s.AddRepo(Repo{Owner: "test-org", Name: "internal-repo", Visibility: "internal", Collaborators: []string{"alice"}})
 	at := func(h int) time.Time { return Created.Add(time.Duration(h) * time.Hour) }
 	closed := at(30)

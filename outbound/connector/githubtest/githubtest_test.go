@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,11 +145,34 @@ func (s *Server) expected() map[string]any {
 				teams = append(teams, map[string]any{"slug": tm.Slug, "name": tm.Name, "members": users(tm.Members)})
 			}
 		}
+		var tree any = map[string]any{"status": 409, "message": "Git Repository is empty."}
+		var contents any
+		if len(r.Files) > 0 {
+			var entries []any
+			dirs := map[string]bool{}
+			for path, content := range r.Files {
+				entries = append(entries, []any{path, "blob", len(content)})
+				for d := path; strings.Contains(d, "/"); {
+					d = d[:strings.LastIndex(d, "/")]
+					if !dirs[d] {
+						dirs[d] = true
+						entries = append(entries, []any{d, "tree", nil})
+					}
+				}
+			}
+			slices.SortFunc(entries, func(a, b any) int { return strings.Compare(a.([]any)[0].(string), b.([]any)[0].(string)) })
+			tree = map[string]any{"truncated": false, "entries": entries}
+			contents = r.Files
+		}
 		visibility := r.Visibility
-		repos = append(repos, map[string]any{"id": r.ID(), "full_name": r.FullName(), "private": r.Visibility != "public",
+		repo := map[string]any{"tree": tree, "id": r.ID(), "full_name": r.FullName(), "private": r.Visibility != "public",
 			"visibility": visibility, "organization_id": s.OrgID("test-org"), "by_id": r.FullName(),
 			"pull_pages": (npulls + s.PageSize - 1) / s.PageSize, "pulls": pulls, "pulls_linked": linked, "issues": issues,
-			"collaborators": collaborators, "teams": teams})
+			"collaborators": collaborators, "teams": teams}
+		if contents != nil {
+			repo["contents"] = contents
+		}
+		repos = append(repos, repo)
 	}
 	return map[string]any{"org_id": s.OrgID("test-org"), "repos": repos, "org_members": users(members),
 		"bad_token": map[string]any{"status": 401, "message": "Bad credentials"}}

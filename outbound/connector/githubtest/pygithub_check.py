@@ -100,6 +100,21 @@ def main():
             {"slug": t.slug, "name": t.name, "members": [user(m) for m in t.get_members()]}
             for t in repo.get_teams()
         ]
+        # Onyx's files stage: the tree of the default branch, then each
+        # file's content.
+        try:
+            tree = repo.get_git_tree(repo.default_branch, recursive=True)
+            r["tree"] = {
+                "truncated": tree.raw_data.get("truncated"),
+                "entries": [[e.path, e.type, e.size] for e in tree.tree],
+            }
+            r["contents"] = {
+                e.path: repo.get_contents(e.path, ref=repo.default_branch).decoded_content.decode("latin-1")
+                for e in tree.tree
+                if e.type == "blob"
+            }
+        except github.GithubException as e:
+            r["tree"] = {"status": e.status, "message": e.data.get("message")}
         out["repos"].append(r)
     out["org_members"] = [user(m) for m in org.get_members(filter_="all")]
 
