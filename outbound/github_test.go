@@ -201,3 +201,41 @@ func mustJSON(t testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// BenchmarkGitHubConnectorIndexing indexes a repository of 500 pull
+// requests and 500 issues (about 1 KB of text each) from the simulator
+// (pages of 100, GitHub's most), from the scheduler's pass to the
+// attempt's end, through the worker of quarry serve into the store:
+// docs/s is the GitHub connector's indexing rate, sim-ms/op the
+// simulator's own time answering.
+func BenchmarkGitHubConnectorIndexing(b *testing.B) {
+	const n = 500
+	s := githubtest.New(b, secretValue)
+	s.PageSize = 100
+	s.AddOrg("bench-org")
+	for i := range 20 {
+		s.AddUser(githubtest.User{Login: fmt.Sprintf("user%d", i), Name: fmt.Sprintf("User %d", i), Email: fmt.Sprintf("user%d@example.com", i)})
+	}
+	s.AddRepo(githubtest.Repo{Owner: "bench-org", Name: "big", Visibility: "public"})
+	body := strings.Repeat("A line of the description of the change, with some words. ", 17)
+	for i := range 2 * n {
+		s.AddItem("bench-org/big", githubtest.Item{Pull: i%2 == 0, Title: fmt.Sprintf("Item %d", i), Body: body, User: fmt.Sprintf("user%d", i%20),
+			Assignees: []string{fmt.Sprintf("user%d", (i+1)%20)}, Labels: []string{"bench"}, Created: githubtest.Created.Add(time.Duration(i) * time.Hour),
+			Updated: githubtest.Created.Add(time.Duration(i+1) * time.Hour), Commits: 1, ChangedFiles: 1})
+	}
+	w := newWorld(b)
+	w.endpoints = connector.Endpoints{connector.GitHubSource: s.BaseURL()}
+	w.inProcessWorker()
+	served := s.ServeTime()
+	b.ResetTimer()
+	for b.Loop() {
+		_, _, pair := w.githubPair(map[string]any{"repo_owner": "bench-org", "repositories": "big", "include_prs": true, "include_issues": true}, secretValue, "public")
+		w.schedule()
+		a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+		if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 2*n {
+			b.Fatalf("attempt %s with %d new documents (error %v), want success with %d", a.Status, a.NewDocsIndexed, a.ErrorMsg, 2*n)
+		}
+	}
+	b.ReportMetric(float64(b.N*2*n)/b.Elapsed().Seconds(), "docs/s")
+	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
+}
