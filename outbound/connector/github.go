@@ -167,7 +167,11 @@ func newGitHub(config, credential json.RawMessage, env *Env) (*GitHub, error) {
 		return nil, fmt.Errorf("the GitHub API's base %q: %w", base, err)
 	}
 	hc := *env.HTTP
-	hc.Transport = &ghBoundedTransport{next: cmp.Or[http.RoundTripper](env.HTTP.Transport, http.DefaultTransport)}
+	next := env.HTTP.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	hc.Transport = &ghBoundedTransport{next: next}
 	api := github.NewClient(&hc).WithAuthToken(strings.TrimSpace(cred.Token))
 	api.BaseURL = u
 	return &GitHub{cfg: c, names: names, api: api, base: u.Redacted(), env: env,
@@ -482,16 +486,15 @@ func (g *GitHub) Step(ctx context.Context, w Window, raw json.RawMessage, out Em
 		start = time.Unix(0, 0)
 	}
 	end := w.End.Add(ghEndSlack)
-	if err := g.step(ctx, &cp, &start, &end, out); err != nil {
+	if err := g.step(ctx, &cp, start, end, out); err != nil {
 		return nil, err
 	}
 	return json.Marshal(cp)
 }
 
-// step moves cp on by one step; it lists the items of a window from
-// start to end (nil: every item, the slim listing's), and emits their
-// documents to out (or only their ids, when out is nil and ids not).
-func (g *GitHub) step(ctx context.Context, cp *ghCheckpoint, start, end *time.Time, out Emitter) error {
+// step moves cp on by one step, emitting to out the documents of the
+// items updated from start to end.
+func (g *GitHub) step(ctx context.Context, cp *ghCheckpoint, start, end time.Time, out Emitter) error {
 	if cp.CachedRepoIDs == nil {
 		repos, err := g.repos(ctx)
 		if err != nil {
@@ -580,7 +583,7 @@ type ghItem struct {
 // (get_page: per_page 100, page p+1), and emits the documents of those
 // within start and end. It reports whether there is more to read: the
 // page was full and no item in it was older than start.
-func (g *GitHub) itemPage(ctx context.Context, repo *ghRepo, pulls bool, p int, start, end *time.Time, out Emitter) (bool, error) {
+func (g *GitHub) itemPage(ctx context.Context, repo *ghRepo, pulls bool, p int, start, end time.Time, out Emitter) (bool, error) {
 	var items []ghItem
 	var next int
 	opts := github.ListOptions{Page: 0, PerPage: ghPerPage}
@@ -626,7 +629,7 @@ func (g *GitHub) itemPage(ctx context.Context, repo *ghRepo, pulls bool, p int, 
 		return false, err
 	}
 	var access *quarry.ExternalAccess
-	if out != nil && len(items) > 0 {
+	if len(items) > 0 {
 		if access, err = g.repoAccess(ctx, repo); err != nil {
 			return false, err
 		}
@@ -635,13 +638,10 @@ func (g *GitHub) itemPage(ctx context.Context, repo *ghRepo, pulls bool, p int, 
 		if it.isPull {
 			continue // The pull requests' stage reads them.
 		}
-		if start != nil && it.updated.Before(*start) {
+		if it.updated.Before(start) {
 			return false, nil // Newest first: the rest are older still.
 		}
-		if end != nil && it.updated.After(*end) {
-			continue
-		}
-		if out == nil {
+		if it.updated.After(end) {
 			continue
 		}
 		d, err := g.document(ctx, repo, &it, access)
@@ -870,6 +870,13 @@ func (g *GitHub) repoAccess(ctx context.Context, repo *ghRepo) (*quarry.External
 		a.ExternalUserGroupIDs = []string{GitHubGroupID(fmt.Sprintf("%d_organization", repo.OrgID))}
 	default:
 		teams, err := g.teams(ctx, repo)
+		if s := ghStatus(err); s == http.StatusForbidden || s == http.StatusNotFound {
+			// A token without the organization's Members permission: no
+			// team groups, as Onyx (whose listing turns errors into none),
+			// rather than failing every run of a pair that is not synced.
+			g.env.Log.Warn("github connector: the repository's teams could not be read; its documents name no team", "repository", repo.FullName, "error", err.Error())
+			teams, err = nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1234,12 +1241,12 @@ func (g *GitHub) fileTree(ctx context.Context, repo *ghRepo, ref string) (paths 
 }
 
 // filePage reads one batch (ghFileBatch) of the files of a repository's
-// branch and emits their documents (their ids only when out is nil), as
+// branch and emits their documents, as
 // Onyx's _fetch_repo_files: the tree is listed at the stage's first step
 // (and again, by its SHA, at each later one), unless the repository was
 // not pushed to since start; a truncated tree is a failure of its own. It
 // reports whether there are more batches.
-func (g *GitHub) filePage(ctx context.Context, repo *ghRepo, cp *ghCheckpoint, start *time.Time, out Emitter) (bool, error) {
+func (g *GitHub) filePage(ctx context.Context, repo *ghRepo, cp *ghCheckpoint, start time.Time, out Emitter) (bool, error) {
 	branch := g.branch(repo)
 	changed := cp.FileTree != "" && cp.FileBranch != branch
 	if changed { // A resumed checkpoint of another branch: list again.
@@ -1249,7 +1256,7 @@ func (g *GitHub) filePage(ctx context.Context, repo *ghRepo, cp *ghCheckpoint, s
 	switch {
 	case cp.FileTree == "none":
 		return false, nil
-	case cp.FileTree == "" && !changed && start != nil && repo.PushedAt != nil && repo.PushedAt.Before(*start):
+	case cp.FileTree == "" && !changed && repo.PushedAt != nil && repo.PushedAt.Before(start):
 		g.env.Log.Debug("github connector: no push since the window's start; files skipped", "repository", repo.FullName)
 		cp.FileTree, cp.FileBranch = "none", branch
 		return false, nil
@@ -1261,7 +1268,7 @@ func (g *GitHub) filePage(ctx context.Context, repo *ghRepo, cp *ghCheckpoint, s
 			return false, err
 		}
 		cp.FileTree, cp.FileBranch = sha, branch
-		if truncated && out != nil {
+		if truncated {
 			if err := out.Failure(ctx, &quarry.ConnectorFailure{FailedEntity: &quarry.EntityFailure{EntityID: repo.FullName + ":files"},
 				FailureMessage: fmt.Sprintf("GitHub truncated the file tree for %s; some files could not be enumerated and were not indexed.", repo.FullName)}); err != nil {
 				return false, err
@@ -1277,16 +1284,13 @@ func (g *GitHub) filePage(ctx context.Context, repo *ghRepo, cp *ghCheckpoint, s
 	cp.CurrPage++
 	batch := paths[min(page*ghFileBatch, len(paths)):min((page+1)*ghFileBatch, len(paths))]
 	var access *quarry.ExternalAccess
-	if out != nil && len(batch) > 0 {
+	if len(batch) > 0 {
 		var err error
 		if access, err = g.repoAccess(ctx, repo); err != nil {
 			return false, err
 		}
 	}
 	for _, path := range batch {
-		if out == nil {
-			continue
-		}
 		link := repo.HTMLURL + "/blob/" + branch + "/" + path
 		d, failure, err := g.fileDocument(ctx, repo, branch, path, access)
 		switch {

@@ -323,6 +323,31 @@ func TestGitHubAccess(t *testing.T) {
 	}
 }
 
+// A token GitHub does not let list a repository's teams (403, a
+// fine-grained token without the organization's Members permission)
+// still indexes: the private repository's documents name no team, as
+// Onyx's; the group sync, which would give wrong groups, fails with
+// GitHub's answer.
+func TestGitHubTeamsForbidden(t *testing.T) {
+	s := githubtest.NewFixture(t, ghTestToken)
+	s.Forbid("/teams")
+	cfg := map[string]any{"repo_owner": "test-org", "repositories": "private-repo", "include_prs": false, "include_issues": true}
+	rec, err := ghRun(t, ghOpen(t, s, cfg, ghTestToken), all())
+	if err != nil || len(rec.docs) != 2 {
+		t.Fatalf("run: %d documents, error %v; want 2", len(rec.docs), err)
+	}
+	id := s.Repos()[1].ID()
+	want := []string{fmt.Sprintf("github_%d_collaborators", id), fmt.Sprintf("github_%d_outside_collaborators", id)}
+	if got := rec.docs[0].ExternalAccess.ExternalUserGroupIDs; !slices.Equal(got, want) {
+		t.Errorf("groups %q, want %q", got, want)
+	}
+	gs, _ := As[GroupSyncer](ghOpen(t, s, cfg, ghTestToken))
+	err = gs.Groups(context.Background(), func(context.Context, *quarry.ExternalGroup) error { return nil })
+	if err == nil || !strings.HasSuffix(err.Error(), "answered 403 Forbidden (list the teams of test-org/private-repo): Resource not accessible by personal access token") {
+		t.Errorf("Groups: %v, want GitHub's 403", err)
+	}
+}
+
 // The groups are Onyx's github_group_sync's: for the private repository
 // its collaborators who are members of the organization, its outside
 // collaborators and its team, with their public emails (dave has none);

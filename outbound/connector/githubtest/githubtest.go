@@ -100,7 +100,8 @@ type Server struct {
 	orgs     map[string]*org
 	repos    []*Repo
 	nextID   int64
-	limited  []int // Statuses of the next answers: rate limited (403 or 429).
+	limited  []int    // Statuses of the next answers: rate limited (403 or 429).
+	forbid   []string // Path suffixes answered 403, as to a token without the permission.
 	requests []string
 	serving  atomic.Int64 // Nanoseconds spent answering.
 }
@@ -143,6 +144,15 @@ func (s *Server) Requests() []string {
 	r := s.requests
 	s.requests = nil
 	return r
+}
+
+// Forbid makes every request whose path ends with suffix answered 403
+// "Resource not accessible by personal access token", as GitHub answers a
+// fine-grained token without the permission.
+func (s *Server) Forbid(suffix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forbid = append(s.forbid, suffix)
 }
 
 // RateLimit makes the next answer a rate limit with status 403 (the
@@ -382,6 +392,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		s.notFound(w)
 		return
+	}
+	for _, suffix := range s.forbid {
+		if strings.HasSuffix(r.URL.Path, suffix) {
+			w.WriteHeader(http.StatusForbidden)
+			writeJSON(w, map[string]any{"message": "Resource not accessible by personal access token",
+				"documentation_url": "https://docs.github.com/rest", "status": "403"})
+			return
+		}
 	}
 	a := s.route(r, auth != "")
 	switch {
