@@ -62,8 +62,8 @@ func (w *world) principals(pairID int64) map[string]string {
 
 // A sync pair of the GitHub connector, through a registered worker whose
 // QUARRY_CONNECTOR_ENDPOINTS point github at the simulator: the first
-// attempt indexes the pull requests and issues of a public and a private
-// repository, each with its repository's access (public, or the private
+// attempt, whose first call GitHub answers 429 (Retry-After: 1), indexes
+// the pull requests and issues of a public and a private repository, each with its repository's access (public, or the private
 // repository's groups); a poll writes the one issue edited since, with
 // its new text; a prune removes the issue deleted at GitHub. The
 // connector's GroupSyncer and PermissionSyncer, which the server's
@@ -78,6 +78,7 @@ func TestGitHubConnectorRun(t *testing.T) {
 	w.registeredWorker()
 	config := map[string]any{"repo_owner": "test-org", "repositories": "public-repo,private-repo", "include_prs": true, "include_issues": true}
 	connectorID, credentialID, pair := w.githubPair(config, secretValue, "sync")
+	s.RateLimit(429) // The first call is refused for a second.
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
 	if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 8 {
