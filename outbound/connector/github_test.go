@@ -576,3 +576,18 @@ func BenchmarkGitHubConnector(b *testing.B) {
 	b.ReportMetric(float64(b.N*2*n)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
 }
+
+// As Onyx's fetch_configured_repos: among several repositories named, one
+// GitHub has not got is skipped; named alone, it fails the run with
+// GitHub's answer.
+func TestGitHubMissingRepository(t *testing.T) {
+	s := githubtest.NewFixture(t, ghTestToken)
+	rec, err := ghRun(t, ghOpen(t, s, map[string]any{"repo_owner": "test-org", "repositories": "nope, internal-repo", "include_issues": true}, ghTestToken), all())
+	if err != nil || len(rec.docs) != 1 {
+		t.Errorf("run: %d documents, error %v; want internal-repo's one", len(rec.docs), err)
+	}
+	_, err = ghRun(t, ghOpen(t, s, map[string]any{"repo_owner": "test-org", "repositories": "nope"}, ghTestToken), all())
+	if want := "GitHub's API at " + s.BaseURL() + " answered 404 Not Found (get repository test-org/nope): Not Found"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

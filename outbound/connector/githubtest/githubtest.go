@@ -916,8 +916,8 @@ func (s *Server) teamJSON(o *org, t *team) map[string]any {
 	}
 }
 
-// Fixture times: every item was created at Created plus its number of
-// hours, and last updated as its Updated says.
+// Created is the time of NewFixture's items: each was created some hours
+// after it (its Created), and last updated later (its Updated).
 var Created = time.Date(2024, 3, 1, 9, 0, 0, 0, time.UTC)
 
 // NewFixture starts a simulated GitHub with the organization test-org:
