@@ -591,3 +591,24 @@ func TestGitHubMissingRepository(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// QUARRY_CONNECTOR_ENDPOINTS may point github at GitHub Enterprise
+// Server's API, under /api/v3/: every request goes there, pages too.
+func TestGitHubEnterpriseServerBase(t *testing.T) {
+	s := githubtest.NewFixture(t, ghTestToken)
+	b, _ := json.Marshal(map[string]any{"repo_owner": "test-org", "repositories": "public-repo", "include_issues": true})
+	cred, _ := json.Marshal(map[string]string{"github_access_token": ghTestToken})
+	c, err := NewGitHub(b, cred, &Env{HTTP: s.Client(), Endpoints: Endpoints{GitHubSource: s.URL + "/api/v3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := ghRun(t, c, all())
+	if err != nil || len(rec.docs) != 5 {
+		t.Fatalf("run: %d documents, error %v; want 5", len(rec.docs), err)
+	}
+	for _, r := range s.Requests() {
+		if !strings.HasPrefix(r, "GET /api/v3/") {
+			t.Errorf("a request outside the base: %s", r)
+		}
+	}
+}

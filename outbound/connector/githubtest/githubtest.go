@@ -129,7 +129,8 @@ func New(tb testing.TB, token string) *Server {
 }
 
 // BaseURL is the API's base, as QUARRY_CONNECTOR_ENDPOINTS points GitHub
-// at it.
+// at it. The API answers under URL/api/v3/ too, as GitHub Enterprise
+// Server's.
 func (s *Server) BaseURL() string { return s.URL + "/" }
 
 // ServeTime is how long the simulator spent answering, all requests
@@ -470,7 +471,8 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, list []any) {
 // route answers a GET; authed says whether the request carried the
 // token (an anonymous one sees public repositories only).
 func (s *Server) route(r *http.Request, authed bool) *answer {
-	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	// GitHub Enterprise Server's API is under /api/v3.
+	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/api/v3"), "/"), "/")
 	q := r.URL.Query()
 	visible := func(rp *Repo) bool { return authed || rp.Visibility == "public" }
 	repoAt := func(owner, name string) *Repo {
