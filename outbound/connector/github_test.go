@@ -612,3 +612,38 @@ func TestGitHubEnterpriseServerBase(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGitHubPermissions lists the access of 10,000 documents (5,000
+// pull requests and 5,000 issues of a private repository with a team) on
+// the simulator, pages of 100: entries/s is the rate of the connector's
+// side of a permission sync, sim-ms/op the simulator's own time.
+func BenchmarkGitHubPermissions(b *testing.B) {
+	const n = 5000
+	s := githubtest.New(b, ghTestToken)
+	s.PageSize = 100
+	s.AddUser(githubtest.User{Login: "owner", Email: "owner@example.com"})
+	s.AddOrg("bench-org", "owner")
+	s.SetTeam("bench-org", githubtest.Team{Slug: "core", Name: "Core", Members: []string{"owner"}})
+	s.AddRepo(githubtest.Repo{Owner: "bench-org", Name: "secret", Visibility: "private", Collaborators: []string{"owner"}, Teams: []string{"core"}})
+	for i := range 2 * n {
+		s.AddItem("bench-org/secret", githubtest.Item{Pull: i%2 == 0, Title: fmt.Sprintf("Item %d", i), User: "owner", Created: at(i), Updated: at(i + 1)})
+	}
+	cfg := map[string]any{"repo_owner": "bench-org", "repositories": "secret", "include_prs": true, "include_issues": true}
+	served := s.ServeTime()
+	b.ResetTimer()
+	for b.Loop() {
+		ps, _ := As[PermissionSyncer](ghOpen(b, s, cfg, ghTestToken))
+		count := 0
+		if err := ps.Permissions(context.Background(), func(_ context.Context, _ string, a *quarry.ExternalAccess) error {
+			if len(a.ExternalUserGroupIDs) != 3 {
+				return fmt.Errorf("access %+v", a)
+			}
+			count++
+			return nil
+		}); err != nil || count != 2*n {
+			b.Fatalf("Permissions: %d entries, error %v", count, err)
+		}
+	}
+	b.ReportMetric(float64(b.N*2*n)/b.Elapsed().Seconds(), "entries/s")
+	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
+}

@@ -337,11 +337,14 @@ func (s *Server) item(r *Repo, number int) *Item {
 // ---- Serving.
 
 // answer is what a handler answers: a status and a JSON body, or a
-// listing to page.
+// listing to page (list, or count items made by item, only those of the
+// page asked for).
 type answer struct {
 	status int
 	body   any
 	list   []any
+	count  int
+	item   func(i int) any
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
@@ -407,7 +410,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case a == nil:
 		s.notFound(w)
 	case a.list != nil:
-		s.page(w, r, a.list)
+		s.page(w, r, len(a.list), func(i int) any { return a.list[i] })
+	case a.item != nil:
+		s.page(w, r, a.count, a.item)
 	case a.status == http.StatusNoContent:
 		w.WriteHeader(http.StatusNoContent)
 	default:
@@ -429,9 +434,10 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Write(b)
 }
 
-// page answers one page of list: page (from 1) of per_page items (30 by
-// default, at most 100 and PageSize), with GitHub's Link header.
-func (s *Server) page(w http.ResponseWriter, r *http.Request, list []any) {
+// page answers one page of a listing of n items: page (from 1) of
+// per_page items (30 by default, at most 100 and PageSize), with GitHub's
+// Link header.
+func (s *Server) page(w http.ResponseWriter, r *http.Request, n int, item func(i int) any) {
 	q := r.URL.Query()
 	per, err := strconv.Atoi(q.Get("per_page"))
 	if err != nil || per <= 0 {
@@ -442,7 +448,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, list []any) {
 	if err != nil || page <= 0 {
 		page = 1
 	}
-	last := max(1, (len(list)+per-1)/per)
+	last := max(1, (n+per-1)/per)
 	link := func(p int, rel string) string {
 		u := *r.URL
 		v := u.Query()
@@ -463,9 +469,13 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, list []any) {
 	if len(links) > 0 {
 		w.Header().Set("Link", strings.Join(links, ", "))
 	}
-	from := min((page-1)*per, len(list))
-	to := min(from+per, len(list))
-	writeJSON(w, append([]any{}, list[from:to]...))
+	from := min((page-1)*per, n)
+	to := min(from+per, n)
+	out := []any{}
+	for i := from; i < to; i++ {
+		out = append(out, item(i))
+	}
+	writeJSON(w, out)
 }
 
 // route answers a GET; authed says whether the request carried the
@@ -603,15 +613,12 @@ func (s *Server) route(r *http.Request, authed bool) *answer {
 			}
 			return c
 		})
-		list := []any{}
-		for _, it := range items {
+		return &answer{count: len(items), item: func(i int) any {
 			if pulls {
-				list = append(list, s.pullJSON(rp, it, false))
-			} else {
-				list = append(list, s.issueJSON(rp, it, false))
+				return s.pullJSON(rp, items[i], false)
 			}
-		}
-		return &answer{list: list}
+			return s.issueJSON(rp, items[i], false)
+		}}
 	case match("repos/{owner}/{repo}/pulls/{number}"), match("repos/{owner}/{repo}/issues/{number}"):
 		rp := repoAt(parts[1], parts[2])
 		if rp == nil {
