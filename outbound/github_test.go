@@ -37,9 +37,9 @@ func (w *world) githubPair(config map[string]any, token, access string) (connect
 	return connectorID, credentialID, id.ID + id.Data
 }
 
-// principals returns the access the index keeps of each of a pair's
+// docPrincipals returns the access the index keeps of each of a pair's
 // documents: its principals, joined by spaces.
-func (w *world) principals(pairID int64) map[string]string {
+func (w *world) docPrincipals(pairID int64) map[string]string {
 	w.t.Helper()
 	rows, err := w.raw.Query(`SELECT document_id, principal FROM search_document_access WHERE cc_pair_id = $1 ORDER BY document_id, principal`, pairID)
 	if err != nil {
@@ -99,7 +99,7 @@ func TestGitHubConnectorRun(t *testing.T) {
 		}
 	}
 	privateAccess := fmt.Sprintf("group:github_%d_collaborators group:github_%d_outside_collaborators group:github_core", privateID, privateID)
-	access := w.principals(pair)
+	access := w.docPrincipals(pair)
 	for _, id := range w.documents(pair) {
 		want := "public"
 		if strings.HasPrefix(id, priv) {
