@@ -53,7 +53,6 @@ type world struct {
 	caller  *quarry.Caller
 	mock    *mockServer
 	log     *syncbuf.Buffer // The server's and the workers' logs.
-
 	// endpoints are the workers' QUARRY_CONNECTOR_ENDPOINTS.
 	endpoints connector.Endpoints
 }
@@ -274,14 +273,13 @@ func (w *world) startWorker(client *http.Client, base, token string) *runningWor
 	ctx, cancel := context.WithCancel(context.Background())
 	egress := guardedRunner(w.t)
 	wk := outbound.NewWorker(outbound.WorkerConfig{
-		API:               outbound.NewWorkerAPI(client, base, token),
-		ConnectorHTTP:     egress.Client(),
-		ConnectorDial:     egress.Dial,
-		PollInterval:      20 * time.Millisecond,
-		HeartbeatInterval: 50 * time.Millisecond,
-		Log:               slog.New(slog.NewJSONHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
-
+		API:                outbound.NewWorkerAPI(client, base, token),
+		ConnectorHTTP:      egress.Client(),
+		ConnectorDial:      egress.Dial,
 		ConnectorEndpoints: w.endpoints,
+		PollInterval:       20 * time.Millisecond,
+		HeartbeatInterval:  50 * time.Millisecond,
+		Log:                slog.New(slog.NewJSONHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	r := &runningWorker{stop: cancel, done: make(chan struct{})}
 	go func() {

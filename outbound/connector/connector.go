@@ -266,6 +266,7 @@ func NewRegistry() *Registry {
 		WikipediaSource: NewWikipedia,
 		FileSource:      NewFile,
 		SlackSource:     NewSlack,
+		GitHubSource:    NewGitHub,
 	}}
 }
 

@@ -239,6 +239,18 @@ try {
   await ada.locator('#connector-source').selectOption('file');
   await ada.locator('#connector-config [data-key="file_locations"]').waitFor();
   check(await ada.locator('#connector-file-box').isVisible(), 'the file form has its upload');
+  // The GitHub form: Onyx's fields, its checkboxes set as the
+  // connector's defaults, at least one kind of item (not saved here).
+  await choose(ada, '#connector-source', 'GitHub', 'github');
+  const ghField = (key) => `#connector-config [data-key="${key}"]`;
+  await ada.locator(ghField('repo_owner')).waitFor();
+  check(await ada.locator(ghField('include_prs')).isChecked() && !(await ada.locator(ghField('include_issues')).isChecked()),
+    'a new GitHub connector reads pull requests, not issues');
+  await typeIn(ada, ghField('repo_owner'), 'acme');
+  await ada.locator(ghField('include_prs')).uncheck();
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Include pull requests, issues or documents: at least one.' }).waitFor();
+  await view(ada, 'connector-new-github-invalid');
   // A second connector, for a pair no group shares: a web connector,
   // made with the keyboard through the web form, whose fields are
   // checked before saving.

@@ -68,6 +68,22 @@ const forms = {
       { key: 'include_bot_messages', label: 'Include bot messages', kind: 'bool', hint: 'Index the messages of bots and apps too (feeds, automated notes).' },
     ],
   },
+  github: {
+    intro: 'Pull requests, issues and documents of the repositories of a GitHub organization or user, read with a personal access token ' +
+      '(its credential holds github_access_token): a fine-grained token with read access to Metadata, Issues and Pull requests ' +
+      '(Contents too for documents; the organization\'s Members for permission sync), or a classic token with the repo scope ' +
+      '(and read:org for permission sync).',
+    fields: [
+      { key: 'repo_owner', label: 'Repository owner', kind: 'text', required: true, hint: 'The GitHub organization or user, e.g. acme.' },
+      { key: 'repositories', label: 'Repository names', kind: 'text', hint: 'Comma-separated, e.g. api,web. Empty: every repository the token can read.' },
+      { key: 'include_prs', label: 'Include pull requests', kind: 'bool', initial: true },
+      { key: 'include_issues', label: 'Include issues', kind: 'bool', initial: false },
+      { key: 'include_files', label: 'Include documents', kind: 'bool', initial: false, hint: 'Text documents of a branch: Markdown, .rst, .txt, README, LICENSE and the like.' },
+      { key: 'branch', label: 'Branch', kind: 'text', hint: 'The branch documents are read from. Empty: each repository\'s default branch.' },
+    ],
+    check: (c) => (!c.include_prs && !c.include_issues && !c.include_files
+      ? { key: 'include_prs', msg: 'Include pull requests, issues or documents: at least one.' } : null),
+  },
 };
 
 /** hasForm reports whether source has a form of its own. */
@@ -103,14 +119,14 @@ export function configEditor(container, source, config = {}, { isNew = false } =
     let v = config[f.key];
     if (v === undefined && isNew) v = f.initial;
     let input;
-    if (f.kind === 'select') {
+    if (f.kind === 'bool') {
+      const b = v ?? f.initial; // Absent: the connector's default.
+      input = el('input', { id, type: 'checkbox', checked: b === true || b === 'true' });
+    } else if (f.kind === 'select') {
       input = el('select', { id }, ...f.options.map(([o, t]) => el('option', { value: o }, t)));
       input.value = v ?? f.initial;
     } else if (f.kind === 'lines') {
       input = el('textarea', { id, rows: 3, spellcheck: false, value: Array.isArray(v) ? v.join('\n') : (v ?? '') });
-    } else if (f.kind === 'bool') {
-      input = el('input', { id, type: 'checkbox' });
-      input.checked = v === true;
     } else if (f.kind === 'pem') {
       input = el('textarea', { id, rows: 4, class: 'code', spellcheck: false, value: typeof v === 'string' ? v : '' });
     } else {
@@ -127,10 +143,15 @@ export function configEditor(container, source, config = {}, { isNew = false } =
     if (hintID) input.setAttribute('aria-describedby', hintID);
     input.dataset.key = f.key;
     inputs.set(f.key, input);
+    const hint = hintID ? el('p', { id: hintID, class: 'muted small' }, f.hint) : null;
+    if (f.kind === 'bool') { // The box, then its label, as the console's other checkboxes.
+      nodes.push(el('div', { class: 'field' }, el('div', { class: 'checks' }, input, el('label', { for: id }, f.label)), hint));
+      continue;
+    }
     nodes.push(el('div', { class: 'field' },
       el('label', { for: id }, f.label, f.required ? '' : el('span', { class: 'muted' }, ' (optional)')),
       input,
-      hintID ? el('p', { id: hintID, class: 'muted small' }, f.hint) : null));
+      hint));
   }
   container.replaceChildren(...nodes);
 
