@@ -259,12 +259,13 @@ type Registry struct {
 // NewRegistry returns the registry of the connectors Quarry has.
 func NewRegistry() *Registry {
 	return &Registry{bySource: map[quarry.DocumentSource]Constructor{
-		MockSource:      NewMock,
-		WebSource:       NewWeb,
-		ImapSource:      NewImap,
-		MediaWikiSource: NewMediaWiki,
-		WikipediaSource: NewWikipedia,
-		FileSource:      NewFile,
+		MockSource:       NewMock,
+		WebSource:        NewWeb,
+		ImapSource:       NewImap,
+		MediaWikiSource:  NewMediaWiki,
+		ConfluenceSource: NewConfluence,
+		WikipediaSource:  NewWikipedia,
+		FileSource:       NewFile,
 	}}
 }
 
