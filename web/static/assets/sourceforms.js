@@ -7,9 +7,9 @@
 import { el, uid } from './ui.js';
 import { kvEditor } from './kv.js';
 
-// A field: key, label, kind (text, url, select, int, lines, pem), and what it
-// needs: required, min, max, options ([value, text]), the default of a new
-// connector, a hint.
+// A field: key, label, kind (text, url, select, int, lines, pem, bool), and
+// what it needs: required, min, max, options ([value, text]), lower (lines
+// kept in lower case), the default of a new connector, a hint.
 const forms = {
   web: {
     intro: 'Pages are fetched over HTTP from the site of the base URL; its credential is empty.',
@@ -22,6 +22,19 @@ const forms = {
       ] },
       { key: 'max_pages', label: 'At most this many pages a run', kind: 'int', min: 1, hint: 'Empty: 10000.' },
       { key: 'request_delay_ms', label: 'Pause between requests (ms)', kind: 'int', min: 0, max: 60000, hint: 'Empty: 500.' },
+    ],
+  },
+  confluence: {
+    intro: 'Pages of a Confluence site, with their comments, read through its REST API. Its credential holds confluence_username (the account\'s email; Cloud only) ' +
+      'and confluence_access_token (an Atlassian API token on Cloud, a personal access token on Data Center): docs/operations.md, "confluence".',
+    fields: [
+      { key: 'wiki_base', label: 'Wiki Base URL', kind: 'url', required: true, hint: 'The base URL of your Confluence instance (e.g., https://your-domain.atlassian.net/wiki).' },
+      { key: 'is_cloud', label: 'Is Cloud', kind: 'bool', hint: 'Check if this is a Confluence Cloud instance, uncheck for Confluence Server/Data Center.' },
+      { key: 'space', label: 'Space Key', kind: 'text', hint: 'The Confluence space key to index (e.g. KB). Empty: every space the account can read.' },
+      { key: 'page_id', label: 'Page ID', kind: 'text', hint: 'Specific page ID to index (e.g. 131368), instead of a space.' },
+      { key: 'index_recursively', label: 'Index Recursively', kind: 'bool', hint: 'With a page ID: index the page and all of its children.' },
+      { key: 'cql_query', label: 'CQL Query', kind: 'text', hint: 'Instead of a space or page: a CQL query that returns pages only (type=page), without lastmodified filters, which the connector adds.' },
+      { key: 'labels_to_skip', label: 'Labels to skip', kind: 'lines', hint: 'One per line: pages with one of these labels are not indexed.' },
     ],
   },
   file: {
@@ -97,6 +110,9 @@ export function configEditor(container, source, config = {}, { isNew = false } =
       input.value = v ?? f.initial;
     } else if (f.kind === 'lines') {
       input = el('textarea', { id, rows: 3, spellcheck: false, value: Array.isArray(v) ? v.join('\n') : (v ?? '') });
+    } else if (f.kind === 'bool') {
+      input = el('input', { id, type: 'checkbox' });
+      input.checked = v === true;
     } else if (f.kind === 'pem') {
       input = el('textarea', { id, rows: 4, class: 'code', spellcheck: false, value: typeof v === 'string' ? v : '' });
     } else {
@@ -126,8 +142,12 @@ export function configEditor(container, source, config = {}, { isNew = false } =
     for (const f of form.fields) {
       const input = inputs.get(f.key);
       input.removeAttribute('aria-invalid');
-      const raw = input.value.trim();
       delete out[f.key];
+      if (f.kind === 'bool') {
+        out[f.key] = input.checked;
+        continue;
+      }
+      const raw = input.value.trim();
       if (raw === '') {
         if (f.required) throw fieldError(input, `${f.label} is required.`);
         continue;
@@ -153,7 +173,7 @@ export function configEditor(container, source, config = {}, { isNew = false } =
           break;
         }
         case 'lines':
-          out[f.key] = raw.split('\n').map((s) => s.trim()).filter((s) => s !== '');
+          out[f.key] = raw.split('\n').map((s) => (f.lower ? s.trim().toLowerCase() : s.trim())).filter((s) => s !== '');
           break;
         case 'pem':
           if (!raw.includes('-----BEGIN CERTIFICATE-----')) {
