@@ -194,3 +194,37 @@ func TestConfluenceConnectorRefused(t *testing.T) {
 		t.Errorf("attempt %s with error %v, want canceled with %q", a.Status, a.ErrorMsg, want)
 	}
 }
+
+// BenchmarkConfluenceConnectorIndexing indexes a space of 1,000 pages
+// (about 1 KB of storage format each, one comment search a page, as
+// Onyx's connector makes) from the simulator, 16 pages a search (Onyx's
+// batch), from the scheduler's pass to the attempt's end, through the
+// worker of quarry serve into the store: docs/s is the Confluence
+// connector's indexing rate, sim-ms/op the simulator's own time
+// answering.
+func BenchmarkConfluenceConnectorIndexing(b *testing.B) {
+	const n = 1000
+	s := confluencetest.New(b, confluenceUser, secretValue)
+	s.PageSize = 16
+	s.AddUser(confluencetest.User{AccountID: "acc-bench", Name: "Bench User", Email: "bench@example.com", Groups: []string{"bench"}})
+	s.AddSpace(confluencetest.Space{Key: "BENCH", Name: "Bench", ReaderGroups: []string{"bench"}})
+	body := strings.Repeat("<p>A paragraph of the page, with <strong>some</strong> words in it.</p>", 15)
+	for i := range n {
+		s.AddPage(confluencetest.Page{Space: "BENCH", Title: fmt.Sprintf("Page %d", i), Body: body, Author: "acc-bench",
+			Labels: []string{"bench"}, Created: confluencetest.Created, Updated: confluencetest.Created.Add(time.Duration(i) * time.Minute)})
+	}
+	w := newWorld(b)
+	w.inProcessWorker()
+	served := s.ServeTime()
+	b.ResetTimer()
+	for b.Loop() {
+		_, _, pair := w.confluencePair(map[string]any{"wiki_base": s.BaseURL(), "is_cloud": true, "space": "BENCH"}, secretValue, "public")
+		w.schedule()
+		a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+		if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != n {
+			b.Fatalf("attempt %s with %d new documents (error %v), want success with %d", a.Status, a.NewDocsIndexed, a.ErrorMsg, n)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
+	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
+}
