@@ -287,3 +287,44 @@ func TestConfluenceConfig(t *testing.T) {
 		t.Errorf("document id %q, want /wiki added as Onyx's build_confluence_document_id does", got)
 	}
 }
+
+// A checkpoint is Onyx's (has_more, next_page_url: the search's next
+// link): a new connector resumes from it where the last step stopped.
+func TestConfluenceResume(t *testing.T) {
+	s := confluencetest.NewFixture(t, confluenceTestUser, confluenceTestToken)
+	w := Window{End: time.Now()}
+	first := &recorder{}
+	cp, err := confluenceOpen(t, s, map[string]any{}, confluenceTestToken).Step(context.Background(), w, json.RawMessage(`{"has_more":true,"next_page_url":null}`), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		HasMore     bool   `json:"has_more"`
+		NextPageURL string `json:"next_page_url"`
+	}
+	if err := json.Unmarshal(cp, &c); err != nil || !c.HasMore || !strings.HasPrefix(c.NextPageURL, "rest/api/content/search?") || !strings.Contains(c.NextPageURL, "cursor=") {
+		t.Fatalf("checkpoint %s, want has_more and the next link", cp)
+	}
+	rest, _, err := confluenceRun(confluenceOpen(t, s, map[string]any{}, confluenceTestToken), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := &recorder{}
+	for more := true; more; {
+		if cp, err = confluenceOpen(t, s, map[string]any{}, confluenceTestToken).Step(context.Background(), w, cp, resumed); err != nil {
+			t.Fatal(err)
+		}
+		more, _ = HasMore(cp)
+	}
+	var got []string
+	for _, d := range slices.Concat(first.docs, resumed.docs) {
+		got = append(got, d.SemanticIdentifier)
+	}
+	var want []string
+	for _, d := range rest.docs {
+		want = append(want, d.SemanticIdentifier)
+	}
+	if len(first.docs) != 2 || !slices.Equal(got, want) {
+		t.Errorf("a first step of %d pages, then resumed: %q; want 2, then all of %q", len(first.docs), got, want)
+	}
+}
