@@ -65,7 +65,7 @@ func (w *world) confluenceAccess(pairID int64) map[string]string {
 
 // A sync pair of the Confluence connector, through a registered worker
 // against the simulator (its wiki_base in the config, as in Onyx): the
-// first attempt indexes the five pages, each with its access (its
+// first attempt indexes the five pages and an attachment, each with its access (its
 // space's permissions, or its own or its ancestor's restriction); a poll
 // writes the one page edited since, with its new text; a prune removes
 // the page deleted in Confluence. The connector's PermissionSyncer and
@@ -81,11 +81,12 @@ func TestConfluenceConnectorRun(t *testing.T) {
 	connectorID, credentialID, pair := w.confluencePair(config, secretValue, "sync")
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 5 {
-		t.Fatalf("attempt %s with %d new documents (error %v), want success with 5; log:\n%s", a.Status, a.NewDocsIndexed, a.ErrorMsg, w.log.String())
+	if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 6 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want success with 6; log:\n%s", a.Status, a.NewDocsIndexed, a.ErrorMsg, w.log.String())
 	}
 	base := s.BaseURL() + "/spaces/"
-	want := []string{base + "ENG/pages/2001/Design Design", base + "ENG/pages/2002/Secrets Secrets", base + "ENG/pages/2003/Plans Plans",
+	notes := s.BaseURL() + "/pages/viewpageattachments.action?pageId=2001&preview=%2F2001%2F3002%2Fnotes.txt"
+	want := []string{notes + " notes.txt", base + "ENG/pages/2001/Design Design", base + "ENG/pages/2002/Secrets Secrets", base + "ENG/pages/2003/Plans Plans",
 		base + "PUB/pages/2004/Welcome Welcome", base + "PUB/pages/2005/Old+news Old news"}
 	if got := w.documentNames(pair, ""); !slices.Equal(got, want) {
 		t.Errorf("documents\n%q, want\n%q", got, want)
@@ -96,6 +97,7 @@ func TestConfluenceConnectorRun(t *testing.T) {
 		base + "ENG/pages/2003/Plans":    "email:alice@example.com",
 		base + "PUB/pages/2004/Welcome":  "public",
 		base + "PUB/pages/2005/Old+news": "public",
+		notes:                            "email:bob@example.com group:confluence_engineering",
 	}
 	if got := w.confluenceAccess(pair); !equalMaps(got, wantAccess) {
 		t.Errorf("access %q, want %q", got, wantAccess)
@@ -125,8 +127,8 @@ func TestConfluenceConnectorRun(t *testing.T) {
 	if st, removed := w.pruneAttempt(pair); st != "success" || removed != 1 {
 		t.Errorf("the prune ended %s removing %d documents, want success removing 1", st, removed)
 	}
-	if ids := w.documents(pair); len(ids) != 4 || slices.Contains(ids, base+"PUB/pages/2005/Old+news") {
-		t.Errorf("documents after the prune %q, want the 4 but Old news", ids)
+	if ids := w.documents(pair); len(ids) != 5 || slices.Contains(ids, base+"PUB/pages/2005/Old+news") {
+		t.Errorf("documents after the prune %q, want the 5 but Old news", ids)
 	}
 
 	// The syncs, as the server's permission-sync attempts are to run them

@@ -51,6 +51,7 @@ const (
 var (
 	confluencePageExpand        = "body.storage.value,version,space,metadata.labels,history.lastUpdated,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group,ancestors.restrictions.read.restrictions.user,ancestors.restrictions.read.restrictions.group,history"
 	confluenceCommentExpand     = "body.storage.value"
+	confluenceAttachmentExpand  = "version,space,metadata.labels,history"
 	confluencePruneExpand       = "space,ancestors,history"
 	confluenceRestrictionExpand = "space,restrictions.read.restrictions.user,restrictions.read.restrictions.group,ancestors.restrictions.read.restrictions.user,ancestors.restrictions.read.restrictions.group,history"
 )
@@ -78,6 +79,7 @@ type Confluence struct {
 	pageQuery string // The CQL of the pages, without a window.
 	labels    string // " and label not in (...)", or "".
 	tz        *time.Location
+	attach    bool // include_attachments.
 
 	users  map[string]string                 // Display names by account id or user key.
 	spaces map[string]*quarry.ExternalAccess // Space access by key, once a run.
@@ -139,7 +141,8 @@ func newConfluence(config, credential json.RawMessage, env *Env) (*Confluence, e
 	if cred.AccessToken == "" || (cfg.IsCloud && cred.Username == "") {
 		return nil, errors.New("the credential needs confluence_access_token, and confluence_username for Confluence Cloud")
 	}
-	c := &Confluence{env: env, base: strings.TrimRight(u.String(), "/"), cloud: cfg.IsCloud, tz: time.UTC, users: map[string]string{}}
+	c := &Confluence{env: env, base: strings.TrimRight(u.String(), "/"), cloud: cfg.IsCloud, tz: time.UTC, users: map[string]string{},
+		attach: cfg.IncludeAttachments == nil || *cfg.IncludeAttachments}
 	if cfg.IsCloud {
 		c.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(cred.Username+":"+cred.AccessToken))
 	} else {
@@ -189,17 +192,22 @@ func pyQuote(s string) string {
 	return b.String()
 }
 
-// pageCQL is Onyx's _construct_page_cql_query: the pages' query, the
-// labels to skip, the window (nil ends are left open) and the order.
-func (c *Confluence) pageCQL(start, end *time.Time) string {
-	q := c.pageQuery + c.labels
+// window is the CQL of a window (nil ends left open), as Onyx writes it.
+func (c *Confluence) window(start, end *time.Time) string {
+	q := ""
 	if start != nil {
 		q += " and lastmodified >= '" + start.In(c.tz).Format("2006-01-02 15:04") + "'"
 	}
 	if end != nil {
 		q += " and lastmodified <= '" + end.In(c.tz).Format("2006-01-02 15:04") + "'"
 	}
-	return q + " order by lastmodified asc"
+	return q
+}
+
+// pageCQL is Onyx's _construct_page_cql_query: the pages' query, the
+// labels to skip, the window (nil ends are left open) and the order.
+func (c *Confluence) pageCQL(start, end *time.Time) string {
+	return c.pageQuery + c.labels + c.window(start, end) + " order by lastmodified asc"
 }
 
 // searchPath is the path and query of a content search.
@@ -227,16 +235,14 @@ func (c *Confluence) Step(ctx context.Context, w Window, raw json.RawMessage, ou
 	if err := json.Unmarshal(raw, &cp); err != nil {
 		return nil, fmt.Errorf("not a Confluence checkpoint: %w", err)
 	}
-	path := ""
+	var start *time.Time
+	if w.Start.Unix() > 0 { // Onyx's "if start": none from the epoch.
+		start = &w.Start
+	}
+	end := w.End.Add(24 * time.Hour)
+	path := searchPath(c.pageCQL(start, &end), confluencePageExpand, confluenceBatchSize)
 	if cp.NextPageURL != nil && *cp.NextPageURL != "" {
 		path = *cp.NextPageURL
-	} else {
-		var start *time.Time
-		if w.Start.Unix() > 0 { // Onyx's "if start": none from the epoch.
-			start = &w.Start
-		}
-		end := w.End.Add(24 * time.Hour)
-		path = searchPath(c.pageCQL(start, &end), confluencePageExpand, confluenceBatchSize)
 	}
 	var res confluenceResults
 	if err := c.get(ctx, "search the pages", path, &res); err != nil {
@@ -266,6 +272,9 @@ func (c *Confluence) Step(ctx context.Context, w Window, raw json.RawMessage, ou
 		if err := out.Document(ctx, d); err != nil {
 			return nil, err
 		}
+		if err := c.attachments(ctx, p, d, start, &end, out); err != nil {
+			return nil, err
+		}
 	}
 	next := confluenceCheckpoint{HasMore: res.Links.Next != "" && len(res.Results) > 0}
 	if next.HasMore {
@@ -290,8 +299,13 @@ type confluenceContent struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
 	Links struct {
-		WebUI string `json:"webui"`
+		WebUI    string `json:"webui"`
+		Download string `json:"download"`
 	} `json:"_links"`
+	Extensions *struct {
+		MediaType string `json:"mediaType"`
+		FileSize  int64  `json:"fileSize"`
+	} `json:"extensions"`
 	Body *struct {
 		Storage *struct {
 			Value string `json:"value"`
@@ -309,7 +323,8 @@ type confluenceContent struct {
 		By   *confluenceUser `json:"by"`
 	} `json:"version"`
 	Metadata *struct {
-		Labels *struct {
+		MediaType string `json:"mediaType"`
+		Labels    *struct {
 			Results []struct {
 				Name string `json:"name"`
 			} `json:"results"`
@@ -425,27 +440,37 @@ func deref(s *string) string {
 // out, waiting out rate limits and server errors as Onyx's
 // handle_confluence_rate_limit does.
 func (c *Confluence) get(ctx context.Context, what, path string, out any) error {
+	body, err := c.read(ctx, what, path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("Confluence at %s answered what is not JSON (%s): %w", c.base, what, err)
+	}
+	return nil
+}
+
+// read returns the body of the answer to a GET of path (under the wiki's
+// base), waiting out rate limits and server errors as get does.
+func (c *Confluence) read(ctx context.Context, what, path string) ([]byte, error) {
 	u := c.base + "/" + strings.TrimLeft(path, "/")
 	for attempt := 0; ; attempt++ {
 		status, header, body, err := c.call(ctx, u)
 		if err != nil {
-			return fmt.Errorf("Confluence at %s (%s): %w", c.base, what, err)
+			return nil, fmt.Errorf("Confluence at %s (%s): %w", c.base, what, err)
 		}
 		switch {
 		case status == http.StatusOK:
-			if err := json.Unmarshal(body, out); err != nil {
-				return fmt.Errorf("Confluence at %s answered what is not JSON (%s): %w", c.base, what, err)
-			}
-			return nil
+			return body, nil
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			return &CredentialError{Reason: fmt.Sprintf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}
+			return nil, &CredentialError{Reason: fmt.Sprintf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}
 		}
 		limited := status == http.StatusTooManyRequests || strings.Contains(strings.ToLower(string(body)), "rate limit exceeded")
 		if !limited && status < 500 {
-			return fmt.Errorf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))
+			return nil, fmt.Errorf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))
 		}
 		if attempt >= confluenceMaxRetries-1 {
-			return fmt.Errorf("Confluence at %s still answered %d %s after %d tries (%s): %s", c.base, status, http.StatusText(status), confluenceMaxRetries, what, confluenceMessage(body))
+			return nil, fmt.Errorf("Confluence at %s still answered %d %s after %d tries (%s): %s", c.base, status, http.StatusText(status), confluenceMaxRetries, what, confluenceMessage(body))
 		}
 		wait := min(5*time.Second<<attempt, confluenceMaxWait) // Onyx's backoff, without Retry-After.
 		if s, err := strconv.Atoi(strings.TrimSpace(header.Get("Retry-After"))); limited && err == nil {
@@ -456,7 +481,7 @@ func (c *Confluence) get(ctx context.Context, what, path string, out any) error 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-t.C:
 		}
 	}
@@ -527,6 +552,12 @@ func (c *Confluence) ListIDs(ctx context.Context, ids func(ctx context.Context, 
 		batch := make([]string, 0, len(page.Results))
 		for _, p := range page.Results {
 			batch = append(batch, c.docID(p.Links.WebUI))
+			if err := c.eachAttachment(ctx, p, nil, nil, confluencePruneExpand, func(a *confluenceContent) error {
+				batch = append(batch, c.docID(a.Links.WebUI))
+				return nil
+			}); err != nil {
+				return err
+			}
 		}
 		if len(batch) == 0 {
 			return nil
@@ -546,6 +577,11 @@ func (c *Confluence) Permissions(ctx context.Context, access func(ctx context.Co
 				return err
 			}
 			if err := access(ctx, c.docID(p.Links.WebUI), a); err != nil {
+				return err
+			}
+			if err := c.eachAttachment(ctx, p, nil, nil, confluenceRestrictionExpand, func(at *confluenceContent) error {
+				return access(ctx, c.docID(at.Links.WebUI), a)
+			}); err != nil {
 				return err
 			}
 		}
@@ -942,4 +978,121 @@ func formatDocumentSoup(root *html.Node) string {
 // isSpace is Python's str.isspace of an ASCII byte.
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// The limits of attachments, Onyx's: a larger file is not downloaded
+// (CONFLUENCE_CONNECTOR_ATTACHMENT_SIZE_THRESHOLD), a longer text not
+// indexed (CONFLUENCE_CONNECTOR_ATTACHMENT_CHAR_COUNT_THRESHOLD).
+const (
+	confluenceAttachmentMaxBytes = 10 << 20
+	confluenceAttachmentMaxChars = 200_000
+)
+
+// eachAttachment calls f with each attachment of page p (within the
+// window start to end) that a run indexes, as Onyx admits them: not an
+// image (Onyx's allow_images is off), and a file whose kind Quarry reads
+// (quarry.FileKind); none when include_attachments is off.
+func (c *Confluence) eachAttachment(ctx context.Context, p *confluenceContent, start, end *time.Time, expand string, f func(a *confluenceContent) error) error {
+	if !c.attach {
+		return nil
+	}
+	cql := "type=attachment and container='" + p.ID + "'" + c.labels + c.window(start, end) + " order by lastmodified asc"
+	var page confluenceResults
+	return c.each(ctx, "search the attachments of page "+p.ID, searchPath(cql, expand, confluenceListLimit), &page, func() error {
+		for _, a := range page.Results {
+			media := ""
+			if a.Metadata != nil {
+				media = a.Metadata.MediaType
+			}
+			if a.Extensions != nil && media == "" {
+				media = a.Extensions.MediaType
+			}
+			if strings.HasPrefix(media, "image/") || strings.HasPrefix(media, "video/") || media == "application/gliffy+json" || quarry.FileKind(a.Title) == "" {
+				continue
+			}
+			if err := f(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// attachments emits a document for each attachment of page p, whose
+// document is d: Onyx's _fetch_page_attachments. An attachment that
+// cannot be read is an error of that attachment; a listing Confluence
+// refuses (400, 401, 403), an error of the page, as Onyx's.
+func (c *Confluence) attachments(ctx context.Context, p *confluenceContent, d *quarry.Document, start, end *time.Time, out Emitter) error {
+	err := c.eachAttachment(ctx, p, start, end, confluenceAttachmentExpand, func(a *confluenceContent) error {
+		ad, err := c.attachment(ctx, p, d, a)
+		if err == nil {
+			return out.Document(ctx, ad)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var ce *CredentialError
+		if errors.As(err, &ce) {
+			return err
+		}
+		link := c.docID(a.Links.WebUI)
+		return out.Failure(ctx, &quarry.ConnectorFailure{FailedDocument: &quarry.DocumentFailure{DocumentID: link, DocumentLink: &link},
+			FailureMessage: fmt.Sprintf("Failed to extract/summarize attachment %s for doc %s: %v", a.Title, d.ID, err)})
+	})
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	link := d.ID
+	return out.Failure(ctx, &quarry.ConnectorFailure{FailedDocument: &quarry.DocumentFailure{DocumentID: d.ID, DocumentLink: &link},
+		FailureMessage: fmt.Sprintf("The attachments of page '%s' (ID: %s) were not read: %v", p.Title, p.ID, err)})
+}
+
+// attachment is the document of attachment a of page p (whose document
+// is d), as Onyx makes it: its text, its address as id, a link to its
+// download, its title, space, labels and page, its page's access. An
+// attachment over Onyx's limits is an error of it.
+func (c *Confluence) attachment(ctx context.Context, p *confluenceContent, d *quarry.Document, a *confluenceContent) (*quarry.Document, error) {
+	if a.Extensions != nil && a.Extensions.FileSize > confluenceAttachmentMaxBytes {
+		return nil, fmt.Errorf("it is larger than %s", ByteSize(confluenceAttachmentMaxBytes))
+	}
+	download, object := a.Links.Download, a.Links.Download
+	if c.cloud {
+		download = "rest/api/content/" + url.PathEscape(p.ID) + "/child/attachment/" + url.PathEscape(a.ID) + "/download"
+		object = "/download/attachments/" + p.ID + "/" + pyQuote(a.Title)
+	}
+	body, err := c.read(ctx, "download attachment "+a.ID, download)
+	if err != nil {
+		return nil, err
+	}
+	text, err := ExtractText(quarry.FileKind(a.Title), strings.NewReader(string(body)), quarry.MaxDocumentBytes)
+	if err != nil {
+		return nil, err
+	}
+	if n := len([]rune(text)); n > confluenceAttachmentMaxChars {
+		return nil, fmt.Errorf("its text is too long: %d characters", n)
+	}
+	link := c.docID(object)
+	ad := &quarry.Document{ID: c.docID(a.Links.WebUI), Sections: []quarry.Section{{Text: text, Link: &link}}, Source: ConfluenceSource,
+		SemanticIdentifier: cmp.Or(a.Title, link), Metadata: map[string]any{}, ExternalAccess: d.ExternalAccess}
+	if a.Space != nil {
+		ad.Metadata["space"] = a.Space.Name
+	}
+	if a.Metadata != nil && a.Metadata.Labels != nil && len(a.Metadata.Labels.Results) > 0 {
+		labels := []string{}
+		for _, l := range a.Metadata.Labels.Results {
+			labels = append(labels, l.Name)
+		}
+		ad.Metadata["labels"] = labels
+	}
+	ad.Metadata["parent_page_id"] = d.ID
+	if a.Version != nil {
+		if by := a.Version.By; by != nil {
+			o, _ := json.Marshal(imapOwner{DisplayName: cmp.Or(deref(by.DisplayName), "Unknown"), Email: cmp.Or(deref(by.Email), "unknown@domain.invalid")})
+			ad.PrimaryOwners = []json.RawMessage{o}
+		}
+		if t, err := time.Parse(time.RFC3339, a.Version.When); err == nil {
+			ad.DocUpdatedAt = &quarry.Time{Time: t.UTC()}
+		}
+	}
+	return ad, nil
 }

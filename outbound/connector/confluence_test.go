@@ -101,6 +101,10 @@ func TestConfluenceDocuments(t *testing.T) {
 				{Text: "\nComment:\nLooks good to me.", Link: link(base + "ENG/pages/2001/Design#comments")}},
 			Metadata: map[string]any{"space": "Engineering", "labels": []string{"architecture", "draft"}}, DocUpdatedAt: day(1),
 			PrimaryOwners: owner("Alice Adams", "alice@example.com"), ExternalAccess: eng},
+		{ID: s.BaseURL() + "/pages/viewpageattachments.action?pageId=2001&preview=%2F2001%2F3002%2Fnotes.txt", Source: ConfluenceSource, SemanticIdentifier: "notes.txt",
+			Sections: []quarry.Section{{Text: "Release notes: the API ships first.\n", Link: link(s.BaseURL() + "/download/attachments/2001/notes.txt")}},
+			Metadata: map[string]any{"space": "Engineering", "parent_page_id": base + "ENG/pages/2001/Design"}, DocUpdatedAt: day(1),
+			PrimaryOwners: owner("Bob Brown", "bob@example.com"), ExternalAccess: eng},
 		{ID: base + "ENG/pages/2002/Secrets", Source: ConfluenceSource, SemanticIdentifier: "Secrets",
 			Sections: []quarry.Section{{Text: "The keys are rotated monthly.", Link: link(base + "ENG/pages/2002/Secrets")}},
 			Metadata: map[string]any{"space": "Engineering"}, DocUpdatedAt: day(2), PrimaryOwners: owner("Alice Adams", "alice@example.com"), ExternalAccess: alice},
@@ -135,6 +139,8 @@ func TestConfluenceQueries(t *testing.T) {
 		err    string
 	}{
 		{"everything", map[string]any{}, Window{End: end},
+			"type=page and lastmodified <= '2025-03-07 08:15' order by lastmodified asc", []string{"Design", "notes.txt", "Secrets", "Plans", "Welcome", "Old news"}, ""},
+		{"no attachments", map[string]any{"include_attachments": false}, Window{End: end},
 			"type=page and lastmodified <= '2025-03-07 08:15' order by lastmodified asc", []string{"Design", "Secrets", "Plans", "Welcome", "Old news"}, ""},
 		{"window", map[string]any{}, Window{Start: start, End: end},
 			"type=page and lastmodified >= '2025-03-03 12:00' and lastmodified <= '2025-03-07 08:15' order by lastmodified asc", []string{"Plans", "Welcome", "Old news"}, ""},
@@ -194,21 +200,20 @@ func TestConfluenceChanges(t *testing.T) {
 	s.DeletePage(confluencetest.OldID)
 	var ids []string
 	if err := c.ListIDs(context.Background(), func(_ context.Context, batch []string) error {
-		if len(batch) > 2 {
-			t.Errorf("a batch of %d ids from pages of 2", len(batch))
-		}
 		ids = append(ids, batch...)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	base := s.BaseURL() + "/spaces/"
-	want := []string{base + "ENG/pages/2001/Design", base + "ENG/pages/2002/Secrets", base + "ENG/pages/2003/Plans", base + "PUB/pages/2004/Welcome"}
+	notes := s.BaseURL() + "/pages/viewpageattachments.action?pageId=2001&preview=%2F2001%2F3002%2Fnotes.txt"
+	want := []string{base + "ENG/pages/2001/Design", notes, base + "ENG/pages/2002/Secrets", base + "ENG/pages/2003/Plans", base + "PUB/pages/2004/Welcome"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("ids %q, want %q", ids, want)
 	}
-	if cqls := s.CQLs(); cqls[len(cqls)-1] != "type=page order by lastmodified asc" {
-		t.Errorf("the slim listing's CQL %q, want no window", cqls[len(cqls)-1])
+	if cqls := s.CQLs(); !slices.Contains(cqls, "type=page order by lastmodified asc") ||
+		!slices.Contains(cqls, "type=attachment and container='2001' order by lastmodified asc") {
+		t.Errorf("the slim listing's CQL %q, want the pages' and attachments' without a window", cqls)
 	}
 
 	s.Restrict(confluencetest.DesignID, nil, []string{"Leads"})
@@ -221,7 +226,7 @@ func TestConfluenceChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAccess := map[string]string{"ENG/pages/2001/Design": "group:confluence_leads", "ENG/pages/2002/Secrets": "group:confluence_leads",
-		"ENG/pages/2003/Plans": "group:confluence_leads", "PUB/pages/2004/Welcome": "public"}
+		"ENG/pages/2003/Plans": "group:confluence_leads", "PUB/pages/2004/Welcome": "public", notes: "group:confluence_leads"}
 	if diff := cmp.Diff(wantAccess, got); diff != "" {
 		t.Errorf("access (-want +got):\n%s", diff)
 	}
@@ -324,7 +329,7 @@ func TestConfluenceResume(t *testing.T) {
 	for _, d := range rest.docs {
 		want = append(want, d.SemanticIdentifier)
 	}
-	if len(first.docs) != 2 || !slices.Equal(got, want) {
-		t.Errorf("a first step of %d pages, then resumed: %q; want 2, then all of %q", len(first.docs), got, want)
+	if len(first.docs) != 3 || !slices.Equal(got, want) {
+		t.Errorf("a first step of %d documents, then resumed: %q; want 3 (2 pages, an attachment), then all of %q", len(first.docs), got, want)
 	}
 }

@@ -56,13 +56,18 @@ type Space struct {
 type Page struct {
 	ID, Space, Title, Body string
 	Parent                 string
-	Container              string // A comment's page.
-	Author                 string // Account id.
-	Labels                 []string
-	Created, Updated       time.Time
-	Version                int
-	RestrictUsers          []string
-	RestrictGroups         []string
+	Container              string // A comment's or attachment's page.
+	// An attachment has a media type and content; its title is its file
+	// name.
+	Attachment       bool
+	MediaType        string
+	Data             []byte
+	Author           string // Account id.
+	Labels           []string
+	Created, Updated time.Time
+	Version          int
+	RestrictUsers    []string
+	RestrictGroups   []string
 }
 
 // Server is the simulated Confluence.
@@ -252,6 +257,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.search(w, q)
 	case path == "space":
 		s.spaceList(w, q)
+	case strings.HasPrefix(path, "content/") && strings.HasSuffix(path, "/download"):
+		s.download(w, path)
 	case strings.HasPrefix(path, "space/"):
 		s.space(w, strings.TrimPrefix(path, "space/"), q)
 	case path == "search/user":
@@ -396,12 +403,10 @@ func (s *Server) search(w http.ResponseWriter, q url.Values) {
 			} else if m.id != "" && p.ID != m.id {
 				continue
 			}
-		case "comment":
-			if p.Container != m.container {
+		case "comment", "attachment":
+			if p.Container != m.container || p.Attachment != (m.kind == "attachment") {
 				continue
 			}
-		case "attachment":
-			continue // The simulated wiki has no attachments.
 		}
 		if slices.ContainsFunc(p.Labels, func(l string) bool { return slices.Contains(m.skip, l) }) {
 			continue
@@ -432,6 +437,9 @@ func expanded(expand []string, field string) bool {
 // WebUI is the path of a page in the wiki's web interface, under the
 // wiki's context, as Confluence Cloud gives it in _links.webui.
 func WebUI(p *Page) string {
+	if p.Attachment {
+		return "/pages/viewpageattachments.action?pageId=" + p.Container + "&preview=" + url.QueryEscape("/"+p.Container+"/"+p.ID+"/"+p.Title)
+	}
 	if p.Container != "" {
 		return "/spaces/" + p.Space + "/pages/" + p.Container + "?focusedCommentId=" + p.ID
 	}
@@ -440,12 +448,19 @@ func WebUI(p *Page) string {
 
 func (s *Server) contentJSON(p *Page, expand []string) map[string]any {
 	typ := "page"
-	if p.Container != "" {
+	if p.Attachment {
+		typ = "attachment"
+	} else if p.Container != "" {
 		typ = "comment"
 	}
 	c := map[string]any{"id": p.ID, "type": typ, "status": "current", "title": p.Title,
 		"_links":      map[string]any{"webui": WebUI(p), "self": s.BaseURL() + "/rest/api/content/" + p.ID, "tinyui": "/x/" + p.ID},
 		"_expandable": map[string]any{"container": "", "children": "", "descendants": ""}}
+	if p.Attachment {
+		c["_links"].(map[string]any)["download"] = "/download/attachments/" + p.Container + "/" + url.PathEscape(p.Title) + "?version=" + strconv.Itoa(p.Version) + "&api=v2"
+		c["extensions"] = map[string]any{"mediaType": p.MediaType, "fileSize": len(p.Data)}
+		c["metadata"] = map[string]any{"mediaType": p.MediaType}
+	}
 	sp := s.spaceByKey(p.Space)
 	if expanded(expand, "space") && sp != nil {
 		c["space"] = s.spaceJSON(sp)
@@ -472,7 +487,12 @@ func (s *Server) contentJSON(p *Page, expand []string) map[string]any {
 		for i, l := range p.Labels {
 			labels = append(labels, map[string]any{"prefix": "global", "name": l, "id": strconv.Itoa(i + 1), "label": l})
 		}
-		c["metadata"] = map[string]any{"labels": map[string]any{"results": labels, "start": 0, "limit": 200, "size": len(labels)}}
+		md, _ := c["metadata"].(map[string]any)
+		if md == nil {
+			md = map[string]any{}
+		}
+		md["labels"] = map[string]any{"results": labels, "start": 0, "limit": 200, "size": len(labels)}
+		c["metadata"] = md
 	}
 	if expanded(expand, "restrictions") {
 		c["restrictions"] = s.restrictionsJSON(p)
@@ -490,6 +510,20 @@ func (s *Server) contentJSON(p *Page, expand []string) map[string]any {
 		c["ancestors"] = as
 	}
 	return c
+}
+
+// download answers GET /content/{page}/child/attachment/{id}/download
+// with the attachment's content.
+func (s *Server) download(w http.ResponseWriter, path string) {
+	parts := strings.Split(path, "/") // content, page, child, attachment, id, download
+	if len(parts) == 6 && parts[2] == "child" && parts[3] == "attachment" {
+		if p := s.pageByID(parts[4]); p != nil && p.Attachment && p.Container == parts[1] {
+			w.Header().Set("Content-Type", p.MediaType)
+			_, _ = w.Write(p.Data)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, "No content found at /wiki/rest/api/"+path)
 }
 
 func (s *Server) restrictionsJSON(p *Page) map[string]any {

@@ -17,6 +17,8 @@ const (
 	WelcomeID = "2004"
 	OldID     = "2005"
 	CommentID = "3001"
+	NotesID   = "3002"
+	DiagramID = "3003"
 )
 
 // DesignBody is the storage format of the page Design.
@@ -29,7 +31,8 @@ const DesignBody = `<h1>Design</h1><p>The service has <strong>three</strong> par
 // read by the group engineering and by bob; PUB, read by anonymous
 // users), and five pages: in ENG, Design (with a comment), Secrets under
 // it (restricted to alice) and Plans under Secrets (restricted through
-// it); in PUB, Welcome and Old news (labelled archived).
+// it); in PUB, Welcome and Old news (labelled archived). Design has two
+// attachments: notes.txt and an image.
 func NewFixture(t testing.TB, user, token string) *Server {
 	s := New(t, user, token)
 	s.AddUser(User{AccountID: "acc-alice", Name: "Alice Adams", Email: "alice@example.com", Groups: []string{"engineering", "confluence-users"}})
@@ -40,6 +43,10 @@ func NewFixture(t testing.TB, user, token string) *Server {
 	day := func(n int) time.Time { return Created.Add(time.Duration(n) * 24 * time.Hour) }
 	s.AddPage(Page{ID: DesignID, Space: "ENG", Title: "Design", Body: DesignBody, Author: "acc-alice", Labels: []string{"architecture", "draft"}, Created: Created, Updated: day(1)})
 	s.AddPage(Page{ID: CommentID, Space: "ENG", Container: DesignID, Body: "<p>Looks good to me.</p>", Author: "acc-bob", Created: day(1), Updated: day(1)})
+	s.AddPage(Page{ID: NotesID, Space: "ENG", Container: DesignID, Attachment: true, Title: "notes.txt", MediaType: "text/plain",
+		Data: []byte("Release notes: the API ships first.\n"), Author: "acc-bob", Created: day(1), Updated: day(1)})
+	s.AddPage(Page{ID: DiagramID, Space: "ENG", Container: DesignID, Attachment: true, Title: "arch diagram.png", MediaType: "image/png",
+		Data: []byte("\x89PNG"), Author: "acc-alice", Created: day(1), Updated: day(1)})
 	s.AddPage(Page{ID: SecretsID, Space: "ENG", Title: "Secrets", Parent: DesignID, Body: "<p>The keys are rotated monthly.</p>", Author: "acc-alice",
 		Created: Created, Updated: day(2), RestrictUsers: []string{"acc-alice"}})
 	s.AddPage(Page{ID: PlansID, Space: "ENG", Title: "Plans", Parent: SecretsID, Body: "<p>Ship in <em>May</em>.</p><pre>line one\n  line two</pre>", Author: "acc-bob",
