@@ -244,7 +244,7 @@ func (c *Confluence) Step(ctx context.Context, w Window, raw json.RawMessage, ou
 	if cp.NextPageURL != nil && *cp.NextPageURL != "" {
 		path = *cp.NextPageURL
 	}
-	var res confluenceResults
+	var res confluencePage[*confluenceContent]
 	if err := c.get(ctx, "search the pages", path, &res); err != nil {
 		return nil, err
 	}
@@ -285,12 +285,18 @@ func (c *Confluence) Step(ctx context.Context, w Window, raw json.RawMessage, ou
 	return b, err
 }
 
-// confluenceResults is a page of a listing.
-type confluenceResults struct {
-	Results []*confluenceContent `json:"results"`
+// confluencePage is a page of a listing of T.
+type confluencePage[T any] struct {
+	Results []T `json:"results"`
 	Links   struct {
 		Next string `json:"next"`
 	} `json:"_links"`
+}
+
+// confluenceName is a group, or another result of which only the name is
+// read.
+type confluenceName struct {
+	Name string `json:"name"`
 }
 
 // confluenceContent is a page or comment, with the fields the connector
@@ -325,9 +331,7 @@ type confluenceContent struct {
 	Metadata *struct {
 		MediaType string `json:"mediaType"`
 		Labels    *struct {
-			Results []struct {
-				Name string `json:"name"`
-			} `json:"results"`
+			Results []confluenceName `json:"results"`
 		} `json:"labels"`
 	} `json:"metadata"`
 	Restrictions *confluenceRestrictions `json:"restrictions"`
@@ -350,9 +354,7 @@ type confluenceRestrictions struct {
 				Results []confluenceUser `json:"results"`
 			} `json:"user"`
 			Group struct {
-				Results []struct {
-					Name string `json:"name"`
-				} `json:"results"`
+				Results []confluenceName `json:"results"`
 			} `json:"group"`
 		} `json:"restrictions"`
 	} `json:"read"`
@@ -390,11 +392,10 @@ func (c *Confluence) document(ctx context.Context, p *confluenceContent, access 
 	link := id
 	d := &quarry.Document{ID: id, Sections: []quarry.Section{{Text: text, Link: &link}}, Source: ConfluenceSource,
 		SemanticIdentifier: p.Title, Metadata: map[string]any{}, ExternalAccess: access}
-	var comments confluenceResults
 	var commentText strings.Builder
 	cql := "type=comment and container='" + p.ID + "'" + c.labels
-	if err := c.each(ctx, "search the comments of page "+p.ID, searchPath(cql, confluenceCommentExpand, confluenceListLimit), &comments, func() error {
-		for _, cm := range comments.Results {
+	if err := confluenceList(ctx, c, "search the comments of page "+p.ID, searchPath(cql, confluenceCommentExpand, confluenceListLimit), func(comments []*confluenceContent) error {
+		for _, cm := range comments {
 			t, err := c.text(ctx, cm)
 			if err != nil {
 				return err
@@ -525,19 +526,20 @@ func confluenceMessage(body []byte) string {
 	return quarry.ClipText(strings.TrimSpace(string(body)), 200)
 }
 
-// each reads a listing from path, calling f after each page is read into
-// page, following _links.next.
-func (c *Confluence) each(ctx context.Context, what, path string, page *confluenceResults, f func() error) error {
+// confluenceList reads a listing of T from path, calling f with each
+// page's results, following _links.next; a page without results ends it,
+// as Onyx's _paginate_url.
+func confluenceList[T any](ctx context.Context, c *Confluence, what, path string, f func(results []T) error) error {
 	for path != "" {
-		*page = confluenceResults{}
-		if err := c.get(ctx, what, path, page); err != nil {
+		var page confluencePage[T]
+		if err := c.get(ctx, what, path, &page); err != nil {
 			return err
 		}
-		if err := f(); err != nil {
+		if err := f(page.Results); err != nil {
 			return err
 		}
 		if len(page.Results) == 0 {
-			return nil // Onyx: a next link with no results ends the listing.
+			return nil
 		}
 		path = page.Links.Next
 	}
@@ -547,10 +549,9 @@ func (c *Confluence) each(ctx context.Context, what, path string, page *confluen
 // ListIDs lists the id of every page the query finds, without a window:
 // Onyx's retrieve_all_slim_docs.
 func (c *Confluence) ListIDs(ctx context.Context, ids func(ctx context.Context, batch []string) error) error {
-	var page confluenceResults
-	return c.each(ctx, "list the pages", searchPath(c.pageCQL(nil, nil), confluencePruneExpand, confluenceSlimLimit), &page, func() error {
-		batch := make([]string, 0, len(page.Results))
-		for _, p := range page.Results {
+	return confluenceList(ctx, c, "list the pages", searchPath(c.pageCQL(nil, nil), confluencePruneExpand, confluenceSlimLimit), func(pages []*confluenceContent) error {
+		batch := make([]string, 0, len(pages))
+		for _, p := range pages {
 			batch = append(batch, c.docID(p.Links.WebUI))
 			if err := c.eachAttachment(ctx, p, nil, nil, confluencePruneExpand, func(a *confluenceContent) error {
 				batch = append(batch, c.docID(a.Links.WebUI))
@@ -569,9 +570,8 @@ func (c *Confluence) ListIDs(ctx context.Context, ids func(ctx context.Context, 
 // Permissions lists every page the query finds with its access: Onyx's
 // confluence_doc_sync (retrieve_all_slim_docs_perm_sync).
 func (c *Confluence) Permissions(ctx context.Context, access func(ctx context.Context, id string, a *quarry.ExternalAccess) error) error {
-	var page confluenceResults
-	return c.each(ctx, "list the pages' restrictions", searchPath(c.pageCQL(nil, nil), confluenceRestrictionExpand, confluenceSlimLimit), &page, func() error {
-		for _, p := range page.Results {
+	return confluenceList(ctx, c, "list the pages' restrictions", searchPath(c.pageCQL(nil, nil), confluenceRestrictionExpand, confluenceSlimLimit), func(pages []*confluenceContent) error {
+		for _, p := range pages {
 			a, err := c.access(ctx, p)
 			if err != nil {
 				return err
@@ -645,27 +645,17 @@ func (c *Confluence) access(ctx context.Context, p *confluenceContent) (*quarry.
 func (c *Confluence) spaceAccess(ctx context.Context) error {
 	spaces := map[string]*quarry.ExternalAccess{}
 	var keys []string
-	for start := 0; ; {
-		var page struct {
-			Results []struct {
-				Key string `json:"key"`
-			} `json:"results"`
-			Links struct {
-				Next string `json:"next"`
-			} `json:"_links"`
-		}
-		if err := c.get(ctx, "list the spaces", fmt.Sprintf("rest/api/space?limit=%d&start=%d", confluenceSlimLimit, start), &page); err != nil {
-			return err
-		}
-		for _, s := range page.Results {
+	if err := confluenceList(ctx, c, "list the spaces", fmt.Sprintf("rest/api/space?limit=%d", confluenceSlimLimit), func(spaces []struct {
+		Key string `json:"key"`
+	}) error {
+		for _, s := range spaces {
 			if s.Key != "" {
 				keys = append(keys, s.Key)
 			}
 		}
-		if len(page.Results) == 0 || page.Links.Next == "" {
-			break
-		}
-		start += len(page.Results) // Onyx re-derives start.
+		return nil
+	}); err != nil {
+		return err
 	}
 	for _, key := range keys {
 		var sp struct {
@@ -679,9 +669,7 @@ func (c *Confluence) spaceAccess(ctx context.Context) error {
 						Results []confluenceUser `json:"results"`
 					} `json:"user"`
 					Group struct {
-						Results []struct {
-							Name string `json:"name"`
-						} `json:"results"`
+						Results []confluenceName `json:"results"`
 					} `json:"group"`
 				} `json:"subjects"`
 			} `json:"permissions"`
@@ -718,60 +706,34 @@ func (c *Confluence) spaceAccess(ctx context.Context) error {
 func (c *Confluence) Groups(ctx context.Context, group func(ctx context.Context, g *quarry.ExternalGroup) error) error {
 	members := map[string][]string{}
 	var names, all []string
-	var users struct {
-		Results []struct {
-			User confluenceUser `json:"user"`
-		} `json:"results"`
-		Links struct {
-			Next string `json:"next"`
-		} `json:"_links"`
-	}
-	for path := fmt.Sprintf("rest/api/search/user?cql=type=user&limit=%d", confluenceListLimit); path != ""; path = users.Links.Next {
-		users.Results, users.Links.Next = nil, ""
-		if err := c.get(ctx, "list the users", path, &users); err != nil {
-			return err
-		}
-		for _, r := range users.Results {
+	err := confluenceList(ctx, c, "list the users", fmt.Sprintf("rest/api/search/user?cql=type=user&limit=%d", confluenceListLimit), func(users []struct {
+		User confluenceUser `json:"user"`
+	}) error {
+		for _, r := range users {
 			email := deref(r.User.Email)
 			if email == "" {
 				continue // Onyx: a user without an email is skipped.
 			}
 			all = append(all, email)
-			var gs struct {
-				Results []struct {
-					Name string `json:"name"`
-				} `json:"results"`
-			}
-			for gp := fmt.Sprintf("rest/api/user/memberof?accountId=%s&limit=%d", url.QueryEscape(r.User.AccountID), confluenceListLimit); gp != ""; {
-				var page struct {
-					Results []struct {
-						Name string `json:"name"`
-					} `json:"results"`
-					Links struct {
-						Next string `json:"next"`
-					} `json:"_links"`
+			path := fmt.Sprintf("rest/api/user/memberof?accountId=%s&limit=%d", url.QueryEscape(r.User.AccountID), confluenceListLimit)
+			if err := confluenceList(ctx, c, "list the groups of a user", path, func(groups []confluenceName) error {
+				for _, g := range groups {
+					if _, ok := members[g.Name]; !ok {
+						names = append(names, g.Name)
+					}
+					if !slices.Contains(members[g.Name], email) {
+						members[g.Name] = append(members[g.Name], email)
+					}
 				}
-				if err := c.get(ctx, "list the groups of a user", gp, &page); err != nil {
-					return err
-				}
-				gs.Results = append(gs.Results, page.Results...)
-				gp = page.Links.Next
-				if len(page.Results) == 0 {
-					gp = ""
-				}
-			}
-			for _, g := range gs.Results {
-				if _, ok := members[g.Name]; !ok {
-					names = append(names, g.Name)
-				}
-				if !slices.Contains(members[g.Name], email) {
-					members[g.Name] = append(members[g.Name], email)
-				}
+				return nil
+			}); err != nil {
+				return err
 			}
 		}
-		if len(users.Results) == 0 {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, n := range names {
 		if err := group(ctx, &quarry.ExternalGroup{ID: ConfluenceGroupID(n), UserEmails: members[n]}); err != nil {
@@ -997,9 +959,8 @@ func (c *Confluence) eachAttachment(ctx context.Context, p *confluenceContent, s
 		return nil
 	}
 	cql := "type=attachment and container='" + p.ID + "'" + c.labels + c.window(start, end) + " order by lastmodified asc"
-	var page confluenceResults
-	return c.each(ctx, "search the attachments of page "+p.ID, searchPath(cql, expand, confluenceListLimit), &page, func() error {
-		for _, a := range page.Results {
+	return confluenceList(ctx, c, "search the attachments of page "+p.ID, searchPath(cql, expand, confluenceListLimit), func(attachments []*confluenceContent) error {
+		for _, a := range attachments {
 			media := ""
 			if a.Metadata != nil {
 				media = a.Metadata.MediaType
