@@ -61,7 +61,8 @@ var (
 // (every page, a space's, a page and maybe its descendants, or the
 // admin's own query), each a document whose id is its web address, its
 // text the page's storage format made text as Onyx makes it with its
-// comments' as a second section, read a batch of results a step through
+// comments' as a second section, and a document for each attachment
+// Quarry reads (include_attachments), read a batch of results a step through
 // the search's _links.next (the checkpoint). A poll's query carries its
 // window (lastmodified, in minutes, as CQL takes it). It is Slim (every
 // page's id, for pruning), a PermissionSyncer (space permissions, with a
