@@ -461,10 +461,10 @@ func TestWorkerSourceWithoutConnector(t *testing.T) {
 	w := newWorld(t)
 	w.registeredWorker()
 	hour := int64(3600)
-	connectorID, credentialID, pair := w.pair("confluence", &hour)
+	connectorID, credentialID, pair := w.pair("notion", &hour)
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
-	if want := quarry.NoConnectorMessage("confluence"); a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
+	if want := quarry.NoConnectorMessage("notion"); a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
 		t.Errorf("attempt %s with error %v, want canceled: %s", a.Status, a.ErrorMsg, want)
 	}
 	page := func() map[string]any {
@@ -502,13 +502,13 @@ func TestWorkerSourceWithoutConnector(t *testing.T) {
 	if n, err := w.db.KnowConnectors(context.Background(), []quarry.DocumentSource{"web", "imap"}); err != nil || n != 0 {
 		t.Fatalf("KnowConnectors of other sources: %d, %v", n, err)
 	}
-	if n, err := w.db.KnowConnectors(context.Background(), []quarry.DocumentSource{"confluence"}); err != nil || n != 1 {
-		t.Fatalf("KnowConnectors(confluence): %d, %v; want the pair", n, err)
+	if n, err := w.db.KnowConnectors(context.Background(), []quarry.DocumentSource{"notion"}); err != nil || n != 1 {
+		t.Fatalf("KnowConnectors(notion): %d, %v; want the pair", n, err)
 	}
 	if m := page(); m["status"] != "ACTIVE" {
 		t.Errorf("a pair whose source has a connector now: %v", m["status"])
 	}
-	again(5, "a server that learns a connector for confluence")
+	again(5, "a server that learns a connector for notion")
 }
 
 // A paused pair's attempt is canceled at the next heartbeat; a worker that

@@ -71,7 +71,7 @@ func TestNewcomerInChromium(t *testing.T) {
 	})
 
 	// What the bootstrap key made before the story: a file connector of an
-	// uploaded file and its credential, a Confluence connector, and the
+	// uploaded file and its credential, a Notion connector, and the
 	// pair of an ingestion API connector with 120 documents pushed to it.
 	c := e2eClient{t, srv.URL, admin}
 	var form bytes.Buffer
@@ -100,11 +100,11 @@ func TestNewcomerInChromium(t *testing.T) {
 	c.do("POST", "/manage/admin/connector", map[string]any{"name": "notes", "source": "file", "input_type": "load_state",
 		"connector_specific_config": map[string]any{"file_locations": uploaded.FilePaths, "file_names": []string{"climbing.txt"}}}, nil)
 	c.do("POST", "/manage/credential", map[string]any{"name": "no secrets", "source": "file", "admin_public": true, "credential_json": map[string]any{}}, nil)
-	c.do("POST", "/manage/admin/connector", map[string]any{"name": "team wiki", "source": "confluence", "input_type": "poll",
-		"connector_specific_config": map[string]any{"wiki_base": "https://acme.atlassian.net/wiki"}}, &made)
+	c.do("POST", "/manage/admin/connector", map[string]any{"name": "team wiki", "source": "notion", "input_type": "poll",
+		"connector_specific_config": map[string]any{}}, &made)
 	wiki := made.ID
-	c.do("POST", "/manage/credential", map[string]any{"name": "wiki bot", "source": "confluence", "admin_public": true,
-		"credential_json": map[string]any{"confluence_username": "bot@acme.com", "confluence_access_token": "ATATT3x-0123456789-a-longer-secret"}}, &made)
+	c.do("POST", "/manage/credential", map[string]any{"name": "wiki bot", "source": "notion", "admin_public": true,
+		"credential_json": map[string]any{"notion_integration_token": "secret_0123456789-a-longer-secret"}}, &made)
 	var pair struct {
 		Data int64 `json:"data"`
 	}

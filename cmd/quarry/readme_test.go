@@ -13,19 +13,29 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/internal/syncbuf"
+	"github.com/quarryhq/quarry/outbound/connector/confluencetest"
 	"github.com/quarryhq/quarry/store"
 )
 
 // TestServeIndexesAnUploadedFile runs the README's first commands (its
 // sh blocks of the file example and of the Confluence connector, with sh
 // and curl) against quarry serve on the embedded default, with nothing
-// else started: a file uploaded, a file connector of it paired with the
+// else started but a simulated Confluence (its address in place of the
+// README's wiki_base, the README's credential its own, loopback opened
+// to connectors): a file uploaded, a file connector of it paired with the
 // ids read from the answers, the worker inside quarry serve indexes it
 // while the README's loop waits, and search finds it; the Confluence
-// connector is made and paired. Then the index's upkeep inside quarry
-// serve writes its chunk into a segment.
+// connector is made and paired, indexed while the loop waits, and search
+// finds the space's page. Then the index's upkeep inside quarry serve
+// writes its chunks into a segment.
 func TestServeIndexesAnUploadedFile(t *testing.T) {
 	first, second := readmeBlocks(t)
+	wiki := confluencetest.NewFixture(t, "bot@acme.com", "ATATT3x-0123456789")
+	const readmeWiki = "https://acme.atlassian.net/wiki"
+	if !strings.Contains(second, readmeWiki) {
+		t.Fatalf("the README's Confluence connector is not of %s:\n%s", readmeWiki, second)
+	}
+	second = strings.Replace(second, readmeWiki, wiki.BaseURL(), 1)
 	sh, err1 := exec.LookPath("sh")
 	_, err2 := exec.LookPath("curl")
 	if err := errors.Join(err1, err2); err != nil {
@@ -40,7 +50,7 @@ func TestServeIndexesAnUploadedFile(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-db", "sqlite:" + dbPath}, envOf(nil), &stdout, &stderr)
+		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-db", "sqlite:" + dbPath}, envOf(map[string]string{"QUARRY_TOOL_EGRESS_ALLOW": "127.0.0.1"}), &stdout, &stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -95,8 +105,12 @@ func TestServeIndexesAnUploadedFile(t *testing.T) {
 		!strings.Contains(strings.Join(answer.SearchDocs[0].MatchHighlights, " "), "<hi>belay</hi>") {
 		t.Fatalf("the README's search for belay: %+v, want climbing.txt with belay highlighted (server log: %s)", answer, stderr.String())
 	}
-	if !strings.Contains(pairing, `"success":true`) || !strings.Contains(pairing, `"name":"wiki"`) {
-		t.Errorf("the README's Confluence connector was not paired:\n%s", pairing)
+	answer.SearchDocs = nil
+	if err := json.Unmarshal([]byte(strings.TrimSpace(pairing)), &answer); err != nil {
+		t.Fatalf("the README's search of the wiki did not answer JSON (%v):\n%s", err, pairing)
+	}
+	if len(answer.SearchDocs) != 1 || answer.SearchDocs[0].SemanticIdentifier != "Welcome" {
+		t.Errorf("the README's search for welcome: %+v, want the wiki's page Welcome (server log: %s)", answer, stderr.String())
 	}
 
 	keys, err := (&Config{DatabaseURL: "sqlite:" + dbPath}).keyring(func(string) {})

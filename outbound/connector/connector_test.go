@@ -37,7 +37,7 @@ func TestHasMore(t *testing.T) {
 func TestRegistrySources(t *testing.T) {
 	r := connector.NewRegistry()
 	got := r.Sources()
-	want := []quarry.DocumentSource{"file", "github", "imap", "mediawiki", "mock_connector", "slack", "web", "wikipedia"}
+	want := []quarry.DocumentSource{"confluence", "file", "github", "imap", "mediawiki", "mock_connector", "slack", "web", "wikipedia"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Sources() = %v, want %v", got, want)
 	}
@@ -54,10 +54,10 @@ func TestRegistrySources(t *testing.T) {
 func TestRegistryOpen(t *testing.T) {
 	r := connector.NewRegistry()
 	env := &connector.Env{}
-	_, err := r.Open("confluence", json.RawMessage(`{}`), json.RawMessage(`{}`), env)
+	_, err := r.Open("notion", json.RawMessage(`{}`), json.RawMessage(`{}`), env)
 	var none *connector.NoConnectorError
-	if !errors.As(err, &none) || err.Error() != quarry.NoConnectorMessage("confluence") {
-		t.Errorf("Open(confluence) = %v, want: %s", err, quarry.NoConnectorMessage("confluence"))
+	if !errors.As(err, &none) || err.Error() != quarry.NoConnectorMessage("notion") {
+		t.Errorf("Open(notion) = %v, want: %s", err, quarry.NoConnectorMessage("notion"))
 	}
 	configs := []struct {
 		config, wantErr string

@@ -190,7 +190,8 @@ try {
   await press(ada, 'a[href="#connector/new"]');
   await ada.locator('#connector-form:not([hidden])').waitFor();
   await typeIn(ada, '#connector-name', 'Team wiki');
-  await choose(ada, '#connector-source', 'Confluence', 'confluence');
+  // A source without a form of its own (Notion) gets the key/value editor.
+  await choose(ada, '#connector-source', 'Notion', 'notion');
   check((await ada.locator('#connector-source option').count()) === 55, 'the source picker offers the 55 sources');
   await choose(ada, '#connector-input-type', 'poll', 'poll');
   const config = ada.locator('#connector-config');
@@ -205,7 +206,12 @@ try {
   await press(ada, '#connector-config button', { name: 'Edit as JSON' }); // the focus goes to the JSON
   const json = JSON.parse(await config.getByLabel('As JSON (an object)').inputValue());
   check(json.wiki_base === 'https://acme.atlassian.net/wiki' && json.space_keys[1] === 'ENG', `JSON view: ${JSON.stringify(json)}`);
-  await typeIn(ada, '#connector-config textarea', JSON.stringify({ ...json, index_recursively: true }));
+  // Confluence has its form, with Onyx's fields.
+  await choose(ada, '#connector-source', 'Confluence', 'confluence');
+  const cfField = (key) => `#connector-config [data-key="${key}"]`;
+  await typeIn(ada, cfField('wiki_base'), 'https://acme.atlassian.net/wiki');
+  await typeIn(ada, cfField('space'), 'ENG');
+  await ada.locator(cfField('index_recursively')).check();
   await typeIn(ada, '#connector-refresh', '30');
   await choose(ada, '#connector-refresh-unit', 'minutes', '60');
   await typeIn(ada, '#connector-prune', '1');
@@ -217,7 +223,8 @@ try {
   const connID = idFromURL(ada, 'connector');
   const conn = await ada.evaluate(async (id) => (await fetch(`manage/connector/${id}`)).json(), connID);
   check(conn.refresh_freq === 1800 && conn.prune_freq === 86400, `frequencies in seconds: ${conn.refresh_freq}, ${conn.prune_freq}`);
-  check(conn.connector_specific_config.index_recursively === true && conn.connector_specific_config.space_keys.length === 2, 'config saved');
+  check(conn.connector_specific_config.index_recursively === true && conn.connector_specific_config.space === 'ENG' &&
+    conn.connector_specific_config.wiki_base === 'https://acme.atlassian.net/wiki', `config saved: ${JSON.stringify(conn.connector_specific_config)}`);
   check(await ada.locator('#connector-refresh-unit').inputValue() === '60' && await ada.locator('#connector-refresh').inputValue() === '30',
     'refresh shown as 30 minutes');
   // The MediaWiki form checks its fields before anything is sent (not

@@ -1,19 +1,19 @@
 // What a newcomer met (issue 39, item 6), in Debian's Chromium, as
 // web/newcomer_e2e_test.go asks:
 //
-//   node newcomer.mjs <url> <screenshot dir> <bootstrap admin key> <basic key> <Confluence pair id>
+//   node newcomer.mjs <url> <screenshot dir> <bootstrap admin key> <basic key> <Notion pair id>
 //
 // The server is as quarry serve starts it (its bootstrap admin key, a
 // worker in the process); POST /_e2e/schedule runs a pass of its
 // scheduler. The bootstrap key made a file connector "notes" with a
-// credential "no secrets", a Confluence pair, and an ingestion API pair
+// credential "no secrets", a Notion pair, and an ingestion API pair
 // holding 89 documents about granite rock (60 of source web, 29 of
 // confluence, two years old) and 31 about basalt rock. The admin, with the bootstrap key: reads
 // in the connector picker which sources Quarry indexes; makes an IMAP
 // connector with STARTTLS and a CA certificate; makes an IMAP credential
 // from the keys the form offers, whose password shows nothing; pairs the
 // file connector and watches the new pair's first attempt run on its
-// page, with no reload, until the page stops asking; reads a Confluence
+// page, with no reload, until the page stops asking; reads a Notion
 // pair's page; searches for granite, where the count is the filters';
 // sees the key named by its name as creator, owner and actor. A basic
 // user sees no "Quarry admin", and a sentence instead of a 403 on the
@@ -24,7 +24,7 @@ import { check, Story } from './story.mjs';
 
 const [base, outdir, adminKey, basicKey, wikiPair] = process.argv.slice(2);
 if (!base || !outdir || !adminKey || !basicKey || !wikiPair) {
-  console.error('usage: node newcomer.mjs <url> <outdir> <admin key> <basic key> <Confluence pair id>');
+  console.error('usage: node newcomer.mjs <url> <outdir> <admin key> <basic key> <Notion pair id>');
   process.exit(2);
 }
 const story = new Story('newcomer', base, outdir);
@@ -53,12 +53,12 @@ await story.run(async () => {
   const groups = await admin.$$eval('#connector-source optgroup', (gs) => gs.map((g) => ({
     label: g.label, values: [...g.querySelectorAll('option')].map((o) => o.value) })));
   check(groups.length === 3 && groups[0].label === 'Indexed by Quarry' &&
-    groups[0].values.join() === 'imap,file,github,mediawiki,mock_connector,slack,web,wikipedia', `the picker's groups: ${JSON.stringify(groups)}`);
-  check(groups[1].values.join() === 'ingestion_api' && groups[2].values.includes('confluence') &&
+    groups[0].values.join() === 'confluence,imap,file,github,mediawiki,mock_connector,slack,web,wikipedia', `the picker's groups: ${JSON.stringify(groups)}`);
+  check(groups[1].values.join() === 'ingestion_api' && groups[2].values.includes('notion') &&
     groups.reduce((n, g) => n + g.values.length, 0) === 55, 'every source is offered, once');
   check((await text(admin, '#connector-source-hint')).startsWith('Quarry indexes Web:'), 'the hint of the default source');
-  await admin.locator('#connector-source').selectOption('confluence');
-  await admin.locator('#connector-source-hint', { hasText: 'Quarry has no connector for Confluence yet' }).waitFor();
+  await admin.locator('#connector-source').selectOption('notion');
+  await admin.locator('#connector-source-hint', { hasText: 'Quarry has no connector for Notion yet' }).waitFor();
   await view(admin, 'connector-picker');
 
   // 2. The IMAP form: security and CA certificates.
@@ -156,11 +156,11 @@ await story.run(async () => {
   await view(admin, 'pair-indexed');
 
   // 5. A pair of a source Quarry does not index says so.
-  story.step = 'Confluence pair';
+  story.step = 'Notion pair';
   await admin.goto(`${url}#pair/${wikiPair}`);
   await admin.locator('#pair-body:not([hidden])').waitFor();
-  check(await admin.locator('#pair-indexed').innerText() === 'no', 'Quarry does not index Confluence');
-  check((await text(admin, '#pair-facts')).includes('Quarry has no connector for Confluence yet'), 'and says why');
+  check(await admin.locator('#pair-indexed').innerText() === 'no', 'Quarry does not index Notion');
+  check((await text(admin, '#pair-facts')).includes('Quarry has no connector for Notion yet'), 'and says why');
   await view(admin, 'pair-not-indexed');
 
   // 6. Search: the count is the filters' count.

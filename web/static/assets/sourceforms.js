@@ -24,6 +24,19 @@ const forms = {
       { key: 'request_delay_ms', label: 'Pause between requests (ms)', kind: 'int', min: 0, max: 60000, hint: 'Empty: 500.' },
     ],
   },
+  confluence: {
+    intro: 'Pages of a Confluence site, with their comments, read through its REST API. Its credential holds confluence_username (the account\'s email; Cloud only) ' +
+      'and confluence_access_token (an Atlassian API token on Cloud, a personal access token on Data Center): docs/operations.md, "confluence".',
+    fields: [
+      { key: 'wiki_base', label: 'Wiki Base URL', kind: 'url', required: true, hint: 'The base URL of your Confluence instance (e.g., https://your-domain.atlassian.net/wiki).' },
+      { key: 'is_cloud', label: 'Is Cloud', kind: 'bool', hint: 'Check if this is a Confluence Cloud instance, uncheck for Confluence Server/Data Center.' },
+      { key: 'space', label: 'Space Key', kind: 'text', hint: 'The Confluence space key to index (e.g. KB). Empty: every space the account can read.' },
+      { key: 'page_id', label: 'Page ID', kind: 'text', hint: 'Specific page ID to index (e.g. 131368), instead of a space.' },
+      { key: 'index_recursively', label: 'Index Recursively', kind: 'bool', hint: 'With a page ID: index the page and all of its children.' },
+      { key: 'cql_query', label: 'CQL Query', kind: 'text', hint: 'Instead of a space or page: a CQL query that returns pages only (type=page), without lastmodified filters, which the connector adds.' },
+      { key: 'labels_to_skip', label: 'Labels to skip', kind: 'lines', hint: 'One per line: pages with one of these labels are not indexed.' },
+    ],
+  },
   file: {
     intro: 'Files uploaded to Quarry; its credential is empty.',
     fields: [
