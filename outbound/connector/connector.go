@@ -265,6 +265,7 @@ func NewRegistry() *Registry {
 		MediaWikiSource: NewMediaWiki,
 		WikipediaSource: NewWikipedia,
 		FileSource:      NewFile,
+		JiraSource:      NewJira,
 	}}
 }
 

@@ -37,7 +37,7 @@ func TestHasMore(t *testing.T) {
 func TestRegistrySources(t *testing.T) {
 	r := connector.NewRegistry()
 	got := r.Sources()
-	want := []quarry.DocumentSource{"file", "imap", "mediawiki", "mock_connector", "web", "wikipedia"}
+	want := []quarry.DocumentSource{"file", "imap", "jira", "mediawiki", "mock_connector", "web", "wikipedia"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Sources() = %v, want %v", got, want)
 	}
