@@ -325,6 +325,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		deployment := map[string]string{"3": "Cloud", "2": "Server"}[version]
 		writeJSON(w, 200, map[string]any{"baseUrl": s.URL, "version": "1001.0.0-SNAPSHOT", "versionNumbers": []int{1001, 0, 0},
 			"deploymentType": deployment, "buildNumber": 100000, "serverTitle": "Jira"})
+	case r.Method == "GET" && path == "field":
+		fields := []any{}
+		for _, f := range []string{"summary", "description", "comment", "project", "status", "priority", "issuetype", "reporter", "assignee",
+			"creator", "labels", "created", "updated", "duedate", "resolution", "resolutiondate", "parent"} {
+			fields = append(fields, map[string]any{"id": f, "key": f, "name": strings.ToUpper(f[:1]) + f[1:], "custom": false,
+				"navigable": true, "searchable": true, "clauseNames": []string{f}})
+		}
+		writeJSON(w, 200, fields)
 	case r.Method == "GET" && path == "search/jql" && version == "3":
 		s.searchJQL(w, q)
 	case r.Method == "POST" && path == "issue/bulkfetch" && version == "3":
