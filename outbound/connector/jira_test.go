@@ -404,8 +404,9 @@ func BenchmarkJiraConnector(b *testing.B) {
 		}
 		cp := c.FirstCheckpoint()
 		docs := &recorder{}
+		w := everything()
 		for more := true; more; {
-			if cp, err = c.Step(context.Background(), everything(), cp, docs); err != nil {
+			if cp, err = c.Step(context.Background(), w, cp, docs); err != nil {
 				b.Fatal(err)
 			}
 			more, _ = HasMore(cp)

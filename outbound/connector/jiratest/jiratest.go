@@ -513,10 +513,14 @@ func (s *Server) bulkFetch(w http.ResponseWriter, r *http.Request) {
 		jiraError(w, 400, "The simulator serves every field (*all), as the connector asks.")
 		return
 	}
+	byID := make(map[string]*Issue, 2*len(s.issues))
+	for _, is := range s.issues {
+		byID[is.ID()], byID[is.key] = is, is
+	}
 	issues := []any{}
 	errs := []any{}
 	for _, id := range in.IDs {
-		is := s.issue(id)
+		is := byID[id]
 		if is == nil {
 			errs = append(errs, map[string]any{"issueIdsOrKeys": []string{id}, "errorMessages": []string{"Issue does not exist or you do not have permission to see it."}})
 			continue
