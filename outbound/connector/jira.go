@@ -144,7 +144,8 @@ func newJira(config, credential json.RawMessage, env *Env) (*Jira, error) {
 		}
 		env = &e
 	}
-	return &Jira{cfg: c, cred: cred, base: base, api: base, cloud: cred.Email != nil, env: env,
+	cloud := cred.Email != nil && strings.TrimSpace(*cred.Email) != "" // Onyx's form leaves it null for Data Center.
+	return &Jira{cfg: c, cred: cred, base: base, api: base, cloud: cloud, env: env,
 		access: map[string]*quarry.ExternalAccess{}, users: map[string]*jiraUser{}}, nil
 }
 
