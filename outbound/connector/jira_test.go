@@ -419,3 +419,49 @@ func BenchmarkJiraConnector(b *testing.B) {
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
 }
+
+// BenchmarkJiraPermissions lists the access of 10,000 issues of two
+// projects (one public, one of users, a group and a role) from the
+// simulator, pages of 1,000 ids, as a permission sync does: entries/s is
+// the connector's rate, sim-ms/op the simulator's own time a run.
+func BenchmarkJiraPermissions(b *testing.B) {
+	const n = 10000
+	s := jiratest.New(b, "bench@example.com", jiraToken)
+	s.PageSize = 1000
+	for i := range 20 {
+		s.AddUser(jiratest.User{AccountID: fmt.Sprintf("u%d", i), DisplayName: fmt.Sprintf("User %d", i), Email: fmt.Sprintf("user%d@example.com", i)})
+	}
+	s.AddGroup("staff", "u1", "u2")
+	s.AddProject(jiratest.Project{Key: "PUB", Name: "Public", Permissions: []jiratest.Holder{{Type: "anyone"}}})
+	s.AddProject(jiratest.Project{Key: "PRV", Name: "Private", Permissions: []jiratest.Holder{{Type: "user", Param: "u0"}, {Type: "group", Param: "staff"},
+		{Type: "projectRole", Param: "10002"}}, Roles: map[int][]jiratest.Actor{10002: {{User: "u3"}, {Group: "staff"}}}})
+	for i := range n {
+		p := "PUB"
+		if i%2 == 1 {
+			p = "PRV"
+		}
+		s.AddIssue(jiratest.Issue{Project: p, Summary: fmt.Sprintf("Issue %d", i), Description: "Short.", Status: "To Do", IssueType: "Task",
+			Reporter: "u0", Created: jiratest.Created, Updated: jiratest.Created.Add(time.Duration(i) * time.Second)})
+	}
+	cfg, _ := json.Marshal(map[string]any{"jira_base_url": s.BaseURL()})
+	cred, _ := json.Marshal(map[string]any{"jira_user_email": "bench@example.com", "jira_api_token": jiraToken})
+	served := s.ServeTime()
+	for b.Loop() {
+		c, err := NewJira(cfg, cred, &Env{HTTP: http.DefaultClient})
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := 0
+		if err := c.(PermissionSyncer).Permissions(context.Background(), func(context.Context, string, *quarry.ExternalAccess) error {
+			got++
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if got != n {
+			b.Fatalf("%d entries, want %d", got, n)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "entries/s")
+	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
+}

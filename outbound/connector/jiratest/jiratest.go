@@ -548,6 +548,9 @@ func (s *Server) searchV2(w http.ResponseWriter, q map[string][]string) {
 }
 
 func (s *Server) issue(idOrKey string) *Issue {
+	if idOrKey == "" {
+		return nil
+	}
 	for _, is := range s.issues {
 		if is.ID() == idOrKey || is.key == idOrKey {
 			return is
