@@ -123,6 +123,9 @@ func TestHostileHTTPServers(t *testing.T) {
 		{name: "the page the wiki's API is found from", routes: map[string]http.HandlerFunc{"/wiki": endless("text/html", "<html><head><title>x</title>", ' ')},
 			connect: wikiRunAt("/wiki"), err: "{url}/wiki is not a page of a MediaWiki: it has no EditURI link to the API in its first 5 MiB",
 			max: wikiPageMaxBytes},
+		{name: "an answer of Jira's API", routes: map[string]http.HandlerFunc{"/rest/api/3/search/jql": endless("application/json", `{"issues":[{"id":"`, '1')},
+			connect: jiraRunAt, err: "Jira at {url} (search issue ids): an answer of Jira's API is larger than 32 MiB, the most the connector reads",
+			max: jiraAnswerMaxLen},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mux := http.NewServeMux()
@@ -174,6 +177,17 @@ func wikiRunAt(path string) func(t *testing.T, url string, hc *http.Client, log 
 		_, err = c.Step(context.Background(), always, c.FirstCheckpoint(), &recorder{})
 		return err
 	}
+}
+
+// jiraRunAt runs a Jira connector of jira_base_url url.
+func jiraRunAt(t *testing.T, url string, hc *http.Client, log *slog.Logger) error {
+	cfg, _ := json.Marshal(map[string]any{"jira_base_url": url})
+	c, err := NewJira(cfg, json.RawMessage(`{"jira_user_email":"a@example.com","jira_api_token":"t"}`), &Env{HTTP: hc, Now: time.Now, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Step(context.Background(), always, c.FirstCheckpoint(), &recorder{})
+	return err
 }
 
 // Headers past the egress guard's limit fail the request, for the web and

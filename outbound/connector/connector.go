@@ -268,6 +268,7 @@ func NewRegistry() *Registry {
 		SlackSource:      NewSlack,
 		GitHubSource:     NewGitHub,
 		ConfluenceSource: NewConfluence,
+		JiraSource:       NewJira,
 	}}
 }
 

@@ -243,6 +243,16 @@ try {
   await press(ada, '#connector-save', { name: 'Create connector' });
   await ada.locator('#connector-error', { hasText: 'Subcategory depth must be at least -1.' }).waitFor();
   await view(ada, 'connector-new-mediawiki-invalid');
+  // The Jira form takes a project key or a JQL query, not both (Onyx's
+  // tabs); not saved here either.
+  await choose(ada, '#connector-source', 'Jira', 'jira');
+  const jiraField = (key) => `#connector-config [data-key="${key}"]`;
+  await typeIn(ada, jiraField('jira_base_url'), 'https://example.atlassian.net');
+  await typeIn(ada, jiraField('project_key'), 'ENG');
+  await typeIn(ada, jiraField('jql_query'), 'labels = docs');
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Give a project key or a JQL query, not both.' }).waitFor();
+  check(await ada.evaluate((sel) => document.activeElement === document.querySelector(sel), jiraField('jql_query')), 'the JQL field takes the focus');
   await ada.locator('#connector-source').selectOption('file');
   await ada.locator('#connector-config [data-key="file_locations"]').waitFor();
   check(await ada.locator('#connector-file-box').isVisible(), 'the file form has its upload');

@@ -58,6 +58,21 @@ const forms = {
       { key: 'ca_certificate', label: 'CA certificates (PEM)', kind: 'pem', hint: 'For a server whose certificate a private authority signs: that authority\'s PEM certificates, which then replace the system\'s for this server. Empty: the system\'s authorities.' },
     ],
   },
+  jira: {
+    intro: 'Issues of a Jira site, with their comments. Its credential holds jira_user_email and jira_api_token: for Jira Cloud, ' +
+      'the account\'s email and an Atlassian API token (id.atlassian.com, Security, API tokens); for Jira Data Center, a personal ' +
+      'access token alone, with no email. The account needs Browse projects; for a sync pair, Administer Jira too (docs/operations.md, "jira"). ' +
+      'A scoped API token needs scoped_token set to true (through the API).',
+    fields: [
+      { key: 'jira_base_url', label: 'Jira Base URL', kind: 'url', required: true, hint: 'The base URL of your Jira instance, e.g. https://your-domain.atlassian.net' },
+      { key: 'project_key', label: 'Project Key', kind: 'text', hint: 'The key of a specific project to index, e.g. PROJ. Empty (and no JQL query): every issue the account may browse.' },
+      { key: 'jql_query', label: 'JQL Query', kind: 'text', hint: 'Instead of a project: a JQL query, e.g. project = PROJ AND labels = docs. No time condition and no ORDER BY: the connector adds the window.' },
+      { key: 'comment_email_blacklist', label: 'Comment Email Blacklist', kind: 'lines', hint: 'One email per line: their comments are not indexed (bots).' },
+      { key: 'labels_to_skip', label: 'Labels to skip', kind: 'lines', hint: 'One label per line: an issue with one of them is not indexed.' },
+    ],
+    check: (c) => (c.project_key !== undefined && c.jql_query !== undefined
+      ? { key: 'jql_query', msg: 'Give a project key or a JQL query, not both.' } : null),
+  },
   mediawiki: {
     intro: 'Pages of a MediaWiki site; its credential is empty.',
     fields: [
