@@ -475,16 +475,12 @@ func (c *Confluence) read(ctx context.Context, what, path string) ([]byte, error
 			return nil, fmt.Errorf("Confluence at %s still answered %d %s after %d tries (%s): %s", c.base, status, http.StatusText(status), confluenceMaxRetries, what, confluenceMessage(body))
 		}
 		wait := min(5*time.Second<<attempt, confluenceMaxWait) // Onyx's backoff, without Retry-After.
-		if s, err := strconv.Atoi(strings.TrimSpace(header.Get("Retry-After"))); limited && err == nil {
-			wait = min(max(time.Duration(s)*time.Second, confluenceMinWait), confluenceMaxWait)
+		if d, ok := retryAfter(header); limited && ok {
+			wait = min(max(d, confluenceMinWait), confluenceMaxWait)
 		}
 		c.env.Log.Info("confluence connector: rate-limited or failing; waiting", "status", status, "wait", wait.String(), "request", what)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
 		}
 	}
 }

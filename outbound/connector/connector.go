@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -317,4 +318,30 @@ func (r *Registry) Open(source quarry.DocumentSource, config, credential json.Ra
 		return nil, fmt.Errorf("the %s connector's configuration: %w", source, err)
 	}
 	return conn, nil
+}
+
+// retryAfter reads an answer's Retry-After in seconds (the form the
+// vendors whose APIs the connectors call send with a 429), and reports
+// whether there was one.
+func retryAfter(h http.Header) (time.Duration, bool) {
+	s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After")))
+	if err != nil || s < 0 {
+		return 0, false
+	}
+	return time.Duration(s) * time.Second, true
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -226,12 +226,8 @@ func (g *GitHub) call(ctx context.Context, what string, f func(ctx context.Conte
 			return fmt.Errorf("GitHub's API at %s is rate-limited for %s, more than the connector waits (%s): %s", g.base, wait.Round(time.Second), what, ghMessage(resp, err))
 		}
 		g.env.Log.Info("github connector: rate-limited; waiting", "wait", wait.String(), "request", what)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
 }
@@ -253,8 +249,8 @@ func ghRateLimitWait(resp *github.Response, err error, now time.Time) (time.Dura
 		return 0, false
 	}
 	h := resp.Header
-	if s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After"))); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second, true
+	if d, ok := retryAfter(h); ok {
+		return d, true
 	}
 	if h.Get("X-RateLimit-Remaining") == "0" {
 		if reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil {

@@ -231,9 +231,9 @@ func (j *Jira) call(ctx context.Context, what, method, u string, body, out any) 
 		default:
 			return &jiraStatusError{status: status, text: msg, msg: line}
 		}
-		wait := jiraDefaultWait
-		if s, err := strconv.Atoi(strings.TrimSpace(header.Get("Retry-After"))); err == nil && s >= 0 {
-			wait = time.Duration(s) * time.Second
+		wait, ok := retryAfter(header)
+		if !ok {
+			wait = jiraDefaultWait
 		}
 		if attempt >= jiraMaxRetries {
 			return fmt.Errorf("Jira at %s was still rate-limited after %d waits (%s): %s", j.api, jiraMaxRetries, what, msg)
@@ -242,12 +242,8 @@ func (j *Jira) call(ctx context.Context, what, method, u string, body, out any) 
 			return fmt.Errorf("Jira at %s is rate-limited for %s, more than the connector waits (%s): %s", j.api, wait, what, msg)
 		}
 		j.env.Log.Info("jira connector: rate-limited; waiting", "wait", wait.String(), "request", what)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
 }

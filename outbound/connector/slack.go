@@ -918,12 +918,8 @@ func (s *Slack) call(ctx context.Context, method string, q url.Values, post bool
 				return fmt.Errorf("Slack's %s was rate limited (429) for %s, longer than the connector waits", method, retry)
 			}
 			s.env.Log.Info("slack connector: rate limited; waiting", "method", method, "retry_after", retry)
-			t := time.NewTimer(retry)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
+			if err := sleep(ctx, retry); err != nil {
+				return err
 			}
 			continue
 		}
@@ -987,11 +983,8 @@ func (s *Slack) do(parent context.Context, u *url.URL, method string, q url.Valu
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusTooManyRequests {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		secs, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After")))
-		if err != nil || secs < 1 {
-			secs = 1
-		}
-		return nil, time.Duration(secs) * time.Second, nil
+		wait, _ := retryAfter(resp.Header)
+		return nil, max(wait, time.Second), nil // At least a second, also when Slack says none.
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, 0, fmt.Errorf("Slack's %s at %s answered %s", method, s.api.Redacted(), resp.Status)

@@ -455,21 +455,6 @@ func query(u *url.URL) string {
 	return "?" + u.RawQuery
 }
 
-// sleep waits d, or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // get sends a GET of u, accepting accept; a redirect is followed on the
 // site only. Its errors are *pageError, or ctx's.
 func (w *Web) get(parent context.Context, u *url.URL, accept string) (*http.Response, context.CancelFunc, error) {
