@@ -326,6 +326,9 @@ func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Leas
 	if lease.Kind == quarry.AttemptPrune {
 		return w.prune(ctx, log, lease, mask)
 	}
+	if lease.Kind.Syncs() {
+		return w.sync(ctx, log, lease, mask)
+	}
 	conn, err := w.open(ctx, log, lease, mask)
 	if err != nil {
 		return 0, err

@@ -18,15 +18,20 @@ import (
 
 // syncDocumentOpen returns the SQL condition under which the document
 // doc of pair pair (SQL expressions), a pair of access type sync, is open
-// to c: its connector reported it public, or c's email among those that
-// may read it (search_document_access, as Onyx v4.6.1's
-// access/access.py draws a synced document's access). It appends its
-// arguments to args.
+// to c: its connector (or the pair's latest permission sync) reported it
+// public, or c's email among those that may read it, or a group whose
+// members, as the same pair's latest group sync listed them, hold c's
+// email (search_document_access and external_group_members, as Onyx
+// v4.6.1's access/access.py draws a synced document's access; emails
+// compared in lowercase). It appends its arguments to args.
 func syncDocumentOpen(c *quarry.Caller, pair, doc string, args *[]any) string {
-	*args = append(*args, "email:"+strings.ToLower(c.Email))
-	email := fmt.Sprintf("$%d", len(*args))
-	return `EXISTS (SELECT 1 FROM search_document_access sda WHERE sda.cc_pair_id = ` + pair + `
-		AND sda.document_id = ` + doc + ` AND sda.principal IN ('public', ` + email + `))`
+	*args = append(*args, "email:"+strings.ToLower(c.Email), strings.ToLower(c.Email))
+	principal, email := fmt.Sprintf("$%d", len(*args)-1), fmt.Sprintf("$%d", len(*args))
+	return `(EXISTS (SELECT 1 FROM search_document_access sda WHERE sda.cc_pair_id = ` + pair + `
+		AND sda.document_id = ` + doc + ` AND sda.principal IN ('public', ` + principal + `))
+		OR EXISTS (SELECT 1 FROM external_group_members egm JOIN search_document_access sdg
+			ON sdg.cc_pair_id = egm.cc_pair_id AND sdg.principal = 'group:' || egm.group_id
+			WHERE egm.user_email = ` + email + ` AND egm.cc_pair_id = ` + pair + ` AND sdg.document_id = ` + doc + `))`
 }
 
 // pairOpen returns the SQL condition under which every document of the
