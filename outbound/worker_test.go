@@ -31,6 +31,7 @@ import (
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/outbound"
+	"github.com/quarryhq/quarry/outbound/connector"
 	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 	"github.com/quarryhq/quarry/toolrun"
@@ -52,6 +53,8 @@ type world struct {
 	caller  *quarry.Caller
 	mock    *mockServer
 	log     *syncbuf.Buffer // The server's and the workers' logs.
+	// connectors are the workers' connectors; nil means Quarry's.
+	connectors *connector.Registry
 }
 
 func newWorld(t testing.TB) *world {
@@ -271,6 +274,7 @@ func (w *world) startWorker(client *http.Client, base, token string) *runningWor
 	egress := guardedRunner(w.t)
 	wk := outbound.NewWorker(outbound.WorkerConfig{
 		API:               outbound.NewWorkerAPI(client, base, token),
+		Connectors:        w.connectors,
 		ConnectorHTTP:     egress.Client(),
 		ConnectorDial:     egress.Dial,
 		PollInterval:      20 * time.Millisecond,
