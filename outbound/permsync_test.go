@@ -238,3 +238,57 @@ func TestPermissionSyncThroughWorker(t *testing.T) {
 		}
 	})
 }
+
+// test_permission_sync_attempt_status_success and the last assertion of
+// test_mock_connector_initial_permission_sync
+// (indexing/test_initial_permission_sync.py): a sync pair of the mock
+// connector is indexed, CCPairManager.sync asks for both syncs (a 409
+// passes), wait_for_sync waits until GET …/sync-permissions says a time
+// after the ask, and the pair's newest permission sync succeeded
+// (Onyx's DocPermissionSyncAttempt, which Quarry answers on the pair's
+// page) and its last_full_permission_sync is set. The mock connector's
+// permission sync lists nothing, as Onyx's mock_doc_sync.
+func TestMockConnectorPermissionSyncSuccess(t *testing.T) {
+	w := newWorld(t)
+	w.inProcessWorker()
+	w.mockCall("POST", "/set-behavior", []any{map[string]any{
+		"documents": []any{testDocument("test-doc-1")}, "checkpoint": checkpoint(false, nil), "failures": []any{}}}, nil)
+	_, _, pair := w.pairOf("mock_connector", nil, "sync")
+	w.schedule()
+	if a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess {
+		t.Fatalf("indexing %s (%v)", a.Status, a.ErrorMsg)
+	}
+	before := time.Now().UTC()
+	for _, k := range []string{"sync-permissions", "sync-groups"} {
+		if code, body := w.call("POST", fmt.Sprintf("/manage/admin/cc-pair/%d/%s", pair, k), nil); code != 200 && code != 409 {
+			t.Fatalf("POST %s: %d %s", k, code, body)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		w.schedule()
+		code, body := w.call("GET", fmt.Sprintf("/manage/admin/cc-pair/%d/sync-permissions", pair), nil)
+		if code != 200 {
+			t.Fatalf("GET sync-permissions: %d %s", code, body)
+		}
+		var last *time.Time
+		if err := json.Unmarshal([]byte(body), &last); err != nil {
+			t.Fatal(err)
+		}
+		if last != nil && last.After(before) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no permission sync after %s; log:\n%s", before, w.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var page struct {
+		Status *string `json:"last_permission_sync_attempt_status"`
+		Full   *string `json:"last_full_permission_sync"`
+	}
+	w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", pair), nil, &page)
+	if deref(page.Status) != "success" || page.Full == nil {
+		t.Errorf("the newest permission sync %s, last_full_permission_sync %s; want success and a time", deref(page.Status), deref(page.Full))
+	}
+}
