@@ -53,8 +53,9 @@ func pairOpen(p, me string) string {
 // of document doc (an SQL expression) held by the pair of alias p (a row
 // of cc_pairs), as Onyx v4.6.1 draws document access (access/access.py,
 // db/document.py): every document of a pair open to c (pairOpen), or of a
-// sync pair, those its connector reported public or open to c's email
-// (syncDocumentOpen); and c is an active person. Being an admin opens
+// sync pair, those its source reported public or open to c's email or to
+// a group the pair's group sync lists c's email in (syncDocumentOpen);
+// and c is an active person. Being an admin opens
 // nothing more. It appends its arguments to args.
 func documentOpen(c *quarry.Caller, p, doc string, args *[]any) string {
 	*args = append(*args, c.ID)
