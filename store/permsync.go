@@ -126,30 +126,43 @@ func (tx *Tx) scheduleSyncs(ctx context.Context) (map[quarry.AttemptKind]int, er
 }
 
 // recordSync keeps what sync id's source listed: the access of its
-// documents (each principal once) or its groups' members.
+// documents (each principal once) or its groups' members, in multi-row
+// INSERTs of at most syncRowsPerInsert rows.
 func (tx *Tx) recordSync(ctx context.Context, id int64, access []quarry.DocumentAccess, groups []quarry.ExternalGroup) error {
+	var listed, principals, members [][]any
 	for _, a := range access {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO perm_sync_listed (attempt_id, document_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-			id, a.DocumentID); err != nil {
-			return err
-		}
+		listed = append(listed, []any{id, a.DocumentID})
 		for _, p := range a.ExternalAccess.Principals() {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO perm_sync_access (attempt_id, document_id, principal) VALUES ($1, $2, $3)
-				ON CONFLICT DO NOTHING`, id, a.DocumentID, p); err != nil {
-				return err
-			}
+			principals = append(principals, []any{id, a.DocumentID, p})
 		}
 	}
 	for _, g := range groups {
 		for _, e := range g.Members() {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO group_sync_listed (attempt_id, group_id, user_email) VALUES ($1, $2, $3)
-				ON CONFLICT DO NOTHING`, id, g.ID, e); err != nil {
+			members = append(members, []any{id, g.ID, e})
+		}
+	}
+	for _, t := range []struct {
+		table, columns string
+		rows           [][]any
+	}{
+		{"perm_sync_listed", "attempt_id, document_id", listed},
+		{"perm_sync_access", "attempt_id, document_id, principal", principals},
+		{"group_sync_listed", "attempt_id, group_id, user_email", members},
+	} {
+		for rows := t.rows; len(rows) > 0; {
+			n := min(len(rows), syncRowsPerInsert)
+			if err := tx.insertRowsThen(ctx, t.table, t.columns, rows[:n], ` ON CONFLICT DO NOTHING`); err != nil {
 				return err
 			}
+			rows = rows[n:]
 		}
 	}
 	return nil
 }
+
+// syncRowsPerInsert bounds the rows of one INSERT of recordSync: at most
+// 3,000 parameters, within SQLite's and PostgreSQL's limits.
+const syncRowsPerInsert = 1000
 
 // endSync moves pair a.CCPairID on after its sync a of kind k ended in
 // status. A success applies what the source listed, in this transaction:

@@ -66,13 +66,14 @@ func BenchmarkPermissionSync10k(b *testing.B) {
 		}
 		var l *quarry.Lease
 		for l == nil || l.Kind != quarry.AttemptPermissionSync {
-			if _, err := db.Schedule(ctx); err != nil {
+			res, err := db.Schedule(ctx)
+			if err != nil {
 				b.Fatal(err)
 			}
 			if l, err = db.LeaseAttempt(ctx, worker); err != nil || l == nil {
-				b.Fatalf("lease: %v, %v", l, err)
+				b.Fatalf("lease: %v, %v (schedule %+v)", l, err, res)
 			}
-			if l.Kind == quarry.AttemptIndex {
+			if l.Kind != quarry.AttemptPermissionSync { // The pair's first indexing, its group sync.
 				if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
 					b.Fatal(err)
 				}
