@@ -24,7 +24,9 @@ const (
 )
 
 // EnumValues returns every AttemptKind.
-func (AttemptKind) EnumValues() []string { return []string{"index", "prune"} }
+func (AttemptKind) EnumValues() []string {
+	return []string{"index", "prune", "permission_sync", "group_sync"}
+}
 
 // PruneFacts are what decides when a pair is next due for a prune.
 type PruneFacts struct {

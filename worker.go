@@ -134,12 +134,16 @@ type LeasedConnector struct {
 
 // Progress is a batch of an attempt a worker reports: the documents its
 // connector fetched, the ones it could not, and the checkpoint it reached
-// after them (nil: unchanged); for a prune, the ids its source listed.
+// after them (nil: unchanged); for a prune, the ids its source listed;
+// for a permission sync, its documents' access; for a group sync, the
+// source's groups.
 type Progress struct {
 	Documents  []Document
 	Failures   []ConnectorFailure
 	Checkpoint json.RawMessage
 	ListedIDs  []string
+	Access     []DocumentAccess
+	Groups     []ExternalGroup
 }
 
 // Check reports why p cannot be recorded: too many documents or failures,
@@ -148,6 +152,9 @@ type Progress struct {
 func (p *Progress) Check() error {
 	if len(p.Documents) > MaxBatchDocuments || len(p.Failures) > MaxBatchFailures || len(p.ListedIDs) > MaxBatchDocuments {
 		return ErrBatchTooLarge
+	}
+	if err := CheckSyncBatch(p.Access, p.Groups); err != nil {
+		return err
 	}
 	for _, id := range p.ListedIDs {
 		if id == "" || len(id) > MaxDocumentIDBytes {
@@ -213,6 +220,23 @@ func RunOncePairs(pairs []*CCPair, credentialIDs []int64) ([]*CCPair, error) {
 // attempt's kind: a prune reports the ids its source listed, and nothing
 // else; an indexing run never does.
 var ErrProgressKind = Errorf(EINVALID, "A prune reports the document ids its source listed and nothing else; an indexing attempt reports no listed ids")
+
+// CheckProgress reports why p does not fit an attempt of kind k: an
+// indexing run reports documents, failures and checkpoints; a prune the
+// ids its source listed; a permission sync its documents' access; a group
+// sync its groups; each nothing else.
+func (k AttemptKind) CheckProgress(p *Progress) error {
+	fetched := len(p.Documents) > 0 || len(p.Failures) > 0 || p.Checkpoint != nil
+	switch {
+	case k == AttemptPermissionSync && (fetched || len(p.ListedIDs) > 0 || len(p.Groups) > 0),
+		k == AttemptGroupSync && (fetched || len(p.ListedIDs) > 0 || len(p.Access) > 0),
+		!k.Syncs() && (len(p.Access) > 0 || len(p.Groups) > 0):
+		return ErrSyncProgressKind
+	case k == AttemptPrune && fetched, k == AttemptIndex && len(p.ListedIDs) > 0:
+		return ErrProgressKind
+	}
+	return nil
+}
 
 // MaxWorkerConcurrency is the most attempts one worker runs at once
 // (QUARRY_WORKER_CONCURRENCY).

@@ -33,8 +33,9 @@ func (s *Server) pairDescriptor(p *quarry.CCPairInfo) (*ccPairDescriptor, error)
 
 // ccPairFullInfo is the answer to GET /manage/admin/cc-pair/{cc_pair_id}:
 // Onyx's CCPairFullInfo, and the pair's groups. Quarry deletes a pair at
-// once and does not sync permissions or re-index single documents yet:
-// no deletion attempt, no permission syncing, no targeted re-indexing.
+// once and does not re-index single documents yet: no deletion attempt,
+// no targeted re-indexing. Its fields of permission syncing are a sync
+// pair's (quarry.ReportSync), null and false for the others.
 // latest_checkpoint_description (always null in Onyx) says when the latest
 // attempt last saved a checkpoint.
 // overall_indexing_speed is the pair's documents per minute from its
@@ -101,6 +102,9 @@ func (s *Server) writeCCPair(w http.ResponseWriter, r *http.Request, c *quarry.C
 			info.LastIndexAttemptStatus, info.Indexing = &a.Status, a.Status == quarry.IndexInProgress
 			info.LatestCheckpointDescription = a.CheckpointDescription()
 		}
+		sr := quarry.ReportSync(p.Connector.Source, p.AccessType, x.LatestPermissionSync, x.LastPermissionSync, x.LastGroupSync)
+		info.LastFullPermissionSync, info.PermissionSyncing, info.LastPermissionSyncStatus = sr.LastFull, sr.Syncing, sr.LastStatus
+		info.LastPermissionSyncFinished, info.LastPermissionSyncError = sr.LastFinished, sr.LastError
 		pr := quarry.ReportPrune(x.PruneRequested, x.LatestPrune)
 		info.Pruning, info.LastPruneStatus, info.LastPruneFinished, info.LastPruneError = pr.Pruning, pr.LastStatus, pr.LastFinished, pr.LastError
 		if x.LastSuccessfulIndex != nil && x.Whole {

@@ -799,6 +799,12 @@ type getLastPrunedRequest struct {
 	ID int64 `path:"cc_pair_id"`
 }
 
+// syncCCPairRequest is the request of POST and GET
+// /manage/admin/cc-pair/{cc_pair_id}/sync-permissions and …/sync-groups.
+type syncCCPairRequest struct {
+	ID int64 `path:"cc_pair_id"`
+}
+
 // ccPairIDPath is the request of the cc-pair routes that need an indexer
 // (notIndexingPair): their path.
 type ccPairIDPath struct {

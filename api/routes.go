@@ -106,11 +106,12 @@ func (s *Server) routes() {
 	// Pruning (api/prune.go).
 	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/prune", s.authed(connectorAccess, s.handlePrune))
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/last_pruned", s.authed(connectorAccess, s.handleLastPruned))
-	// Permission syncing, which Quarry does not do yet: 501.
-	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, notIndexingPair("sync document permissions")))
-	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, notIndexingPair("tell when document permissions were last synced")))
-	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(connectorAccess, notIndexingPair("sync external groups")))
-	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(connectorAccess, notIndexingPair("tell when external groups were last synced")))
+	// Permission syncing (api/permsync.go).
+	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, s.handleSyncPermissions))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-permissions", s.authed(connectorAccess, s.handleLastPermissionSync))
+	m.Handle("POST /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(connectorAccess, s.handleSyncGroups))
+	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/sync-groups", s.authed(connectorAccess, s.handleLastGroupSync))
+	// Not yet: 501.
 	m.Handle("GET /manage/admin/cc-pair/{cc_pair_id}/get-docs-sync-status", s.authed(connectorAccess, notIndexingPair("report the sync status of documents")))
 
 	// User groups and their permissions.

@@ -501,10 +501,6 @@ func TestSupportToolStatus(t *testing.T) {
 func TestSupportNotIndexing(t *testing.T) {
 	c := newFxCast(t)
 	for _, rt := range []struct{ method, path, what string }{
-		{"POST", "/manage/admin/cc-pair/7/sync-permissions", "sync document permissions"},
-		{"GET", "/manage/admin/cc-pair/7/sync-permissions", "tell when document permissions were last synced"},
-		{"POST", "/manage/admin/cc-pair/7/sync-groups", "sync external groups"},
-		{"GET", "/manage/admin/cc-pair/7/sync-groups", "tell when external groups were last synced"},
 		{"GET", "/manage/admin/cc-pair/7/get-docs-sync-status", "report the sync status of documents"},
 	} {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
@@ -516,11 +512,11 @@ func TestSupportNotIndexing(t *testing.T) {
 		})
 	}
 	t.Run("a bad pair id is 422 first", func(t *testing.T) {
-		c.do(c.admin, "POST", "/manage/admin/cc-pair/x/sync-permissions", nil).want(t, 422, `{"detail":[`+fxIntParsing("cc_pair_id", "x")+`]}`)
+		c.do(c.admin, "GET", "/manage/admin/cc-pair/x/get-docs-sync-status", nil).want(t, 422, `{"detail":[`+fxIntParsing("cc_pair_id", "x")+`]}`)
 	})
 	t.Run("a 501 is not logged as a failure", func(t *testing.T) {
-		c.do(c.admin, "POST", "/manage/admin/cc-pair/7/sync-permissions", nil, "X-Request-ID", "not-indexing-501")
-		if got := loggedRoute(t, c.env, "not-indexing-501"); got != "POST /manage/admin/cc-pair/{cc_pair_id}/sync-permissions" {
+		c.do(c.admin, "GET", "/manage/admin/cc-pair/7/get-docs-sync-status", nil, "X-Request-ID", "not-indexing-501")
+		if got := loggedRoute(t, c.env, "not-indexing-501"); got != "GET /manage/admin/cc-pair/{cc_pair_id}/get-docs-sync-status" {
 			t.Fatalf("logged route %q", got)
 		}
 		for line := range strings.Lines(c.log.String()) {

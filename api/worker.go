@@ -330,12 +330,16 @@ type attemptFinish struct {
 // kept as the JSON sent and read as Onyx's models (quarry.Document,
 // quarry.ConnectorFailure).
 // A prune reports the ids its source listed (document_ids), and nothing
-// else.
+// else; a permission sync its documents' access (access, each
+// quarry.DocumentAccess), a group sync its source's groups (groups, each
+// quarry.ExternalGroup).
 type progressReport struct {
 	Documents   []json.RawMessage                `json:"documents" default:"[]" max_length:"1000"`
 	Failures    []json.RawMessage                `json:"failures" default:"[]" max_length:"1000"`
 	Checkpoint  decode.Optional[json.RawMessage] `json:"checkpoint"`
 	DocumentIDs []string                         `json:"document_ids" default:"[]" max_length:"1000"`
+	Access      []json.RawMessage                `json:"access" default:"[]" max_length:"1000"`
+	Groups      []json.RawMessage                `json:"groups" default:"[]" max_length:"1000"`
 }
 
 // progress returns the report as the store takes it: a document or a
@@ -355,6 +359,17 @@ func (p *progressReport) progress() (*quarry.Progress, error) {
 	}
 	if cp := value(p.Checkpoint); cp != nil {
 		out.Checkpoint = *cp
+	}
+	out.Access, out.Groups = make([]quarry.DocumentAccess, len(p.Access)), make([]quarry.ExternalGroup, len(p.Groups))
+	for i, a := range p.Access {
+		if err := json.Unmarshal(a, &out.Access[i]); err != nil {
+			return nil, quarry.Errorf(quarry.EINVALID, "Access %d of the batch is not a document's access: %s", i, jsonFault(err))
+		}
+	}
+	for i, g := range p.Groups {
+		if err := json.Unmarshal(g, &out.Groups[i]); err != nil {
+			return nil, quarry.Errorf(quarry.EINVALID, "Group %d of the batch is not an external group: %s", i, jsonFault(err))
+		}
 	}
 	return out, nil
 }

@@ -279,7 +279,11 @@ func (w *Worker) finish(ctx context.Context, lease *quarry.Lease, mask *credenti
 	case ctx.Err() != nil:
 		return quarry.Finish{Status: quarry.IndexInterrupted}, true
 	}
-	msg := mask.apply(err.Error())
+	msg := err.Error()
+	if q, ok := err.(*quarry.Error); ok {
+		msg = q.Message // Quarry's own refusal (a connector that cannot prune or sync), in its words.
+	}
+	msg = mask.apply(msg)
 	trace := mask.apply(fmt.Sprintf("%s connector %q (id %d), attempt %d, step %d, poll window %s to %s:\n%s",
 		lease.Connector.Source, lease.Connector.Name, lease.Connector.ID, lease.AttemptID, steps+1,
 		lease.PollRangeStart, lease.PollRangeEnd, errorChain(err)))
@@ -325,6 +329,9 @@ func errorChain(err error) string {
 func (w *Worker) steps(ctx context.Context, log *slog.Logger, lease *quarry.Lease, mask *credentialMask) (int, error) {
 	if lease.Kind == quarry.AttemptPrune {
 		return w.prune(ctx, log, lease, mask)
+	}
+	if lease.Kind.Syncs() {
+		return w.sync(ctx, log, lease, mask)
 	}
 	conn, err := w.open(ctx, log, lease, mask)
 	if err != nil {

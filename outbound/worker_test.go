@@ -55,6 +55,8 @@ type world struct {
 	log     *syncbuf.Buffer // The server's and the workers' logs.
 	// endpoints are the workers' QUARRY_CONNECTOR_ENDPOINTS.
 	endpoints connector.Endpoints
+	// connectors are the workers' connectors; nil means Quarry's.
+	connectors *connector.Registry
 }
 
 func newWorld(t testing.TB) *world {
@@ -159,6 +161,12 @@ func (w *world) mockCall(method, path string, body, out any) {
 // pair, as the admin, and returns the ids of the connector and the pair.
 func (w *world) pair(source string, refreshFreq *int64) (connectorID, credentialID, pairID int64) {
 	w.t.Helper()
+	return w.pairOf(source, refreshFreq, "public")
+}
+
+// pairOf is pair, of access type access.
+func (w *world) pairOf(source string, refreshFreq *int64, access string) (connectorID, credentialID, pairID int64) {
+	w.t.Helper()
 	mu, _ := url.Parse(w.mock.URL)
 	var id struct {
 		ID   int64 `json:"id"`
@@ -167,6 +175,9 @@ func (w *world) pair(source string, refreshFreq *int64) (connectorID, credential
 	conn := map[string]any{"name": "mock " + w.t.Name(), "source": source, "input_type": "poll",
 		"connector_specific_config": map[string]any{"mock_server_host": mu.Hostname(), "mock_server_port": mu.Port()},
 		"refresh_freq":              refreshFreq}
+	if access != "public" {
+		conn["access_type"] = access
+	}
 	w.do("POST", "/manage/admin/connector", conn, &id)
 	connectorID = id.ID + id.Data
 	id.ID, id.Data = 0, 0
@@ -175,7 +186,7 @@ func (w *world) pair(source string, refreshFreq *int64) (connectorID, credential
 	credentialID = id.ID + id.Data
 	id.ID, id.Data = 0, 0
 	w.do("PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", connectorID, credentialID),
-		map[string]any{"name": "pair " + w.t.Name(), "access_type": "public", "groups": []int64{}}, &id)
+		map[string]any{"name": "pair " + w.t.Name(), "access_type": access, "groups": []int64{}}, &id)
 	return connectorID, credentialID, id.ID + id.Data
 }
 
@@ -274,6 +285,7 @@ func (w *world) startWorker(client *http.Client, base, token string) *runningWor
 	egress := guardedRunner(w.t)
 	wk := outbound.NewWorker(outbound.WorkerConfig{
 		API:                outbound.NewWorkerAPI(client, base, token),
+		Connectors:         w.connectors,
 		ConnectorHTTP:      egress.Client(),
 		ConnectorDial:      egress.Dial,
 		ConnectorEndpoints: w.endpoints,

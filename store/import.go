@@ -197,6 +197,12 @@ func (im *Importer) flush() error {
 
 // insertRows inserts rows into table with one multi-row INSERT.
 func (tx *Tx) insertRows(ctx context.Context, table, columns string, rows [][]any) error {
+	return tx.insertRowsThen(ctx, table, columns, rows, "")
+}
+
+// insertRowsThen is insertRows with tail after the rows (an ON CONFLICT
+// clause).
+func (tx *Tx) insertRowsThen(ctx context.Context, table, columns string, rows [][]any, tail string) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -223,6 +229,7 @@ func (tx *Tx) insertRows(ctx context.Context, table, columns string, rows [][]an
 		}
 		b.WriteByte(')')
 	}
+	b.WriteString(tail)
 	_, err := tx.ExecContext(ctx, b.String(), args...)
 	return err
 }

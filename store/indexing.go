@@ -74,6 +74,9 @@ type ScheduleResult struct {
 	Prunes  int                     // Prunes made for pairs that were due (attempts of kind prune).
 	Expired int                     // Attempts whose lease was not renewed in time, ended.
 	Ended   []quarry.IndexingStatus // How those ended: failed, or canceled when their cancellation was asked for.
+	// PermissionSyncs and GroupSyncs are the syncs made for pairs that
+	// were due (attempts of kinds permission_sync and group_sync).
+	PermissionSyncs, GroupSyncs int
 }
 
 // scheduleBatch bounds the pairs one pass makes attempts for, so that a
@@ -156,6 +159,14 @@ func (db *DB) Schedule(ctx context.Context) (ScheduleResult, error) {
 	err = db.update(ctx, func(tx *Tx) error {
 		n, err := tx.schedulePrunes(ctx)
 		res.Prunes = n
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	err = db.update(ctx, func(tx *Tx) error {
+		made, err := tx.scheduleSyncs(ctx)
+		res.PermissionSyncs, res.GroupSyncs = made[quarry.AttemptPermissionSync], made[quarry.AttemptGroupSync]
 		return err
 	})
 	return res, err
@@ -247,8 +258,10 @@ func (tx *Tx) reschedule(ctx context.Context, id int64) error {
 	if prune != nil && prune.Before(tx.now.Time) {
 		prune = &tx.now
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = $1, next_prune_at = $2 WHERE id = $3`, microsOrNil(next), microsOrNil(prune), id)
-	return err
+	if _, err = tx.ExecContext(ctx, `UPDATE cc_pairs SET next_index_at = $1, next_prune_at = $2 WHERE id = $3`, microsOrNil(next), microsOrNil(prune), id); err != nil {
+		return err
+	}
+	return tx.rescheduleSyncs(ctx, id)
 }
 
 // lockConnectorPairs locks the pairs of connector id, in id order, before
@@ -358,8 +371,8 @@ func (tx *Tx) lease(ctx context.Context, workerID, id, pairID int64, f *pairInde
 	if err := tx.QueryRowContext(ctx, `SELECT from_beginning, kind FROM index_attempts WHERE id = $1`, id).Scan(&fromBeginning, &kind); err != nil {
 		return nil, err
 	}
-	if kind == quarry.AttemptPrune {
-		return tx.leasePrune(ctx, workerID, id, pairID)
+	if kind == quarry.AttemptPrune || kind.Syncs() {
+		return tx.leaseListing(ctx, workerID, id, pairID, kind)
 	}
 	var lastSuccess sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(poll_range_end) FROM index_attempts WHERE cc_pair_id = $1 AND kind = 'index' AND status = 'success'`,
@@ -567,11 +580,13 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 		if err := tx.QueryRowContext(ctx, `SELECT kind FROM index_attempts WHERE id = $1`, id).Scan(&kind); err != nil {
 			return err
 		}
-		if (kind == quarry.AttemptPrune && (len(p.Documents) > 0 || len(p.Failures) > 0 || p.Checkpoint != nil)) ||
-			(kind == quarry.AttemptIndex && len(p.ListedIDs) > 0) {
-			return quarry.ErrProgressKind
+		if err := kind.CheckProgress(p); err != nil {
+			return err
 		}
 		if err := tx.recordListed(ctx, id, p.ListedIDs); err != nil {
+			return err
+		}
+		if err := tx.recordSync(ctx, id, p.Access, p.Groups); err != nil {
 			return err
 		}
 		now := tx.now.Micros()
@@ -773,6 +788,9 @@ func (tx *Tx) endAttempt(ctx context.Context, id, pairID int64, finish func(*qua
 	trigger := quarry.TriggerAfter(status, f.Reason, quarry.LostLeasesInARow(ended))
 	if kind == quarry.AttemptPrune {
 		return status, tx.endPrune(ctx, a, status, trigger != nil)
+	}
+	if kind.Syncs() {
+		return status, tx.endSync(ctx, a, kind, status, trigger != nil)
 	}
 	if status.Successful() {
 		if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET last_successful_index_time = $1 WHERE id = $2`, now, pairID); err != nil {
@@ -1025,6 +1043,13 @@ type PairIndexing struct {
 	// LatestPrune is its newest prune (its status, error_msg and
 	// time_updated), nil if none.
 	LatestPrune *quarry.IndexAttempt
+	// LastPermissionSync and LastGroupSync are when its latest sync of
+	// each kind succeeded (Onyx's last_time_perm_sync and
+	// last_time_external_group_sync); nil if none did.
+	LastPermissionSync, LastGroupSync *quarry.Time
+	// LatestPermissionSync is its newest permission sync (its status,
+	// error_msg and time_updated), nil if none.
+	LatestPermissionSync *quarry.IndexAttempt
 }
 
 // PairsIndexing returns the indexing of pairs ids, which c may see, as c
@@ -1037,7 +1062,7 @@ func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) 
 	err := db.snapshot(ctx, func(q querier) error {
 		return inChunks(ids, "p.id", func(cond string, args []any) error {
 			rows, err := q.QueryContext(ctx, `SELECT p.id, p.access_type, p.in_repeated_error_state, p.last_successful_index_time, p.last_pruned,
-				p.total_docs_indexed, p.prune_requested,
+				p.total_docs_indexed, p.prune_requested, p.last_time_perm_sync, p.last_time_external_group_sync,
 				(SELECT COUNT(*) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index'),
 				(SELECT MAX(a.time_started) FROM index_attempts a WHERE a.cc_pair_id = p.id AND a.kind = 'index' AND a.status IN ('success', 'completed_with_errors'))
 				FROM cc_pairs p WHERE `+cond, args...)
@@ -1050,12 +1075,15 @@ func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) 
 					x                     PairIndexing
 					p                     quarry.CCPair
 					last, pruned, started sql.NullInt64
+					perm, group           sql.NullInt64
 				)
-				if err := rows.Scan(&x.CCPairID, &p.AccessType, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.PruneRequested, &x.Attempts, &started); err != nil {
+				if err := rows.Scan(&x.CCPairID, &p.AccessType, &x.InRepeatedErrorState, &last, &pruned, &x.DocsIndexed, &x.PruneRequested,
+					&perm, &group, &x.Attempts, &started); err != nil {
 					rows.Close()
 					return err
 				}
 				x.LastSuccessfulIndex, x.LastPruned, x.LatestSuccessStarted = timeOrNil(last), timeOrNil(pruned), timeOrNil(started)
+				x.LastPermissionSync, x.LastGroupSync = timeOrNil(perm), timeOrNil(group)
 				if x.Whole = c.SeesWholePair(&p); !x.Whole {
 					x.DocsIndexed = 0
 					partial = append(partial, x.CCPairID)
@@ -1090,22 +1118,35 @@ func (db *DB) PairsIndexing(ctx context.Context, c *quarry.Caller, ids []int64) 
 			if err != nil {
 				return err
 			}
-			prunes, err := queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
-				var (
-					a       quarry.IndexAttempt
-					updated int64
-				)
-				err := r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.ErrorMsg, &updated)
-				a.TimeUpdated = quarry.TimeFromMicros(updated)
-				return &a, err
-			}, `SELECT a.id, a.cc_pair_id, a.status, a.error_msg, a.time_updated FROM index_attempts a WHERE a.id IN
-				(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = 'prune' AND `+cond+` GROUP BY a2.cc_pair_id)`, args...)
+			newest := func(kind quarry.AttemptKind) ([]*quarry.IndexAttempt, error) {
+				return queryAll(ctx, q, func(r interface{ Scan(...any) error }) (*quarry.IndexAttempt, error) {
+					var (
+						a       quarry.IndexAttempt
+						updated int64
+					)
+					err := r.Scan(&a.ID, &a.CCPairID, &a.Status, &a.ErrorMsg, &updated)
+					a.TimeUpdated = quarry.TimeFromMicros(updated)
+					return &a, err
+				}, `SELECT a.id, a.cc_pair_id, a.status, a.error_msg, a.time_updated FROM index_attempts a WHERE a.id IN
+					(SELECT MAX(a2.id) FROM index_attempts a2 JOIN cc_pairs p ON p.id = a2.cc_pair_id WHERE a2.kind = '`+string(kind)+`' AND `+cond+`
+					GROUP BY a2.cc_pair_id)`, args...)
+			}
+			prunes, err := newest(quarry.AttemptPrune)
 			if err != nil {
 				return err
 			}
 			for _, a := range prunes {
 				if x := out[a.CCPairID]; x != nil {
 					x.LatestPrune = a
+				}
+			}
+			syncs, err := newest(quarry.AttemptPermissionSync)
+			if err != nil {
+				return err
+			}
+			for _, a := range syncs {
+				if x := out[a.CCPairID]; x != nil {
+					x.LatestPermissionSync = a
 				}
 			}
 			for _, a := range latest {

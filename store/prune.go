@@ -86,16 +86,17 @@ func (tx *Tx) schedulePrunes(ctx context.Context) (int, error) {
 	return int(n), err
 }
 
-// leasePrune gives prune id of pair pairID to worker workerID: it has no
-// poll window nor checkpoint, and does not move its pair's status.
-func (tx *Tx) leasePrune(ctx context.Context, workerID, id, pairID int64) (*quarry.Lease, error) {
+// leaseListing gives attempt id of pair pairID, a prune or a sync of
+// kind, to worker workerID: it has no poll window nor checkpoint, and does
+// not move its pair's status.
+func (tx *Tx) leaseListing(ctx context.Context, workerID, id, pairID int64, kind quarry.AttemptKind) (*quarry.Lease, error) {
 	now := tx.now.Micros()
 	expires := tx.now.Add(quarry.LeaseTTL).UnixMicro()
 	if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET status = 'in_progress', worker_id = $1, lease_expires_at = $2,
 		time_started = $3, time_updated = $3 WHERE id = $4`, workerID, expires, now, id); err != nil {
 		return nil, err
 	}
-	l := &quarry.Lease{AttemptID: id, CCPairID: pairID, Kind: quarry.AttemptPrune, PollRangeStart: tx.now, PollRangeEnd: tx.now,
+	l := &quarry.Lease{AttemptID: id, CCPairID: pairID, Kind: kind, PollRangeStart: tx.now, PollRangeEnd: tx.now,
 		LeaseExpiresAt: quarry.TimeFromMicros(expires)}
 	return l, tx.leasedConnector(ctx, pairID, &l.Connector)
 }

@@ -125,6 +125,13 @@ func (m *Mock) Step(ctx context.Context, _ Window, checkpoint json.RawMessage, o
 	return json.Marshal(y.Checkpoint)
 }
 
+// Permissions lists no document: Onyx's mock_doc_sync (its documents'
+// access comes with them), so that a permission sync of a sync pair of the
+// mock connector ends in success, changing nothing.
+func (*Mock) Permissions(context.Context, func(context.Context, string, *quarry.ExternalAccess) error) error {
+	return nil
+}
+
 // mockException is an unhandled exception the script asked for: its text
 // is the error's, as Onyx's RuntimeError.
 type mockException string

@@ -18,6 +18,7 @@ import { isAdmin, groupChoices, holds } from './session.js';
 import * as status from './status.js';
 import { current, go, href } from './route.js';
 import * as pairdocs from './pairdocs.js';
+import * as pairsync from './pairsync.js';
 
 const state = {
   connectors: [], credentials: [], groups: () => [], id: null, pair: null, etag: null,
@@ -251,7 +252,8 @@ export async function open(id) {
     // A new pair's page follows its first attempt as a run asked for here.
     if (awaitsFirst(data) && !state.asked) state.asked = { at: Date.now(), attempts: 0 };
     startClock();
-    await pairdocs.open(id, data, { editable: data.is_editable_for_current_user });
+    await Promise.all([pairdocs.open(id, data, { editable: data.is_editable_for_current_user }),
+      pairsync.open(id, data, { editable: data.is_editable_for_current_user })]);
   } catch (e) {
     showError(box, e);
   } finally {
@@ -298,6 +300,7 @@ function polling() {
   // A prune that waits for a pair that is paused or INVALID waits for a
   // person: nothing to follow.
   if (live(p) || (p.pruning && p.status !== 'PAUSED' && p.status !== 'INVALID')) return true;
+  if (p.permission_syncing || p.last_permission_sync_attempt_status === 'not_started') return true;
   return Boolean(state.asked && Date.now() - state.asked.at < askedFor && (p.number_of_index_attempts ?? 0) <= state.asked.attempts);
 }
 
@@ -321,6 +324,7 @@ async function refresh(id) {
     state.pair = data;
     fillIndexing(data);
     pairdocs.pruned(data);
+    await pairsync.synced(data);
     if (state.asked && (data.number_of_index_attempts ?? 0) > state.asked.attempts) state.asked = null;
   } catch (e) {
     if (state.id === id) showError($('pair-error'), e);
@@ -576,6 +580,7 @@ async function remove() {
 /** wire connects the controls, once. */
 export function wire() {
   pairdocs.wire(() => refresh(state.id));
+  pairsync.wire(() => refresh(state.id));
   $('pair-new-form').addEventListener('submit', create);
   $('pair-connector').addEventListener('change', () => fillCredentials(null));
   $('pair-name').addEventListener('input', () => { $('pair-name').dataset.touched = '1'; });
@@ -603,6 +608,7 @@ export function wire() {
 export function reset() {
   stopClock();
   pairdocs.reset();
+  pairsync.reset();
   Object.assign(state, { connectors: [], credentials: [], id: null, pair: null, etag: null, asked: null, attemptsPage: 0, errorsPage: 0,
     liveText: '', inflight: false, whole: true });
   state.attemptRows = new Map();

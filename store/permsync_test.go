@@ -1,0 +1,215 @@
+package store_test
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/index"
+	"github.com/quarryhq/quarry/store/storetest"
+)
+
+// TestPermissionSync checks the syncs of a sync pair through the store's
+// worker protocol, and the rule of search they feed: a person in a group
+// a document's access names finds it once a group sync lists them, and no
+// longer once the next group sync drops them; a permission sync that
+// narrows a document's emails hides it from the next search, leaves the
+// documents it did not list as they were and ignores ids the pair does not
+// hold; what a sync reported is not seen until the sync ends in success;
+// a failed sync changes nothing. The listings of a pair's documents agree
+// (the one rule).
+func TestPermissionSync(t *testing.T) {
+	db := storetest.Open(t)
+	caller := func(role quarry.Role, name string) *quarry.Caller {
+		t.Helper()
+		_, token, err := db.CreateAPIKey(ctx, nil, &name, role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	admin, ann, bob := caller(quarry.RoleAdmin, "admin"), caller(quarry.RoleBasic, "ann"), caller(quarry.RoleBasic, "bob")
+	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "repos", Source: "github", InputType: "poll",
+		Config: json.RawMessage(`{}`), AccessType: quarry.AccessSync, Groups: &[]int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "github", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "repos", AccessType: quarry.AccessSync, Groups: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []quarry.Document{
+		{ID: "team-doc", ExternalAccess: &quarry.ExternalAccess{ExternalUserGroupIDs: []string{"eng"}}},
+		{ID: "mail-doc", ExternalAccess: &quarry.ExternalAccess{ExternalUserEmails: []string{ann.Email, bob.Email}}},
+	}
+	for i := range docs {
+		docs[i].SemanticIdentifier, docs[i].Source, docs[i].Metadata = "Quartz "+docs[i].ID, "github", map[string]any{}
+		docs[i].Sections = []quarry.Section{{Text: "quartz"}}
+		if _, err := db.Ingest(ctx, admin, &pair, &docs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, worker, err := db.StartInProcessWorker(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// found returns the documents c finds, and checks that the pair's
+	// listing shows c the same.
+	found := func(t *testing.T, c *quarry.Caller) []string {
+		t.Helper()
+		hits, err := db.Search(ctx, c, index.ParseQuery("quartz"), quarry.SearchFilters{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, h := range hits {
+			ids = append(ids, h.DocumentID)
+		}
+		slices.Sort(ids)
+		page, _, err := db.PairDocumentPage(ctx, c, pair, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := []string{}
+		for _, d := range page {
+			listed = append(listed, d.DocumentID)
+		}
+		if !slices.Equal(ids, listed) {
+			t.Errorf("%s finds %v but the pair's page lists %v", c.Email, ids, listed)
+		}
+		return ids
+	}
+	want := func(t *testing.T, c *quarry.Caller, ids ...string) {
+		t.Helper()
+		if ids == nil {
+			ids = []string{}
+		}
+		if got := found(t, c); !slices.Equal(got, ids) {
+			t.Errorf("%s finds %v, want %v", c.Email, got, ids)
+		}
+	}
+	// start asks for a sync of kind and leases it (an indexing run the
+	// pair is due for first ends in success), and reports p.
+	start := func(t *testing.T, kind quarry.AttemptKind, p quarry.Progress) int64 {
+		t.Helper()
+		if err := db.RequestSync(ctx, admin, pair, kind); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if _, err := db.Schedule(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l, err := db.LeaseAttempt(ctx, worker)
+			if err != nil || l == nil {
+				t.Fatalf("lease: %v, %v", l, err)
+			}
+			if l.Kind == quarry.AttemptIndex {
+				if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if l.Kind != kind {
+				t.Fatalf("leased a %s, want a %s", l.Kind, kind)
+			}
+			if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &p); err != nil {
+				t.Fatal(err)
+			}
+			return l.AttemptID
+		}
+		t.Fatal("no sync leased")
+		return 0
+	}
+	end := func(t *testing.T, id int64, status quarry.IndexingStatus) {
+		t.Helper()
+		if _, err := db.FinishAttempt(ctx, worker, id, quarry.Finish{Status: status}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groups := func(members ...string) quarry.Progress {
+		return quarry.Progress{Groups: []quarry.ExternalGroup{{ID: "eng", UserEmails: members}, {ID: "ops", UserEmails: []string{bob.Email}}}}
+	}
+
+	want(t, ann, "mail-doc")
+	want(t, bob, "mail-doc")
+	t.Run("a group sync opens a group's documents to its members", func(t *testing.T) {
+		id := start(t, quarry.AttemptGroupSync, groups(strings.ToUpper(ann.Email)))
+		want(t, ann, "mail-doc") // Reported, not yet applied.
+		if err := db.RequestSync(ctx, admin, pair, quarry.AttemptGroupSync); !errors.Is(err, quarry.ErrGroupSyncInProgress) {
+			t.Errorf("a second group sync: %v, want ErrGroupSyncInProgress", err)
+		}
+		end(t, id, quarry.IndexSuccess)
+		want(t, ann, "mail-doc", "team-doc")
+		want(t, bob, "mail-doc")
+		if last, err := db.LastSynced(ctx, admin, pair, quarry.AttemptGroupSync); err != nil || last == nil {
+			t.Errorf("last group sync %v (%v), want a time", last, err)
+		}
+	})
+	t.Run("a failed group sync changes nothing", func(t *testing.T) {
+		end(t, start(t, quarry.AttemptGroupSync, groups(bob.Email)), quarry.IndexFailed)
+		want(t, ann, "mail-doc", "team-doc")
+		want(t, bob, "mail-doc")
+	})
+	t.Run("the next group sync that drops a member closes the documents to them", func(t *testing.T) {
+		end(t, start(t, quarry.AttemptGroupSync, groups(bob.Email)), quarry.IndexSuccess)
+		want(t, ann, "mail-doc")
+		want(t, bob, "mail-doc", "team-doc")
+	})
+	t.Run("a permission sync replaces the access of the documents it lists", func(t *testing.T) {
+		if last, err := db.LastSynced(ctx, admin, pair, quarry.AttemptPermissionSync); err != nil || last != nil {
+			t.Errorf("last permission sync %v (%v), want none", last, err)
+		}
+		id := start(t, quarry.AttemptPermissionSync, quarry.Progress{Access: []quarry.DocumentAccess{
+			{DocumentID: "mail-doc", ExternalAccess: quarry.ExternalAccess{ExternalUserEmails: []string{ann.Email}}},
+			{DocumentID: "not-held", ExternalAccess: quarry.ExternalAccess{IsPublic: true}},
+		}})
+		want(t, bob, "mail-doc", "team-doc")
+		end(t, id, quarry.IndexSuccess)
+		want(t, ann, "mail-doc")
+		want(t, bob, "team-doc") // team-doc, not listed, keeps its group.
+		var n int
+		if err := db.QueryRowForTest(ctx, `SELECT COUNT(*) FROM search_document_access WHERE document_id = 'not-held'`, &n); err != nil || n != 0 {
+			t.Errorf("%d rows of access for a document the pair does not hold (%v)", n, err)
+		}
+		for _, table := range []string{"perm_sync_listed", "perm_sync_access", "group_sync_listed"} {
+			if err := db.QueryRowForTest(ctx, `SELECT COUNT(*) FROM `+table, &n); err != nil || n != 0 {
+				t.Errorf("%d rows left in %s (%v)", n, table, err)
+			}
+		}
+	})
+	t.Run("a document's access split across reports is their union", func(t *testing.T) {
+		if err := db.RequestSync(ctx, admin, pair, quarry.AttemptPermissionSync); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, err := db.LeaseAttempt(ctx, worker)
+		if err != nil || l == nil || l.Kind != quarry.AttemptPermissionSync {
+			t.Fatalf("lease: %+v, %v", l, err)
+		}
+		for _, e := range []string{ann.Email, bob.Email} {
+			if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &quarry.Progress{Access: []quarry.DocumentAccess{
+				{DocumentID: "team-doc", ExternalAccess: quarry.ExternalAccess{ExternalUserEmails: []string{e}}}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &quarry.Progress{ListedIDs: []string{"x"}}); !errors.Is(err, quarry.ErrSyncProgressKind) {
+			t.Errorf("a permission sync reporting listed ids: %v, want ErrSyncProgressKind", err)
+		}
+		end(t, l.AttemptID, quarry.IndexSuccess)
+		want(t, ann, "mail-doc", "team-doc")
+		want(t, bob, "team-doc")
+	})
+}
