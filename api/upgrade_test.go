@@ -228,7 +228,7 @@ func TestUpgrade(t *testing.T) {
 func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path string, want any) any {
 	t.Helper()
 	if version >= 8 {
-		return func(path string, want any) any { return remask(scimNamesAsSent(path, want)) }
+		return func(path string, want any) any { return sessionPersonaNamed(t, e, admin, path, remask(scimNamesAsSent(path, want))) }
 	}
 	var groups []struct {
 		ID        int64  `json:"id"`
@@ -267,6 +267,24 @@ func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path 
 		}
 		return remask(scimNamesAsSent(path, want))
 	}
+}
+
+// sessionPersonaNamed states, in a recorded session (GET
+// /chat/get-chat-session), the name of its assistant: fixtures recorded
+// before it was told gave every session the default assistant's name.
+func sessionPersonaNamed(t *testing.T, e *env, admin user, path string, want any) any {
+	t.Helper()
+	s, ok := want.(map[string]any)
+	id, _ := s["persona_id"].(float64)
+	if !ok || !strings.HasPrefix(path, "/chat/get-chat-session/") || id == quarry.DefaultPersonaID {
+		return want
+	}
+	var p struct {
+		Name string `json:"name"`
+	}
+	e.do(admin, "GET", fmt.Sprintf("/persona/%d", int64(id)), nil).decode(t, &p)
+	s["persona_name"] = p.Name
+	return want
 }
 
 // remasked maps the masks the fixtures recorded of their secrets shorter
@@ -573,7 +591,7 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	}
 	wikiPair := pair(admin, wiki, wikiCred, map[string]any{"name": "wiki", "access_type": "public"})
 	chatPair := pair(admin, chat, chatCred, map[string]any{"name": "chat", "access_type": "private", "groups": []int64{eng, sales}})
-	pair(admin, chat, syncCred, map[string]any{"name": "chat sync", "access_type": "sync"})
+	syncPair := pair(admin, chat, syncCred, map[string]any{"name": "chat sync", "access_type": "sync"})
 	drivePair := pair(curator, drive, driveCred, map[string]any{"name": "drive", "access_type": "private", "groups": []int64{eng}})
 	// cc-pair status and versions (schema 00004): a paused pair, a renamed one.
 	e.do(admin, "PUT", fmt.Sprintf("/manage/admin/cc-pair/%d/status", chatPair), map[string]any{"status": "PAUSED"}).decode(t, new(any))
@@ -942,6 +960,9 @@ func upgradeSeed(s *ssoEnv) (tokens, oauthSecrets map[string]string) {
 	e.do(admin, "PUT", "/admin/llm/provider?is_creation=true", fmt.Sprintf(`{"name":"drive model","provider":"openai_compatible",
 		"api_key":"sk-upgrade-drive-0123456789abcdef","api_base":%q,"is_public":true,"personas":[%d],
 		"model_configurations":[{"name":"drive-llama","is_visible":true,"max_input_tokens":4096}]}`, model.BaseURL(), helper)).decode(t, new(any))
+	// Since 00028: permission syncing. A permission sync asked for on the
+	// sync pair of Slack.
+	e.do(admin, "POST", fmt.Sprintf("/manage/admin/cc-pair/%d/sync-permissions", syncPair), nil).decode(t, new(any))
 	return tokens, oauthSecrets
 }
 
@@ -988,6 +1009,8 @@ func upgradeReads(e *env, tokens map[string]string) []storetest.Response {
 	ask("admin", "/manage/admin/connector/status").decode(t, &pairs)
 	for _, p := range pairs {
 		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d", p.ID))
+		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/sync-permissions", p.ID))
+		ask("admin", fmt.Sprintf("/manage/admin/cc-pair/%d/sync-groups", p.ID))
 	}
 	ask("admin", "/manage/admin/connector/status?source=slack&access_type=sync")
 	each("admin", "/manage/connector", "/manage/connector")
