@@ -228,7 +228,9 @@ func TestUpgrade(t *testing.T) {
 func expectedChanges(t *testing.T, e *env, admin user, version int64) func(path string, want any) any {
 	t.Helper()
 	if version >= 8 {
-		return func(path string, want any) any { return sessionPersonaNamed(t, e, admin, path, remask(scimNamesAsSent(path, want))) }
+		return func(path string, want any) any {
+			return sessionPersonaNamed(t, e, admin, path, remask(scimNamesAsSent(path, want)))
+		}
 	}
 	var groups []struct {
 		ID        int64  `json:"id"`
