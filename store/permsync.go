@@ -218,8 +218,9 @@ func (tx *Tx) endSync(ctx context.Context, a *quarry.IndexAttempt, k quarry.Atte
 // see the pair (quarry.ErrPruneNotFound, Onyx's words for both), whose
 // documents must not be pushed to it (quarry.ErrNotSyncable), and no sync
 // of the kind may be waiting or running (quarry.ErrPermissionSyncInProgress,
-// quarry.ErrGroupSyncInProgress). Like Onyx, it does not ask for a pair of
-// access type sync: a sync of another pair changes nothing search reads.
+// quarry.ErrGroupSyncInProgress). Like Onyx, it does not require the pair
+// to be of access type sync: a sync of another pair changes nothing search
+// reads.
 // The pair is then due for the sync at once, or as soon as its live
 // attempt ends, or it is resumed.
 func (db *DB) RequestSync(ctx context.Context, c *quarry.Caller, id int64, k quarry.AttemptKind) error {

@@ -37,6 +37,7 @@ const (
 	confluenceMaxWait     = 60 * time.Second
 	confluenceTimeout     = 60 * time.Second // One call.
 	confluenceMaxAnswer   = 32 << 20         // One answer's bytes.
+	confluenceMaxPages    = 100000           // Pages of one listing.
 	confluenceUnknownUser = "Unknown Confluence User"
 	// ConfluenceAllUsersGroup is the group of every Confluence user the
 	// group sync found with an email, which Onyx's Cloud group sync adds
@@ -525,9 +526,13 @@ func confluenceMessage(body []byte) string {
 
 // confluenceList reads a listing of T from path, calling f with each
 // page's results, following _links.next; a page without results ends it,
-// as Onyx's _paginate_url.
+// as Onyx's _paginate_url, and so do confluenceMaxPages pages (an error: a
+// server whose next link never ends would hold the attempt for ever).
 func confluenceList[T any](ctx context.Context, c *Confluence, what, path string, f func(results []T) error) error {
-	for path != "" {
+	for pages := 0; path != ""; pages++ {
+		if pages == confluenceMaxPages {
+			return fmt.Errorf("Confluence at %s gave more than %d pages (%s)", c.base, confluenceMaxPages, what)
+		}
 		var page confluencePage[T]
 		if err := c.get(ctx, what, path, &page); err != nil {
 			return err

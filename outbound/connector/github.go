@@ -171,17 +171,27 @@ func newGitHub(config, credential json.RawMessage, env *Env) (*GitHub, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	hc.Transport = &ghBoundedTransport{next: next}
-	api := github.NewClient(&hc).WithAuthToken(strings.TrimSpace(cred.Token))
+	hc.Transport = &ghBoundedTransport{next: next, host: u.Host, auth: "Bearer " + strings.TrimSpace(cred.Token)}
+	api := github.NewClient(&hc)
 	api.BaseURL = u
 	return &GitHub{cfg: c, names: names, api: api, base: u.Redacted(), env: env,
 		users: map[string]*github.User{}, members: map[string]bool{}, access: map[int64]*quarry.ExternalAccess{}}, nil
 }
 
-// ghBoundedTransport bounds what is read of each answer to ghAnswerMaxLen.
-type ghBoundedTransport struct{ next http.RoundTripper }
+// ghBoundedTransport puts the token on the requests to the API's own host
+// only (go-github's WithAuthToken would put it on every request, a
+// redirect's to another host too, after the client took it off), and
+// bounds what is read of each answer to ghAnswerMaxLen.
+type ghBoundedTransport struct {
+	next       http.RoundTripper
+	host, auth string // The API's host, and the Authorization its requests carry.
+}
 
 func (t *ghBoundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if strings.EqualFold(req.URL.Host, t.host) {
+		req = req.Clone(req.Context())
+		req.Header.Set("Authorization", t.auth)
+	}
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		return nil, err

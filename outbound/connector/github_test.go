@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -646,4 +648,44 @@ func BenchmarkGitHubPermissions(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*2*n)/b.Elapsed().Seconds(), "entries/s")
 	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
+}
+
+// The token goes to the API's host only: an answer that redirects to
+// another host (a proxy before GitHub Enterprise Server gone wrong) does
+// not carry it there.
+func TestGitHubTokenStaysOnItsHost(t *testing.T) {
+	var seen []string
+	var mu sync.Mutex
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+	}))
+	defer other.Close()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+ghTestToken {
+			t.Errorf("the API's host got Authorization %q", r.Header.Get("Authorization"))
+		}
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer api.Close()
+	b, _ := json.Marshal(map[string]any{"repo_owner": "test-org", "repositories": "public-repo"})
+	cred, _ := json.Marshal(map[string]string{"github_access_token": ghTestToken})
+	c, err := NewRegistry().Open(GitHubSource, b, cred, &Env{HTTP: api.Client(), Now: time.Now, Log: slog.New(slog.DiscardHandler),
+		Endpoints: Endpoints{GitHubSource: api.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghRun(t, c, all())
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the redirect was not followed")
+	}
+	for _, a := range seen {
+		if a != "" {
+			t.Errorf("the other host got Authorization %q", a)
+		}
+	}
 }
