@@ -561,6 +561,8 @@ class AttemptProgress(BaseModel):
     failures: Annotated[list[dict[str, Any]], Field(max_length=1000)] = []
     checkpoint: Optional[dict[str, Any]] = None
     document_ids: Annotated[list[str], Field(max_length=1000)] = []
+    access: Annotated[list[dict[str, Any]], Field(max_length=1000)] = []
+    groups: Annotated[list[dict[str, Any]], Field(max_length=1000)] = []
 
 
 class AttemptCredential(BaseModel):
@@ -1962,6 +1964,9 @@ def corpus():
     case("progressReport", "items not objects", body={"documents": [1, {"id": "a"}], "failures": [None]}, path={"attempt_id": "1"})
     case("progressReport", "listed ids", body={"document_ids": ["a", "b"]}, path={"attempt_id": "1"})
     case("progressReport", "listed ids not strings", body={"document_ids": [1, None, "a"]}, path={"attempt_id": "1"})
+    case("progressReport", "access and groups", body={"access": [{"document_id": "a"}], "groups": [{"id": "g", "user_emails": []}]},
+         path={"attempt_id": "1"})
+    case("progressReport", "access and groups not objects", body={"access": [1], "groups": "x"}, path={"attempt_id": "1"})
     case("progressReport", "lists at the maximum", body={"documents": [{}] * 1000, "failures": [{}] * 1000,
                                                           "document_ids": ["d"] * 1000}, path={"attempt_id": "1"})
     case("progressReport", "lists past the maximum", body={"documents": [{}] * 1001, "failures": [1] * 1001,
