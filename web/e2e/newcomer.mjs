@@ -91,7 +91,7 @@ await story.run(async () => {
   await admin.locator('#connector-source').selectOption('slack');
   await admin.locator('#connector-name').fill('chat');
   await admin.getByLabel('Channels (optional)', { exact: true }).fill('Support\n#General');
-  await admin.getByLabel('Include bot messages (optional)').check();
+  await admin.getByLabel('Include bot messages', { exact: true }).check();
   await view(admin, 'connector-slack');
   await admin.getByRole('button', { name: 'Create connector' }).click();
   await admin.waitForURL(/#connector\/\d+$/);
@@ -100,7 +100,7 @@ await story.run(async () => {
   const slack = await (await fetch(`${url}manage/connector/${slackID}`, { headers: { Authorization: `Bearer ${adminKey}` } })).json();
   check(JSON.stringify(slack.connector_specific_config) === JSON.stringify({ channels: ['support', '#general'], channel_regex_enabled: false,
     exclude_channel_regex_enabled: false, include_bot_messages: true }), `the Slack configuration: ${JSON.stringify(slack.connector_specific_config)}`);
-  check(await admin.getByLabel('Include bot messages (optional)').isChecked(), 'the checkbox kept');
+  check(await admin.getByLabel('Include bot messages', { exact: true }).isChecked(), 'the checkbox kept');
 
   // 3. A credential is offered its source's keys; its password shows nothing.
   story.step = 'IMAP credential';
