@@ -14,12 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-github/v75/github"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/pyrepr"
 )
 
 // GitHubSource is the source of the GitHub connector.
@@ -780,12 +780,12 @@ func (g *GitHub) userInfo(ctx context.Context, u *github.User) string {
 		}
 		g.users[login] = full
 	}
-	parts := []string{pyStr("login") + ": " + pyStr(login)}
+	parts := []string{pyrepr.Quote("login") + ": " + pyrepr.Quote(login)}
 	if full != nil && full.Name != nil {
-		parts = append(parts, pyStr("name")+": "+pyStr(*full.Name))
+		parts = append(parts, pyrepr.Quote("name")+": "+pyrepr.Quote(*full.Name))
 	}
 	if full != nil && full.Email != nil {
-		parts = append(parts, pyStr("email")+": "+pyStr(*full.Email))
+		parts = append(parts, pyrepr.Quote("email")+": "+pyrepr.Quote(*full.Email))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -814,41 +814,6 @@ func pyTime(t time.Time) string {
 		return t.Format("2006-01-02 15:04:05.000000") + "+00:00"
 	}
 	return t.Format("2006-01-02 15:04:05") + "+00:00"
-}
-
-// pyStr is repr() of a Python str: single quotes, or double quotes when
-// it has a single quote and no double one; backslashes, the quote and
-// what is not printable escaped.
-func pyStr(s string) string {
-	q := '\''
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteRune(q)
-	for _, r := range s {
-		switch {
-		case r == '\\' || r == q:
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == ' ' || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x10000:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteRune(q)
-	return b.String()
 }
 
 // ---- Access and groups (Onyx's EE github/utils.py).

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/pyrepr"
 	"github.com/quarryhq/quarry/outbound/connector/githubtest"
 )
 
@@ -540,8 +541,8 @@ func TestPyStr(t *testing.T) {
 		"plain": `'plain'`, "O'Brien": `"O'Brien"`, `say "hi"`: `'say "hi"'`, `it's "x"`: `'it\'s "x"'`,
 		"a\\b": `'a\\b'`, "tab\there\n": `'tab\there\n'`, "é 中": `'é 中'`, "\x00\u00a0": `'\x00\xa0'`,
 	} {
-		if got := pyStr(in); got != want {
-			t.Errorf("pyStr(%q) = %s, want %s", in, got, want)
+		if got := pyrepr.Quote(in); got != want {
+			t.Errorf("pyrepr.Quote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
