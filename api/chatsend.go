@@ -344,11 +344,10 @@ func (s *Server) answerStreamed(w http.ResponseWriter, r *http.Request, loop *ch
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	var gone bool
-	line := func(v any) {
+	send := func(b []byte, err error) {
 		if gone {
 			return
 		}
-		b, err := pythonJSONLine(v)
 		if err == nil {
 			_, err = w.Write(b)
 		}
@@ -360,6 +359,16 @@ func (s *Server) answerStreamed(w http.ResponseWriter, r *http.Request, loop *ch
 			cancel() // The client went away: the model's call is cut.
 		}
 	}
+	line := func(v any) { send(pythonJSONLine(v)) }
+	var delta []byte // The answer's pieces, written without reflection.
+	packet := func(p chat.Packet) {
+		if d, ok := p.Obj.(chat.MessageDelta); ok {
+			delta = appendDeltaLine(delta[:0], p.Placement, d.Content)
+			send(delta, nil)
+			return
+		}
+		line(streamed(p))
+	}
 	if t.NewSession {
 		line(createChatSessionID{t.Session.ID, false})
 	}
@@ -367,7 +376,7 @@ func (s *Server) answerStreamed(w http.ResponseWriter, r *http.Request, loop *ch
 		UserMessageID              int64 `json:"user_message_id"`
 		ReservedAssistantMessageID int64 `json:"reserved_assistant_message_id"`
 	}{t.Question.ID, t.AnswerID})
-	res, err := loop.Run(ctx, turn, func(p chat.Packet) { line(streamed(p)) })
+	res, err := loop.Run(ctx, turn, packet)
 	err = s.runError(ctx, err)
 	if err != nil && !errors.Is(ctx.Err(), context.Canceled) {
 		line(answerFailure(err))

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/chat"
@@ -370,4 +372,73 @@ func replayPackets(m *quarry.ChatMessage) []packet {
 		reason = "user_cancelled"
 	}
 	return append(out, at(final, 0, wireObj(chat.Stop{Reason: reason})))
+}
+
+// appendDeltaLine appends the stream's line of a message_delta packet at
+// placement at with content text: what pythonJSONLine(streamed(p)) makes
+// of it, written directly. An answer's text comes as many small pieces, a
+// line each, and encoding/json's reflection then pythonJSONLine's second
+// pass were most of each line's cost; TestAppendDeltaLine holds the two
+// to the same bytes.
+func appendDeltaLine(dst []byte, at chat.Placement, text string) []byte {
+	dst = append(dst, `{"placement": {"turn_index": `...)
+	dst = strconv.AppendInt(dst, int64(at.Turn), 10)
+	dst = append(dst, `, "tab_index": `...)
+	dst = strconv.AppendInt(dst, int64(at.Tab), 10)
+	dst = append(dst, `, "sub_turn_index": null, "model_index": 0}, "obj": {"type": "message_delta", "content": `...)
+	dst = appendPythonString(dst, text)
+	return append(dst, "}}\n"...)
+}
+
+// appendPythonString appends s as a JSON string as Python's json.dumps
+// writes it (ensure_ascii: every character past ASCII, and DEL, as \u
+// escapes, UTF-16 surrogates past U+FFFF); invalid UTF-8 becomes U+FFFD,
+// as encoding/json makes it.
+func appendPythonString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	u := func(dst []byte, r rune) []byte {
+		return append(dst, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			j := i + 1
+			for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f && s[j] != '"' && s[j] != '\\' {
+				j++
+			}
+			dst = append(dst, s[i:j]...)
+			i = j
+			continue
+		}
+		if c < utf8.RuneSelf {
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = u(dst, rune(c))
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= 0x10000 {
+			a, b := utf16.EncodeRune(r)
+			dst = u(u(dst, a), b)
+		} else {
+			dst = u(dst, r)
+		}
+		i += n
+	}
+	return append(dst, '"')
 }

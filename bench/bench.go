@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,10 @@ type Options struct {
 	Version string
 	// Progress receives the progress lines, if not nil.
 	Progress io.Writer
+	// CPUProfile, if not nil, receives a CPU profile (runtime/pprof) of
+	// the whole process while the server is loaded (not while seeding,
+	// nor during the floor).
+	CPUProfile io.Writer
 }
 
 // Server is how the in-process server and the floor are set up: with the
@@ -147,7 +152,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		debug.FreeOSMemory()
 		rep.setupPeakRSS()
 	}
+	if o.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(o.CPUProfile); err != nil {
+			return nil, fmt.Errorf("bench: the CPU profile: %w", err)
+		}
+	}
 	server, err := w.load(ctx, "server", sys.base, &o, sc)
+	if o.CPUProfile != nil {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return nil, err
 	}

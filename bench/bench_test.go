@@ -295,7 +295,8 @@ func TestSearchOp(t *testing.T) {
 // document; none fails. A second run on the same corpus narrows each
 // message's search to the corpus's document set (-document-set, in
 // internal_search_filters), and its messages still cite. The figures are
-// docs/benchmarks.md's.
+// docs/benchmarks.md's. Each run writes a CPU profile of its load
+// (-cpuprofile).
 func TestChatOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: loads 2,000 documents")
@@ -304,12 +305,16 @@ func TestChatOp(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			server := testServer() // One key for both runs: the corpus's secrets open.
 			for i, set := range []bool{false, true} {
-				var progress bytes.Buffer
+				var progress, profile bytes.Buffer
 				rep, err := Run(context.Background(), Options{Pairs: 1, DB: url, Tools: 1, Clients: 4, Duration: 2 * time.Second,
-					Op: Chat, SearchDocs: 2000, DocumentSet: set, Progress: &progress, Version: "test", Server: server})
+					Op: Chat, SearchDocs: 2000, DocumentSet: set, Progress: &progress, Version: "test", Server: server, CPUProfile: &profile})
 				t.Logf("%s", progress.String())
 				if err != nil {
 					t.Fatal(err)
+				}
+				// -cpuprofile: a profile of the load, gzipped as runtime/pprof writes it.
+				if !bytes.HasPrefix(profile.Bytes(), []byte{0x1f, 0x8b}) {
+					t.Errorf("run %d: the CPU profile is %d bytes, not gzipped: %.20q", i, profile.Len(), profile.Bytes())
 				}
 				cr := rep.Chat
 				if cr == nil || len(rep.Results) != 2 || rep.Search != nil {

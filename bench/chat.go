@@ -374,12 +374,24 @@ func stepChat(c *client, measure bool) {
 	var firstText, queries, documents time.Time
 	cited := false
 	var failed string
+	// The lines are only kept and stamped as they come; they are decoded
+	// after the message's end, so that the client's decoding (the search's
+	// documents are a line of kilobytes) is not counted as Quarry's time.
+	var lines [][]byte
+	var arrived []time.Time
 	start := time.Now()
 	ok := c.send(chatSeries, chatSendPath, cw.messageBody(id, cw.queries[c.rng.IntN(len(cw.queries))], n), measure, func(r io.Reader) error {
-		lines := bufio.NewScanner(r)
-		lines.Buffer(make([]byte, 64<<10), 8<<20)
-		for lines.Scan() {
-			at := time.Now()
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 8<<20)
+		for sc.Scan() {
+			arrived = append(arrived, time.Now())
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+		}
+		return sc.Err()
+	}, auth...)
+	whole := time.Since(start)
+	if ok {
+		for i, line := range lines {
 			var v struct {
 				Error *string `json:"error"`
 				Obj   struct {
@@ -387,9 +399,11 @@ func stepChat(c *client, measure bool) {
 					Content string `json:"content"`
 				} `json:"obj"`
 			}
-			if err := json.Unmarshal(lines.Bytes(), &v); err != nil {
-				return fmt.Errorf("a line that is not JSON: %w", err)
+			if err := json.Unmarshal(line, &v); err != nil {
+				c.ph.errs.add(c.ph.name, chatSeries.name, "POST", chatSendPath, 0, "reading the answer: a line that is not JSON: "+err.Error())
+				return
 			}
+			at := arrived[i]
 			switch {
 			case v.Error != nil:
 				failed = *v.Error
@@ -403,9 +417,7 @@ func stepChat(c *client, measure bool) {
 				cited = true
 			}
 		}
-		return lines.Err()
-	}, auth...)
-	whole := time.Since(start)
+	}
 	if !ok {
 		return
 	}

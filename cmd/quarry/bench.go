@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ var benchServerSettings = []string{"mask-credentials", "max-body-bytes", "db-tim
 func runBench(ctx context.Context, env *environment, args []string) error {
 	var o bench.Options
 	var jsonOut bool
+	var cpuProfile string
 	cfg, fs, err := loadConfig("bench", args, env, func(fs *flag.FlagSet) {
 		fs.Usage = func() {
 			fmt.Fprintln(fs.Output(), "Usage: quarry bench [flags]\n\nLoad a seeded in-process server (or a running one, -target) and the HTTP floor; see docs/benchmarks.md.\n\nFlags:")
@@ -47,6 +49,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		fs.IntVar(&o.SearchDocs, "search-docs", 1_000_000, fmt.Sprintf("documents of -op search's corpus (one chunk each), 1 to %d (-op chat: %d unless given)", bench.MaxSearchDocs, bench.DefaultChatDocs))
 		fs.BoolVar(&o.DocumentSet, "document-set", false, "-op search, -op chat: narrow each search to the corpus's document set, which holds every pair (search's filters.document_set, chat's internal_search_filters), to measure the filter's cost")
 		fs.BoolVar(&jsonOut, "json", false, "print one JSON object instead of the text report")
+		fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the bench process, the in-process server's load only, to this file")
 	}, benchServerSettings...)
 	if err != nil {
 		return err
@@ -99,6 +102,14 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		Log:  log,
 		HTTP: cfg.httpServer,
 		Keys: func() (*store.Keyring, error) { return benchKeyring(cfg) },
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		o.CPUProfile = f
 	}
 	o.Progress = env.stdout
 	if jsonOut {
