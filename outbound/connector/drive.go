@@ -356,7 +356,7 @@ func (d *GoogleDrive) token(user string) (string, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return "", fmt.Errorf("Google's token endpoint at %s (a token for %s): %w", d.tokenURL, user, err)
+		return "", fmt.Errorf("Google's token endpoint at %s (a token for %s): %w", d.tokenURL, d.who(user), err)
 	}
 	var body struct {
 		Error       string `json:"error"`
@@ -370,7 +370,7 @@ func (d *GoogleDrive) token(user string) (string, error) {
 		}
 	}
 	status := re.Response.StatusCode
-	line := fmt.Sprintf("Google's token endpoint at %s answered %d %s (a token for %s): %s", d.tokenURL, status, http.StatusText(status), user, msg)
+	line := fmt.Sprintf("Google's token endpoint at %s answered %d %s (a token for %s): %s", d.tokenURL, status, http.StatusText(status), d.who(user), msg)
 	if status == http.StatusBadRequest || status == http.StatusUnauthorized || status == http.StatusForbidden {
 		err = &CredentialError{Reason: line}
 		d.mu.Lock()
@@ -379,6 +379,16 @@ func (d *GoogleDrive) token(user string) (string, error) {
 		return "", err
 	}
 	return "", errors.New(line)
+}
+
+// who names user in errors: "the primary admin" for google_primary_admin,
+// which is a value of the credential (and so masked in what the worker
+// reports), the email otherwise.
+func (d *GoogleDrive) who(user string) string {
+	if user == d.admin {
+		return "the primary admin"
+	}
+	return user
 }
 
 // driveStatusError is the error of an API answer with an error status
@@ -449,7 +459,7 @@ func (d *GoogleDrive) get(ctx context.Context, user, what, path string, query ur
 			return body, nil
 		}
 		msg, reason := googleMessage(body)
-		line := fmt.Sprintf("Google at %s answered %d %s (%s as %s): %s", d.api, status, http.StatusText(status), what, user, msg)
+		line := fmt.Sprintf("Google at %s answered %d %s (%s as %s): %s", d.api, status, http.StatusText(status), what, d.who(user), msg)
 		limited := status == http.StatusTooManyRequests || (status == http.StatusForbidden && (reason == "userRateLimitExceeded" || reason == "rateLimitExceeded"))
 		switch {
 		case status == http.StatusUnauthorized:
@@ -547,7 +557,8 @@ func timeFilter(w *Window) string {
 	if w == nil {
 		return ""
 	}
-	return " and modifiedTime >= '" + w.Start.UTC().Format(time.RFC3339) + "' and modifiedTime <= '" + w.End.UTC().Format(time.RFC3339) + "'"
+	const layout = "2006-01-02T15:04:05.999999Z07:00" // Python's isoformat, to the microsecond.
+	return " and modifiedTime >= '" + w.Start.UTC().Format(layout) + "' and modifiedTime <= '" + w.End.UTC().Format(layout) + "'"
 }
 
 // list calls file with each file of a files.list of query as user, page

@@ -168,7 +168,7 @@ func TestGoogleDriveRefused(t *testing.T) {
 	d := driveOpen(t, s, driveAll, other)
 	err = d.Poll(context.Background(), everything(), &recorder{})
 	var ce *CredentialError
-	want := "Google's token endpoint at " + s.TokenURL() + " answered 400 Bad Request (a token for admin@example.com): invalid_grant: Invalid JWT Signature."
+	want := "Google's token endpoint at " + s.TokenURL() + " answered 400 Bad Request (a token for the primary admin): invalid_grant: Invalid JWT Signature."
 	if !errors.As(err, &ce) || ce.Reason != want {
 		t.Fatalf("error %v, want a credential error %q", err, want)
 	}
