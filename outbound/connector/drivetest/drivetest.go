@@ -367,9 +367,12 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		Iat   int64  `json:"iat"`
 		Exp   int64  `json:"exp"`
 	}
-	hb, err1 := base64.RawURLEncoding.DecodeString(parts[0])
-	cb, err2 := base64.RawURLEncoding.DecodeString(parts[1])
-	sig, err3 := base64.RawURLEncoding.DecodeString(parts[2])
+	// base64url with or without its padding: google-auth pads, Go's
+	// x/oauth2 does not, Google takes both.
+	dec := func(s string) ([]byte, error) { return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "=")) }
+	hb, err1 := dec(parts[0])
+	cb, err2 := dec(parts[1])
+	sig, err3 := dec(parts[2])
 	if err1 != nil || err2 != nil || err3 != nil || json.Unmarshal(hb, &header) != nil || json.Unmarshal(cb, &claims) != nil {
 		fail(400, "invalid_grant", "Invalid JWT: the assertion is not base64url JSON.")
 		return
