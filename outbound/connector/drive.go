@@ -1047,6 +1047,11 @@ func (d *GoogleDrive) Permissions(ctx context.Context, access func(ctx context.C
 		if f.WebViewLink == "" {
 			return nil
 		}
+		if d.cfg.ExcludeDomainLinkOnly {
+			if perms, err := d.permissions(ctx, f, user); err == nil && linkOnly(perms) {
+				return nil
+			}
+		}
 		a, err := d.access(ctx, f, user)
 		if err != nil {
 			return err

@@ -248,3 +248,42 @@ func BenchmarkGoogleDrivePermissions(b *testing.B) {
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "entries/s")
 	b.ReportMetric(float64((s.ServeTime()-served).Milliseconds())/float64(b.N), "sim-ms/op")
 }
+
+// An OAuth credential (google_tokens, as Onyx keeps it: a JSON string of
+// an authorized user's tokens, the access token expired) reads as its
+// one user: the token refreshed at the endpoint, then that user's files
+// and those shared with them; a revoked refresh token is refused with
+// Google's answer.
+func TestGoogleDriveOAuth(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	open := func(refresh string) *GoogleDrive {
+		tokens, _ := json.Marshal(map[string]string{"token": "ya29.expired", "refresh_token": refresh, "client_id": drivetest.OAuthClientID,
+			"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
+		cb, _ := json.Marshal(map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"})
+		c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true,"include_files_shared_with_me":true}`), cb,
+			&Env{HTTP: http.DefaultClient, Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _ := As[*GoogleDrive](c)
+		return d
+	}
+	rec := &recorder{}
+	if err := open(s.AddOAuthUser(drivetest.Bob)).Poll(context.Background(), everything(), rec); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range rec.docs {
+		names = append(names, d.SemanticIdentifier)
+	}
+	slices.Sort(names)
+	if want := []string{"Budget", "Roadmap", "notes.txt"}; !slices.Equal(names, want) {
+		t.Errorf("Bob's documents %q, want %q", names, want)
+	}
+	err := open("1//revoked").Poll(context.Background(), everything(), &recorder{})
+	var ce *CredentialError
+	want := "Google's token endpoint at " + s.TokenURL() + " answered 400 Bad Request (a token for the primary admin): invalid_grant: Token has been expired or revoked."
+	if !errors.As(err, &ce) || ce.Reason != want {
+		t.Errorf("error %v, want a credential error %q", err, want)
+	}
+}

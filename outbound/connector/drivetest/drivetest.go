@@ -117,6 +117,7 @@ type Server struct {
 	drives   []*Drive
 	files    []*File
 	tokens   map[string]token
+	refresh  map[string]string // Refresh tokens: their user.
 	limited  int
 	requests []string
 	queries  []string
@@ -151,7 +152,7 @@ const ClientEmail = "quarry-indexer@quarry-test.iam.gserviceaccount.com"
 
 // New starts an empty simulator of domain that trusts Key().
 func New(t testing.TB, domain string) *Server {
-	s := &Server{Domain: domain, PageSize: 2, key: Key(), keyID: "3f2a5c7e0b1d", groups: map[string][]string{}, tokens: map[string]token{}}
+	s := &Server{Domain: domain, PageSize: 2, key: Key(), keyID: "3f2a5c7e0b1d", groups: map[string][]string{}, tokens: map[string]token{}, refresh: map[string]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -346,6 +347,21 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		fail(400, "invalid_request", "Invalid request.")
 		return
 	}
+	if r.PostForm.Get("grant_type") == "refresh_token" {
+		// An authorized user's refresh (OAuth): the client and the
+		// refresh token AddOAuthUser made.
+		user, ok := s.refresh[r.PostForm.Get("refresh_token")]
+		switch {
+		case r.PostForm.Get("client_id") != OAuthClientID || r.PostForm.Get("client_secret") != OAuthClientSecret:
+			fail(401, "invalid_client", "The OAuth client was not found.")
+		case !ok:
+			fail(400, "invalid_grant", "Token has been expired or revoked.")
+		default:
+			t := s.newToken(user, Scopes)
+			writeJSON(w, map[string]any{"access_token": t, "expires_in": 3599, "token_type": "Bearer", "scope": strings.Join(Scopes, " ")})
+		}
+		return
+	}
 	if r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" {
 		fail(400, "unsupported_grant_type", "Invalid grant_type: "+r.PostForm.Get("grant_type"))
 		return
@@ -402,11 +418,32 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 		fail(401, "unauthorized_client", "Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested.")
 		return
 	}
+	writeJSON(w, map[string]any{"access_token": s.newToken(claims.Sub, scopes), "expires_in": 3599, "token_type": "Bearer"})
+}
+
+// newToken makes an access token of user with scopes.
+func (s *Server) newToken(user string, scopes []string) string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
 	t := "ya29.sim-" + base64.RawURLEncoding.EncodeToString(b)
-	s.tokens[t] = token{subject: claims.Sub, scopes: scopes}
-	writeJSON(w, map[string]any{"access_token": t, "expires_in": 3599, "token_type": "Bearer"})
+	s.tokens[t] = token{subject: user, scopes: scopes}
+	return t
+}
+
+// The OAuth client whose refresh tokens the token endpoint takes.
+const (
+	OAuthClientID     = "1234567890-sim.apps.googleusercontent.com"
+	OAuthClientSecret = "GOCSPX-sim-client-secret"
+)
+
+// AddOAuthUser returns a refresh token of user (one of the domain's)
+// for OAuthClientID, as Google's consent gives one.
+func (s *Server) AddOAuthUser(user string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := "1//sim-refresh-" + strings.NewReplacer("@", "-", ".", "-").Replace(user)
+	s.refresh[t] = user
+	return t
 }
 
 // page returns the page of n items that pageToken (an offset) starts,
