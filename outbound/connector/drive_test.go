@@ -228,7 +228,7 @@ func BenchmarkGoogleDrivePermissions(b *testing.B) {
 			owner = drivetest.Bob
 		}
 		s.AddFile(drivetest.File{ID: fmt.Sprintf("1Perm%05d", i), Name: fmt.Sprintf("Doc %d", i), MimeType: drivetest.DocType, Owner: owner,
-			Modified: drivetest.Created.Add(time.Duration(i) * time.Second),
+			Modified:    drivetest.Created.Add(time.Duration(i) * time.Second),
 			Permissions: []drivetest.Permission{{Type: "user", Email: drivetest.Carol}, {Type: "group", Email: drivetest.Eng}, {Type: "domain", Domain: drivetest.Domain}}})
 	}
 	served := s.ServeTime()
