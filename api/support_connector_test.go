@@ -18,7 +18,7 @@ import (
 // registry the workers use, for those who make connectors.
 func TestConnectorSources(t *testing.T) {
 	c := newFxCast(t)
-	const sources = `{"sources":["confluence","file","github","imap","jira","mediawiki","mock_connector","slack","web","wikipedia"]}`
+	const sources = `{"sources":["confluence","file","github","google_drive","imap","jira","mediawiki","mock_connector","slack","web","wikipedia"]}`
 	for _, tt := range []struct {
 		name   string
 		u      user

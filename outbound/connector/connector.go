@@ -260,16 +260,17 @@ type Registry struct {
 // NewRegistry returns the registry of the connectors Quarry has.
 func NewRegistry() *Registry {
 	return &Registry{bySource: map[quarry.DocumentSource]Constructor{
-		MockSource:       NewMock,
-		WebSource:        NewWeb,
-		ImapSource:       NewImap,
-		MediaWikiSource:  NewMediaWiki,
-		WikipediaSource:  NewWikipedia,
-		FileSource:       NewFile,
-		SlackSource:      NewSlack,
-		GitHubSource:     NewGitHub,
-		ConfluenceSource: NewConfluence,
-		JiraSource:       NewJira,
+		MockSource:        NewMock,
+		WebSource:         NewWeb,
+		ImapSource:        NewImap,
+		MediaWikiSource:   NewMediaWiki,
+		WikipediaSource:   NewWikipedia,
+		FileSource:        NewFile,
+		SlackSource:       NewSlack,
+		GitHubSource:      NewGitHub,
+		ConfluenceSource:  NewConfluence,
+		JiraSource:        NewJira,
+		GoogleDriveSource: NewGoogleDrive,
 	}}
 }
 

@@ -268,6 +268,14 @@ try {
   await press(ada, '#connector-save', { name: 'Create connector' });
   await ada.locator('#connector-error', { hasText: 'Include pull requests, issues or documents: at least one.' }).waitFor();
   await view(ada, 'connector-new-github-invalid');
+  // The Google Drive form: Onyx's fields, something to index asked for
+  // (not saved here).
+  await choose(ada, '#connector-source', 'Google Drive', 'google_drive');
+  const gdField = (key) => `#connector-config [data-key="${key}"]`;
+  await ada.locator(gdField('shared_folder_urls')).waitFor();
+  await press(ada, '#connector-save', { name: 'Create connector' });
+  await ada.locator('#connector-error', { hasText: 'Include shared drives, My Drives or files shared with you, or name drives, folders or My Drive emails: at least one.' }).waitFor();
+  check(await ada.evaluate((sel) => document.activeElement === document.querySelector(sel), gdField('include_shared_drives')), 'the shared drives box takes the focus');
   // A second connector, for a pair no group shares: a web connector,
   // made with the keyboard through the web form, whose fields are
   // checked before saving.

@@ -53,7 +53,7 @@ await story.run(async () => {
   const groups = await admin.$$eval('#connector-source optgroup', (gs) => gs.map((g) => ({
     label: g.label, values: [...g.querySelectorAll('option')].map((o) => o.value) })));
   check(groups.length === 3 && groups[0].label === 'Indexed by Quarry' &&
-    groups[0].values.join() === 'confluence,imap,file,github,jira,mediawiki,mock_connector,slack,web,wikipedia', `the picker's groups: ${JSON.stringify(groups)}`);
+    groups[0].values.join() === 'confluence,imap,file,github,google_drive,jira,mediawiki,mock_connector,slack,web,wikipedia', `the picker's groups: ${JSON.stringify(groups)}`);
   check(groups[1].values.join() === 'ingestion_api' && groups[2].values.includes('notion') &&
     groups.reduce((n, g) => n + g.values.length, 0) === 55, 'every source is offered, once');
   check((await text(admin, '#connector-source-hint')).startsWith('Quarry indexes Web:'), 'the hint of the default source');

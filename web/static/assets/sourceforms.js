@@ -73,6 +73,29 @@ const forms = {
     check: (c) => (c.project_key !== undefined && c.jql_query !== undefined
       ? { key: 'jql_query', msg: 'Give a project key or a JQL query, not both.' } : null),
   },
+  google_drive: {
+    intro: 'Files of Google Drive: Google Docs, Sheets and Slides exported as text, other files (PDF, Word, PowerPoint, text, CSV, HTML) downloaded. ' +
+      'Its credential holds google_service_account_key (the JSON key of a service account with domain-wide delegation), google_primary_admin ' +
+      '(a Workspace administrator\'s email, whom the account impersonates) and authentication_method "uploaded". To create it: in the Google Cloud ' +
+      'console, enable the Google Drive API and the Admin SDK API, create a service account and a JSON key for it; in the Workspace admin console ' +
+      '(Security, Access and data control, API controls, Domain-wide delegation), add its client ID with the scopes ' +
+      'https://www.googleapis.com/auth/drive.readonly, https://www.googleapis.com/auth/drive.metadata.readonly, ' +
+      'https://www.googleapis.com/auth/admin.directory.group.readonly and https://www.googleapis.com/auth/admin.directory.user.readonly ' +
+      '(docs/operations.md, "google_drive"). An OAuth credential (google_tokens) reads as its one user.',
+    fields: [
+      { key: 'include_shared_drives', label: 'Include shared drives?', kind: 'bool', hint: 'This will allow Quarry to index everything in your Organization\'s shared drives.' },
+      { key: 'include_my_drives', label: 'Include Everyone\'s My Drive?', kind: 'bool', hint: 'This will allow Quarry to index everything in everyone\'s My Drives.' },
+      { key: 'include_files_shared_with_me', label: 'Include All Files Shared With You?', kind: 'bool', hint: 'This will allow Quarry to index all files shared with the users it reads as.' },
+      { key: 'shared_drive_urls', label: 'Shared Drive URLs', kind: 'text', hint: 'Specific: a comma separated list of the URLs for the shared drive you would like to index. It replaces the three choices above.' },
+      { key: 'shared_folder_urls', label: 'Folder URLs', kind: 'text', hint: 'Specific: a comma separated list of the URLs of any folders you would like to index. The files located in these folders (and all subfolders) will be indexed.' },
+      { key: 'my_drive_emails', label: 'My Drive Emails', kind: 'text', hint: 'Specific: a comma separated list of the emails of the users whose MyDrive you want to index.' },
+      { key: 'specific_user_emails', label: 'Specific User Emails', kind: 'text', hint: 'Advanced: a comma separated list of specific user emails to index. This will only index files accessible to these users. Empty: the admin and every user of the domain.' },
+      { key: 'exclude_domain_link_only', label: 'Hide domain link-only files?', kind: 'bool', hint: 'When enabled, Quarry skips files that are shared broadly (domain or public) but require the link to access.' },
+    ],
+    check: (c) => (!c.include_shared_drives && !c.include_my_drives && !c.include_files_shared_with_me &&
+      !c.shared_drive_urls && !c.shared_folder_urls && !c.my_drive_emails
+      ? { key: 'include_shared_drives', msg: 'Include shared drives, My Drives or files shared with you, or name drives, folders or My Drive emails: at least one.' } : null),
+  },
   mediawiki: {
     intro: 'Pages of a MediaWiki site; its credential is empty.',
     fields: [

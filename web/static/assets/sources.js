@@ -104,7 +104,7 @@ const credentialKeys = {
   oci_storage: ['namespace', 'region', 'access_key_id', 'secret_access_key'],
   freshdesk: ['freshdesk_domain', 'freshdesk_api_key'], fireflies: ['fireflies_api_key'], egnyte: ['domain', 'access_token'],
   airtable: ['airtable_access_token'], drupal_wiki: ['drupal_wiki_api_token'], discord: ['discord_bot_token'],
-  google_drive: ['google_tokens'], gmail: ['google_tokens'], gitbook: ['gitbook_api_key'],
+  google_drive: ['google_service_account_key', 'google_primary_admin', 'authentication_method'], gmail: ['google_tokens'], gitbook: ['gitbook_api_key'],
   highspot: ['highspot_url', 'highspot_key', 'highspot_secret'], imap: ['imap_username', 'imap_password'],
   testrail: ['testrail_base_url', 'testrail_username', 'testrail_api_key'],
 };
