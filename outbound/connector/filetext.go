@@ -25,8 +25,6 @@ const (
 	// maxFileInput bounds what is read of one file: a file over it is a
 	// failure of its document.
 	maxFileInput = 64 << 20
-	// maxPDFStream bounds one PDF stream once inflated.
-	maxPDFStream = 16 << 20
 )
 
 // errTooMuchText is the error of a file whose text is over the limit.

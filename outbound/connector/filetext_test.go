@@ -85,7 +85,7 @@ func TestExtractTextRefuses(t *testing.T) {
 		name, kind, in, want string
 	}{
 		{"not a pdf", quarry.FileKindPDF, "hello", "it is not a PDF file"},
-		{"encrypted pdf", quarry.FileKindPDF, "%PDF-1.4\ntrailer << /Encrypt 5 0 R >>", "it is an encrypted PDF, which the file connector does not read"},
+		{"damaged pdf", quarry.FileKindPDF, "%PDF-1.4\ntrailer << /Encrypt 5 0 R >>", "it is not a PDF file that can be read (incorrect format)"},
 		{"not a docx", quarry.FileKindDOCX, "hello", "it is not a docx file (not a zip archive)"},
 		{"docx without its document", quarry.FileKindPPTX, big.String(), "it is not a pptx file (it has no slides)"},
 		{"text over the limit", quarry.FileKindText, strings.Repeat("x", 100), errTooMuchText.Error()},
@@ -129,4 +129,18 @@ func FuzzFileText(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A PDF encrypted with a password (not the empty one) is an error that
+// says so.
+func TestPDFPassword(t *testing.T) {
+	f, err := os.Open("testdata/file/password.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = ExtractText(quarry.FileKindPDF, f, 1<<20)
+	if want := "it is a PDF encrypted with a password, which the file connector does not read"; err == nil || err.Error() != want {
+		t.Fatalf("got error %v, want %q", err, want)
+	}
 }
