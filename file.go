@@ -318,6 +318,10 @@ const (
 	FileKindPDF  = "pdf"
 	FileKindDOCX = "docx"
 	FileKindPPTX = "pptx"
+	FileKindXLSX = "xlsx"
+	FileKindODT  = "odt" // OpenDocument text.
+	FileKindODS  = "ods" // OpenDocument spreadsheet.
+	FileKindODP  = "odp" // OpenDocument presentation.
 )
 
 // fileKinds are the extensions the file connector reads, with their
@@ -327,7 +331,8 @@ var fileKinds = []struct{ ext, kind string }{
 	{".json", FileKindText}, {".jsonl", FileKindText}, {".log", FileKindText}, {".xml", FileKindText},
 	{".yaml", FileKindText}, {".yml", FileKindText}, {".conf", FileKindText}, {".ini", FileKindText},
 	{".tsv", FileKindText}, {".html", FileKindHTML}, {".htm", FileKindHTML}, {".csv", FileKindCSV},
-	{".pdf", FileKindPDF}, {".docx", FileKindDOCX}, {".pptx", FileKindPPTX},
+	{".pdf", FileKindPDF}, {".docx", FileKindDOCX}, {".pptx", FileKindPPTX}, {".xlsx", FileKindXLSX},
+	{".odt", FileKindODT}, {".ods", FileKindODS}, {".odp", FileKindODP},
 }
 
 // FileKind returns the kind of a file named name, by its extension (in

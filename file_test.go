@@ -36,12 +36,13 @@ func TestIsZipUpload(t *testing.T) {
 // The file connector reads files by their extension, in any case; what
 // it does not read is said in a sentence naming the kinds it reads.
 func TestFileKind(t *testing.T) {
-	const reads = ": it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx and .pptx files"
+	const reads = ": it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx, .pptx, .xlsx, .odt, .ods and .odp files"
 	for _, tc := range []struct{ name, kind, why string }{
 		{"notes.TXT", FileKindText, ""}, {"dir/page.Htm", FileKindHTML, ""}, {"a.csv", FileKindCSV, ""}, {"r.pdf", FileKindPDF, ""},
 		{"h.docx", FileKindDOCX, ""}, {"d.PPTX", FileKindPPTX, ""}, {"x.tar.gz.json", FileKindText, ""},
 		{"chart.png", "", "Quarry does not read .png files" + reads},
-		{"Letter.ODT", "", "Quarry does not read .odt files" + reads},
+		{"Letter.ODT", FileKindODT, ""}, {"s.xlsx", FileKindXLSX, ""}, {"s.ods", FileKindODS, ""}, {"p.odp", FileKindODP, ""},
+		{"Letter.DOC", "", "Quarry does not read .doc files" + reads},
 		{"Makefile", "", "Quarry reads files by their extension, and this one has none" + reads},
 		{"odd.", "", "Quarry reads files by their extension, and this one has none" + reads},
 		{"all.zip", "", "Quarry does not read a zip file kept whole (uploaded with unzip=false), only the files of one unpacked" + reads},

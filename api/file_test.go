@@ -187,7 +187,7 @@ func TestUploadConnectorFiles(t *testing.T) {
 
 // readsAll is the end of the reason a file is not read: the kinds the
 // file connector reads.
-const readsAll = "it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx and .pptx files"
+const readsAll = "it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx, .pptx, .xlsx, .odt, .ods and .odp files"
 
 // Files of kinds the file connector does not read are kept, and the
 // answer names them (unread_files), each with why, in the order of
@@ -197,13 +197,13 @@ func TestUploadUnreadFiles(t *testing.T) {
 	e := newEnv(t)
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
-	for _, name := range []string{"docs/notes.TXT", "docs/sheet.xlsx"} {
+	for _, name := range []string{"docs/notes.TXT", "docs/sheet.xls"} {
 		w, _ := zw.Create(name)
 		w.Write([]byte("content"))
 	}
 	zw.Close()
 	r := e.upload(e.admin, "", uploadPart{"chart.png", "image/png", []byte("\x89PNG\r\n")},
-		uploadPart{"letter.odt", "application/vnd.oasis.opendocument.text", []byte("PK")},
+		uploadPart{"letter.doc", "application/msword", []byte("\xd0\xcf\x11\xe0")},
 		uploadPart{"readme.txt", "text/plain", []byte("Granite is hard.")},
 		uploadPart{"Makefile", "", []byte("all:")},
 		uploadPart{"more.zip", "application/zip", zbuf.Bytes()})
@@ -215,12 +215,12 @@ func TestUploadUnreadFiles(t *testing.T) {
 		t.Fatalf("upload: %d %s", r.status, r.body)
 	}
 	p := up.FilePaths
-	r.want(t, 200, `{"file_paths":["`+strings.Join(p, `","`)+`"],"file_names":["chart.png","letter.odt","readme.txt","Makefile","notes.TXT","sheet.xlsx"],`+
+	r.want(t, 200, `{"file_paths":["`+strings.Join(p, `","`)+`"],"file_names":["chart.png","letter.doc","readme.txt","Makefile","notes.TXT","sheet.xls"],`+
 		`"zip_metadata_file_id":null,"unread_files":[`+
 		`{"file_path":"`+p[0]+`","file_name":"chart.png","reason":"Quarry does not read .png files: `+readsAll+`"},`+
-		`{"file_path":"`+p[1]+`","file_name":"letter.odt","reason":"Quarry does not read .odt files: `+readsAll+`"},`+
+		`{"file_path":"`+p[1]+`","file_name":"letter.doc","reason":"Quarry does not read .doc files: `+readsAll+`"},`+
 		`{"file_path":"`+p[3]+`","file_name":"Makefile","reason":"Quarry reads files by their extension, and this one has none: `+readsAll+`"},`+
-		`{"file_path":"`+p[5]+`","file_name":"sheet.xlsx","reason":"Quarry does not read .xlsx files: `+readsAll+`"}]}`)
+		`{"file_path":"`+p[5]+`","file_name":"sheet.xls","reason":"Quarry does not read .xls files: `+readsAll+`"}]}`)
 	if files, _ := e.fileRows(); files != 6 {
 		t.Errorf("%d files kept, want the 6, read or not", files)
 	}

@@ -25,8 +25,6 @@ const (
 	// maxFileInput bounds what is read of one file: a file over it is a
 	// failure of its document.
 	maxFileInput = 64 << 20
-	// maxPDFStream bounds one PDF stream once inflated.
-	maxPDFStream = 16 << 20
 )
 
 // errTooMuchText is the error of a file whose text is over the limit.
@@ -57,8 +55,10 @@ func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
 		if b, err = io.ReadAll(lr); err == nil {
 			err = pdfText(out, b)
 		}
-	case quarry.FileKindDOCX, quarry.FileKindPPTX:
+	case quarry.FileKindDOCX, quarry.FileKindPPTX, quarry.FileKindODT, quarry.FileKindODS, quarry.FileKindODP:
 		err = officeText(out, lr, kind)
+	case quarry.FileKindXLSX:
+		err = xlsxText(out, lr)
 	default:
 		return "", fmt.Errorf("files of kind %q are not read", kind)
 	}
@@ -163,20 +163,33 @@ func csvText(out *textBuffer, r io.Reader) error {
 	}
 }
 
-// officeText writes the text of a .docx (word/document.xml) or .pptx
-// (ppt/slides/slideN.xml, in order) file: a zip of XML parts, spooled to
-// a temporary file to be read.
-func officeText(out *textBuffer, r io.Reader, kind string) error {
+// spool copies r to a temporary file, which the caller closes (it is
+// removed already), and returns it with its size: a zip is read from one.
+func spool(r io.Reader) (*os.File, int64, error) {
 	tmp, err := os.CreateTemp("", "quarry-office-*")
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	os.Remove(tmp.Name())
 	size, err := io.Copy(tmp, r)
+	if err != nil {
+		tmp.Close()
+		return nil, 0, err
+	}
+	return tmp, size, nil
+}
+
+// officeText writes the text of a .docx (word/document.xml), a .pptx
+// (ppt/slides/slideN.xml, in order) or an OpenDocument file (.odt, .ods,
+// .odp: content.xml): a zip of XML parts, spooled to a temporary file to
+// be read. No Go library of OpenDocument is kept up, so these few lines
+// of encoding/xml read it (docs/decisions.md).
+func officeText(out *textBuffer, r io.Reader, kind string) error {
+	tmp, size, err := spool(r)
 	if err != nil {
 		return err
 	}
+	defer tmp.Close()
 	zr, err := zip.NewReader(tmp, size)
 	if err != nil {
 		return fmt.Errorf("it is not a %s file (not a zip archive)", kind)
@@ -191,10 +204,17 @@ func officeText(out *textBuffer, r io.Reader, kind string) error {
 			parts = append(parts, f)
 		case kind == quarry.FileKindPPTX && slideNumber(f.Name) > 0:
 			parts = append(parts, f)
+		case (kind == quarry.FileKindODT || kind == quarry.FileKindODS || kind == quarry.FileKindODP) && f.Name == "content.xml":
+			parts = append(parts, f)
 		}
 	}
 	if len(parts) == 0 {
-		return fmt.Errorf("it is not a %s file (it has no %s)", kind, map[string]string{quarry.FileKindDOCX: "word/document.xml", quarry.FileKindPPTX: "slides"}[kind])
+		return fmt.Errorf("it is not a %s file (it has no %s)", kind, map[string]string{quarry.FileKindDOCX: "word/document.xml",
+			quarry.FileKindPPTX: "slides", quarry.FileKindODT: "content.xml", quarry.FileKindODS: "content.xml", quarry.FileKindODP: "content.xml"}[kind])
+	}
+	read := xmlText
+	if kind == quarry.FileKindODT || kind == quarry.FileKindODS || kind == quarry.FileKindODP {
+		read = odfText
 	}
 	sort.Slice(parts, func(i, j int) bool { return slideNumber(parts[i].Name) < slideNumber(parts[j].Name) })
 	for i, f := range parts {
@@ -207,7 +227,7 @@ func officeText(out *textBuffer, r io.Reader, kind string) error {
 		if err != nil {
 			return fmt.Errorf("its part %s cannot be read", f.Name)
 		}
-		err = xmlText(out, newBoundedReader(rc, maxFileInput, &limitError{what: "its part " + f.Name, limit: maxFileInput}))
+		err = read(out, newBoundedReader(rc, maxFileInput, &limitError{what: "its part " + f.Name, limit: maxFileInput}))
 		rc.Close()
 		if err != nil {
 			return err
@@ -272,6 +292,61 @@ func xmlText(out *textBuffer, r io.Reader) error {
 				if err := out.WriteString(string(t)); err != nil {
 					return err
 				}
+			}
+		}
+	}
+}
+
+// odfText writes the text of an OpenDocument content.xml: what its body
+// holds, a line per paragraph or heading (text:p, text:h; a spreadsheet's
+// cells and a slide's frames are paragraphs too), text:tab as a tab,
+// text:line-break as a line break and text:s as its spaces.
+func odfText(out *textBuffer, r io.Reader) error {
+	d := xml.NewDecoder(r)
+	d.Strict = false
+	inBody := false
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("its XML does not parse")
+		}
+		var s string
+		switch t := tok.(type) {
+		case xml.StartElement:
+			switch t.Name.Local {
+			case "body":
+				inBody = true
+			case "tab":
+				s = "\t"
+			case "line-break":
+				s = "\n"
+			case "s":
+				n := 1
+				for _, a := range t.Attr {
+					if a.Name.Local == "c" {
+						if c, err := strconv.Atoi(a.Value); err == nil && c > 1 {
+							n = min(c, 100)
+						}
+					}
+				}
+				s = strings.Repeat(" ", n)
+			}
+		case xml.EndElement:
+			switch t.Name.Local {
+			case "body":
+				inBody = false
+			case "p", "h":
+				s = "\n"
+			}
+		case xml.CharData:
+			s = string(t)
+		}
+		if inBody && s != "" {
+			if err := out.WriteString(s); err != nil {
+				return err
 			}
 		}
 	}

@@ -28,6 +28,10 @@ func TestExtractText(t *testing.T) {
 		{"deck.pdf", quarry.FileKindPDF, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
 		{"handbook.docx", quarry.FileKindDOCX, []string{"Safety handbook", "Wear a helmet in the pit at all times.", "Blasting happens at noon on weekdays."}},
 		{"deck.pptx", quarry.FileKindPPTX, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
+		{"letter.odt", quarry.FileKindODT, []string{"Safety letter", "Wear a helmet in the pit at all times.", "Blasting happens at noon on weekdays."}},
+		{"sizes.ods", quarry.FileKindODS, []string{"stone", "size", "quarry", "granite", "12", "north face", "basalt"}},
+		{"deck.odp", quarry.FileKindODP, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
+		{"sizes.xlsx", quarry.FileKindXLSX, []string{"sizes", "stone, size, quarry", "granite, 12, north face", "basalt, 7, east bench"}},
 		{"onyx_metadata.json", quarry.FileKindText, []string{`"filename": "sample1.txt",`, `"file_display_name": "Basically Google",`}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -85,9 +89,11 @@ func TestExtractTextRefuses(t *testing.T) {
 		name, kind, in, want string
 	}{
 		{"not a pdf", quarry.FileKindPDF, "hello", "it is not a PDF file"},
-		{"encrypted pdf", quarry.FileKindPDF, "%PDF-1.4\ntrailer << /Encrypt 5 0 R >>", "it is an encrypted PDF, which the file connector does not read"},
+		{"damaged pdf", quarry.FileKindPDF, "%PDF-1.4\ntrailer << /Encrypt 5 0 R >>", "it is not a PDF file that can be read (incorrect format)"},
 		{"not a docx", quarry.FileKindDOCX, "hello", "it is not a docx file (not a zip archive)"},
 		{"docx without its document", quarry.FileKindPPTX, big.String(), "it is not a pptx file (it has no slides)"},
+		{"docx as odt", quarry.FileKindODT, big.String(), "it is not a odt file (it has no content.xml)"},
+		{"not an xlsx", quarry.FileKindXLSX, "hello", "it is not an xlsx file that can be read (zip: not a valid zip file)"},
 		{"text over the limit", quarry.FileKindText, strings.Repeat("x", 100), errTooMuchText.Error()},
 		{"docx text over the limit", quarry.FileKindDOCX, big.String(), errTooMuchText.Error()},
 	} {
@@ -103,10 +109,11 @@ func TestExtractTextRefuses(t *testing.T) {
 	}
 }
 
-// FuzzFileText reads any bytes as each kind of file: no panic, an answer
-// within the limit of text, valid UTF-8.
+// FuzzFileText reads any bytes as each kind of file but PDF
+// (FuzzPDFText, apart: PDFium's instance per file makes it slow): no
+// panic, an answer within the limit of text, valid UTF-8.
 func FuzzFileText(f *testing.F) {
-	for _, name := range []string{"report.pdf", "deck.pdf", "handbook.docx", "deck.pptx"} {
+	for _, name := range []string{"report.pdf", "deck.pdf", "handbook.docx", "deck.pptx", "letter.odt", "sizes.ods", "deck.odp", "sizes.xlsx"} {
 		b, err := os.ReadFile("testdata/file/" + name)
 		if err != nil {
 			f.Fatal(err)
@@ -116,7 +123,8 @@ func FuzzFileText(f *testing.F) {
 	f.Add([]byte("%PDF-1.4\n1 0 obj << /Length 20 >>\nstream\nBT (a\\(b\\)) Tj [(c) -300 (d)] TJ ET\nendstream"))
 	f.Add([]byte("name,size\n\"a\"\"b\",1\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for _, kind := range []string{quarry.FileKindText, quarry.FileKindHTML, quarry.FileKindCSV, quarry.FileKindPDF, quarry.FileKindDOCX, quarry.FileKindPPTX} {
+		for _, kind := range []string{quarry.FileKindText, quarry.FileKindHTML, quarry.FileKindCSV, quarry.FileKindDOCX, quarry.FileKindPPTX,
+			quarry.FileKindXLSX, quarry.FileKindODT, quarry.FileKindODS, quarry.FileKindODP} {
 			text, err := ExtractText(kind, bytes.NewReader(in), 4096)
 			if err != nil {
 				continue
@@ -127,6 +135,45 @@ func FuzzFileText(f *testing.F) {
 			if !utf8.ValidString(text) {
 				t.Fatalf("%s: text %q is not UTF-8", kind, text)
 			}
+		}
+	})
+}
+
+// A PDF encrypted with a password (not the empty one) is an error that
+// says so.
+func TestPDFPassword(t *testing.T) {
+	f, err := os.Open("testdata/file/password.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = ExtractText(quarry.FileKindPDF, f, 1<<20)
+	if want := "it is a PDF encrypted with a password, which the file connector does not read"; err == nil || err.Error() != want {
+		t.Fatalf("got error %v, want %q", err, want)
+	}
+}
+
+// FuzzPDFText reads any bytes as a PDF with PDFium, seeded with the PDFs
+// of real producers: no panic, an answer within the limit of text, valid
+// UTF-8.
+func FuzzPDFText(f *testing.F) {
+	for _, name := range []string{"file/report.pdf", "file/deck.pdf", "pdf/pdftex.pdf", "pdf/lo-writer.pdf", "pdf/groff-ps2pdf.pdf", "pdf/lo-encrypted-aes256.pdf"} {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		text, err := ExtractText(quarry.FileKindPDF, bytes.NewReader(in), 4096)
+		if err != nil {
+			return
+		}
+		if len(text) > 4096 {
+			t.Fatalf("%d bytes of text, over the limit", len(text))
+		}
+		if !utf8.ValidString(text) {
+			t.Fatalf("text %q is not UTF-8", text)
 		}
 	})
 }

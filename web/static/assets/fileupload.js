@@ -74,7 +74,7 @@ export function fileUpload(box, merge) {
   box.replaceChildren(
     el('div', { class: 'field' },
       el('label', { for: id }, 'Files to index'),
-      el('p', { class: 'muted small' }, 'Text, Markdown, HTML, CSV, JSON, PDF, Word (.docx) and PowerPoint (.pptx) files, or one zip of them (with its .onyx_metadata.json, if any). Uploading fills in the configuration below.'),
+      el('p', { class: 'muted small' }, 'Text, Markdown, HTML, CSV, JSON, PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx) and OpenDocument (.odt, .ods, .odp) files, or one zip of them (with its .onyx_metadata.json, if any). Uploading fills in the configuration below.'),
       input),
     el('div', { class: 'actions' }, button, bar), note, unread, error);
   button.addEventListener('click', async () => {
