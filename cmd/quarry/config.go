@@ -82,6 +82,9 @@ type Config struct {
 	// ConnectorEndpoints are the API bases of sources pointed elsewhere
 	// (the worker of quarry serve and quarry worker).
 	ConnectorEndpoints connector.Endpoints
+	// PDFCacheDir keeps the PDF reader's module compiled to machine code
+	// between starts ("" when it is compiled at every start).
+	PDFCacheDir string
 
 	// Workers (quarry worker; the concurrency and the poll interval are
 	// also those of the worker in quarry serve).
@@ -263,6 +266,26 @@ var settings = []setting{
 		func(c *Config, v string) (err error) {
 			c.ConnectorEndpoints, err = connector.ParseEndpoints(v)
 			return err
+		}},
+	{"pdf-cache-dir", "QUARRY_PDF_CACHE_DIR", "user-cache", "directory, this user's only, where the PDF reader (PDFium in WebAssembly) keeps its module compiled to machine code, so that a start reads its first PDF in seconds rather than the tens of seconds compiling takes; user-cache: quarry/pdfium in the user's cache directory ($XDG_CACHE_HOME or ~/.cache); off: compile at every start",
+		func(c *Config, v string) error {
+			switch v {
+			case "off":
+				c.PDFCacheDir = ""
+			case "user-cache":
+				dir, err := os.UserCacheDir()
+				if err != nil {
+					c.PDFCacheDir = "" // No cache directory (no $HOME): compiled at every start.
+					return nil
+				}
+				c.PDFCacheDir = filepath.Join(dir, "quarry", "pdfium")
+			default:
+				if !filepath.IsAbs(v) {
+					return errors.New("must be an absolute path, user-cache or off")
+				}
+				c.PDFCacheDir = v
+			}
+			return nil
 		}},
 	{"indexing", "QUARRY_INDEXING", "true", "run the indexing scheduler and a worker in this process (false: index attempts are neither made nor run here)",
 		func(c *Config, v string) (err error) { c.Indexing, err = strconv.ParseBool(v); return err }},
@@ -533,4 +556,23 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// cachePDFReader has the PDF reader keep its compiled module in dir (see
+// the setting pdf-cache-dir), made with mode 0700 if missing. A directory
+// others may write to is not used: what it holds is run as machine code.
+func cachePDFReader(dir string, log *slog.Logger) {
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		log.Warn("the PDF reader's cache directory cannot be made; its module is compiled at every start", "dir", dir, "err", err)
+		return
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		log.Warn("the PDF reader's cache directory is not a directory only this user may write to; it is not used", "dir", dir)
+		return
+	}
+	connector.CachePDFReader(dir)
 }

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -772,5 +773,49 @@ func TestConnectorEndpointsSetting(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("%s: %v, want %s", cmd, err, want)
 		}
+	}
+}
+
+// QUARRY_PDF_CACHE_DIR is an absolute path, user-cache (the default: the
+// user's cache directory) or off; cachePDFReader makes the directory 0700
+// and uses no directory others may write to.
+func TestPDFCacheDirSetting(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", home)
+	for _, tc := range []struct{ value, want, err string }{
+		{"", filepath.Join(home, "quarry", "pdfium"), ""},
+		{"user-cache", filepath.Join(home, "quarry", "pdfium"), ""},
+		{"off", "", ""},
+		{"/var/cache/quarry", "/var/cache/quarry", ""},
+		{"cache", "", `QUARRY_PDF_CACHE_DIR: "cache": must be an absolute path, user-cache or off`},
+	} {
+		var stderr bytes.Buffer
+		env := &environment{getenv: envOf(map[string]string{"QUARRY_PDF_CACHE_DIR": tc.value}), stderr: &stderr}
+		cfg, _, err := loadConfig("worker", nil, env, nil)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: %v, want %s", tc.value, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || cfg.PDFCacheDir != tc.want {
+			t.Errorf("%q: %q, %v; want %q", tc.value, cfg.PDFCacheDir, err, tc.want)
+		}
+	}
+
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	dir := filepath.Join(t.TempDir(), "made", "pdfium")
+	cachePDFReader(dir, log)
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 || logs.Len() != 0 {
+		t.Errorf("made %s: %v %v, log %s", dir, fi, err, logs.String())
+	}
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cachePDFReader(open, log)
+	if !strings.Contains(logs.String(), "is not used") {
+		t.Errorf("a directory anyone may write to was used; log: %s", logs.String())
 	}
 }

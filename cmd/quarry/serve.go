@@ -177,6 +177,7 @@ func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *sto
 	if err != nil {
 		return fmt.Errorf("starting the worker of this process: %w", err)
 	}
+	cachePDFReader(cfg.PDFCacheDir, log)
 	client := &http.Client{Transport: &outbound.InProcessTransport{Handler: handler}}
 	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{

@@ -47,6 +47,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	cachePDFReader(cfg.PDFCacheDir, log)
 	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{
 		API:                outbound.NewWorkerAPI(client, cfg.WorkerServer, token),
