@@ -323,15 +323,17 @@ func (f *Finish) CheckFinish() error {
 
 // Outcome returns the state an attempt that recorded errors per-document
 // errors ends in when its worker finishes it with f: a success with errors
-// completed with errors; an attempt that failed for want of a connector,
-// or because the source refused its credential, canceled, as Onyx ends one
-// on its ConnectorValidationError: not the source's failure, so that it
-// counts toward no repeated error state.
+// completed with errors; an attempt that failed for want of a connector
+// canceled, as Onyx ends one on its ConnectorValidationError: no fault of
+// the source or its credential, so that it counts toward no repeated error
+// state. An attempt whose source refused its credential stays failed (its
+// credential is at fault; issue 43), its later attempts backing off
+// (StopCredentialRefused).
 func (f *Finish) Outcome(errors int64) IndexingStatus {
 	switch {
 	case f.Status == IndexSuccess && errors > 0:
 		return IndexCompletedWithErrors
-	case f.Status == IndexFailed && (f.Reason == StopNoConnector || f.Reason == StopCredentialRefused):
+	case f.Status == IndexFailed && f.Reason == StopNoConnector:
 		return IndexCanceled
 	}
 	return f.Status

@@ -257,7 +257,7 @@ func TestFinishStopReasons(t *testing.T) {
 		want IndexingStatus // "" for refused
 	}{
 		{Finish{Status: IndexFailed, Reason: StopNoConnector}, IndexCanceled},
-		{Finish{Status: IndexFailed, Reason: StopCredentialRefused}, IndexCanceled},
+		{Finish{Status: IndexFailed, Reason: StopCredentialRefused}, IndexFailed},
 		{Finish{Status: IndexSuccess, Reason: StopNoConnector}, ""},
 		{Finish{Status: IndexFailed, Reason: StopLeaseExpired}, ""}, // The server's to say.
 		{Finish{Status: IndexFailed, Reason: "other"}, ""},

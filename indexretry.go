@@ -27,8 +27,9 @@ const (
 	// (Revalidated).
 	StopNoConnector StopReason = "no_connector"
 	// StopCredentialRefused: the source refused the pair's credential (a
-	// login, a 401). The attempt ends canceled, as Onyx ends one on its
-	// ConnectorValidationError, and the next waits (CredentialBackoff).
+	// login, a 401, Slack's invalid_auth). The attempt ends failed, its
+	// error naming the source's answer, and the next waits
+	// (CredentialBackoff).
 	StopCredentialRefused StopReason = "credential_refused"
 	// StopLeaseExpired: the worker stopped renewing its lease (it was
 	// killed, or cut off from the server). The attempt ends interrupted

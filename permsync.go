@@ -1,7 +1,6 @@
 package quarry
 
 import (
-	"strings"
 	"time"
 )
 
@@ -198,12 +197,13 @@ func CheckSyncBatch(access []DocumentAccess, groups []ExternalGroup) error {
 }
 
 // Members returns g's members as a group sync keeps them: each email
-// trimmed and lowercase, once, the empty ones left out.
+// as its key (EmailKey, as an account's email is kept), once, the empty
+// ones left out.
 func (g *ExternalGroup) Members() []string {
 	seen := map[string]bool{}
 	out := []string{}
 	for _, e := range g.UserEmails {
-		if e = strings.ToLower(strings.TrimSpace(e)); e != "" && !seen[e] {
+		if e = EmailKey(e); e != "" && !seen[e] {
 			seen[e] = true
 			out = append(out, e)
 		}

@@ -2,6 +2,7 @@ package quarry
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -86,5 +87,25 @@ func TestReportSync(t *testing.T) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSyncedEmailsAreKeys checks that a source's emails are kept as the
+// keys of accounts' emails (EmailKey), not merely lowercased: full-width
+// letters, a Kelvin sign and a sharp s match the account they name.
+func TestSyncedEmailsAreKeys(t *testing.T) {
+	emails := []string{" Ａnn@Corp.Example ", "\u212Aate@corp.example", "STRASSE@corp.example", "ann@corp.example"}
+	g := ExternalGroup{ID: "eng", UserEmails: append(emails, "straße@corp.example")}
+	if got, want := g.Members(), []string{"ann@corp.example", "kate@corp.example", "strasse@corp.example"}; !slices.Equal(got, want) {
+		t.Errorf("Members() = %q, want %q", got, want)
+	}
+	a := ExternalAccess{ExternalUserEmails: emails}
+	if got, want := a.Principals(), []string{"email:ann@corp.example", "email:kate@corp.example", "email:strasse@corp.example"}; !slices.Equal(got, want) {
+		t.Errorf("Principals() = %q, want %q", got, want)
+	}
+	for _, e := range []string{"ann@corp.example", "Kate@corp.example", "straße@corp.example"} {
+		if k := EmailKey(e); !slices.Contains(g.Members(), k) {
+			t.Errorf("the account %s (key %s) is not among the members", e, k)
+		}
 	}
 }

@@ -35,23 +35,24 @@ type ExternalAccess struct {
 // ExternalGroup is a group of people at a source, as a sync pair's
 // connector lists it for the group sync: Onyx's ExternalUserGroup. A
 // document's access names it by ID (ExternalAccess.ExternalUserGroupIDs);
-// its members are matched to Quarry's people by email, case-insensitively.
+// its members are matched to Quarry's people by email, compared by their
+// keys (EmailKey).
 type ExternalGroup struct {
 	ID         string   `json:"id"`
 	UserEmails []string `json:"user_emails"`
 }
 
 // Principals returns the principals of a's access as the index keeps them:
-// "public", "email:" and a lowercase address, "group:" and an external
-// group id; each once, sorted.
+// "public", "email:" and an address's key (EmailKey, as an account's
+// email is kept), "group:" and an external group id; each once, sorted.
 func (a *ExternalAccess) Principals() []string {
 	set := map[string]bool{}
 	if a.IsPublic {
 		set["public"] = true
 	}
 	for _, e := range a.ExternalUserEmails {
-		if e = strings.TrimSpace(e); e != "" {
-			set["email:"+strings.ToLower(e)] = true
+		if e = EmailKey(e); e != "" {
+			set["email:"+e] = true
 		}
 	}
 	for _, g := range a.ExternalUserGroupIDs {

@@ -73,6 +73,17 @@ type RegistrationFacts struct {
 	Invited   InviteMatch // What the email's invitation does with the token given (MatchInvitation).
 }
 
+// EmailProven reports whether a local account registered with f has an
+// email somebody proved is its holder's: only when the registration used
+// its invitation's link, which an admin gave to the person the email
+// names. An email registered without one (open registration, the first
+// person of a new database) is nobody's word but its holder's. Synced
+// access (a sync pair's document open to an email, or to a source's group
+// listed by its members' emails) reaches only accounts whose email is
+// proven: see also Identity.ProvesEmail, and an account the company's
+// directory makes (DirectoryUser), which is proven.
+func (f RegistrationFacts) EmailProven() bool { return f.Invited == InvitationMatched }
+
 // ErrEmailTaken answers a new account whose email another has. It is a
 // 400, as FastAPI-Users' REGISTER_USER_ALREADY_EXISTS is.
 var ErrEmailTaken = Errorf(EINVALID, "A user with this email already exists")
@@ -258,6 +269,13 @@ type Identity struct {
 	// set up) or only for a person's first sign-in.
 	Role             Role
 	RoleFromProvider bool
+}
+
+// ProvesEmail reports whether id proves that the account whose email key
+// is key has its holder's email (RegistrationFacts.EmailProven): the
+// provider says its email is verified, and it is that email.
+func (id *Identity) ProvesEmail(key string) bool {
+	return id.EmailVerified && EmailKey(id.Email) == key
 }
 
 // ErrNotLinkable answers a first sign-in with an email that an account has

@@ -235,8 +235,8 @@ func TestPruneCannotRun(t *testing.T) {
 		clock = 0
 		_, p := indexed(t, "imap")
 		msg := quarry.CredentialRefusedMessage("the IMAP server 127.0.0.1:993 refused the login: Authentication failed.")
-		finish(t, fmt.Sprintf(`{"status":"failed","error_msg":%q,"reason":"credential_refused"}`, msg), `{"status":"canceled"}`)
-		if f := page(t, p); f.Pruning || str(f.Last) != "canceled" || str(f.Error) != msg || f.Status != "ACTIVE" {
+		finish(t, fmt.Sprintf(`{"status":"failed","error_msg":%q,"reason":"credential_refused"}`, msg), `{"status":"failed"}`)
+		if f := page(t, p); f.Pruning || str(f.Last) != "failed" || str(f.Error) != msg || f.Status != "ACTIVE" {
 			t.Errorf("the page after the source refused the prune's credentials: %+v", f)
 		}
 	})

@@ -317,7 +317,7 @@ type attemptCredentialUpdate struct {
 
 // attemptFinish is the body of POST /worker/attempts/{attempt_id}/finish.
 // reason says why an attempt failed when it was not its source's failure
-// (quarry.StopReason): then it ends canceled.
+// (quarry.StopReason): no_connector ends it canceled, credential_refused failed.
 type attemptFinish struct {
 	Status             quarry.IndexingStatus                    `json:"status"`
 	ErrorMsg           decode.Optional[string]                  `json:"error_msg"`

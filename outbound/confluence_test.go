@@ -182,7 +182,7 @@ func equalMaps(a, b map[string]string) bool {
 }
 
 // A token Confluence refuses ends the attempt as every refused credential
-// does (canceled, quarry.StopCredentialRefused, the pair backing off),
+// does (failed, quarry.StopCredentialRefused, the pair backing off),
 // with Confluence's message and no secret.
 func TestConfluenceConnectorRefused(t *testing.T) {
 	s := confluencetest.NewFixture(t, confluenceUser, "the-right-token")
@@ -192,8 +192,8 @@ func TestConfluenceConnectorRefused(t *testing.T) {
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
 	want := quarry.CredentialRefusedMessage("Confluence at " + s.BaseURL() + " answered 401 Unauthorized (search the pages): " + confluencetest.UnauthorizedMessage)
-	if a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
-		t.Errorf("attempt %s with error %v, want canceled with %q", a.Status, a.ErrorMsg, want)
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != want {
+		t.Errorf("attempt %s with error %v, want failed with %q", a.Status, a.ErrorMsg, want)
 	}
 }
 

@@ -177,7 +177,7 @@ func TestGitHubConnectorRun(t *testing.T) {
 }
 
 // A token GitHub refuses ends the attempt as every refused credential
-// does (canceled, quarry.StopCredentialRefused, the pair backing off),
+// does (failed, quarry.StopCredentialRefused, the pair backing off),
 // with GitHub's message and no secret.
 func TestGitHubConnectorRefused(t *testing.T) {
 	s := githubtest.NewFixture(t, "the-right-token")
@@ -188,8 +188,8 @@ func TestGitHubConnectorRefused(t *testing.T) {
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
 	want := quarry.CredentialRefusedMessage("GitHub's API at " + s.BaseURL() + " answered 401 Unauthorized (get repository test-org/public-repo): Bad credentials")
-	if a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
-		t.Errorf("attempt %s with error %v, want canceled with %q", a.Status, a.ErrorMsg, want)
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != want {
+		t.Errorf("attempt %s with error %v, want failed with %q", a.Status, a.ErrorMsg, want)
 	}
 }
 

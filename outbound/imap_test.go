@@ -88,8 +88,8 @@ func TestImapConnectorRun(t *testing.T) {
 	}
 	b := w.waitAttempt(refused, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
 	if want := quarry.CredentialRefusedMessage(fmt.Sprintf("the IMAP server 127.0.0.1:%d refused the login: Authentication failed. (AUTHENTICATIONFAILED)",
-		s.TLSPort)); b.Status != quarry.IndexCanceled || b.ErrorMsg == nil || *b.ErrorMsg != want {
-		t.Errorf("the refused pair's attempt %s with error %v, want canceled: %s", b.Status, b.ErrorMsg, want)
+		s.TLSPort)); b.Status != quarry.IndexFailed || b.ErrorMsg == nil || *b.ErrorMsg != want {
+		t.Errorf("the refused pair's attempt %s with error %v, want failed: %s", b.Status, b.ErrorMsg, want)
 	}
 	var state map[string]any
 	w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", refused), nil, &state)
@@ -118,7 +118,7 @@ func TestImapConnectorRun(t *testing.T) {
 
 // A wrong IMAP password (issue 39), on a real Dovecot: each attempt logs
 // in once (Dovecot's log counts the refusals), is not retried within the
-// attempt, ends canceled saying the server refused the credentials, and
+// attempt, ends failed saying the server refused the credentials, and
 // the next attempt waits the refresh frequency, then twice that; the pair
 // stays out of the repeated error state. A corrected password is tried at
 // once. The store's clock moves; no test sleeps.
@@ -154,8 +154,8 @@ func TestImapRefusedLoginBacksOff(t *testing.T) {
 		}
 		a := w.waitAttempt(pair, n+1, quarry.IndexSuccess, quarry.IndexFailed, quarry.IndexCanceled)
 		if want := quarry.CredentialRefusedMessage(fmt.Sprintf("the IMAP server 127.0.0.1:%d refused the login: Authentication failed. (AUTHENTICATIONFAILED)",
-			s.TLSPort)); a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
-			t.Fatalf("attempt %d: %s with error %v, want canceled: %s", n+1, a.Status, a.ErrorMsg, want)
+			s.TLSPort)); a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != want {
+			t.Fatalf("attempt %d: %s with error %v, want failed: %s", n+1, a.Status, a.ErrorMsg, want)
 		}
 		refusals(n + 1)
 		lastEnd = a.TimeUpdated.Time

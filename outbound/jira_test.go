@@ -168,7 +168,7 @@ func TestJiraConnectorRun(t *testing.T) {
 }
 
 // A token Jira refuses ends the attempt as every refused credential does
-// (canceled, quarry.StopCredentialRefused, the pair backing off), with
+// (failed, quarry.StopCredentialRefused, the pair backing off), with
 // Jira's message and no secret.
 func TestJiraConnectorRefused(t *testing.T) {
 	s := jiratest.NewFixture(t, "the-right-token")
@@ -178,8 +178,8 @@ func TestJiraConnectorRefused(t *testing.T) {
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
 	want := quarry.CredentialRefusedMessage("Jira at " + s.BaseURL() + " answered 401 Unauthorized (search issue ids): Client must be authenticated to access this resource.")
-	if a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
-		t.Errorf("attempt %s with error %v, want canceled with %q", a.Status, a.ErrorMsg, want)
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != want {
+		t.Errorf("attempt %s with error %v, want failed with %q", a.Status, a.ErrorMsg, want)
 	}
 }
 

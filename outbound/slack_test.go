@@ -66,7 +66,7 @@ func (w *world) principals(pairID int64) map[string][]string {
 // window (every history call carries oldest, the window's start, not the
 // epoch) and writes the one thread posted since; the thread deleted at
 // Slack is removed by a prune. A token Slack does not take ends the
-// attempt as every refused credential does (canceled, the later attempts
+// attempt as every refused credential does (failed, the later attempts
 // backing off) naming invalid_auth, and no log shows a token.
 func TestSlackConnectorRun(t *testing.T) {
 	sim := slacktest.NewFixture(t)
@@ -150,7 +150,7 @@ func TestSlackConnectorRun(t *testing.T) {
 	_, _, bad := w.slackPair(sim, map[string]any{}, "xoxb-not-the-token", "sync")
 	w.schedule()
 	a = w.waitAttempt(bad, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
-	if want := quarry.CredentialRefusedMessage("Slack's auth.test answered invalid_auth"); a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
+	if want := quarry.CredentialRefusedMessage("Slack's auth.test answered invalid_auth"); a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != want {
 		t.Errorf("attempt %s with error %v, want failed: %s", a.Status, a.ErrorMsg, want)
 	}
 	if log := w.log.String(); strings.Contains(log, slacktest.Token) || strings.Contains(log, "xoxb-not-the-token") {

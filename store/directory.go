@@ -261,7 +261,9 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 				return err
 			}
 			u = &quarry.User{ID: uuid.NewString(), Email: in.Email, Name: in.Name, Role: quarry.RoleBasic, IsActive: in.Active, CreatedAt: tx.now}
-			if err := tx.insertUser(ctx, u, nil); err != nil {
+			// The company's directory says whose email it is: proven
+			// (an account it adopts keeps what it was).
+			if err := tx.insertUser(ctx, u, nil, true); err != nil {
 				return err // ErrEmailTaken: made meanwhile, see retryConflict
 			}
 			if err := tx.audit(ctx, c, "user.create", "user", u.ID, quarry.DirectoryUserChangedFields(nil, in)); err != nil {

@@ -53,7 +53,7 @@ func (db *DB) Register(ctx context.Context, email string, name *string, password
 			return err
 		}
 		u = &quarry.User{ID: uuid.NewString(), Email: email, Name: name, Role: quarry.NewAccountRole(f.First), IsActive: true, CreatedAt: tx.now}
-		if err := tx.insertUser(ctx, u, &passwordHash); err != nil {
+		if err := tx.insertUser(ctx, u, &passwordHash, f.EmailProven()); err != nil {
 			return err
 		}
 		return tx.auditAs(ctx, u.ID, "user.register", "user", u.ID, []string{"email", "role"})

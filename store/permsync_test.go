@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/index"
+	"github.com/quarryhq/quarry/store"
 	"github.com/quarryhq/quarry/store/storetest"
 )
 
@@ -35,7 +37,8 @@ func TestPermissionSync(t *testing.T) {
 		}
 		return c
 	}
-	admin, ann, bob := caller(quarry.RoleAdmin, "admin"), caller(quarry.RoleBasic, "ann"), caller(quarry.RoleBasic, "bob")
+	admin := caller(quarry.RoleAdmin, "admin")
+	ann, bob := person(t, db, "ann@corp.example", true), person(t, db, "bob@corp.example", true)
 	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "repos", Source: "github", InputType: "poll",
 		Config: json.RawMessage(`{}`), AccessType: quarry.AccessSync, Groups: &[]int64{}})
 	if err != nil {
@@ -212,4 +215,152 @@ func TestPermissionSync(t *testing.T) {
 		want(t, ann, "mail-doc", "team-doc")
 		want(t, bob, "team-doc")
 	})
+}
+
+// person returns the caller of the person with email who signs in with an
+// OpenID provider that says (verified) or does not say the email is
+// verified, making their account at the first sign-in.
+func person(t *testing.T, db *store.DB, email string, verified bool) *quarry.Caller {
+	t.Helper()
+	c, err := db.IdentityCaller(ctx, &quarry.Identity{Issuer: "https://idp.example", Subject: email, Email: email,
+		EmailVerified: verified, Role: quarry.RoleBasic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestSyncedAccessNeedsProvenEmail checks that synced access reaches only
+// accounts whose email somebody proved: a person whose provider did not
+// say their email is verified finds, of a sync pair's documents that name
+// their email or a group listing it, only the public one, until a sign-in
+// whose provider says it is verified. Which accounts are proven: those
+// the directory makes, those registered with their invitation's link,
+// those a provider vouched for; not an open registration, the first
+// person of a database, a service account.
+func TestSyncedAccessNeedsProvenEmail(t *testing.T) {
+	db := storetest.Open(t)
+	proven := func(t *testing.T, email string) bool {
+		t.Helper()
+		var v bool
+		if err := db.QueryRowForTest(ctx, `SELECT email_verified FROM users WHERE email_key = '`+quarry.EmailKey(email)+`'`, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	open := &quarry.RegistrationPolicy{Mode: quarry.RegistrationOpen}
+	first, err := db.Register(ctx, "first@corp.example", nil, "h", "", open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := &quarry.Caller{User: *first}
+	if _, err := db.Register(ctx, "open@corp.example", nil, "h", "", open); err != nil {
+		t.Fatal(err)
+	}
+	links, err := db.IssueInvitations(ctx, admin, []string{"invited@corp.example"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Register(ctx, "invited@corp.example", nil, "h", links[0].Token, open); err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := db.CreateSCIMToken(ctx, admin, "okta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := db.SCIMCaller(ctx, quarry.HashToken(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateDirectoryUser(ctx, dir, &quarry.DirectoryUser{UserName: "dir@corp.example",
+		Emails: []quarry.DirectoryEmail{{Value: "dir@corp.example", Primary: true}}, Active: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	name := "robot"
+	_, robot, err := db.CreateAPIKey(ctx, admin, &name, quarry.RoleBasic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	service, err := db.Authenticate(ctx, quarry.HashAPIKey(robot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	carl := person(t, db, "carl@corp.example", false)
+	for email, want := range map[string]bool{"first@corp.example": false, "open@corp.example": false, "invited@corp.example": true,
+		"dir@corp.example": true, "carl@corp.example": false, service.Email: false} {
+		if got := proven(t, email); got != want {
+			t.Errorf("%s: email proven %v, want %v", email, got, want)
+		}
+	}
+
+	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "repos", Source: "github", InputType: "poll",
+		Config: json.RawMessage(`{}`), AccessType: quarry.AccessSync, Groups: &[]int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "github", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "repos", AccessType: quarry.AccessSync, Groups: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, a := range map[string]quarry.ExternalAccess{
+		"mail-doc":   {ExternalUserEmails: []string{"carl@corp.example"}},
+		"team-doc":   {ExternalUserGroupIDs: []string{"eng"}},
+		"public-doc": {IsPublic: true},
+	} {
+		d := quarry.Document{ID: id, SemanticIdentifier: id, Source: "github", Metadata: map[string]any{},
+			Sections: []quarry.Section{{Text: "quartz"}}, ExternalAccess: &a}
+		if _, err := db.Ingest(ctx, admin, &pair, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, worker, err := db.StartInProcessWorker(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RequestSync(ctx, admin, pair, quarry.AttemptGroupSync); err != nil {
+		t.Fatal(err)
+	}
+	for synced := false; !synced; {
+		if _, err := db.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, err := db.LeaseAttempt(ctx, worker)
+		if err != nil || l == nil {
+			t.Fatalf("lease: %v, %v", l, err)
+		}
+		if l.Kind == quarry.AttemptGroupSync {
+			synced = true
+			if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &quarry.Progress{Groups: []quarry.ExternalGroup{
+				{ID: "eng", UserEmails: []string{"carl@corp.example"}}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := func(t *testing.T, c *quarry.Caller) []string {
+		t.Helper()
+		hits, err := db.Search(ctx, c, index.ParseQuery("quartz"), quarry.SearchFilters{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, h := range hits {
+			ids = append(ids, h.DocumentID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got := found(t, carl); !slices.Equal(got, []string{"public-doc"}) {
+		t.Errorf("carl, his email unproven, finds %v; want only public-doc", got)
+	}
+	carl = person(t, db, "carl@corp.example", true)
+	if got := found(t, carl); !slices.Equal(got, []string{"mail-doc", "public-doc", "team-doc"}) {
+		t.Errorf("carl, his email proven at his next sign-in, finds %v", got)
+	}
 }

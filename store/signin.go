@@ -226,14 +226,16 @@ func (db *DB) retryConflict(ctx context.Context, fn func(*Tx) error) error {
 // IdentityCaller returns the caller a bearer access token of the provider
 // stands for, making the account (as a first sign-in does) when the token
 // carries an email; a token without one names only people who signed in
-// before. It writes only when there is something to change.
+// before. It writes only when there is something to change (a new
+// account, a role, an email the provider now proves).
 func (db *DB) IdentityCaller(ctx context.Context, id *quarry.Identity) (*quarry.Caller, error) {
 	var (
-		userID string
-		role   quarry.Role
+		userID, key string
+		role        quarry.Role
+		proven      bool
 	)
-	err := db.read.QueryRowContext(ctx, `SELECT u.id, u.role FROM user_identities i JOIN users u ON u.id = i.user_id
-		WHERE i.issuer = $1 AND i.subject = $2`, id.Issuer, id.Subject).Scan(&userID, &role)
+	err := db.read.QueryRowContext(ctx, `SELECT u.id, u.role, u.email_key, u.email_verified FROM user_identities i JOIN users u ON u.id = i.user_id
+		WHERE i.issuer = $1 AND i.subject = $2`, id.Issuer, id.Subject).Scan(&userID, &role, &key, &proven)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, mapError(err)
 	}
@@ -241,7 +243,7 @@ func (db *DB) IdentityCaller(ctx context.Context, id *quarry.Identity) (*quarry.
 	if !known && id.Email == "" {
 		return nil, errNotAuthenticated
 	}
-	if !known || (id.Email != "" && id.RoleOutOfDate(role)) {
+	if !known || (id.Email != "" && (id.RoleOutOfDate(role) || (!proven && id.ProvesEmail(key)))) {
 		err = db.retryConflict(ctx, func(tx *Tx) error {
 			u, err := tx.identityUser(ctx, id)
 			if err == nil {
@@ -292,7 +294,7 @@ func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.Us
 				return nil, err
 			}
 			u = &quarry.User{ID: uuid.NewString(), Email: id.Email, Name: id.Name, Role: id.Role, IsActive: true, CreatedAt: tx.now}
-			if err := tx.insertUser(ctx, u, nil); err != nil {
+			if err := tx.insertUser(ctx, u, nil, id.ProvesEmail(quarry.EmailKey(u.Email))); err != nil {
 				return nil, err
 			}
 			if err := tx.auditAs(ctx, u.ID, "user.create", "user", u.ID, []string{"email", "role"}); err != nil {
@@ -326,6 +328,13 @@ func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.Us
 	}
 	if err := u.CheckActive(); err != nil {
 		return nil, err
+	}
+	// A provider that says the account's email is verified proves it
+	// (linking, or any sign-in after), once.
+	if id.ProvesEmail(quarry.EmailKey(u.Email)) {
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET email_verified = TRUE WHERE id = $1 AND NOT email_verified`, u.ID); err != nil {
+			return nil, err
+		}
 	}
 	if id.RoleOutOfDate(u.Role) {
 		if err := tx.changeRole(ctx, nil, u, id.Role); err != nil {

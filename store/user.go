@@ -122,21 +122,23 @@ func (tx *Tx) createUser(ctx context.Context, name *string, role quarry.Role) (*
 		ServiceAccount: true,
 		CreatedAt:      tx.now,
 	}
-	return u, tx.insertUser(ctx, u, nil)
+	return u, tx.insertUser(ctx, u, nil, false)
 }
 
-// insertUser inserts u, with a password hash if it has one; a person joins
-// the default group of its role (a service account once its key is made).
-func (tx *Tx) insertUser(ctx context.Context, u *quarry.User, passwordHash *string) error {
+// insertUser inserts u, with a password hash if it has one, and whether
+// its email is proven (users.email_verified: see
+// quarry.RegistrationFacts.EmailProven); a person joins the default group
+// of its role (a service account once its key is made).
+func (tx *Tx) insertUser(ctx context.Context, u *quarry.User, passwordHash *string, emailProven bool) error {
 	nameKey := ""
 	if u.Name != nil {
 		nameKey = strings.ToLower(*u.Name)
 	}
 	key := quarry.EmailKey(u.Email)
 	_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, email_key, email_skeleton, name, name_key, role, is_active, service_account,
-			password_hash, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-		u.ID, u.Email, key, quarry.EmailSkeleton(key), u.Name, nameKey, u.Role, u.IsActive, u.ServiceAccount, passwordHash, u.CreatedAt.Micros())
+			password_hash, email_verified, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)`,
+		u.ID, u.Email, key, quarry.EmailSkeleton(key), u.Name, nameKey, u.Role, u.IsActive, u.ServiceAccount, passwordHash, emailProven, u.CreatedAt.Micros())
 	if quarry.ErrorCode(mapError(err)) == quarry.ECONFLICT {
 		return quarry.ErrEmailTaken
 	}
