@@ -73,13 +73,22 @@ func (c *Candidates) Len() int { return len(c.h) + len(c.words) }
 // word of the phrases, or when none is left, the best of the others.
 func (c *Candidates) Pop() Scored {
 	if len(c.h) > 0 {
-		return heap.Pop(&c.h).(Scored)
+		x := heap.Pop(&c.h).(scored)
+		return Scored{Chunk: x.Chunk, Score: x.Score}
 	}
-	return heap.Pop(&c.words).(Scored)
+	x := heap.Pop(&c.words).(scored)
+	return Scored{Chunk: x.Chunk, Score: x.Score, Words: true}
+}
+
+// scored is a chunk's score as a heap holds it (16 bytes: a heap's
+// group says whether it holds the phrases' words).
+type scored struct {
+	Chunk int64
+	Score float64
 }
 
 // scoredHeap orders chunks by score, the best first, then by id.
-type scoredHeap []Scored
+type scoredHeap []scored
 
 func (h scoredHeap) Len() int { return len(h) }
 func (h scoredHeap) Less(i, j int) bool {
@@ -89,7 +98,7 @@ func (h scoredHeap) Less(i, j int) bool {
 	return h[i].Chunk < h[j].Chunk
 }
 func (h scoredHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *scoredHeap) Push(x any)   { *h = append(*h, x.(Scored)) }
+func (h *scoredHeap) Push(x any)   { *h = append(*h, x.(scored)) }
 func (h *scoredHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -284,9 +293,9 @@ func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, vis
 	var out, words scoredHeap
 	add := func(chunk int64, score float64, has int) {
 		if has < need {
-			words = append(words, Scored{chunk, score, true})
+			words = append(words, scored{chunk, score})
 		} else {
-			out = append(out, Scored{Chunk: chunk, Score: score})
+			out = append(out, scored{chunk, score})
 		}
 	}
 	type cursor struct {
