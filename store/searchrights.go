@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -17,25 +18,20 @@ import (
 
 // syncDocumentOpen returns the SQL condition under which the document
 // doc of pair pair (SQL expressions), a pair of access type sync, is open
-// to the person whose id is the parameter me: its connector (or the pair's
-// latest permission sync) reported it public; or their account's email is
-// proven (users.email_verified: quarry.RegistrationFacts.EmailProven) and
-// among those that may read it, or held by a group whose members, as the
-// same pair's latest group sync listed them, include it
-// (search_document_access and external_group_members, as Onyx v4.6.1's
-// access/access.py draws a synced document's access; emails compared by
-// their keys, quarry.EmailKey). An email nobody proved opens only what is
-// public: else whoever registered a colleague's email would read what the
-// source lets the colleague read.
-func syncDocumentOpen(pair, doc, me string) string {
+// to c: its connector (or the pair's latest permission sync) reported it
+// public, or c's email among those that may read it, or a group whose
+// members, as the same pair's latest group sync listed them, hold c's
+// email (search_document_access and external_group_members, as Onyx
+// v4.6.1's access/access.py draws a synced document's access; emails
+// compared in lowercase). It appends its arguments to args.
+func syncDocumentOpen(c *quarry.Caller, pair, doc string, args *[]any) string {
+	*args = append(*args, "email:"+strings.ToLower(c.Email), strings.ToLower(c.Email))
+	principal, email := fmt.Sprintf("$%d", len(*args)-1), fmt.Sprintf("$%d", len(*args))
 	return `(EXISTS (SELECT 1 FROM search_document_access sda WHERE sda.cc_pair_id = ` + pair + `
-		AND sda.document_id = ` + doc + ` AND sda.principal = 'public')
-		OR EXISTS (SELECT 1 FROM users su WHERE su.id = ` + me + ` AND su.email_verified AND (
-			EXISTS (SELECT 1 FROM search_document_access sde WHERE sde.cc_pair_id = ` + pair + `
-				AND sde.document_id = ` + doc + ` AND sde.principal = 'email:' || su.email_key)
-			OR EXISTS (SELECT 1 FROM external_group_members egm JOIN search_document_access sdg
-				ON sdg.cc_pair_id = egm.cc_pair_id AND sdg.principal = 'group:' || egm.group_id
-				WHERE egm.user_email = su.email_key AND egm.cc_pair_id = ` + pair + ` AND sdg.document_id = ` + doc + `))))`
+		AND sda.document_id = ` + doc + ` AND sda.principal IN ('public', ` + principal + `))
+		OR EXISTS (SELECT 1 FROM external_group_members egm JOIN search_document_access sdg
+			ON sdg.cc_pair_id = egm.cc_pair_id AND sdg.principal = 'group:' || egm.group_id
+			WHERE egm.user_email = ` + email + ` AND egm.cc_pair_id = ` + pair + ` AND sdg.document_id = ` + doc + `))`
 }
 
 // pairOpen returns the SQL condition under which every document of the
@@ -57,16 +53,15 @@ func pairOpen(p, me string) string {
 // of document doc (an SQL expression) held by the pair of alias p (a row
 // of cc_pairs), as Onyx v4.6.1 draws document access (access/access.py,
 // db/document.py): every document of a pair open to c (pairOpen), or of a
-// sync pair, those its source reported public or open to c's proven email
-// or to a group the pair's group sync lists that email in
-// (syncDocumentOpen);
+// sync pair, those its source reported public or open to c's email or to
+// a group the pair's group sync lists c's email in (syncDocumentOpen);
 // and c is an active person. Being an admin opens
 // nothing more. It appends its arguments to args.
 func documentOpen(c *quarry.Caller, p, doc string, args *[]any) string {
 	*args = append(*args, c.ID)
 	me := fmt.Sprintf("$%d", len(*args))
 	return `((` + pairOpen(p, me) + `
-		OR (` + p + `.access_type = 'sync' AND ` + syncDocumentOpen(p+".id", doc, me) + `))
+		OR (` + p + `.access_type = 'sync' AND ` + syncDocumentOpen(c, p+".id", doc, args) + `))
 		AND EXISTS (SELECT 1 FROM users ru WHERE ru.id = ` + me + ` AND ru.is_active))`
 }
 
