@@ -74,7 +74,7 @@ func TestSearch(t *testing.T) {
 			"semantic_identifier":"Granite quarry report","link":"https://docs.example.com/granite",
 			"blurb":"The quarry produced granite blocks in May. Blocks were shipped by rail.","source_type":"web","boost":0,"hidden":false,
 			"metadata":{"team":"ops"},"score":`+scoreOf(t, c.fx, c.curator, "granite quarries")+`,"is_relevant":null,"relevance_explanation":null,
-			"match_highlights":["The <hi>quarry</hi> produced <hi>granite</hi> blocks in May. Blocks were shipped by rail."],
+			"match_highlights":["<hi>quarry</hi> produced <hi>granite</hi> blocks in May. Blocks were shipped by rail."],
 			"updated_at":"2026-01-02T03:04:05Z","primary_owners":null,"secondary_owners":null,"is_internet":false,"file_id":null,
 			"content":"The quarry produced granite blocks in May. Blocks were shipped by rail.",
 			"cc_pair_id":`+fmt.Sprint(pub)+`,"cc_pair_name":"public","cc_pair_access_type":"public"}],
