@@ -74,7 +74,7 @@ func TestSearch(t *testing.T) {
 			"semantic_identifier":"Granite quarry report","link":"https://docs.example.com/granite",
 			"blurb":"The quarry produced granite blocks in May. Blocks were shipped by rail.","source_type":"web","boost":0,"hidden":false,
 			"metadata":{"team":"ops"},"score":`+scoreOf(t, c.fx, c.curator, "granite quarries")+`,"is_relevant":null,"relevance_explanation":null,
-			"match_highlights":["The <hi>quarry</hi> produced <hi>granite</hi> blocks in May. Blocks were shipped by rail."],
+			"match_highlights":["<hi>quarry</hi> produced <hi>granite</hi> blocks in May. Blocks were shipped by rail."],
 			"updated_at":"2026-01-02T03:04:05Z","primary_owners":null,"secondary_owners":null,"is_internet":false,"file_id":null,
 			"content":"The quarry produced granite blocks in May. Blocks were shipped by rail.",
 			"cc_pair_id":`+fmt.Sprint(pub)+`,"cc_pair_name":"public","cc_pair_access_type":"public"}],
@@ -227,9 +227,9 @@ func TestSearch(t *testing.T) {
 			{`{"search_query":"quarry","filters":{"tags":[{"tag_key":"team","tag_value":"dev"}]}}`, []string{}},
 			{`{"search_query":"quarry","filters":{"updated_at_range":{"start":"2026-02-01T00:00:00Z"}}}`, []string{}},
 			{`{"search_query":"quarry","filters":{"time_cutoff":"2025-12-01T00:00:00"}}`, []string{"granite", "shipping"}},
-			{`{"search_query":"\"shipped by rail\""}`, []string{"granite"}},
-			{`{"search_query":"\"rail shipped\""}`, []string{"shipping"}}, // Both stem to "rail ship".
-			{`{"search_query":"\"blocks rail\""}`, []string{}},
+			{`{"search_query":"\"blocks rail\""}`, []string{"granite", "shipping"}},           // No phrase: its words.
+			{`{"search_query":"granite 6\" blocks weekly"}`, []string{"granite", "shipping"}}, // An unclosed quote is punctuation.
+			{`{"search_query":"\"blocks weekly"}`, []string{"granite", "shipping"}},
 			{`{"search_query":"gran"}`, []string{"granite"}},
 			{`{"search_query":"gran "}`, []string{}},
 			{`{"search_query":"the of and"}`, []string{}},
@@ -238,6 +238,22 @@ func TestSearch(t *testing.T) {
 			got := c.searchIDs(t, c.admin, tc.body)
 			slices.Sort(got)
 			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s: %v, want %v", tc.body, got, tc.want)
+			}
+		}
+	})
+
+	t.Run("phrases first, then their words", func(t *testing.T) {
+		for _, tc := range []struct {
+			body string
+			want []string
+		}{
+			{`{"search_query":"\"rail shipped\""}`, []string{"shipping", "granite"}}, // Both stem to "rail ship".
+			{`{"search_query":"\"shipped by rail\""}`, []string{"granite", "shipping"}},
+			{`{"search_query":"\"shipped by rail\"","num_hits":1}`, []string{"granite"}},
+			{`{"search_query":"\"produced granite\" weekly"}`, []string{"granite", "shipping"}},
+		} {
+			if got := c.searchIDs(t, c.admin, tc.body); !slices.Equal(got, tc.want) {
 				t.Errorf("%s: %v, want %v", tc.body, got, tc.want)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/quarryhq/quarry/internal/corpus"
@@ -147,4 +148,40 @@ func BenchmarkScore(b *testing.B) {
 	}
 	b.ReportMetric(float64(found)/float64(b.N), "candidates/op")
 	b.ReportMetric(float64(len(m.segments)), "segments")
+}
+
+// BenchmarkScorePhrase is BenchmarkScore with each query's first two words
+// a phrase, which few chunks hold: the candidates that hold its words
+// come first, then the others (taken as the store takes them, for 30
+// results: those that pass the phrase are not checked here).
+func BenchmarkScorePhrase(b *testing.B) {
+	docs := 20_000
+	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
+		docs = v
+	}
+	m := benchMemory(b, docs, true)
+	visible := map[int64]bool{}
+	for p := range int64(13) {
+		visible[p] = true
+	}
+	gen := corpus.New(2)
+	queries := make([]Query, 100)
+	for i := range queries {
+		w := strings.Fields(gen.Query())
+		queries[i] = ParseQuery(`"` + w[0] + " " + w[1] + `" ` + strings.Join(w[2:], " ") + " ")
+	}
+	s := m.snapshot()
+	b.ResetTimer()
+	found := 0
+	for i := 0; b.Loop(); i++ {
+		cands, _, err := Score(m, s, queries[i%len(queries)], visible)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for n := 0; n < 30*4+20 && cands.Len() > 0; n++ {
+			cands.Pop()
+			found++
+		}
+	}
+	b.ReportMetric(float64(found)/float64(b.N), "candidates/op")
 }

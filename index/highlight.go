@@ -29,7 +29,9 @@ func Blurb(content string) string {
 // Highlights returns the window of SnippetWords words of content that
 // holds the most of terms (analysed terms; prefixes match the words that
 // begin with one), its matched words between <hi> and </hi> as Onyx's
-// match_highlights has them; none when no word matches.
+// match_highlights has them; none when no word matches. The window starts
+// at its first matched word, so a snippet never opens on what stands
+// before the match (a page's navigation, say).
 func Highlights(content string, terms map[string]bool, prefixes []string) []string {
 	ws := analysis.Words(content)
 	match := make([]bool, len(ws))
@@ -71,6 +73,9 @@ func Highlights(content string, terms map[string]bool, prefixes []string) []stri
 		if start := max(0, i-SnippetWords+1); n > bestN {
 			best, bestN = start, n
 		}
+	}
+	for !match[best] {
+		best++ // The window from its first match holds at least as many.
 	}
 	end := min(best+SnippetWords, len(ws))
 	var b strings.Builder

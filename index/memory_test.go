@@ -246,19 +246,27 @@ func (m *memory) DF(terms []string) (map[string]int64, error) {
 	return df, nil
 }
 
-// search returns the limit best chunks still there that match q (its
-// phrases too), of pairs visible, as the store checks Score's candidates.
+// search returns the limit best chunks still there that match q, of pairs
+// visible, those that hold its phrases first, as the store checks Score's
+// candidates.
 func (m *memory) search(q Query, visible map[int64]bool, limit int) ([]Scored, error) {
 	cands, _, err := Score(m, m.snapshot(), q, visible)
 	if err != nil {
 		return nil, err
 	}
-	var out []Scored
+	// As the store takes them: the chunks that hold the phrases, then the
+	// others by score (all of them: memory has no copies to count).
+	var out, words []Scored
 	for len(out) < limit && cands.Len() > 0 {
 		s := cands.Pop()
-		if c, ok := m.chunks[s.Chunk]; ok && q.Matches(c.title, c.content) {
+		if c, ok := m.chunks[s.Chunk]; !ok {
+			continue
+		} else if !s.Words && q.Matches(c.title, c.content) {
 			out = append(out, s)
+		} else {
+			words = append(words, s)
 		}
 	}
-	return out, nil
+	slices.SortStableFunc(words, func(a, b Scored) int { return cmp.Compare(b.Score, a.Score) })
+	return append(out, words[:min(len(words), limit-len(out))]...), nil
 }

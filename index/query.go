@@ -12,15 +12,15 @@ import (
 // Limits on a query.
 const (
 	MaxQueryBytes    = 4096 // Longer queries are cut, at a word.
-	MaxQueryTerms    = 64   // Distinct terms; the later ones are left out.
+	MaxQueryTerms    = 1024 // Distinct terms (Lucene's maxClauseCount); the later ones are left out.
 	MinPrefixLength  = 2    // Characters of the last word before it matches as a prefix.
 	MaxPrefixMatches = 32   // The terms a prefix stands for, the most frequent first.
 )
 
 // Query is a search's query as parsed: its terms (each with the number of
 // times it was asked, as Lucene's query parser adds a clause per word),
-// the phrases a chunk must hold, and the prefix the last word may stand
-// for.
+// the phrases that rank a chunk first, and the prefix the last word may
+// stand for.
 type Query struct {
 	Terms   map[string]int
 	Phrases []Phrase
@@ -33,8 +33,8 @@ type Query struct {
 	PrefixTerm string
 }
 
-// Phrase is a run of words a chunk must hold in that order: their terms
-// and their positions relative to the first (stop words keep their place).
+// Phrase is a run of words to be found in that order: their terms and
+// their positions relative to the first (stop words keep their place).
 type Phrase struct {
 	Terms     []string
 	Positions []int
@@ -53,8 +53,11 @@ func (q *Query) TermSet() map[string]bool {
 func (q *Query) Empty() bool { return len(q.Terms) == 0 && q.Prefix == "" }
 
 // ParseQuery parses a search query: words, and phrases between double
-// quotes ("…"; an unclosed quote runs to the end). Every word is a term to
-// score; a phrase must also appear, in order, in a chunk's title or text.
+// quotes ("…"). Every word is a term to score; a chunk that holds every
+// phrase, in order, in its title or text ranks above one that holds only
+// their words (see Score). A quote without its closing one is a character
+// like any other punctuation, not the start of a phrase: `6" pipe` asks
+// for the words 6 and pipe.
 func ParseQuery(s string) Query {
 	if len(s) > MaxQueryBytes {
 		s = s[:MaxQueryBytes]
@@ -69,6 +72,10 @@ func ParseQuery(s string) Query {
 		}
 	}
 	parts := strings.Split(s, `"`)
+	if len(parts)%2 == 0 { // An odd number of quotes: the last one is unclosed.
+		n := len(parts)
+		parts = append(parts[:n-2], parts[n-2]+`"`+parts[n-1])
+	}
 	for i, part := range parts {
 		quoted := i%2 == 1
 		toks := analysis.Analyze(part)

@@ -18,8 +18,14 @@ func TestParseQuery(t *testing.T) {
 		{"granite quarries ", index.Query{Terms: map[string]int{"granit": 1, "quarri": 1}}},
 		{`"flow of air" flow`, index.Query{Terms: map[string]int{"flow": 2, "air": 1},
 			Phrases: []index.Phrase{{Terms: []string{"flow", "air"}, Positions: []int{0, 2}}}, Prefix: "flow", PrefixTerm: "flow"}},
-		{`"unclosed phrase here`, index.Query{Terms: map[string]int{"unclos": 1, "phrase": 1, "here": 1},
-			Phrases: []index.Phrase{{Terms: []string{"unclos", "phrase", "here"}, Positions: []int{0, 1, 2}}}}},
+		// An unclosed quote is punctuation: its words are words, the last a prefix.
+		{`"unclosed phrase here`, index.Query{Terms: map[string]int{"unclos": 1, "phrase": 1, "here": 1}, Prefix: "here", PrefixTerm: "here"}},
+		{`a 6" pipe fitting`, index.Query{Terms: map[string]int{"6": 1, "pipe": 1, "fit": 1}, Prefix: "fitting", PrefixTerm: "fit"}},
+		{`"granite blocks" shipped "by rail`, index.Query{Terms: map[string]int{"granit": 1, "block": 1, "ship": 1, "rail": 1},
+			Phrases: []index.Phrase{{Terms: []string{"granit", "block"}, Positions: []int{0, 1}}}, Prefix: "rail", PrefixTerm: "rail"}},
+		{`"granite blocks" "rail" "`, index.Query{Terms: map[string]int{"granit": 1, "block": 1, "rail": 1},
+			Phrases: []index.Phrase{{Terms: []string{"granit", "block"}, Positions: []int{0, 1}}}}},
+		{`what is "mach number`, index.Query{Terms: map[string]int{"what": 1, "mach": 1, "number": 1}, Prefix: "number", PrefixTerm: "number"}},
 		{`"single"`, index.Query{Terms: map[string]int{"singl": 1}}},
 		{"the of", index.Query{Terms: map[string]int{}}},
 		{"x", index.Query{Terms: map[string]int{"x": 1}}},
@@ -30,12 +36,18 @@ func TestParseQuery(t *testing.T) {
 			t.Errorf("ParseQuery(%q) = %+v, want %+v", c.in, got, c.want)
 		}
 	}
-	many := strings.Repeat("word", 1) + " "
-	for i := range 200 {
-		many += string(rune('a'+i%26)) + string(rune('a'+i/26)) + "zz "
-	}
-	if q := index.ParseQuery(many); len(q.Terms) != index.MaxQueryTerms {
-		t.Errorf("%d terms, want %d", len(q.Terms), index.MaxQueryTerms)
+	// Past 64 terms the rest count, up to MaxQueryTerms; the 4 KiB of a
+	// query hold at most 1,365 (two-letter words and a space each).
+	const first, second = "0123456789bcdfghjklmnpqrstvwxz", "0123456789bcdfghjklmnpqrstvwxzaeiouy"
+	for _, c := range []struct{ words, want int }{{200, 200}, {1365, index.MaxQueryTerms}} {
+		var many strings.Builder
+		for i := range c.words { // 1,080 different words, three of them stop words.
+			many.WriteString(string(first[i/len(second)%len(first)]) + string(second[i%len(second)]) + " ")
+		}
+		q := index.ParseQuery(many.String())
+		if len(q.Terms) != c.want {
+			t.Errorf("%d words: %d terms, want %d", c.words, len(q.Terms), c.want)
+		}
 	}
 }
 

@@ -53,22 +53,42 @@ type Snapshot struct {
 type Scored struct {
 	Chunk int64
 	Score float64
+	// Words is set on a chunk that lacks a word of the query's phrases:
+	// it matches their words only, never the phrases, and ranks after
+	// every chunk that may hold them (see Score).
+	Words bool
 }
 
 // Candidates are the chunks a search scored, to be taken best first (then
-// by id).
+// by id): first the chunks that hold every word of the query's phrases
+// (all of them when it has none), then the others.
 type Candidates struct {
-	h scoredHeap
+	h, words scoredHeap
 }
 
 // Len returns how many chunks are left.
-func (c *Candidates) Len() int { return len(c.h) }
+func (c *Candidates) Len() int { return len(c.h) + len(c.words) }
 
-// Pop removes and returns the best chunk left.
-func (c *Candidates) Pop() Scored { return heap.Pop(&c.h).(Scored) }
+// Pop removes and returns the best chunk left of those that hold every
+// word of the phrases, or when none is left, the best of the others.
+func (c *Candidates) Pop() Scored {
+	if len(c.h) > 0 {
+		x := heap.Pop(&c.h).(scored)
+		return Scored{Chunk: x.Chunk, Score: x.Score}
+	}
+	x := heap.Pop(&c.words).(scored)
+	return Scored{Chunk: x.Chunk, Score: x.Score, Words: true}
+}
+
+// scored is a chunk's score as a heap holds it (16 bytes: a heap's
+// group says whether it holds the phrases' words).
+type scored struct {
+	Chunk int64
+	Score float64
+}
 
 // scoredHeap orders chunks by score, the best first, then by id.
-type scoredHeap []Scored
+type scoredHeap []scored
 
 func (h scoredHeap) Len() int { return len(h) }
 func (h scoredHeap) Less(i, j int) bool {
@@ -78,7 +98,7 @@ func (h scoredHeap) Less(i, j int) bool {
 	return h[i].Chunk < h[j].Chunk
 }
 func (h scoredHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *scoredHeap) Push(x any)   { *h = append(*h, x.(Scored)) }
+func (h *scoredHeap) Push(x any)   { *h = append(*h, x.(scored)) }
 func (h *scoredHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -87,14 +107,17 @@ func (h *scoredHeap) Pop() any {
 }
 
 // Score scores query q, by BM25 as Lucene 8 scores it, over every chunk of
-// a pair of visible that holds one of its terms and every word of its
-// phrases, with the whole index's statistics (its chunks, their average
-// length, each term's document frequency: the live segments' and the
-// pending chunks'). A last word that ends the query (q.Prefix) and whose
-// term is in no chunk stands for up to MaxPrefixMatches terms that begin
-// with it, the most frequent; prefixes is then that word, for Highlights.
-// The candidates still have to be checked against the caller's rights on
-// each document, and the phrases (Query.Matches).
+// a pair of visible that holds one of its terms, with the whole index's
+// statistics (its chunks, their average length, each term's document
+// frequency: the live segments' and the pending chunks'). A last word that
+// ends the query (q.Prefix) and whose term is in no chunk stands for up to
+// MaxPrefixMatches terms that begin with it, the most frequent; prefixes
+// is then that word, for Highlights. When q has phrases, the chunks that
+// hold every word of them come first (to be checked against the phrases,
+// Query.Matches, by the caller, who ranks those that fail with the
+// others), then the chunks that lack one (Scored.Words), each group best
+// first. The candidates still have to be checked against the caller's
+// rights on each document.
 func Score(r Reader, s *Snapshot, q Query, visible map[int64]bool) (cands *Candidates, prefixes []string, err error) {
 	if s.Chunks == 0 {
 		return &Candidates{}, nil, nil
@@ -137,22 +160,27 @@ func Score(r Reader, s *Snapshot, q Query, visible map[int64]bool) (cands *Candi
 			terms = append(terms, scoreTerm{term: t, w: weights[t] * idf(s.Chunks, df[t])})
 		}
 	}
-	// A chunk must hold every word of the query's phrases: each has a bit
-	// (at most 64 of them: a query has at most MaxQueryTerms).
-	var need uint64
-	bits := map[string]uint64{}
+	// A chunk may hold the phrases when it holds every word of them: each
+	// such term is marked, and a chunk counts the marked terms it holds.
+	need := 0
 	for _, p := range q.Phrases {
 		for _, t := range p.Terms {
-			if bits[t] == 0 && len(bits) < 64 {
-				bits[t] = 1 << len(bits)
+			i, ok := slices.BinarySearchFunc(terms, t, func(s scoreTerm, t string) int { return strings.Compare(s.term, t) })
+			if !ok {
+				need = -1 // In no chunk: no chunk holds the phrase.
+				break
 			}
-			i := slices.IndexFunc(terms, func(s scoreTerm) bool { return s.term == t })
-			if i < 0 {
-				return &Candidates{}, prefixes, nil
+			if !terms[i].phrase {
+				terms[i].phrase = true
+				need++
 			}
-			terms[i].bit = bits[t]
-			need |= bits[t]
 		}
+		if need < 0 {
+			break
+		}
+	}
+	if need < 0 {
+		need = len(terms) + 1 // More than any chunk holds.
 	}
 	if len(terms) == 0 {
 		return &Candidates{}, prefixes, nil
@@ -246,28 +274,34 @@ func (s *Snapshot) expandPrefix(r Reader, prefix string) (map[string]int64, erro
 }
 
 // scoreTerm is a term of a search, its weight (the times it was asked
-// times its idf) and, for a word of the query's phrases, its bit in the
-// mask of those a chunk must hold.
+// times its idf), and whether it is a word of the query's phrases.
 type scoreTerm struct {
-	term string
-	w    float64
-	bit  uint64
+	term   string
+	w      float64
+	phrase bool
 }
 
 // scoreChunks scores, by BM25 (Lucene's), every chunk of a visible pair
-// that holds one of terms and every phrase word of mask need (bits of
-// scoreTerm.bit). In a segment, only the visible pairs' postings are
-// decoded (a block keeps them by pair), and a pair's chunks are scored a
-// chunk at a time, its terms' postings read side by side in the chunks'
-// order.
-func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, visible map[int64]bool, need uint64, avgdl float64) (*Candidates, error) {
+// that holds one of terms; a chunk that holds fewer than need of the
+// phrase words (scoreTerm.phrase) is marked Scored.Words. In a segment,
+// only the visible pairs' postings are decoded (a block keeps them by
+// pair), and a pair's chunks are scored a chunk at a time, its terms'
+// postings read side by side in the chunks' order.
+func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, visible map[int64]bool, need int, avgdl float64) (*Candidates, error) {
 	sees := func(pair int64) bool { return visible[pair] }
 	norm := func(length int) float64 { return bm25K1 * (1 - bm25B + bm25B*float64(length)/avgdl) }
-	var out scoredHeap
+	var out, words scoredHeap
+	add := func(chunk int64, score float64, has int) {
+		if has < need {
+			words = append(words, scored{chunk, score})
+		} else {
+			out = append(out, scored{chunk, score})
+		}
+	}
 	type cursor struct {
-		r   RunReader
-		bit uint64
-		w   float64
+		r      RunReader
+		phrase int
+		w      float64
 	}
 	type key struct{ seg, pair int64 }
 	byRun := map[key][]*cursor{}
@@ -281,7 +315,10 @@ func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, vis
 				if !sees(r.Pair) {
 					continue
 				}
-				c := &cursor{r: r.Reader(), bit: t.bit, w: t.w}
+				c := &cursor{r: r.Reader(), w: t.w}
+				if t.phrase {
+					c.phrase = 1
+				}
 				if c.r.Next() {
 					byRun[key{b.Segment, r.Pair}] = append(byRun[key{b.Segment, r.Pair}], c)
 				} else if c.r.bad {
@@ -297,7 +334,7 @@ func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, vis
 				chunk = min(chunk, c.r.cur.Chunk)
 			}
 			var score float64
-			var has uint64
+			var has int // A term's postings of one segment and pair are one run: each is counted once.
 			for i := 0; i < len(cursors); {
 				c := cursors[i]
 				if c.r.cur.Chunk != chunk {
@@ -305,7 +342,7 @@ func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, vis
 					continue
 				}
 				p := c.r.cur
-				has |= c.bit
+				has += c.phrase
 				score += c.w * float64(p.TF) / (float64(p.TF) + norm(p.Length))
 				if c.r.Next() {
 					i++
@@ -316,9 +353,7 @@ func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, vis
 				}
 				cursors = slices.Delete(cursors, i, i+1)
 			}
-			if has&need == need {
-				out = append(out, Scored{chunk, score})
-			}
+			add(chunk, score, has)
 		}
 	}
 	names := make([]string, len(terms))
@@ -330,18 +365,22 @@ func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, vis
 			continue
 		}
 		var score float64
-		var has uint64
+		has := 0
 		matched := false
 		if err := JoinTerms(p.Terms, names, func(j, tf int) {
-			has, matched = has|terms[j].bit, true
+			matched = true
+			if terms[j].phrase {
+				has++
+			}
 			score += terms[j].w * float64(tf) / (float64(tf) + norm(p.Length))
 		}); err != nil {
 			continue // A pending chunk whose terms do not decode matches nothing.
 		}
-		if matched && has&need == need {
-			out = append(out, Scored{p.Chunk, score})
+		if matched {
+			add(p.Chunk, score, has)
 		}
 	}
 	heap.Init(&out)
-	return &Candidates{h: out}, nil
+	heap.Init(&words)
+	return &Candidates{h: out, words: words}, nil
 }

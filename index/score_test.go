@@ -21,7 +21,7 @@ func TestScore(t *testing.T) {
 	b := m.add(1, "two", "alpha alpha delta epsilon zeta")
 	idf := math.Log(1 + (2-2+0.5)/(2+0.5))
 	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 1.2*(1-0.75+0.75*length/6)) }
-	want := []Scored{{b, bm25(2, 7)}, {a, bm25(1, 5)}}
+	want := []Scored{{Chunk: b, Score: bm25(2, 7)}, {Chunk: a, Score: bm25(1, 5)}}
 	for _, step := range []string{"pending", "flushed"} {
 		if step == "flushed" && !m.flush() {
 			t.Fatal("nothing flushed")
@@ -42,10 +42,11 @@ func TestScore(t *testing.T) {
 	}
 }
 
-// TestPhraseAmongManyTerms checks that a phrase's words are required
+// TestPhraseAmongManyTerms checks that a phrase's words are found
 // wherever they sort among the query's terms: past the 64th of them, once
 // a prefix has added its terms (store's TestSearchPhraseAmongManyTerms
-// checks the same through a database).
+// checks the same through a database); the chunk with the phrase ranks
+// first, the one with its words only after it.
 func TestPhraseAmongManyTerms(t *testing.T) {
 	const letters = "bcdfgklmnp" // No English suffix ends in these: each word is its own term.
 	word := func(prefix string, i int) string { return prefix + string(letters[i/10]) + string(letters[i%10]) }
@@ -58,22 +59,74 @@ func TestPhraseAmongManyTerms(t *testing.T) {
 	}
 	for _, flushed := range []bool{false, true} {
 		m := newMemory()
+		// Without the phrase's order, its words twice: it scores better.
+		m.add(1, "Other", "zzzcd zzzbk "+strings.Join(many, " ")+" "+strings.Join(many, " ")+" "+strings.Join(prefixed, " "))
 		m.add(1, "Many", "zzzbk zzzcd "+strings.Join(many, " ")+" "+strings.Join(prefixed, " "))
-		// Without the phrase's order: found by its words, not by the phrase.
-		m.add(1, "Other", "zzzcd zzzbk "+strings.Join(many, " ")+" "+strings.Join(prefixed, " "))
 		if flushed {
 			m.flush()
 		}
 		for _, q := range []string{`"zzzbk zzzcd" ` + strings.Join(many, " "), `"zzzbk zzzcd" ` + strings.Join(many, " ") + " ab"} {
 			got, err := m.search(ParseQuery(q), map[int64]bool{1: true}, 10)
-			if err != nil || len(got) != 1 || got[0].Chunk != 1 {
-				t.Errorf("flushed %v: %v (%v) for %.40q…, want chunk 1", flushed, got, err, q)
+			if err != nil || len(got) != 2 || got[0].Chunk != 2 || got[0].Words || got[1].Chunk != 1 || got[1].Score <= got[0].Score {
+				t.Errorf("flushed %v: %v (%v) for %.40q…, want chunk 2 then chunk 1 (its words, a better score)", flushed, got, err, q)
 			}
 		}
-		// A phrase word that is in no chunk: nothing.
-		if got, err := m.search(ParseQuery(`"zzzbk zzzqq" `+strings.Join(many, " ")), map[int64]bool{1: true}, 10); err != nil || len(got) != 0 {
-			t.Errorf("flushed %v: a phrase of a missing word finds %v, %v", flushed, got, err)
+		// A phrase word that is in no chunk: the other words still find both.
+		got, err := m.search(ParseQuery(`"zzzbk zzzqq" `+strings.Join(many, " ")), map[int64]bool{1: true}, 10)
+		if err != nil || len(got) != 2 || !got[0].Words || !got[1].Words {
+			t.Errorf("flushed %v: a phrase of a missing word finds %v, %v; want both chunks by their words", flushed, got, err)
 		}
+	}
+}
+
+// TestPhraseFallback checks the rule of a phrase that not every chunk
+// holds: the chunks that hold it rank first, by score, then those that
+// hold only its words (some or all of them, out of order), by score; a
+// phrase that no chunk holds finds its words' chunks.
+func TestPhraseFallback(t *testing.T) {
+	for _, flushed := range []bool{false, true} {
+		m := newMemory()
+		inOrder := m.add(1, "Wings", "the flow of air over wings")
+		reversed := m.add(1, "Air", "air flow air flow air flow") // Both words, better scores, never in order.
+		one := m.add(1, "Flow", "flow flow flow flow")
+		m.add(1, "Other", "nothing here")
+		if flushed {
+			m.flush()
+		}
+		for _, c := range []struct {
+			q    string
+			want []int64
+		}{
+			{`"flow of air"`, []int64{inOrder, reversed, one}},
+			{`"flow of air" wings`, []int64{inOrder, reversed, one}},
+			{`"air flow"`, []int64{reversed, inOrder, one}},
+			{`"flow of steam"`, []int64{one, reversed, inOrder}}, // No chunk holds steam.
+		} {
+			got, err := m.search(ParseQuery(c.q), map[int64]bool{1: true}, 10)
+			var ids []int64
+			for _, s := range got {
+				ids = append(ids, s.Chunk)
+			}
+			if err != nil || !slices.Equal(ids, c.want) {
+				t.Errorf("flushed %v: %s finds %v (%v), want %v", flushed, c.q, ids, err, c.want)
+			}
+		}
+	}
+}
+
+// TestManyTerms checks that a word past the 64th of a query still counts:
+// the only word that a chunk holds is the query's 100th.
+func TestManyTerms(t *testing.T) {
+	const letters = "bcdfgklmnp"
+	var words []string
+	for i := range 100 {
+		words = append(words, "zz"+string(letters[i/10])+string(letters[i%10]))
+	}
+	m := newMemory()
+	c := m.add(1, "Last", words[99]+" filler")
+	got, err := m.search(ParseQuery(strings.Join(words, " ")+" "), map[int64]bool{1: true}, 10)
+	if err != nil || len(got) != 1 || got[0].Chunk != c {
+		t.Errorf("%v, %v; want chunk %d", got, err, c)
 	}
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -169,9 +170,18 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 		copyOf
 		title, content string
 	}
+	// The chunks that hold the phrases come first; then, if fewer than
+	// limit copies do, the best of those that hold only the phrases'
+	// words (every chunk that failed the phrases, and the candidates
+	// without a phrase's word taken until they fill what is left).
 	var picked []index.Scored
 	seen := map[copyOf]bool{}
-	for batch := limit*4 + 20; len(picked) < limit && cands.Len() > 0; batch = min(batch*4, 2000) {
+	words := map[copyOf]index.Scored{} // Each copy's best chunk of the words only.
+	fromWords := map[copyOf]bool{}     // The copies of candidates without a phrase's word, not among picked.
+	full := func() bool {
+		return len(picked) == limit || len(picked)+len(fromWords) >= limit
+	}
+	for batch := limit*4 + 20; !full() && cands.Len() > 0; batch = min(batch*4, 2000) {
 		next := make([]index.Scored, 0, batch)
 		for len(next) < batch && cands.Len() > 0 {
 			next = append(next, cands.Pop())
@@ -204,13 +214,35 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 		}
 		for _, s := range next {
 			x, ok := found[s.Chunk]
-			if !ok || seen[x.copyOf] || len(picked) == limit || !q.Matches(x.title, x.content) {
-				continue
+			switch {
+			case !ok || full():
+			case !s.Words && q.Matches(x.title, x.content):
+				if !seen[x.copyOf] {
+					seen[x.copyOf] = true
+					picked = append(picked, s)
+				}
+			default:
+				if w, ok := words[x.copyOf]; !ok || s.Score > w.Score {
+					words[x.copyOf] = s
+				}
+				if s.Words && !seen[x.copyOf] {
+					fromWords[x.copyOf] = true
+				}
 			}
-			seen[x.copyOf] = true
-			picked = append(picked, s)
 		}
 	}
+	// Every candidate that might hold the phrases was checked before the
+	// first without (Candidates.Pop), so picked is final here.
+	var rest []index.Scored
+	for c, s := range words {
+		if !seen[c] {
+			rest = append(rest, s)
+		}
+	}
+	slices.SortFunc(rest, func(a, b index.Scored) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Chunk, b.Chunk))
+	})
+	picked = append(picked, rest[:min(len(rest), limit-len(picked))]...)
 	ids := make([]int64, len(picked))
 	scores := map[int64]float64{}
 	for i, p := range picked {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -40,6 +41,9 @@ func TestReadHTML(t *testing.T) {
 		{name: "dropped elements",
 			in:    "<header>H</header><nav>N<a href='/x'>x</a></nav><script>s()</script><style>p{}</style><noscript>ns</noscript><svg><title>icon</title><text>t</text></svg><template>tp</template><main><p>kept</p></main><footer>F</footer>",
 			title: "", text: "kept", links: []string{"/x"}},
+		{name: "chrome by class and role",
+			in:    `<div class="related" role="navigation"><h3>Navigation</h3><a href="/i">index</a></div><div role="Banner">B</div><aside>A</aside><div class="main sidebar">S</div><div class="footer">F</div><div role="contentinfo">C</div><div class="sidebar-like">kept</div>`,
+			title: "", text: "kept", links: []string{"/i"}},
 		{name: "svg title is not the title", in: "<body><svg><title>icon</title></svg><h1>Real</h1></body>", title: "Real", text: "Real"},
 		{name: "canonical and base", in: `<head><link rel="Canonical" href="/c"><link rel=canonical href="/d"><base href="/b/"></head><body>x<br>y</body>`,
 			title: "", text: "x\ny", canonical: "/c", base: "/b/"},
@@ -60,6 +64,32 @@ func TestReadHTML(t *testing.T) {
 					p.Title, p.Text, p.Canonical, p.Base, p.Links, tc.title, tc.text, tc.canonical, tc.base, tc.links)
 			}
 		})
+	}
+}
+
+// TestReadHTMLSphinx reads a page Sphinx made (Debian's python3-dev ships
+// it as /usr/share/doc/python3/python-policy.html; the fixture is its
+// head, its first section and its end): the navigation bars, the sidebar
+// (divs of role navigation) and the footer (role contentinfo) are
+// dropped, their links still followed.
+func TestReadHTMLSphinx(t *testing.T) {
+	f, err := os.Open("testdata/sphinx-python-policy.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := readHTML(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Abstract¶\n" +
+		"This document describes the packaging of Python within the Debian GNU/Linux distribution and the policy requirements for packaged Python programs and modules.\n" +
+		"Indices and tables¶\nIndex\nModule Index\nSearch Page"
+	if p.Title != "Debian Python Policy 0.12.0.0 documentation" || p.Text != want {
+		t.Errorf("title %q, text:\n%s\nwant:\n%s", p.Title, p.Text, want)
+	}
+	if !slices.Contains(p.Links, "genindex.html") || !slices.Contains(p.Links, "index.html#document-copyright") {
+		t.Errorf("links %q: the navigation's are missing", p.Links)
 	}
 }
 
