@@ -177,7 +177,7 @@ func TestGoogleDriveConnectorRun(t *testing.T) {
 }
 
 // A key Google's token endpoint refuses ends the attempt as every refused
-// credential does (canceled, quarry.StopCredentialRefused), with Google's
+// credential does (failed, quarry.StopCredentialRefused), with Google's
 // answer and no secret.
 func TestGoogleDriveConnectorRefused(t *testing.T) {
 	s := drivetest.NewFixture(t)
@@ -192,8 +192,8 @@ func TestGoogleDriveConnectorRefused(t *testing.T) {
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
 	want := quarry.CredentialRefusedMessage("Google's token endpoint at " + s.TokenURL() + " answered 400 Bad Request (a token for the primary admin): invalid_grant: Invalid JWT Signature.")
-	if a.Status != quarry.IndexCanceled || a.ErrorMsg == nil || *a.ErrorMsg != want {
-		t.Errorf("attempt %s with error %q, want canceled with %q", a.Status, deref(a.ErrorMsg), want)
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != want {
+		t.Errorf("attempt %s with error %q, want failed with %q", a.Status, deref(a.ErrorMsg), want)
 	}
 	if strings.Contains(w.log.String(), "PRIVATE KEY") {
 		t.Error("a log shows the key")
