@@ -190,6 +190,22 @@ type Env struct {
 	Endpoints Endpoints
 }
 
+// withDefaults returns env, or a copy of it with the clock and the log
+// filled in where it has none (time.Now, a log that discards).
+func (e *Env) withDefaults() *Env {
+	if e.Log != nil && e.Now != nil {
+		return e
+	}
+	c := *e
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &c
+}
+
 // Endpoint returns the base URL of source's API: the operator's, or def,
 // the vendor's. It ends with a slash, so that a path is resolved under it.
 func (e *Env) Endpoint(source quarry.DocumentSource, def string) string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -249,16 +248,7 @@ func newGoogleDrive(config, credential json.RawMessage, env *Env) (*GoogleDrive,
 	if env == nil || env.HTTP == nil {
 		return nil, errors.New("the Google Drive connector needs the egress guard's HTTP client")
 	}
-	if env.Log == nil || env.Now == nil {
-		e := *env
-		if e.Log == nil {
-			e.Log = slog.New(slog.DiscardHandler)
-		}
-		if e.Now == nil {
-			e.Now = time.Now
-		}
-		env = &e
-	}
+	env = env.withDefaults()
 	d := &GoogleDrive{cfg: c, admin: cred.PrimaryAdmin, domain: strings.ToLower(cred.PrimaryAdmin[at+1:]), env: env,
 		api: env.Endpoint(GoogleDriveSource, GoogleAPI), tokens: map[string]oauth2.TokenSource{}, refused: map[string]error{}}
 	_, pointed := env.Endpoints[GoogleDriveSource]

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -151,16 +150,7 @@ func newGitHub(config, credential json.RawMessage, env *Env) (*GitHub, error) {
 	if env == nil || env.HTTP == nil {
 		return nil, errors.New("the GitHub connector needs the egress guard's HTTP client")
 	}
-	if env.Log == nil || env.Now == nil {
-		e := *env
-		if e.Log == nil {
-			e.Log = slog.New(slog.DiscardHandler)
-		}
-		if e.Now == nil {
-			e.Now = time.Now
-		}
-		env = &e
-	}
+	env = env.withDefaults()
 	base := env.Endpoint(GitHubSource, GitHubAPI)
 	u, err := url.Parse(base)
 	if err != nil {

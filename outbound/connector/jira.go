@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
@@ -134,16 +133,7 @@ func newJira(config, credential json.RawMessage, env *Env) (*Jira, error) {
 	if env == nil || env.HTTP == nil {
 		return nil, errors.New("the Jira connector needs the egress guard's HTTP client")
 	}
-	if env.Log == nil || env.Now == nil {
-		e := *env
-		if e.Log == nil {
-			e.Log = slog.New(slog.DiscardHandler)
-		}
-		if e.Now == nil {
-			e.Now = time.Now
-		}
-		env = &e
-	}
+	env = env.withDefaults()
 	cloud := cred.Email != nil && strings.TrimSpace(*cred.Email) != "" // Onyx's form leaves it null for Data Center.
 	return &Jira{cfg: c, cred: cred, base: base, api: base, cloud: cloud, env: env,
 		access: map[string]*quarry.ExternalAccess{}, users: map[string]*jiraUser{}}, nil
