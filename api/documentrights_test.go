@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store/storetest"
 )
 
 // Who may read which document (issue 39, items 1 and 4), through the real
@@ -165,6 +166,7 @@ func TestDocumentCopiesStayTheirOwn(t *testing.T) {
 // of its indexing that count the whole pair are theirs alone.
 func TestDocumentListingsFollowAccess(t *testing.T) {
 	c := newFxCast(t)
+	storetest.ProveEmails(t, c.url) // The cast's keys stand for people whose emails are proven.
 	conn := c.connector(c.admin, "synced", "file", "access_type", "sync")
 	// The curator made the pair, for his group A: he may change it.
 	p := c.pair(c.curator, conn, c.credential(c.curator, "file", fxSecret, "groups", []int64{c.gA}), "synced", quarry.AccessSync, c.gA)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/store/storetest"
 )
 
 // TestIngestion covers Onyx's ingestion API through the real server and
@@ -143,6 +144,7 @@ func TestOnyxIngestionAPICrud(t *testing.T) {
 // reports none; pushing it again with other access moves it.
 func TestIngestionExternalAccess(t *testing.T) {
 	c := newFxCast(t)
+	storetest.ProveEmails(t, c.url) // The cast's keys stand for people whose emails are proven.
 	conn := c.connector(c.admin, "synced", "file", "access_type", "sync")
 	p := c.pair(c.admin, conn, c.credential(c.admin, "file", fxSecret, "admin_public", true), "synced", quarry.AccessSync)
 	push := func(id, access string, existed bool) {

@@ -37,7 +37,7 @@ func TestHasMore(t *testing.T) {
 func TestRegistrySources(t *testing.T) {
 	r := connector.NewRegistry()
 	got := r.Sources()
-	want := []quarry.DocumentSource{"confluence", "file", "github", "imap", "jira", "mediawiki", "mock_connector", "slack", "web", "wikipedia"}
+	want := []quarry.DocumentSource{"confluence", "file", "github", "google_drive", "imap", "jira", "mediawiki", "mock_connector", "slack", "web", "wikipedia"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Sources() = %v, want %v", got, want)
 	}

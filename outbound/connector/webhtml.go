@@ -18,10 +18,28 @@ type webPage struct {
 	Base      string   // The href of <base>, as written; "" if none.
 }
 
-// webDropped are the elements whose text is not the page's content.
+// webDropped are the elements whose text is not the page's content (Onyx
+// v4.6.1's WEB_CONNECTOR_IGNORED_ELEMENTS, nav, footer, meta, script,
+// style, symbol and aside, among them).
 var webDropped = map[atom.Atom]bool{
 	atom.Script: true, atom.Style: true, atom.Nav: true, atom.Header: true, atom.Footer: true,
 	atom.Noscript: true, atom.Svg: true, atom.Template: true, atom.Iframe: true, atom.Head: true,
+	atom.Aside: true,
+}
+
+// webChrome reports whether an element of a page is its chrome rather
+// than its content, besides webDropped: an element of class sidebar or
+// footer (Onyx v4.6.1's WEB_CONNECTOR_IGNORED_CLASSES; Onyx's Mintlify
+// classes, sticky and hidden, are not dropped: Tailwind's hidden marks
+// content shown on wide screens), or whose ARIA role is that of a nav,
+// header or footer (navigation, banner, contentinfo: Sphinx's navigation
+// bars and sidebar are divs of role navigation).
+func webChrome(n *html.Node) bool {
+	if role, _ := attr(n, "role"); hasToken(role, "navigation") || hasToken(role, "banner") || hasToken(role, "contentinfo") {
+		return true
+	}
+	class, _ := attr(n, "class")
+	return hasToken(class, "sidebar") || hasToken(class, "footer")
 }
 
 // webBlocks are the elements that start and end a line of text.
@@ -46,7 +64,7 @@ func readHTML(r io.Reader) (*webPage, error) {
 	p := &webPage{}
 	var text strings.Builder
 	var h1 string
-	w := htmlText{to: &text, visit: func(n *html.Node, _ bool) {
+	w := htmlText{to: &text, drop: webChrome, visit: func(n *html.Node, _ bool) {
 		switch n.DataAtom {
 		case atom.A:
 			if href, ok := attr(n, "href"); ok {
