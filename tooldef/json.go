@@ -299,7 +299,19 @@ func step(v *value, tok string) *value {
 	}
 	switch v.kind {
 	case kindObject:
-		return v.get(tok)
+		if m := v.get(tok); m != nil {
+			return m
+		}
+		// kin-openapi decodes its fixed fields with encoding/json, which
+		// takes a key that differs only in case ("Components") for the
+		// field: such a key is looked through too, so that what kin-openapi
+		// resolves is what the checks here see.
+		for _, m := range v.members {
+			if strings.EqualFold(m.key, tok) {
+				return m.value
+			}
+		}
+		return nil
 	case kindArray:
 		if tok == "" || strings.Trim(tok, "0123456789") != "" || (len(tok) > 1 && tok[0] == '0') {
 			return nil
