@@ -366,8 +366,9 @@ func TestSyncedAccessNeedsProvenEmail(t *testing.T) {
 }
 
 // syncedPair makes a sync pair named name of a GitHub connector holding
-// docs (each with the text "quartz" and the access given), as admin.
-func syncedPair(t *testing.T, db *store.DB, admin *quarry.Caller, name string, docs map[string]quarry.ExternalAccess) int64 {
+// docs (each with the text "quartz" and the access given), as admin, and
+// returns it and its credential.
+func syncedPair(t *testing.T, db *store.DB, admin *quarry.Caller, name string, docs map[string]quarry.ExternalAccess) (pair, credential int64) {
 	t.Helper()
 	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: name, Source: "github", InputType: "poll",
 		Config: json.RawMessage(`{}`), AccessType: quarry.AccessSync, Groups: &[]int64{}})
@@ -378,7 +379,7 @@ func syncedPair(t *testing.T, db *store.DB, admin *quarry.Caller, name string, d
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: name, AccessType: quarry.AccessSync, Groups: []int64{}})
+	pair, err = db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: name, AccessType: quarry.AccessSync, Groups: []int64{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +390,7 @@ func syncedPair(t *testing.T, db *store.DB, admin *quarry.Caller, name string, d
 			t.Fatal(err)
 		}
 	}
-	return pair
+	return pair, k.ID
 }
 
 // runSync asks for a sync of kind of pair, leases it (first ending in
@@ -444,7 +445,9 @@ func finds(t *testing.T, db *store.DB, c *quarry.Caller) []string {
 // group a pair's group sync lists opens nothing of another pair whose
 // documents name a group of the same id; a failed sync applies nothing of
 // what it reported and leaves no staged rows; a deactivated member of a
-// synced group, or a person an email names, finds nothing.
+// synced group, or a person an email names, finds nothing. A new secret
+// of a pair's credential forgets what the pair synced, and what a sync
+// running meanwhile lists (quarry.SourceChangedFields).
 func TestPermissionSyncBounds(t *testing.T) {
 	db := storetest.Open(t)
 	name := "admin"
@@ -458,8 +461,8 @@ func TestPermissionSyncBounds(t *testing.T) {
 	}
 	ann, bob := person(t, db, "ann@corp.example", true), person(t, db, "bob@corp.example", true)
 	team := quarry.ExternalAccess{ExternalUserGroupIDs: []string{"eng"}}
-	first := syncedPair(t, db, admin, "first", map[string]quarry.ExternalAccess{"first-team": team})
-	second := syncedPair(t, db, admin, "second", map[string]quarry.ExternalAccess{"second-team": team,
+	first, firstKey := syncedPair(t, db, admin, "first", map[string]quarry.ExternalAccess{"first-team": team})
+	second, _ := syncedPair(t, db, admin, "second", map[string]quarry.ExternalAccess{"second-team": team,
 		"second-mail": {ExternalUserEmails: []string{bob.Email}}})
 	_, worker, err := db.StartInProcessWorker(ctx, "test")
 	if err != nil {
@@ -530,5 +533,61 @@ func TestPermissionSyncBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		want(t, bob, "second-mail", "second-team")
+	})
+	t.Run("a new secret forgets what the pair synced", func(t *testing.T) {
+		want(t, ann, "first-team")
+		if err := db.RequestSync(ctx, admin, first, quarry.AttemptGroupSync); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, err := db.LeaseAttempt(ctx, worker)
+		if err != nil || l == nil || l.Kind != quarry.AttemptGroupSync || l.CCPairID != first {
+			t.Fatalf("lease: %+v, %v", l, err)
+		}
+		if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &quarry.Progress{Groups: []quarry.ExternalGroup{
+			{ID: "eng", UserEmails: []string{ann.Email}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.UpdateCredential(ctx, admin, firstKey, quarry.CredentialUpdate{CredentialJSON: map[string]any{"k": "new"}}); err != nil {
+			t.Fatal(err)
+		}
+		want(t, ann)
+		if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
+			t.Fatal(err)
+		}
+		staged(t)
+		want(t, ann)
+		want(t, bob, "second-mail", "second-team") // The other pair keeps its.
+		for _, k := range []quarry.AttemptKind{quarry.AttemptGroupSync, quarry.AttemptPermissionSync} {
+			if last, err := db.LastSynced(ctx, admin, first, k); err != nil || last != nil {
+				t.Errorf("last %s %v (%v), want none after the change", k, last, err)
+			}
+		}
+		// Both syncs are due at once, one after the other (a pair runs one
+		// attempt at a time), and open the documents again.
+		for _, sync := range []struct {
+			kind quarry.AttemptKind
+			p    quarry.Progress
+		}{
+			{quarry.AttemptGroupSync, quarry.Progress{Groups: []quarry.ExternalGroup{{ID: "eng", UserEmails: []string{ann.Email}}}}},
+			{quarry.AttemptPermissionSync, quarry.Progress{Access: []quarry.DocumentAccess{{DocumentID: "first-team", ExternalAccess: team}}}},
+		} {
+			if _, err := db.Schedule(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l, err := db.LeaseAttempt(ctx, worker)
+			if err != nil || l == nil || l.Kind != sync.kind || l.CCPairID != first {
+				t.Fatalf("lease: %+v, %v; want a %s of the pair", l, err, sync.kind)
+			}
+			if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &sync.p); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want(t, ann, "first-team")
 	})
 }
