@@ -107,6 +107,34 @@ func (f *SyncFacts) NextSyncAt() *Time {
 	return &t
 }
 
+// SourceChangedFields reports whether a change of a connector or a
+// credential, whose fields changed names (ConnectorInput.ChangedFields,
+// CredentialUpdate.Apply), changes where its pairs' syncs read from: the
+// connector's source or connector_specific_config, or the credential's
+// credential_json. What those pairs synced before was read from the old
+// source: their external groups are dropped and their documents' access
+// cleared, so that a sync pair's documents open to no one until its next
+// permission sync (or indexing) says again who may read them, and the
+// syncs the pair is due for after such a change are asked for at once
+// (ResyncAfterSourceChange). Onyx v4.6.1 keeps them until the next sync.
+func SourceChangedFields(fields []string) bool {
+	for _, f := range fields {
+		if f == "source" || f == "connector_specific_config" || f == "credential_json" {
+			return true
+		}
+	}
+	return false
+}
+
+// ResyncAfterSourceChange reports whether a pair of source and access
+// type access is asked for a sync of kind k at once when where it reads
+// from changed (SourceChangedFields): a sync pair, of a kind Onyx syncs
+// its source by (SyncInterval).
+func ResyncAfterSourceChange(source DocumentSource, access AccessType, k AttemptKind) bool {
+	_, ok := SyncInterval(source, k)
+	return ok && access == AccessSync && Indexable(source)
+}
+
 // ErrPermissionSyncInProgress is Onyx's answer (409) to a permission sync
 // asked for while one of the pair is already waiting or running.
 var ErrPermissionSyncInProgress = Errorf(ECONFLICT, "Permissions sync task already in progress.")

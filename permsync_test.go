@@ -109,3 +109,36 @@ func TestSyncedEmailsAreKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestResyncAfterSourceChange(t *testing.T) {
+	for _, c := range []struct {
+		fields []string
+		want   bool
+	}{
+		{[]string{"name", "refresh_freq"}, false},
+		{[]string{"connector_specific_config"}, true},
+		{[]string{"source"}, true},
+		{[]string{"name", "credential_json"}, true},
+		{nil, false},
+	} {
+		if got := SourceChangedFields(c.fields); got != c.want {
+			t.Errorf("SourceChangedFields(%q) = %v, want %v", c.fields, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		source DocumentSource
+		access AccessType
+		kind   AttemptKind
+		want   bool
+	}{
+		{"github", AccessSync, AttemptGroupSync, true},
+		{"github", AccessSync, AttemptPermissionSync, true},
+		{"slack", AccessSync, AttemptGroupSync, false},
+		{"github", AccessPrivate, AttemptPermissionSync, false},
+		{"web", AccessSync, AttemptPermissionSync, false},
+	} {
+		if got := ResyncAfterSourceChange(c.source, c.access, c.kind); got != c.want {
+			t.Errorf("ResyncAfterSourceChange(%s, %s, %s) = %v, want %v", c.source, c.access, c.kind, got, c.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -194,4 +195,122 @@ func TestPermissionSyncRoutes(t *testing.T) {
 			t.Errorf("page after a failed sync: %s, want %s", got, want)
 		}
 	})
+}
+
+// TestSyncsForgottenOnSourceChange checks, through the real server and
+// database, that what a sync pair synced is forgotten when its connector's
+// config or its credential's secret changes (quarry.SourceChangedFields):
+// the document its permission sync made public is found by no one, the
+// GETs of its last syncs answer null, and its group sync is due at once,
+// its permission sync right after; a rename of either changes nothing.
+func TestSyncsForgottenOnSourceChange(t *testing.T) {
+	c := newFxCast(t)
+	conn := c.connector(c.admin, "repos", "github")
+	cred := c.credential(c.admin, "github", fxSecret, "admin_public", true)
+	p := c.pair(c.admin, conn, cred, "repos", quarry.AccessSync)
+	perms, groups := fmt.Sprintf("/manage/admin/cc-pair/%d/sync-permissions", p), fmt.Sprintf("/manage/admin/cc-pair/%d/sync-groups", p)
+	sched := c.srv.Config.Handler.(*api.Server)
+	w := c.worker(t, "syncer")
+	var clock time.Duration
+	defer func() { c.db.Now = func() time.Time { return testNow } }()
+	// run passes the scheduler, and runs what it made, until nothing is
+	// left: the indexing reports doc-1, the permission sync makes it
+	// public; it returns the kinds run, in order.
+	run := func(t *testing.T) []string {
+		t.Helper()
+		var kinds []string
+		for {
+			clock += time.Second
+			at := testNow.Add(clock)
+			c.db.Now = func() time.Time { return at }
+			if _, err := sched.Schedule(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var lease struct {
+				Attempt *struct {
+					ID   int64  `json:"attempt_id"`
+					Kind string `json:"kind"`
+				} `json:"attempt"`
+			}
+			c.do(w, "POST", "/worker/lease", `{}`).decode(t, &lease)
+			if lease.Attempt == nil {
+				return kinds
+			}
+			kinds = append(kinds, lease.Attempt.Kind)
+			progress := fmt.Sprintf("/worker/attempts/%d/progress", lease.Attempt.ID)
+			switch lease.Attempt.Kind {
+			case "index":
+				c.do(w, "POST", progress, `{"documents":[{"id":"doc-1","sections":[{"text":"quartz notes"}],"source":"github",
+					"semantic_identifier":"Quartz","metadata":{}}]}`).decode(t, new(any))
+			case "permission_sync":
+				c.do(w, "POST", progress, `{"access":[{"document_id":"doc-1","external_access":{"external_user_emails":[],
+					"external_user_group_ids":[],"is_public":true}}]}`).decode(t, new(any))
+			}
+			c.do(w, "POST", fmt.Sprintf("/worker/attempts/%d/finish", lease.Attempt.ID), `{"status":"success"}`).want(t, 200, `{"status":"success"}`)
+		}
+	}
+	found := func(t *testing.T) int {
+		t.Helper()
+		var out struct {
+			Docs []any `json:"search_docs"`
+		}
+		c.do(c.basic, "POST", "/search/send-search-message", `{"search_query":"quartz"}`).decode(t, &out)
+		return len(out.Docs)
+	}
+	synced := func(t *testing.T, want bool) {
+		t.Helper()
+		for _, path := range []string{perms, groups} {
+			r := c.do(c.admin, "GET", path, nil)
+			if got := string(r.body) != "null"; r.status != 200 || got != want {
+				t.Errorf("GET %s: %d %s; want a time: %v", path, r.status, r.body, want)
+			}
+		}
+	}
+	if got := run(t); fmt.Sprint(got) != "[index group_sync permission_sync]" {
+		t.Fatalf("ran %v", got)
+	}
+	if n := found(t); n != 1 {
+		t.Fatalf("basic finds %d documents after the permission sync, want 1", n)
+	}
+	synced(t, true)
+
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+		forgets            bool
+	}{
+		{"a connector renamed", "PATCH", fmt.Sprintf("/manage/admin/connector/%d", conn), fxConnectorBody("repos, renamed", "github"), false},
+		{"a connector's config", "PATCH", fmt.Sprintf("/manage/admin/connector/%d", conn),
+			fxConnectorBody("repos, renamed", "github", "connector_specific_config", json.RawMessage(`{"base_url":"https://other.example.com/"}`)), true},
+		{"a credential renamed", "PATCH", fmt.Sprintf("/manage/credential/%d", cred), map[string]any{"name": "bot"}, false},
+		{"a credential's secret", "PATCH", fmt.Sprintf("/manage/credential/%d", cred),
+			map[string]any{"credential_json": map[string]any{"github_access_token": "a-new-token"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if r := c.do(c.admin, tc.method, tc.path, tc.body); r.status != 200 {
+				t.Fatalf("%s %s: %d %s", tc.method, tc.path, r.status, r.body)
+			}
+			if !tc.forgets {
+				if n := found(t); n != 1 {
+					t.Errorf("basic finds %d documents, want 1", n)
+				}
+				synced(t, true)
+				if got := run(t); got != nil {
+					t.Errorf("ran %v, want nothing", got)
+				}
+				return
+			}
+			if n := found(t); n != 0 {
+				t.Errorf("basic finds %d documents, want none until the next permission sync", n)
+			}
+			synced(t, false)
+			if got := run(t); fmt.Sprint(got) != "[group_sync permission_sync]" {
+				t.Errorf("ran %v, want both syncs at once", got)
+			}
+			if n := found(t); n != 1 {
+				t.Errorf("basic finds %d documents after the syncs, want 1", n)
+			}
+			synced(t, true)
+		})
+	}
 }

@@ -302,6 +302,7 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 			}
 		}
 		tx.changed(ChangeConnector, id)
+		fields := in.ChangedFields(old[0], sharing, next)
 		// An edit may let its INVALID pairs run; its source, refresh
 		// frequency or indexing start may change when its pairs are next
 		// due.
@@ -312,10 +313,15 @@ func (db *DB) UpdateConnector(ctx context.Context, c *quarry.Caller, id int64, i
 		if err := tx.revalidate(ctx, ids); err != nil {
 			return err
 		}
+		if quarry.SourceChangedFields(fields) {
+			if err := tx.forgetSyncs(ctx, ids); err != nil {
+				return err
+			}
+		}
 		if err := tx.rescheduleConnector(ctx, id); err != nil {
 			return err
 		}
-		if err := tx.audit(ctx, c, "connector.update", "connector", id, in.ChangedFields(old[0], sharing, next)); err != nil {
+		if err := tx.audit(ctx, c, "connector.update", "connector", id, fields); err != nil {
 			return err
 		}
 		cs, err := db.connectors(ctx, tx, c, id)

@@ -323,6 +323,11 @@ func (db *DB) updateCredential(ctx context.Context, c *quarry.Caller, id int64, 
 		if err := tx.credentialEdited(ctx, pairs); err != nil {
 			return err
 		}
+		if quarry.SourceChangedFields(fields) {
+			if err := tx.forgetSyncs(ctx, pairs); err != nil {
+				return err
+			}
+		}
 		if err := tx.audit(ctx, c, "credential.update", "credential", id, fields); err != nil {
 			return err
 		}

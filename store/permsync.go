@@ -170,12 +170,15 @@ const syncRowsPerInsert = 1000
 // it listed (a document it did not list keeps its access; an id the pair
 // does not hold is ignored; no content changes), a group sync the pair's
 // external groups and their members; and the pair's last time of the
-// kind is set. What was listed is dropped whatever the outcome, and the
+// kind is set; not if the sync was asked to stop (forgetSyncs). What was
+// listed is dropped whatever the outcome, and the
 // pair rescheduled; a sync to run again (an interrupted one:
 // quarry.TriggerAfter) is asked for again.
 func (tx *Tx) endSync(ctx context.Context, a *quarry.IndexAttempt, k quarry.AttemptKind, status quarry.IndexingStatus, again bool) error {
 	cols := syncCols(k)
-	if status == quarry.IndexSuccess {
+	// A sync asked to stop (its pair's source changed while it ran:
+	// forgetSyncs) read the old source; what it listed is not applied.
+	if status == quarry.IndexSuccess && !a.CancellationRequested {
 		if k == quarry.AttemptPermissionSync {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM search_document_access WHERE cc_pair_id = $1
 				AND document_id IN (SELECT document_id FROM perm_sync_listed WHERE attempt_id = $2)`, a.CCPairID, a.ID); err != nil {
@@ -211,6 +214,58 @@ func (tx *Tx) endSync(ctx context.Context, a *quarry.IndexAttempt, k quarry.Atte
 		}
 	}
 	return tx.reschedule(ctx, a.CCPairID)
+}
+
+// forgetSyncs forgets what pairs synced from their source, whose
+// connector or credential just changed where they read from
+// (quarry.SourceChangedFields): for each sync pair, its external groups
+// and its documents' access are dropped (its documents open to no one
+// until a permission sync or an indexing says again who may read them),
+// its last sync times cleared, its syncs waiting canceled and those
+// running asked to stop (their lists are not applied: endSync), and the
+// syncs it is due for (quarry.ResyncAfterSourceChange) asked for at
+// once, or as soon as its live attempt ends.
+func (tx *Tx) forgetSyncs(ctx context.Context, pairs []int64) error {
+	now := tx.now.Micros()
+	for _, id := range pairs {
+		var source quarry.DocumentSource
+		var access quarry.AccessType
+		if err := tx.QueryRowContext(ctx, `SELECT c.source, p.access_type FROM cc_pairs p JOIN connectors c ON c.id = p.connector_id
+			WHERE p.id = $1`, id).Scan(&source, &access); err != nil {
+			return err
+		}
+		if access != quarry.AccessSync {
+			continue
+		}
+		for _, q := range []string{
+			`DELETE FROM external_group_members WHERE cc_pair_id = $1`,
+			`DELETE FROM search_document_access WHERE cc_pair_id = $1`,
+			`UPDATE cc_pairs SET last_time_perm_sync = NULL, last_time_external_group_sync = NULL WHERE id = $1`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		for _, k := range syncKinds {
+			if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET status = 'canceled', time_updated = $1
+				WHERE cc_pair_id = $2 AND kind = $3 AND status = 'not_started'`, now, id, k); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE index_attempts SET cancellation_requested = TRUE, time_updated = $1
+				WHERE cc_pair_id = $2 AND kind = $3 AND status = 'in_progress'`, now, id, k); err != nil {
+				return err
+			}
+			if quarry.ResyncAfterSourceChange(source, access, k) {
+				if _, err := tx.ExecContext(ctx, `UPDATE cc_pairs SET `+syncCols(k).requested+` = TRUE WHERE id = $1`, id); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.reschedule(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RequestSync asks for a sync of kind k of pair id, as Onyx's POST

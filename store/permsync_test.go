@@ -364,3 +364,230 @@ func TestSyncedAccessNeedsProvenEmail(t *testing.T) {
 		t.Errorf("carl, his email proven at his next sign-in, finds %v", got)
 	}
 }
+
+// syncedPair makes a sync pair named name of a GitHub connector holding
+// docs (each with the text "quartz" and the access given), as admin, and
+// returns it and its credential.
+func syncedPair(t *testing.T, db *store.DB, admin *quarry.Caller, name string, docs map[string]quarry.ExternalAccess) (pair, credential int64) {
+	t.Helper()
+	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: name, Source: "github", InputType: "poll",
+		Config: json.RawMessage(`{}`), AccessType: quarry.AccessSync, Groups: &[]int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "github", CredentialJSON: map[string]any{"k": name}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err = db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: name, AccessType: quarry.AccessSync, Groups: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, a := range docs {
+		d := quarry.Document{ID: id, SemanticIdentifier: id, Source: "github", Metadata: map[string]any{},
+			Sections: []quarry.Section{{Text: "quartz"}}, ExternalAccess: &a}
+		if _, err := db.Ingest(ctx, admin, &pair, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pair, k.ID
+}
+
+// runSync asks for a sync of kind of pair, leases it (first ending in
+// success any other attempt the pair is due for), reports p and ends it
+// in status.
+func runSync(t *testing.T, db *store.DB, admin *quarry.Caller, worker, pair int64, kind quarry.AttemptKind, p quarry.Progress, status quarry.IndexingStatus) {
+	t.Helper()
+	if err := db.RequestSync(ctx, admin, pair, kind); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if _, err := db.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, err := db.LeaseAttempt(ctx, worker)
+		if err != nil || l == nil {
+			t.Fatalf("lease: %v, %v", l, err)
+		}
+		st := quarry.IndexSuccess
+		if l.Kind == kind && l.CCPairID == pair {
+			if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &p); err != nil {
+				t.Fatal(err)
+			}
+			st = status
+		}
+		if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: st}); err != nil {
+			t.Fatal(err)
+		}
+		if st == status && l.Kind == kind && l.CCPairID == pair {
+			return
+		}
+	}
+	t.Fatalf("no %s of pair %d leased", kind, pair)
+}
+
+// finds returns the ids of the documents c finds with "quartz", sorted.
+func finds(t *testing.T, db *store.DB, c *quarry.Caller) []string {
+	t.Helper()
+	hits, err := db.Search(ctx, c, index.ParseQuery("quartz"), quarry.SearchFilters{}, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{}
+	for _, h := range hits {
+		ids = append(ids, h.DocumentID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestPermissionSyncBounds checks what synced access does not reach: a
+// group a pair's group sync lists opens nothing of another pair whose
+// documents name a group of the same id; a failed sync applies nothing of
+// what it reported and leaves no staged rows; a deactivated member of a
+// synced group, or a person an email names, finds nothing. A new secret
+// of a pair's credential forgets what the pair synced, and what a sync
+// running meanwhile lists (quarry.SourceChangedFields).
+func TestPermissionSyncBounds(t *testing.T) {
+	db := storetest.Open(t)
+	name := "admin"
+	_, token, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, bob := person(t, db, "ann@corp.example", true), person(t, db, "bob@corp.example", true)
+	team := quarry.ExternalAccess{ExternalUserGroupIDs: []string{"eng"}}
+	first, firstKey := syncedPair(t, db, admin, "first", map[string]quarry.ExternalAccess{"first-team": team})
+	second, _ := syncedPair(t, db, admin, "second", map[string]quarry.ExternalAccess{"second-team": team,
+		"second-mail": {ExternalUserEmails: []string{bob.Email}}})
+	_, worker, err := db.StartInProcessWorker(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pairs' first runs, and the syncs they are then due for, report
+	// nothing.
+	for {
+		if _, err := db.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, err := db.LeaseAttempt(ctx, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l == nil {
+			break
+		}
+		if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(t *testing.T, c *quarry.Caller, ids ...string) {
+		t.Helper()
+		if ids == nil {
+			ids = []string{}
+		}
+		if got := finds(t, db, c); !slices.Equal(got, ids) {
+			t.Errorf("%s finds %v, want %v", c.Email, got, ids)
+		}
+	}
+	staged := func(t *testing.T) {
+		t.Helper()
+		for _, table := range []string{"perm_sync_listed", "perm_sync_access", "group_sync_listed"} {
+			var n int
+			if err := db.QueryRowForTest(ctx, `SELECT COUNT(*) FROM `+table, &n); err != nil || n != 0 {
+				t.Errorf("%d rows left in %s (%v)", n, table, err)
+			}
+		}
+	}
+
+	t.Run("a pair's groups open nothing of another pair", func(t *testing.T) {
+		runSync(t, db, admin, worker, first, quarry.AttemptGroupSync,
+			quarry.Progress{Groups: []quarry.ExternalGroup{{ID: "eng", UserEmails: []string{ann.Email}}}}, quarry.IndexSuccess)
+		want(t, ann, "first-team")
+		want(t, bob, "second-mail")
+	})
+	t.Run("a failed sync applies nothing and leaves nothing staged", func(t *testing.T) {
+		runSync(t, db, admin, worker, second, quarry.AttemptGroupSync,
+			quarry.Progress{Groups: []quarry.ExternalGroup{{ID: "eng", UserEmails: []string{ann.Email, bob.Email}}}}, quarry.IndexFailed)
+		runSync(t, db, admin, worker, second, quarry.AttemptPermissionSync, quarry.Progress{Access: []quarry.DocumentAccess{
+			{DocumentID: "second-mail", ExternalAccess: quarry.ExternalAccess{ExternalUserEmails: []string{ann.Email}}},
+			{DocumentID: "second-team", ExternalAccess: quarry.ExternalAccess{IsPublic: true}}}}, quarry.IndexFailed)
+		staged(t)
+		want(t, ann, "first-team")
+		want(t, bob, "second-mail")
+	})
+	t.Run("a deactivated person finds nothing synced", func(t *testing.T) {
+		runSync(t, db, admin, worker, second, quarry.AttemptGroupSync,
+			quarry.Progress{Groups: []quarry.ExternalGroup{{ID: "eng", UserEmails: []string{bob.Email}}}}, quarry.IndexSuccess)
+		staged(t)
+		want(t, bob, "second-mail", "second-team")
+		if err := db.SetActive(ctx, admin, bob.Email, false); err != nil {
+			t.Fatal(err)
+		}
+		want(t, bob)
+		if err := db.SetActive(ctx, admin, bob.Email, true); err != nil {
+			t.Fatal(err)
+		}
+		want(t, bob, "second-mail", "second-team")
+	})
+	t.Run("a new secret forgets what the pair synced", func(t *testing.T) {
+		want(t, ann, "first-team")
+		if err := db.RequestSync(ctx, admin, first, quarry.AttemptGroupSync); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Schedule(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, err := db.LeaseAttempt(ctx, worker)
+		if err != nil || l == nil || l.Kind != quarry.AttemptGroupSync || l.CCPairID != first {
+			t.Fatalf("lease: %+v, %v", l, err)
+		}
+		if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &quarry.Progress{Groups: []quarry.ExternalGroup{
+			{ID: "eng", UserEmails: []string{ann.Email}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.UpdateCredential(ctx, admin, firstKey, quarry.CredentialUpdate{CredentialJSON: map[string]any{"k": "new"}}); err != nil {
+			t.Fatal(err)
+		}
+		want(t, ann)
+		if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
+			t.Fatal(err)
+		}
+		staged(t)
+		want(t, ann)
+		want(t, bob, "second-mail", "second-team") // The other pair keeps its.
+		for _, k := range []quarry.AttemptKind{quarry.AttemptGroupSync, quarry.AttemptPermissionSync} {
+			if last, err := db.LastSynced(ctx, admin, first, k); err != nil || last != nil {
+				t.Errorf("last %s %v (%v), want none after the change", k, last, err)
+			}
+		}
+		// Both syncs are due at once, one after the other (a pair runs one
+		// attempt at a time), and open the documents again.
+		for _, sync := range []struct {
+			kind quarry.AttemptKind
+			p    quarry.Progress
+		}{
+			{quarry.AttemptGroupSync, quarry.Progress{Groups: []quarry.ExternalGroup{{ID: "eng", UserEmails: []string{ann.Email}}}}},
+			{quarry.AttemptPermissionSync, quarry.Progress{Access: []quarry.DocumentAccess{{DocumentID: "first-team", ExternalAccess: team}}}},
+		} {
+			if _, err := db.Schedule(ctx); err != nil {
+				t.Fatal(err)
+			}
+			l, err := db.LeaseAttempt(ctx, worker)
+			if err != nil || l == nil || l.Kind != sync.kind || l.CCPairID != first {
+				t.Fatalf("lease: %+v, %v; want a %s of the pair", l, err, sync.kind)
+			}
+			if _, err := db.ReportProgress(ctx, worker, l.AttemptID, &sync.p); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.FinishAttempt(ctx, worker, l.AttemptID, quarry.Finish{Status: quarry.IndexSuccess}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want(t, ann, "first-team")
+	})
+}

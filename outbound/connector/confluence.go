@@ -84,7 +84,9 @@ type Confluence struct {
 	attach    bool // include_attachments.
 
 	users  map[string]string                 // Display names by account id or user key.
-	spaces map[string]*quarry.ExternalAccess // Space access by key, once a run.
+	spaces map[string]*quarry.ExternalAccess // Space access by key, once a run (nil: refused, see access).
+	// spacesUnlisted says that the listing of the spaces was refused.
+	spacesUnlisted bool
 }
 
 // confluenceConfig is the connector_specific_config of Onyx v4.6.1's
@@ -247,13 +249,25 @@ func (c *Confluence) Step(ctx context.Context, w Window, raw json.RawMessage, ou
 		path = *cp.NextPageURL
 	}
 	var res confluencePage[*confluenceContent]
-	if err := c.get(ctx, "search the pages", path, &res); err != nil {
+	err := c.get(ctx, "search the pages", path, &res)
+	if confluenceUnreadable(err) && expandsRestrictions(path) {
+		// The restrictions the account may not read (or an ancestor it
+		// does not see: CONFCLOUD-77618) are the permission sync's to
+		// read; the pages are read without, and carry no access.
+		c.env.Log.Warn("confluence connector: the pages' read restrictions could not be read; their documents carry no access until the permission sync", "error", err.Error())
+		path = withoutRestrictions(path)
+		err = c.get(ctx, "search the pages", path, &res)
+	}
+	if err != nil {
 		return nil, err
 	}
+	restricted := expandsRestrictions(path)
 	for _, p := range res.Results {
-		access, err := c.access(ctx, p)
-		if err != nil {
-			return nil, err
+		var access *quarry.ExternalAccess
+		if restricted { // Else a restricted page would get its space's access.
+			if access, err = c.access(ctx, p, false); err != nil {
+				return nil, err
+			}
 		}
 		d, err := c.document(ctx, p, access)
 		if err != nil {
@@ -466,11 +480,11 @@ func (c *Confluence) read(ctx context.Context, what, path string) ([]byte, error
 		case status == http.StatusOK:
 			return body, nil
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			return nil, &CredentialError{Reason: fmt.Sprintf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}
+			return nil, &confluenceStatusError{status, &CredentialError{Reason: fmt.Sprintf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}}
 		}
 		limited := status == http.StatusTooManyRequests || strings.Contains(strings.ToLower(string(body)), "rate limit exceeded")
 		if !limited && status < 500 {
-			return nil, fmt.Errorf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))
+			return nil, &confluenceStatusError{status, fmt.Errorf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}
 		}
 		if attempt >= confluenceMaxRetries-1 {
 			return nil, fmt.Errorf("Confluence at %s still answered %d %s after %d tries (%s): %s", c.base, status, http.StatusText(status), confluenceMaxRetries, what, confluenceMessage(body))
@@ -484,6 +498,51 @@ func (c *Confluence) read(ctx context.Context, what, path string) ([]byte, error
 			return nil, err
 		}
 	}
+}
+
+// confluenceStatusError is an answer of Confluence's that refused a read:
+// its status, and the error said of it (a *CredentialError for 401 and
+// 403).
+type confluenceStatusError struct {
+	status int
+	err    error
+}
+
+func (e *confluenceStatusError) Error() string { return e.err.Error() }
+func (e *confluenceStatusError) Unwrap() error { return e.err }
+
+// confluenceUnreadable reports whether err is Confluence's 403 or 404 to
+// a read: what the account may not read, or does not see (Onyx's
+// fetch_content_read_restrictions reads both as "unreadable").
+func confluenceUnreadable(err error) bool {
+	var se *confluenceStatusError
+	return errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusNotFound)
+}
+
+// withoutRestrictions returns path, a content search, with no read
+// restrictions in its expand.
+func withoutRestrictions(path string) string {
+	u, err := url.Parse(path)
+	if err != nil {
+		return path
+	}
+	q := u.Query()
+	var keep []string
+	for _, e := range strings.Split(q.Get("expand"), ",") {
+		if !strings.Contains(e, "restrictions") {
+			keep = append(keep, e)
+		}
+	}
+	q.Set("expand", strings.Join(keep, ","))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// expandsRestrictions reports whether path, a content search, expands
+// its results' read restrictions.
+func expandsRestrictions(path string) bool {
+	u, err := url.Parse(path)
+	return err == nil && strings.Contains(u.Query().Get("expand"), "restrictions")
 }
 
 // call makes one GET of u.
@@ -574,7 +633,7 @@ func (c *Confluence) ListIDs(ctx context.Context, ids func(ctx context.Context, 
 func (c *Confluence) Permissions(ctx context.Context, access func(ctx context.Context, id string, a *quarry.ExternalAccess) error) error {
 	return confluenceList(ctx, c, "list the pages' restrictions", searchPath(c.pageCQL(nil, nil), confluenceRestrictionExpand, confluenceSlimLimit), func(pages []*confluenceContent) error {
 		for _, p := range pages {
-			a, err := c.access(ctx, p)
+			a, err := c.access(ctx, p, true)
 			if err != nil {
 				return err
 			}
@@ -601,8 +660,12 @@ func ConfluenceGroupID(name string) string {
 // get_space_permission decide: the page's read restrictions when it has
 // any, else its closest ancestor's that has, else its space's permissions.
 // A page of a space with no permissions the account can see has an
-// access no one has.
-func (c *Confluence) access(ctx context.Context, p *confluenceContent) (*quarry.ExternalAccess, error) {
+// access no one has. When the spaces or a space's permissions may not be
+// read (403, 404: the account is not the space's admin), strict (the
+// permission sync) fails and otherwise (indexing) the page carries no
+// access (nil), as Jira's projectAccess: only a sync pair reads it, and
+// there no one sees the page until the permission sync.
+func (c *Confluence) access(ctx context.Context, p *confluenceContent, strict bool) (*quarry.ExternalAccess, error) {
 	chain := []*confluenceContent{p}
 	for i := len(p.Ancestors) - 1; i >= 0; i-- {
 		chain = append(chain, p.Ancestors[i])
@@ -628,13 +691,23 @@ func (c *Confluence) access(ctx context.Context, p *confluenceContent) (*quarry.
 		}
 		return a, nil
 	}
-	if c.spaces == nil {
-		if err := c.spaceAccess(ctx); err != nil {
+	if c.spaces == nil || (strict && c.spacesUnlisted) {
+		if err := c.spaceAccess(ctx, strict); err != nil {
 			return nil, err
 		}
 	}
+	if c.spacesUnlisted {
+		return nil, nil
+	}
 	if p.Space != nil {
-		if a, ok := c.spaces[p.Space.Key]; ok {
+		if a, ok := c.spaces[p.Space.Key]; ok && (a != nil || !strict) {
+			return a, nil
+		} else if ok {
+			a, err := c.spacePermissions(ctx, p.Space.Key)
+			if err != nil {
+				return nil, err
+			}
+			c.spaces[p.Space.Key] = a
 			return a, nil
 		}
 	}
@@ -642,12 +715,13 @@ func (c *Confluence) access(ctx context.Context, p *confluenceContent) (*quarry.
 }
 
 // spaceAccess reads the permissions of every space, as Onyx's
-// get_all_space_permissions on Cloud: the users (by email) and groups with
-// read, and public when anonymous users may read.
-func (c *Confluence) spaceAccess(ctx context.Context) error {
+// get_all_space_permissions on Cloud (spacePermissions). Unless strict, a
+// listing refused (403, 404) leaves the spaces unlisted, and a space whose
+// permissions are refused has a nil access (access).
+func (c *Confluence) spaceAccess(ctx context.Context, strict bool) error {
 	spaces := map[string]*quarry.ExternalAccess{}
 	var keys []string
-	if err := confluenceList(ctx, c, "list the spaces", fmt.Sprintf("rest/api/space?limit=%d", confluenceSlimLimit), func(spaces []struct {
+	err := confluenceList(ctx, c, "list the spaces", fmt.Sprintf("rest/api/space?limit=%d", confluenceSlimLimit), func(spaces []struct {
 		Key string `json:"key"`
 	}) error {
 		for _, s := range spaces {
@@ -656,50 +730,68 @@ func (c *Confluence) spaceAccess(ctx context.Context) error {
 			}
 		}
 		return nil
-	}); err != nil {
+	})
+	if !strict && confluenceUnreadable(err) {
+		c.env.Log.Warn("confluence connector: the spaces could not be listed; their pages carry no access until the permission sync", "error", err.Error())
+		c.spaces, c.spacesUnlisted = spaces, true
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	for _, key := range keys {
-		var sp struct {
-			Permissions []struct {
-				Operation struct {
-					Operation string `json:"operation"`
-				} `json:"operation"`
-				AnonymousAccess bool `json:"anonymousAccess"`
-				Subjects        *struct {
-					User struct {
-						Results []confluenceUser `json:"results"`
-					} `json:"user"`
-					Group struct {
-						Results []confluenceName `json:"results"`
-					} `json:"group"`
-				} `json:"subjects"`
-			} `json:"permissions"`
-		}
-		if err := c.get(ctx, "read the permissions of space "+key, "rest/api/space/"+url.PathEscape(key)+"?expand=permissions", &sp); err != nil {
+		a, err := c.spacePermissions(ctx, key)
+		if !strict && confluenceUnreadable(err) {
+			c.env.Log.Warn("confluence connector: a space's permissions could not be read; its pages carry no access until the permission sync", "space", key, "error", err.Error())
+		} else if err != nil {
 			return err
-		}
-		a := &quarry.ExternalAccess{ExternalUserEmails: []string{}, ExternalUserGroupIDs: []string{}}
-		for _, p := range sp.Permissions {
-			if p.Subjects == nil {
-				if p.Operation.Operation == "read" && p.AnonymousAccess {
-					a.IsPublic = true
-				}
-				continue
-			}
-			if us := p.Subjects.User.Results; len(us) > 0 {
-				if e := deref(us[0].Email); e != "" && !slices.Contains(a.ExternalUserEmails, e) {
-					a.ExternalUserEmails = append(a.ExternalUserEmails, e)
-				}
-			}
-			if gs := p.Subjects.Group.Results; len(gs) > 0 && gs[0].Name != "" && !slices.Contains(a.ExternalUserGroupIDs, ConfluenceGroupID(gs[0].Name)) {
-				a.ExternalUserGroupIDs = append(a.ExternalUserGroupIDs, ConfluenceGroupID(gs[0].Name))
-			}
 		}
 		spaces[key] = a
 	}
-	c.spaces = spaces
+	c.spaces, c.spacesUnlisted = spaces, false
 	return nil
+}
+
+// spacePermissions reads the access of space key: the users (by email)
+// and groups with read, and public when anonymous users may read.
+func (c *Confluence) spacePermissions(ctx context.Context, key string) (*quarry.ExternalAccess, error) {
+	var sp struct {
+		Permissions []struct {
+			Operation struct {
+				Operation string `json:"operation"`
+			} `json:"operation"`
+			AnonymousAccess bool `json:"anonymousAccess"`
+			Subjects        *struct {
+				User struct {
+					Results []confluenceUser `json:"results"`
+				} `json:"user"`
+				Group struct {
+					Results []confluenceName `json:"results"`
+				} `json:"group"`
+			} `json:"subjects"`
+		} `json:"permissions"`
+	}
+	if err := c.get(ctx, "read the permissions of space "+key, "rest/api/space/"+url.PathEscape(key)+"?expand=permissions", &sp); err != nil {
+		return nil, err
+	}
+	a := &quarry.ExternalAccess{ExternalUserEmails: []string{}, ExternalUserGroupIDs: []string{}}
+	for _, p := range sp.Permissions {
+		if p.Subjects == nil {
+			if p.Operation.Operation == "read" && p.AnonymousAccess {
+				a.IsPublic = true
+			}
+			continue
+		}
+		if us := p.Subjects.User.Results; len(us) > 0 {
+			if e := deref(us[0].Email); e != "" && !slices.Contains(a.ExternalUserEmails, e) {
+				a.ExternalUserEmails = append(a.ExternalUserEmails, e)
+			}
+		}
+		if gs := p.Subjects.Group.Results; len(gs) > 0 && gs[0].Name != "" && !slices.Contains(a.ExternalUserGroupIDs, ConfluenceGroupID(gs[0].Name)) {
+			a.ExternalUserGroupIDs = append(a.ExternalUserGroupIDs, ConfluenceGroupID(gs[0].Name))
+		}
+	}
+	return a, nil
 }
 
 // Groups lists Confluence's groups with their members' emails, as Onyx's

@@ -123,6 +123,62 @@ func TestConfluenceDocuments(t *testing.T) {
 	}
 }
 
+// Indexing is lenient where the permission sync is strict, as Jira's
+// connector: when Confluence refuses (403) or does not find (404,
+// CONFCLOUD-77618) the pages' read restrictions, the pages are read
+// without them and carry no access; when it refuses a space's
+// permissions, the pages of the space without restrictions carry none,
+// and a restricted page keeps its restriction's. The permission sync
+// fails on either, naming Confluence's answer.
+func TestConfluenceRestrictionsRefused(t *testing.T) {
+	ids := func(rec *recorder) map[string]string {
+		out := map[string]string{}
+		for _, d := range rec.docs {
+			a := "none"
+			if d.ExternalAccess != nil {
+				a = strings.Join(d.ExternalAccess.Principals(), " ")
+			}
+			out[d.SemanticIdentifier] = a
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		refuse    func(s *confluencetest.Server)
+		want      map[string]string
+		permError string
+	}{
+		{"restrictions refused", func(s *confluencetest.Server) { s.RestrictionsStatus = http.StatusForbidden },
+			map[string]string{"Design": "none", "notes.txt": "none", "Secrets": "none", "Plans": "none", "Welcome": "none", "Old news": "none"},
+			"answered 403 Forbidden (list the pages' restrictions): User not permitted to view restrictions of content"},
+		{"an ancestor not found", func(s *confluencetest.Server) { s.RestrictionsStatus = http.StatusNotFound },
+			map[string]string{"Design": "none", "notes.txt": "none", "Secrets": "none", "Plans": "none", "Welcome": "none", "Old news": "none"},
+			"answered 404 Not Found (list the pages' restrictions): Cannot find content. Outdated version/old_draft/trashed? Cannot find content <ContentId>"},
+		{"space permissions refused", func(s *confluencetest.Server) { s.SpacePermissionsStatus = http.StatusForbidden },
+			map[string]string{"Design": "none", "notes.txt": "none", "Secrets": "email:alice@example.com", "Plans": "email:alice@example.com",
+				"Welcome": "none", "Old news": "none"},
+			"answered 403 Forbidden (read the permissions of space ENG): User not permitted to view permissions of space : ENG"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := confluencetest.NewFixture(t, confluenceTestUser, confluenceTestToken)
+			tc.refuse(s)
+			c := confluenceOpen(t, s, map[string]any{}, confluenceTestToken)
+			rec, _, err := confluenceRun(c, Window{End: time.Now()})
+			if err != nil {
+				t.Fatalf("indexing: %v", err)
+			}
+			if diff := cmp.Diff(tc.want, ids(rec)); diff != "" || len(rec.failures) != 0 {
+				t.Errorf("access (-want +got):\n%s\nfailures %+v", diff, rec.failures)
+			}
+			err = confluenceOpen(t, s, map[string]any{}, confluenceTestToken).Permissions(context.Background(),
+				func(context.Context, string, *quarry.ExternalAccess) error { return nil })
+			if err == nil || !strings.Contains(err.Error(), tc.permError) {
+				t.Errorf("permission sync: %v, want an error naming %q", err, tc.permError)
+			}
+		})
+	}
+}
+
 // The CQL of each configuration and window, as Onyx v4.6.1 writes it, and
 // the pages it finds; an admin's own CQL, which the simulator does not
 // take, ends the run with Confluence's 400 message.

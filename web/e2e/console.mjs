@@ -209,6 +209,7 @@ try {
   // Confluence has its form, with Onyx's fields.
   await choose(ada, '#connector-source', 'Confluence', 'confluence');
   const cfField = (key) => `#connector-config [data-key="${key}"]`;
+  check(await ada.locator(cfField('is_cloud')).isChecked(), 'a new Confluence connector is Cloud, as Onyx\'s form starts');
   await typeIn(ada, cfField('wiki_base'), 'https://acme.atlassian.net/wiki');
   await typeIn(ada, cfField('space'), 'ENG');
   await ada.locator(cfField('index_recursively')).check();
@@ -224,7 +225,8 @@ try {
   const conn = await ada.evaluate(async (id) => (await fetch(`manage/connector/${id}`)).json(), connID);
   check(conn.refresh_freq === 1800 && conn.prune_freq === 86400, `frequencies in seconds: ${conn.refresh_freq}, ${conn.prune_freq}`);
   check(conn.connector_specific_config.index_recursively === true && conn.connector_specific_config.space === 'ENG' &&
-    conn.connector_specific_config.wiki_base === 'https://acme.atlassian.net/wiki', `config saved: ${JSON.stringify(conn.connector_specific_config)}`);
+    conn.connector_specific_config.wiki_base === 'https://acme.atlassian.net/wiki' && conn.connector_specific_config.is_cloud === true,
+    `config saved: ${JSON.stringify(conn.connector_specific_config)}`);
   check(await ada.locator('#connector-refresh-unit').inputValue() === '60' && await ada.locator('#connector-refresh').inputValue() === '30',
     'refresh shown as 30 minutes');
   // The MediaWiki form checks its fields before anything is sent (not
@@ -247,6 +249,7 @@ try {
   // tabs); not saved here either.
   await choose(ada, '#connector-source', 'Jira', 'jira');
   const jiraField = (key) => `#connector-config [data-key="${key}"]`;
+  check(!(await ada.locator(jiraField('scoped_token')).isChecked()), 'Jira\'s scoped token box, unchecked');
   await typeIn(ada, jiraField('jira_base_url'), 'https://example.atlassian.net');
   await typeIn(ada, jiraField('project_key'), 'ENG');
   await typeIn(ada, jiraField('jql_query'), 'labels = docs');

@@ -78,6 +78,15 @@ type Server struct {
 	// Cloud is whether it takes basic authentication (Cloud) or a bearer
 	// personal access token (Data Center).
 	Cloud bool
+	// RestrictionsStatus, when not 0, is the status (403, 404) answered
+	// to a content search that expands read restrictions, with
+	// Confluence's message: an account that may not read them, or
+	// CONFCLOUD-77618's 404 on an ancestor it cannot see.
+	RestrictionsStatus int
+	// SpacePermissionsStatus, when not 0, is the status answered to a
+	// read of a space's permissions (an account that is not the space's
+	// admin).
+	SpacePermissionsStatus int
 
 	user, token string
 
@@ -384,6 +393,14 @@ func (s *Server) ancestors(p *Page) []*Page {
 func (s *Server) search(w http.ResponseWriter, q url.Values) {
 	cql := q.Get("cql")
 	s.cqls = append(s.cqls, cql)
+	if s.RestrictionsStatus != 0 && strings.Contains(q.Get("expand"), "restrictions") {
+		msg := "Cannot find content. Outdated version/old_draft/trashed? Cannot find content <ContentId>"
+		if s.RestrictionsStatus == http.StatusForbidden {
+			msg = "User not permitted to view restrictions of content"
+		}
+		writeError(w, s.RestrictionsStatus, msg)
+		return
+	}
 	m, ok := parseCQL(cql)
 	if !ok {
 		writeError(w, http.StatusBadRequest, "com.atlassian.confluence.api.service.exceptions.BadRequestException: Could not parse cql : "+cql)
@@ -603,6 +620,10 @@ func (s *Server) space(w http.ResponseWriter, key string, q url.Values) {
 	}
 	j := s.spaceJSON(sp)
 	if expanded(strings.Split(q.Get("expand"), ","), "permissions") {
+		if s.SpacePermissionsStatus != 0 {
+			writeError(w, s.SpacePermissionsStatus, "User not permitted to view permissions of space : "+key)
+			return
+		}
 		perms := []any{}
 		n := 0
 		add := func(subjects map[string]any, anonymous bool) {

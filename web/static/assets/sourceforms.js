@@ -9,7 +9,9 @@ import { kvEditor } from './kv.js';
 
 // A field: key, label, kind (text, url, select, int, lines, pem, bool), and
 // what it needs: required, min, max, options ([value, text]), lower (lines
-// kept in lower case), the default of a new connector, a hint.
+// kept in lower case), the default of a new connector (initial), a hint;
+// a box whose connector reads its key's absence otherwise than initial
+// says so (absent).
 const forms = {
   web: {
     intro: 'Pages are fetched over HTTP from the site of the base URL; its credential is empty.',
@@ -29,7 +31,7 @@ const forms = {
       'and confluence_access_token (an Atlassian API token on Cloud, a personal access token on Data Center): docs/operations.md, "confluence".',
     fields: [
       { key: 'wiki_base', label: 'Wiki Base URL', kind: 'url', required: true, hint: 'The base URL of your Confluence instance (e.g., https://your-domain.atlassian.net/wiki).' },
-      { key: 'is_cloud', label: 'Is Cloud', kind: 'bool', hint: 'Check if this is a Confluence Cloud instance, uncheck for Confluence Server/Data Center.' },
+      { key: 'is_cloud', label: 'Is Cloud', kind: 'bool', initial: true, absent: false, hint: 'Check if this is a Confluence Cloud instance, uncheck for Confluence Server/Data Center.' },
       { key: 'space', label: 'Space Key', kind: 'text', hint: 'The Confluence space key to index (e.g. KB). Empty: every space the account can read.' },
       { key: 'page_id', label: 'Page ID', kind: 'text', hint: 'Specific page ID to index (e.g. 131368), instead of a space.' },
       { key: 'index_recursively', label: 'Index Recursively', kind: 'bool', hint: 'With a page ID: index the page and all of its children.' },
@@ -61,10 +63,10 @@ const forms = {
   jira: {
     intro: 'Issues of a Jira site, with their comments. Its credential holds jira_user_email and jira_api_token: for Jira Cloud, ' +
       'the account\'s email and an Atlassian API token (id.atlassian.com, Security, API tokens); for Jira Data Center, a personal ' +
-      'access token alone, with no email. The account needs Browse projects; for a sync pair, Administer Jira too (docs/operations.md, "jira"). ' +
-      'A scoped API token needs scoped_token set to true (through the API).',
+      'access token alone, with no email. The account needs Browse projects; for a sync pair, Administer Jira too (docs/operations.md, "jira").',
     fields: [
       { key: 'jira_base_url', label: 'Jira Base URL', kind: 'url', required: true, hint: 'The base URL of your Jira instance, e.g. https://your-domain.atlassian.net' },
+      { key: 'scoped_token', label: 'Using scoped token', kind: 'bool', initial: false, hint: 'Using scoped token? Check it for an Atlassian API token with scopes, which Jira Cloud serves through api.atlassian.com.' },
       { key: 'project_key', label: 'Project Key', kind: 'text', hint: 'The key of a specific project to index, e.g. PROJ. Empty (and no JQL query): every issue the account may browse.' },
       { key: 'jql_query', label: 'JQL Query', kind: 'text', hint: 'Instead of a project: a JQL query, e.g. project = PROJ AND labels = docs. No time condition and no ORDER BY: the connector adds the window.' },
       { key: 'comment_email_blacklist', label: 'Comment Email Blacklist', kind: 'lines', hint: 'One email per line: their comments are not indexed (bots).' },
@@ -171,7 +173,7 @@ export function configEditor(container, source, config = {}, { isNew = false } =
     if (v === undefined && isNew) v = f.initial;
     let input;
     if (f.kind === 'bool') {
-      const b = v ?? f.initial; // Absent: the connector's default.
+      const b = v ?? (f.absent ?? f.initial); // Absent: the connector's default.
       input = el('input', { id, type: 'checkbox', checked: b === true || b === 'true' });
     } else if (f.kind === 'select') {
       input = el('select', { id }, ...f.options.map(([o, t]) => el('option', { value: o }, t)));
