@@ -57,7 +57,7 @@ await story.run(async () => {
   await cite.click();
   await p.locator('#view-document:not([hidden]) #document-title', { hasText: 'Granite belay guide' }).waitFor();
   await p.goBack();
-  await p.locator('#chat-messages .chat-answer .answer-text', { hasText: 'bolted anchor' }).waitFor();
+  await p.locator('#chat-messages:not([aria-busy]) .chat-answer .answer-text', { hasText: 'bolted anchor' }).waitFor();
 
   story.step = 'feedback';
   const helpful = p.locator('#chat-messages .chat-answer').last().getByRole('button', { name: 'Helpful', exact: true });

@@ -275,7 +275,11 @@ export async function show(id) {
     $('chat-input').focus();
     return;
   }
+  // What is shown until the session is read is the page left before: busy,
+  // so that nobody acts on answers about to be redrawn.
+  $('chat-messages').setAttribute('aria-busy', 'true');
   await load(seq);
+  if (seq === state.seq) $('chat-messages').removeAttribute('aria-busy');
 }
 
 /** sessions lists the person's sessions beside, the one shown marked. */
