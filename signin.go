@@ -287,7 +287,9 @@ var ErrNotLinkable = Errorf(EFORBIDDEN, "An account with this email exists, and 
 // provider says the email is verified, or anybody who can set an email at a
 // provider could take over an account. Linking a local account ends its
 // password and its sessions: whoever registered that email locally proved
-// nothing, the provider did.
+// nothing, the provider did. When nobody had proven the email, the account
+// is handed over (User.HandsOver): its other identities, tokens and tools'
+// connections end too.
 //
 // A person the company's directory provisioned (externalID, the
 // directory's id of them, is not nil) is also linked when the provider

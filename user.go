@@ -218,6 +218,17 @@ type GroupBrief struct {
 	Name string `json:"name"`
 }
 
+// HandsOver reports whether u, an account whose email nobody has proven
+// (see users.email_verified), changes hands when somebody proves it: an
+// OpenID provider that says the email is verified, or the company's
+// directory adopting the account. Then the password, other providers'
+// identities, sessions, personal access tokens and tools' connections of
+// whoever registered the email end: anybody could have registered a
+// colleague's email before the colleague arrived. An admin's or curator's
+// account (RunsQuarry) stays its holder's: an admin made it one, or it is
+// the first admin's.
+func (u *User) HandsOver(emailProven bool) bool { return !emailProven && !u.RunsQuarry() }
+
 // IsActiveAdmin reports whether u is an active admin: taking that from u
 // may leave nobody who can administer Quarry (see CheckLastAdmin).
 func (u *User) IsActiveAdmin() bool { return u.Role == RoleAdmin && u.IsActive }

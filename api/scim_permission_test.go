@@ -232,3 +232,34 @@ func TestSCIMDeactivatesNoAdmin(t *testing.T) {
 		t.Errorf("the admin after the directory's attempts: %+v", me)
 	}
 }
+
+// TestSCIMHandsOverUnprovenAccount: somebody registered a colleague's
+// email before the directory provisioned the colleague. The directory's
+// adoption hands the account over (quarry.User.HandsOver): the password,
+// the session and the personal access token of whoever registered it open
+// nothing, and the audit entry says so. An admin's account is adopted and
+// kept (TestSCIMDeactivatesNoAdmin).
+func TestSCIMHandsOverUnprovenAccount(t *testing.T) {
+	e := newEnv(t, withLocalAccounts)
+	e.person("boss@example.com") // the first person: an admin
+	stranger := e.person("vic@example.com")
+	_, pat := e.makePAT(t, stranger, `{"name":"mine"}`)
+	var me struct{ Email string }
+	if e.do(user{token: pat}, "GET", "/me", nil).decode(t, &me); me.Email != "vic@example.com" {
+		t.Fatalf("the token is %s's", me.Email)
+	}
+	d := e.newDirectory("okta")
+	id := created(t, d.do("POST", "/Users", oktaUser("vic@example.com", "Vic", "Tor")))
+	if id != stranger.id {
+		t.Fatalf("the directory made %s, want the account with the email, %s", id, stranger.id)
+	}
+	e.do(stranger, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	e.do(user{token: pat}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	e.login("vic@example.com", goodSecret).want(t, 400, `{"detail":"Wrong email or password"}`)
+	var entries []map[string]any
+	e.do(e.admin, "GET", "/admin/audit-log?action=user.adopt&resource_id="+id, nil).decode(t, &entries)
+	if len(entries) != 1 || fmt.Sprint(entries[0]["fields"]) != "[userName email externalId name displayName name.givenName name.familyName emails "+
+		"password identities sessions personal_access_tokens tool_tokens mcp_connections email_verified]" {
+		t.Errorf("audit entries of the adoption: %v", entries)
+	}
+}

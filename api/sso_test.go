@@ -536,6 +536,7 @@ func TestSingleSignOnLinking(t *testing.T) {
 	s.register("first@example.com", goodSecret) // the first person
 	// A stranger registers Vic's email before Vic ever signs on.
 	stranger := s.person("vic@example.com")
+	_, pat := s.makePAT(t, stranger, `{"name":"mine"}`)
 	s.addUser("u-vic", "vic@example.com", true)
 	b := s.newBrowser()
 	s.wantRedirect(t, b.get(b.authorize(s, "u-vic").String()), "?view=status")
@@ -544,8 +545,10 @@ func TestSingleSignOnLinking(t *testing.T) {
 	if me.ID != stranger.id {
 		t.Errorf("Vic signed in to account %s, want the one with the email, %s", me.ID, stranger.id)
 	}
-	// The stranger's session and password are gone.
+	// The stranger's session, token and password are gone: the account
+	// changed hands (quarry.User.HandsOver).
 	s.do(stranger, "GET", "/me", nil).want(t, 401, fxNotAuthed)
+	s.do(user{token: pat}, "GET", "/me", nil).want(t, 401, fxNotAuthed)
 	s.login("vic@example.com", goodSecret).want(t, 400, `{"detail":"Wrong email or password"}`)
 	s.do(user{}, "GET", "/manage/users/accepted?q=vic", nil, "Cookie", "fastapiusersauth="+sessionOf(t, b, s)).want(t, 403, fxNotAdmin)
 

@@ -232,7 +232,9 @@ func readDirectoryUsers(ctx context.Context, q querier, total *int, query string
 // account (basic, without a password: the person signs in with single
 // sign-on), or, when a person who is not the directory's already has its
 // email, that person's account, which the directory manages from then on
-// (user.adopt). Its userName, email and externalId must be no other
+// (user.adopt); an adopted account whose email nobody had proven is handed
+// over (Tx.handOver: its password, identities, sessions and tokens end).
+// Its userName, email and externalId must be no other
 // directory person's (409). A new account's email must pass the rules of
 // new accounts (quarry.CheckNewEmail, no lookalike, domains).
 func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *quarry.DirectoryUser, domains quarry.EmailDomains) (*quarry.DirectoryUser, error) {
@@ -249,9 +251,9 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 		}
 		key := quarry.EmailKey(in.Email)
 		u := &quarry.User{}
-		var managed bool
-		err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+`, EXISTS (SELECT 1 FROM scim_users s WHERE s.user_id = u.id)
-			FROM users u WHERE u.email_key = $1`+tx.db.forUpdate(), key), u, &managed)
+		var managed, proven bool
+		err := scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+`, EXISTS (SELECT 1 FROM scim_users s WHERE s.user_id = u.id), u.email_verified
+			FROM users u WHERE u.email_key = $1`+tx.db.forUpdate(), key), u, &managed, &proven)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if err := tx.checkNewDirectoryEmail(ctx, in.Email, domains); err != nil {
@@ -262,7 +264,7 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 			}
 			u = &quarry.User{ID: uuid.NewString(), Email: in.Email, Name: in.Name, Role: quarry.RoleBasic, IsActive: in.Active, CreatedAt: tx.now}
 			// The company's directory says whose email it is: proven
-			// (an account it adopts keeps what it was).
+			// (an account it adopts is handed over unless proven).
 			if err := tx.insertUser(ctx, u, nil, true); err != nil {
 				return err // ErrEmailTaken: made meanwhile, see retryConflict
 			}
@@ -288,7 +290,16 @@ func (db *DB) CreateDirectoryUser(ctx context.Context, c *quarry.Caller, in *qua
 			if err := tx.setActive(ctx, c, u, in.Active); err != nil {
 				return err
 			}
-			if err := tx.audit(ctx, c, "user.adopt", "user", u.ID, quarry.DirectoryUserChangedFields(nil, in)); err != nil {
+			fields := quarry.DirectoryUserChangedFields(nil, in)
+			if u.HandsOver(proven) {
+				// Whoever registered the email proved nothing; the
+				// directory says whose it is: the account is handed over.
+				if err := tx.handOver(ctx, u.ID); err != nil {
+					return err
+				}
+				fields = handOverFields(fields...)
+			}
+			if err := tx.audit(ctx, c, "user.adopt", "user", u.ID, fields); err != nil {
 				return err
 			}
 		}

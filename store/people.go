@@ -327,16 +327,7 @@ func (tx *Tx) setActive(ctx context.Context, c *quarry.Caller, u *quarry.User, a
 		if err := tx.checkLastAdmin(ctx, u, "deactivated"); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, u.ID); err != nil {
-			return err
-		}
-		if err := tx.dropToolTokens(ctx, u.ID); err != nil { // the person's tools' OAuth tokens: store/tooltoken.go
-			return err
-		}
-		if err := tx.dropMCPConnections(ctx, u.ID); err != nil { // their values and tokens for MCP servers: store/mcp.go
-			return err
-		}
-		if _, err := tx.dropPATs(ctx, u.ID); err != nil { // their personal access tokens: store/pat.go
+		if err := tx.endWaysIn(ctx, u.ID); err != nil {
 			return err
 		}
 		action = "user.deactivate"
@@ -351,6 +342,45 @@ func (tx *Tx) setActive(ctx context.Context, c *quarry.Caller, u *quarry.User, a
 		}
 	}
 	return tx.audit(ctx, c, action, "user", u.ID, []string{"is_active"})
+}
+
+// endWaysIn ends what the holder of account userID made to get in and to
+// act: its sessions, its personal access tokens (store/pat.go), and its
+// tools' OAuth tokens and MCP connections (store/tooltoken.go,
+// store/mcp.go). Deactivation (setActive) and a hand-over (handOver) call
+// it.
+func (tx *Tx) endWaysIn(ctx context.Context, userID string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID); err != nil {
+		return err
+	}
+	if err := tx.dropToolTokens(ctx, userID); err != nil {
+		return err
+	}
+	if err := tx.dropMCPConnections(ctx, userID); err != nil {
+		return err
+	}
+	_, err := tx.dropPATs(ctx, userID)
+	return err
+}
+
+// handOver gives account userID to whoever proves its email now
+// (quarry.User.HandsOver says when): its password and its providers'
+// identities end, with everything endWaysIn ends, and its email is proven.
+func (tx *Tx) handOver(ctx context.Context, userID string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = NULL, email_verified = TRUE, updated_at = $1 WHERE id = $2`,
+		tx.now.Micros(), userID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM user_identities WHERE user_id = $1`, userID); err != nil {
+		return err
+	}
+	return tx.endWaysIn(ctx, userID)
+}
+
+// handOverFields are the fields an audit entry of a hand-over names, after
+// those of the change that caused it.
+func handOverFields(fields ...string) []string {
+	return append(fields, "password", "identities", "sessions", "personal_access_tokens", "tool_tokens", "mcp_connections", "email_verified")
 }
 
 // changeRole gives u the role r, as c (nil: the sign-in policy) does, moves

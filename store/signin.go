@@ -276,12 +276,12 @@ func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.Us
 			return nil, errNotAuthenticated
 		}
 		var (
-			hasPassword bool
-			externalID  *string // The directory's id of the person, if it manages them.
+			hasPassword, proven bool
+			externalID          *string // The directory's id of the person, if it manages them.
 		)
-		err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+`, u.password_hash IS NOT NULL, s.external_id FROM users u
+		err = scanUser(tx.QueryRowContext(ctx, `SELECT `+userColumns+`, u.password_hash IS NOT NULL, u.email_verified, s.external_id FROM users u
 			LEFT JOIN scim_users s ON s.user_id = u.id
-			WHERE u.email_key = $1 AND NOT u.service_account`, quarry.EmailKey(id.Email)), u, &hasPassword, &externalID)
+			WHERE u.email_key = $1 AND NOT u.service_account`, quarry.EmailKey(id.Email)), u, &hasPassword, &proven, &externalID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if err := quarry.CheckNewEmail(id.Email); err != nil {
@@ -304,6 +304,14 @@ func (tx *Tx) identityUser(ctx context.Context, id *quarry.Identity) (*quarry.Us
 			return nil, err
 		case id.CheckLink(u, externalID) != nil:
 			return nil, id.CheckLink(u, externalID)
+		case u.HandsOver(proven) && id.ProvesEmail(quarry.EmailKey(u.Email)):
+			// Nobody proved the email before: the account is handed over.
+			if err := tx.handOver(ctx, u.ID); err != nil {
+				return nil, err
+			}
+			if err := tx.auditAs(ctx, u.ID, "user.link_identity", "user", u.ID, handOverFields("identity")); err != nil {
+				return nil, err
+			}
 		case hasPassword:
 			if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = NULL, updated_at = $1 WHERE id = $2`, tx.now.Micros(), u.ID); err != nil {
 				return nil, err
