@@ -78,10 +78,10 @@ var confluence77618Signatures = []string{"No content with id", "Cannot find cont
 // page's or its closest restricted ancestor's read restrictions
 // overriding them, as Onyx's doc_sync, each ancestor's read on its own
 // when Confluence cannot expand them (CONFCLOUD-77618); anonymous read
-// makes a space public) and a GroupSyncer (each user's groups, by email, as Onyx's
-// group_sync). Rate limits (429, with Retry-After or not) and server
-// errors are waited out, up to confluenceMaxRetries in a row; a 401 or
-// 403 is a *CredentialError naming Confluence's message.
+// makes a space public) and a GroupSyncer (each user's groups, by email,
+// as Onyx's group_sync). Rate limits (429, with Retry-After or not) and
+// server errors are waited out, up to confluenceMaxRetries in a row; a 401
+// or 403 is a *CredentialError naming Confluence's message.
 type Confluence struct {
 	env       *Env
 	base      string // wiki_base, without a trailing slash.
