@@ -168,6 +168,49 @@ func TestConfluenceConnectorRun(t *testing.T) {
 	}
 }
 
+// A sync pair of the Confluence connector whose pages lie under drafts
+// (CONFCLOUD-77618), through the worker of quarry serve and Onyx's
+// permission-sync route: the first attempt indexes every page, those of
+// the search pages after Confluence's 404 without access (indexing is
+// lenient); the permission sync reads each ancestor's restrictions on its
+// own, as Onyx v4.6.1's fallback, and every document gets its access:
+// Budget (under a draft under Secrets) and its attachment Secrets'
+// restriction, Launch (under a draft) its space's. Both databases.
+func TestConfluencePermissionSyncAncestorFallback(t *testing.T) {
+	s := confluencetest.NewFixture(t, confluenceUser, secretValue)
+	s.AddDrafts()
+	w := newWorld(t)
+	w.inProcessWorker()
+	_, _, pair := w.confluencePair(map[string]any{"wiki_base": s.BaseURL(), "is_cloud": true}, secretValue, "sync")
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 9 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want success with 9; log:\n%s", a.Status, a.NewDocsIndexed, a.ErrorMsg, w.log.String())
+	}
+	base := s.BaseURL() + "/spaces/"
+	notes := s.BaseURL() + "/pages/viewpageattachments.action?pageId=2001&preview=%2F2001%2F3002%2Fnotes.txt"
+	budget := s.BaseURL() + "/pages/viewpageattachments.action?pageId=2007&preview=%2F2007%2F3004%2Fbudget.txt"
+	eng := "email:bob@example.com group:confluence_engineering"
+	// Search pages of two: the third (Old news, Budget) was answered 404
+	// and read again without restrictions, and so were the next.
+	wantAccess := map[string]string{base + "ENG/pages/2001/Design": eng, notes: eng, base + "ENG/pages/2002/Secrets": "email:alice@example.com",
+		base + "ENG/pages/2003/Plans": "email:alice@example.com", base + "PUB/pages/2004/Welcome": "public"}
+	if got := w.confluenceAccess(pair); !equalMaps(got, wantAccess) {
+		t.Errorf("access after indexing %q, want %q", got, wantAccess)
+	}
+	w.waitPermissionSync(pair, "null")
+	wantAccess[base+"PUB/pages/2005/Old+news"] = "public"
+	wantAccess[base+"ENG/pages/2007/Budget"] = "email:alice@example.com"
+	wantAccess[budget] = "email:alice@example.com"
+	wantAccess[base+"ENG/pages/2009/Launch"] = eng
+	if got := w.confluenceAccess(pair); !equalMaps(got, wantAccess) {
+		t.Errorf("access after the permission sync %q, want %q", got, wantAccess)
+	}
+	if reads, want := s.RestrictionReads(), []string{confluencetest.SecretsID, confluencetest.BudgetDraftID, confluencetest.LaunchDraftID}; !slices.Equal(reads, want) {
+		t.Errorf("restrictions read of %q, want %q", reads, want)
+	}
+}
+
 // equalMaps reports whether a and b hold the same entries.
 func equalMaps(a, b map[string]string) bool {
 	if len(a) != len(b) {

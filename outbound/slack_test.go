@@ -1,10 +1,15 @@
 package outbound_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -216,4 +221,165 @@ func BenchmarkSlackConnectorIndexing(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*docs)/b.Elapsed().Seconds(), "docs/s")
 	b.ReportMetric(100*(sim.Busy()-busy).Seconds()/b.Elapsed().Seconds(), "sim-%")
+}
+
+// searchAs sends Onyx's search (POST /search/send-search-message) for
+// query with token, a person's personal access token, fails the test
+// unless it is answered 200, and returns the answer with each result's
+// score checked (a positive number) and written as 0: the rest is
+// compared whole.
+func (w *world) searchAs(token, query string) string {
+	w.t.Helper()
+	b, _ := json.Marshal(map[string]any{"search_query": query})
+	req, _ := http.NewRequest("POST", w.srv.URL+"/api/search/send-search-message", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := w.srv.Client().Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		w.t.Fatalf("search %q: %d %s", query, resp.StatusCode, body)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(body, &out); err != nil {
+		w.t.Fatalf("search %q: %v in %s", query, err, body)
+	}
+	docs, _ := out["search_docs"].([]any)
+	for _, d := range docs {
+		m := d.(map[string]any)
+		if s, ok := m["score"].(float64); !ok || s <= 0 {
+			w.t.Errorf("search %q: score %v", query, m["score"])
+		}
+		m["score"] = 0
+	}
+	b, _ = json.Marshal(out)
+	return string(b)
+}
+
+// sameJSON reports whether a and b are JSON texts of the same value.
+func sameJSON(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// waitPermissionSync asks for a permission sync of the pair (POST
+// …/sync-permissions) and waits until GET …/sync-permissions answers a
+// time other than before, running the scheduler meanwhile; it returns
+// that time.
+func (w *world) waitPermissionSync(pairID int64, before string) string {
+	w.t.Helper()
+	path := fmt.Sprintf("/manage/admin/cc-pair/%d/sync-permissions", pairID)
+	if code, body := w.call("POST", path, nil); code != 200 && code != 409 {
+		w.t.Fatalf("POST %s: %d %s", path, code, body)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		w.schedule()
+		code, body := w.call("GET", path, nil)
+		if code != 200 {
+			w.t.Fatalf("GET %s: %d %s", path, code, body)
+		}
+		if body != before && body != "null" {
+			return body
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("pair %d was not synced; log:\n%s", pairID, w.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A Slack private channel's access, end to end through search: a sync
+// pair against the simulator, indexed by the worker of quarry serve, its
+// permissions synced through Onyx's route, and Onyx's search route asked
+// by two people signed in with proven emails, each with a personal access
+// token: Alice, a member of #secret at Slack, finds its thread; Carol, who
+// is not, does not; both find #general's. Alice then leaves #secret at
+// Slack: she still finds it until the next permission sync, and not after
+// it. Both databases.
+func TestSlackSyncedAccessThroughSearch(t *testing.T) {
+	sim := slacktest.NewFixture(t)
+	w := newWorld(t)
+	w.endpoints = connector.Endpoints{connector.SlackSource: sim.APIURL()}
+	w.inProcessWorker()
+	ctx := context.Background()
+	person := func(name string) string {
+		c, err := w.db.IdentityCaller(ctx, &quarry.Identity{Issuer: "https://idp.example", Subject: name,
+			Email: name + "@example.com", EmailVerified: true, Role: quarry.RoleBasic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, token, err := w.db.CreatePAT(ctx, c, "search", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return token
+	}
+	alice, carol := person("alice"), person("carol")
+	_, _, pair := w.slackPair(sim, map[string]any{}, slacktest.Token, "sync")
+	w.schedule()
+	if a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed); a.Status != quarry.IndexSuccess {
+		t.Fatalf("attempt %s (error %v); log:\n%s", a.Status, a.ErrorMsg, w.log.String())
+	}
+	synced := w.waitPermissionSync(pair, "null")
+
+	var got struct {
+		Name string `json:"name"`
+	}
+	w.do("GET", fmt.Sprintf("/manage/admin/cc-pair/%d", pair), nil, &got)
+	// doc is the result of the thread ts of channel (named name in
+	// Quarry) whose text is text, as search answers it.
+	doc := func(channel, name, ts, title, text, highlight string) string {
+		replies := sim.Replies(channel, ts)
+		sec, frac, _ := strings.Cut(replies[len(replies)-1], ".")
+		s, _ := strconv.ParseInt(sec, 10, 64)
+		us, _ := strconv.ParseInt(frac, 10, 64)
+		updated := time.Unix(s, us*1000).UTC().Format("2006-01-02T15:04:05.999999Z")
+		link := fmt.Sprintf("%sarchives/%s/p%s?thread_ts=%s", slacktest.FixtureTeam.URL(), channel, strings.ReplaceAll(ts, ".", ""), ts)
+		return fmt.Sprintf(`{"document_id":%q,"chunk_ind":0,"semantic_identifier":%q,"link":%q,"blurb":%q,
+			"source_type":"slack","boost":0,"hidden":false,"metadata":{"Channel":%q},"score":0,"is_relevant":null,"relevance_explanation":null,
+			"match_highlights":[%q],"updated_at":%q,"primary_owners":null,"secondary_owners":null,
+			"is_internet":false,"file_id":null,"content":null,"cc_pair_id":%d,"cc_pair_name":%q,"cc_pair_access_type":"sync"}`,
+			channel+"__"+ts, title, link, text, name, highlight, updated, pair, got.Name)
+	}
+	answer := func(query string, docs ...string) string {
+		return fmt.Sprintf(`{"all_executed_queries":[%q],"search_docs":[%s],"doc_selection_reasoning":null,"llm_selected_doc_ids":null,"error":null}`,
+			query, strings.Join(docs, ","))
+	}
+	secretText := "The merger closes on Friday\nKeep it quiet"
+	secret := doc("G0SECRET", "secret", sim.History("G0SECRET")[0], "Alice Archer in #secret: The merger closes on Friday", secretText,
+		"<hi>merger</hi> closes on Friday\nKeep it quiet")
+	reportText := "Has anyone seen the quarry report? It is due at the end of the week\nand we need its numbers\nYes, it is in the shared drive\nThanks @carol"
+	report := doc("C0GENERAL", "general", sim.History("C0GENERAL")[2], "Bob Baker in #general: Has anyone seen the quarry report? It is due at th...",
+		reportText, "<hi>quarry</hi> <hi>report</hi>? It is due at the end of the week\nand we need its numbers\nYes, it is in the shared drive\nThanks @carol")
+	for _, tc := range []struct {
+		who, token, query, want string
+	}{
+		{"Alice, a member of #secret", alice, "merger", answer("merger", secret)},
+		{"Carol, who is not", carol, "merger", answer("merger")},
+		{"Alice", alice, "quarry report", answer("quarry report", report)},
+		{"Carol", carol, "quarry report", answer("quarry report", report)},
+	} {
+		if got := w.searchAs(tc.token, tc.query); !sameJSON(got, tc.want) {
+			t.Errorf("%s searching %q after the first permission sync:\n got %s\nwant %s", tc.who, tc.query, got, tc.want)
+		}
+	}
+
+	// Alice leaves #secret at Slack: what search answers changes with the
+	// next permission sync, not before.
+	sim.SetMembers("G0SECRET", "U0BOB", slacktest.BotUserID)
+	if got, want := w.searchAs(alice, "merger"), answer("merger", secret); !sameJSON(got, want) {
+		t.Errorf("Alice before the next permission sync:\n got %s\nwant %s", got, want)
+	}
+	time.Sleep(2 * time.Millisecond) // The sync's time differs from the first one's.
+	w.waitPermissionSync(pair, synced)
+	if got, want := w.searchAs(alice, "merger"), answer("merger"); !sameJSON(got, want) {
+		t.Errorf("Alice after the next permission sync:\n got %s\nwant %s", got, want)
+	}
+	if got, want := w.searchAs(alice, "quarry report"), answer("quarry report", report); !sameJSON(got, want) {
+		t.Errorf("Alice searching #general after the next permission sync:\n got %s\nwant %s", got, want)
+	}
 }

@@ -47,15 +47,23 @@ const (
 
 // The fields a search expands, as Onyx v4.6.1's: pages (to which Quarry
 // adds their restrictions and their ancestors', for the access it gives
-// the documents of sync pairs), comments, the slim listing for pruning and
-// the one for the permission sync.
+// the documents of sync pairs), comments, the slim listing for pruning, the
+// one for the permission sync and the permission sync's after
+// CONFCLOUD-77618 (the ancestors bare, their restrictions read one by one).
 var (
 	confluencePageExpand        = "body.storage.value,version,space,metadata.labels,history.lastUpdated,ancestors,restrictions.read.restrictions.user,restrictions.read.restrictions.group,ancestors.restrictions.read.restrictions.user,ancestors.restrictions.read.restrictions.group,history"
 	confluenceCommentExpand     = "body.storage.value"
 	confluenceAttachmentExpand  = "version,space,metadata.labels,history"
 	confluencePruneExpand       = "space,ancestors,history"
 	confluenceRestrictionExpand = "space,restrictions.read.restrictions.user,restrictions.read.restrictions.group,ancestors.restrictions.read.restrictions.user,ancestors.restrictions.read.restrictions.group,history"
+	confluencePerPageExpand     = "space,restrictions.read.restrictions.user,restrictions.read.restrictions.group,ancestors,history"
 )
+
+// confluence77618Signatures are what Confluence Cloud's 404 says when a
+// search expanding the ancestors' restrictions meets a draft, outdated or
+// trashed ancestor (CONFCLOUD-77618, CONFCLOUD-76424), as Onyx's
+// _CONFCLOUD_77618_404_BODY_SIGNATURES.
+var confluence77618Signatures = []string{"No content with id", "Cannot find content. Outdated version/old_draft/trashed"}
 
 // Confluence is Onyx v4.6.1's Confluence connector
 // (backend/onyx/connectors/confluence): the pages a CQL query finds
@@ -68,11 +76,12 @@ var (
 // window (lastmodified, in minutes, as CQL takes it). It is Slim (every
 // page's id, for pruning), a PermissionSyncer (space permissions, with a
 // page's or its closest restricted ancestor's read restrictions
-// overriding them, as Onyx's doc_sync; anonymous read makes a space
-// public) and a GroupSyncer (each user's groups, by email, as Onyx's
-// group_sync). Rate limits (429, with Retry-After or not) and server
-// errors are waited out, up to confluenceMaxRetries in a row; a 401 or
-// 403 is a *CredentialError naming Confluence's message.
+// overriding them, as Onyx's doc_sync, each ancestor's read on its own
+// when Confluence cannot expand them (CONFCLOUD-77618); anonymous read
+// makes a space public) and a GroupSyncer (each user's groups, by email,
+// as Onyx's group_sync). Rate limits (429, with Retry-After or not) and
+// server errors are waited out, up to confluenceMaxRetries in a row; a 401
+// or 403 is a *CredentialError naming Confluence's message.
 type Confluence struct {
 	env       *Env
 	base      string // wiki_base, without a trailing slash.
@@ -265,7 +274,7 @@ func (c *Confluence) Step(ctx context.Context, w Window, raw json.RawMessage, ou
 	for _, p := range res.Results {
 		var access *quarry.ExternalAccess
 		if restricted { // Else a restricted page would get its space's access.
-			if access, err = c.access(ctx, p, false); err != nil {
+			if access, err = c.access(ctx, p, false, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -480,11 +489,11 @@ func (c *Confluence) read(ctx context.Context, what, path string) ([]byte, error
 		case status == http.StatusOK:
 			return body, nil
 		case status == http.StatusUnauthorized || status == http.StatusForbidden:
-			return nil, &confluenceStatusError{status, &CredentialError{Reason: fmt.Sprintf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}}
+			return nil, &confluenceStatusError{status, confluenceMessage(body), &CredentialError{Reason: fmt.Sprintf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}}
 		}
 		limited := status == http.StatusTooManyRequests || strings.Contains(strings.ToLower(string(body)), "rate limit exceeded")
 		if !limited && status < 500 {
-			return nil, &confluenceStatusError{status, fmt.Errorf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}
+			return nil, &confluenceStatusError{status, confluenceMessage(body), fmt.Errorf("Confluence at %s answered %d %s (%s): %s", c.base, status, http.StatusText(status), what, confluenceMessage(body))}
 		}
 		if attempt >= confluenceMaxRetries-1 {
 			return nil, fmt.Errorf("Confluence at %s still answered %d %s after %d tries (%s): %s", c.base, status, http.StatusText(status), confluenceMaxRetries, what, confluenceMessage(body))
@@ -501,11 +510,12 @@ func (c *Confluence) read(ctx context.Context, what, path string) ([]byte, error
 }
 
 // confluenceStatusError is an answer of Confluence's that refused a read:
-// its status, and the error said of it (a *CredentialError for 401 and
-// 403).
+// its status, its message (confluenceMessage), and the error said of it
+// (a *CredentialError for 401 and 403).
 type confluenceStatusError struct {
-	status int
-	err    error
+	status  int
+	message string
+	err     error
 }
 
 func (e *confluenceStatusError) Error() string { return e.err.Error() }
@@ -517,6 +527,16 @@ func (e *confluenceStatusError) Unwrap() error { return e.err }
 func confluenceUnreadable(err error) bool {
 	var se *confluenceStatusError
 	return errors.As(err, &se) && (se.status == http.StatusForbidden || se.status == http.StatusNotFound)
+}
+
+// confluence77618 reports whether err is Confluence Cloud's 404 to a
+// search that expands the ancestors' restrictions of a page under a
+// draft, outdated or trashed page (CONFCLOUD-77618), as Onyx's
+// _is_confcloud_77618_response.
+func confluence77618(err error) bool {
+	var se *confluenceStatusError
+	return errors.As(err, &se) && se.status == http.StatusNotFound &&
+		slices.ContainsFunc(confluence77618Signatures, func(sig string) bool { return strings.Contains(se.message, sig) })
 }
 
 // withoutRestrictions returns path, a content search, with no read
@@ -629,18 +649,37 @@ func (c *Confluence) ListIDs(ctx context.Context, ids func(ctx context.Context, 
 }
 
 // Permissions lists every page the query finds with its access: Onyx's
-// confluence_doc_sync (retrieve_all_slim_docs_perm_sync).
+// confluence_doc_sync (retrieve_all_slim_docs_perm_sync). As Onyx, when
+// Confluence answers the listing with CONFCLOUD-77618's 404 (an ancestor
+// that is a draft, outdated or trashed), the listing starts again with the
+// ancestors bare, and each ancestor's read restrictions are read on their
+// own (content/{id}/restriction/byOperation, once a run each), an ancestor
+// Confluence refuses or does not find (403, 404) passed over. The pages
+// listed before the 404 are listed again with the same access.
 func (c *Confluence) Permissions(ctx context.Context, access func(ctx context.Context, id string, a *quarry.ExternalAccess) error) error {
-	return confluenceList(ctx, c, "list the pages' restrictions", searchPath(c.pageCQL(nil, nil), confluenceRestrictionExpand, confluenceSlimLimit), func(pages []*confluenceContent) error {
+	err := c.permissions(ctx, confluenceRestrictionExpand, nil, access)
+	if !confluence77618(err) {
+		return err
+	}
+	c.env.Log.Warn("confluence connector: Confluence could not expand the ancestors' restrictions (CONFCLOUD-77618); listing the pages again and reading each ancestor's restrictions on its own", "error", err.Error())
+	return c.permissions(ctx, confluencePerPageExpand, map[string]*confluenceRestrictions{}, access)
+}
+
+// permissions lists every page with its access, as Permissions, from a
+// search expanding expand; ancestors is nil when expand has the
+// ancestors' restrictions, else the cache of the ancestors' restrictions
+// read on their own (see access).
+func (c *Confluence) permissions(ctx context.Context, expand string, ancestors map[string]*confluenceRestrictions, access func(ctx context.Context, id string, a *quarry.ExternalAccess) error) error {
+	return confluenceList(ctx, c, "list the pages' restrictions", searchPath(c.pageCQL(nil, nil), expand, confluenceSlimLimit), func(pages []*confluenceContent) error {
 		for _, p := range pages {
-			a, err := c.access(ctx, p, true)
+			a, err := c.access(ctx, p, true, ancestors)
 			if err != nil {
 				return err
 			}
 			if err := access(ctx, c.docID(p.Links.WebUI), a); err != nil {
 				return err
 			}
-			if err := c.eachAttachment(ctx, p, nil, nil, confluenceRestrictionExpand, func(at *confluenceContent) error {
+			if err := c.eachAttachment(ctx, p, nil, nil, expand, func(at *confluenceContent) error {
 				return access(ctx, c.docID(at.Links.WebUI), a)
 			}); err != nil {
 				return err
@@ -659,22 +698,33 @@ func ConfluenceGroupID(name string) string {
 // access is who may read page p, as Onyx's get_page_restrictions and
 // get_space_permission decide: the page's read restrictions when it has
 // any, else its closest ancestor's that has, else its space's permissions.
+// The ancestors' restrictions are those p's search expanded when
+// ancestors is nil; else each is read on its own as Onyx's
+// get_page_restrictions_with_per_ancestor_fetch (ancestorRestrictions),
+// ancestors keeping what was read for the other pages.
 // A page of a space with no permissions the account can see has an
 // access no one has. When the spaces or a space's permissions may not be
 // read (403, 404: the account is not the space's admin), strict (the
 // permission sync) fails and otherwise (indexing) the page carries no
 // access (nil), as Jira's projectAccess: only a sync pair reads it, and
 // there no one sees the page until the permission sync.
-func (c *Confluence) access(ctx context.Context, p *confluenceContent, strict bool) (*quarry.ExternalAccess, error) {
+func (c *Confluence) access(ctx context.Context, p *confluenceContent, strict bool, ancestors map[string]*confluenceRestrictions) (*quarry.ExternalAccess, error) {
 	chain := []*confluenceContent{p}
 	for i := len(p.Ancestors) - 1; i >= 0; i-- {
 		chain = append(chain, p.Ancestors[i])
 	}
-	for _, r := range chain {
-		if r.Restrictions == nil {
+	for i, r := range chain {
+		restrictions := r.Restrictions
+		if i > 0 && ancestors != nil {
+			var err error
+			if restrictions, err = c.ancestorRestrictions(ctx, r.ID, ancestors); err != nil {
+				return nil, err
+			}
+		}
+		if restrictions == nil {
 			continue
 		}
-		rr := r.Restrictions.Read.Restrictions
+		rr := restrictions.Read.Restrictions
 		if len(rr.User.Results) == 0 && len(rr.Group.Results) == 0 {
 			continue
 		}
@@ -712,6 +762,30 @@ func (c *Confluence) access(ctx context.Context, p *confluenceContent, strict bo
 		}
 	}
 	return &quarry.ExternalAccess{ExternalUserEmails: []string{}, ExternalUserGroupIDs: []string{}}, nil
+}
+
+// ancestorRestrictions returns the read restrictions of the content of
+// id as Onyx's fetch_content_read_restrictions reads them
+// (content/{id}/restriction/byOperation), nil when Confluence refuses
+// them or does not find it (403, 404: a draft another user owns) or id is
+// empty, and keeps them in known for the next pages under it.
+func (c *Confluence) ancestorRestrictions(ctx context.Context, id string, known map[string]*confluenceRestrictions) (*confluenceRestrictions, error) {
+	if id == "" {
+		return nil, nil
+	}
+	if r, ok := known[id]; ok {
+		return r, nil
+	}
+	r := &confluenceRestrictions{}
+	err := c.get(ctx, "read the restrictions of content "+id, "rest/api/content/"+url.PathEscape(id)+"/restriction/byOperation", r)
+	if confluenceUnreadable(err) {
+		r, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	known[id] = r
+	return r, nil
 }
 
 // spaceAccess reads the permissions of every space, as Onyx's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -129,7 +130,9 @@ func TestConfluenceDocuments(t *testing.T) {
 // without them and carry no access; when it refuses a space's
 // permissions, the pages of the space without restrictions carry none,
 // and a restricted page keeps its restriction's. The permission sync
-// fails on either, naming Confluence's answer.
+// fails on a refusal, naming Confluence's answer, and reads each
+// ancestor's restrictions on its own after CONFCLOUD-77618's 404, as Onyx
+// (TestConfluenceAncestorFallback).
 func TestConfluenceRestrictionsRefused(t *testing.T) {
 	ids := func(rec *recorder) map[string]string {
 		out := map[string]string{}
@@ -146,14 +149,13 @@ func TestConfluenceRestrictionsRefused(t *testing.T) {
 		name      string
 		refuse    func(s *confluencetest.Server)
 		want      map[string]string
-		permError string
+		permError string // "": the sync gives the fixture's access.
 	}{
 		{"restrictions refused", func(s *confluencetest.Server) { s.RestrictionsStatus = http.StatusForbidden },
 			map[string]string{"Design": "none", "notes.txt": "none", "Secrets": "none", "Plans": "none", "Welcome": "none", "Old news": "none"},
 			"answered 403 Forbidden (list the pages' restrictions): User not permitted to view restrictions of content"},
 		{"an ancestor not found", func(s *confluencetest.Server) { s.RestrictionsStatus = http.StatusNotFound },
-			map[string]string{"Design": "none", "notes.txt": "none", "Secrets": "none", "Plans": "none", "Welcome": "none", "Old news": "none"},
-			"answered 404 Not Found (list the pages' restrictions): Cannot find content. Outdated version/old_draft/trashed? Cannot find content <ContentId>"},
+			map[string]string{"Design": "none", "notes.txt": "none", "Secrets": "none", "Plans": "none", "Welcome": "none", "Old news": "none"}, ""},
 		{"space permissions refused", func(s *confluencetest.Server) { s.SpacePermissionsStatus = http.StatusForbidden },
 			map[string]string{"Design": "none", "notes.txt": "none", "Secrets": "email:alice@example.com", "Plans": "email:alice@example.com",
 				"Welcome": "none", "Old news": "none"},
@@ -170,12 +172,70 @@ func TestConfluenceRestrictionsRefused(t *testing.T) {
 			if diff := cmp.Diff(tc.want, ids(rec)); diff != "" || len(rec.failures) != 0 {
 				t.Errorf("access (-want +got):\n%s\nfailures %+v", diff, rec.failures)
 			}
+			got := map[string]string{}
 			err = confluenceOpen(t, s, map[string]any{}, confluenceTestToken).Permissions(context.Background(),
-				func(context.Context, string, *quarry.ExternalAccess) error { return nil })
-			if err == nil || !strings.Contains(err.Error(), tc.permError) {
+				func(_ context.Context, id string, a *quarry.ExternalAccess) error {
+					got[strings.TrimPrefix(id, s.BaseURL())] = strings.Join(a.Principals(), " ")
+					return nil
+				})
+			if tc.permError == "" {
+				if diff := cmp.Diff(confluenceFixtureAccess, got); err != nil || diff != "" {
+					t.Errorf("permission sync: %v, access (-want +got):\n%s", err, diff)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), tc.permError) {
 				t.Errorf("permission sync: %v, want an error naming %q", err, tc.permError)
 			}
 		})
+	}
+}
+
+// confluenceFixtureAccess is the access of each document of
+// confluencetest.NewFixture (by its address under the wiki's base), as
+// its principals: ENG's permissions, Secrets' restriction (and Plans'
+// through it), PUB's anonymous read.
+var confluenceFixtureAccess = map[string]string{
+	"/spaces/ENG/pages/2001/Design": "email:bob@example.com group:confluence_engineering",
+	"/pages/viewpageattachments.action?pageId=2001&preview=%2F2001%2F3002%2Fnotes.txt": "email:bob@example.com group:confluence_engineering",
+	"/spaces/ENG/pages/2002/Secrets":  "email:alice@example.com",
+	"/spaces/ENG/pages/2003/Plans":    "email:alice@example.com",
+	"/spaces/PUB/pages/2004/Welcome":  "public",
+	"/spaces/PUB/pages/2005/Old+news": "public",
+}
+
+// Onyx v4.6.1's CONFCLOUD-77618 fallback in the permission sync
+// (retrieve_all_slim_docs_perm_sync, get_page_restrictions_with_per_ancestor_fetch):
+// two pages under drafts (Budget under a draft under Secrets, Launch under
+// a draft at the top of ENG) make the search expanding the ancestors'
+// restrictions answer 404; the listing starts again with the ancestors
+// bare, and each ancestor's restrictions are read on their own
+// (restriction/byOperation), once a run each, closest first, until one
+// is restricted: Plans gets Secrets' restriction, Budget (past its
+// draft, not found) Secrets' too, Launch (past its draft) its space's.
+// Budget's attachment gets Budget's access, where Onyx gives an
+// attachment its own or its page's own restriction, else the space's.
+func TestConfluenceAncestorFallback(t *testing.T) {
+	s := confluencetest.NewFixture(t, confluenceTestUser, confluenceTestToken)
+	s.AddDrafts()
+	got := map[string]string{}
+	err := confluenceOpen(t, s, map[string]any{}, confluenceTestToken).Permissions(context.Background(),
+		func(_ context.Context, id string, a *quarry.ExternalAccess) error {
+			got[strings.TrimPrefix(id, s.BaseURL())] = strings.Join(a.Principals(), " ")
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := maps.Clone(confluenceFixtureAccess)
+	want["/spaces/ENG/pages/2007/Budget"] = "email:alice@example.com"
+	want["/pages/viewpageattachments.action?pageId=2007&preview=%2F2007%2F3004%2Fbudget.txt"] = "email:alice@example.com"
+	want["/spaces/ENG/pages/2009/Launch"] = "email:bob@example.com group:confluence_engineering"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("access (-want +got):\n%s", diff)
+	}
+	// Plans' ancestors Secrets (restricted: the walk stops); Budget's
+	// draft (not found), then Secrets (read already); Launch's draft.
+	if reads, want := s.RestrictionReads(), []string{confluencetest.SecretsID, confluencetest.BudgetDraftID, confluencetest.LaunchDraftID}; !slices.Equal(reads, want) {
+		t.Errorf("restrictions read of %q, want %q", reads, want)
 	}
 }
 

@@ -7,10 +7,15 @@
 // the connector sends; any other is refused with Confluence's 400),
 // paged by a cursor in _links.next; spaces (/space) paged by start, with
 // their permissions (expand=permissions); users (/search/user) and the
-// groups of each (/user/memberof); a user by account id (/user). Every
+// groups of each (/user/memberof); a user by account id (/user); a
+// content's restrictions by operation (/content/{id}/restriction/byOperation).
+// Every
 // listing pages, at most PageSize results a page whatever limit asks. A
 // first call can be answered 429 with Retry-After. Its content changes
-// between runs (EditPage, DeletePage, Restrict). It is for tests only.
+// between runs (EditPage, DeletePage, Restrict). A draft page (Page.Draft)
+// is found by no search, and a search that expands the ancestors'
+// restrictions of a page under one answers 404, as Confluence Cloud does
+// (CONFCLOUD-77618). It is for tests only.
 package confluencetest
 
 import (
@@ -68,6 +73,11 @@ type Page struct {
 	Version          int
 	RestrictUsers    []string
 	RestrictGroups   []string
+	// Draft says that the page is a draft (its status "draft", say one
+	// another user owns): no search finds it, a search that expands the
+	// ancestors' restrictions of a page under it answers 404
+	// (CONFCLOUD-77618), and its restrictions by operation are not found.
+	Draft bool
 }
 
 // Server is the simulated Confluence.
@@ -78,10 +88,11 @@ type Server struct {
 	// Cloud is whether it takes basic authentication (Cloud) or a bearer
 	// personal access token (Data Center).
 	Cloud bool
-	// RestrictionsStatus, when not 0, is the status (403, 404) answered
-	// to a content search that expands read restrictions, with
-	// Confluence's message: an account that may not read them, or
-	// CONFCLOUD-77618's 404 on an ancestor it cannot see.
+	// RestrictionsStatus, when not 0, is the status answered, with
+	// Confluence's message, to a content search that expands read
+	// restrictions (403: an account that may not read them) or its
+	// results' ancestors' read restrictions (404: CONFCLOUD-77618 on an
+	// ancestor it cannot see, whatever the ancestors are).
 	RestrictionsStatus int
 	// SpacePermissionsStatus, when not 0, is the status answered to a
 	// read of a space's permissions (an account that is not the space's
@@ -98,6 +109,7 @@ type Server struct {
 	limit429    int // 429s still to answer.
 	answered429 int
 	cqls        []string
+	reads       []string // The ids of restriction/byOperation's reads.
 
 	served atomic.Int64 // Nanoseconds spent answering.
 }
@@ -129,6 +141,14 @@ func (s *Server) Throttled() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.answered429
+}
+
+// RestrictionReads returns the content ids whose restrictions by
+// operation were read so far, in order.
+func (s *Server) RestrictionReads() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reads)
 }
 
 // CQLs returns the CQL of every content search so far, in order.
@@ -266,6 +286,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.search(w, q)
 	case path == "space":
 		s.spaceList(w, q)
+	case strings.HasPrefix(path, "content/") && strings.HasSuffix(path, "/restriction/byOperation"):
+		s.restrictionsByOperation(w, strings.TrimSuffix(strings.TrimPrefix(path, "content/"), "/restriction/byOperation"))
 	case strings.HasPrefix(path, "content/") && strings.HasSuffix(path, "/download"):
 		s.download(w, path)
 	case strings.HasPrefix(path, "space/"):
@@ -393,12 +415,12 @@ func (s *Server) ancestors(p *Page) []*Page {
 func (s *Server) search(w http.ResponseWriter, q url.Values) {
 	cql := q.Get("cql")
 	s.cqls = append(s.cqls, cql)
-	if s.RestrictionsStatus != 0 && strings.Contains(q.Get("expand"), "restrictions") {
-		msg := "Cannot find content. Outdated version/old_draft/trashed? Cannot find content <ContentId>"
-		if s.RestrictionsStatus == http.StatusForbidden {
-			msg = "User not permitted to view restrictions of content"
-		}
-		writeError(w, s.RestrictionsStatus, msg)
+	switch expand := q.Get("expand"); {
+	case s.RestrictionsStatus == http.StatusForbidden && strings.Contains(expand, "restrictions"):
+		writeError(w, s.RestrictionsStatus, "User not permitted to view restrictions of content")
+		return
+	case s.RestrictionsStatus != 0 && s.RestrictionsStatus != http.StatusForbidden && strings.Contains(expand, "ancestors.restrictions"):
+		writeError(w, s.RestrictionsStatus, confcloud77618Message)
 		return
 	}
 	m, ok := parseCQL(cql)
@@ -408,6 +430,9 @@ func (s *Server) search(w http.ResponseWriter, q url.Values) {
 	}
 	var found []*Page
 	for _, p := range s.pages {
+		if p.Draft {
+			continue
+		}
 		switch m.kind {
 		case "page":
 			if p.Container != "" || (m.space != "" && p.Space != m.space) {
@@ -437,6 +462,14 @@ func (s *Server) search(w http.ResponseWriter, q url.Values) {
 	slices.SortStableFunc(found, func(a, b *Page) int { return a.Updated.Compare(b.Updated) })
 	results, links := page(s, "content/search", found, q, true)
 	expand := strings.Split(q.Get("expand"), ",")
+	if expanded(expand, "ancestors.restrictions") {
+		for _, p := range results {
+			if slices.ContainsFunc(s.ancestors(p), func(a *Page) bool { return a.Draft }) {
+				writeError(w, http.StatusNotFound, confcloud77618Message)
+				return
+			}
+		}
+	}
 	out := make([]any, 0, len(results))
 	for _, p := range results {
 		out = append(out, s.contentJSON(p, expand))
@@ -541,6 +574,35 @@ func (s *Server) download(w http.ResponseWriter, path string) {
 		}
 	}
 	writeError(w, http.StatusNotFound, "No content found at /wiki/rest/api/"+path)
+}
+
+// confcloud77618Message is what Confluence Cloud answers, with a 404, a
+// content search that expands the ancestors' restrictions of a page under
+// a draft, outdated or trashed page (CONFCLOUD-77618, CONFCLOUD-76424).
+const confcloud77618Message = "Cannot find content. Outdated version/old_draft/trashed? Cannot find content <ContentId>"
+
+// restrictionsByOperation answers GET /content/{id}/restriction/byOperation
+// as Atlassian's REST reference gives it: an entry an operation (read,
+// update) with its users and groups (restrictions.user and
+// restrictions.group are expanded by default); a draft or unknown content
+// is not found.
+func (s *Server) restrictionsByOperation(w http.ResponseWriter, id string) {
+	s.reads = append(s.reads, id)
+	p := s.pageByID(id)
+	if p == nil || p.Draft {
+		writeError(w, http.StatusNotFound, "No content found with id: ContentId{id="+id+"}")
+		return
+	}
+	read := s.restrictionsJSON(p)["read"].(map[string]any)
+	self := s.BaseURL() + "/rest/api/content/" + id + "/restriction/byOperation"
+	read["_expandable"] = map[string]any{"content": "/rest/api/content/" + id}
+	read["_links"] = map[string]any{"self": self + "/read"}
+	update := map[string]any{"operation": "update", "restrictions": map[string]any{
+		"user":  map[string]any{"results": []any{}, "start": 0, "limit": 200, "size": 0},
+		"group": map[string]any{"results": []any{}, "start": 0, "limit": 200, "size": 0},
+	}, "_expandable": map[string]any{"content": "/rest/api/content/" + id}, "_links": map[string]any{"self": self + "/update"}}
+	writeJSON(w, map[string]any{"read": read, "update": update,
+		"_links": map[string]any{"base": s.BaseURL(), "context": "/wiki", "self": self}})
 }
 
 func (s *Server) restrictionsJSON(p *Page) map[string]any {

@@ -2,6 +2,7 @@ package confluencetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -70,5 +71,50 @@ func TestServer(t *testing.T) {
 		if n != tc.n || pages != (tc.n+s.PageSize-1)/s.PageSize {
 			t.Errorf("%s: %d results in %d pages, want %d", tc.path, n, pages, tc.n)
 		}
+	}
+}
+
+// A content's restrictions by operation, as Atlassian's REST reference
+// gives them (read and update, users and groups expanded); a draft's are
+// not found, no search finds a draft, and a search expanding the
+// ancestors' restrictions of a page under one answers CONFCLOUD-77618's
+// 404, while one expanding the ancestors bare lists the draft among them.
+func TestDrafts(t *testing.T) {
+	s := NewFixture(t, "u@example.com", "tok")
+	s.AddDrafts()
+	code, _, m := get(t, s, "/rest/api/content/"+SecretsID+"/restriction/byOperation", "u@example.com", "tok")
+	read, _ := m["read"].(map[string]any)
+	users, _ := read["restrictions"].(map[string]any)["user"].(map[string]any)["results"].([]any)
+	update, _ := m["update"].(map[string]any)
+	if code != 200 || read["operation"] != "read" || len(users) != 1 || users[0].(map[string]any)["email"] != "alice@example.com" || update["operation"] != "update" {
+		t.Errorf("Secrets' restrictions: %d %v", code, m)
+	}
+	if code, _, m := get(t, s, "/rest/api/content/"+BudgetDraftID+"/restriction/byOperation", "u@example.com", "tok"); code != 404 || m["statusCode"] != 404.0 {
+		t.Errorf("a draft's restrictions: %d %v", code, m)
+	}
+	search := func(expand string) (int, map[string]any) {
+		code, _, m := get(t, s, "/rest/api/content/search?"+url.Values{"cql": {"type=page and id='" + BudgetID + "' order by lastmodified asc"},
+			"expand": {expand}}.Encode(), "u@example.com", "tok")
+		return code, m
+	}
+	if code, m := search("ancestors.restrictions.read.restrictions.user"); code != 404 ||
+		m["message"] != "Cannot find content. Outdated version/old_draft/trashed? Cannot find content <ContentId>" {
+		t.Errorf("a search expanding the ancestors' restrictions: %d %v", code, m)
+	}
+	code, m = search("ancestors")
+	results, _ := m["results"].([]any)
+	if code != 200 || len(results) != 1 {
+		t.Fatalf("a search expanding the ancestors: %d %v", code, m)
+	}
+	var ids []any
+	for _, a := range results[0].(map[string]any)["ancestors"].([]any) {
+		ids = append(ids, a.(map[string]any)["id"])
+	}
+	if fmt.Sprint(ids) != fmt.Sprint([]string{DesignID, SecretsID, BudgetDraftID}) {
+		t.Errorf("Budget's ancestors %v", ids)
+	}
+	if code, _, m := get(t, s, "/rest/api/content/search?"+url.Values{"cql": {"type=page order by lastmodified asc"}, "limit": {"16"}}.Encode(),
+		"u@example.com", "tok"); code != 200 || m["totalSize"] != 7.0 {
+		t.Errorf("every page: %d, %v found, want the 7 that are not drafts", code, m["totalSize"])
 	}
 }

@@ -19,6 +19,12 @@ const (
 	CommentID = "3001"
 	NotesID   = "3002"
 	DiagramID = "3003"
+	// The pages AddDrafts adds.
+	BudgetDraftID = "2006"
+	BudgetID      = "2007"
+	BudgetFileID  = "3004"
+	LaunchDraftID = "2008"
+	LaunchID      = "2009"
 )
 
 // DesignBody is the storage format of the page Design.
@@ -54,4 +60,22 @@ func NewFixture(t testing.TB, user, token string) *Server {
 	s.AddPage(Page{ID: WelcomeID, Space: "PUB", Title: "Welcome", Body: "<p>Welcome to the wiki.<br/>Ask in #help.</p>", Author: "acc-carol", Created: Created, Updated: day(4)})
 	s.AddPage(Page{ID: OldID, Space: "PUB", Title: "Old news", Body: "<p>Nothing to see.</p>", Author: "acc-bob", Labels: []string{"archived"}, Created: Created, Updated: day(5)})
 	return s
+}
+
+// AddDrafts adds to NewFixture's content two drafts in ENG, each with a
+// page under it (CONFCLOUD-77618's case): a draft under Secrets
+// (restricted to carol) with Budget under it, which has an attachment,
+// budget.txt; a draft at the top of ENG with Launch under it.
+func (s *Server) AddDrafts() {
+	day := func(n int) time.Time { return Created.Add(time.Duration(n) * 24 * time.Hour) }
+	s.AddPage(Page{ID: BudgetDraftID, Space: "ENG", Title: "Budget draft", Parent: SecretsID, Body: "<p>Draft.</p>",
+		Author: "acc-carol", Created: day(6), Updated: day(6), Draft: true, RestrictUsers: []string{"acc-carol"}})
+	s.AddPage(Page{ID: BudgetID, Space: "ENG", Title: "Budget", Parent: BudgetDraftID, Body: "<p>The budget is set.</p>",
+		Author: "acc-alice", Created: day(6), Updated: day(6)})
+	s.AddPage(Page{ID: BudgetFileID, Space: "ENG", Container: BudgetID, Attachment: true, Title: "budget.txt", MediaType: "text/plain",
+		Data: []byte("Budget: 10.\n"), Author: "acc-alice", Created: day(6), Updated: day(6)})
+	s.AddPage(Page{ID: LaunchDraftID, Space: "ENG", Title: "Launch draft", Body: "<p>Draft.</p>",
+		Author: "acc-carol", Created: day(7), Updated: day(7), Draft: true})
+	s.AddPage(Page{ID: LaunchID, Space: "ENG", Title: "Launch", Parent: LaunchDraftID, Body: "<p>Launch in June.</p>",
+		Author: "acc-bob", Created: day(7), Updated: day(7)})
 }
