@@ -84,14 +84,17 @@ const (
 // webViewLink without query and trailing /edit or /view (Onyx's
 // onyx_document_id_from_drive_file), titled by the file's name, its text
 // the file's: Google Docs exported as text/plain, Sheets as text/csv,
-// Slides as text/plain, other files downloaded (alt=media) and read as the
-// file connector reads them.
+// Slides as PPTX, other files downloaded (alt=media), each read as the
+// file connector reads them; a file over Onyx's 10 MiB threshold is a
+// failure of its document. Folders (shared_folder_urls) are crawled
+// down their folders.
 //
 // A service account (google_service_account_key) signs a JWT with its
 // key and exchanges it at the token endpoint, impersonating
 // google_primary_admin and, for My Drives, each user of the domain that
 // the Directory API lists (domain-wide delegation), as Onyx does; an
-// OAuth credential (google_tokens) reads as the one user it is. A poll
+// OAuth credential (google_tokens) reads as the one user it is, its
+// refreshed access token written back to the credential. A poll
 // lists the files modified in its window (q "modifiedTime >= … and
 // modifiedTime <= …", ordered by modifiedTime). Each document carries the
 // access its Drive permissions give, as Onyx's EE doc_sync maps them:
@@ -100,7 +103,8 @@ const (
 // GroupSyncer (the Directory's groups and the domain's users) and a
 // PermissionSyncer; its Slim listing lists every file for pruning. Rate
 // limits (429, or 403 userRateLimitExceeded) are waited out; a refused
-// credential is a *CredentialError.
+// credential, or a primary admin the Admin SDK answers 403, is a
+// *CredentialError.
 type GoogleDrive struct {
 	cfg       driveConfig
 	admin     string // google_primary_admin.
