@@ -3,7 +3,9 @@ package outbound_test
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +26,14 @@ func (w *world) drivePair(s *drivetest.Server, config map[string]any, key *rsa.P
 	if key == nil {
 		key = drivetest.Key()
 	}
+	return w.drivePairOf(config, map[string]any{"google_service_account_key": s.ServiceAccountKey(key),
+		"google_primary_admin": drivetest.Admin, "authentication_method": "uploaded"}, access)
+}
+
+// drivePairOf makes a google_drive connector of config, a credential of
+// credential and their pair of access, as the admin.
+func (w *world) drivePairOf(config, credential map[string]any, access string) (connectorID, credentialID, pairID int64) {
+	w.t.Helper()
 	var id struct {
 		ID   int64 `json:"id"`
 		Data int64 `json:"data"`
@@ -33,8 +43,7 @@ func (w *world) drivePair(s *drivetest.Server, config map[string]any, key *rsa.P
 		"input_type": "poll", "connector_specific_config": config}, &id)
 	connectorID = id.ID + id.Data
 	id.ID, id.Data = 0, 0
-	w.do("POST", "/manage/credential", map[string]any{"credential_json": map[string]string{"google_service_account_key": s.ServiceAccountKey(key),
-		"google_primary_admin": drivetest.Admin, "authentication_method": "uploaded"}, "admin_public": true, "source": "google_drive"}, &id)
+	w.do("POST", "/manage/credential", map[string]any{"credential_json": credential, "admin_public": true, "source": "google_drive"}, &id)
 	credentialID = id.ID + id.Data
 	id.ID, id.Data = 0, 0
 	w.do("PUT", fmt.Sprintf("/manage/connector/%d/credential/%d", connectorID, credentialID),
@@ -197,6 +206,132 @@ func TestGoogleDriveConnectorRefused(t *testing.T) {
 	}
 	if strings.Contains(w.log.String(), "PRIVATE KEY") {
 		t.Error("a log shows the key")
+	}
+}
+
+// A pair of shared_drive_urls and shared_folder_urls through a worker:
+// the shared drive named (not the other one), the folder and its folders
+// down any depth (not the files outside them), its Slides exported as
+// PPTX and read; a file over the 10 MiB threshold is an error of its
+// document, so the attempt completes with errors.
+func TestGoogleDriveConnectorFolders(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	deck, err := os.ReadFile("connector/testdata/file/deck.pptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddDrive(drivetest.Drive{ID: "0AOpsDrive", Name: "Operations", Members: []string{drivetest.Carol}})
+	at := drivetest.Created.Add(10 * time.Hour)
+	for _, f := range []drivetest.File{
+		{ID: "1RunbookDoc", Name: "Runbook", MimeType: drivetest.DocType, DriveID: "0AOpsDrive", Parents: []string{"0AOpsDrive"}, Content: "Restart the crusher.", Modified: at},
+		{ID: "1FolderMinutes", Name: "Minutes", MimeType: drivetest.FolderType, Owner: drivetest.Alice, Parents: []string{"1FolderA"}, Modified: at},
+		{ID: "1MinutesTxt", Name: "minutes.txt", MimeType: "text/plain", Owner: drivetest.Alice, Parents: []string{"1FolderMinutes"},
+			Content: "Minutes of the planning meeting.", Modified: at},
+		{ID: "1DeckSlides", Name: "Roadmap deck", MimeType: drivetest.SlidesType, Owner: drivetest.Alice, Parents: []string{"1FolderMinutes"},
+			Content: string(deck), Modified: at},
+		{ID: "1BigTxt", Name: "big.txt", MimeType: "text/plain", Owner: drivetest.Alice, Parents: []string{"1FolderA"},
+			Content: strings.Repeat("x", 10<<20+1), Modified: at},
+	} {
+		s.AddFile(f)
+	}
+	w := newWorld(t)
+	w.endpoints = connector.Endpoints{connector.GoogleDriveSource: s.BaseURL()}
+	w.registeredWorker()
+	_, _, pair := w.drivePair(s, map[string]any{"shared_drive_urls": "https://drive.google.com/drive/folders/0AEngDrive",
+		"shared_folder_urls": "https://drive.google.com/drive/folders/1FolderA"}, nil, "sync")
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 4 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want completed_with_errors with 4; log:\n%s", a.Status, a.NewDocsIndexed, a.ErrorMsg, w.log.String())
+	}
+	want := []string{"https://docs.google.com/document/d/1RoadmapDoc Roadmap", "https://docs.google.com/document/d/1SpecDoc Design spec",
+		"https://docs.google.com/presentation/d/1DeckSlides Roadmap deck", "https://drive.google.com/file/d/1MinutesTxt minutes.txt"}
+	if got := w.documentNames(pair, ""); !slices.Equal(got, want) {
+		t.Errorf("documents\n%q, want\n%q", got, want)
+	}
+	var body string
+	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pair, "https://docs.google.com/presentation/d/1DeckSlides").Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(body, "Open the north face in spring") {
+		t.Errorf("the deck's body %s", body)
+	}
+	es := w.errors(pair)
+	wantErr := "Error converting file 'big.txt' to Document as alice@example.com: the file is 10485761 bytes, more than the 10 MiB the connector reads (Onyx's GOOGLE_DRIVE_CONNECTOR_SIZE_THRESHOLD)"
+	if len(es) != 1 || es[0].FailureMessage != wantErr || es[0].DocumentID == nil || *es[0].DocumentID != "https://drive.google.com/file/d/1BigTxt" {
+		t.Errorf("errors %+v, want big.txt's %q", es, wantErr)
+	}
+}
+
+// A primary admin who is no Workspace administrator ends the attempt as a
+// refused credential, with the Admin SDK's answer and no secret.
+func TestGoogleDriveConnectorNotAdmin(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	s.Admins = nil
+	w := newWorld(t)
+	w.endpoints = connector.Endpoints{connector.GoogleDriveSource: s.BaseURL()}
+	w.registeredWorker()
+	_, _, pair := w.drivePair(s, map[string]any{"include_shared_drives": true, "include_my_drives": true}, nil, "public")
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed, quarry.IndexCanceled)
+	want := quarry.CredentialRefusedMessage("Google at " + s.BaseURL() + " answered 403 Forbidden (list the domain's users as the primary admin): " +
+		"Not Authorized to access this resource/api (google_primary_admin must be a Google Workspace administrator's email: " +
+		"the connector lists the domain's users, groups and shared drives as them)")
+	if a.Status != quarry.IndexFailed || a.ErrorMsg == nil || *a.ErrorMsg != want {
+		t.Errorf("attempt %s with error %q, want failed with %q", a.Status, deref(a.ErrorMsg), want)
+	}
+}
+
+// An OAuth credential through a worker: the first run refreshes the
+// expired access token and writes the new one back to the credential,
+// which stays sealed in the database and masked in the API; the next run
+// uses it and asks the token endpoint nothing.
+func TestGoogleDriveConnectorOAuth(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	refresh := s.AddOAuthUser(drivetest.Bob)
+	w := newWorld(t)
+	w.endpoints = connector.Endpoints{connector.GoogleDriveSource: s.BaseURL()}
+	w.registeredWorker()
+	tokens, _ := json.Marshal(map[string]string{"token": "ya29.expired", "refresh_token": refresh, "client_id": drivetest.OAuthClientID,
+		"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
+	connectorID, credentialID, pair := w.drivePairOf(map[string]any{"include_my_drives": true},
+		map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"}, "public")
+	refreshes := func() int {
+		n := 0
+		for _, r := range s.Requests() {
+			if strings.HasPrefix(r, "POST /token") {
+				n++
+			}
+		}
+		return n
+	}
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 1 || refreshes() != 1 {
+		t.Fatalf("attempt %s with %d new documents after %d refreshes (error %v), want success with 1 after 1; log:\n%s",
+			a.Status, a.NewDocsIndexed, refreshes(), a.ErrorMsg, w.log.String())
+	}
+	var secret []byte
+	var version int64
+	if err := w.raw.QueryRow(`SELECT secret, version FROM credentials WHERE id = $1`, credentialID).Scan(&secret, &version); err != nil {
+		t.Fatal(err)
+	}
+	if version != 2 || strings.Contains(string(secret), "ya29.") || strings.Contains(string(secret), refresh) {
+		t.Errorf("the stored credential at version %d, want 2, sealed", version)
+	}
+	if code, body := w.call("GET", fmt.Sprintf("/manage/credential/%d", credentialID), nil); code != 200 || strings.Contains(body, "ya29.") ||
+		strings.Contains(body, refresh) || !strings.Contains(body, `"google_tokens"`) {
+		t.Errorf("GET the credential: %d %s, want it masked", code, body)
+	}
+	w.do("POST", "/manage/admin/connector/run-once", map[string]any{"connector_id": connectorID,
+		"credential_ids": []int64{credentialID}, "from_beginning": true}, nil)
+	w.schedule()
+	a = w.waitAttempt(pair, 2, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexSuccess || refreshes() != 1 {
+		t.Errorf("the second attempt %s after %d refreshes in all (error %v), want success after 1", a.Status, refreshes(), a.ErrorMsg)
+	}
+	if strings.Contains(w.log.String(), "ya29.sim-") {
+		t.Error("a log shows an access token")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -83,14 +84,17 @@ const (
 // webViewLink without query and trailing /edit or /view (Onyx's
 // onyx_document_id_from_drive_file), titled by the file's name, its text
 // the file's: Google Docs exported as text/plain, Sheets as text/csv,
-// Slides as text/plain, other files downloaded (alt=media) and read as the
-// file connector reads them.
+// Slides as PPTX, other files downloaded (alt=media), each read as the
+// file connector reads them; a file over Onyx's 10 MiB threshold is a
+// failure of its document. Folders (shared_folder_urls) are crawled
+// down their folders.
 //
 // A service account (google_service_account_key) signs a JWT with its
 // key and exchanges it at the token endpoint, impersonating
 // google_primary_admin and, for My Drives, each user of the domain that
 // the Directory API lists (domain-wide delegation), as Onyx does; an
-// OAuth credential (google_tokens) reads as the one user it is. A poll
+// OAuth credential (google_tokens) reads as the one user it is, its
+// refreshed access token written back to the credential. A poll
 // lists the files modified in its window (q "modifiedTime >= … and
 // modifiedTime <= …", ordered by modifiedTime). Each document carries the
 // access its Drive permissions give, as Onyx's EE doc_sync maps them:
@@ -99,7 +103,8 @@ const (
 // GroupSyncer (the Directory's groups and the domain's users) and a
 // PermissionSyncer; its Slim listing lists every file for pruning. Rate
 // limits (429, or 403 userRateLimitExceeded) are waited out; a refused
-// credential is a *CredentialError.
+// credential, or a primary admin the Admin SDK answers 403, is a
+// *CredentialError.
 type GoogleDrive struct {
 	cfg       driveConfig
 	admin     string // google_primary_admin.
@@ -114,6 +119,12 @@ type GoogleDrive struct {
 	mu        sync.Mutex
 	tokens    map[string]oauth2.TokenSource // By impersonated user.
 	refused   map[string]error              // Users whose token was refused.
+	// credential is the credential_json's keys, and tokensJSON its
+	// google_tokens as read, for an OAuth token written back
+	// (saveTokens); saved is the access token the credential holds.
+	credential map[string]json.RawMessage
+	tokensJSON map[string]any
+	saved      string
 }
 
 // driveConfig is the connector_specific_config of the Google Drive
@@ -277,6 +288,9 @@ func newGoogleDrive(config, credential json.RawMessage, env *Env) (*GoogleDrive,
 		if !ok || json.Unmarshal(raw, &t) != nil || (t.RefreshToken == "" && t.Token == "" && t.AccessToken == "") {
 			return nil, errors.New("the credential's google_tokens is not an authorized user's tokens (token, refresh_token, client_id, client_secret)")
 		}
+		if json.Unmarshal(credential, &d.credential) != nil || json.Unmarshal(raw, &d.tokensJSON) != nil {
+			return nil, errors.New("the credential's google_tokens is not an authorized user's tokens (token, refresh_token, client_id, client_secret)")
+		}
 		tok := &oauth2.Token{AccessToken: t.Token, RefreshToken: t.RefreshToken, TokenType: "Bearer"}
 		if tok.AccessToken == "" {
 			tok.AccessToken = t.AccessToken
@@ -289,7 +303,7 @@ func newGoogleDrive(config, credential json.RawMessage, env *Env) (*GoogleDrive,
 			tok.Expiry = time.Unix(1, 0) // Unknown: refreshed first.
 		}
 		d.tokenURL = cmpOr(t.TokenURI, googleTokenURL)
-		d.oauthTok = tok
+		d.oauthTok, d.saved = tok, tok.AccessToken
 		d.oauthConf = &oauth2.Config{ClientID: t.ClientID, ClientSecret: t.ClientSecret, Scopes: DriveScopes}
 	default:
 		return nil, errors.New("the credential has neither google_service_account_key nor google_tokens")
@@ -328,8 +342,9 @@ func (d *GoogleDrive) tokenSource(user string) oauth2.TokenSource {
 }
 
 // token is an access token for user, or the token endpoint's refusal: a
-// *CredentialError naming what Google said.
-func (d *GoogleDrive) token(user string) (string, error) {
+// *CredentialError naming what Google said. An OAuth token refreshed is
+// written back to the credential (saveTokens).
+func (d *GoogleDrive) token(ctx context.Context, user string) (string, error) {
 	d.mu.Lock()
 	err := d.refused[user]
 	d.mu.Unlock()
@@ -338,6 +353,9 @@ func (d *GoogleDrive) token(user string) (string, error) {
 	}
 	t, err := d.tokenSource(user).Token()
 	if err == nil {
+		if !d.service {
+			d.saveTokens(ctx, t)
+		}
 		return t.AccessToken, nil
 	}
 	var re *oauth2.RetrieveError
@@ -369,6 +387,57 @@ func (d *GoogleDrive) token(user string) (string, error) {
 		return "", err
 	}
 	return "", errors.New(line)
+}
+
+// saveTokens writes t back to the OAuth credential when it is not the
+// access token the credential holds (it was refreshed): google_tokens
+// with its token, expiry (RFC 3339, which google-auth's
+// from_authorized_user_info and newGoogleDrive read) and refresh token
+// replaced, kept a JSON string when it was one, the credential's other
+// keys as they were; so that the next run uses the token rather than
+// refreshing it again. A write that fails (the credential was edited
+// meanwhile) is logged: the run goes on with the token it has.
+func (d *GoogleDrive) saveTokens(ctx context.Context, t *oauth2.Token) {
+	d.mu.Lock()
+	if t.AccessToken == d.saved || d.credential == nil {
+		d.mu.Unlock()
+		return
+	}
+	d.saved = t.AccessToken
+	tokens := maps.Clone(d.tokensJSON)
+	tokens["token"] = t.AccessToken
+	if _, ok := tokens["access_token"]; ok {
+		tokens["access_token"] = t.AccessToken
+	}
+	if t.RefreshToken != "" {
+		tokens["refresh_token"] = t.RefreshToken
+	}
+	if !t.Expiry.IsZero() {
+		tokens["expiry"] = t.Expiry.UTC().Format(time.RFC3339)
+	}
+	credential := maps.Clone(d.credential)
+	d.mu.Unlock()
+	if d.env.SaveCredential == nil {
+		return
+	}
+	b, err := json.Marshal(tokens)
+	if err != nil {
+		return
+	}
+	var keep json.RawMessage = b
+	var s string
+	if json.Unmarshal(credential["google_tokens"], &s) == nil {
+		keep, _ = json.Marshal(string(b))
+	}
+	credential["google_tokens"] = keep
+	cb, err := json.Marshal(credential)
+	if err != nil {
+		return
+	}
+	if err := d.env.SaveCredential(ctx, cb); err != nil {
+		d.env.Log.Warn("google drive connector: the refreshed OAuth token could not be written back to the credential; the next run refreshes it again",
+			"error", err.Error())
+	}
 }
 
 // who names user in errors: "the primary admin" for google_primary_admin,
@@ -434,7 +503,7 @@ func (d *GoogleDrive) get(ctx context.Context, user, what, path string, query ur
 	}
 	wait := driveFirstWait
 	for attempt := 0; ; attempt++ {
-		tok, err := d.token(user)
+		tok, err := d.token(ctx, user)
 		if err != nil {
 			return nil, err
 		}
@@ -604,12 +673,21 @@ func (d *GoogleDrive) users(ctx context.Context) ([]string, error) {
 }
 
 // directory lists a Directory API listing as the admin: the key field of
-// each item of its list.
+// each item of its list. A 403 (the admin is no Workspace administrator:
+// the Admin SDK answers "Not Authorized to access this resource/api",
+// drives.list with useDomainAdminAccess "insufficientAdministratorPrivileges")
+// is a *CredentialError naming Google's answer, as Onyx's
+// probe_directory_admin_permission refuses such a credential.
 func (d *GoogleDrive) directory(ctx context.Context, what, path string, query url.Values, list, key string) ([]string, error) {
 	var out []string
 	for range driveMaxPages {
 		var page map[string]json.RawMessage
 		if err := d.getJSON(ctx, d.admin, what, path, query, &page); err != nil {
+			var se *driveStatusError
+			if errors.As(err, &se) && se.status == http.StatusForbidden {
+				return nil, &CredentialError{Reason: se.msg + " (google_primary_admin must be a Google Workspace administrator's email: " +
+					"the connector lists the domain's users, groups and shared drives as them)"}
+			}
 			return nil, err
 		}
 		var items []map[string]any
@@ -746,8 +824,19 @@ func (d *GoogleDrive) asAnyone(ctx context.Context, users []string, what string,
 }
 
 // crawl lists the files of folder id and of its folders, as user (Onyx's
-// crawl_folders_for_files).
+// crawl_folders_for_files), folder by folder (corpora=allDrives, q
+// "'<id>' in parents"): the folders, then the files, ordered by
+// modifiedTime. The folder is read first (files.get), so that a user who
+// may not see it answers 404 and asAnyone asks the next user: Drive
+// lists nothing, without an error, of a folder a user may not see.
 func (d *GoogleDrive) crawl(ctx context.Context, user, id string, w *Window, file func(f *driveFile) error) error {
+	var root struct {
+		ID string `json:"id"`
+	}
+	if err := d.getJSON(ctx, user, "read the folder "+id, "drive/v3/files/"+url.PathEscape(id),
+		url.Values{"supportsAllDrives": {"true"}, "fields": {"id, mimeType"}}, &root); err != nil {
+		return err
+	}
 	todo, done := []string{id}, map[string]bool{}
 	for len(todo) > 0 && len(done) < driveMaxFolders {
 		folder := todo[0]
@@ -766,7 +855,7 @@ func (d *GoogleDrive) crawl(ctx context.Context, user, id string, w *Window, fil
 			return err
 		}
 		q = url.Values{"corpora": {"allDrives"}, "supportsAllDrives": {"true"}, "includeItemsFromAllDrives": {"true"},
-			"q": {"mimeType != '" + driveFolderType + "' and '" + folder + "' in parents and trashed = false" + timeFilter(w)}}
+			"q": {"mimeType != '" + driveFolderType + "' and '" + folder + "' in parents and trashed = false" + timeFilter(w)}, "orderBy": {"modifiedTime"}}
 		if err := d.list(ctx, user, "list the files of folder "+folder, q, file); err != nil {
 			return err
 		}
@@ -873,38 +962,53 @@ func (d *GoogleDrive) access(ctx context.Context, f *driveFile, user string) (*q
 	return a, nil
 }
 
-// text is f's text read as user: a Google file exported (Docs as
-// text/plain, Sheets as text/csv, Slides as text/plain), another
-// downloaded and read by its name's kind; "" for a file of a kind not
-// read or over the size read.
+// driveExports is the format each Google file is exported in: Onyx's
+// GOOGLE_MIME_TYPES_TO_EXPORT (Slides as PPTX, read as the file
+// connector reads a .pptx), with the kind of file it is read as.
+var driveExports = map[string]struct{ mime, kind string }{
+	driveDocType:    {"text/plain", quarry.FileKindText},
+	driveSheetType:  {"text/csv", quarry.FileKindCSV},
+	driveSlidesType: {"application/vnd.openxmlformats-officedocument.presentationml.presentation", quarry.FileKindPPTX},
+}
+
+// tooLarge is the error of a file over driveSizeThreshold: by its size
+// (n > 0) or by what its download or export sent.
+func tooLarge(n int64) error {
+	size := "larger than " + ByteSize(driveSizeThreshold)
+	if n > 0 {
+		size = fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Errorf("the file is %s, more than the %s the connector reads (Onyx's GOOGLE_DRIVE_CONNECTOR_SIZE_THRESHOLD)", size, ByteSize(driveSizeThreshold))
+}
+
+// text is f's text read as user: a Google file exported (driveExports),
+// another downloaded and read by its name's kind; "" for a file of a kind
+// not read. A file over driveSizeThreshold (its size as listed, or what
+// its download or export sends) is an error that says so: the failure of
+// its document.
 func (d *GoogleDrive) text(ctx context.Context, f *driveFile, user string) (string, error) {
-	export := map[string]string{driveDocType: "text/plain", driveSheetType: "text/csv", driveSlidesType: "text/plain"}[f.MimeType]
-	if export != "" {
-		b, err := d.get(ctx, user, "export file "+f.ID, "drive/v3/files/"+url.PathEscape(f.ID)+"/export", url.Values{"mimeType": {export}}, driveSizeThreshold)
+	if export, ok := driveExports[f.MimeType]; ok {
+		b, err := d.get(ctx, user, "export file "+f.ID, "drive/v3/files/"+url.PathEscape(f.ID)+"/export", url.Values{"mimeType": {export.mime}}, driveSizeThreshold)
 		var le *limitError
 		if errors.As(err, &le) {
-			return "", nil
+			return "", tooLarge(0)
 		}
 		if err != nil {
 			return "", err
 		}
-		kind := quarry.FileKindText
-		if export == "text/csv" {
-			kind = quarry.FileKindCSV
-		}
-		return ExtractText(kind, strings.NewReader(string(b)), quarry.MaxDocumentBytes)
+		return ExtractText(export.kind, strings.NewReader(string(b)), quarry.MaxDocumentBytes)
 	}
 	kind := quarry.FileKind(f.Name)
 	if kind == "" || strings.HasPrefix(f.MimeType, "application/vnd.google-apps.") {
 		return "", nil
 	}
 	if n, err := strconv.ParseInt(f.Size, 10, 64); err == nil && n > driveSizeThreshold {
-		return "", nil
+		return "", tooLarge(n)
 	}
 	b, err := d.get(ctx, user, "download file "+f.ID, "drive/v3/files/"+url.PathEscape(f.ID), url.Values{"alt": {"media"}, "supportsAllDrives": {"true"}}, driveSizeThreshold)
 	var le *limitError
 	if errors.As(err, &le) {
-		return "", nil
+		return "", tooLarge(0)
 	}
 	if err != nil {
 		return "", err

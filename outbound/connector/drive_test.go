@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -285,5 +286,241 @@ func TestGoogleDriveOAuth(t *testing.T) {
 	want := "Google's token endpoint at " + s.TokenURL() + " answered 400 Bad Request (a token for the primary admin): invalid_grant: Token has been expired or revoked."
 	if !errors.As(err, &ce) || ce.Reason != want {
 		t.Errorf("error %v, want a credential error %q", err, want)
+	}
+}
+
+// drivePoll polls everything of the connector of cfg against s, and
+// returns what it emitted.
+func drivePoll(t *testing.T, s *drivetest.Server, cfg map[string]any) *recorder {
+	t.Helper()
+	rec := &recorder{}
+	if err := driveOpen(t, s, cfg, nil).Poll(context.Background(), everything(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// shared_folder_urls crawls each folder and its folders, down any depth,
+// as Onyx's crawl_folders_for_files does ('<id>' in parents, corpora
+// allDrives), and nothing else: Alice's folder Plans (which the admin may
+// not see, so it is read as the next user, Alice) with Roadmap, its
+// folder Minutes and that one's folder Archive; a folder of the shared
+// drive (read with supportsAllDrives); not Alice's other folder, nor the
+// files outside folders.
+func TestGoogleDriveFolders(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	at := drivetest.Created.Add(10 * time.Hour)
+	for _, f := range []drivetest.File{
+		{ID: "1FolderMinutes", Name: "Minutes", MimeType: drivetest.FolderType, Owner: drivetest.Alice, Parents: []string{"1FolderA"}, Modified: at},
+		{ID: "1MinutesTxt", Name: "minutes.txt", MimeType: "text/plain", Owner: drivetest.Alice, Parents: []string{"1FolderMinutes"},
+			Content: "Minutes of the planning meeting.", Modified: at},
+		{ID: "1FolderArchive", Name: "Archive", MimeType: drivetest.FolderType, Owner: drivetest.Alice, Parents: []string{"1FolderMinutes"}, Modified: at},
+		{ID: "1OldPlanDoc", Name: "Old plan", MimeType: drivetest.DocType, Owner: drivetest.Alice, Parents: []string{"1FolderArchive"},
+			Content: "The plan of last year.", Modified: at},
+		{ID: "1FolderOther", Name: "Other", MimeType: drivetest.FolderType, Owner: drivetest.Alice, Modified: at},
+		{ID: "1OtherDoc", Name: "Other", MimeType: drivetest.DocType, Owner: drivetest.Alice, Parents: []string{"1FolderOther"}, Content: "Not asked for.", Modified: at},
+		{ID: "1FolderEng", Name: "Designs", MimeType: drivetest.FolderType, DriveID: "0AEngDrive", Parents: []string{"0AEngDrive"}, Modified: at},
+		{ID: "1EngDoc", Name: "Index design", MimeType: drivetest.DocType, DriveID: "0AEngDrive", Parents: []string{"1FolderEng"},
+			Content: "How the index is laid out.", Modified: at},
+	} {
+		s.AddFile(f)
+	}
+	rec := drivePoll(t, s, map[string]any{"shared_folder_urls": "https://drive.google.com/drive/folders/1FolderA, https://drive.google.com/drive/folders/1FolderEng?usp=sharing"})
+	if len(rec.failures) > 0 {
+		t.Fatalf("failures %+v", rec.failures[0])
+	}
+	want := []string{"https://docs.google.com/document/d/1EngDoc", "https://docs.google.com/document/d/1OldPlanDoc",
+		"https://docs.google.com/document/d/1RoadmapDoc", "https://drive.google.com/file/d/1MinutesTxt"}
+	if got := docIDs(rec); !slices.Equal(got, want) {
+		t.Fatalf("ids\n%q, want\n%q", got, want)
+	}
+	wantAccess := map[string]string{
+		"Roadmap":      "email:alice@example.com email:bob@example.com",
+		"minutes.txt":  "email:alice@example.com",
+		"Old plan":     "email:alice@example.com",
+		"Index design": "email:alice@example.com email:bob@example.com",
+	}
+	if got := driveAccess(rec); fmt.Sprint(got) != fmt.Sprint(wantAccess) {
+		t.Errorf("access\n%v, want\n%v", got, wantAccess)
+	}
+	q := strings.Join(s.Queries(), "\n")
+	for _, c := range []string{"\nmimeType = 'application/vnd.google-apps.folder' and trashed = false and '1FolderMinutes' in parents\n",
+		"\nmimeType != 'application/vnd.google-apps.folder' and '1FolderArchive' in parents and trashed = false and modifiedTime >= '1970-01-01T00:00:00Z'"} {
+		if !strings.Contains(q, c) {
+			t.Errorf("no files.list of q %q in\n%s", c, q)
+		}
+	}
+	reqs := strings.Join(s.Requests(), "\n")
+	if !strings.Contains(reqs, "/drive/v3/files?corpora=allDrives&fields=") || !strings.Contains(reqs, "includeItemsFromAllDrives=true") ||
+		strings.Contains(reqs, "/drive/v3/drives") {
+		t.Errorf("requests\n%s", reqs)
+	}
+}
+
+// shared_drive_urls reads those shared drives only (corpora=drive,
+// driveId, supportsAllDrives, includeItemsFromAllDrives), as a member
+// (the admin is none), without listing the organization's drives.
+func TestGoogleDriveSharedDriveURLs(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	s.AddDrive(drivetest.Drive{ID: "0AOpsDrive", Name: "Operations", Members: []string{drivetest.Carol}})
+	s.AddFile(drivetest.File{ID: "1RunbookDoc", Name: "Runbook", MimeType: drivetest.DocType, DriveID: "0AOpsDrive", Parents: []string{"0AOpsDrive"},
+		Content: "Restart the crusher.", Modified: drivetest.Created})
+	rec := drivePoll(t, s, map[string]any{"shared_drive_urls": "https://drive.google.com/drive/folders/0AEngDrive", "include_shared_drives": true})
+	if got, want := docIDs(rec), []string{"https://docs.google.com/document/d/1SpecDoc"}; !slices.Equal(got, want) || len(rec.failures) > 0 {
+		t.Fatalf("ids %q (failures %v), want %q", got, rec.failures, want)
+	}
+	reqs := strings.Join(s.Requests(), "\n")
+	if !strings.Contains(reqs, "/drive/v3/files?corpora=drive&driveId=0AEngDrive&fields=") || strings.Contains(reqs, "0AOpsDrive") ||
+		strings.Contains(reqs, "/drive/v3/drives") || strings.Contains(reqs, "corpora=user") {
+		t.Errorf("requests\n%s", reqs)
+	}
+}
+
+// A file over Onyx's 10 MiB threshold is a failure of its document that
+// says so, never a silent skip: one whose listed size is over it is not
+// downloaded; a Google Doc, which has no size, is exported up to the
+// threshold and no further. The others are read.
+func TestGoogleDriveTooLarge(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	big := strings.Repeat("x", driveSizeThreshold+1)
+	s.AddFile(drivetest.File{ID: "1BigTxt", Name: "big.txt", MimeType: "text/plain", Owner: drivetest.Alice, Content: big, Modified: drivetest.Created})
+	s.AddFile(drivetest.File{ID: "1BigDoc", Name: "Big doc", MimeType: drivetest.DocType, Owner: drivetest.Alice, Content: big, Modified: drivetest.Created})
+	rec := drivePoll(t, s, map[string]any{"my_drive_emails": drivetest.Alice})
+	var got []string
+	for _, f := range rec.failures {
+		got = append(got, f.FailedDocument.DocumentID+": "+f.FailureMessage)
+	}
+	slices.Sort(got)
+	want := []string{
+		"https://docs.google.com/document/d/1BigDoc: Error converting file 'Big doc' to Document as alice@example.com: " +
+			"the file is larger than 10 MiB, more than the 10 MiB the connector reads (Onyx's GOOGLE_DRIVE_CONNECTOR_SIZE_THRESHOLD)",
+		"https://drive.google.com/file/d/1BigTxt: Error converting file 'big.txt' to Document as alice@example.com: " +
+			"the file is 10485761 bytes, more than the 10 MiB the connector reads (Onyx's GOOGLE_DRIVE_CONNECTOR_SIZE_THRESHOLD)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("failures\n%q, want\n%q", got, want)
+	}
+	if got, want := docIDs(rec), []string{"https://docs.google.com/document/d/1RoadmapDoc", "https://docs.google.com/spreadsheets/d/1BudgetSheet"}; !slices.Equal(got, want) {
+		t.Errorf("documents %q, want %q", got, want)
+	}
+	if reqs := strings.Join(s.Requests(), "\n"); strings.Contains(reqs, "/files/1BigTxt?alt=media") {
+		t.Error("the file over the threshold by its size was downloaded")
+	}
+}
+
+// A primary admin who is no Workspace administrator: the Admin SDK
+// answers 403 "Not Authorized to access this resource/api", which ends
+// the run (and the group sync) as a refused credential naming Google's
+// answer, as Onyx refuses it; no email or key is in it.
+func TestGoogleDriveNotAdmin(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	s.Admins = nil
+	d := driveOpen(t, s, driveAll, nil)
+	want := "Google at " + s.BaseURL() + " answered 403 Forbidden (list the domain's users as the primary admin): Not Authorized to access this resource/api " +
+		"(google_primary_admin must be a Google Workspace administrator's email: the connector lists the domain's users, groups and shared drives as them)"
+	var ce *CredentialError
+	if err := d.Poll(context.Background(), everything(), &recorder{}); !errors.As(err, &ce) || ce.Reason != want {
+		t.Errorf("the run's error %v, want a credential error %q", err, want)
+	}
+	err := d.Groups(context.Background(), func(context.Context, *quarry.ExternalGroup) error { return nil })
+	want = strings.Replace(want, "list the domain's users", "list the groups", 1)
+	if !errors.As(err, &ce) || ce.Reason != want {
+		t.Errorf("the group sync's error %v, want a credential error %q", err, want)
+	}
+	if strings.Contains(err.Error(), drivetest.Admin) || strings.Contains(err.Error(), "PRIVATE KEY") {
+		t.Errorf("the error names a secret: %v", err)
+	}
+}
+
+// Google Slides are exported as PPTX and read as the file connector reads
+// a .pptx, as Onyx's GOOGLE_MIME_TYPES_TO_EXPORT and read_pptx_file do.
+func TestGoogleDriveSlides(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	deck, err := os.ReadFile("testdata/file/deck.pptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddFile(drivetest.File{ID: "1DeckSlides", Name: "Roadmap deck", MimeType: drivetest.SlidesType, Owner: drivetest.Alice, Content: string(deck),
+		Modified: drivetest.Created})
+	rec := drivePoll(t, s, map[string]any{"my_drive_emails": drivetest.Alice})
+	if len(rec.failures) > 0 {
+		t.Fatalf("failures %+v", rec.failures[0])
+	}
+	var text string
+	for _, d := range rec.docs {
+		if d.ID == "https://docs.google.com/presentation/d/1DeckSlides" {
+			text = d.Sections[0].Text
+		}
+	}
+	for _, w := range []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the deck's text %q lacks %q", text, w)
+		}
+	}
+	if reqs := strings.Join(s.Requests(), "\n"); !strings.Contains(reqs,
+		"/drive/v3/files/1DeckSlides/export?mimeType=application%2Fvnd.openxmlformats-officedocument.presentationml.presentation") {
+		t.Errorf("no PPTX export in\n%s", reqs)
+	}
+}
+
+// An OAuth token refreshed is written back through Env.SaveCredential,
+// once: google_tokens (a JSON string, as it was) with the new access
+// token and its expiry, its refresh token and client kept, the
+// credential's other keys as they were; a run of the credential written
+// back uses that token and asks the token endpoint nothing.
+func TestGoogleDriveOAuthSaved(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	refresh := s.AddOAuthUser(drivetest.Bob)
+	tokens, _ := json.Marshal(map[string]string{"token": "ya29.expired", "refresh_token": refresh, "client_id": drivetest.OAuthClientID,
+		"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
+	credential, _ := json.Marshal(map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"})
+	run := func(credential json.RawMessage) (saved []json.RawMessage) {
+		t.Helper()
+		c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient,
+			Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()},
+			SaveCredential: func(_ context.Context, c json.RawMessage) error {
+				saved = append(saved, c)
+				return nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{}
+		d, _ := As[*GoogleDrive](c)
+		if err := d.Poll(context.Background(), everything(), rec); err != nil || len(rec.docs) != 1 {
+			t.Fatalf("the run: %v, %d documents, want notes.txt", err, len(rec.docs))
+		}
+		return saved
+	}
+	tokenCalls := func() int {
+		n := 0
+		for _, r := range s.Requests() {
+			if strings.HasPrefix(r, "POST /token") {
+				n++
+			}
+		}
+		return n
+	}
+	saved := run(credential)
+	if len(saved) != 1 || tokenCalls() != 1 {
+		t.Fatalf("%d credentials written back after %d refreshes, want 1 after 1", len(saved), tokenCalls())
+	}
+	var got struct {
+		Tokens string `json:"google_tokens"`
+		Admin  string `json:"google_primary_admin"`
+		Method string `json:"authentication_method"`
+	}
+	var tok map[string]string
+	if err := json.Unmarshal(saved[0], &got); err != nil || json.Unmarshal([]byte(got.Tokens), &tok) != nil {
+		t.Fatalf("written back %s, not the credential with google_tokens a JSON string", saved[0])
+	}
+	expiry, err := time.Parse(time.RFC3339, tok["expiry"])
+	if !strings.HasPrefix(tok["token"], "ya29.sim-") || tok["refresh_token"] != refresh || tok["client_id"] != drivetest.OAuthClientID ||
+		tok["client_secret"] != drivetest.OAuthClientSecret || err != nil || expiry.Before(time.Now().Add(50*time.Minute)) ||
+		got.Admin != drivetest.Bob || got.Method != "oauth_interactive" {
+		t.Errorf("written back %s", saved[0])
+	}
+	if again := run(saved[0]); len(again) != 0 || tokenCalls() != 1 {
+		t.Errorf("the next run wrote back %d credentials and refreshed %d times in all, want none and 1", len(again), tokenCalls())
 	}
 }

@@ -4,9 +4,12 @@
 // OAuth 2.0 token endpoint of service accounts (a JWT bearer assertion
 // signed with the account's key, RS256, its signature checked against
 // the key's public half, its aud, scope and sub checked, the subject
-// impersonated as domain-wide delegation does), Drive v3 (files.list with
-// its corpora, driveId, q, orderBy and pageToken, files.get with
-// alt=media, files.export, permissions.list, drives.list) and the Admin
+// impersonated as domain-wide delegation does; an OAuth client's refresh
+// tokens), Drive v3 (files.list with its corpora, driveId,
+// supportsAllDrives, includeItemsFromAllDrives, q (with "'<id>' in
+// parents") orderBy and pageToken, each file's size; files.get with
+// alt=media, files.export (Slides as PPTX only), permissions.list,
+// drives.list) and the Admin
 // SDK's Directory v1 (users.list, groups.list, members.list). Every
 // listing pages, at most PageSize items a page whatever pageSize asks;
 // errors are Google's JSON error bodies; Limit answers the next calls
@@ -44,6 +47,8 @@ const (
 	SheetType  = "application/vnd.google-apps.spreadsheet"
 	SlidesType = "application/vnd.google-apps.presentation"
 	FolderType = "application/vnd.google-apps.folder"
+	// PPTXType is PowerPoint's, the format Slides are exported in.
+	PPTXType = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 )
 
 // Scopes are the OAuth scopes a token must have: Onyx's GOOGLE_SCOPES of
@@ -66,7 +71,9 @@ type Permission struct {
 
 // File is a file. Owner is a user's email for a file of a My Drive; a
 // file of a shared drive has DriveID instead. Content is the text its
-// download or export serves.
+// download or export serves (a Slides file's: the PPTX its export
+// serves). A file in a folder (Parents) may be read by whoever may read
+// the folder, and carries the folder's permissions as inherited ones.
 type File struct {
 	ID, Name, MimeType string
 	Owner              string
@@ -462,8 +469,21 @@ func (s *Server) page(n int, pageToken string) (from, to int, next string, ok bo
 	return from, to, next, true
 }
 
-// canRead reports whether user may read f.
+// canRead reports whether user may read f: a member of its shared drive,
+// its owner, one its permissions name, or one who may read a folder it
+// is in (Drive's inherited permissions).
 func (s *Server) canRead(user string, f *File) bool {
+	return s.canReadIn(user, f, 0)
+}
+
+func (s *Server) canReadIn(user string, f *File, depth int) bool {
+	if depth < 100 {
+		for _, p := range f.Parents {
+			if parent := s.file(p); parent != nil && parent.MimeType == FolderType && s.canReadIn(user, parent, depth+1) {
+				return true
+			}
+		}
+	}
 	if f.DriveID != "" {
 		for _, d := range s.drives {
 			if d.ID == f.DriveID && slices.Contains(d.Members, user) {
@@ -642,6 +662,29 @@ func (s *Server) permissions(f *File) []map[string]any {
 	for _, p := range f.Permissions {
 		add(p, "reader", false)
 	}
+	// A folder's permissions are its files' too (inherited), once each.
+	seen := map[string]bool{}
+	for _, m := range out {
+		seen[m["id"].(string)] = true
+	}
+	for folder, depth := f, 0; depth < 100 && len(folder.Parents) > 0; depth++ {
+		if folder = s.file(folder.Parents[0]); folder == nil || folder.MimeType != FolderType {
+			break
+		}
+		own := folder.Permissions
+		if folder.Owner != "" {
+			own = append([]Permission{{Type: "user", Email: folder.Owner}}, own...)
+		}
+		for _, p := range own {
+			n := len(out)
+			add(p, "reader", true)
+			if id := out[n]["id"].(string); seen[id] {
+				out = out[:n]
+			} else {
+				seen[id] = true
+			}
+		}
+	}
 	return out
 }
 
@@ -701,7 +744,9 @@ func (s *Server) serveDrive(w http.ResponseWriter, user, path string, q url.Valu
 			}
 			writeJSON(w, s.fileJSON(f, q.Get("fields")))
 		case "export":
-			want := map[string]string{DocType: "text/plain", SheetType: "text/csv", SlidesType: "text/plain"}[f.MimeType]
+			// Slides export as PPTX (what the connector asks, as Onyx's
+			// does): Content is the deck's bytes.
+			want := map[string]string{DocType: "text/plain", SheetType: "text/csv", SlidesType: PPTXType}[f.MimeType]
 			if want == "" {
 				googleError(w, 403, "fileNotExportable", "Export only supports Docs Editors files.")
 				return

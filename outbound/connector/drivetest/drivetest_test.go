@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,8 +55,12 @@ func discoveryDocs(t *testing.T) (drive, admin string) {
 // user (its signature, aud, scope and sub checked), lists drives and each
 // user's files with the client's own list_next page by page (the first
 // answer a 403 userRateLimitExceeded the client retries), exports and
-// downloads the files, lists their permissions, users, groups and
-// members, reads Google's error body of a 404 and has a key refused.
+// downloads the files (their size as listed), lists their permissions,
+// users, groups and members, crawls a folder ('<id>' in parents over
+// allDrives), reads Google's error bodies of a 404 and of the Admin SDK's
+// 403 to a user who is no administrator, refreshes an OAuth user's
+// refresh token with google-auth's authorized user credentials and lists
+// that user's files, and has a key refused.
 // What it read must be what the simulator holds. CI sets
 // QUARRY_REQUIRE_PYTHON_GOOGLEAPI=1 (.ci/run installs the packages) so
 // that the test cannot be skipped there.
@@ -88,7 +93,7 @@ func TestGoogleAPIClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(python, "googleapi_check.py", s.BaseURL(), key, otherKey, driveDoc, adminDoc)
+	cmd := exec.Command(python, "googleapi_check.py", s.BaseURL(), key, otherKey, driveDoc, adminDoc, s.AddOAuthUser(Bob))
 	outb, err := cmd.Output()
 	if err != nil {
 		var stderr string
@@ -136,8 +141,12 @@ func (s *Server) expected() map[string]any {
 		if f.MimeType == SlidesType || (strings.HasPrefix(f.MimeType, "application/vnd.google-apps.") && f.MimeType != DocType && f.MimeType != SheetType) {
 			content = ""
 		}
+		var size any
+		if !strings.HasPrefix(f.MimeType, "application/vnd.google-apps.") {
+			size = strconv.Itoa(len(f.Content))
+		}
 		files[f.ID] = map[string]any{"name": f.Name, "mimeType": f.MimeType, "webViewLink": f.WebViewLink(),
-			"modifiedTime": f.Modified.UTC().Format("2006-01-02T15:04:05.000Z"), "content": content, "permissions": perms}
+			"modifiedTime": f.Modified.UTC().Format("2006-01-02T15:04:05.000Z"), "content": content, "permissions": perms, "size": size}
 	}
 	for _, u := range []string{Alice, Bob, Carol} {
 		n := 0
@@ -169,6 +178,31 @@ func (s *Server) expected() map[string]any {
 	}
 	out["users"] = users
 	out["groups"] = s.groups
+	// 1FolderA's tree: each folder's folders and files, by id.
+	folders := map[string][]string{}
+	for todo := []string{"1FolderA"}; len(todo) > 0; todo = todo[1:] {
+		in := []string{}
+		for _, f := range s.files {
+			if slices.Contains(f.Parents, todo[0]) && !f.Trashed {
+				in = append(in, f.ID)
+				if f.MimeType == FolderType {
+					todo = append(todo, f.ID)
+				}
+			}
+		}
+		slices.Sort(in)
+		folders[todo[0]] = in
+	}
+	out["folders"] = folders
+	var bobs []string
+	for _, f := range s.files {
+		if f.Owner == Bob && f.DriveID == "" && f.MimeType != FolderType && !f.Trashed {
+			bobs = append(bobs, f.ID)
+		}
+	}
+	slices.Sort(bobs)
+	out["oauth_files"] = bobs
+	out["not_admin"] = []any{403, "forbidden", "Not Authorized to access this resource/api"}
 	out["not_found"] = []any{404, "notFound", "File not found: no-such-file."}
 	out["refused"] = "invalid_grant: Invalid JWT Signature."
 	return out

@@ -7,7 +7,11 @@ the service account's JWT and exchanges it at the simulator's token
 endpoint, impersonating a user. It prints what it read as JSON, for
 drivetest's TestGoogleAPIClient to compare with what the simulator holds.
 
-Usage: googleapi_check.py BASE_URL KEY_FILE OTHER_KEY_FILE DRIVE_DOC ADMIN_DOC
+Usage: googleapi_check.py BASE_URL KEY_FILE OTHER_KEY_FILE DRIVE_DOC ADMIN_DOC REFRESH_TOKEN
+
+REFRESH_TOKEN is Bob's, of the simulator's OAuth client: google-auth's
+authorized user credentials (no access token yet) refresh it at the
+simulator's token endpoint, and list Bob's files.
 """
 
 import json
@@ -16,6 +20,7 @@ import sys
 import google_auth_httplib2
 import httplib2
 from google.auth.exceptions import RefreshError
+from google.oauth2 import credentials as user_credentials
 from google.oauth2 import service_account
 from googleapiclient.discovery import build_from_document
 from googleapiclient.errors import HttpError
@@ -39,7 +44,7 @@ EXPORT = {
 
 
 def main():
-    base, key_file, other_file, drive_doc, admin_doc = sys.argv[1:6]
+    base, key_file, other_file, drive_doc, admin_doc, refresh = sys.argv[1:7]
     info = json.load(open(key_file))
     other = json.load(open(other_file))
     docs = {}
@@ -108,7 +113,25 @@ def main():
             "name": f["name"], "mimeType": f["mimeType"], "webViewLink": f["webViewLink"],
             "modifiedTime": f["modifiedTime"], "content": content.decode("utf-8", "replace"),
             "permissions": sorted(p["type"] + ":" + p.get("emailAddress", p.get("domain", "")) for p in perms),
+            "size": f.get("size"),
         }
+
+    # A folder crawled as the connector (and Onyx's crawl_folders_for_files)
+    # does: its folders, then its files, '<id>' in parents over allDrives.
+    out["folders"] = {}
+    todo = ["1FolderA"]
+    while todo:
+        folder = todo.pop(0)
+        sub, _ = pages(
+            alice.files(), "list", "files", corpora="allDrives", supportsAllDrives=True, includeItemsFromAllDrives=True,
+            fields=FIELDS, q="mimeType = '%s' and trashed = false and '%s' in parents" % (FOLDER, folder),
+        )
+        todo.extend(f["id"] for f in sub)
+        listed, _ = pages(
+            alice.files(), "list", "files", corpora="allDrives", supportsAllDrives=True, includeItemsFromAllDrives=True,
+            orderBy="modifiedTime", fields=FIELDS, q="mimeType != '%s' and '%s' in parents and trashed = false" % (FOLDER, folder),
+        )
+        out["folders"][folder] = sorted([f["id"] for f in sub] + [f["id"] for f in listed])
 
     directory = service("admin", "admin@example.com")
     users, _ = pages(directory.users(), "list", "users", domain="example.com", query="isAdmin=false")
@@ -118,6 +141,21 @@ def main():
     for g in groups:
         members, _ = pages(directory.members(), "list", "members", groupKey=g["email"])
         out["groups"][g["email"]] = [m["email"] for m in members]
+
+    try:
+        service("admin", "alice@example.com").users().list(domain="example.com").execute()
+    except HttpError as e:
+        body = json.loads(e.content)
+        out["not_admin"] = [e.resp.status, body["error"]["errors"][0]["reason"], body["error"]["message"]]
+
+    bob = user_credentials.Credentials(
+        None, refresh_token=refresh, client_id="1234567890-sim.apps.googleusercontent.com",
+        client_secret="GOCSPX-sim-client-secret", token_uri=base + "token", scopes=SCOPES,
+    )
+    bob_drive = build_from_document(docs["drive"], http=google_auth_httplib2.AuthorizedHttp(bob, http=httplib2.Http()))
+    listed, _ = pages(bob_drive.files(), "list", "files", corpora="user", fields=FIELDS,
+                      q="mimeType != '%s' and trashed = false and 'me' in owners" % FOLDER)
+    out["oauth_files"] = sorted(f["id"] for f in listed)
 
     try:
         alice.files().get(fileId="no-such-file", supportsAllDrives=True).execute()

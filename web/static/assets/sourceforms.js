@@ -76,7 +76,7 @@ const forms = {
       ? { key: 'jql_query', msg: 'Give a project key or a JQL query, not both.' } : null),
   },
   google_drive: {
-    intro: 'Files of Google Drive: Google Docs, Sheets and Slides exported as text, other files (PDF, Word, PowerPoint, text, CSV, HTML) downloaded. ' +
+    intro: 'Files of Google Drive: Google Docs exported as text, Sheets as CSV, Slides as PowerPoint, other files (PDF, Word, PowerPoint, text, CSV, HTML) downloaded; a file over 10 MiB is an error of its document. ' +
       'Its credential holds google_service_account_key (the JSON key of a service account with domain-wide delegation), google_primary_admin ' +
       '(a Workspace administrator\'s email, whom the account impersonates) and authentication_method "uploaded". To create it: in the Google Cloud ' +
       'console, enable the Google Drive API and the Admin SDK API, create a service account and a JSON key for it; in the Workspace admin console ' +
