@@ -13,9 +13,15 @@ import (
 	"github.com/quarryhq/quarry"
 )
 
-// epubMaxPart bounds the container and package documents of an EPUB,
-// which are read whole.
-const epubMaxPart = 16 << 20
+// Limits of the EPUB reader.
+const (
+	// epubMaxPart bounds the container and package documents of an
+	// EPUB, which are read whole.
+	epubMaxPart = 16 << 20
+	// epubMaxInflated bounds what is inflated of an EPUB's documents
+	// together (a spine may name a document many times).
+	epubMaxInflated = 256 << 20
+)
 
 // epubText writes the text of an EPUB (2 or 3) file: the XHTML documents
 // of its package's spine, in reading order, each read as the file
@@ -70,6 +76,7 @@ func epubText(out *textBuffer, r io.Reader) error {
 		manifest[it.ID] = item{it.Href, it.MediaType}
 	}
 	dir := path.Dir(opf)
+	left := int64(epubMaxInflated)
 	for i, ref := range pkg.Spine {
 		it, ok := manifest[ref.IDRef]
 		if !ok || (it.mediaType != "application/xhtml+xml" && it.mediaType != "text/html") {
@@ -88,8 +95,17 @@ func epubText(out *textBuffer, r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("its part %s cannot be read", quarry.ClipText(name, 200))
 		}
-		p, err := readHTML(newBoundedReader(rc, maxFileInput, &limitError{what: "its part " + quarry.ClipText(name, 200), limit: maxFileInput}))
+		br := newBoundedReader(rc, min(left, maxFileInput), &limitError{what: "its documents", limit: epubMaxInflated})
+		if left > maxFileInput {
+			br.tooLarge = &limitError{what: "its part " + quarry.ClipText(name, 200), limit: maxFileInput}
+		}
+		p, err := readHTML(br)
 		rc.Close()
+		left = max(br.left, 0)
+		var le *limitError
+		if errors.As(err, &le) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("its part %s: %w", quarry.ClipText(name, 200), err)
 		}

@@ -134,7 +134,9 @@ func (p *rtfReader) read() error {
 				continue
 			}
 			if !p.st.skip {
-				p.addByte(c)
+				if err := p.addByte(c); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -165,7 +167,7 @@ func (p *rtfReader) control() error {
 				return nil
 			}
 			if !p.st.skip {
-				p.addByte(byte(v))
+				return p.addByte(byte(v))
 			}
 			return nil
 		}
@@ -291,21 +293,27 @@ func (p *rtfReader) unicode(r rune) error {
 
 // addByte adds a byte of the current code page, to decode with the
 // others next to it (a character of a multi-byte code page is several
-// \'hh).
-func (p *rtfReader) addByte(c byte) {
+// \'hh); at most 4096 wait to be decoded.
+func (p *rtfReader) addByte(c byte) error {
 	cp := p.st.codePage
 	if cp < 0 {
 		cp = p.docCP
 	}
-	if len(p.pending) > 0 && cp != p.pendingCP {
-		_ = p.decode()
+	if len(p.pending) > 0 && (cp != p.pendingCP || len(p.pending) >= 4096) {
+		if err := p.decode(); err != nil {
+			return err
+		}
 	}
 	if c < 0x80 && len(p.pending) == 0 {
 		p.text = append(p.text, c) // ASCII is ASCII in every code page read.
-		return
+		if len(p.text) >= 4096 {
+			return p.flush()
+		}
+		return nil
 	}
 	p.pendingCP = cp
 	p.pending = append(p.pending, c)
+	return nil
 }
 
 // decode writes the pending bytes decoded from their code page.

@@ -79,6 +79,7 @@ func TestExtractTextKinds(t *testing.T) {
 			`\'ea\'e0\'ec\'e5\'ed\'fc {\f0 caf\'e9} {\f1 \'9ala} {\f2 \'82\'a0}\par}`, "камень café šla あ"},
 		{"rtf unicode", quarry.FileKindRTF, `{\rtf1\ansi\u8220?quoted\u8221? {\uc2\u8212\'97\'97}{\uc0\u233 }\u-10179?\u-8704?\u-4064 ? x\u8217\'92s \\ \{ \}\bin3 {}x\par}`,
 			"\u201cquoted\u201d \u2014\u00e9\U0001F600\uF020 x\u2019s \\ { }"},
+		{"rtf 8-bit text", quarry.FileKindRTF, `{\rtf1\ansi ` + strings.Repeat("\xe9", 10000) + `}`, strings.Repeat("é", 10000)},
 		{"epub 2 spine order", quarry.FileKindEPUB, string(epub(map[string]string{
 			"META-INF/container.xml": `<container><rootfiles><rootfile full-path="OPS/book.opf"/></rootfiles></container>`,
 			"OPS/book.opf": `<package><manifest><item id="b" href="b%20two.html" media-type="application/xhtml+xml"/><item id="a" href="text/a.xhtml" media-type="application/xhtml+xml"/>` +
