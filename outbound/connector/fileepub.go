@@ -95,7 +95,7 @@ func epubText(out *textBuffer, r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("its part %s cannot be read", quarry.ClipText(name, 200))
 		}
-		br := newBoundedReader(rc, min(left, maxFileInput), &limitError{what: "its documents", limit: epubMaxInflated})
+		br := newBoundedReader(rc, min(left, maxFileInput), &limitError{what: "what its documents inflate to", limit: epubMaxInflated})
 		if left > maxFileInput {
 			br.tooLarge = &limitError{what: "its part " + quarry.ClipText(name, 200), limit: maxFileInput}
 		}
