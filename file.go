@@ -322,6 +322,9 @@ const (
 	FileKindODT  = "odt" // OpenDocument text.
 	FileKindODS  = "ods" // OpenDocument spreadsheet.
 	FileKindODP  = "odp" // OpenDocument presentation.
+	FileKindRTF  = "rtf"
+	FileKindEPUB = "epub"
+	FileKindEML  = "eml" // A mail message (RFC 5322, with MIME).
 )
 
 // fileKinds are the extensions the file connector reads, with their
@@ -332,7 +335,24 @@ var fileKinds = []struct{ ext, kind string }{
 	{".yaml", FileKindText}, {".yml", FileKindText}, {".conf", FileKindText}, {".ini", FileKindText},
 	{".tsv", FileKindText}, {".html", FileKindHTML}, {".htm", FileKindHTML}, {".csv", FileKindCSV},
 	{".pdf", FileKindPDF}, {".docx", FileKindDOCX}, {".pptx", FileKindPPTX}, {".xlsx", FileKindXLSX},
-	{".odt", FileKindODT}, {".ods", FileKindODS}, {".odp", FileKindODP},
+	{".odt", FileKindODT}, {".ods", FileKindODS}, {".odp", FileKindODP}, {".rtf", FileKindRTF},
+	{".epub", FileKindEPUB}, {".eml", FileKindEML},
+}
+
+// fileKindTypes are the media types of the kinds the file connector
+// reads, for a file known by its media type alone (an attachment of a
+// mail message without a file name).
+var fileKindTypes = map[string]string{
+	"text/plain": FileKindText, "text/markdown": FileKindText, "application/json": FileKindText,
+	"text/html": FileKindHTML, "text/csv": FileKindCSV, "application/pdf": FileKindPDF,
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document":   FileKindDOCX,
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation": FileKindPPTX,
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":         FileKindXLSX,
+	"application/vnd.oasis.opendocument.text":                                   FileKindODT,
+	"application/vnd.oasis.opendocument.spreadsheet":                            FileKindODS,
+	"application/vnd.oasis.opendocument.presentation":                           FileKindODP,
+	"application/rtf": FileKindRTF, "text/rtf": FileKindRTF, "application/epub+zip": FileKindEPUB,
+	"message/rfc822": FileKindEML,
 }
 
 // FileKind returns the kind of a file named name, by its extension (in
@@ -345,6 +365,17 @@ func FileKind(name string) string {
 		}
 	}
 	return ""
+}
+
+// FileKindOf returns the kind of a file named name with media type
+// mediaType: its extension's (FileKind), else its media type's (without
+// parameters, in any case); "" for a file the file connector does not
+// read.
+func FileKindOf(name, mediaType string) string {
+	if k := FileKind(name); k != "" {
+		return k
+	}
+	return fileKindTypes[strings.ToLower(strings.TrimSpace(mediaType))]
 }
 
 // FileNotRead returns why the file connector does not read a file named

@@ -36,12 +36,13 @@ func TestIsZipUpload(t *testing.T) {
 // The file connector reads files by their extension, in any case; what
 // it does not read is said in a sentence naming the kinds it reads.
 func TestFileKind(t *testing.T) {
-	const reads = ": it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx, .pptx, .xlsx, .odt, .ods and .odp files"
+	const reads = ": it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx, .pptx, .xlsx, .odt, .ods, .odp, .rtf, .epub and .eml files"
 	for _, tc := range []struct{ name, kind, why string }{
 		{"notes.TXT", FileKindText, ""}, {"dir/page.Htm", FileKindHTML, ""}, {"a.csv", FileKindCSV, ""}, {"r.pdf", FileKindPDF, ""},
 		{"h.docx", FileKindDOCX, ""}, {"d.PPTX", FileKindPPTX, ""}, {"x.tar.gz.json", FileKindText, ""},
 		{"chart.png", "", "Quarry does not read .png files" + reads},
 		{"Letter.ODT", FileKindODT, ""}, {"s.xlsx", FileKindXLSX, ""}, {"s.ods", FileKindODS, ""}, {"p.odp", FileKindODP, ""},
+		{"Notes.RTF", FileKindRTF, ""}, {"book.epub", FileKindEPUB, ""}, {"mail.eml", FileKindEML, ""},
 		{"Letter.DOC", "", "Quarry does not read .doc files" + reads},
 		{"Makefile", "", "Quarry reads files by their extension, and this one has none" + reads},
 		{"odd.", "", "Quarry reads files by their extension, and this one has none" + reads},
@@ -49,6 +50,22 @@ func TestFileKind(t *testing.T) {
 	} {
 		if kind, why := FileKind(tc.name), FileNotRead(tc.name); kind != tc.kind || why != tc.why {
 			t.Errorf("%s: kind %q, not read %q; want %q, %q", tc.name, kind, why, tc.kind, tc.why)
+		}
+	}
+}
+
+// A file known by its media type alone (a mail attachment without a
+// name) has that type's kind; its name's extension comes first.
+func TestFileKindOf(t *testing.T) {
+	for _, tc := range []struct{ name, mediaType, kind string }{
+		{"", "application/pdf", FileKindPDF},
+		{"", "Application/VND.openxmlformats-officedocument.wordprocessingml.document", FileKindDOCX},
+		{"", "text/rtf", FileKindRTF}, {"", "application/epub+zip", FileKindEPUB}, {"", "message/rfc822", FileKindEML},
+		{"report.pdf", "application/octet-stream", FileKindPDF}, {"notes.docx", "application/pdf", FileKindDOCX},
+		{"", "image/png", ""}, {"chart.png", "image/png", ""}, {"", "", ""},
+	} {
+		if got := FileKindOf(tc.name, tc.mediaType); got != tc.kind {
+			t.Errorf("FileKindOf(%q, %q) = %q, want %q", tc.name, tc.mediaType, got, tc.kind)
 		}
 	}
 }

@@ -187,7 +187,7 @@ func TestUploadConnectorFiles(t *testing.T) {
 
 // readsAll is the end of the reason a file is not read: the kinds the
 // file connector reads.
-const readsAll = "it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx, .pptx, .xlsx, .odt, .ods and .odp files"
+const readsAll = "it reads .txt, .md, .markdown, .mdx, .json, .jsonl, .log, .xml, .yaml, .yml, .conf, .ini, .tsv, .html, .htm, .csv, .pdf, .docx, .pptx, .xlsx, .odt, .ods, .odp, .rtf, .epub and .eml files"
 
 // Files of kinds the file connector does not read are kept, and the
 // answer names them (unread_files), each with why, in the order of

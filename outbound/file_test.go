@@ -180,6 +180,8 @@ func TestFileConnectorKinds(t *testing.T) {
 	files := []string{"connector/testdata/file/report.pdf", "connector/testdata/file/handbook.docx", "connector/testdata/file/deck.pptx",
 		"connector/testdata/pdf/pdftex.pdf", "connector/testdata/pdf/lo-encrypted-aes256.pdf", "connector/testdata/file/password.pdf",
 		"connector/testdata/file/letter.odt", "connector/testdata/file/sizes.ods", "connector/testdata/file/deck.odp", "connector/testdata/file/sizes.xlsx",
+		"connector/testdata/file/guide.rtf", "connector/testdata/file/tunnels.rtf", "connector/testdata/file/guide.epub",
+		"connector/testdata/file/tunnels.epub", "connector/testdata/file/schedule.eml",
 		filepath.Join(dir, "notes.md"), filepath.Join(dir, "page.html"), filepath.Join(dir, "sizes.csv"),
 		filepath.Join(dir, "photo.bin"), filepath.Join(dir, "broken.docx")}
 	status, body := w.upload("", "application/octet-stream", files...)
@@ -191,8 +193,8 @@ func TestFileConnectorKinds(t *testing.T) {
 	pair := w.filePair(map[string]any{"file_locations": up.FilePaths, "file_names": up.FileNames, "zip_metadata_file_id": nil})
 	w.schedule()
 	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
-	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 12 {
-		t.Fatalf("attempt %s with %d new documents (error %v), want completed_with_errors with 12", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 17 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want completed_with_errors with 17", a.Status, a.NewDocsIndexed, a.ErrorMsg)
 	}
 	rows, err := w.raw.Query(`SELECT semantic_identifier, body FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
 	if err != nil {
@@ -215,6 +217,15 @@ func TestFileConnectorKinds(t *testing.T) {
 		"sizes.ods":  "stone\nsize\nquarry\ngranite\n12\nnorth face\nbasalt\n7\neast bench",
 		"deck.odp":   "contains: Budget: crushers and trucks",
 		"sizes.xlsx": "sizes\nstone, size, quarry\ngranite, 12, north face\nbasalt, 7, east bench",
+		// LibreOffice's and pandoc's RTF and EPUB files.
+		"guide.rtf":    "Field guide\n\nThe crusher runs at dawn near the marble ledge.\nCafé staff serve tea; камень means stone.",
+		"tunnels.rtf":  "Tunnel notes\n\nDrilling\nThe tunnel under the ridge opens in autumn; surveyors mark the basalt seam.\nVentilation\nFans keep the gallery’s air fresh for the miners.",
+		"guide.epub":   "Field guide\nThe crusher runs at dawn near the marble ledge.\nCafé staff serve tea; камень means stone.",
+		"tunnels.epub": "Tunnel notes\n\nDrilling\nThe tunnel under the ridge opens in autumn; surveyors mark the basalt seam.\n\nVentilation\nFans keep the gallery’s air fresh for the miners.",
+		// A message of Python's email package: its body, then its PDF
+		// attachment, a section each.
+		"schedule.eml": "Hello crew,\nthe detonators arrive on Thursday; keep clear of the east bench.\n\n" +
+			"report.pdf\n\nQuarterly report for the quarry\nGranite output rose by 12% (net), café closed.\nSecond page: limestone",
 	}
 	n := 0
 	for rows.Next() {
@@ -225,7 +236,16 @@ func TestFileConnectorKinds(t *testing.T) {
 		var d quarry.Document
 		json.Unmarshal([]byte(doc), &d)
 		n++
-		if part, ok := strings.CutPrefix(want[name], "contains: "); ok {
+		if name == "schedule.eml" {
+			var texts []string
+			for _, sec := range d.Sections {
+				texts = append(texts, sec.Text)
+			}
+			if len(d.Sections) != 2 || strings.Join(texts, "\n\n") != want[name] || d.Title == nil || *d.Title != "Blasting schedule for the east bench" ||
+				d.DocUpdatedAt == nil || !d.DocUpdatedAt.Equal(time.Date(2026, 3, 9, 8, 30, 0, 0, time.UTC)) {
+				t.Errorf("%s: title %v, time %v, sections %+v; want its subject, its Date, its body and its attachment's text", name, d.Title, d.DocUpdatedAt, d.Sections)
+			}
+		} else if part, ok := strings.CutPrefix(want[name], "contains: "); ok {
 			if len(d.Sections) != 1 || !strings.Contains(d.Sections[0].Text, part) {
 				t.Errorf("%s: sections %+v, want a text with %q", name, d.Sections, part)
 			}
@@ -263,7 +283,9 @@ func TestFileConnectorKinds(t *testing.T) {
 			t.Errorf("a search for %q found %q, want %q", q, names, want)
 		}
 	}
-	for q, name := range map[string]string{"helmet": "letter.odt", "bench": "sizes.xlsx", "east": "sizes.ods", "trucks": "deck.odp"} {
+	for q, name := range map[string]string{"helmet": "letter.odt", "bench": "sizes.xlsx", "east": "sizes.ods", "trucks": "deck.odp",
+		"marble": "guide.rtf", "камень": "guide.epub", "surveyors": "tunnels.rtf", "gallery": "tunnels.epub", "detonators": "schedule.eml",
+		"limestone": "schedule.eml"} {
 		w.do("POST", "/search/send-search-message", map[string]any{"search_query": q}, &found)
 		var names []string
 		for _, d := range found.SearchDocs {

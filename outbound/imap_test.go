@@ -2,8 +2,10 @@ package outbound_test
 
 import (
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -113,6 +115,55 @@ func TestImapConnectorRun(t *testing.T) {
 	if len(es) != 1 || es[0].DocumentID == nil || *es[0].DocumentID != "<broken@example.com>" ||
 		es[0].FailureMessage != "the message cannot be read: its header: malformed header line: This line is not a header" {
 		t.Errorf("errors %+v, want the broken message's", es)
+	}
+}
+
+// A message on a real Dovecot with a PDF and a .docx attached (files of
+// real producers), and an image, is indexed whole through a worker: a
+// search for a word of each attachment finds it, on both databases, and
+// its document names the image it could not read.
+func TestImapAttachmentsFound(t *testing.T) {
+	s := imaptest.Start(t)
+	w := newWorld(t)
+	w.registeredWorker()
+	var msg strings.Builder
+	msg.WriteString("Message-ID: <files@example.com>\nSubject: Site files\nFrom: rosa@example.com\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=f\n\n--f\n\nThe files are attached.\n")
+	for _, a := range []struct{ name, mediaType string }{{"report.pdf", "application/pdf"},
+		{"handbook.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}, {"chart.png", "image/png"}} {
+		b := []byte("PNG")
+		if a.name != "chart.png" {
+			var err error
+			if b, err = os.ReadFile("connector/testdata/file/" + a.name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fmt.Fprintf(&msg, "--f\nContent-Type: %s\nContent-Disposition: attachment; filename=%q\nContent-Transfer-Encoding: base64\n\n", a.mediaType, a.name)
+		for enc := base64.StdEncoding.EncodeToString(b); enc != ""; {
+			n := min(len(enc), 76)
+			msg.WriteString(enc[:n] + "\n")
+			enc = enc[n:]
+		}
+	}
+	msg.WriteString("--f--\n")
+	s.Append("INBOX", time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC), msg.String())
+	_, _, pair := w.imapPair(s.Config(nil), imaptest.Password)
+	w.schedule()
+	a := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
+	if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 1 {
+		t.Fatalf("attempt %s with %d new documents (error %v), want success with 1", a.Status, a.NewDocsIndexed, a.ErrorMsg)
+	}
+	for _, q := range []string{"limestone", "helmet", "attached"} {
+		var found struct {
+			SearchDocs []struct {
+				SemanticIdentifier string         `json:"semantic_identifier"`
+				Metadata           map[string]any `json:"metadata"`
+			} `json:"search_docs"`
+		}
+		w.do("POST", "/search/send-search-message", map[string]any{"search_query": q}, &found)
+		if len(found.SearchDocs) != 1 || found.SearchDocs[0].SemanticIdentifier != "Site files" ||
+			fmt.Sprint(found.SearchDocs[0].Metadata["unread_attachments"]) != "[chart.png (image/png)]" {
+			t.Errorf("a search for %q found %+v, want the message, naming chart.png unread", q, found.SearchDocs)
+		}
 	}
 }
 

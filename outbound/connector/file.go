@@ -199,8 +199,10 @@ func isNotFound(err error) bool {
 }
 
 // document returns the document of file, with meta (the zip's metadata
-// by file name), as Onyx's _process_file makes it. A file of a kind
-// Quarry does not read is an error that says so.
+// by file name), as Onyx's _process_file makes it; a message (.eml) is
+// titled by its subject, dated by its Date and has a section for its
+// body and each attachment, as the IMAP connector reads one. A file of a
+// kind Quarry does not read is an error that says so.
 func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*quarry.Document, error) {
 	kind := quarry.FileKind(file.Name)
 	if kind == "" {
@@ -210,11 +212,41 @@ func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*q
 	if m == nil {
 		m = meta[path.Base(file.Name)]
 	}
-	text, err := ExtractText(kind, file.Content, quarry.MaxDocumentBytes)
-	if err != nil {
-		return nil, err
+	var sections []quarry.Section
+	var subject string
+	var sent *quarry.Time
+	var unread []string
+	if kind == quarry.FileKindEML {
+		// A message: its subject the title, its body and attachments
+		// sections, as the IMAP connector reads one.
+		md, err := readMessage(newBoundedReader(file.Content, maxFileInput, errFileTooLarge))
+		if err != nil {
+			return nil, err
+		}
+		size := 0
+		for _, s := range md.Sections {
+			if t := strings.TrimSpace(s.Text); t != "" {
+				sections = append(sections, quarry.Section{Text: t})
+				size += len(t)
+			}
+		}
+		if size > quarry.MaxDocumentBytes {
+			return nil, errTooMuchText
+		}
+		subject, sent = md.SemanticIdentifier, md.DocUpdatedAt
+		for _, u := range md.unread {
+			unread = append(unread, u.String())
+			f.env.Log.Warn("file connector: an attachment of a message is not read", "file", file.ID, "attachment", u.name, "type", u.mediaType, "why", u.why)
+		}
+	} else {
+		text, err := ExtractText(kind, file.Content, quarry.MaxDocumentBytes)
+		if err != nil {
+			return nil, err
+		}
+		if text = strings.TrimSpace(text); text != "" {
+			sections = []quarry.Section{{Text: text}}
+		}
 	}
-	text = strings.TrimSpace(text)
 	d := &quarry.Document{ID: "FILE_CONNECTOR__" + file.ID, Source: FileSource, Metadata: map[string]any{}}
 	display := str(m["file_display_name"])
 	if display == "" {
@@ -222,6 +254,9 @@ func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*q
 	}
 	d.SemanticIdentifier = display
 	title := str(m["title"])
+	if title == "" {
+		title = subject
+	}
 	if title == "" {
 		title = display
 	}
@@ -234,6 +269,9 @@ func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*q
 	}
 	now := quarry.Time{Time: f.env.Now().UTC()}
 	d.DocUpdatedAt = &now
+	if sent != nil {
+		d.DocUpdatedAt = sent
+	}
 	if s := str(m["doc_updated_at"]); s != "" {
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
 			if t, err := time.Parse(layout, s); err == nil {
@@ -253,13 +291,16 @@ func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*q
 		d.Metadata[k] = v
 	}
 	d.Metadata = quarry.CoerceMetadata(d.Metadata)
-	if text != "" {
-		s := quarry.Section{Text: text}
-		if link := str(m["link"]); link != "" {
-			s.Link = &link
-		}
-		d.Sections = []quarry.Section{s}
+	if unread != nil {
+		d.Metadata[unreadAttachmentsKey] = unread
 	}
+	link := str(m["link"])
+	for i := range sections {
+		if link != "" {
+			sections[i].Link = &link
+		}
+	}
+	d.Sections = sections
 	return d, nil
 }
 

@@ -59,6 +59,15 @@ func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
 		err = officeText(out, lr, kind)
 	case quarry.FileKindXLSX:
 		err = xlsxText(out, lr)
+	case quarry.FileKindRTF:
+		err = rtfText(out, lr)
+	case quarry.FileKindEPUB:
+		err = epubText(out, lr)
+	case quarry.FileKindEML:
+		var d *imapDoc
+		if d, err = readMessage(lr); err == nil {
+			err = out.WriteString(messageText(d))
+		}
 	default:
 		return "", fmt.Errorf("files of kind %q are not read", kind)
 	}

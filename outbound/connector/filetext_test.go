@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -32,6 +33,11 @@ func TestExtractText(t *testing.T) {
 		{"sizes.ods", quarry.FileKindODS, []string{"stone", "size", "quarry", "granite", "12", "north face", "basalt"}},
 		{"deck.odp", quarry.FileKindODP, []string{"Quarry roadmap", "Open the north face in spring", "Budget: crushers and trucks"}},
 		{"sizes.xlsx", quarry.FileKindXLSX, []string{"sizes", "stone, size, quarry", "granite, 12, north face", "basalt, 7, east bench"}},
+		{"guide.rtf", quarry.FileKindRTF, []string{"Field guide", "The crusher runs at dawn near the marble ledge.", "Café staff serve tea; камень means stone."}},
+		{"tunnels.rtf", quarry.FileKindRTF, []string{"Tunnel notes", "Drilling", "The tunnel under the ridge opens in autumn; surveyors mark the basalt seam.", "Fans keep the gallery’s air fresh for the miners."}},
+		{"guide.epub", quarry.FileKindEPUB, []string{"Field guide", "The crusher runs at dawn near the marble ledge.", "Café staff serve tea; камень means stone."}},
+		{"tunnels.epub", quarry.FileKindEPUB, []string{"Tunnel notes", "Drilling", "The tunnel under the ridge opens in autumn; surveyors mark the basalt seam.", "Ventilation", "Fans keep the gallery’s air fresh for the miners."}},
+		{"schedule.eml", quarry.FileKindEML, []string{"Blasting schedule for the east bench", "Hello crew,", "the detonators arrive on Thursday; keep clear of the east bench.", "report.pdf", "Quarterly report for the quarry", "Second page: limestone"}},
 		{"onyx_metadata.json", quarry.FileKindText, []string{`"filename": "sample1.txt",`, `"file_display_name": "Basically Google",`}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
@@ -66,6 +72,21 @@ func TestExtractTextKinds(t *testing.T) {
 		{"invalid utf-8", quarry.FileKindText, "a\xffb", "a\uFFFDb"},
 		{"html", quarry.FileKindHTML, "<html><head><title>T</title><script>x()</script></head><body><h1>Head</h1><p>Para <b>bold</b></p></body></html>", "Head\nPara bold"},
 		{"csv", quarry.FileKindCSV, "name,size\n\"granite, grey\",12\n", "name, size\ngranite, grey, 12\n"},
+		{"rtf destinations skipped", quarry.FileKindRTF, `{\rtf1\ansi{\fonttbl{\f0 Arial;}}{\colortbl;\red0;}{\stylesheet{\s0 Normal;}}{\info{\title T}{\author A}}` +
+			`{\*\generator W;}{\header page head\par}{\pict\pngblip 89504e}{\field{\*\fldinst HYPERLINK "x"}{\fldrslt link}}\pard one {\b two}\par three\tab four\line five\~six\par}trailing`,
+			"linkone two\nthree\tfour\nfive\u00a0six"},
+		{"rtf code pages", quarry.FileKindRTF, `{\rtf1\ansi\ansicpg1251{\fonttbl{\f0\fcharset0 A;}{\f1\fcharset238 B;}{\f2\fcharset128 C;}}` +
+			`\'ea\'e0\'ec\'e5\'ed\'fc {\f0 caf\'e9} {\f1 \'9ala} {\f2 \'82\'a0}\par}`, "камень café šla あ"},
+		{"rtf unicode", quarry.FileKindRTF, `{\rtf1\ansi\u8220?quoted\u8221? {\uc2\u8212\'97\'97}{\uc0\u233 }\u-10179?\u-8704?\u-4064 ? x\u8217\'92s \\ \{ \}\bin3 {}x\par}`,
+			"\u201cquoted\u201d \u2014\u00e9\U0001F600\uF020 x\u2019s \\ { }"},
+		{"rtf 8-bit text", quarry.FileKindRTF, `{\rtf1\ansi ` + strings.Repeat("\xe9", 10000) + `}`, strings.Repeat("é", 10000)},
+		{"epub 2 spine order", quarry.FileKindEPUB, string(epub(map[string]string{
+			"META-INF/container.xml": `<container><rootfiles><rootfile full-path="OPS/book.opf"/></rootfiles></container>`,
+			"OPS/book.opf": `<package><manifest><item id="b" href="b%20two.html" media-type="application/xhtml+xml"/><item id="a" href="text/a.xhtml" media-type="application/xhtml+xml"/>` +
+				`<item id="img" href="c.png" media-type="image/png"/></manifest><spine><itemref idref="a"/><itemref idref="img"/><itemref idref="b"/></spine></package>`,
+			"OPS/text/a.xhtml": "<html><body><p>First chapter</p></body></html>", "OPS/b two.html": "<html><body><p>Second chapter</p></body></html>",
+			"OPS/c.png": "PNG"})), "First chapter\n\nSecond chapter"},
+		{"eml", quarry.FileKindEML, "Subject: Hello\r\nContent-Type: text/html\r\n\r\n<p>Body <b>text</b></p>\r\n", "Hello\n\nBody text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ExtractText(tc.kind, strings.NewReader(tc.in), 1<<20)
@@ -94,6 +115,17 @@ func TestExtractTextRefuses(t *testing.T) {
 		{"docx without its document", quarry.FileKindPPTX, big.String(), "it is not a pptx file (it has no slides)"},
 		{"docx as odt", quarry.FileKindODT, big.String(), "it is not a odt file (it has no content.xml)"},
 		{"not an xlsx", quarry.FileKindXLSX, "hello", "it is not an xlsx file that can be read (zip: not a valid zip file)"},
+		{"not an rtf", quarry.FileKindRTF, "hello", `it is not an RTF file (it does not start with {\rtf)`},
+		{"rtf too deep", quarry.FileKindRTF, `{\rtf1` + strings.Repeat("{", 1001), "its groups are nested more than 1000 deep"},
+		{"rtf text over the limit", quarry.FileKindRTF, `{\rtf1 ` + strings.Repeat("x", 100) + `}`, errTooMuchText.Error()},
+		{"not an epub", quarry.FileKindEPUB, "hello", "it is not an EPUB file (not a zip archive)"},
+		{"docx as epub", quarry.FileKindEPUB, big.String(), "it is not an EPUB file (it has no META-INF/container.xml)"},
+		{"epub without a package", quarry.FileKindEPUB, string(epub(map[string]string{"META-INF/container.xml": "<container/>"})),
+			"it is not an EPUB file (its META-INF/container.xml names no package document)"},
+		{"epub with a missing chapter", quarry.FileKindEPUB, string(epub(map[string]string{"META-INF/container.xml": `<container><rootfiles><rootfile full-path="p.opf"/></rootfiles></container>`,
+			"p.opf": `<package><manifest><item id="a" href="../a.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="a"/></spine></package>`})),
+			"its spine names ../a.xhtml, which it does not hold"},
+		{"not a message", quarry.FileKindEML, "hello", "the message cannot be read: its header: malformed header line: hello"},
 		{"text over the limit", quarry.FileKindText, strings.Repeat("x", 100), errTooMuchText.Error()},
 		{"docx text over the limit", quarry.FileKindDOCX, big.String(), errTooMuchText.Error()},
 	} {
@@ -109,11 +141,29 @@ func TestExtractTextRefuses(t *testing.T) {
 	}
 }
 
+// epub returns a zip of files, as an EPUB is.
+func epub(files map[string]string) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w, _ := zw.Create(n)
+		w.Write([]byte(files[n]))
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
 // FuzzFileText reads any bytes as each kind of file but PDF
 // (FuzzPDFText, apart: PDFium's instance per file makes it slow): no
 // panic, an answer within the limit of text, valid UTF-8.
 func FuzzFileText(f *testing.F) {
-	for _, name := range []string{"report.pdf", "deck.pdf", "handbook.docx", "deck.pptx", "letter.odt", "sizes.ods", "deck.odp", "sizes.xlsx"} {
+	for _, name := range []string{"report.pdf", "deck.pdf", "handbook.docx", "deck.pptx", "letter.odt", "sizes.ods", "deck.odp", "sizes.xlsx",
+		"guide.rtf", "guide.epub", "tunnels.epub", "schedule.eml"} {
 		b, err := os.ReadFile("testdata/file/" + name)
 		if err != nil {
 			f.Fatal(err)
@@ -124,7 +174,7 @@ func FuzzFileText(f *testing.F) {
 	f.Add([]byte("name,size\n\"a\"\"b\",1\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, kind := range []string{quarry.FileKindText, quarry.FileKindHTML, quarry.FileKindCSV, quarry.FileKindDOCX, quarry.FileKindPPTX,
-			quarry.FileKindXLSX, quarry.FileKindODT, quarry.FileKindODS, quarry.FileKindODP} {
+			quarry.FileKindXLSX, quarry.FileKindODT, quarry.FileKindODS, quarry.FileKindODP, quarry.FileKindRTF, quarry.FileKindEPUB, quarry.FileKindEML} {
 			text, err := ExtractText(kind, bytes.NewReader(in), 4096)
 			if err != nil {
 				continue
@@ -135,6 +185,32 @@ func FuzzFileText(f *testing.F) {
 			if !utf8.ValidString(text) {
 				t.Fatalf("%s: text %q is not UTF-8", kind, text)
 			}
+		}
+	})
+}
+
+// FuzzRTFText reads any bytes as an RTF file, seeded with the RTF files
+// of LibreOffice and pandoc: no panic, an answer within the limit of
+// text, valid UTF-8.
+func FuzzRTFText(f *testing.F) {
+	for _, name := range []string{"guide.rtf", "tunnels.rtf"} {
+		b, err := os.ReadFile("testdata/file/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{\rtf1\ansicpg932{\fonttbl{\f1\fcharset134 x;}}\f1\'b0\'a1\uc3\u-3{\bin2 }}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		text, err := ExtractText(quarry.FileKindRTF, bytes.NewReader(in), 4096)
+		if err != nil {
+			return
+		}
+		if len(text) > 4096 {
+			t.Fatalf("%d bytes of text, over the limit", len(text))
+		}
+		if !utf8.ValidString(text) {
+			t.Fatalf("text %q is not UTF-8", text)
 		}
 	})
 }

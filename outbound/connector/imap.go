@@ -490,7 +490,10 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 			d.Sections[i].Link = &link
 		}
 		for _, skipped := range d.skipped {
-			m.env.Log.Debug("imap connector: an attachment that is not text, skipped", "mailbox", mb.Mailbox, "uid", uid, "type", skipped)
+			m.env.Log.Debug("imap connector: an inline part that is not text, skipped", "mailbox", mb.Mailbox, "uid", uid, "type", skipped)
+		}
+		for _, u := range d.unread {
+			m.env.Log.Warn("imap connector: an attachment of a message is not read", "mailbox", mb.Mailbox, "uid", uid, "attachment", u.name, "type", u.mediaType, "why", u.why)
 		}
 		if err := out.Document(ctx, &d.Document); err != nil {
 			return err

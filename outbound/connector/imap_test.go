@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -120,6 +121,7 @@ func TestImapDocument(t *testing.T) {
 		name, in string
 		want     quarry.Document
 		skipped  []string
+		unread   []string // The attachments not read, as the metadata names them.
 	}{
 		{name: "plain", in: plainMessage, want: quarry.Document{ID: "<plain-1@example.com>", SemanticIdentifier: "Quarterly plan", Title: str("Quarterly plan"),
 			DocUpdatedAt:  ts("2026-03-02T09:00:00Z"),
@@ -129,8 +131,9 @@ func TestImapDocument(t *testing.T) {
 			SemanticIdentifier: "Café menu", Title: str("Café menu"), DocUpdatedAt: ts("2026-03-02T11:00:00Z"),
 			PrimaryOwners: []json.RawMessage{owner("", "alice@example.com"), owner("Élodie", "elodie@example.com")},
 			Sections:      []quarry.Section{{Text: "Le café est prêt, tout de suite."}}}},
-		{name: "mixed, base64, attachments", in: mixedMessage, skipped: []string{"image/png"}, want: quarry.Document{ID: "<mixed-3@example.com>",
+		{name: "mixed, base64, attachments", in: mixedMessage, unread: []string{"chart.png (image/png)"}, want: quarry.Document{ID: "<mixed-3@example.com>",
 			SemanticIdentifier: "Report", Title: str("Report"), DocUpdatedAt: ts("2026-03-03T09:00:00Z"),
+			Metadata:      map[string]any{unreadAttachmentsKey: []string{"chart.png (image/png)"}},
 			PrimaryOwners: []json.RawMessage{owner("", "alice@example.com"), owner("", "dan@example.com")},
 			Sections: []quarry.Section{{Text: "Weekly report\nSee the notes."}, {Text: "notes.txt\n\nBudget: 42 units"},
 				{Text: "summary.html\n\nSummary ok"}}}},
@@ -143,13 +146,27 @@ func TestImapDocument(t *testing.T) {
 				Sections: []quarry.Section{{Text: "see below"}, {Text: "Inner\n\ninner \u201ctext\u201d"}}}},
 		{name: "unknown charset is read as UTF-8", in: "Subject: x\nContent-Type: text/plain; charset=x-unknown\n\nh\xffi\n",
 			want: quarry.Document{SemanticIdentifier: "x", Title: str("x"), Sections: []quarry.Section{{Text: "h\uFFFDi"}}}},
+		{name: "an inline image is skipped, not an unread attachment", in: "Subject: x\nContent-Type: multipart/related; boundary=r\n\n--r\nContent-Type: text/html\n\n<p>logo</p>\n--r\nContent-Type: image/png\nContent-Disposition: inline; filename=logo.png\n\nPNG\n--r--\n",
+			skipped: []string{"image/png"}, want: quarry.Document{SemanticIdentifier: "x", Title: str("x"), Sections: []quarry.Section{{Text: "logo"}}}},
+		{name: "attachments read by their kind, damaged ones named", in: attachmentsMessage(t, true), unread: []string{"broken.docx (application/octet-stream)", "(application/x-unknown)"},
+			want: quarry.Document{ID: "<files-8@example.com>", SemanticIdentifier: "Files", Title: str("Files"),
+				Metadata: map[string]any{unreadAttachmentsKey: []string{"broken.docx (application/octet-stream)", "(application/x-unknown)"}},
+				Sections: []quarry.Section{{Text: "The files are attached."},
+					{Text: "report.pdf\n\nQuarterly report for the quarry\nGranite output rose by 12% (net), café closed.\nSecond page: limestone"},
+					{Text: "handbook.docx\n\nSafety handbook\nWear a helmet in the pit at all times.\nBlasting happens at noon on weekdays."},
+					{Text: "Field guide\n\nThe crusher runs at dawn near the marble ledge.\nCafé staff serve tea; камень means stone."},
+					{Text: "Inner\n\nInner note"}},
+				PrimaryOwners: []json.RawMessage{owner("", "crew@example.com"), owner("", "rosa@example.com")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := imapDocument(crlf(tc.in), arrived)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc.want.Source, tc.want.Metadata = ImapSource, map[string]any{}
+			tc.want.Source = ImapSource
+			if tc.want.Metadata == nil {
+				tc.want.Metadata = map[string]any{}
+			}
 			if tc.want.DocUpdatedAt == nil && !strings.Contains(tc.in, "Date:") {
 				tc.want.DocUpdatedAt = &quarry.Time{Time: arrived}
 			}
@@ -159,8 +176,52 @@ func TestImapDocument(t *testing.T) {
 			if !slices.Equal(d.skipped, tc.skipped) {
 				t.Errorf("skipped %q, want %q", d.skipped, tc.skipped)
 			}
+			var unread []string
+			for _, u := range d.unread {
+				unread = append(unread, u.String())
+				if u.why == "" {
+					t.Errorf("%s is not read, and no reason is given", u)
+				}
+			}
+			if !slices.Equal(unread, tc.unread) {
+				t.Errorf("unread %q, want %q", unread, tc.unread)
+			}
 		})
 	}
+}
+
+// attachmentsMessage is a message with files of real producers attached
+// (testdata/file): a PDF by its media type, a .docx by its name alone,
+// with damaged, an RTF without a name, a damaged .docx and a part of a
+// type Quarry does not read, and a message attached as a file.
+func attachmentsMessage(t testing.TB, damaged bool) string {
+	var b strings.Builder
+	b.WriteString("From: rosa@example.com\nTo: crew@example.com\nSubject: Files\nMessage-ID: <files-8@example.com>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"f\"\n\n--f\nContent-Type: text/plain\n\nThe files are attached.\n")
+	attach := func(header, file string, raw []byte) {
+		if file != "" {
+			var err error
+			if raw, err = os.ReadFile("testdata/file/" + file); err != nil {
+				t.Fatal(err)
+			}
+		}
+		enc := base64.StdEncoding.EncodeToString(raw)
+		b.WriteString("--f\n" + header + "\nContent-Transfer-Encoding: base64\n\n")
+		for len(enc) > 76 {
+			b.WriteString(enc[:76] + "\n")
+			enc = enc[76:]
+		}
+		b.WriteString(enc + "\n")
+	}
+	attach("Content-Type: application/pdf\nContent-Disposition: attachment; filename=\"report.pdf\"", "report.pdf", nil)
+	attach("Content-Type: application/octet-stream\nContent-Disposition: attachment; filename=\"handbook.docx\"", "handbook.docx", nil)
+	if damaged {
+		attach("Content-Type: application/rtf\nContent-Disposition: attachment", "guide.rtf", nil)
+		attach("Content-Type: application/octet-stream\nContent-Disposition: attachment; filename=\"broken.docx\"", "", []byte("not a zip"))
+		attach("Content-Type: application/x-unknown\nContent-Disposition: attachment", "", []byte("x"))
+		attach("Content-Type: application/octet-stream\nContent-Disposition: attachment; filename=\"forwarded.eml\"", "", []byte("Subject: Inner\r\n\r\nInner note\r\n"))
+	}
+	b.WriteString("--f--\n")
+	return b.String()
 }
 
 // nested is a message of n multiparts one in another, with a text at the
@@ -362,6 +423,47 @@ func TestImapRun(t *testing.T) {
 	}
 }
 
+// A message on the real Dovecot with a PDF and a .docx attached is one
+// document whose sections hold each attachment's text, found by a word
+// of it; the attachments that cannot be read are named in its metadata
+// and in a log line that says why, and the message is indexed all the
+// same.
+func TestImapAttachments(t *testing.T) {
+	s := imaptest.Start(t)
+	s.Append("INBOX", time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC), attachmentsMessage(t, true))
+	var logs strings.Builder
+	env := imapEnv(t)
+	env.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	rec, _, err := runImap(t, env, s.Config(nil), Window{Start: time.Unix(0, 0), End: time.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.docs) != 1 || len(rec.failures) != 0 {
+		t.Fatalf("%d documents and failures %+v, want one document", len(rec.docs), rec.failures)
+	}
+	d := rec.docs[0]
+	found := map[string]string{}
+	for _, sec := range d.Sections {
+		for _, word := range []string{"limestone", "helmet", "crusher"} {
+			if strings.Contains(sec.Text, word) {
+				found[word] = strings.SplitN(sec.Text, "\n", 2)[0]
+			}
+		}
+	}
+	if want := map[string]string{"limestone": "report.pdf", "helmet": "handbook.docx", "crusher": "Field guide"}; !cmp.Equal(found, want) {
+		t.Errorf("words found in the sections headed %v, want %v", found, want)
+	}
+	if got, want := d.Metadata[unreadAttachmentsKey], []string{"broken.docx (application/octet-stream)", "(application/x-unknown)"}; !cmp.Equal(got, any(want)) {
+		t.Errorf("unread attachments %v, want %v", got, want)
+	}
+	for _, want := range []string{`msg="imap connector: an attachment of a message is not read" mailbox=INBOX uid=1 attachment=broken.docx type=application/octet-stream why="it is not a docx file (not a zip archive)"`,
+		`attachment="" type=application/x-unknown why="Quarry does not read attachments of type application/x-unknown"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log has no %s; it is:\n%s", want, logs.String())
+		}
+	}
+}
+
 // A poll window reads only the messages that arrived within it, to the
 // second, though IMAP's SEARCH knows only dates; a mailbox of more than a
 // page is read a page a step, resuming at the next UID.
@@ -526,7 +628,8 @@ func TestImapLimitsAndUIDValidity(t *testing.T) {
 func FuzzImapDocument(f *testing.F) {
 	for _, s := range []string{plainMessage, alternativeMessage, mixedMessage, brokenMessage, bareMessage, nested(4),
 		"Subject: =?utf-8?b?////?=\nContent-Type: text/html; charset=shift_jis\n\n<p>\x82\xa0</p>\n",
-		"Content-Type: message/rfc822\nContent-Transfer-Encoding: base64\n\nU3ViamVjdDogeAoKeQo=\n"} {
+		"Content-Type: message/rfc822\nContent-Transfer-Encoding: base64\n\nU3ViamVjdDogeAoKeQo=\n",
+		"Content-Type: multipart/mixed; boundary=a\n\n--a\nContent-Type: application/rtf\nContent-Disposition: attachment\n\n{\\rtf1 x\\'e9}\n--a\nContent-Type: application/octet-stream; name=b.eml\n\nSubject: y\n\nz\n--a--\n"} {
 		f.Add(crlf(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {

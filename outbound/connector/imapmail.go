@@ -41,12 +41,33 @@ func charsetReader(charset string, r io.Reader) (io.Reader, error) {
 	return enc.NewDecoder().Reader(r), nil
 }
 
-// imapDoc is the document of a message, and the media types of the
-// attachments it skipped.
+// imapDoc is the document of a message, the media types of the inline
+// parts it skipped (images of an HTML body) and the attachments it could
+// not read.
 type imapDoc struct {
 	quarry.Document
 	skipped []string
+	unread  []unreadAttachment
 }
+
+// unreadAttachment is an attachment of a message that is not read: of a
+// kind Quarry does not read, damaged, or with more text than a document
+// may hold.
+type unreadAttachment struct {
+	name, mediaType, why string
+}
+
+// String names the attachment, as the document's metadata lists it.
+func (u unreadAttachment) String() string {
+	if u.name == "" {
+		return "(" + u.mediaType + ")"
+	}
+	return u.name + " (" + u.mediaType + ")"
+}
+
+// unreadAttachmentsKey is the metadata key of a message's document that
+// lists the attachments it could not read.
+const unreadAttachmentsKey = "unread_attachments"
 
 // imapOwner is Onyx's BasicExpertInfo, as the IMAP connector fills it.
 type imapOwner struct {
@@ -60,9 +81,14 @@ type imapOwner struct {
 // its subject ("Unknown Subject" when it has none), its primary owners
 // its recipients (To, else Delivered-To) and then its sender, its
 // doc_updated_at its Date (else arrived, when it reached the mailbox),
-// and its sections its body, then the text of each of its text
-// attachments. Text is decoded from its transfer encoding and charset;
-// HTML is read to its text.
+// and its sections its body, then the text of each of its attachments
+// of a kind the file connector reads (quarry.FileKindOf: by the
+// attachment's file name, else its media type), read by ExtractText, and
+// of each attached message. Text is decoded from its transfer encoding
+// and charset; HTML is read to its text. An attachment that cannot be
+// read (of another kind, damaged, or past the size of a document) is
+// named in the document's metadata (unread_attachments) and in d.unread,
+// with why: the message is read all the same.
 func imapDocument(raw []byte, arrived time.Time) (*imapDoc, error) {
 	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
@@ -107,7 +133,14 @@ func imapDocument(raw []byte, arrived time.Time) (*imapDoc, error) {
 		return nil, err
 	}
 	d.Sections = append([]quarry.Section{{Text: strings.TrimSpace(strings.Join(r.body, "\n\n"))}}, r.attachments...)
-	d.skipped = r.skipped
+	d.skipped, d.unread = r.skipped, r.unread
+	if len(r.unread) > 0 {
+		names := make([]string, len(r.unread))
+		for i, u := range r.unread {
+			names[i] = u.String()
+		}
+		d.Metadata[unreadAttachmentsKey] = names
+	}
 	return d, nil
 }
 
@@ -153,9 +186,11 @@ func decodeHeader(v string) string {
 
 // mailReader gathers the text of a message's parts.
 type mailReader struct {
-	body        []string         // The texts of the body, in order.
-	attachments []quarry.Section // One per text attachment.
-	skipped     []string         // The media types of the attachments not read.
+	body        []string           // The texts of the body, in order.
+	attachments []quarry.Section   // One per attachment read.
+	skipped     []string           // The media types of the inline parts not read.
+	unread      []unreadAttachment // The attachments not read.
+	size        int                // The bytes of text read so far.
 }
 
 // part reads one part (the message itself at depth 0): a multipart's
@@ -176,6 +211,10 @@ func (r *mailReader) part(h textproto.MIMEHeader, body io.Reader, depth int, att
 		name = decodeHeader(params["name"])
 	}
 	isAttachment := attached || disp == "attachment" || (disp != "inline" && name != "" && depth > 0)
+	kind := ""
+	if !strings.HasPrefix(mt, "multipart/") {
+		kind = quarry.FileKindOf(name, mt)
+	}
 	switch {
 	case strings.HasPrefix(mt, "multipart/"):
 		boundary := params["boundary"]
@@ -219,7 +258,7 @@ func (r *mailReader) part(h textproto.MIMEHeader, body io.Reader, depth int, att
 			return r.part(pick.h, bytes.NewReader(pick.body), depth+1, isAttachment)
 		}
 		return nil
-	case mt == "message/rfc822" || mt == "message/global":
+	case mt == "message/rfc822" || mt == "message/global" || (kind == quarry.FileKindEML && mt != "text/plain" && mt != "text/html"):
 		dec, err := transferDecoder(h, body)
 		if err != nil {
 			return err
@@ -239,9 +278,21 @@ func (r *mailReader) part(h textproto.MIMEHeader, body io.Reader, depth int, att
 		r.attachments = append(r.attachments, quarry.Section{Text: text})
 		r.attachments = append(r.attachments, sub.attachments...)
 		r.skipped = append(r.skipped, sub.skipped...)
+		r.unread = append(r.unread, sub.unread...)
+		r.size += len(text) + sub.size
 		return nil
+	case mt != "text/plain" && mt != "text/html" && kind != "":
+		return r.file(h, body, name, mt, kind)
 	case mt != "text/plain" && mt != "text/html":
-		r.skipped = append(r.skipped, mt)
+		if isAttachment {
+			why := quarry.FileNotRead(name)
+			if name == "" || strings.HasPrefix(why, "Quarry reads files by their extension") {
+				why = "Quarry does not read attachments of type " + mt
+			}
+			r.unread = append(r.unread, unreadAttachment{name: name, mediaType: mt, why: why})
+		} else {
+			r.skipped = append(r.skipped, mt)
+		}
 		_, _ = io.Copy(io.Discard, body)
 		return nil
 	}
@@ -253,6 +304,7 @@ func (r *mailReader) part(h textproto.MIMEHeader, body io.Reader, depth int, att
 	if err != nil {
 		return err
 	}
+	r.size += len(text)
 	if isAttachment {
 		if name != "" {
 			text = name + "\n\n" + text
@@ -262,6 +314,57 @@ func (r *mailReader) part(h textproto.MIMEHeader, body io.Reader, depth int, att
 		r.body = append(r.body, text)
 	}
 	return nil
+}
+
+// file reads an attachment (or an inline part) of a kind the file
+// connector reads, by ExtractText, as a section of the name and the
+// text, within what is left of the size of a document; one that cannot
+// be read is recorded in r.unread with why.
+func (r *mailReader) file(h textproto.MIMEHeader, body io.Reader, name, mt, kind string) error {
+	defer io.Copy(io.Discard, body)
+	var text string
+	dec, err := transferDecoder(h, body)
+	if err == nil {
+		text, err = ExtractText(kind, dec, max(quarry.MaxDocumentBytes-r.size, 0))
+	}
+	if err != nil {
+		r.unread = append(r.unread, unreadAttachment{name: name, mediaType: mt, why: err.Error()})
+		return nil
+	}
+	text = strings.TrimSpace(text)
+	r.size += len(text)
+	if name != "" {
+		text = name + "\n\n" + text
+	}
+	r.attachments = append(r.attachments, quarry.Section{Text: text})
+	return nil
+}
+
+// readMessage reads a message file (.eml) to its document, as the IMAP
+// connector reads a message (imapDocument); with no Date header, it has
+// no doc_updated_at.
+func readMessage(r io.Reader) (*imapDoc, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	d, err := imapDocument(b, time.Time{})
+	if err != nil {
+		return nil, fmt.Errorf("the message cannot be read: %w", err)
+	}
+	return d, nil
+}
+
+// messageText is the text of a message's document: its subject, then
+// its sections, a blank line between them.
+func messageText(d *imapDoc) string {
+	parts := []string{d.SemanticIdentifier}
+	for _, s := range d.Sections {
+		if t := strings.TrimSpace(s.Text); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // transferDecoder returns the reader of a part's body decoded from its
