@@ -13,6 +13,7 @@ import (
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/transform"
 )
 
 // The RTF reader: no Go library of RTF is kept up (the few there are have
@@ -299,8 +300,13 @@ func (p *rtfReader) addByte(c byte) error {
 	if cp < 0 {
 		cp = p.docCP
 	}
-	if len(p.pending) > 0 && (cp != p.pendingCP || len(p.pending) >= 4096) {
+	switch {
+	case len(p.pending) > 0 && cp != p.pendingCP:
 		if err := p.decode(); err != nil {
+			return err
+		}
+	case len(p.pending) >= 4096:
+		if err := p.decodeWhole(); err != nil {
 			return err
 		}
 	}
@@ -327,6 +333,23 @@ func (p *rtfReader) decode() error {
 		b = []byte("\uFFFD")
 	}
 	return p.writeBytes(b)
+}
+
+// decodeWhole writes the pending bytes decoded but for a character they
+// end in the middle of, which stays pending.
+func (p *rtfReader) decodeWhole() error {
+	dst := make([]byte, 4*len(p.pending))
+	nDst, nSrc, err := codePage(p.pendingCP).NewDecoder().Transform(dst, p.pending, false)
+	if err != nil && !errors.Is(err, transform.ErrShortSrc) {
+		return p.decode()
+	}
+	tail := append([]byte(nil), p.pending[nSrc:]...)
+	p.pending = p.pending[:0]
+	if err := p.writeBytes(dst[:nDst]); err != nil {
+		return err
+	}
+	p.pending = append(p.pending, tail...)
+	return nil
 }
 
 // write writes s, after the pending bytes.

@@ -80,6 +80,9 @@ func TestExtractTextKinds(t *testing.T) {
 		{"rtf unicode", quarry.FileKindRTF, `{\rtf1\ansi\u8220?quoted\u8221? {\uc2\u8212\'97\'97}{\uc0\u233 }\u-10179?\u-8704?\u-4064 ? x\u8217\'92s \\ \{ \}\bin3 {}x\par}`,
 			"\u201cquoted\u201d \u2014\u00e9\U0001F600\uF020 x\u2019s \\ { }"},
 		{"rtf 8-bit text", quarry.FileKindRTF, `{\rtf1\ansi ` + strings.Repeat("\xe9", 10000) + `}`, strings.Repeat("é", 10000)},
+		// Shift JIS: a one-byte katakana first, so that the two-byte
+		// characters after it straddle every 4,096th byte.
+		{"rtf 8-bit multi-byte text", quarry.FileKindRTF, `{\rtf1\ansi\ansicpg932 ` + "\xb1" + strings.Repeat("\x93\xfa", 5000) + `}`, "ｱ" + strings.Repeat("日", 5000)},
 		{"epub 2 spine order", quarry.FileKindEPUB, string(epub(map[string]string{
 			"META-INF/container.xml": `<container><rootfiles><rootfile full-path="OPS/book.opf"/></rootfiles></container>`,
 			"OPS/book.opf": `<package><manifest><item id="b" href="b%20two.html" media-type="application/xhtml+xml"/><item id="a" href="text/a.xhtml" media-type="application/xhtml+xml"/>` +
