@@ -360,11 +360,18 @@ func (s *Server) answerStreamed(w http.ResponseWriter, r *http.Request, loop *ch
 		}
 	}
 	line := func(v any) { send(pythonJSONLine(v)) }
-	var delta []byte // The answer's pieces, written without reflection.
+	var (
+		delta []byte     // The answer's pieces, written without reflection.
+		docs  streamDocs // The documents, encoded once for their two packets.
+	)
 	packet := func(p chat.Packet) {
 		if d, ok := p.Obj.(chat.MessageDelta); ok {
 			delta = appendDeltaLine(delta[:0], p.Placement, d.Content)
 			send(delta, nil)
+			return
+		}
+		if b, ok, err := docs.line(p); ok {
+			send(b, err)
 			return
 		}
 		line(streamed(p))

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -441,4 +443,113 @@ func appendPythonString(dst []byte, s string) []byte {
 		i += n
 	}
 	return append(dst, '"')
+}
+
+// streamDocs writes the lines of a stream's packets that carry documents
+// (search_tool_documents_delta, message_start): what
+// pythonJSONLine(streamed(p)) makes of them, with each document encoded
+// once. message_start repeats the documents the answer's searches gave,
+// and their encoding (encoding/json's reflection, then pythonJSONLine's
+// second pass) was most of those lines' cost; a document is encoded again
+// only if it differs in anything from the one encoded before under its
+// id and pair. TestStreamDocs holds the lines to pythonJSONLine's.
+type streamDocs struct {
+	seen map[docKey][]encodedDoc
+	buf  bytes.Buffer  // encoding/json's output, reused.
+	enc  *json.Encoder // Onto buf.
+}
+
+// docKey is a document's id and pair.
+type docKey struct {
+	id   string
+	pair int64
+}
+
+// encodedDoc is a document and its encoding.
+type encodedDoc struct {
+	hit  quarry.SearchHit
+	json []byte
+}
+
+// line returns p's line when its object is one that carries documents;
+// ok is false otherwise.
+func (s *streamDocs) line(p chat.Packet) (line []byte, ok bool, err error) {
+	var (
+		kind, field string
+		docs        []quarry.SearchHit
+		tail        []byte
+	)
+	switch o := p.Obj.(type) {
+	case chat.SearchDocuments:
+		kind, field, docs, tail = "search_tool_documents_delta", "documents", o.Documents, []byte("}}\n")
+		if docs == nil {
+			docs = []quarry.SearchHit{} // chatDocs makes it [], not null.
+		}
+	case chat.MessageStart:
+		kind, field, docs = "message_start", "final_documents", o.Documents
+		if len(docs) == 0 {
+			docs = nil
+		}
+		secs, err := pyFloat(o.PreAnswerSeconds).MarshalJSON()
+		if err != nil {
+			return nil, true, err
+		}
+		tail = append(append([]byte(`, "pre_answer_processing_seconds": `), secs...), "}}\n"...)
+	default:
+		return nil, false, nil
+	}
+	encoded := make([][]byte, len(docs))
+	size := 160 + len(kind) + len(field) + len(tail)
+	for i := range docs {
+		if encoded[i], err = s.encode(&docs[i]); err != nil {
+			return nil, true, err
+		}
+		size += len(encoded[i]) + 2
+	}
+	line = make([]byte, 0, size)
+	line = append(line, `{"placement": {"turn_index": `...)
+	line = strconv.AppendInt(line, int64(p.Placement.Turn), 10)
+	line = append(line, `, "tab_index": `...)
+	line = strconv.AppendInt(line, int64(p.Placement.Tab), 10)
+	line = append(line, `, "sub_turn_index": null, "model_index": 0}, "obj": {"type": "`...)
+	line = append(line, kind...)
+	line = append(line, `", "`...)
+	line = append(line, field...)
+	line = append(line, `": `...)
+	if docs == nil {
+		line = append(line, "null"...)
+	} else {
+		line = append(line, '[')
+		for i, b := range encoded {
+			if i > 0 {
+				line = append(line, ", "...)
+			}
+			line = append(line, b...)
+		}
+		line = append(line, ']')
+	}
+	return append(line, tail...), true, nil
+}
+
+// encode returns h's encoding in a stream: the one made before for a
+// document equal to h in every field, else a new one.
+func (s *streamDocs) encode(h *quarry.SearchHit) ([]byte, error) {
+	k := docKey{h.DocumentID, h.Pair.ID}
+	for _, e := range s.seen[k] {
+		if reflect.DeepEqual(&e.hit, h) {
+			return e.json, nil
+		}
+	}
+	if s.enc == nil {
+		s.seen, s.enc = map[docKey][]encodedDoc{}, json.NewEncoder(&s.buf)
+		s.enc.SetEscapeHTML(false)
+	}
+	s.buf.Reset()
+	if err := s.enc.Encode(chatDocOf(h, true)); err != nil {
+		return nil, err
+	}
+	raw := bytes.TrimSuffix(s.buf.Bytes(), []byte("\n"))
+	b := appendPythonJSON(make([]byte, 0, len(raw)+len(raw)/8), raw)
+	s.seen[k] = append(s.seen[k], encodedDoc{*h, b})
+	return b, nil
 }

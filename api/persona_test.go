@@ -97,6 +97,14 @@ func TestPersonas(t *testing.T) {
 		t.Errorf("a member's listing after sharing: %s", got)
 	}
 	c.do(c.curator, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).decode(t, &struct{}{})
+	// Shared with a person: they chat with it, not before.
+	c.do(c.other, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).want(t, 403,
+		`{"detail":"User does not have access to persona"}`)
+	c.do(c.basic, "PATCH", "/persona/1/share", map[string]any{"user_ids": []string{c.other.id}}).want(t, 200, `null`)
+	c.do(c.other, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).decode(t, &struct{}{})
+	c.do(c.basic, "PATCH", "/persona/1/share", map[string]any{"user_ids": []string{}}).want(t, 200, `null`)
+	c.do(c.other, "POST", "/chat/create-chat-session", map[string]any{"persona_id": 1}).want(t, 403,
+		`{"detail":"User does not have access to persona"}`)
 	c.do(c.basic, "PATCH", "/persona/1/share", map[string]any{"group_ids": []int64{}, "group_shares": []any{}}).want(t, 422,
 		`{"detail":[{"type":"value_error","loc":["body"],"msg":"Value error, Provide either group_ids or group_shares, not both",`+
 			`"input":{"group_ids":[],"group_shares":[]},"ctx":{"error":{}}}]}`)

@@ -277,7 +277,13 @@ func pythonJSONLine(v any) ([]byte, error) {
 		return nil, err
 	}
 	raw := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	out := make([]byte, 0, len(raw)+len(raw)/8)
+	return append(appendPythonJSON(make([]byte, 0, len(raw)+len(raw)/8+1), raw), '\n'), nil
+}
+
+// appendPythonJSON appends raw, JSON as encoding/json writes it without
+// escaping HTML, as Python's json.dumps writes it (pythonJSONLine, without
+// the newline).
+func appendPythonJSON(out, raw []byte) []byte {
 	inString := false
 	for i := 0; i < len(raw); {
 		if inString {
@@ -322,5 +328,5 @@ func pythonJSONLine(v any) ([]byte, error) {
 		out = append(out, c)
 		i++
 	}
-	return append(out, '\n'), nil
+	return out
 }

@@ -74,7 +74,7 @@ func (tx *Tx) createChatSession(ctx context.Context, c *quarry.Caller, in quarry
 	// The assistant must be one c may chat with (Onyx's 403), the
 	// default one included (an admin could not delete it, but the check
 	// costs one read).
-	p, err := persona(ctx, tx, in.PersonaID)
+	p, err := chatPersona(ctx, tx, c, in.PersonaID)
 	if err != nil {
 		return nil, err
 	}

@@ -810,7 +810,9 @@ func (db *DB) DocumentSetsByID(ctx context.Context, ids []int64) ([]*quarry.Docu
 // ChatPersona returns the assistant c chats with in session sessionID, or,
 // for a new session ("" ), assistant id: c must be able to chat with it
 // (quarry.Caller.CheckChatPersona, Onyx's 403), so that one no longer
-// shared with c stops answering in its sessions too.
+// shared with c stops answering in its sessions too. It is read as far as
+// that check needs (chatPersona: no tools, sets, labels, nor others'
+// shares); DB.Assistant reads how it answers.
 func (db *DB) ChatPersona(ctx context.Context, c *quarry.Caller, sessionID string, id int64) (*quarry.Persona, error) {
 	if sessionID != "" {
 		err := db.read.QueryRowContext(ctx, `SELECT persona_id FROM chat_sessions WHERE id = $1 AND user_id = $2`, sessionID, c.ID).Scan(&id)
@@ -821,11 +823,46 @@ func (db *DB) ChatPersona(ctx context.Context, c *quarry.Caller, sessionID strin
 			return nil, mapError(err)
 		}
 	}
-	p, err := persona(ctx, db.read, id)
+	p, err := chatPersona(ctx, db.read, c, id)
 	if err != nil {
 		return nil, err
 	}
 	return p, c.CheckChatPersona(p)
+}
+
+// chatPersona returns assistant id (nil when there is none) with what
+// quarry.Caller.CheckChatPersona asks of it, for c: its row, its share
+// with c and its shares with groups, in two statements (persona reads six,
+// and a chat's message asks this once). Its tools, sets and labels, and
+// its shares with others than c, are not read: the rule reads none of
+// them, and the assistant's answering is DB.Assistant's.
+func chatPersona(ctx context.Context, q querier, c *quarry.Caller, id int64) (*quarry.Persona, error) {
+	p, err := scanPersona(q.QueryRowContext(ctx, `SELECT `+personaColumns+personaFrom+` WHERE p.id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, mapError(err)
+	}
+	err = eachRow(ctx, q, `SELECT 0, user_id, 0, permission FROM persona_users WHERE persona_id = $1 AND user_id = $2
+		UNION ALL SELECT 1, '', group_id, permission FROM persona_groups WHERE persona_id = $1`, []any{id, c.ID}, func(row scanner) error {
+		var (
+			group bool
+			user  string
+			gid   int64
+			level quarry.PersonaPermission
+		)
+		if err := row.Scan(&group, &user, &gid, &level); err != nil {
+			return err
+		}
+		if group {
+			p.GroupShares = append(p.GroupShares, quarry.PersonaGroupShare{GroupID: gid, Permission: level})
+		} else {
+			p.UserShares = append(p.UserShares, quarry.PersonaUserShare{UserID: user, Permission: level})
+		}
+		return nil
+	})
+	return p, mapError(err)
 }
 
 // ActiveAdminCount returns how many active people are admins (Onyx's
