@@ -11,7 +11,7 @@ import (
 )
 
 // TestSearchScore checks one ranking to the digit on the database the tests
-// run on: BM25 with k1 1.2 and b 0.75 over two chunks whose lengths count
+// run on: BM25 with k1 2 and b 0.9 over two chunks whose lengths count
 // their title twice. Both databases must give these scores (PostgreSQL once
 // typed k1, b and the average length as integers and ranked otherwise).
 func TestSearchScore(t *testing.T) {
@@ -52,7 +52,7 @@ func TestSearchScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	idf := math.Log(1 + (2-2+0.5)/(2+0.5))
-	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 1.2*(1-0.75+0.75*length/6)) }
+	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 2.0*(1-0.9+0.9*length/6)) }
 	want := map[string]float64{"b": bm25(2, 7), "a": bm25(1, 5)}
 	if len(hits) != 2 || hits[0].DocumentID != "b" {
 		t.Fatalf("hits %+v, want b then a", hits)
