@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Scoring a search: the index as a search's snapshot sees it (its live
@@ -69,6 +70,10 @@ type Scored struct {
 // (all of them when it has none), then the others.
 type Candidates struct {
 	h, words scoredHeap
+	// The idf of each query term that some chunk holds, and the first
+	// letters of those terms, for Proximity.
+	idf   map[string]float64
+	first map[rune]bool
 }
 
 // Len returns how many chunks are left.
@@ -192,7 +197,16 @@ func Score(r Reader, s *Snapshot, q Query, visible map[int64]bool) (cands *Candi
 		return &Candidates{}, prefixes, nil
 	}
 	cands, err = s.scoreChunks(terms, blocks, visible, need, float64(s.Length)/float64(s.Chunks))
-	return cands, prefixes, err
+	if err != nil {
+		return nil, nil, err
+	}
+	cands.idf, cands.first = map[string]float64{}, map[rune]bool{}
+	for _, t := range terms {
+		cands.idf[t.term] = idf(s.Chunks, df[t.term])
+		r, _ := utf8.DecodeRuneInString(t.term)
+		cands.first[r] = true
+	}
+	return cands, prefixes, nil
 }
 
 // readBlocks returns the live segments' blocks of terms (sorted), by term.

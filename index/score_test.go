@@ -405,3 +405,42 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestProximity checks the nearness bonus: two chunks of the same words
+// (so of the same BM25 score) differ by where the query's words stand;
+// the one that holds them side by side gets the larger bonus, one that
+// holds them 3 words apart less, one that holds a single query term (or a
+// query of one term) none, and the bonus is BM25TP's to the digit.
+func TestProximity(t *testing.T) {
+	m := newMemory()
+	m.add(1, "x", "alpha beta gamma delta epsilon")
+	m.add(1, "x", "alpha gamma delta beta epsilon")
+	m.add(1, "x", "gamma delta epsilon zeta eta")
+	cands, _, err := Score(m, m.snapshot(), ParseQuery("alpha beta"), map[int64]bool{1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, far := cands.Proximity("x", "alpha beta gamma delta epsilon"), cands.Proximity("x", "alpha gamma delta beta epsilon")
+	idf := math.Log(1 + (3-2+0.5)/(2+0.5)) // alpha and beta are each in 2 of 3 chunks.
+	sat := func(n float64) float64 { return n * 3 / (n + 2) }
+	if want := ProximityWeight * 2 * idf * sat(1); math.Abs(near-want) > 1e-12 {
+		t.Errorf("side by side: %.12f, want %.12f", near, want)
+	}
+	if want := ProximityWeight * 2 * idf * sat(1.0/9); math.Abs(far-want) > 1e-12 {
+		t.Errorf("3 apart: %.12f, want %.12f", far, want)
+	}
+	// The title and the text apart: alpha ends the title, beta opens the text.
+	if got := cands.Proximity("gamma alpha", "beta"); got != 0 {
+		t.Errorf("across title and text: %v, want 0", got)
+	}
+	if got := cands.Proximity("x", "alpha alpha gamma"); got != 0 {
+		t.Errorf("one term: %v, want 0", got)
+	}
+	one, _, err := Score(m, m.snapshot(), ParseQuery("alpha"), map[int64]bool{1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := one.Proximity("x", "alpha beta"); got != 0 {
+		t.Errorf("a query of one term: %v, want 0", got)
+	}
+}
