@@ -185,3 +185,62 @@ func BenchmarkScorePhrase(b *testing.B) {
 	}
 	b.ReportMetric(float64(found)/float64(b.N), "candidates/op")
 }
+
+// BenchmarkProximity measures what the nearness of the query's words adds
+// to a search: the 30 results quarry bench -op search asks for, over the
+// corpus of BenchmarkScore, read as the store reads them, by Highlights
+// alone (before nearness) and by Candidates.Result (the highlights and the
+// nearness, in one reading of each text); the scoring is not timed.
+func BenchmarkProximity(b *testing.B) {
+	docs := 20_000
+	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
+		docs = v
+	}
+	m := benchMemory(b, docs, true)
+	visible := map[int64]bool{}
+	for p := range int64(13) {
+		visible[p] = true
+	}
+	gen := corpus.New(2)
+	type search struct {
+		q     Query
+		cands *Candidates
+		top   []memChunk
+	}
+	searches := make([]search, 100)
+	words := 0
+	for i := range searches {
+		q := ParseQuery(gen.Query())
+		cands, _, err := Score(m, m.snapshot(), q, visible)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := search{q: q, cands: cands}
+		for len(s.top) < 30 && cands.Len() > 0 {
+			c := m.chunks[cands.Pop().Chunk]
+			s.top = append(s.top, c)
+			words += len(strings.Fields(c.content))
+		}
+		searches[i] = s
+	}
+	b.Run("highlights", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s := searches[i%len(searches)]
+			terms := s.q.TermSet()
+			for _, c := range s.top {
+				Highlights(c.content, terms, nil)
+			}
+		}
+		b.ReportMetric(float64(words)/float64(len(searches)), "words/op")
+	})
+	b.Run("result", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			s := searches[i%len(searches)]
+			terms := s.q.TermSet()
+			for _, c := range s.top {
+				s.cands.Result(c.title, c.content, terms, nil)
+			}
+		}
+		b.ReportMetric(float64(words)/float64(len(searches)), "words/op")
+	})
+}

@@ -33,12 +33,23 @@ func Blurb(content string) string {
 // at its first matched word, so a snippet never opens on what stands
 // before the match (a page's navigation, say).
 func Highlights(content string, terms map[string]bool, prefixes []string) []string {
+	return highlights(content, terms, prefixes, nil)
+}
+
+// highlights is Highlights, and when near is not nil, in the same reading of
+// content, the nearness of its words for Candidates.Proximity (near.add).
+func highlights(content string, terms map[string]bool, prefixes []string, near *nearness) []string {
 	ws := analysis.Words(content)
 	match := make([]bool, len(ws))
 	any := false
 	// A term begins with its word's first letter, lowercased (stemming
 	// changes only endings): words that begin otherwise are not analyzed.
 	first := map[rune]bool{}
+	if near != nil {
+		for r := range near.c.first {
+			first[r] = true
+		}
+	}
 	for t := range terms {
 		r, _ := utf8.DecodeRuneInString(t)
 		first[r] = true
@@ -52,6 +63,9 @@ func Highlights(content string, terms map[string]bool, prefixes []string) []stri
 			continue
 		}
 		t := analysis.Term(w.Word)
+		if near != nil {
+			near.add(t, w.Position)
+		}
 		lw := strings.ToLower(w.Word)
 		match[i] = t != "" && terms[t]
 		for _, p := range prefixes {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Scoring a search: the index as a search's snapshot sees it (its live
@@ -14,10 +15,15 @@ import (
 // of the query's terms, and BM25 over the chunks of the pairs the caller
 // may see.
 
-// BM25's parameters, Lucene's defaults.
+// BM25's parameters. Lucene's defaults are k1 1.2 and b 0.75; a term's
+// frequency saturating more slowly (k1 2) and a chunk's length weighing
+// more (b 0.9) ranked better on each of the three test collections of
+// scripts/quality (nDCG@10 on Cranfield, CISI and Medline; the figures
+// are in docs/benchmarks.md, "Search quality"). Both are within the range
+// the literature gives (k1 1.2 to 2, b 0.75 to 0.9) and cost nothing.
 const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
+	bm25K1 = 2.0
+	bm25B  = 0.9
 )
 
 // idf is Lucene's BM25 inverse document frequency of a term in df of n
@@ -64,6 +70,10 @@ type Scored struct {
 // (all of them when it has none), then the others.
 type Candidates struct {
 	h, words scoredHeap
+	// The idf of each query term that some chunk holds, and the first
+	// letters of those terms, for Proximity.
+	idf   map[string]float64
+	first map[rune]bool
 }
 
 // Len returns how many chunks are left.
@@ -106,7 +116,8 @@ func (h *scoredHeap) Pop() any {
 	return x
 }
 
-// Score scores query q, by BM25 as Lucene 8 scores it, over every chunk of
+// Score scores query q, by BM25 as Lucene 8 scores it (with bm25K1 and
+// bm25B), over every chunk of
 // a pair of visible that holds one of its terms, with the whole index's
 // statistics (its chunks, their average length, each term's document
 // frequency: the live segments' and the pending chunks'). A last word that
@@ -186,7 +197,16 @@ func Score(r Reader, s *Snapshot, q Query, visible map[int64]bool) (cands *Candi
 		return &Candidates{}, prefixes, nil
 	}
 	cands, err = s.scoreChunks(terms, blocks, visible, need, float64(s.Length)/float64(s.Chunks))
-	return cands, prefixes, err
+	if err != nil {
+		return nil, nil, err
+	}
+	cands.idf, cands.first = map[string]float64{}, map[rune]bool{}
+	for _, t := range terms {
+		cands.idf[t.term] = idf(s.Chunks, df[t.term])
+		r, _ := utf8.DecodeRuneInString(t.term)
+		cands.first[r] = true
+	}
+	return cands, prefixes, nil
 }
 
 // readBlocks returns the live segments' blocks of terms (sorted), by term.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestScore checks one ranking to the digit, pending and in a segment:
-// BM25 with k1 1.2 and b 0.75 over two chunks whose lengths count their
+// BM25 with k1 2 and b 0.9 over two chunks whose lengths count their
 // title twice (store's TestSearchScore checks the same on each database).
 func TestScore(t *testing.T) {
 	m := newMemory()
@@ -20,7 +20,7 @@ func TestScore(t *testing.T) {
 	a := m.add(1, "one", "alpha beta gamma")
 	b := m.add(1, "two", "alpha alpha delta epsilon zeta")
 	idf := math.Log(1 + (2-2+0.5)/(2+0.5))
-	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 1.2*(1-0.75+0.75*length/6)) }
+	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 2.0*(1-0.9+0.9*length/6)) }
 	want := []Scored{{Chunk: b, Score: bm25(2, 7)}, {Chunk: a, Score: bm25(1, 5)}}
 	for _, step := range []string{"pending", "flushed"} {
 		if step == "flushed" && !m.flush() {
@@ -38,6 +38,25 @@ func TestScore(t *testing.T) {
 		// Another pair's chunks are neither scored nor counted out.
 		if got, err := m.search(ParseQuery("alpha"), map[int64]bool{2: true}, 10); err != nil || len(got) != 0 {
 			t.Errorf("%s: another pair's caller finds %v, %v", step, got, err)
+		}
+	}
+}
+
+// TestScoreLength checks the weight of a chunk's length (b 0.9, k1 2):
+// a chunk that holds the word once in 3 words ranks above one that holds
+// it twice in 7 (the average is 5). With Lucene's defaults (k1 1.2, b
+// 0.75) the second ranked first.
+func TestScoreLength(t *testing.T) {
+	m := newMemory()
+	twice := m.add(1, "one", "alpha alpha beta gamma delta") // 2 + 5 words.
+	once := m.add(1, "two", "alpha")                         // 2 + 1 words.
+	for _, step := range []string{"pending", "flushed"} {
+		if step == "flushed" && !m.flush() {
+			t.Fatal("nothing flushed")
+		}
+		got, err := m.search(ParseQuery("alpha"), map[int64]bool{1: true}, 10)
+		if err != nil || len(got) != 2 || got[0].Chunk != once || got[1].Chunk != twice {
+			t.Errorf("%s: %v, %v; want chunk %d then %d", step, got, err, once, twice)
 		}
 	}
 }
@@ -385,4 +404,43 @@ func FuzzMerge(f *testing.F) {
 			t.Fatalf("a junk block (%v): merge %v", bad, err)
 		}
 	})
+}
+
+// TestProximity checks the nearness bonus: two chunks of the same words
+// (so of the same BM25 score) differ by where the query's words stand;
+// the one that holds them side by side gets the larger bonus, one that
+// holds them 3 words apart less, one that holds a single query term (or a
+// query of one term) none, and the bonus is BM25TP's to the digit.
+func TestProximity(t *testing.T) {
+	m := newMemory()
+	m.add(1, "x", "alpha beta gamma delta epsilon")
+	m.add(1, "x", "alpha gamma delta beta epsilon")
+	m.add(1, "x", "gamma delta epsilon zeta eta")
+	cands, _, err := Score(m, m.snapshot(), ParseQuery("alpha beta"), map[int64]bool{1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, far := cands.Proximity("x", "alpha beta gamma delta epsilon"), cands.Proximity("x", "alpha gamma delta beta epsilon")
+	idf := math.Log(1 + (3-2+0.5)/(2+0.5)) // alpha and beta are each in 2 of 3 chunks.
+	sat := func(n float64) float64 { return n * 3 / (n + 2) }
+	if want := ProximityWeight * 2 * idf * sat(1); math.Abs(near-want) > 1e-12 {
+		t.Errorf("side by side: %.12f, want %.12f", near, want)
+	}
+	if want := ProximityWeight * 2 * idf * sat(1.0/9); math.Abs(far-want) > 1e-12 {
+		t.Errorf("3 apart: %.12f, want %.12f", far, want)
+	}
+	// The title and the text apart: alpha ends the title, beta opens the text.
+	if got := cands.Proximity("gamma alpha", "beta"); got != 0 {
+		t.Errorf("across title and text: %v, want 0", got)
+	}
+	if got := cands.Proximity("x", "alpha alpha gamma"); got != 0 {
+		t.Errorf("one term: %v, want 0", got)
+	}
+	one, _, err := Score(m, m.snapshot(), ParseQuery("alpha"), map[int64]bool{1: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := one.Proximity("x", "alpha beta"); got != 0 {
+		t.Errorf("a query of one term: %v, want 0", got)
+	}
 }

@@ -233,6 +233,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 	}
 	// Every candidate that might hold the phrases was checked before the
 	// first without (Candidates.Pop), so picked is final here.
+	phrased := len(picked)
 	var rest []index.Scored
 	for c, s := range words {
 		if !seen[c] {
@@ -248,11 +249,16 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 	for i, p := range picked {
 		ids[i], scores[p.Chunk] = p.Chunk, p.Score
 	}
-	return db.hits(ctx, r, ids, scores, q.TermSet(), prefixes)
+	return db.hits(ctx, r, ids, scores, cands, phrased, q.TermSet(), prefixes)
 }
 
-// hits reads the results of chunks ids, in order, each with its pair.
-func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64]float64, terms map[string]bool, prefixes []string) ([]quarry.SearchHit, error) {
+// hits reads the results of chunks ids, in order, each with its pair, and
+// adds to each score the nearness of the query's words in its chunk
+// (index.Candidates.Proximity of cands), then orders the first phrased
+// results (those that hold the query's phrases) and the others apart,
+// each by their new scores (ties by chunk id): nearness reorders the
+// results a search found, it never brings in another.
+func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64]float64, cands *index.Candidates, phrased int, terms map[string]bool, prefixes []string) ([]quarry.SearchHit, error) {
 	out := make([]quarry.SearchHit, 0, len(ids))
 	if len(ids) == 0 {
 		return out, nil
@@ -261,6 +267,7 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 	type row struct {
 		id       int64
 		no       int
+		title    string
 		content  string
 		link     *string
 		semantic string
@@ -269,8 +276,8 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 	}
 	rows, err := queryAll(ctx, r, func(s interface{ Scan(...any) error }) (row, error) {
 		var x row
-		return x, s.Scan(&x.id, &x.no, &x.content, &x.link, &x.semantic, &x.body, &x.pair.ID, &x.pair.Name, &x.pair.AccessType)
-	}, `SELECT ch.id, ch.chunk_no, ch.content, ch.link, d.semantic_identifier, d.body, p.id, p.name, p.access_type FROM search_chunks ch
+		return x, s.Scan(&x.id, &x.no, &x.title, &x.content, &x.link, &x.semantic, &x.body, &x.pair.ID, &x.pair.Name, &x.pair.AccessType)
+	}, `SELECT ch.id, ch.chunk_no, ch.title, ch.content, ch.link, d.semantic_identifier, d.body, p.id, p.name, p.access_type FROM search_chunks ch
 		JOIN documents d ON d.cc_pair_id = ch.cc_pair_id AND d.id = ch.document_id JOIN cc_pairs p ON p.id = ch.cc_pair_id
 		WHERE `+sqlIn("ch.id", anys(ids), &args), args...)
 	if err != nil {
@@ -279,6 +286,17 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 	byID := map[int64]row{}
 	for _, x := range rows {
 		byID[x.id] = x
+	}
+	score := map[int64]float64{}
+	highlights := map[int64][]string{}
+	for _, id := range ids {
+		x := byID[id]
+		var near float64
+		highlights[id], near = cands.Result(x.title, x.content, terms, prefixes)
+		score[id] = scores[id] + near
+	}
+	for _, group := range [][]int64{ids[:phrased], ids[phrased:]} {
+		slices.SortStableFunc(group, func(a, b int64) int { return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b)) })
 	}
 	for _, id := range ids {
 		x := byID[id]
@@ -292,8 +310,8 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 		}
 		out = append(out, quarry.SearchHit{
 			DocumentID: d.ID, Pair: x.pair, ChunkNo: x.no, SemanticIdentifier: x.semantic, Link: x.link,
-			Blurb: index.Blurb(x.content), Source: d.Source, Metadata: meta, Score: scores[id],
-			MatchHighlights: index.Highlights(x.content, terms, prefixes), UpdatedAt: d.DocUpdatedAt,
+			Blurb: index.Blurb(x.content), Source: d.Source, Metadata: meta, Score: score[id],
+			MatchHighlights: highlights[id], UpdatedAt: d.DocUpdatedAt,
 			PrimaryOwners: quarry.OwnerNames(d.PrimaryOwners), SecondaryOwners: quarry.OwnerNames(d.SecondaryOwners),
 			Content: x.content,
 		})

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSearchScore checks one ranking to the digit on the database the tests
-// run on: BM25 with k1 1.2 and b 0.75 over two chunks whose lengths count
+// run on: BM25 with k1 2 and b 0.9 over two chunks whose lengths count
 // their title twice. Both databases must give these scores (PostgreSQL once
 // typed k1, b and the average length as integers and ranked otherwise).
 func TestSearchScore(t *testing.T) {
@@ -52,7 +52,7 @@ func TestSearchScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	idf := math.Log(1 + (2-2+0.5)/(2+0.5))
-	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 1.2*(1-0.75+0.75*length/6)) }
+	bm25 := func(tf, length float64) float64 { return idf * tf / (tf + 2.0*(1-0.9+0.9*length/6)) }
 	want := map[string]float64{"b": bm25(2, 7), "a": bm25(1, 5)}
 	if len(hits) != 2 || hits[0].DocumentID != "b" {
 		t.Fatalf("hits %+v, want b then a", hits)
@@ -61,5 +61,72 @@ func TestSearchScore(t *testing.T) {
 		if math.Abs(h.Score-want[h.DocumentID]) > 1e-9 {
 			t.Errorf("%s scores %.12f, want %.12f", h.DocumentID, h.Score, want[h.DocumentID])
 		}
+	}
+}
+
+// TestSearchProximity checks that the nearness of a query's words reorders
+// the results: two documents of the same words score alike by BM25, and
+// the later one (the larger chunk id, which wins no tie) holds the query's
+// words side by side: it ranks first, its score BM25's plus
+// index.Candidates.Proximity's bonus. A phrase match still ranks above a
+// words match with a larger bonus.
+func TestSearchProximity(t *testing.T) {
+	db := storetest.Open(t)
+	name := "admin"
+	_, token, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "c", Source: "web", InputType: "poll",
+		Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: &[]int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "p", AccessType: quarry.AccessPublic, Groups: []int64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each 2+5 = 7 words long (the title counts twice).
+	for _, d := range []quarry.Document{
+		{ID: "far", SemanticIdentifier: "x", Source: "web", Sections: []quarry.Section{{Text: "alpha gamma delta beta epsilon"}}, Metadata: map[string]any{}},
+		{ID: "near", SemanticIdentifier: "x", Source: "web", Sections: []quarry.Section{{Text: "alpha beta gamma delta epsilon"}}, Metadata: map[string]any{}},
+		{ID: "other", SemanticIdentifier: "x", Source: "web", Sections: []quarry.Section{{Text: "gamma delta epsilon zeta eta"}}, Metadata: map[string]any{}},
+	} {
+		if _, err := db.Ingest(ctx, admin, &pair, &d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := db.Search(ctx, admin, index.ParseQuery("alpha beta"), quarry.SearchFilters{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idf := math.Log(1 + (3-2+0.5)/(2+0.5))
+	bm25 := 2 * idf * 1 / (1 + 2.0*(1-0.9+0.9*7.0/7))
+	sat := func(n float64) float64 { return n * 3 / (n + 2) }
+	want := []struct {
+		id    string
+		score float64
+	}{{"near", bm25 + index.ProximityWeight*2*idf*sat(1)}, {"far", bm25 + index.ProximityWeight*2*idf*sat(1.0/9)}}
+	if len(hits) != 2 {
+		t.Fatalf("hits %+v, want near then far", hits)
+	}
+	for i, w := range want {
+		if hits[i].DocumentID != w.id || math.Abs(hits[i].Score-w.score) > 1e-9 {
+			t.Errorf("hit %d: %s scores %.12f, want %s %.12f", i, hits[i].DocumentID, hits[i].Score, w.id, w.score)
+		}
+	}
+	// The phrase "beta epsilon" is in far only: far first, whatever the
+	// bonus; then near (a better score), then other (epsilon alone).
+	hits, err = db.Search(ctx, admin, index.ParseQuery(`alpha "beta epsilon"`), quarry.SearchFilters{}, 10)
+	if err != nil || len(hits) != 3 || hits[0].DocumentID != "far" || hits[1].DocumentID != "near" || hits[2].DocumentID != "other" || hits[1].Score <= hits[0].Score {
+		t.Errorf("phrase: %+v, %v; want far (the phrase), near (a better score), other", hits, err)
 	}
 }

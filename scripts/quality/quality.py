@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""Search quality on the Cranfield collection: its parser, the scorer
-(nDCG@10 and recall@100), and the Quarry side of scripts/quality/run.
+"""Search quality on the Cranfield, CISI and Medline collections: their
+parser, the scorer (nDCG@10 and recall@100), and the Quarry side of
+scripts/quality/run.
 
-Standard library only. Subcommands:
+Standard library only. Subcommands (COLLECTION is cranfield, cisi or
+medline; cranfield when left out):
 
-  prepare DIR          write DIR/docs.tsv and DIR/queries.tsv (what the
-                       Lucene program reads)
-  quarry URL RUN       push the 1,400 documents into a new ingestion_api
-                       pair of the server at URL (with the admin API key
-                       in QUARRY_API_KEY), ask
-                       POST /search/send-search-message for 100 results of
-                       each query, and write a TREC run file RUN
-  score RUN            print nDCG@10, recall@100 and the number of queries
-                       scored, as JSON, for the TREC run file RUN
+  prepare DIR [COLLECTION]    write DIR/docs.tsv and DIR/queries.tsv (what
+                              the Lucene program reads)
+  quarry URL RUN [COLLECTION] push the documents into a new ingestion_api
+                              pair of the server at URL (with the admin
+                              API key in QUARRY_API_KEY), ask
+                              POST /search/send-search-message for 100
+                              results of each query, and write a TREC run
+                              file RUN
+  score RUN [COLLECTION]      print nDCG@10, recall@100 and the number of
+                              queries scored, as JSON, for the TREC run
+                              file RUN
+  describe [COLLECTION]       print the collection's name, documents and
+                              queries, as JSON
 
 docs/benchmarks.md ("Search quality") describes the method.
 """
@@ -27,6 +33,28 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLLECTION = os.path.join(HERE, "cranfield")
+
+# The collections: their directory under scripts/quality, files, name, and
+# how their judgements and query ids read (each directory's README says
+# where the files come from).
+COLLECTIONS = {
+    "cranfield": {"dir": "cranfield", "docs": "cran.all.1400", "queries": "cran.qry",
+                  "qrels": "cranqrel", "name": "Cranfield", "graded": True, "query_ids": "position"},
+    "cisi": {"dir": "cisi", "docs": "CISI.ALL", "queries": "CISI.QRY",
+             "qrels": "CISI.REL", "name": "CISI", "graded": False, "query_ids": "number"},
+    "medline": {"dir": "medline", "docs": "MED.ALL", "queries": "MED.QRY",
+                "qrels": "MED.REL", "name": "Medline", "graded": False, "query_ids": "number"},
+}
+
+
+def collection(name):
+    """Returns the collection called name (a key of COLLECTIONS), with its
+    directory's path as "path"."""
+    if name not in COLLECTIONS:
+        raise SystemExit(f"no collection {name!r}: want one of {', '.join(COLLECTIONS)}")
+    c = dict(COLLECTIONS[name])
+    c["path"] = os.path.join(HERE, c["dir"])
+    return c
 DEPTH = 100  # results asked of each system per query
 
 
@@ -35,10 +63,12 @@ DEPTH = 100  # results asked of each system per query
 
 def _records(path):
     """Yields (id, {field letter: text}) of a SMART-format file (.I id, then
-    .T title, .A authors, .B source, .W text). A field given twice (two
-    documents of the collection have a second .W) is joined with a newline;
-    an .A or .B after the .W (document 240 has one of each amid its text)
-    is part of the text."""
+    .T title, .A authors, .B source, .W text, and CISI's .X references,
+    .K and .C). A field given twice (two documents of Cranfield have a
+    second .W) is joined with a newline; an .A or .B after the .W
+    (Cranfield's document 240 has one of each amid its text) is part of
+    the text. Lines may end in CRLF (CISI's and Medline's do), a field's
+mark in spaces (CISI's)."""
     rid, fields, cur = None, {}, None
     with open(path, encoding="ascii", newline="") as f:
         for raw in f:
@@ -47,7 +77,8 @@ def _records(path):
                 if rid is not None:
                     yield rid, fields
                 rid, fields, cur = line[3:].strip(), {}, None
-            elif len(line) == 2 and line[0] == "." and line[1] in "TAWB":
+            elif len(line.rstrip()) == 2 and line[0] == "." and line[1] in "TAWBXKC":
+                # CISI's markers may end in spaces (".T ", ".W  ").
                 if cur == "W" and line[1] in "AB":
                     continue  # Document 240's damage: its text goes on.
                 cur = line[1]
@@ -61,39 +92,59 @@ def _records(path):
         yield rid, fields
 
 
-def documents(directory=COLLECTION):
-    """Returns the collection's documents as (id, title, text): the id is
-    Cranfield's number, the title its .T, the text its .W (the abstract,
-    which in most documents starts with the title again). Whitespace is
+def documents(directory=COLLECTION, name="cran.all.1400"):
+    """Returns the documents of file name in directory as (id, title,
+    text): the id is the collection's number, the title its .T (Medline's
+    documents have none), the text its .W (the abstract, which in most of
+    Cranfield's documents starts with the title again). Whitespace is
     collapsed."""
     out = []
-    for rid, f in _records(os.path.join(directory, "cran.all.1400")):
+    for rid, f in _records(os.path.join(directory, name)):
         out.append((rid, " ".join(f.get("T", "").split()), " ".join(f.get("W", "").split())))
     return out
 
 
-def queries(directory=COLLECTION):
-    """Returns the 225 queries as (id, text). cran.qry numbers its queries
-    001, 002, 004, 008, … but cranqrel numbers them 1 to 225 in the same
-    order, so the id is the query's position (as every user of the
-    collection maps them)."""
-    return [(str(i), " ".join(f.get("W", "").split()))
-            for i, (_, f) in enumerate(_records(os.path.join(directory, "cran.qry")), start=1)]
+def queries(directory=COLLECTION, name="cran.qry", ids="position"):
+    """Returns the queries of file name in directory as (id, text), the
+    text their .W. With ids "position" (Cranfield: cran.qry numbers its
+    225 queries 001, 002, 004, 008, … but cranqrel numbers them 1 to 225 in
+    the same order) the id is the query's position, as every user of the
+    collection maps them; with "number" (CISI, Medline) it is its .I
+    number."""
+    recs = list(_records(os.path.join(directory, name)))
+    if ids == "position":
+        return [(str(i), " ".join(f.get("W", "").split())) for i, (_, f) in enumerate(recs, start=1)]
+    return [(str(int(rid)), " ".join(f.get("W", "").split())) for rid, f in recs]
 
 
-def qrels(path=os.path.join(COLLECTION, "cranqrel")):
-    """Returns {query id: {document id: grade}} from a file of
-    "query document grade" lines (cranqrel, or a hand-made one in the
-    tests)."""
+def qrels(path=os.path.join(COLLECTION, "cranqrel"), graded=True):
+    """Returns {query id: {document id: grade}} from a file of judgements.
+    Graded (cranqrel, or a hand-made one in the tests): "query document
+    grade" lines. Not graded: every line names a relevant document, given
+    grade 1 (the best, so gain 4; with one grade nDCG is the same whatever
+    its gain): CISI.REL's "query document 0 0.000000" and Medline's
+    "query 0 document 1"."""
     out = {}
     with open(path, encoding="ascii") as f:
         for line in f:
             parts = line.split()
             if not parts:
                 continue
-            q, d, g = parts[0], parts[1], int(parts[2])
+            if graded:
+                q, d, g = parts[0], parts[1], int(parts[2])
+            elif len(parts) == 4 and parts[1] == "0" and parts[3] == "1":  # Medline
+                q, d, g = str(int(parts[0])), str(int(parts[2])), 1
+            else:  # CISI
+                q, d, g = str(int(parts[0])), str(int(parts[1])), 1
             out.setdefault(q, {})[d] = g
     return out
+
+
+def load(name):
+    """Returns collection name's documents, queries and judgements."""
+    c = collection(name)
+    return (documents(c["path"], c["docs"]), queries(c["path"], c["queries"], c["query_ids"]),
+            qrels(os.path.join(c["path"], c["qrels"]), c["graded"]))
 
 
 def gain(grade):
@@ -174,16 +225,17 @@ def evaluate(judgements, run):
 # --- Preparing Lucene's input -----------------------------------------------
 
 
-def prepare(directory):
+def prepare(directory, name="cranfield"):
     """Writes docs.tsv (id, title and text joined by a newline, as one
-    field) and queries.tsv (id, text) for LuceneBM25.java. Tabs cannot
-    occur: whitespace is collapsed."""
+    field) and queries.tsv (id, text) of collection name for
+    LuceneBM25.java. Tabs cannot occur: whitespace is collapsed."""
+    docs, qs, _ = load(name)
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "docs.tsv"), "w", encoding="utf-8") as f:
-        for d, title, text in documents():
+        for d, title, text in docs:
             f.write(f"{d}\t{title}\t{text}\n")
     with open(os.path.join(directory, "queries.tsv"), "w", encoding="utf-8") as f:
-        for q, text in queries():
+        for q, text in qs:
             f.write(f"{q}\t{text}\n")
 
 
@@ -238,14 +290,16 @@ def search(client, text, hits=DEPTH):
     return out[:hits]
 
 
-def run_quarry(base, key, run_path):
-    """Pushes the collection into a new public ingestion_api pair and writes
-    the run of the 225 queries to run_path."""
+def run_quarry(base, key, run_path, coll="cranfield"):
+    """Pushes collection coll into a new public ingestion_api pair and
+    writes the run of its queries to run_path."""
     client = Client(base, key)
     if client.call("GET", "/manage/admin/connector"):
         raise SystemExit("quarry: the database already has connectors; measure on an empty one "
                          "(other documents would change the ranking)")
-    name = "cranfield"
+    name = coll
+    label = collection(coll)["name"]
+    docs, qs, _ = load(coll)
     conn = client.call("POST", "/manage/admin/connector", {
         "name": name, "source": "ingestion_api", "input_type": "load_state",
         "connector_specific_config": {}, "access_type": "public"})
@@ -254,25 +308,25 @@ def run_quarry(base, key, run_path):
     pair = client.call("PUT", f"/manage/connector/{conn['id']}/credential/{cred['id']}",
                        {"name": name, "access_type": "public", "groups": []})
     pair_id = pair["data"]
-    docs = documents()
     started = time.monotonic()
     for d, title, text in docs:
         got = client.call("POST", "/onyx-api/ingestion", {"cc_pair_id": pair_id, "document": {
             "id": d, "sections": [{"text": text, "link": None}], "source": "ingestion_api",
-            "semantic_identifier": title or f"Cranfield {d}", "title": title or None, "metadata": {}}})
+            "semantic_identifier": title or f"{label} {d}", "title": title or None, "metadata": {}}})
         if got["document_id"] != d:
             raise SystemExit(f"document {d} was stored as {got['document_id']!r}")
     took = time.monotonic() - started
     print(f"quarry: pushed {len(docs)} documents in {took:.1f} s", file=sys.stderr)
     # The index follows the store; wait until the last document is found.
     last_id, last_title, _ = docs[-1]
+    last_title = last_title or f"{label} {last_id}"
     deadline = time.monotonic() + 300
     while last_id not in {d for d, _ in search(client, last_title, 10)}:
         if time.monotonic() > deadline:
             raise SystemExit(f"document {last_id} is not found by its title 5 minutes after it was pushed")
         time.sleep(1)
     results, started = {}, time.monotonic()
-    for q, text in queries():
+    for q, text in qs:
         results[q] = search(client, text)
     took = time.monotonic() - started
     mean = sum(len(r) for r in results.values()) / len(results)
@@ -282,12 +336,16 @@ def run_quarry(base, key, run_path):
 
 
 def main(argv):
-    if len(argv) == 2 and argv[0] == "prepare":
-        prepare(argv[1])
-    elif len(argv) == 3 and argv[0] == "quarry":
-        run_quarry(argv[1], os.environ["QUARRY_API_KEY"], argv[2])
-    elif len(argv) == 2 and argv[0] == "score":
-        print(json.dumps(evaluate(qrels(), read_run(argv[1]))))
+    coll = lambda n: argv[n] if len(argv) > n else "cranfield"
+    if len(argv) in (2, 3) and argv[0] == "prepare":
+        prepare(argv[1], coll(2))
+    elif len(argv) in (3, 4) and argv[0] == "quarry":
+        run_quarry(argv[1], os.environ["QUARRY_API_KEY"], argv[2], coll(3))
+    elif len(argv) in (2, 3) and argv[0] == "score":
+        print(json.dumps(evaluate(load(coll(2))[2], read_run(argv[1]))))
+    elif len(argv) in (1, 2) and argv[0] == "describe":
+        docs, qs, _ = load(coll(1))
+        print(json.dumps({"name": collection(coll(1))["name"], "documents": len(docs), "queries": len(qs)}))
     else:
         print(__doc__, file=sys.stderr)
         return 2

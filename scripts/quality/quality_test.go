@@ -1,6 +1,6 @@
 // Package quality holds scripts/quality/run, the search quality measure on
-// the Cranfield collection (Python and Java; docs/benchmarks.md, "Search
-// quality"). Its only Go is this test, which runs the scorer's tests in go
+// the Cranfield, CISI and Medline collections (Python and Java;
+// docs/benchmarks.md, "Search quality"). Its only Go is this test, which runs the scorer's tests in go
 // test: the measure itself needs Java and a server, and is run by hand.
 package quality
 
@@ -11,7 +11,7 @@ import (
 )
 
 // TestScorer runs test_quality.py: nDCG@10 and recall@100 on hand-made
-// judgements and runs, and the parser on the collection's quirks.
+// judgements and runs, and the parser on the collections' quirks.
 func TestScorer(t *testing.T) {
 	python := os.Getenv("QUARRY_PYTHON")
 	if python == "" {

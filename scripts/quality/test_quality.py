@@ -89,6 +89,31 @@ class Collection(unittest.TestCase):
         self.assertEqual(qs[2][1], "what problems of heat conduction in composite slabs have been solved so far .")
         self.assertEqual(sum(len(v) for v in judged.values()), 1837)
 
+    def test_binary_qrels(self):
+        # CISI.REL's and Medline's lines: every pair named is relevant, grade 1.
+        d = tempfile.mkdtemp()
+        cisi = quality.qrels(write(d, "CISI.REL", "     1     28\t0\t0.000000\r\n     2     7\t0\t0.000000\r\n"), graded=False)
+        self.assertEqual(cisi, {"1": {"28": 1}, "2": {"7": 1}})
+        med = quality.qrels(write(d, "MED.REL", "1 0 13 1\n1 0 14 1\n"), graded=False)
+        self.assertEqual(med, {"1": {"13": 1, "14": 1}})
+
+    def test_cisi(self):
+        docs, qs, judged = quality.load("cisi")
+        self.assertEqual((len(docs), len(qs), len(judged)), (1460, 112, 76))
+        self.assertEqual([d[0] for d in docs], [str(i) for i in range(1, 1461)])
+        # ".T " ends in a space: still the title's mark.
+        self.assertEqual(docs[1][1], "Use Made of Technical Libraries")
+        self.assertTrue(docs[0][2].startswith("The present study is a history of the DEWEY Decimal"))
+        self.assertEqual(sum(len(v) for v in judged.values()), 3114)
+        self.assertTrue(all(d[1] and d[2] for d in docs))
+
+    def test_medline(self):
+        docs, qs, judged = quality.load("medline")
+        self.assertEqual((len(docs), len(qs), len(judged)), (1033, 30, 30))
+        self.assertEqual(qs[0], ("1", "the crystalline lens in vertebrates, including humans."))
+        self.assertEqual(sum(len(v) for v in judged.values()), 696)
+        self.assertTrue(all(d[1] == "" and d[2] for d in docs))  # No titles.
+
 
 if __name__ == "__main__":
     unittest.main()
