@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"encoding/json"
 	"math"
 	"testing"
 
@@ -15,29 +14,8 @@ import (
 // their title twice. Both databases must give these scores (PostgreSQL once
 // typed k1, b and the average length as integers and ranked otherwise).
 func TestSearchScore(t *testing.T) {
-	db := storetest.Open(t)
-	name := "admin"
-	_, token, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "c", Source: "web", InputType: "poll",
-		Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: &[]int64{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "p", AccessType: quarry.AccessPublic, Groups: []int64{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newSearchFixture(t, storetest.Open(t))
+	db, admin, pair := f.db, f.admin, f.pair
 	// Lengths 2+3 = 5 and 2+5 = 7 (the title counts twice): the average is 6.
 	for _, d := range []quarry.Document{
 		{ID: "a", SemanticIdentifier: "one", Source: "web", Sections: []quarry.Section{{Text: "alpha beta gamma"}}, Metadata: map[string]any{}},
@@ -71,29 +49,8 @@ func TestSearchScore(t *testing.T) {
 // index.Candidates.Proximity's bonus. A phrase match still ranks above a
 // words match with a larger bonus.
 func TestSearchProximity(t *testing.T) {
-	db := storetest.Open(t)
-	name := "admin"
-	_, token, err := db.CreateAPIKey(ctx, nil, &name, quarry.RoleAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := db.Authenticate(ctx, quarry.HashAPIKey(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.CreateConnector(ctx, admin, quarry.ConnectorInput{Name: "c", Source: "web", InputType: "poll",
-		Config: json.RawMessage(`{}`), AccessType: quarry.AccessPublic, Groups: &[]int64{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := db.CreateCredential(ctx, admin, quarry.CredentialInput{Source: "web", CredentialJSON: map[string]any{"k": "v"}, AdminPublic: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := db.CreateCCPair(ctx, admin, conn, k.ID, quarry.CCPairInput{Name: "p", AccessType: quarry.AccessPublic, Groups: []int64{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newSearchFixture(t, storetest.Open(t))
+	db, admin, pair := f.db, f.admin, f.pair
 	// Each 2+5 = 7 words long (the title counts twice).
 	for _, d := range []quarry.Document{
 		{ID: "far", SemanticIdentifier: "x", Source: "web", Sections: []quarry.Section{{Text: "alpha gamma delta beta epsilon"}}, Metadata: map[string]any{}},
