@@ -29,18 +29,11 @@ const (
 // document is the first rootfile META-INF/container.xml names; spine
 // items that are not XHTML or HTML (images, SVG) are not read.
 func epubText(out *textBuffer, r io.Reader) error {
-	tmp, size, err := spool(r)
+	zr, tmp, err := openZip(r, "an EPUB")
 	if err != nil {
 		return err
 	}
 	defer tmp.Close()
-	zr, err := zip.NewReader(tmp, size)
-	if err != nil {
-		return errors.New("it is not an EPUB file (not a zip archive)")
-	}
-	if len(zr.File) > 10000 {
-		return fmt.Errorf("it has %d parts, more than an EPUB file the connector reads", len(zr.File))
-	}
 	files := make(map[string]*zip.File, len(zr.File))
 	for _, f := range zr.File {
 		files[f.Name] = f

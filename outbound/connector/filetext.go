@@ -188,24 +188,39 @@ func spool(r io.Reader) (*os.File, int64, error) {
 	return tmp, size, nil
 }
 
+// openZip spools r to a temporary file (closing it removes it) and opens
+// it as a zip archive of at most 10,000 parts, the archive of what (a kind
+// of file with its article, as "an EPUB") in errors.
+func openZip(r io.Reader, what string) (*zip.Reader, *os.File, error) {
+	tmp, size, err := spool(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	zr, err := zip.NewReader(tmp, size)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("it is not %s file (not a zip archive)", what)
+	case len(zr.File) > 10000:
+		err = fmt.Errorf("it has %d parts, more than %s file the connector reads", len(zr.File), what)
+	}
+	if err != nil {
+		tmp.Close()
+		return nil, nil, err
+	}
+	return zr, tmp, nil
+}
+
 // officeText writes the text of a .docx (word/document.xml), a .pptx
 // (ppt/slides/slideN.xml, in order) or an OpenDocument file (.odt, .ods,
 // .odp: content.xml): a zip of XML parts, spooled to a temporary file to
 // be read. No Go library of OpenDocument is kept up, so these few lines
 // of encoding/xml read it (docs/decisions.md).
 func officeText(out *textBuffer, r io.Reader, kind string) error {
-	tmp, size, err := spool(r)
+	zr, tmp, err := openZip(r, "a "+kind)
 	if err != nil {
 		return err
 	}
 	defer tmp.Close()
-	zr, err := zip.NewReader(tmp, size)
-	if err != nil {
-		return fmt.Errorf("it is not a %s file (not a zip archive)", kind)
-	}
-	if len(zr.File) > 10000 {
-		return fmt.Errorf("it has %d parts, more than a %s file the connector reads", len(zr.File), kind)
-	}
 	var parts []*zip.File
 	for _, f := range zr.File {
 		switch {

@@ -178,16 +178,7 @@ func FuzzFileText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		for _, kind := range []string{quarry.FileKindText, quarry.FileKindHTML, quarry.FileKindCSV, quarry.FileKindDOCX, quarry.FileKindPPTX,
 			quarry.FileKindXLSX, quarry.FileKindODT, quarry.FileKindODS, quarry.FileKindODP, quarry.FileKindRTF, quarry.FileKindEPUB, quarry.FileKindEML} {
-			text, err := ExtractText(kind, bytes.NewReader(in), 4096)
-			if err != nil {
-				continue
-			}
-			if len(text) > 4096 {
-				t.Fatalf("%s: %d bytes of text, over the limit", kind, len(text))
-			}
-			if !utf8.ValidString(text) {
-				t.Fatalf("%s: text %q is not UTF-8", kind, text)
-			}
+			checkExtracted(t, kind, in)
 		}
 	})
 }
@@ -205,16 +196,7 @@ func FuzzRTFText(f *testing.F) {
 	}
 	f.Add([]byte(`{\rtf1\ansicpg932{\fonttbl{\f1\fcharset134 x;}}\f1\'b0\'a1\uc3\u-3{\bin2 }}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		text, err := ExtractText(quarry.FileKindRTF, bytes.NewReader(in), 4096)
-		if err != nil {
-			return
-		}
-		if len(text) > 4096 {
-			t.Fatalf("%d bytes of text, over the limit", len(text))
-		}
-		if !utf8.ValidString(text) {
-			t.Fatalf("text %q is not UTF-8", text)
-		}
+		checkExtracted(t, quarry.FileKindRTF, in)
 	})
 }
 
@@ -244,15 +226,22 @@ func FuzzPDFText(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		text, err := ExtractText(quarry.FileKindPDF, bytes.NewReader(in), 4096)
-		if err != nil {
-			return
-		}
-		if len(text) > 4096 {
-			t.Fatalf("%d bytes of text, over the limit", len(text))
-		}
-		if !utf8.ValidString(text) {
-			t.Fatalf("text %q is not UTF-8", text)
-		}
+		checkExtracted(t, quarry.FileKindPDF, in)
 	})
+}
+
+// checkExtracted reads in as a file of kind, as the fuzz targets do: an
+// error is an answer; text is within the limit (4,096 bytes) and UTF-8.
+func checkExtracted(t *testing.T, kind string, in []byte) {
+	t.Helper()
+	text, err := ExtractText(kind, bytes.NewReader(in), 4096)
+	if err != nil {
+		return
+	}
+	if len(text) > 4096 {
+		t.Fatalf("%s: %d bytes of text, over the limit", kind, len(text))
+	}
+	if !utf8.ValidString(text) {
+		t.Fatalf("%s: text %q is not UTF-8", kind, text)
+	}
 }
