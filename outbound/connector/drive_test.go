@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/syncbuf"
 	"github.com/quarryhq/quarry/outbound/connector/drivetest"
 )
 
@@ -522,5 +523,39 @@ func TestGoogleDriveOAuthSaved(t *testing.T) {
 	}
 	if again := run(saved[0]); len(again) != 0 || tokenCalls() != 1 {
 		t.Errorf("the next run wrote back %d credentials and refreshed %d times in all, want none and 1", len(again), tokenCalls())
+	}
+}
+
+// TestGoogleDriveOAuthSaveRefused: when the worker refuses the refreshed
+// token's write-back (the credential was edited meanwhile: 412), the run
+// goes on with the new token, and the warning it logs holds no token.
+func TestGoogleDriveOAuthSaveRefused(t *testing.T) {
+	s := drivetest.NewFixture(t)
+	refresh := s.AddOAuthUser(drivetest.Bob)
+	tokens, _ := json.Marshal(map[string]string{"token": "ya29.expired", "refresh_token": refresh, "client_id": drivetest.OAuthClientID,
+		"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
+	credential, _ := json.Marshal(map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"})
+	var logs syncbuf.Buffer
+	tries := 0
+	c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient,
+		Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()}, Log: slog.New(slog.NewTextHandler(&logs, nil)),
+		SaveCredential: func(context.Context, json.RawMessage) error {
+			tries++
+			return errors.New("the worker answered 412: the credential changed since the attempt began")
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	d, _ := As[*GoogleDrive](c)
+	if err := d.Poll(context.Background(), everything(), rec); err != nil || len(rec.docs) != 1 || tries != 1 {
+		t.Fatalf("the run: %v, %d documents, %d write-backs tried; want notes.txt and 1", err, len(rec.docs), tries)
+	}
+	log := logs.String()
+	if !strings.Contains(log, "the refreshed OAuth token could not be written back") || !strings.Contains(log, "412") {
+		t.Errorf("log %q, want the write-back's refusal", log)
+	}
+	if strings.Contains(log, "ya29.") || strings.Contains(log, refresh) {
+		t.Errorf("log %q holds a token", log)
 	}
 }
