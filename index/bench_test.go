@@ -114,21 +114,28 @@ func BenchmarkMerge(b *testing.B) {
 	b.ReportMetric(float64(10_000*b.N)/b.Elapsed().Seconds(), "chunks/s")
 }
 
+// benchSearchCorpus returns the corpus of the search benchmarks:
+// QUARRY_BENCH_DOCS documents (20,000 by default) settled into segments,
+// the pairs a person of quarry bench -op search sees (13 of the 60), and
+// the generator of its queries.
+func benchSearchCorpus(b *testing.B) (*memory, map[int64]bool, *corpus.Generator) {
+	docs := 20_000
+	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
+		docs = v
+	}
+	visible := map[int64]bool{}
+	for p := range int64(13) {
+		visible[p] = true
+	}
+	return benchMemory(b, docs, true), visible, corpus.New(2)
+}
+
 // BenchmarkScore scores corpus.Query's queries over QUARRY_BENCH_DOCS
 // documents (20,000 by default), settled into segments, for a caller who
 // sees 13 of the 60 pairs (as quarry bench -op search's person), and
 // takes the first batch of candidates the store checks for 30 results.
 func BenchmarkScore(b *testing.B) {
-	docs := 20_000
-	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
-		docs = v
-	}
-	m := benchMemory(b, docs, true)
-	visible := map[int64]bool{}
-	for p := range int64(13) {
-		visible[p] = true
-	}
-	gen := corpus.New(2)
+	m, visible, gen := benchSearchCorpus(b)
 	queries := make([]Query, 100)
 	for i := range queries {
 		queries[i] = ParseQuery(gen.Query())
@@ -155,16 +162,7 @@ func BenchmarkScore(b *testing.B) {
 // come first, then the others (taken as the store takes them, for 30
 // results: those that pass the phrase are not checked here).
 func BenchmarkScorePhrase(b *testing.B) {
-	docs := 20_000
-	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
-		docs = v
-	}
-	m := benchMemory(b, docs, true)
-	visible := map[int64]bool{}
-	for p := range int64(13) {
-		visible[p] = true
-	}
-	gen := corpus.New(2)
+	m, visible, gen := benchSearchCorpus(b)
 	queries := make([]Query, 100)
 	for i := range queries {
 		w := strings.Fields(gen.Query())
@@ -192,16 +190,7 @@ func BenchmarkScorePhrase(b *testing.B) {
 // alone (before nearness) and by Candidates.Result (the highlights and the
 // nearness, in one reading of each text); the scoring is not timed.
 func BenchmarkProximity(b *testing.B) {
-	docs := 20_000
-	if v, err := strconv.Atoi(os.Getenv("QUARRY_BENCH_DOCS")); err == nil {
-		docs = v
-	}
-	m := benchMemory(b, docs, true)
-	visible := map[int64]bool{}
-	for p := range int64(13) {
-		visible[p] = true
-	}
-	gen := corpus.New(2)
+	m, visible, gen := benchSearchCorpus(b)
 	type search struct {
 		q     Query
 		cands *Candidates
