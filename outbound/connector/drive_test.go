@@ -471,10 +471,7 @@ func TestGoogleDriveSlides(t *testing.T) {
 // back uses that token and asks the token endpoint nothing.
 func TestGoogleDriveOAuthSaved(t *testing.T) {
 	s := drivetest.NewFixture(t)
-	refresh := s.AddOAuthUser(drivetest.Bob)
-	tokens, _ := json.Marshal(map[string]string{"token": "ya29.expired", "refresh_token": refresh, "client_id": drivetest.OAuthClientID,
-		"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
-	credential, _ := json.Marshal(map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"})
+	credential, refresh := expiredOAuth(s)
 	run := func(credential json.RawMessage) (saved []json.RawMessage) {
 		t.Helper()
 		c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient,
@@ -526,15 +523,23 @@ func TestGoogleDriveOAuthSaved(t *testing.T) {
 	}
 }
 
+// expiredOAuth returns an OAuth credential of Bob's at s whose access
+// token has expired (google_tokens a JSON string, as Onyx stores it), and
+// its refresh token.
+func expiredOAuth(s *drivetest.Server) (json.RawMessage, string) {
+	refresh := s.AddOAuthUser(drivetest.Bob)
+	tokens, _ := json.Marshal(map[string]string{"token": "ya29.expired", "refresh_token": refresh, "client_id": drivetest.OAuthClientID,
+		"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
+	credential, _ := json.Marshal(map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"})
+	return credential, refresh
+}
+
 // TestGoogleDriveOAuthSaveRefused: when the worker refuses the refreshed
 // token's write-back (the credential was edited meanwhile: 412), the run
 // goes on with the new token, and the warning it logs holds no token.
 func TestGoogleDriveOAuthSaveRefused(t *testing.T) {
 	s := drivetest.NewFixture(t)
-	refresh := s.AddOAuthUser(drivetest.Bob)
-	tokens, _ := json.Marshal(map[string]string{"token": "ya29.expired", "refresh_token": refresh, "client_id": drivetest.OAuthClientID,
-		"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
-	credential, _ := json.Marshal(map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"})
+	credential, refresh := expiredOAuth(s)
 	var logs syncbuf.Buffer
 	tries := 0
 	c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient,
