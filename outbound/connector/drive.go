@@ -845,11 +845,12 @@ func (d *GoogleDrive) crawl(ctx context.Context, user, id string, w *Window, fil
 			continue
 		}
 		done[folder] = true
-		all := url.Values{"corpora": {"allDrives"}, "supportsAllDrives": {"true"}, "includeItemsFromAllDrives": {"true"}}
-		q := all
-		q.Set("q", "mimeType = '"+driveFolderType+"' and trashed = false and '"+folder+"' in parents")
+		q := url.Values{"corpora": {"allDrives"}, "supportsAllDrives": {"true"}, "includeItemsFromAllDrives": {"true"},
+			"q": {"mimeType = '" + driveFolderType + "' and trashed = false and '" + folder + "' in parents"}}
 		if err := d.list(ctx, user, "list the folders of folder "+folder, q, func(f *driveFile) error {
-			todo = append(todo, f.ID)
+			if len(todo)+len(done) < driveMaxFolders { // What is past the bound is never crawled.
+				todo = append(todo, f.ID)
+			}
 			return nil
 		}); err != nil {
 			return err
