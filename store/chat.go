@@ -74,7 +74,7 @@ func (tx *Tx) createChatSession(ctx context.Context, c *quarry.Caller, in quarry
 	// The assistant must be one c may chat with (Onyx's 403), the
 	// default one included (an admin could not delete it, but the check
 	// costs one read).
-	p, err := chatPersona(ctx, tx, c, in.PersonaID)
+	p, _, err := tx.db.chatPersona(ctx, tx, c, "", in.PersonaID)
 	if err != nil {
 		return nil, err
 	}
@@ -563,12 +563,11 @@ func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return db.update(ctx, func(tx *Tx) error {
-		// The session's row first, as StartChatTurn takes it: on
-		// PostgreSQL, a question asked while this answer is written waits
-		// for it (in the other order each held a row the other wanted).
-		if _, err := tx.ExecContext(ctx, `UPDATE chat_sessions SET updated_at = $2 WHERE id = $1`, a.SessionID, tx.now.Micros()); err != nil {
-			return err
-		}
+		// The session's row is not written: its updated_at moved when the
+		// question was asked (StartChatTurn), and a question asked while
+		// this answer is written, which holds that row, waits for the
+		// answer's own row on PostgreSQL without this transaction waiting
+		// for anything it holds.
 		var citations *string
 		if len(a.Citations) > 0 {
 			rows := make([][3]any, len(a.Citations))

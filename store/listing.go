@@ -217,10 +217,16 @@ func (db *DB) listingPairColumns() string {
 // groupList returns a subquery of the ids of the groups in table whose
 // column is outer, ascending, as a comma-separated text (NULL for none).
 func (db *DB) groupList(table, column, outer string) string {
+	return db.textList("g.group_id", table+" g WHERE g."+column+" = "+outer, "g.group_id")
+}
+
+// textList returns a subquery of expr over the rows of from (a table and
+// its condition), in order, as a comma-separated text (NULL for none).
+func (db *DB) textList(expr, from, order string) string {
 	if db.dialect == Postgres {
-		return `(SELECT string_agg(g.group_id::text, ',' ORDER BY g.group_id) FROM ` + table + ` g WHERE g.` + column + ` = ` + outer + `)`
+		return `(SELECT string_agg(CAST(` + expr + ` AS TEXT), ',' ORDER BY ` + order + `) FROM ` + from + `)`
 	}
-	return `(SELECT group_concat(g.group_id, ',' ORDER BY g.group_id) FROM ` + table + ` g WHERE g.` + column + ` = ` + outer + `)`
+	return `(SELECT group_concat(` + expr + `, ',' ORDER BY ` + order + `) FROM ` + from + `)`
 }
 
 // parseIDs appends the ids of a comma-separated list to dst.

@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/quarryhq/quarry"
 )
@@ -810,60 +813,73 @@ func (db *DB) DocumentSetsByID(ctx context.Context, ids []int64) ([]*quarry.Docu
 // ChatPersona returns the assistant c chats with in session sessionID, or,
 // for a new session ("" ), assistant id: c must be able to chat with it
 // (quarry.Caller.CheckChatPersona, Onyx's 403), so that one no longer
-// shared with c stops answering in its sessions too. It is read as far as
-// that check needs (chatPersona: no tools, sets, labels, nor others'
-// shares); DB.Assistant reads how it answers.
+// shared with c stops answering in its sessions too. A session that is
+// not c's gives nil (StartChatTurn refuses it). DB.Assistant reads how
+// the assistant answers.
 func (db *DB) ChatPersona(ctx context.Context, c *quarry.Caller, sessionID string, id int64) (*quarry.Persona, error) {
-	if sessionID != "" {
-		err := db.read.QueryRowContext(ctx, `SELECT persona_id FROM chat_sessions WHERE id = $1 AND user_id = $2`, sessionID, c.ID).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil // StartChatTurn answers a session that is not c's.
-		}
-		if err != nil {
-			return nil, mapError(err)
-		}
-	}
-	p, err := chatPersona(ctx, db.read, c, id)
-	if err != nil {
+	p, mine, err := db.chatPersona(ctx, db.read, c, sessionID, id)
+	if err != nil || !mine {
 		return nil, err
 	}
 	return p, c.CheckChatPersona(p)
 }
 
-// chatPersona returns assistant id (nil when there is none) with what
-// quarry.Caller.CheckChatPersona asks of it, for c: its row, its share
-// with c and its shares with groups, in two statements (persona reads six,
-// and a chat's message asks this once). Its tools, sets and labels, and
-// its shares with others than c, are not read: the rule reads none of
-// them, and the assistant's answering is DB.Assistant's.
-func chatPersona(ctx context.Context, q querier, c *quarry.Caller, id int64) (*quarry.Persona, error) {
-	p, err := scanPersona(q.QueryRowContext(ctx, `SELECT `+personaColumns+personaFrom+` WHERE p.id = $1`, id))
+// chatPersona returns the assistant of session sessionID, if the session
+// is c's (mine), or else assistant id ("" ), nil when there is none, read
+// as far as quarry.Caller.CheckChatPersona needs and in one statement
+// (a chat's message asks this): the assistant's row, its share with c
+// and its shares with groups. Its tools, sets and labels, and its shares
+// with others than c, are not read: the rule reads none of them.
+func (db *DB) chatPersona(ctx context.Context, q querier, c *quarry.Caller, sessionID string, id int64) (p *quarry.Persona, mine bool, err error) {
+	which, args := `$1`, []any{id, c.ID}
+	if sessionID != "" {
+		which, args[0] = `(SELECT persona_id FROM chat_sessions WHERE id = $1 AND user_id = $2)`, sessionID
+	}
+	var share, groups sql.NullString
+	p, err = scanPersona(withColumns{q.QueryRowContext(ctx, `SELECT `+personaColumns+`,
+		(SELECT permission FROM persona_users WHERE persona_id = p.id AND user_id = $2), `+
+		db.textList(`x.group_id || ':' || x.permission`, `persona_groups x WHERE x.persona_id = p.id`, `x.group_id`)+
+		personaFrom+` WHERE p.id = `+which, args...), []any{&share, &groups}})
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		if sessionID == "" {
+			return nil, true, nil
+		}
+		// Not c's session, or one whose assistant is gone: only a
+		// refusal reads this.
+		err = q.QueryRowContext(ctx, `SELECT persona_id FROM chat_sessions WHERE id = $1 AND user_id = $2`, sessionID, c.ID).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, false, nil
+		}
+		return nil, true, mapError(err)
 	}
 	if err != nil {
-		return nil, mapError(err)
+		return nil, false, mapError(err)
 	}
-	err = eachRow(ctx, q, `SELECT 0, user_id, 0, permission FROM persona_users WHERE persona_id = $1 AND user_id = $2
-		UNION ALL SELECT 1, '', group_id, permission FROM persona_groups WHERE persona_id = $1`, []any{id, c.ID}, func(row scanner) error {
-		var (
-			group bool
-			user  string
-			gid   int64
-			level quarry.PersonaPermission
-		)
-		if err := row.Scan(&group, &user, &gid, &level); err != nil {
-			return err
+	if share.Valid {
+		p.UserShares = []quarry.PersonaUserShare{{UserID: c.ID, Permission: quarry.PersonaPermission(share.String)}}
+	}
+	if groups.Valid {
+		for s := range strings.SplitSeq(groups.String, ",") {
+			gid, level, _ := strings.Cut(s, ":")
+			g, err := strconv.ParseInt(gid, 10, 64)
+			if err != nil {
+				return nil, false, fmt.Errorf("store: persona %d's group shares %q: %w", p.ID, groups.String, err)
+			}
+			p.GroupShares = append(p.GroupShares, quarry.PersonaGroupShare{GroupID: g, Permission: quarry.PersonaPermission(level)})
 		}
-		if group {
-			p.GroupShares = append(p.GroupShares, quarry.PersonaGroupShare{GroupID: gid, Permission: level})
-		} else {
-			p.UserShares = append(p.UserShares, quarry.PersonaUserShare{UserID: user, Permission: level})
-		}
-		return nil
-	})
-	return p, mapError(err)
+	}
+	return p, true, nil
 }
+
+// withColumns scans a row's first columns as its scanner's caller asks,
+// and the rest into more.
+type withColumns struct {
+	row  interface{ Scan(...any) error }
+	more []any
+}
+
+// Scan scans the row into dest and then w.more.
+func (w withColumns) Scan(dest ...any) error { return w.row.Scan(append(dest, w.more...)...) }
 
 // ActiveAdminCount returns how many active people are admins (Onyx's
 // get_active_admin_count, which an assistant's snapshot shows).
