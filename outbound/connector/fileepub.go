@@ -88,13 +88,14 @@ func epubText(out *textBuffer, r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("its part %s cannot be read", quarry.ClipText(name, 200))
 		}
-		br := newBoundedReader(rc, min(left, maxFileInput), &limitError{what: "what its documents inflate to", limit: epubMaxInflated})
+		limit := min(left, maxFileInput)
+		br := newBoundedReader(rc, limit, &limitError{what: "what its documents inflate to", limit: epubMaxInflated})
 		if left > maxFileInput {
 			br.tooLarge = &limitError{what: "its part " + quarry.ClipText(name, 200), limit: maxFileInput}
 		}
 		p, err := readHTML(br)
 		rc.Close()
-		left = max(br.left, 0)
+		left -= limit - max(br.left, 0)
 		var le *limitError
 		if errors.As(err, &le) {
 			return err

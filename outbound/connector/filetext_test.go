@@ -245,3 +245,43 @@ func checkExtracted(t *testing.T, kind string, in []byte) {
 		t.Fatalf("%s: text %q is not UTF-8", kind, text)
 	}
 }
+
+// TestEPUBBounds: an EPUB whose spine names one highly compressed part
+// again and again stops at epubMaxInflated inflated, parts within it are
+// read (each part's bytes count once against the whole: the bound was
+// 64 MiB in all before), and a part larger than maxFileInput stops at
+// that part, each with an error that says so.
+func TestEPUBBounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("inflates 256 MiB")
+	}
+	book := func(part string, times int) string {
+		spine := strings.Repeat(`<itemref idref="a"/>`, times)
+		return string(epub(map[string]string{
+			"META-INF/container.xml": `<container><rootfiles><rootfile full-path="p.opf"/></rootfiles></container>`,
+			"p.opf":                  `<package><manifest><item id="a" href="a.xhtml" media-type="application/xhtml+xml"/></manifest><spine>` + spine + `</spine></package>`,
+			"a.xhtml":                part,
+		}))
+	}
+	comment := func(n int) string { return "<html><body><!--" + strings.Repeat("a", n) + "--><p>x</p></body></html>" }
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"a part named again and again", book(comment(60<<20), 5), "what its documents inflate to is larger than 256 MiB, the most the connector reads"},
+		{"parts within the bounds", book(comment(40<<20), 2), ""},
+		{"one part too large", book(comment(maxFileInput), 1), "its part a.xhtml is larger than 64 MiB, the most the connector reads"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, err := ExtractText(quarry.FileKindEPUB, strings.NewReader(tc.in), 1<<20)
+			if tc.want == "" {
+				if err != nil || text != "x\n\nx" {
+					t.Fatalf("got %q, %v; want the text of both parts", text, err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("got error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
