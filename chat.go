@@ -337,7 +337,8 @@ func (p ChatPlacement) Regenerate() bool { return p.Parent.Type == ChatUser }
 // the latest message for AutoPlaceMessage; at the root (a fresh start) for
 // nil or the root's id; otherwise after the message parentID names, which
 // must be on the mainline (400 otherwise), the mainline being cut there.
-// root and mainline are ChatMainline's.
+// root and mainline are ChatMainline's; a root not stored yet (ID 0) is
+// named by no id.
 func PlaceChatMessage(root *ChatMessage, mainline []*ChatMessage, parentID *int64) (ChatPlacement, error) {
 	var p ChatPlacement
 	switch {
@@ -346,7 +347,7 @@ func PlaceChatMessage(root *ChatMessage, mainline []*ChatMessage, parentID *int6
 		if len(mainline) > 0 {
 			p.Parent = mainline[len(mainline)-1]
 		}
-	case parentID == nil || *parentID == root.ID:
+	case parentID == nil || root.ID != 0 && *parentID == root.ID:
 		p.Parent = root
 	default:
 		i := slices.IndexFunc(mainline, func(m *ChatMessage) bool { return m.ID == *parentID })

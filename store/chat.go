@@ -480,89 +480,117 @@ func (db *DB) ChatStopRequested(ctx context.Context, id string) (bool, error) {
 // when in.Session is nil (from in.NewSession), places the message
 // (quarry.PlaceChatMessage), stores it (unless an earlier question is
 // asked again), reserves the answer (quarry.ChatReservedText) as the
-// question's latest child, and clears the session's stop.
+// question's latest child, and clears the session's stop. In a session
+// that exists, it costs PostgreSQL two round trips (a pipe).
 func (db *DB) StartChatTurn(ctx context.Context, c *quarry.Caller, in quarry.ChatTurnInput) (*quarry.ChatTurn, error) {
-	var out *quarry.ChatTurn
-	err := db.update(ctx, func(tx *Tx) error {
-		t := &quarry.ChatTurn{}
-		var err error
-		if in.SessionID == "" {
+	t := &quarry.ChatTurn{}
+	if in.SessionID == "" {
+		err := db.update(ctx, func(tx *Tx) error {
+			var err error
 			if t.Session, err = tx.createChatSession(ctx, c, in.NewSession); err != nil {
 				return err
 			}
 			t.NewSession = true
-		} else {
-			// The update comes first: on PostgreSQL it holds the session's
-			// row, so that two questions of a session are placed one after
-			// the other.
-			t.Session, err = scanChatSession(tx.QueryRowContext(ctx, `UPDATE chat_sessions SET stop_requested = FALSE, updated_at = $2
-				WHERE id = $1 RETURNING `+chatSessionColumns, in.SessionID, tx.now.Micros()))
-			if errors.Is(err, sql.ErrNoRows) {
-				return quarry.ErrChatSessionNotFound
-			} else if err != nil {
+			return tx.pipe(ctx).placeChatTurn(t, in, nil)
+		})
+		return t, err
+	}
+	err := db.piped(ctx, func(p *pipe) error {
+		// The update comes first: on PostgreSQL it holds the session's
+		// row, so that two questions of a session are placed one after
+		// the other.
+		p.query(`UPDATE chat_sessions SET stop_requested = FALSE, updated_at = $2 WHERE id = $1 RETURNING `+chatSessionColumns,
+			[]any{in.SessionID, p.now.Micros()}, func(row scanner) (err error) {
+				t.Session, err = scanChatSession(row)
 				return err
-			}
-			if err := c.CheckOwnChatSession(t.Session); err != nil {
-				return err
-			}
-		}
-		msgs, err := queryAll(ctx, tx, scanChatMessage, `SELECT `+chatMessageColumns+` FROM chat_messages m WHERE m.session_id = $1`, t.Session.ID)
-		if err != nil {
+			})
+		var msgs []*quarry.ChatMessage
+		p.query(`SELECT `+chatMessageColumns+` FROM chat_messages m WHERE m.session_id = $1`, []any{in.SessionID}, func(row scanner) error {
+			m, err := scanChatMessage(row)
+			msgs = append(msgs, m)
+			return err
+		})
+		if err := p.send(); err != nil {
 			return err
 		}
-		root, mainline := quarry.ChatMainline(msgs)
-		if root == nil {
-			if root, err = tx.addChatMessage(ctx, t.Session.ID, nil, quarry.ChatSystem, "", nil); err != nil {
-				return err
-			}
+		if t.Session == nil {
+			return quarry.ErrChatSessionNotFound
 		}
-		place, err := quarry.PlaceChatMessage(root, mainline, in.ParentID)
-		if err != nil {
+		if err := c.CheckOwnChatSession(t.Session); err != nil {
 			return err
 		}
-		if err := quarry.CheckChatMessage(in.Message, place); err != nil {
-			return err
-		}
-		t.History, t.Question = place.History, place.Question
-		if t.Question == nil {
-			if t.Question, err = tx.addChatMessage(ctx, t.Session.ID, &place.Parent.ID, quarry.ChatUser, in.Message, nil); err != nil {
-				return err
-			}
-			t.History = append(slices.Clip(t.History), t.Question)
-		}
-		answer, err := tx.addChatMessage(ctx, t.Session.ID, &t.Question.ID, quarry.ChatAssistant, quarry.ChatReservedText, in.ModelDisplayName)
-		if err != nil {
-			return err
-		}
-		t.AnswerID = answer.ID
-		out = t
-		return nil
+		return p.placeChatTurn(t, in, msgs)
 	})
-	return out, err
-}
-
-// addChatMessage stores a message of session id, which becomes the latest
-// child of its parent (a trigger of migration 00022 sets the parent's
-// latest_child_id: one statement a message, not two).
-func (tx *Tx) addChatMessage(ctx context.Context, session string, parent *int64, typ quarry.ChatMessageType, text string, model *string) (*quarry.ChatMessage, error) {
-	m := &quarry.ChatMessage{SessionID: session, ParentID: parent, Type: typ, Message: text, TokenCount: quarry.EstimateTokens(text),
-		ModelDisplayName: model, SentAt: tx.now}
-	err := tx.QueryRowContext(ctx, `INSERT INTO chat_messages (session_id, parent_id, message_type, message, token_count, model_display_name, sent_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, session, parent, typ, text, m.TokenCount, model, tx.now.Micros()).Scan(&m.ID)
 	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	return t, nil
+}
+
+// placeChatTurn places turn t's question among msgs, the messages of its
+// session, and stores the question and the answer's reservation.
+func (p *pipe) placeChatTurn(t *quarry.ChatTurn, in quarry.ChatTurnInput, msgs []*quarry.ChatMessage) error {
+	root, mainline := quarry.ChatMainline(msgs)
+	if root == nil {
+		root = p.addChatMessage(t.Session.ID, nil, quarry.ChatSystem, "", nil)
+	}
+	place, err := quarry.PlaceChatMessage(root, mainline, in.ParentID)
+	if err != nil {
+		return err
+	}
+	if err := quarry.CheckChatMessage(in.Message, place); err != nil {
+		return err
+	}
+	t.History, t.Question = place.History, place.Question
+	if t.Question == nil {
+		t.Question = p.addChatMessage(t.Session.ID, place.Parent, quarry.ChatUser, in.Message, nil)
+		t.History = append(slices.Clip(t.History), t.Question)
+	}
+	answer := p.addChatMessage(t.Session.ID, t.Question, quarry.ChatAssistant, quarry.ChatReservedText, in.ModelDisplayName)
+	if err := p.send(); err != nil {
+		return err
+	}
+	t.AnswerID = answer.ID
+	return nil
+}
+
+// addChatMessage queues a message of session, which becomes the latest
+// child of parent (a trigger of migration 00022 sets the parent's
+// latest_child_id: one statement a message, not two). Its ID is set at
+// the pipe's send. A parent queued in the same send (ID 0 until then) is
+// the session's newest message: the transaction that places a message
+// holds its session's row, so no other inserts into the session
+// meanwhile. (Not the connection's last insert: PostgreSQL draws the
+// new row's own id before it reads lastval().)
+func (p *pipe) addChatMessage(session string, parent *quarry.ChatMessage, typ quarry.ChatMessageType, text string, model *string) *quarry.ChatMessage {
+	m := &quarry.ChatMessage{SessionID: session, Type: typ, Message: text, TokenCount: quarry.EstimateTokens(text),
+		ModelDisplayName: model, SentAt: p.now}
+	parentSQL, args := `$2`, []any{session, nil, typ, text, m.TokenCount, model, p.now.Micros()}
+	if parent != nil && parent.ID != 0 {
+		args[1] = parent.ID
+	} else if parent != nil {
+		parentSQL = `COALESCE($2, (SELECT MAX(id) FROM chat_messages WHERE session_id = $1))`
+	}
+	p.query(`INSERT INTO chat_messages (session_id, parent_id, message_type, message, token_count, model_display_name, sent_at)
+		VALUES ($1, `+parentSQL+`, $3, $4, $5, $6, $7) RETURNING id`, args, func(row scanner) error {
+		if parent != nil {
+			id := parent.ID // Set by now: its statement came first.
+			m.ParentID = &id
+		}
+		return row.Scan(&m.ID)
+	})
+	return m
 }
 
 // FinishChatTurn writes the answer a reserved for, with its calls of
 // tools and their documents, whatever became of its session's person's
-// request: it is written even when the request's context has ended.
+// request: it is written even when the request's context has ended. It
+// costs PostgreSQL two round trips (a pipe), or one without documents.
 func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
 	ctx = context.WithoutCancel(ctx)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return db.update(ctx, func(tx *Tx) error {
+	return db.piped(ctx, func(p *pipe) error {
 		// The session's row is not written: its updated_at moved when the
 		// question was asked (StartChatTurn), and a question asked while
 		// this answer is written, which holds that row, waits for the
@@ -582,30 +610,34 @@ func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
 			v := int64(*a.ProcessingSeconds * 1e6)
 			processing = &v
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE chat_messages SET message = $3, token_count = $4, error = $5, citations = $6, processing_micros = $7
-			WHERE id = $1 AND session_id = $2`, a.MessageID, a.SessionID, a.Text, quarry.EstimateTokens(a.Text), a.Error, citations, processing)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return quarry.ErrChatSessionNotFound // Deleted while answering.
-		}
-		for _, k := range a.ToolCalls {
-			var callID int64
+		p.exec(`UPDATE chat_messages SET message = $3, token_count = $4, error = $5, citations = $6, processing_micros = $7
+			WHERE id = $1 AND session_id = $2`, []any{a.MessageID, a.SessionID, a.Text, quarry.EstimateTokens(a.Text), a.Error, citations, processing},
+			func(changed int64) error {
+				if changed == 0 {
+					return quarry.ErrChatSessionNotFound // Deleted while answering.
+				}
+				return nil
+			})
+		calls := make([]int64, len(a.ToolCalls))
+		documents := false
+		for i, k := range a.ToolCalls {
 			args := string(k.Arguments)
 			if !json.Valid(k.Arguments) {
 				args = jsonText(string(k.Arguments))
 			}
-			if err := tx.QueryRowContext(ctx, `INSERT INTO chat_tool_calls (message_id, turn_number, tab_index, tool_id, call_id, name, arguments, response)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, a.MessageID, k.TurnNumber, k.TabIndex, k.ToolID, k.CallID, k.Name,
-				args, k.Response).Scan(&callID); err != nil {
-				return err
-			}
-			if err := insertChatDocuments(ctx, tx, a.MessageID, callID, k.Documents); err != nil {
-				return err
-			}
+			p.query(`INSERT INTO chat_tool_calls (message_id, turn_number, tab_index, tool_id, call_id, name, arguments, response)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`, []any{a.MessageID, k.TurnNumber, k.TabIndex, k.ToolID, k.CallID, k.Name,
+				args, k.Response}, func(row scanner) error { return row.Scan(&calls[i]) })
+			documents = documents || len(k.Documents) > 0
+		}
+		if !documents {
+			return nil
+		}
+		if err := p.send(); err != nil {
+			return err
+		}
+		for i, k := range a.ToolCalls {
+			p.insertChatDocuments(a.MessageID, calls[i], k.Documents)
 		}
 		return nil
 	})
@@ -616,9 +648,9 @@ func (db *DB) FinishChatTurn(ctx context.Context, a *quarry.ChatAnswer) error {
 // limits (32,766 on SQLite, 65,535 on PostgreSQL).
 const chatDocumentsPerInsert = 500
 
-// insertChatDocuments stores the documents a call of a tool gave, a few
-// hundred rows a statement: on PostgreSQL each statement is a round trip.
-func insertChatDocuments(ctx context.Context, tx *Tx, message, call int64, docs []quarry.ChatDocument) error {
+// insertChatDocuments queues the documents a call of a tool gave, a few
+// hundred rows a statement.
+func (p *pipe) insertChatDocuments(message, call int64, docs []quarry.ChatDocument) {
 	for len(docs) > 0 {
 		n := min(len(docs), chatDocumentsPerInsert)
 		var q strings.Builder
@@ -633,12 +665,9 @@ func insertChatDocuments(ctx context.Context, tx *Tx, message, call int64, docs 
 			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d)", p+1, p+2, p+3, p+4, p+5)
 			args = append(args, message, call, h.Pair.ID, h.DocumentID, encodeChatDoc(h))
 		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return err
-		}
+		p.exec(q.String(), args, nil)
 		docs = docs[n:]
 	}
-	return nil
 }
 
 // chatMessageOf reads message id of a session of c's (or
