@@ -16,12 +16,11 @@ import (
 // a transaction whose statements depend on one earlier answer costs two
 // round trips, not one a statement. Each statement's answer is handed to
 // its callback at the send, in order. On SQLite, where a statement costs
-// no round trip, each runs at once in a transaction of DB.update's and
-// send only reports the first failure.
+// no round trip, and in a transaction of DB.update's (Tx.pipe), each
+// runs at once and send only reports the first failure.
 //
-// A chat's message writes through pipes: on a loopback PostgreSQL sharing
-// two cores with the server, a round trip costs about a quarter of a
-// millisecond, the most of Quarry's own time per message.
+// A chat's message writes through pipes: it made 14 round trips to
+// PostgreSQL besides its search's, 6 with them (docs/benchmarks.md).
 type pipe struct {
 	ctx   context.Context
 	tx    *Tx       // SQLite: statements run at once.
