@@ -187,8 +187,16 @@ func (p *Provider) TokenRequests() []url.Values {
 // ends.
 func Start(tb testing.TB) *Provider {
 	tb.Helper()
-	p := New(tb)
-	p.Serve()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("authtest: listening: %v", err)
+	}
+	// Served on the listener that chose the address, so that no other
+	// process can take the port between the two (as with New).
+	p := newProvider(tb, l.Addr().String())
+	p.mu.Lock()
+	p.serve(l)
+	p.mu.Unlock()
 	return p
 }
 
@@ -208,7 +216,13 @@ func New(tb testing.TB) *Provider {
 	if err := l.Close(); err != nil {
 		tb.Fatalf("authtest: reserving an address: %v", err)
 	}
+	return newProvider(tb, addr)
+}
 
+// newProvider returns a provider whose Issuer address is addr, not
+// serving yet.
+func newProvider(tb testing.TB, addr string) *Provider {
+	tb.Helper()
 	p := &Provider{
 		Issuer: "http://" + addr,
 		tb:     tb,
@@ -226,6 +240,7 @@ func New(tb testing.TB) *Provider {
 		SupportedScopes:          append(slices.Clone(op.DefaultSupportedScopes), ScopeGroups),
 		SupportedClaims:          append(slices.Clone(op.DefaultSupportedClaims), "groups", "scope"),
 	}
+	var err error
 	p.op, err = op.NewProvider(config, p.store, op.StaticIssuer(p.Issuer), op.WithAllowInsecure())
 	if err != nil {
 		tb.Fatalf("authtest: %v", err)
@@ -256,6 +271,11 @@ func (p *Provider) Serve() {
 	if err != nil {
 		p.tb.Fatalf("authtest: serving on %s: %v", p.addr, err)
 	}
+	p.serve(l)
+}
+
+// serve serves on l. Called with mu held.
+func (p *Provider) serve(l net.Listener) {
 	p.srv = &http.Server{Handler: p.handler, ReadHeaderTimeout: 10 * time.Second}
 	go p.srv.Serve(l)
 }
