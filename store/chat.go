@@ -493,7 +493,10 @@ func (db *DB) StartChatTurn(ctx context.Context, c *quarry.Caller, in quarry.Cha
 			t.NewSession = true
 			return tx.pipe(ctx).placeChatTurn(t, in, nil)
 		})
-		return t, err
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
 	}
 	err := db.piped(ctx, func(p *pipe) error {
 		// The update comes first: on PostgreSQL it holds the session's
