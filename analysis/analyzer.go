@@ -6,6 +6,7 @@
 package analysis
 
 import (
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -143,55 +144,70 @@ func classOf(r rune) class {
 // than MaxTokenLength characters cut into pieces.
 func Words(text string) []Token {
 	out := make([]Token, 0, len(text)/6+1) // About a word in six bytes of English.
-	pos := 0
-	i := 0
-	for i < len(text) {
-		r, n := utf8.DecodeRuneInString(text[i:])
-		c := classOf(r)
-		if c == ideograph {
-			out = append(out, Token{Word: text[i : i+n], Start: i, End: i + n, Position: pos})
-			pos++
-			i += n
-			continue
-		}
-		if c != letter && c != numeric && c != extendNumLet {
-			i += n
-			continue
-		}
-		start, end, chars := i, i+n, 1
-		last := c // The class of the last letter, digit or underscore.
-		hasWord := c != extendNumLet
-		j := i + n
-		for j < len(text) && chars < MaxTokenLength {
-			r, n := utf8.DecodeRuneInString(text[j:])
-			switch k := classOf(r); k {
-			case letter, numeric, extendNumLet:
-				last, hasWord = k, hasWord || k != extendNumLet
-				j += n
-				end, chars = j, chars+1
-				continue
-			case extend:
-				j += n
-				end = j
-				continue
-			case midLetter, midNum, midNumLet:
-				r2, n2 := utf8.DecodeRuneInString(text[j+n:])
-				next := classOf(r2)
-				if j+n < len(text) && ((last == letter && next == letter && k != midNum) ||
-					(last == numeric && next == numeric && k != midLetter)) {
-					j += n + n2
-					end, chars = j, chars+1
-					last = next
-					continue
-				}
-			}
-			break
-		}
-		if hasWord {
-			out = append(out, Token{Word: text[start:end], Start: start, End: end, Position: pos})
-			pos++
-		}
-		i = end
+	for t := range WordsSeq(text) {
+		out = append(out, t)
 	}
 	return out
+}
+
+// WordsSeq returns an iterator over the words of text, as Words finds
+// them, that holds none of them: a reader that needs a few words of a
+// long text, or one word at a time, allocates nothing.
+func WordsSeq(text string) iter.Seq[Token] {
+	return func(yield func(Token) bool) {
+		pos := 0
+		i := 0
+		for i < len(text) {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			c := classOf(r)
+			if c == ideograph {
+				if !yield(Token{Word: text[i : i+n], Start: i, End: i + n, Position: pos}) {
+					return
+				}
+				pos++
+				i += n
+				continue
+			}
+			if c != letter && c != numeric && c != extendNumLet {
+				i += n
+				continue
+			}
+			start, end, chars := i, i+n, 1
+			last := c // The class of the last letter, digit or underscore.
+			hasWord := c != extendNumLet
+			j := i + n
+			for j < len(text) && chars < MaxTokenLength {
+				r, n := utf8.DecodeRuneInString(text[j:])
+				switch k := classOf(r); k {
+				case letter, numeric, extendNumLet:
+					last, hasWord = k, hasWord || k != extendNumLet
+					j += n
+					end, chars = j, chars+1
+					continue
+				case extend:
+					j += n
+					end = j
+					continue
+				case midLetter, midNum, midNumLet:
+					r2, n2 := utf8.DecodeRuneInString(text[j+n:])
+					next := classOf(r2)
+					if j+n < len(text) && ((last == letter && next == letter && k != midNum) ||
+						(last == numeric && next == numeric && k != midLetter)) {
+						j += n + n2
+						end, chars = j, chars+1
+						last = next
+						continue
+					}
+				}
+				break
+			}
+			if hasWord {
+				if !yield(Token{Word: text[start:end], Start: start, End: end, Position: pos}) {
+					return
+				}
+				pos++
+			}
+			i = end
+		}
+	}
 }

@@ -19,11 +19,14 @@ const (
 // Blurb returns the first BlurbWords words of content, with what stands
 // between them.
 func Blurb(content string) string {
-	ws := analysis.Words(content)
-	if len(ws) <= BlurbWords {
-		return strings.TrimSpace(content)
+	n, end := 0, 0
+	for w := range analysis.WordsSeq(content) {
+		if n++; n > BlurbWords {
+			return strings.TrimSpace(content[:end]) // Cut only a longer text.
+		}
+		end = w.End
 	}
-	return strings.TrimSpace(content[:ws[BlurbWords-1].End])
+	return strings.TrimSpace(content)
 }
 
 // Highlights returns the window of SnippetWords words of content that
@@ -38,10 +41,9 @@ func Highlights(content string, terms map[string]bool, prefixes []string) []stri
 
 // highlights is Highlights, and when near is not nil, in the same reading of
 // content, the nearness of its words for Candidates.Proximity (near.add).
+// It reads content's words twice rather than keep them: once to find the
+// matches, once to write the window.
 func highlights(content string, terms map[string]bool, prefixes []string, near *nearness) []string {
-	ws := analysis.Words(content)
-	match := make([]bool, len(ws))
-	any := false
 	// A term begins with its word's first letter, lowercased (stemming
 	// changes only endings): words that begin otherwise are not analyzed.
 	first := map[rune]bool{}
@@ -58,7 +60,10 @@ func highlights(content string, terms map[string]bool, prefixes []string, near *
 		r, _ := utf8.DecodeRuneInString(p)
 		first[r] = true
 	}
-	for i, w := range ws {
+	var matches []int // The positions of the words that match.
+	words := 0
+	for w := range analysis.WordsSeq(content) {
+		words++
 		if r, _ := utf8.DecodeRuneInString(w.Word); !first[unicode.ToLower(r)] {
 			continue
 		}
@@ -66,44 +71,59 @@ func highlights(content string, terms map[string]bool, prefixes []string, near *
 		if near != nil {
 			near.add(t, w.Position)
 		}
-		lw := strings.ToLower(w.Word)
-		match[i] = t != "" && terms[t]
-		for _, p := range prefixes {
-			match[i] = match[i] || p != "" && strings.HasPrefix(lw, p)
+		match := t != "" && terms[t]
+		if !match && len(prefixes) > 0 {
+			lw := strings.ToLower(w.Word)
+			for _, p := range prefixes {
+				match = match || p != "" && strings.HasPrefix(lw, p)
+			}
 		}
-		any = any || match[i]
+		if match {
+			matches = append(matches, w.Position)
+		}
 	}
-	if !any {
+	if len(matches) == 0 {
 		return []string{}
 	}
-	best, bestN, n := 0, -1, 0
-	for i := range ws {
-		if match[i] {
-			n++
+	// The window of SnippetWords words that holds the most matches, the
+	// first of them if several do, from its first match: the window that
+	// ends at each match holds the matches from lo to it.
+	start, most := 0, 0
+	for i, lo := 0, 0; i < len(matches); i++ {
+		for matches[lo] <= matches[i]-SnippetWords {
+			lo++
 		}
-		if i >= SnippetWords && match[i-SnippetWords] {
-			n--
-		}
-		if start := max(0, i-SnippetWords+1); n > bestN {
-			best, bestN = start, n
+		if n := i - lo + 1; n > most {
+			start, most = matches[lo], n
 		}
 	}
-	for !match[best] {
-		best++ // The window from its first match holds at least as many.
-	}
-	end := min(best+SnippetWords, len(ws))
+	end := min(start+SnippetWords, words)
 	var b strings.Builder
-	pos := ws[best].Start
-	for i := best; i < end; i++ {
-		b.WriteString(content[pos:ws[i].Start])
-		if match[i] {
-			b.WriteString("<hi>" + ws[i].Word + "</hi>")
-		} else {
-			b.WriteString(ws[i].Word)
+	pos := -1 // The byte after the last word written; -1 before the first.
+	m := 0    // The first match not yet written.
+	for w := range analysis.WordsSeq(content) {
+		if w.Position < start {
+			continue
 		}
-		pos = ws[i].End
+		if w.Position == end {
+			break
+		}
+		if pos >= 0 {
+			b.WriteString(content[pos:w.Start])
+		}
+		for m < len(matches) && matches[m] < w.Position {
+			m++
+		}
+		if m < len(matches) && matches[m] == w.Position {
+			b.WriteString("<hi>")
+			b.WriteString(w.Word)
+			b.WriteString("</hi>")
+		} else {
+			b.WriteString(w.Word)
+		}
+		pos = w.End
 	}
-	if end == len(ws) {
+	if end == words {
 		b.WriteString(content[pos:]) // The text's last words keep what follows them.
 	}
 	return []string{strings.TrimSpace(b.String())}
