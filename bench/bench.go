@@ -167,6 +167,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.loadPeakRSS(sys.inProcess)
 	if rep.Search != nil {
 		rep.Search.Memory.HeapAfterSearchesBytes = heapInUse()
+		if sys.db != nil {
+			c := sys.db.SearchCacheStats()
+			rep.Search.Memory.BlockCache = &c
+		}
 	}
 
 	floorBase, stopFloor, err := startFloor(o.Server, w.answers)

@@ -141,6 +141,11 @@ type SearchMemory struct {
 	// once the server's searches have ended.
 	HeapAfterLoadBytes     uint64 `json:"heap_inuse_after_load_bytes"`
 	HeapAfterSearchesBytes uint64 `json:"heap_inuse_after_searches_bytes"`
+	// BlockCache is what the server keeps of the index's blocks in memory
+	// once the searches have ended, within its bound, and how often the
+	// searches found a block there (store.DB.SearchCacheStats); nil
+	// when the server is not in process.
+	BlockCache *store.SearchCacheStats `json:"block_cache"`
 }
 
 // searchCorpus is the corpus of a run: its load, and the person's key.
@@ -558,6 +563,14 @@ func (r *Report) writeSearchText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "memory    peak RSS %s after the load (since the start); Go heap in use %s after the load, %s after the searches\n",
 		peak, formatBytes(int64(m.HeapAfterLoadBytes)), formatBytes(int64(m.HeapAfterSearchesBytes)))
+	if c := m.BlockCache; c != nil {
+		share := 0.0
+		if c.Hits+c.Misses > 0 {
+			share = 100 * float64(c.Hits) / float64(c.Hits+c.Misses)
+		}
+		fmt.Fprintf(w, "cache     %s of blocks kept (bound %s, %d entries), %.1f%% of the blocks asked for found there\n",
+			formatBytes(c.Bytes), formatBytes(c.MaxBytes), c.Entries, share)
+	}
 	if len(sr.Missed) == 0 {
 		fmt.Fprintf(w, "targets   met (p50 ≤ %s, p99 ≤ %s, ≥ %.0f chunks/s)\n", ms(q.TargetP50MS), ms(q.TargetP99MS), targetChunksPerS)
 		return

@@ -130,7 +130,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 	if err != nil || snap.Chunks == 0 {
 		return []quarry.SearchHit{}, err
 	}
-	cands, prefixes, err := index.Score(&segmentReader{ctx: ctx, r: r, segs: segs}, snap, q, visible)
+	cands, prefixes, err := index.Score(&segmentReader{ctx: ctx, r: r, segs: segs, cache: db.blocks}, snap, q, visible)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -301,5 +302,39 @@ func TestSearchPhraseAmongManyTerms(t *testing.T) {
 		if err != nil || len(hits) != 1 {
 			t.Errorf("%d hits (%v) for %.40q…, want the document", len(hits), err, q)
 		}
+	}
+}
+
+// TestSearchKeepsBlocks checks that searches read a live segment's blocks
+// from the database once: the same searches again run a statement fewer
+// for each read of blocks, and find the same.
+func TestSearchKeepsBlocks(t *testing.T) {
+	f := newSearchFixture(t, storetest.Open(t))
+	ids := make([]int, 24)
+	for i := range ids {
+		ids[i] = i
+	}
+	f.ingest(t, 0, ids...)
+	if did, err := f.db.MergeIndex(ctx); err != nil || !did {
+		t.Fatalf("MergeIndex: %v, %v", did, err)
+	}
+	runs := make([][]string, 3)
+	statements := make([]int64, 3)
+	for i := range runs {
+		before := f.db.Statements()
+		runs[i] = f.results(t)
+		statements[i] = f.db.Statements() - before
+	}
+	for i := 1; i < len(runs); i++ {
+		if !slices.Equal(runs[i], runs[0]) {
+			t.Errorf("run %d found\n%q\nthe first\n%q", i+1, runs[i], runs[0])
+		}
+	}
+	if saved := statements[0] - statements[1]; saved < int64(len(searchQueries)) || statements[2] != statements[1] {
+		t.Errorf("statements of three runs of %d searches: %v; want at least one fewer a search from the second on, then the same",
+			len(searchQueries), statements)
+	}
+	if s := f.db.SearchCacheStats(); s.Entries == 0 || s.Hits == 0 || s.Bytes > s.MaxBytes {
+		t.Errorf("cache: %+v", s)
 	}
 }

@@ -48,24 +48,75 @@ func readIndex(ctx context.Context, r querier) (*index.Snapshot, []any, error) {
 }
 
 // segmentReader reads the blocks of live segments segs in a search's
-// snapshot r (index.Reader).
+// snapshot r (index.Reader), through cache: a block a search read before
+// is not read again (a live segment's blocks never change).
 type segmentReader struct {
-	ctx  context.Context
-	r    querier
-	segs []any
+	ctx   context.Context
+	r     querier
+	segs  []any
+	cache *blockCache
 }
 
-// Blocks returns the segments' blocks of terms.
+// Blocks returns the segments' blocks of terms: those the cache keeps,
+// and the others in one statement.
 func (s *segmentReader) Blocks(terms []string) ([]index.Block, error) {
 	if len(s.segs) == 0 || len(terms) == 0 {
 		return nil, nil
 	}
+	var out []index.Block
+	type key struct {
+		seg  int64
+		term string
+	}
+	missed := map[key]bool{}
+	var segs, missing []any
+	for _, seg := range s.segs {
+		segMissed := false
+		for _, t := range terms {
+			b, ok, found := s.cache.Get(seg.(int64), t)
+			switch {
+			case !found:
+				missed[key{seg.(int64), t}], segMissed = true, true
+			case ok:
+				out = append(out, b)
+			}
+		}
+		if segMissed {
+			segs = append(segs, seg)
+		}
+	}
+	if len(missed) == 0 {
+		return out, nil
+	}
+	for _, t := range terms {
+		for _, seg := range segs {
+			if missed[key{seg.(int64), t}] {
+				missing = append(missing, t)
+				break
+			}
+		}
+	}
 	var args []any
-	return queryAll(s.ctx, s.r, func(x interface{ Scan(...any) error }) (index.Block, error) {
+	read, err := queryAll(s.ctx, s.r, func(x interface{ Scan(...any) error }) (index.Block, error) {
 		var b index.Block
 		return b, x.Scan(&b.Segment, &b.Term, &b.DF, &b.Postings)
 	}, `SELECT segment_id, term, df, postings FROM search_blocks WHERE `+
-		sqlIn("segment_id", s.segs, &args)+` AND `+sqlIn("term", anys(terms), &args), args...)
+		sqlIn("segment_id", segs, &args)+` AND `+sqlIn("term", missing, &args), args...)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range read {
+		k := key{b.Segment, b.Term}
+		if missed[k] { // Not one the cache gave already.
+			delete(missed, k)
+			out = append(out, b)
+			s.cache.Put(b)
+		}
+	}
+	for k := range missed {
+		s.cache.PutAbsent(k.seg, k.term)
+	}
+	return out, nil
 }
 
 // PrefixTerms returns the segments' first n terms that begin with prefix.

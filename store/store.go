@@ -59,6 +59,9 @@ type DB struct {
 	// pendingWritten counts them.
 	indexNudge     chan struct{}
 	pendingWritten atomic.Int64
+	// blocks keeps the search index's blocks that searches read
+	// (store/searchreader.go).
+	blocks *blockCache
 }
 
 // pool is a connection pool that counts the statements it runs and, on
@@ -295,11 +298,19 @@ func (c *stmtCache) preparePending(ctx context.Context, db *sql.DB) {
 // to show that the cost of a listing does not grow with its length.
 func (db *DB) Statements() int64 { return db.statements.Load() }
 
+// DefaultSearchCache is the bound of Options.SearchCache when none is
+// given: 256 MiB.
+const DefaultSearchCache = 256 << 20
+
 // Options configure Open.
 type Options struct {
 	// MaxConns caps the connections of the read pool (PostgreSQL: of the
 	// only pool). Zero means 16.
 	MaxConns int
+	// SearchCache bounds the bytes of the search index's blocks kept in
+	// memory between searches (blockCache). Zero means
+	// DefaultSearchCache; a negative bound keeps none.
+	SearchCache int64
 	// Migrations, if not nil, replaces the embedded migrations: a
 	// directory per dialect ("sqlite", "postgres") of goose SQL files.
 	// Tests use it to run a migration that fails.
@@ -345,8 +356,11 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 16
 	}
+	if opts.SearchCache == 0 {
+		opts.SearchCache = DefaultSearchCache
+	}
 	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations,
-		indexNudge: make(chan struct{}, 1)}
+		indexNudge: make(chan struct{}, 1), blocks: newBlockCache(opts.SearchCache)}
 	if db.migrations == nil {
 		db.migrations = migrations
 	}

@@ -32,6 +32,9 @@ type Config struct {
 	OldEncryptionKeys []string // Keys still accepted for reading during a rotation.
 	MaskCredentials   bool
 	MaxBodyBytes      int64
+	// SearchCacheBytes bounds the search index's blocks kept in memory
+	// (store.Options.SearchCache; 0 keeps none).
+	SearchCacheBytes  int64
 	FileLimits        quarry.FileLimits // Uploads for the file connector.
 	LogLevel          slog.Level
 	LogFormat         string
@@ -119,6 +122,14 @@ var settings = []setting{
 		func(c *Config, v string) (err error) { c.MaskCredentials, err = strconv.ParseBool(v); return err }},
 	{"max-body-bytes", "QUARRY_MAX_BODY_BYTES", "1048576", "largest request body accepted (413 beyond)",
 		func(c *Config, v string) (err error) { c.MaxBodyBytes, err = parsePositive(v); return err }},
+	{"search-cache-bytes", "QUARRY_SEARCH_CACHE_BYTES", "268435456", "bytes of the search index's blocks kept in memory between searches (0 keeps none)",
+		func(c *Config, v string) (err error) {
+			c.SearchCacheBytes, err = strconv.ParseInt(v, 10, 64)
+			if err == nil && c.SearchCacheBytes < 0 {
+				err = errors.New("must not be negative")
+			}
+			return err
+		}},
 	{"file-max-upload-bytes", "QUARRY_FILE_MAX_UPLOAD_BYTES", "104857600", "largest upload of files for the file connector (413 beyond)",
 		func(c *Config, v string) (err error) { c.FileLimits.MaxUploadBytes, err = parsePositive(v); return err }},
 	{"file-max-files", "QUARRY_FILE_MAX_FILES", "10000", "most files one upload may keep, a zip's entries included (400 beyond)",

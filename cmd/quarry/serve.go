@@ -254,7 +254,7 @@ func openDB(ctx context.Context, cfg *Config, env *environment) (*store.DB, erro
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DatabaseURL, keys, store.Options{})
+	db, err := store.Open(ctx, cfg.DatabaseURL, keys, store.Options{SearchCache: storeCache(cfg.SearchCacheBytes)})
 	if err != nil {
 		return nil, err
 	}
@@ -270,4 +270,12 @@ func openDB(ctx context.Context, cfg *Config, env *environment) (*store.DB, erro
 func isLoopback(a net.Addr) bool {
 	tcp, ok := a.(*net.TCPAddr)
 	return ok && tcp.IP.IsLoopback()
+}
+
+// storeCache is store.Options.SearchCache for the setting n (0 keeps none).
+func storeCache(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
