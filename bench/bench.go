@@ -11,8 +11,8 @@
 // (report.go), the progress shown meanwhile (screen.go), the dataset
 // (seed.go), and the operations with set-ups of their own: tool-run
 // (toolrun.go), mcp-call and mcp-list (mcp.go), indexing (indexing.go),
-// ingest (ingest.go), search, with its corpus (search.go), and chat, with
-// its scripted model (chat.go). It is kept
+// ingest (ingest.go), search, with its corpus (search.go) and its Lucene
+// peer (peer.go), and chat, with its scripted model (chat.go). It is kept
 // apart from the packages that serve: nothing of quarry serve imports it.
 package bench
 
