@@ -61,8 +61,11 @@ type SearchPeer struct {
 	RoundSeconds float64 `json:"round_seconds"`
 	// Warmup is the number of queries each system answered, unmeasured,
 	// before the first round (peerWarmup).
-	Warmup int     `json:"warmup_queries"`
-	Peer   Numbers `json:"peer"`
+	Warmup int `json:"warmup_queries"`
+	// ResponseBytes is the size of the peer's answer to the first query
+	// of the warm-up that found something (Quarry's is the result's).
+	ResponseBytes int     `json:"response_bytes"`
+	Peer          Numbers `json:"peer"`
 	// Answered and WithResults count the peer's answers during its
 	// rounds, and those with at least one result.
 	Answered    int64 `json:"answered"`
@@ -196,8 +199,8 @@ func (p *lucenePeer) warmUp(ctx context.Context, w *work, base string) error {
 		}
 		if n, err := searchResults(answer); err != nil {
 			return fmt.Errorf("-peer: the search answered %s", truncate(answer, 300))
-		} else if n > 0 {
-			found = true
+		} else if n > 0 && !found {
+			p.report.ResponseBytes, found = len(answer), true
 		}
 	}
 	p.report.Warmup = warm

@@ -392,7 +392,7 @@ func (r *Report) WriteText(w io.Writer) {
 			p := r.Search.Peer
 			l := p.Peer.LatencyMS
 			fmt.Fprintf(w, row, "  lucene", strconv.FormatUint(p.Peer.Requests, 10), num(p.Peer.ThroughputRPS),
-				ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), "")
+				ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), strconv.Itoa(p.ResponseBytes))
 			v := p.QuarryOverPeer
 			fmt.Fprintf(w, row, "  quarry ÷ lucene", "", num(v.Throughput)+"×", "",
 				num(v.P50)+"×", num(v.P90)+"×", num(v.P99)+"×", num(v.Max)+"×", "")
