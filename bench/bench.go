@@ -154,8 +154,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if peer, err = setUpPeer(ctx, &o, sc); err != nil {
 			return nil, err
 		}
-		sc.line(fmt.Sprintf("warming up: %d queries to Quarry and to the peer", peerWarmup))
-		if err := peer.warmUp(ctx, w, sys.base); err != nil {
+		sc.line(fmt.Sprintf("warming up Quarry and the peer for %s", min(peerWarmup, o.Duration)))
+		if err := peer.warmUp(ctx, w, sys.base, o.Duration); err != nil {
 			return nil, err
 		}
 	}
