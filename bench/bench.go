@@ -11,8 +11,8 @@
 // (report.go), the progress shown meanwhile (screen.go), the dataset
 // (seed.go), and the operations with set-ups of their own: tool-run
 // (toolrun.go), mcp-call and mcp-list (mcp.go), indexing (indexing.go),
-// ingest (ingest.go), search, with its corpus (search.go), and chat, with
-// its scripted model (chat.go). It is kept
+// ingest (ingest.go), search, with its corpus (search.go) and its Lucene
+// peer (peer.go), and chat, with its scripted model (chat.go). It is kept
 // apart from the packages that serve: nothing of quarry serve imports it.
 package bench
 
@@ -72,6 +72,10 @@ type Options struct {
 	// DocumentSet narrows -op search's searches to the corpus's document
 	// set, which holds every pair (filters.document_set).
 	DocumentSet bool
+	// Peer is the URL of a Lucene peer (scripts/speed/LuceneSearch.java)
+	// that -op search loads with the same corpus and times beside Quarry,
+	// in alternated rounds (peer.go); "" for none.
+	Peer string
 
 	// Server is how the in-process server, and the floor, are set up.
 	Server Server
@@ -81,7 +85,7 @@ type Options struct {
 	Progress io.Writer
 	// CPUProfile, if not nil, receives a CPU profile (runtime/pprof) of
 	// the whole process while the server is loaded (not while seeding,
-	// nor during the floor).
+	// nor during the floor; with Peer, during the peer's rounds too).
 	CPUProfile io.Writer
 }
 
@@ -145,6 +149,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
+	var peer *lucenePeer
+	if o.Peer != "" {
+		if peer, err = setUpPeer(ctx, &o, sc); err != nil {
+			return nil, err
+		}
+		sc.line(fmt.Sprintf("warming up Quarry and the peer for %s", min(peerWarmup, o.Duration)))
+		if err := peer.warmUp(ctx, w, sys.base, o.Duration); err != nil {
+			return nil, err
+		}
+	}
+
 	if sys.inProcess {
 		// Peak RSS of the load alone: return what seeding and preparing
 		// left behind, then reset the high-water mark.
@@ -157,7 +172,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: the CPU profile: %w", err)
 		}
 	}
-	server, err := w.load(ctx, "server", sys.base, &o, sc)
+	var server, lucene *phase
+	if peer == nil {
+		server, err = w.load(ctx, "server", sys.base, &o, sc)
+	} else {
+		server, lucene, err = peer.rounds(ctx, w, sys.base, &o, sc)
+	}
 	if o.CPUProfile != nil {
 		pprof.StopCPUProfile()
 	}
@@ -196,10 +216,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if rep.Search != nil {
 		rep.endSearchReport(server)
 	}
+	n := server.errs.total.Load() + floor.errs.total.Load()
+	if peer != nil {
+		peer.endReport(rep, lucene)
+		n += lucene.errs.total.Load()
+	}
 	if rep.Chat != nil {
 		rep.endChatReport(w.chat)
 	}
-	if n := server.errs.total.Load() + floor.errs.total.Load(); n > 0 {
+	if n > 0 {
 		return rep, fmt.Errorf("bench: %d requests failed (counted by status in the report)", n)
 	}
 	if restoreErr != nil {
@@ -255,6 +280,19 @@ func (o *Options) check() ([]weight, error) {
 	}
 	if o.DocumentSet && o.Op != Search && o.Op != Chat {
 		return nil, errors.New("-document-set goes with -op search or -op chat")
+	}
+	if o.Peer != "" {
+		u, err := url.Parse(o.Peer)
+		switch {
+		case o.Op != Search:
+			return nil, errors.New("-peer goes with -op search")
+		case o.DocumentSet:
+			return nil, errors.New("-peer does not go with -document-set: the peer knows no document sets")
+		case err != nil || u.Scheme != "http" || u.Host == "":
+			return nil, fmt.Errorf("-peer: %q is not an http:// URL", o.Peer)
+		case !isLoopback(u.Hostname()):
+			return nil, fmt.Errorf("-peer: %s is not a loopback address; the peer runs on this machine", u.Hostname())
+		}
 	}
 	if (o.Op == Search || o.Op == Chat) && (o.SearchDocs < 1 || o.SearchDocs > MaxSearchDocs) {
 		return nil, fmt.Errorf("-search-docs: %d is not between 1 and %d", o.SearchDocs, MaxSearchDocs)

@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quarryhq/quarry/internal/corpus"
 	"github.com/quarryhq/quarry/internal/llmtest"
 	"github.com/quarryhq/quarry/toolrun"
 )
@@ -279,10 +278,7 @@ func prepareChat(ctx context.Context, w *work, p *preparation) error {
 		return err
 	}
 	cw := &chatWork{token: p.sys.search.personToken, set: p.sys.search.set, model: m}
-	gen := corpus.New(searchSeed + 1)
-	for range searchQueries {
-		cw.queries = append(cw.queries, gen.Query())
-	}
+	cw.queries = searchQueryTexts()
 	w.chat = cw
 	person := &caller{client: p.caller.client, base: p.caller.base, token: cw.token}
 	session, err := person.call(ctx, "POST", chatSessionPath, cw.sessionBody())

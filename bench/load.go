@@ -80,6 +80,19 @@ func (w *work) load(ctx context.Context, name, base string, o *Options, sc *scre
 	return ph, nil
 }
 
+// add adds the measurements of o, a later round of the same load, to
+// ph's: the latencies, the counts, the failures and the time.
+func (ph *phase) add(o *phase) {
+	for name, h := range o.series {
+		ph.series[name].add(h)
+	}
+	ph.errs.addAll(&o.errs)
+	ph.done.Add(o.done.Load())
+	ph.answered.Add(o.answered.Load())
+	ph.withResults.Add(o.withResults.Load())
+	ph.elapsed += o.elapsed
+}
+
 // client is one client: it makes one request at a time.
 type client struct {
 	ctx   context.Context
@@ -202,6 +215,22 @@ func (e *failures) add(phase, series, method, path string, status int, body stri
 	}
 }
 
+// addAll adds the failures of o to e's, keeping the first few samples.
+func (e *failures) addAll(o *failures) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e.total.Add(o.total.Load())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.counts == nil {
+		e.counts = map[string]int64{}
+	}
+	for k, n := range o.counts {
+		e.counts[k] += n
+	}
+	e.samples = append(e.samples, o.samples[:min(len(o.samples), errorSamples-len(e.samples))]...)
+}
+
 // Latency histograms: log-linear buckets, 64 per power of two (under 1.6%
 // error), exact below 128 ns. Clients record into 16 shards of atomic
 // counters, so that memory stays small whatever the number of clients.
@@ -252,6 +281,18 @@ func (h *histogram) record(shard int, d time.Duration) {
 		if ns <= m || s.max.CompareAndSwap(m, ns) {
 			return
 		}
+	}
+}
+
+// add adds the latencies of o to h's, when neither is being recorded.
+func (h *histogram) add(o *histogram) {
+	for i := range o.shards {
+		s, t := &h.shards[i], &o.shards[i]
+		for j := range t.counts {
+			s.counts[j].Add(t.counts[j].Load())
+		}
+		s.sum.Add(t.sum.Load())
+		s.max.Store(max(s.max.Load(), t.max.Load()))
 	}
 }
 

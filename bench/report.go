@@ -234,20 +234,8 @@ func (r *Report) addResults(w *work, server, floor *phase) {
 	for _, s := range w.seriesUsed() {
 		res := Result{Op: s.name, ResponseBytes: len(w.answers[s.route]),
 			Server: numbersOf(server, s.name), Floor: numbersOf(floor, s.name)}
-		ratio := func(a, b float64) float64 {
-			if b == 0 {
-				return 0
-			}
-			return round(a / b)
-		}
 		sv, fl := res.Server, res.Floor
-		res.VsFloor = Ratios{
-			Throughput: ratio(sv.ThroughputRPS, fl.ThroughputRPS),
-			P50:        ratio(sv.LatencyMS.P50, fl.LatencyMS.P50),
-			P90:        ratio(sv.LatencyMS.P90, fl.LatencyMS.P90),
-			P99:        ratio(sv.LatencyMS.P99, fl.LatencyMS.P99),
-			Max:        ratio(sv.LatencyMS.Max, fl.LatencyMS.Max),
-		}
+		res.VsFloor = ratiosOf(sv, fl)
 		if s.direct { // The floor is the direct call: the difference is the run's overhead.
 			res.OverheadMS = &Latency{Mean: round(sv.LatencyMS.Mean - fl.LatencyMS.Mean),
 				P50: round(sv.LatencyMS.P50 - fl.LatencyMS.P50), P90: round(sv.LatencyMS.P90 - fl.LatencyMS.P90),
@@ -256,6 +244,23 @@ func (r *Report) addResults(w *work, server, floor *phase) {
 		r.Results = append(r.Results, res)
 	}
 	r.Errors, r.FloorErrors = errorCountsOf(&server.errs), errorCountsOf(&floor.errs)
+}
+
+// ratiosOf divides a's numbers by b's (0 where b's is 0).
+func ratiosOf(a, b Numbers) Ratios {
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return round(a / b)
+	}
+	return Ratios{
+		Throughput: ratio(a.ThroughputRPS, b.ThroughputRPS),
+		P50:        ratio(a.LatencyMS.P50, b.LatencyMS.P50),
+		P90:        ratio(a.LatencyMS.P90, b.LatencyMS.P90),
+		P99:        ratio(a.LatencyMS.P99, b.LatencyMS.P99),
+		Max:        ratio(a.LatencyMS.Max, b.LatencyMS.Max),
+	}
 }
 
 func numbersOf(ph *phase, s string) Numbers {
@@ -383,6 +388,15 @@ func (r *Report) WriteText(w io.Writer) {
 		if o := res.OverheadMS; o != nil {
 			fmt.Fprintf(w, row, "  overhead", "", "", "+"+ms(o.Mean), "+"+ms(o.P50), "+"+ms(o.P90), "+"+ms(o.P99), "", "")
 		}
+		if res.Op == Search && r.Search != nil && r.Search.Peer != nil {
+			p := r.Search.Peer
+			l := p.Peer.LatencyMS
+			fmt.Fprintf(w, row, "  lucene", strconv.FormatUint(p.Peer.Requests, 10), num(p.Peer.ThroughputRPS),
+				ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), strconv.Itoa(p.ResponseBytes))
+			v := p.QuarryOverPeer
+			fmt.Fprintf(w, row, "  quarry ÷ lucene", "", num(v.Throughput)+"×", "",
+				num(v.P50)+"×", num(v.P90)+"×", num(v.P99)+"×", num(v.Max)+"×", "")
+		}
 	}
 	fmt.Fprintln(w)
 	if r.Search != nil {
@@ -393,6 +407,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	writeErrors(w, "errors", r.Errors)
 	writeErrors(w, "floor errors", r.FloorErrors)
+	if r.Search != nil && r.Search.Peer != nil {
+		writeErrors(w, "peer errors", r.Search.Peer.Errors)
+	}
 }
 
 func writeErrors(w io.Writer, label string, e ErrorCounts) {

@@ -75,6 +75,8 @@ type SearchReport struct {
 	Queries SearchQueries `json:"queries"`
 	Index   SearchIndex   `json:"index"`
 	Memory  SearchMemory  `json:"memory"`
+	// Peer is the Lucene peer's figures (-peer), or nil.
+	Peer *SearchPeer `json:"peer,omitempty"`
 	// Missed names the targets missed, with the figures.
 	Missed []string `json:"missed"`
 }
@@ -181,6 +183,59 @@ func pairDocs(docs int) []int {
 	return out
 }
 
+// pairName returns the name of the pair of place i (0 to 59):
+// bench-search-01 to -60.
+func pairName(i int) string { return fmt.Sprintf("%s%02d", searchNames, i+1) }
+
+// personSees reports whether the person sees the pair of place i: the
+// private pairs of their groups (the first searchPersonGroups) and the
+// public ones (the last searchPublic), as setUpSearch makes them.
+func personSees(i int) bool { return i < searchPersonGroups || i >= searchGroups }
+
+// corpusBatch is a batch of the corpus's load, and the place of its pair.
+type corpusBatch struct {
+	place int
+	docs  []quarry.Document
+}
+
+// corpusBatches generates the corpus of docs documents (ahead, in a
+// goroutine of its own) in the batches of its load: batch b goes to the
+// pair of place b mod 60. The channel closes after the last, or when ctx
+// is done.
+func corpusBatches(ctx context.Context, docs int) <-chan corpusBatch {
+	bs := batchSize(docs)
+	ch := make(chan corpusBatch, 4)
+	go func() {
+		defer close(ch)
+		gen := corpus.New(searchSeed)
+		for b := 0; b*bs < docs; b++ {
+			bt := corpusBatch{place: b % (searchGroups + searchPublic)}
+			for i := b * bs; i < min((b+1)*bs, docs); i++ {
+				title, text := gen.Document()
+				link := fmt.Sprintf("https://docs.example.com/bench/%07d", i)
+				bt.docs = append(bt.docs, quarry.Document{ID: fmt.Sprintf("bench-%07d", i), SemanticIdentifier: title, Source: "ingestion_api",
+					Sections: []quarry.Section{{Text: text, Link: &link}}, Metadata: map[string]any{}})
+			}
+			select {
+			case ch <- bt:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// searchQueryTexts returns the queries the clients draw from, as typed.
+func searchQueryTexts() []string {
+	gen := corpus.New(searchSeed + 1)
+	out := make([]string, searchQueries)
+	for i := range out {
+		out[i] = gen.Query()
+	}
+	return out
+}
+
 // holdsSearchCorpus reports whether db is one that -op search set up: the
 // person's key is there. It reads nothing else, so that a database of any
 // schema version can be asked.
@@ -223,7 +278,7 @@ func setUpSearch(ctx context.Context, db *store.DB, o *Options, reuse bool, sc *
 	s.personToken = token
 	var pairs []int64
 	for i := range searchGroups + searchPublic {
-		label := fmt.Sprintf("%s%02d", searchNames, i+1)
+		label := pairName(i)
 		access, groups := quarry.AccessPublic, []int64{}
 		if i < searchGroups {
 			members := []string{}
@@ -303,7 +358,7 @@ func (s *searchCorpus) find(ctx context.Context, db *store.DB, admin *quarry.Cal
 	held := 0
 	var wrong []string
 	for i, n := range want {
-		label := fmt.Sprintf("%s%02d", searchNames, i+1)
+		label := pairName(i)
 		p, ok := byName[label]
 		if !ok {
 			return fmt.Errorf("-db: the search corpus in it has no pair %s; give a fresh database", label)
@@ -337,32 +392,10 @@ func (s *searchCorpus) find(ctx context.Context, db *store.DB, admin *quarry.Cal
 // (store.DB.RunIndexUpkeep), timed from the first batch until the index
 // has settled.
 func (s *searchCorpus) loadCorpus(ctx context.Context, db *store.DB, admin *quarry.Caller, pairs []int64, sc *screen) error {
-	type batch struct {
-		pair int64
-		docs []quarry.Document
-	}
 	bs := batchSize(s.docs)
-	ch := make(chan batch, 4)
 	gctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		defer close(ch)
-		gen := corpus.New(searchSeed)
-		for b := 0; b*bs < s.docs; b++ {
-			bt := batch{pair: pairs[b%len(pairs)]}
-			for i := b * bs; i < min((b+1)*bs, s.docs); i++ {
-				title, text := gen.Document()
-				link := fmt.Sprintf("https://docs.example.com/bench/%07d", i)
-				bt.docs = append(bt.docs, quarry.Document{ID: fmt.Sprintf("bench-%07d", i), SemanticIdentifier: title, Source: "ingestion_api",
-					Sections: []quarry.Section{{Text: text, Link: &link}}, Metadata: map[string]any{}})
-			}
-			select {
-			case ch <- bt:
-			case <-gctx.Done():
-				return
-			}
-		}
-	}()
+	ch := corpusBatches(gctx, s.docs)
 
 	sc.line(fmt.Sprintf("loading %d documents in batches of %d", s.docs, bs))
 	var start, last time.Time
@@ -399,7 +432,7 @@ func (s *searchCorpus) loadCorpus(ctx context.Context, db *store.DB, admin *quar
 		if start.IsZero() {
 			start, last = time.Now(), time.Now()
 		}
-		if _, err := db.IngestBatch(ctx, admin, &bt.pair, bt.docs); err != nil {
+		if _, err := db.IngestBatch(ctx, admin, &pairs[bt.place], bt.docs); err != nil {
 			return fmt.Errorf("loading the corpus: %w", err)
 		}
 		done += len(bt.docs)
@@ -430,10 +463,9 @@ func (s *searchCorpus) loadCorpus(ctx context.Context, db *store.DB, admin *quar
 // one finds something: its answer is the floor's.
 func prepareSearch(ctx context.Context, w *work, p *preparation) error {
 	s := p.sys.search
-	gen := corpus.New(searchSeed + 1)
 	w.search = &searchWork{token: s.personToken}
-	for range searchQueries {
-		body := map[string]any{"search_query": gen.Query(), "num_hits": searchNumHits, "stream": false}
+	for _, query := range searchQueryTexts() {
+		body := map[string]any{"search_query": query, "num_hits": searchNumHits, "stream": false}
 		if s.set != "" {
 			body["filters"] = map[string]any{"document_set": []string{s.set}}
 		}
@@ -550,6 +582,18 @@ func (r *Report) writeSearchText(w io.Writer) {
 			l.Documents, ms(l.Seconds*1000), l.BatchSize, ms(l.SettleSeconds*1000), l.ChunksPerS, l.TargetChunksPerS)
 	} else {
 		fmt.Fprintln(w, "load      none: the database held the corpus (reused)")
+	}
+	if p := sr.Peer; p != nil {
+		load := "reused"
+		if !p.Reused {
+			load = "loaded in " + ms(p.LoadSeconds*1000)
+		}
+		share := 0.0
+		if p.Answered > 0 {
+			share = float64(p.WithResults) / float64(p.Answered)
+		}
+		fmt.Fprintf(w, "lucene    Lucene %s at %s, %d documents (%s); %d rounds of %s each, alternated with Quarry's, after %d queries each unmeasured; %d of its %d answers had results (%.1f%%)\n",
+			p.Lucene, p.URL, p.Documents, load, p.Rounds, ms(p.RoundSeconds*1000), p.Warmup, p.WithResults, p.Answered, 100*share)
 	}
 	var tables []string
 	for _, name := range slices.Sorted(maps.Keys(sr.Index.TablesBytes)) {

@@ -48,6 +48,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		fs.StringVar(&o.Mix, "mix", bench.DefaultMix, "weights of -op mix: op=weight,… over status, patch-credential, put-tool")
 		fs.IntVar(&o.SearchDocs, "search-docs", 1_000_000, fmt.Sprintf("documents of -op search's corpus (one chunk each), 1 to %d (-op chat: %d unless given)", bench.MaxSearchDocs, bench.DefaultChatDocs))
 		fs.BoolVar(&o.DocumentSet, "document-set", false, "-op search, -op chat: narrow each search to the corpus's document set, which holds every pair (search's filters.document_set, chat's internal_search_filters), to measure the filter's cost")
+		fs.StringVar(&o.Peer, "peer", "", "-op search: URL of a Lucene peer on loopback (scripts/speed/LuceneSearch.java; scripts/speed/run starts one) to load with the same corpus, unless it holds it, and to time with the same queries and clients, in rounds alternated with Quarry's")
 		fs.BoolVar(&jsonOut, "json", false, "print one JSON object instead of the text report")
 		fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the bench process, the in-process server's load only, to this file")
 	}, benchServerSettings...)
