@@ -181,12 +181,14 @@ var (
 	indexOldestDueDesc = prometheus.NewDesc("quarry_index_oldest_due_seconds", "How long the pair longest due for indexing has waited for its attempt; 0 when none is due.", nil, nil)
 	searchPendingDesc  = prometheus.NewDesc("quarry_search_pending_chunks", "Chunks written but not yet in a segment of the search index (searched all the same).", nil, nil)
 	searchSegmentsDesc = prometheus.NewDesc("quarry_search_segments", "Live segments of the search index.", nil, nil)
+	searchCacheDesc    = prometheus.NewDesc("quarry_search_cache_bytes", "Bytes of the search index's blocks this server keeps in memory (QUARRY_SEARCH_CACHE_BYTES bounds them).", nil, nil)
+	searchLookupsDesc  = prometheus.NewDesc("quarry_search_cache_lookups_total", "Searches' lookups of a block in this server's memory: found (hit) or read from the database (miss).", []string{"result"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c indexingCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{indexWaitingDesc, indexRunningDesc, indexExpiredDesc, indexLateDesc, indexOldestDueDesc,
-		searchPendingDesc, searchSegmentsDesc} {
+		searchPendingDesc, searchSegmentsDesc, searchCacheDesc, searchLookupsDesc} {
 		ch <- d
 	}
 }
@@ -194,6 +196,10 @@ func (c indexingCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector. A database that cannot be read
 // gives no figures (the scrape goes on; /ready tells why).
 func (c indexingCollector) Collect(ch chan<- prometheus.Metric) {
+	cache := c.db.SearchCacheStats() // In memory: reported whatever the database does.
+	ch <- prometheus.MustNewConstMetric(searchCacheDesc, prometheus.GaugeValue, float64(cache.Bytes))
+	ch <- prometheus.MustNewConstMetric(searchLookupsDesc, prometheus.CounterValue, float64(cache.Hits), "hit")
+	ch <- prometheus.MustNewConstMetric(searchLookupsDesc, prometheus.CounterValue, float64(cache.Misses), "miss")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	s, err := c.db.IndexingStats(ctx)

@@ -66,6 +66,20 @@ func TestSearch(t *testing.T) {
 				t.Errorf("after the upkeep, /metrics lacks %q", want)
 			}
 		}
+		// The segment's blocks of a search's terms, read once, then kept:
+		// two terms, missed then found.
+		for range 2 {
+			c.do(c.admin, "POST", "/search/send-search-message", `{"search_query":"granite rail","num_hits":1}`).decode(t, new(any))
+		}
+		m := metrics()
+		for _, want := range []string{`quarry_search_cache_lookups_total{result="miss"} 2`, `quarry_search_cache_lookups_total{result="hit"} 2`} {
+			if !strings.Contains(m, "\n"+want+"\n") {
+				t.Errorf("after two searches, /metrics lacks %q", want)
+			}
+		}
+		if strings.Contains(m, "\nquarry_search_cache_bytes 0\n") || !strings.Contains(m, "\nquarry_search_cache_bytes ") {
+			t.Error("after two searches, /metrics has no block kept in quarry_search_cache_bytes")
+		}
 	})
 
 	t.Run("the whole answer", func(t *testing.T) {
