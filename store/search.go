@@ -300,7 +300,7 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 	}
 	for _, id := range ids {
 		x := byID[id]
-		var d quarry.Document
+		var d hitDocument
 		if err := json.Unmarshal([]byte(x.body), &d); err != nil {
 			return nil, err
 		}
@@ -317,6 +317,19 @@ func (db *DB) hits(ctx context.Context, r querier, ids []int64, scores map[int64
 		})
 	}
 	return out, nil
+}
+
+// hitDocument is what a result shows of its document's stored body
+// (quarry.Document's fields of the same names): all but its text, which
+// the result takes from its chunk, so that decoding a body keeps none of
+// the text's strings.
+type hitDocument struct {
+	ID              string                `json:"id"`
+	Source          quarry.DocumentSource `json:"source"`
+	Metadata        map[string]any        `json:"metadata"`
+	DocUpdatedAt    *quarry.Time          `json:"doc_updated_at"`
+	PrimaryOwners   []json.RawMessage     `json:"primary_owners"`
+	SecondaryOwners []json.RawMessage     `json:"secondary_owners"`
 }
 
 // searchVersion is the migration since which the search index is the one

@@ -2,8 +2,11 @@ package store
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/index"
 )
 
@@ -52,5 +55,21 @@ func TestBlockCache(t *testing.T) {
 	none.Put(block(1, "x", 1))
 	if _, _, found := none.Get(1, "x"); found {
 		t.Error("a nil cache found a block")
+	}
+}
+
+// TestHitDocumentIsDocuments holds hitDocument's fields to quarry.Document's
+// of the same names: the same types and the same JSON names, so that a
+// result decodes a stored body as the document was written.
+func TestHitDocumentIsDocuments(t *testing.T) {
+	doc := reflect.TypeFor[quarry.Document]()
+	hit := reflect.TypeFor[hitDocument]()
+	name := func(f reflect.StructField) string { return strings.Split(f.Tag.Get("json"), ",")[0] }
+	for i := range hit.NumField() {
+		f := hit.Field(i)
+		g, ok := doc.FieldByName(f.Name)
+		if !ok || g.Type != f.Type || name(g) != name(f) {
+			t.Errorf("hitDocument.%s (%s, %q) is not quarry.Document's (%v, %q)", f.Name, f.Type, name(f), g.Type, name(g))
+		}
 	}
 }
