@@ -74,7 +74,9 @@ func (c *blockCache) Get(seg int64, term string) (b index.Block, ok, found bool)
 }
 
 // Put keeps block b of its segment (b.Segment) and term.
-func (c *blockCache) Put(b index.Block) { c.put(&keptBlock{key: blockKey{b.Segment, b.Term}, block: b}) }
+func (c *blockCache) Put(b index.Block) {
+	c.put(&keptBlock{key: blockKey{b.Segment, b.Term}, block: b})
+}
 
 // PutAbsent keeps that segment seg has no block of term.
 func (c *blockCache) PutAbsent(seg int64, term string) {
