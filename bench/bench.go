@@ -154,7 +154,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if peer, err = setUpPeer(ctx, &o, sc); err != nil {
 			return nil, err
 		}
-		sc.line(fmt.Sprintf("warming up Quarry and the peer for %s", min(peerWarmup, o.Duration)))
+		sc.line(fmt.Sprintf("warming up Quarry and the peer: each query once, then to %s", min(peerWarmup, o.Duration)))
 		if err := peer.warmUp(ctx, w, sys.base, o.Duration); err != nil {
 			return nil, err
 		}

@@ -21,11 +21,11 @@ import (
 // all.
 const peerRounds = 3
 
-// peerWarmup bounds the warm-up before the first round (which lasts
-// -duration when that is shorter): time for the JVM to compile what it
-// runs most (200 queries were not enough at 2,000 documents: the first
-// round ran at a third of the speed of the next), and for both systems to
-// read their index's busiest parts.
+// peerWarmup is the shortest warm-up before the first round (-duration
+// when that is shorter), after every query was sent once to each system:
+// time for the JVM to compile what it runs most (200 queries were not
+// enough at 2,000 documents: the first round ran at a third of the speed
+// of the next), and for both systems to read their index's busiest parts.
 const peerWarmup = 10 * time.Second
 
 // Paths of the peer's endpoints (LuceneSearch.java's header).
@@ -183,15 +183,18 @@ func (p *lucenePeer) load(ctx context.Context, docs int, tag string, sc *screen)
 }
 
 // warmUp sends the queries, in order, query by query to Quarry (as the
-// person) and then to the peer, unmeasured, for peerWarmup or d if
-// shorter, and at least until one of the peer's answers has results (or
-// every query was sent once, which fails).
+// person) and then to the peer, unmeasured: each query once, then on
+// until peerWarmup or d if shorter has passed, so that what both systems
+// keep between searches (Quarry's blocks in memory, the JVM's compiled
+// code, both indexes' pages in the system's cache) holds what the rounds
+// read, as in a server that has been serving. It fails when none of the
+// peer's answers had results.
 func (p *lucenePeer) warmUp(ctx context.Context, w *work, base string, d time.Duration) error {
 	quarry := &caller{client: p.c.client, base: base, token: w.search.token}
 	deadline := time.Now().Add(min(peerWarmup, d))
 	found := false
 	n := 0
-	for ; time.Now().Before(deadline) || !found && n < len(w.search.bodies); n++ {
+	for ; n < len(w.search.bodies) || time.Now().Before(deadline); n++ {
 		i := n % len(w.search.bodies)
 		if _, err := quarry.call(ctx, "POST", searchPath, w.search.bodies[i]); err != nil {
 			return err
