@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/quarryhq/quarry/internal/syncbuf"
+	"github.com/quarryhq/quarry/store"
 )
 
 // envOf returns a getenv over vars.
@@ -127,10 +128,11 @@ func TestConfigPrecedence(t *testing.T) {
 	if cfg.LogLevel.String() != "DEBUG" || cfg.MaskCredentials {
 		t.Errorf("LogLevel = %v, MaskCredentials = %v: the environment should win over the defaults", cfg.LogLevel, cfg.MaskCredentials)
 	}
-	if cfg.DatabaseURL != "sqlite:./data/quarry.db" || cfg.MaxBodyBytes != 1<<20 {
+	if cfg.DatabaseURL != "sqlite:./data/quarry.db" || cfg.MaxBodyBytes != 1<<20 || cfg.SearchCacheBytes != store.DefaultSearchCache {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
-	for _, bad := range []map[string]string{{"QUARRY_MAX_BODY_BYTES": "-1"}, {"QUARRY_LOG_FORMAT": "xml"}, {"QUARRY_SHUTDOWN_GRACE": "soon"}} {
+	for _, bad := range []map[string]string{{"QUARRY_MAX_BODY_BYTES": "-1"}, {"QUARRY_LOG_FORMAT": "xml"}, {"QUARRY_SHUTDOWN_GRACE": "soon"},
+		{"QUARRY_SEARCH_CACHE_BYTES": "-1"}, {"QUARRY_SEARCH_CACHE_BYTES": "lots"}} {
 		env.getenv = envOf(bad)
 		if _, _, err := loadConfig("serve", nil, env, nil); err == nil {
 			t.Errorf("loadConfig accepted %v", bad)
