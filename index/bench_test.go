@@ -148,10 +148,11 @@ func BenchmarkScore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for n := 0; n < 30*4+20 && cands.Len() > 0; n++ {
-			cands.Pop()
-			found++
+		next, err := cands.Take(30 + 10)
+		if err != nil {
+			b.Fatal(err)
 		}
+		found += len(next)
 	}
 	b.ReportMetric(float64(found)/float64(b.N), "candidates/op")
 	b.ReportMetric(float64(len(m.segments)), "segments")
@@ -176,10 +177,11 @@ func BenchmarkScorePhrase(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for n := 0; n < 30*4+20 && cands.Len() > 0; n++ {
-			cands.Pop()
-			found++
+		next, err := cands.Take(30 + 10)
+		if err != nil {
+			b.Fatal(err)
 		}
+		found += len(next)
 	}
 	b.ReportMetric(float64(found)/float64(b.N), "candidates/op")
 }
@@ -205,8 +207,12 @@ func BenchmarkProximity(b *testing.B) {
 			b.Fatal(err)
 		}
 		s := search{q: q, cands: cands}
-		for len(s.top) < 30 && cands.Len() > 0 {
-			c := m.chunks[cands.Pop().Chunk]
+		next, err := cands.Take(30)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, x := range next {
+			c := m.chunks[x.Chunk]
 			s.top = append(s.top, c)
 			words += len(strings.Fields(c.content))
 		}

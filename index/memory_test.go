@@ -257,8 +257,15 @@ func (m *memory) search(q Query, visible map[int64]bool, limit int) ([]Scored, e
 	// As the store takes them: the chunks that hold the phrases, then the
 	// others by score (all of them: memory has no copies to count).
 	var out, words []Scored
-	for len(out) < limit && cands.Len() > 0 {
-		s := cands.Pop()
+	for len(out) < limit {
+		next, err := cands.Take(1)
+		if err != nil {
+			return nil, err
+		}
+		if len(next) == 0 {
+			break
+		}
+		s := next[0]
 		if c, ok := m.chunks[s.Chunk]; !ok {
 			continue
 		} else if !s.Words && q.Matches(c.title, c.content) {

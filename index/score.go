@@ -1,7 +1,6 @@
 package index
 
 import (
-	"container/heap"
 	"maps"
 	"math"
 	"slices"
@@ -65,60 +64,145 @@ type Scored struct {
 	Words bool
 }
 
-// Candidates are the chunks a search scored, to be taken best first (then
-// by id): first the chunks that hold every word of the query's phrases
-// (all of them when it has none), then the others.
+// Candidates are the chunks a search scores, to be taken best first
+// (then by id), a few at a time (Take): first the chunks that hold every
+// word of the query's phrases (all of them when it has none), then the
+// others. Scoring keeps only as many of each group as have been asked
+// for (the best k, see topK); asked for more, it scores again keeping
+// four times as many, so that a search that takes its first few pays
+// for a few, and one that takes more gets the same order as if every
+// chunk had been kept.
 type Candidates struct {
-	h, words scoredHeap
+	// pass scores every chunk and keeps the best k of each group, best
+	// first; nil when no chunk can match.
+	pass func(k int) (best, words []scored, err error)
+	// k is the last pass's bound (0 before the first); best and words its
+	// groups; tb and tw how many of each have been taken.
+	k           int
+	best, words []scored
+	tb, tw      int
 	// The idf of each query term that some chunk holds, and the first
 	// letters of those terms, for Proximity.
 	idf   map[string]float64
 	first map[rune]bool
 }
 
-// Len returns how many chunks are left.
-func (c *Candidates) Len() int { return len(c.h) + len(c.words) }
-
-// Pop removes and returns the best chunk left of those that hold every
-// word of the phrases, or when none is left, the best of the others.
-func (c *Candidates) Pop() Scored {
-	if len(c.h) > 0 {
-		x := heap.Pop(&c.h).(scored)
-		return Scored{Chunk: x.Chunk, Score: x.Score}
+// Take returns the next n best chunks (fewer when fewer are left), those
+// that may hold the phrases before the others.
+func (c *Candidates) Take(n int) ([]Scored, error) {
+	var out []Scored
+	if c.pass == nil || n <= 0 {
+		return out, nil
 	}
-	x := heap.Pop(&c.words).(scored)
-	return Scored{Chunk: x.Chunk, Score: x.Score, Words: true}
+	for len(out) < n {
+		// A group the last pass filled may hold more than it kept.
+		if c.k == 0 || (c.tb == len(c.best) && len(c.best) == c.k) || (c.tb == len(c.best) && c.tw == len(c.words) && len(c.words) == c.k) {
+			k := max(4*c.k, c.tb+n-len(out), c.tw+n-len(out))
+			best, words, err := c.pass(k)
+			if err != nil {
+				return nil, err
+			}
+			c.k, c.best, c.words = k, best, words
+		}
+		switch {
+		case c.tb < len(c.best):
+			x := c.best[c.tb]
+			c.tb++
+			out = append(out, Scored{Chunk: x.Chunk, Score: x.Score})
+		case c.tw < len(c.words):
+			x := c.words[c.tw]
+			c.tw++
+			out = append(out, Scored{Chunk: x.Chunk, Score: x.Score, Words: true})
+		default:
+			return out, nil
+		}
+	}
+	return out, nil
 }
 
-// scored is a chunk's score as a heap holds it (16 bytes: a heap's
+// scored is a chunk's score as a pass keeps it (16 bytes: a pass's
 // group says whether it holds the phrases' words).
 type scored struct {
 	Chunk int64
 	Score float64
 }
 
-// scoredHeap orders chunks by score, the best first, then by id.
-type scoredHeap []scored
-
-func (h scoredHeap) Len() int { return len(h) }
-func (h scoredHeap) Less(i, j int) bool {
-	if h[i].Score != h[j].Score {
-		return h[i].Score > h[j].Score
+// ranksAfter reports whether a ranks after b: a lower score, or the same
+// score and a higher chunk id. It orders every two chunks.
+func ranksAfter(a, b scored) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
 	}
-	return h[i].Chunk < h[j].Chunk
-}
-func (h scoredHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *scoredHeap) Push(x any)   { *h = append(*h, x.(scored)) }
-func (h *scoredHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return a.Chunk > b.Chunk
 }
 
-// Score scores query q, by BM25 as Lucene 8 scores it (with bm25K1 and
-// bm25B), over every chunk of
-// a pair of visible that holds one of its terms, with the whole index's
+// topK keeps the best k chunks it is offered: a heap whose root is the
+// one that ranks last of those kept.
+type topK struct {
+	k int
+	h []scored
+}
+
+// offer keeps x when fewer than k chunks are kept or x ranks before the
+// last of them (which it then replaces).
+func (t *topK) offer(x scored) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if !ranksAfter(t.h[i], t.h[parent]) {
+				break
+			}
+			t.h[i], t.h[parent] = t.h[parent], t.h[i]
+			i = parent
+		}
+		return
+	}
+	if t.k == 0 || !ranksAfter(t.h[0], x) {
+		return
+	}
+	t.h[0] = x
+	for i := 0; ; {
+		last, l := i, 2*i+1
+		if l < len(t.h) && ranksAfter(t.h[l], t.h[last]) {
+			last = l
+		}
+		if r := l + 1; r < len(t.h) && ranksAfter(t.h[r], t.h[last]) {
+			last = r
+		}
+		if last == i {
+			return
+		}
+		t.h[i], t.h[last] = t.h[last], t.h[i]
+		i = last
+	}
+}
+
+// full reports whether k chunks are kept: a chunk that ranks after the
+// last of them (floor) is not.
+func (t *topK) full() bool { return len(t.h) == t.k }
+
+// floor returns the score of the chunk that ranks last of those kept.
+func (t *topK) floor() float64 { return t.h[0].Score }
+
+// sorted returns the chunks kept, best first.
+func (t *topK) sorted() []scored {
+	slices.SortFunc(t.h, func(a, b scored) int {
+		switch {
+		case ranksAfter(a, b):
+			return 1
+		case ranksAfter(b, a):
+			return -1
+		}
+		return 0
+	})
+	return t.h
+}
+
+// Score reads what scoring query q needs and returns its candidates,
+// scored when taken (Candidates.Take) by BM25 as Lucene 8 scores it (with
+// bm25K1 and bm25B), over every chunk of a pair of visible that holds one
+// of its terms, with the whole index's
 // statistics (its chunks, their average length, each term's document
 // frequency: the live segments' and the pending chunks'). A last word that
 // ends the query (q.Prefix) and whose term is in no chunk stands for up to
@@ -196,10 +280,7 @@ func Score(r Reader, s *Snapshot, q Query, visible map[int64]bool) (cands *Candi
 	if len(terms) == 0 {
 		return &Candidates{}, prefixes, nil
 	}
-	cands, err = s.scoreChunks(terms, blocks, visible, need, float64(s.Length)/float64(s.Chunks))
-	if err != nil {
-		return nil, nil, err
-	}
+	cands = &Candidates{pass: s.scorer(terms, blocks, visible, need, float64(s.Length)/float64(s.Chunks))}
 	cands.idf, cands.first = map[string]float64{}, map[rune]bool{}
 	for _, t := range terms {
 		cands.idf[t.term] = idf(s.Chunks, df[t.term])
@@ -301,106 +382,106 @@ type scoreTerm struct {
 	phrase bool
 }
 
-// scoreChunks scores, by BM25 (Lucene's), every chunk of a visible pair
-// that holds one of terms; a chunk that holds fewer than need of the
-// phrase words (scoreTerm.phrase) is marked Scored.Words. In a segment,
+// scorer returns the pass of Candidates: it scores, by BM25 (Lucene's),
+// every chunk of a visible pair that holds one of terms, and keeps the
+// best k of each group: a chunk that holds fewer than need of the phrase
+// words (scoreTerm.phrase) is of the second (Scored.Words). In a segment,
 // only the visible pairs' postings are decoded (a block keeps them by
 // pair), and a pair's chunks are scored a chunk at a time, its terms'
 // postings read side by side in the chunks' order.
-func (s *Snapshot) scoreChunks(terms []scoreTerm, blocks map[string][]Block, visible map[int64]bool, need int, avgdl float64) (*Candidates, error) {
-	sees := func(pair int64) bool { return visible[pair] }
+func (s *Snapshot) scorer(terms []scoreTerm, blocks map[string][]Block, visible map[int64]bool, need int, avgdl float64) func(k int) ([]scored, []scored, error) {
 	norm := func(length int) float64 { return bm25K1 * (1 - bm25B + bm25B*float64(length)/avgdl) }
-	var out, words scoredHeap
-	add := func(chunk int64, score float64, has int) {
-		if has < need {
-			words = append(words, scored{chunk, score})
-		} else {
-			out = append(out, scored{chunk, score})
-		}
-	}
-	type cursor struct {
-		r      RunReader
-		phrase int
-		w      float64
-	}
-	type key struct{ seg, pair int64 }
-	byRun := map[key][]*cursor{}
-	for _, t := range terms {
-		for _, b := range blocks[t.term] {
-			runs, err := Runs(b.Postings)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range runs {
-				if !sees(r.Pair) {
-					continue
-				}
-				c := &cursor{r: r.Reader(), w: t.w}
-				if t.phrase {
-					c.phrase = 1
-				}
-				if c.r.Next() {
-					byRun[key{b.Segment, r.Pair}] = append(byRun[key{b.Segment, r.Pair}], c)
-				} else if c.r.bad {
-					return nil, ErrCorrupt
-				}
-			}
-		}
-	}
-	for _, cursors := range byRun {
-		for len(cursors) > 0 {
-			chunk := cursors[0].r.cur.Chunk
-			for _, c := range cursors[1:] {
-				chunk = min(chunk, c.r.cur.Chunk)
-			}
-			var score float64
-			var has int // A term's postings of one segment and pair are one run: each is counted once.
-			for i := 0; i < len(cursors); {
-				c := cursors[i]
-				if c.r.cur.Chunk != chunk {
-					i++
-					continue
-				}
-				p := c.r.cur
-				has += c.phrase
-				score += c.w * float64(p.TF) / (float64(p.TF) + norm(p.Length))
-				if c.r.Next() {
-					i++
-					continue
-				}
-				if c.r.bad {
-					return nil, ErrCorrupt
-				}
-				cursors = slices.Delete(cursors, i, i+1)
-			}
-			add(chunk, score, has)
-		}
-	}
 	names := make([]string, len(terms))
 	for i, t := range terms {
 		names[i] = t.term
 	}
-	for _, p := range s.Pending {
-		if !sees(p.Pair) {
-			continue
-		}
-		var score float64
-		has := 0
-		matched := false
-		if err := JoinTerms(p.Terms, names, func(j, tf int) {
-			matched = true
-			if terms[j].phrase {
-				has++
+	return func(k int) ([]scored, []scored, error) {
+		best, words := &topK{k: k}, &topK{k: k}
+		add := func(chunk int64, score float64, has int) {
+			if has < need {
+				words.offer(scored{chunk, score})
+			} else {
+				best.offer(scored{chunk, score})
 			}
-			score += terms[j].w * float64(tf) / (float64(tf) + norm(p.Length))
-		}); err != nil {
-			continue // A pending chunk whose terms do not decode matches nothing.
 		}
-		if matched {
-			add(p.Chunk, score, has)
+		type cursor struct {
+			r      RunReader
+			phrase int
+			w      float64
 		}
+		type key struct{ seg, pair int64 }
+		byRun := map[key][]*cursor{}
+		for _, t := range terms {
+			for _, b := range blocks[t.term] {
+				runs, err := Runs(b.Postings)
+				if err != nil {
+					return nil, nil, err
+				}
+				for _, r := range runs {
+					if !visible[r.Pair] {
+						continue
+					}
+					c := &cursor{r: r.Reader(), w: t.w}
+					if t.phrase {
+						c.phrase = 1
+					}
+					if c.r.Next() {
+						byRun[key{b.Segment, r.Pair}] = append(byRun[key{b.Segment, r.Pair}], c)
+					} else if c.r.bad {
+						return nil, nil, ErrCorrupt
+					}
+				}
+			}
+		}
+		for _, cursors := range byRun {
+			for len(cursors) > 0 {
+				chunk := cursors[0].r.cur.Chunk
+				for _, c := range cursors[1:] {
+					chunk = min(chunk, c.r.cur.Chunk)
+				}
+				var score float64
+				var has int // A term's postings of one segment and pair are one run: each is counted once.
+				for i := 0; i < len(cursors); {
+					c := cursors[i]
+					if c.r.cur.Chunk != chunk {
+						i++
+						continue
+					}
+					p := c.r.cur
+					has += c.phrase
+					score += c.w * float64(p.TF) / (float64(p.TF) + norm(p.Length))
+					if c.r.Next() {
+						i++
+						continue
+					}
+					if c.r.bad {
+						return nil, nil, ErrCorrupt
+					}
+					cursors = slices.Delete(cursors, i, i+1)
+				}
+				add(chunk, score, has)
+			}
+		}
+		for _, p := range s.Pending {
+			if !visible[p.Pair] {
+				continue
+			}
+			var score float64
+			has := 0
+			matched := false
+			if err := JoinTerms(p.Terms, names, func(j, tf int) {
+				matched = true
+				if terms[j].phrase {
+					has++
+				}
+				score += terms[j].w * float64(tf) / (float64(tf) + norm(p.Length))
+			}); err != nil {
+				continue // A pending chunk whose terms do not decode matches nothing.
+			}
+			if matched {
+				add(p.Chunk, score, has)
+			}
+		}
+		return best.sorted(), words.sorted(), nil
 	}
-	heap.Init(&out)
-	heap.Init(&words)
-	return &Candidates{h: out, words: words}, nil
 }

@@ -195,12 +195,13 @@ func TestPrefix(t *testing.T) {
 		for _, w := range best {
 			n += df[w]
 		}
-		if int64(cands.Len()) != n {
-			t.Errorf("share %d: %d chunks found, want the %d of the %d terms", flushedShare, cands.Len(), n, MaxPrefixMatches)
+		if found := takeAll(t, cands); int64(len(found)) != n {
+			t.Errorf("share %d: %d chunks found, want the %d of the %d terms", flushedShare, len(found), n, MaxPrefixMatches)
 		}
 		// A word that is a term is that term alone.
-		if cands, prefixes, err := Score(m, s, ParseQuery(words[0]), map[int64]bool{1: true}); err != nil || prefixes != nil || cands.Len() != int(df[words[0]]) {
-			t.Errorf("share %d: %s found %d chunks, prefixes %v, %v", flushedShare, words[0], cands.Len(), prefixes, err)
+		cands, prefixes, err = Score(m, s, ParseQuery(words[0]), map[int64]bool{1: true})
+		if found := takeAll(t, cands); err != nil || prefixes != nil || len(found) != int(df[words[0]]) {
+			t.Errorf("share %d: %s found %d chunks, prefixes %v, %v", flushedShare, words[0], len(found), prefixes, err)
 		}
 	}
 }
@@ -442,5 +443,97 @@ func TestProximity(t *testing.T) {
 	}
 	if got := one.Proximity("x", "alpha beta"); got != 0 {
 		t.Errorf("a query of one term: %v, want 0", got)
+	}
+}
+
+// takeAll takes every candidate at once: a pass that keeps them all.
+func takeAll(t *testing.T, c *Candidates) []Scored {
+	t.Helper()
+	all, err := c.Take(math.MaxInt32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// TestTakeAsIfAllKept checks that candidates taken a few at a time, each
+// pass keeping only the best of what was asked for and scoring again when
+// asked for more, come in the order of one pass that keeps every chunk:
+// best first, ties by id, the chunks that may hold the phrases first.
+func TestTakeAsIfAllKept(t *testing.T) {
+	m := newMemory()
+	addDocs(m, 0, rangeN(0, 400)...)
+	m.flush()
+	addDocs(m, 1, rangeN(400, 600)...) // And some pending.
+	visible := map[int64]bool{1: true, 3: true}
+	queries := append(slices.Clone(searchQueries), `"quartz feldspar" mica`, `"topaz zircon" granite`, "onyx onyx granite", "zzz")
+	for _, q := range queries {
+		cands, _, err := Score(m, m.snapshot(), ParseQuery(q), visible)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := takeAll(t, cands)
+		if len(want) < 2 && q != "zzz" {
+			t.Fatalf("%q: %d candidates: the test needs more", q, len(want))
+		}
+		for i := 1; i < len(want); i++ {
+			a, b := want[i-1], want[i]
+			if a.Words == b.Words && (a.Score < b.Score || a.Score == b.Score && a.Chunk > b.Chunk) || a.Words && !b.Words {
+				t.Fatalf("%q: %v before %v", q, a, b)
+			}
+		}
+		for _, step := range []int{1, 3, 10, 40, 1000} {
+			cands, _, err := Score(m, m.snapshot(), ParseQuery(q), visible)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Scored
+			for {
+				next, err := cands.Take(step)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, next...)
+				if len(next) < step {
+					break
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%q taken %d at a time: %d candidates, want %d in the same order", q, step, len(got), len(want))
+			}
+		}
+	}
+}
+
+// rangeN returns the integers from lo to hi, hi excluded.
+func rangeN(lo, hi int) []int {
+	var out []int
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// TestTopK checks topK against sorting: whatever the order chunks are
+// offered in, it keeps the k that rank first (ties by id), best first.
+func TestTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		n, k := r.IntN(300), r.IntN(50)
+		all := make([]scored, n)
+		for i := range all {
+			all[i] = scored{Chunk: int64(i), Score: float64(r.IntN(20))} // Many ties.
+		}
+		r.Shuffle(n, func(i, j int) { all[i], all[j] = all[j], all[i] })
+		top := &topK{k: k}
+		for _, x := range all {
+			top.offer(x)
+		}
+		want := slices.SortedFunc(slices.Values(all), func(a, b scored) int {
+			return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Chunk, b.Chunk))
+		})
+		if got := top.sorted(); !slices.Equal(got, want[:min(k, n)]) {
+			t.Fatalf("n %d, k %d: kept %v, want %v", n, k, got, want[:min(k, n)])
+		}
 	}
 }

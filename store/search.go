@@ -181,10 +181,19 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 	full := func() bool {
 		return len(picked) == limit || len(picked)+len(fromWords) >= limit
 	}
-	for batch := limit*4 + 20; !full() && cands.Len() > 0; batch = min(batch*4, 2000) {
-		next := make([]index.Scored, 0, batch)
-		for len(next) < batch && cands.Len() > 0 {
-			next = append(next, cands.Pop())
+	// The first batch is a few more than limit: in most searches nearly
+	// every candidate passes, and each one checked is a row read (at
+	// 1,000,000 chunks, 140 checked for 30 results cost a quarter of a
+	// search). A batch that falls short is followed by one four times as
+	// large.
+	for batch, more := limit+searchSpare, true; !full() && more; batch = min(batch*4, 2000) {
+		next, err := cands.Take(batch)
+		if err != nil {
+			return nil, err
+		}
+		more = len(next) == batch
+		if len(next) == 0 {
+			break
 		}
 		ids := make([]any, len(next))
 		for i, s := range next {
@@ -232,7 +241,7 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 		}
 	}
 	// Every candidate that might hold the phrases was checked before the
-	// first without (Candidates.Pop), so picked is final here.
+	// first without (Candidates.Take), so picked is final here.
 	phrased := len(picked)
 	var rest []index.Scored
 	for c, s := range words {
@@ -251,6 +260,10 @@ func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Q
 	}
 	return db.hits(ctx, r, ids, scores, cands, phrased, q.TermSet(), prefixes)
 }
+
+// searchSpare is how many candidates beyond the results asked for a search
+// checks in its first batch (search).
+const searchSpare = 10
 
 // hits reads the results of chunks ids, in order, each with its pair, and
 // adds to each score the nearness of the query's words in its chunk
