@@ -178,13 +178,6 @@ func (t *topK) offer(x scored) {
 	}
 }
 
-// full reports whether k chunks are kept: a chunk that ranks after the
-// last of them (floor) is not.
-func (t *topK) full() bool { return len(t.h) == t.k }
-
-// floor returns the score of the chunk that ranks last of those kept.
-func (t *topK) floor() float64 { return t.h[0].Score }
-
 // sorted returns the chunks kept, best first.
 func (t *topK) sorted() []scored {
 	slices.SortFunc(t.h, func(a, b scored) int {
