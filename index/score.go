@@ -67,11 +67,15 @@ type Scored struct {
 // Candidates are the chunks a search scores, to be taken best first
 // (then by id), a few at a time (Take): first the chunks that hold every
 // word of the query's phrases (all of them when it has none), then the
-// others. Scoring keeps only as many of each group as have been asked
-// for (the best k, see topK); asked for more, it scores again keeping
-// four times as many, so that a search that takes its first few pays
-// for a few, and one that takes more gets the same order as if every
-// chunk had been kept.
+// others. Each pass scores every chunk but keeps only as many of each
+// group as have been asked for (the best k, see topK); asked for more,
+// it scores again keeping four times as many, so that a search that
+// takes its first few keeps a few, and one that takes more gets the same
+// order as if every chunk had been kept. A search that takes n chunks
+// runs about log4(n/k) passes: one whose candidates mostly fail the
+// rights (a sync pair's documents, most of them closed to its caller)
+// scores again as it goes, where checking those candidates' rows costs
+// more still.
 type Candidates struct {
 	// pass scores every chunk and keeps the best k of each group, best
 	// first; nil when no chunk can match.
@@ -88,7 +92,9 @@ type Candidates struct {
 }
 
 // Take returns the next n best chunks (fewer when fewer are left), those
-// that may hold the phrases before the others.
+// that may hold the phrases before the others. The first Take scores
+// (a later one may score again): it returns ErrCorrupt for a block that
+// does not decode.
 func (c *Candidates) Take(n int) ([]Scored, error) {
 	var out []Scored
 	if c.pass == nil || n <= 0 {
@@ -178,7 +184,8 @@ func (t *topK) offer(x scored) {
 	}
 }
 
-// sorted returns the chunks kept, best first.
+// sorted returns the chunks kept, best first: it sorts them in place, so
+// it is the last call to t.
 func (t *topK) sorted() []scored {
 	slices.SortFunc(t.h, func(a, b scored) int {
 		switch {
@@ -205,7 +212,8 @@ func (t *topK) sorted() []scored {
 // Query.Matches, by the caller, who ranks those that fail with the
 // others), then the chunks that lack one (Scored.Words), each group best
 // first. The candidates still have to be checked against the caller's
-// rights on each document.
+// rights on each document. A block that does not decode is reported by
+// Candidates.Take, which scores.
 func Score(r Reader, s *Snapshot, q Query, visible map[int64]bool) (cands *Candidates, prefixes []string, err error) {
 	if s.Chunks == 0 {
 		return &Candidates{}, nil, nil

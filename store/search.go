@@ -107,8 +107,9 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q index.Query, f qua
 
 // search is Search in a snapshot: the pairs c may see (narrowed to those
 // of the sets f names, setPairs), the index's statistics and the postings
-// of the query's terms are read, the chunks of those pairs scored
-// (index.Score), then checked in the order of their scores against c's
+// of the query's terms are read (index.Score), the best chunks of those
+// pairs taken (index.Candidates.Take), then checked in the order of their
+// scores against c's
 // rights and f, a batch at a time, until limit copies of documents are
 // found or no chunk is left.
 func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
