@@ -67,6 +67,14 @@ func TestMockConnectorFailureRecovery(t *testing.T) {
 	}
 }
 
+// leaseSlack is how long before the attempt was made its window may end:
+// the window ends when the worker's lease transaction began, and on
+// PostgreSQL (read committed: each statement sees what was committed when
+// it ran) that transaction may have begun before the scheduler committed
+// the attempt it then finds; a CI run saw 4.5 ms. A window that ends that
+// little early overlaps the next one; it leaves no gap.
+const leaseSlack = time.Second
+
 // test_poll_connector_time_ranges: the first attempt polls from the epoch
 // to about when it ran; the next from 30 minutes (POLL_CONNECTOR_OFFSET)
 // before the end of the first's window to about when it ran.
@@ -78,7 +86,7 @@ func TestPollConnectorTimeRanges(t *testing.T) {
 	three := int64(3)
 	connectorID, credentialID, pair := w.pair("mock_connector", &three)
 
-	before := time.Now().Add(-time.Millisecond)
+	before := time.Now().Add(-leaseSlack)
 	w.schedule()
 	first := w.waitAttempt(pair, 1, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
 	after := time.Now().Add(time.Millisecond)
@@ -95,7 +103,7 @@ func TestPollConnectorTimeRanges(t *testing.T) {
 	w.mockCall("POST", "/set-behavior", []any{success, success}, nil)
 	w.do("POST", "/manage/admin/connector/run-once", map[string]any{"connector_id": connectorID,
 		"credential_ids": []int64{credentialID}, "from_beginning": false}, nil)
-	before = time.Now().Add(-time.Millisecond)
+	before = time.Now().Add(-leaseSlack)
 	w.schedule()
 	second := w.waitAttempt(pair, 2, quarry.IndexSuccess, quarry.IndexCompletedWithErrors, quarry.IndexFailed)
 	after = time.Now().Add(time.Millisecond)
