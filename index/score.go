@@ -101,8 +101,9 @@ func (c *Candidates) Take(n int) ([]Scored, error) {
 		return out, nil
 	}
 	for len(out) < n {
-		// A group the last pass filled may hold more than it kept.
-		if c.k == 0 || (c.tb == len(c.best) && len(c.best) == c.k) || (c.tb == len(c.best) && c.tw == len(c.words) && len(c.words) == c.k) {
+		// The group being taken is used up, and the last pass filled it:
+		// it may hold more than it kept.
+		if c.k == 0 || c.tb == len(c.best) && (len(c.best) == c.k || c.tw == len(c.words) && len(c.words) == c.k) {
 			k := max(4*c.k, c.tb+n-len(out), c.tw+n-len(out))
 			best, words, err := c.pass(k)
 			if err != nil {

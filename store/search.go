@@ -109,9 +109,8 @@ func (db *DB) Search(ctx context.Context, c *quarry.Caller, q index.Query, f qua
 // of the sets f names, setPairs), the index's statistics and the postings
 // of the query's terms are read (index.Score), the best chunks of those
 // pairs taken (index.Candidates.Take), then checked in the order of their
-// scores against c's
-// rights and f, a batch at a time, until limit copies of documents are
-// found or no chunk is left.
+// scores against c's rights and f, a batch at a time, until limit copies
+// of documents are found or no chunk is left.
 func (db *DB) search(ctx context.Context, r querier, c *quarry.Caller, q index.Query, f quarry.SearchFilters, limit int) ([]quarry.SearchHit, error) {
 	inSets, err := setPairs(ctx, r, c, f)
 	if err != nil || q.Empty() || limit <= 0 {
