@@ -75,8 +75,12 @@ func (db *DB) removeDropped(ctx context.Context, limit int) error {
 	for _, id := range ids {
 		for done := false; !done; {
 			err := db.update(ctx, func(tx *Tx) error {
-				res, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE segment_id = $1 AND term IN (
-					SELECT term FROM search_blocks WHERE segment_id = $1 ORDER BY term LIMIT 20000)`, id)
+				// A range of the key, not a list of terms: a list seeks
+				// each term, and SQLite reads the whole of every row its
+				// seeks compare whose postings overflow its page (4 times
+				// slower in all, measured on a 100,000-chunk index).
+				res, err := tx.ExecContext(ctx, `DELETE FROM search_blocks WHERE segment_id = $1 AND term <= (
+					SELECT MAX(term) FROM (SELECT term FROM search_blocks WHERE segment_id = $1 ORDER BY term LIMIT 20000) AS first)`, id)
 				if err != nil {
 					return err
 				}
@@ -267,8 +271,12 @@ func (tx *Tx) tryIndexLock(ctx context.Context) (bool, error) {
 const searchIndexLock = 0x5155415252590034
 
 // insertBlocks writes blocks to segment seg, in statements of a few fixed
-// sizes (so that each stays prepared).
+// sizes (so that each stays prepared). On SQLite the parameters are
+// anonymous (?): the driver looks each numbered one up by its name in a
+// list, which costs the square of a statement's parameters (7% of a
+// load's time with 400 of them).
 func (tx *Tx) insertBlocks(ctx context.Context, seg int64, blocks []index.Block) error {
+	anonymous := tx.db.dialect == SQLite
 	for _, size := range []int{100, 10, 1} {
 		for len(blocks) >= size {
 			var b strings.Builder
@@ -278,7 +286,11 @@ func (tx *Tx) insertBlocks(ctx context.Context, seg int64, blocks []index.Block)
 				if i > 0 {
 					b.WriteString(", ")
 				}
-				fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", i*4+1, i*4+2, i*4+3, i*4+4)
+				if anonymous {
+					b.WriteString("(?, ?, ?, ?)")
+				} else {
+					fmt.Fprintf(&b, "($%d, $%d, $%d, $%d)", i*4+1, i*4+2, i*4+3, i*4+4)
+				}
 				args = append(args, seg, k.Term, k.DF, k.Postings)
 			}
 			if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {

@@ -177,6 +177,9 @@ func TestSearchIndexMerges(t *testing.T) {
 	if n := merged.count(t, `SELECT COUNT(*) FROM search_segments`); n != 1 {
 		t.Errorf("%d segments, want the ten merged into 1", n)
 	}
+	if n := merged.count(t, `SELECT COUNT(*) FROM search_blocks WHERE segment_id NOT IN (SELECT id FROM search_segments)`); n != 0 {
+		t.Errorf("%d blocks of the merged segments left, want none", n)
+	}
 	if n, live := merged.count(t, `SELECT SUM(chunks) FROM search_segments`), merged.count(t, `SELECT COUNT(*) FROM search_chunks`); n != live {
 		t.Errorf("the merged segment holds %d chunks, want the %d live ones", n, live)
 	}
