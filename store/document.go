@@ -46,6 +46,10 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 		}
 		bodies[i] = body
 	}
+	an, err := db.analyseDocuments(ctx, *pairID, docs)
+	if err != nil {
+		return 0, err
+	}
 	err = db.update(ctx, func(tx *Tx) error {
 		p, err := tx.pair(ctx, *pairID)
 		if quarry.ErrorCode(err) == quarry.ENOTFOUND || (err == nil && !c.CanSeePair(p)) {
@@ -58,7 +62,7 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 			return err
 		}
 		var written int64
-		newDocs, written, err = tx.putDocuments(ctx, p.ID, 0, docs, bodies, true)
+		newDocs, written, err = tx.putDocuments(ctx, p.ID, 0, docs, bodies, an, true)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/quarryhq/quarry"
+)
 
 // OAuthClientSecret returns the client secret of OAuth config id in clear,
 // which nothing outside tests reads.
@@ -23,4 +28,27 @@ func (db *DB) ExecForTest(ctx context.Context, query string, args ...any) error 
 // QueryRowForTest scans the one row of a query into dest.
 func (db *DB) QueryRowForTest(ctx context.Context, query string, dest ...any) error {
 	return db.read.DB.QueryRowContext(ctx, query).Scan(dest...)
+}
+
+// IngestBatchAround is IngestBatch for a caller allowed to write pair
+// pairID, with between run after the documents are analysed and before the
+// transaction that writes them.
+func (db *DB) IngestBatchAround(ctx context.Context, pairID int64, docs []quarry.Document, between func()) error {
+	bodies := make([][]byte, len(docs))
+	for i := range docs {
+		b, err := json.Marshal(&docs[i])
+		if err != nil {
+			return err
+		}
+		bodies[i] = b
+	}
+	an, err := db.analyseDocuments(ctx, pairID, docs)
+	if err != nil {
+		return err
+	}
+	between()
+	return db.update(ctx, func(tx *Tx) error {
+		_, _, err := tx.putDocuments(ctx, pairID, 0, docs, bodies, an, true)
+		return err
+	})
 }

@@ -570,8 +570,19 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 		}
 		bodies[i] = b
 	}
+	// The attempt's pair, whose unchanged documents need no analysis (the
+	// transaction checks that the worker holds the attempt; were there no
+	// attempt, nothing would be written).
+	var attemptPair int64
+	if err := db.read.QueryRowContext(ctx, `SELECT cc_pair_id FROM index_attempts WHERE id = $1`, id).Scan(&attemptPair); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	an, err := db.analyseDocuments(ctx, attemptPair, p.Documents)
+	if err != nil {
+		return nil, err
+	}
 	var res quarry.ProgressResult
-	err := db.update(ctx, func(tx *Tx) error {
+	err = db.update(ctx, func(tx *Tx) error {
 		pairID, err := tx.heldAttempt(ctx, workerID, id)
 		if err != nil {
 			return err
@@ -590,7 +601,7 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 			return err
 		}
 		now := tx.now.Micros()
-		newDocs, written, err := tx.putDocuments(ctx, pairID, id, p.Documents, bodies, false)
+		newDocs, written, err := tx.putDocuments(ctx, pairID, id, p.Documents, bodies, an, false)
 		if err != nil {
 			return err
 		}
@@ -632,12 +643,12 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 
 // putDocuments writes the documents of a batch of attempt attemptID (0 for
 // documents pushed through the ingestion API, ingested) to pair pairID
-// (bodies are their JSON): a document the pair does not have is new, one
-// whose content changed is written again, an unchanged one is left as it
-// is. Either way the pair's unresolved errors about it, from earlier
-// attempts, are resolved: it has now been taken. It returns how many were
-// new and how many written.
-func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []quarry.Document, bodies [][]byte, ingested bool) (newDocs, written int64, err error) {
+// (bodies are their JSON; an, what analyseDocuments made of them): a
+// document the pair does not have is new, one whose content changed is
+// written again, an unchanged one is left as it is. Either way the pair's
+// unresolved errors about it, from earlier attempts, are resolved: it has
+// now been taken. It returns how many were new and how many written.
+func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []quarry.Document, bodies [][]byte, an []analysed, ingested bool) (newDocs, written int64, err error) {
 	if len(docs) == 0 {
 		return 0, 0, nil
 	}
@@ -645,35 +656,20 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 	for i := range docs {
 		ids[i] = docs[i].ID
 	}
-	hashes := map[string]string{}
-	for chunk := range slices.Chunk(ids, inChunk) {
-		args := []any{pairID}
-		rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM documents WHERE cc_pair_id = $1 AND `+sqlIn("id", anys(chunk), &args), args...)
-		if err != nil {
-			return 0, 0, err
-		}
-		for rows.Next() {
-			var id, h string
-			if err := rows.Scan(&id, &h); err != nil {
-				rows.Close()
-				return 0, 0, err
-			}
-			hashes[id] = h
-		}
-		if err := closeRows(rows); err != nil {
-			return 0, 0, err
-		}
+	hashes, err := contentHashes(ctx, tx, pairID, ids)
+	if err != nil {
+		return 0, 0, err
 	}
 	now := tx.now.Micros()
 	for i := range docs {
-		d := &docs[i]
-		h, err := contentHash(d)
-		if err != nil {
-			return 0, 0, err
-		}
+		d, a := &docs[i], &an[i]
 		old, had := hashes[d.ID]
-		if had && old == h {
+		if had && old == a.hash {
 			continue
+		}
+		if a.chunks == nil {
+			// Written since analyseDocuments looked, or twice in the batch.
+			a.chunks = analyse(d)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO documents (cc_pair_id, id, semantic_identifier, link, body, content_hash, doc_updated_at,
 			indexed_at, from_ingestion_api)
@@ -681,13 +677,13 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 			ON CONFLICT (cc_pair_id, id) DO UPDATE SET semantic_identifier = excluded.semantic_identifier, link = excluded.link,
 			body = excluded.body, content_hash = excluded.content_hash, doc_updated_at = excluded.doc_updated_at,
 			indexed_at = excluded.indexed_at, from_ingestion_api = excluded.from_ingestion_api`,
-			pairID, d.ID, d.SemanticIdentifier, d.Link(), string(bodies[i]), h, microsOrNil(d.DocUpdatedAt), now, ingested); err != nil {
+			pairID, d.ID, d.SemanticIdentifier, d.Link(), string(bodies[i]), a.hash, microsOrNil(d.DocUpdatedAt), now, ingested); err != nil {
 			return 0, 0, err
 		}
-		if err := tx.indexDocument(ctx, pairID, d, had); err != nil {
+		if err := tx.indexDocument(ctx, pairID, d, a.chunks, had); err != nil {
 			return 0, 0, err
 		}
-		hashes[d.ID] = h
+		hashes[d.ID] = a.hash
 		written++
 		if !had {
 			newDocs++

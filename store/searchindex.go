@@ -30,10 +30,11 @@ import (
 const staleBuild = 5 * time.Minute
 
 // addPending writes chunk id of pair pairID as pending: its length and
-// terms, for the searches until MergeIndex writes it into a segment.
-func (tx *Tx) addPending(ctx context.Context, id, pairID int64, length int, tf map[string]int) error {
+// terms (index.EncodeTerms), for the searches until MergeIndex writes it
+// into a segment.
+func (tx *Tx) addPending(ctx context.Context, id, pairID int64, length int, terms []byte) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO search_pending (chunk_id, cc_pair_id, length, terms) VALUES ($1, $2, $3, $4)`,
-		id, pairID, length, index.EncodeTerms(tf)); err != nil {
+		id, pairID, length, terms); err != nil {
 		return err
 	}
 	tx.pendingChunks++

@@ -341,3 +341,44 @@ func TestSearchKeepsBlocks(t *testing.T) {
 		t.Errorf("cache: %+v", s)
 	}
 }
+
+// TestSearchAnalysedBeforeWriting checks the documents analysed before the
+// transaction that writes them (analyseDocuments): a document the pair
+// held unchanged then, and changed since, is analysed when written, and so
+// is one the pair did not hold; what each search finds is what was written
+// last.
+func TestSearchAnalysedBeforeWriting(t *testing.T) {
+	f := newSearchFixture(t, storetest.Open(t))
+	doc := func(id, text string) quarry.Document {
+		return quarry.Document{ID: id, SemanticIdentifier: id, Source: "web", Sections: []quarry.Section{{Text: text}}, Metadata: map[string]any{}}
+	}
+	if _, err := f.db.IngestBatch(ctx, f.admin, &f.pair, []quarry.Document{doc("held", "granite")}); err != nil {
+		t.Fatal(err)
+	}
+	// "held" is unchanged when analysed, and changed (to basalt) before it
+	// is written again as granite; "new" is written between too.
+	err := f.db.IngestBatchAround(ctx, f.pair, []quarry.Document{doc("held", "granite"), doc("new", "quartz")}, func() {
+		if _, err := f.db.IngestBatch(ctx, f.admin, &f.pair, []quarry.Document{doc("held", "basalt"), doc("new", "zircon")}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.SettleIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for query, want := range map[string]string{"granite": "held", "basalt": "", "quartz": "new", "zircon": ""} {
+		hits, err := f.db.Search(ctx, f.admin, index.ParseQuery(query), quarry.SearchFilters{}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.DocumentID)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s finds %q, want %q", query, got, want)
+		}
+	}
+}
