@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -228,11 +227,18 @@ func corpusView(t *testing.T, db *store.DB) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		line := q + ":"
+		// Equal scores may come in any order, and those equal to the
+		// last of a full page may be cut anywhere: they are sorted, and
+		// the cut's left out.
+		var got []string
 		for _, h := range hits {
-			line += fmt.Sprintf(" %s/%s %.9g", h.DocumentID, h.Pair.Name, math.Round(h.Score*1e9)/1e9)
+			if len(hits) == searchNumHits && h.Score <= hits[len(hits)-1].Score*(1+1e-9) {
+				break
+			}
+			got = append(got, fmt.Sprintf("%.6f %s/%s", h.Score, h.DocumentID, h.Pair.Name))
 		}
-		out = append(out, line)
+		slices.SortFunc(got, func(a, b string) int { return -strings.Compare(a, b) })
+		out = append(out, q+": "+strings.Join(got, ", "))
 	}
 	return out
 }
