@@ -87,6 +87,11 @@ type Options struct {
 	// the whole process while the server is loaded (not while seeding,
 	// nor during the floor; with Peer, during the peer's rounds too).
 	CPUProfile io.Writer
+
+	// stopLoadAfter, if positive, stops -op search's (and chat's) load of
+	// the corpus after that many batches, with an error, as a run killed
+	// then would leave it: for the tests of resuming.
+	stopLoadAfter int
 }
 
 // Server is how the in-process server and the floor are set up: with the

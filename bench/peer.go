@@ -160,7 +160,7 @@ func (p *lucenePeer) load(ctx context.Context, docs int, tag string, sc *screen)
 	gctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := 0
-	for bt := range corpusBatches(gctx, docs) {
+	for bt := range corpusBatches(gctx, docs, 0) {
 		batch := make([]peerDoc, len(bt.docs))
 		for i, d := range bt.docs {
 			batch[i] = peerDoc{ID: d.ID, Title: d.SemanticIdentifier, Text: d.Sections[0].Text, Pair: pairName(bt.place)}

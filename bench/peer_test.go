@@ -144,7 +144,7 @@ func checkPeerRights(t *testing.T, url string) {
 	c := &caller{client: setupClient(), base: url}
 	// The pairs each word of the corpus is in, by place.
 	in := map[string]uint64{}
-	for bt := range corpusBatches(ctx, 2000) {
+	for bt := range corpusBatches(ctx, 2000, 0) {
 		for _, d := range bt.docs {
 			for _, w := range strings.FieldsFunc(d.SemanticIdentifier+" "+d.Sections[0].Text, func(r rune) bool { return !unicode.IsLetter(r) }) {
 				in[strings.ToLower(w)] |= 1 << bt.place

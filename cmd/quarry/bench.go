@@ -19,7 +19,7 @@ import (
 // quarry bench: the flags of package bench's load tool, which
 // docs/benchmarks.md describes.
 
-const benchDBUsage = "fresh database to seed: a SQLite path that does not exist yet, or a postgres:// URL of a database Quarry has never used (default: a new SQLite file in a temporary directory, removed afterwards; QUARRY_DATABASE_URL is not read); -op search also takes one an earlier -op search loaded, and searches its corpus again"
+const benchDBUsage = "fresh database to seed: a SQLite path that does not exist yet, or a postgres:// URL of a database Quarry has never used (default: a new SQLite file in a temporary directory, removed afterwards; QUARRY_DATABASE_URL is not read); -op search also takes one an earlier -op search loaded, and searches its corpus again, or resumes its load if that run was stopped (same -search-docs and QUARRY_ENCRYPTION_KEY)"
 
 // benchServerSettings are the settings of serve that bench takes too: the
 // in-process server and the floor are built with them.
