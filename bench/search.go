@@ -320,8 +320,8 @@ func setUpSearch(ctx context.Context, db *store.DB, o *Options, reuse bool, sc *
 		if s.reused = loaded == searchBatches(s.docs); s.reused {
 			// A run stopped while settling the index leaves merges to do:
 			// they are done before the searches (nothing when settled).
-			if err := settleIndex(ctx, db); err != nil {
-				return nil, "", err
+			if err := db.SettleIndex(ctx); err != nil {
+				return nil, "", fmt.Errorf("settling the index: %w", err)
 			}
 		} else if err := s.loadCorpus(ctx, db, admin, pairs, loaded, sc); err != nil {
 			return nil, "", err
@@ -531,8 +531,8 @@ func (s *searchCorpus) loadCorpus(ctx context.Context, db *store.DB, admin *quar
 	}
 	sc.line("waiting for the index to settle")
 	settle := time.Now()
-	if err := settleIndex(ctx, db); err != nil {
-		return err
+	if err := db.SettleIndex(ctx); err != nil {
+		return fmt.Errorf("settling the index: %w", err)
 	}
 	end := time.Now()
 	s.load = SearchLoad{Documents: done, BatchSize: bs, ResumedFrom: skipped, Seconds: round(end.Sub(start).Seconds()),
@@ -543,31 +543,6 @@ func (s *searchCorpus) loadCorpus(ctx context.Context, db *store.DB, admin *quar
 	}
 	sc.line(line)
 	return nil
-}
-
-// settleIndex runs store.DB.SettleIndex until no chunk is pending. On
-// PostgreSQL, SettleIndex can return early, with chunks pending: a flush
-// of the upkeep just stopped may still hold the index's lock (its server
-// ends the transaction cancelled after the client has moved on), and
-// SettleIndex's own flush, refused the lock, reports nothing done (seen
-// once in about five runs of TestSearchResume, with 520 chunks pending).
-// The in-process server runs no upkeep: its searches would read them
-// pending.
-func settleIndex(ctx context.Context, db *store.DB) error {
-	for {
-		if err := db.SettleIndex(ctx); err != nil {
-			return fmt.Errorf("settling the index: %w", err)
-		}
-		st, err := db.SearchIndexState(ctx)
-		if err != nil || st.Pending == 0 {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // prepareSearch draws the queries and sends them, as the person, until

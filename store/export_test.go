@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/quarryhq/quarry"
 )
@@ -51,4 +52,22 @@ func (db *DB) IngestBatchAround(ctx context.Context, pairID int64, docs []quarry
 		_, _, err := tx.putDocuments(ctx, pairID, 0, docs, bodies, an, true)
 		return err
 	})
+}
+
+// HoldIndexLockForTest takes the lock of the index's upkeep, as another
+// server's flush does (on SQLite the one writer), until release is called.
+func (db *DB) HoldIndexLockForTest(ctx context.Context) (release func(), err error) {
+	tx, err := db.write.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if db.dialect == Postgres {
+		_, err = tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, searchIndexLock)
+	} else {
+		_, err = tx.ExecContext(ctx, `DELETE FROM search_pending WHERE chunk_id < 0`) // Takes the write lock.
+	}
+	if err != nil {
+		return nil, errors.Join(err, tx.Rollback())
+	}
+	return func() { tx.Rollback() }, nil
 }

@@ -103,12 +103,31 @@ func (db *DB) removeDropped(ctx context.Context, limit int) error {
 
 // SettleIndex runs MergeIndex until it has nothing left to do: every
 // chunk written before it was called is then in a segment, and no tier
-// holds index.MergeFactor segments.
+// holds index.MergeFactor segments, unless another server's upkeep was
+// merging it. While another server's upkeep holds the index's lock (on
+// PostgreSQL; a flush it has just given up may hold it a moment longer),
+// it waits for the chunks that were pending.
 func (db *DB) SettleIndex(ctx context.Context) error {
+	var last sql.NullInt64
+	if err := db.read.QueryRowContext(ctx, `SELECT MAX(chunk_id) FROM search_pending`).Scan(&last); err != nil {
+		return err
+	}
 	for {
 		did, err := db.MergeIndex(ctx)
-		if err != nil || !did {
+		if err != nil {
 			return err
+		}
+		if did {
+			continue
+		}
+		var left bool
+		if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_pending WHERE chunk_id <= $1)`, last).Scan(&left); err != nil || !left {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }

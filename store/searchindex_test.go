@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/index"
@@ -380,5 +381,24 @@ func TestSearchAnalysedBeforeWriting(t *testing.T) {
 		if strings.Join(got, " ") != want {
 			t.Errorf("%s finds %q, want %q", query, got, want)
 		}
+	}
+}
+
+// TestSettleIndexWaitsForTheLock checks that SettleIndex, while another
+// server's upkeep holds the index's lock, waits for it rather than return
+// with chunks pending.
+func TestSettleIndexWaitsForTheLock(t *testing.T) {
+	f := newSearchFixture(t, storetest.Open(t))
+	f.ingest(t, 0, 1, 2, 3)
+	release, err := f.db.HoldIndexLockForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, release)
+	if err := f.db.SettleIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(t, `SELECT COUNT(*) FROM search_pending`); n != 0 {
+		t.Errorf("%d chunks pending after SettleIndex, want none", n)
 	}
 }
