@@ -294,9 +294,9 @@ func holdsSearchCorpus(ctx context.Context, db *store.DB) bool {
 // during its load, with the first k batches written (each batch is one
 // transaction), the load resumes at batch k and goes on as a fresh load
 // would. Otherwise it makes the groups, the pairs and the person and
-// loads the documents. A run stopped while making the groups and pairs
-// (before any document) is not resumed: find refuses its database, and
-// says to give a fresh one, as the set-up takes seconds. It returns the
+// loads the documents. A run stopped before it had made every pair is
+// not resumed: find refuses its database, and says to give a fresh one,
+// as the set-up takes seconds. It returns the
 // admin's key.
 func setUpSearch(ctx context.Context, db *store.DB, o *Options, reuse bool, sc *screen) (*searchCorpus, string, error) {
 	name := searchAdminKey
@@ -399,7 +399,7 @@ func ensureSearchSet(ctx context.Context, db *store.DB, admin *quarry.Caller) er
 // load they hold (loadedBatches): searchBatches(s.docs) when the load is
 // complete, fewer when it was stopped. Counts that are no such prefix are
 // refused, and so is a corpus short of a pair: its run stopped while
-// making them, before any document.
+// making them.
 func (s *searchCorpus) find(ctx context.Context, db *store.DB, admin *quarry.Caller, sc *screen) (pairs []int64, loaded int, err error) {
 	sc.line("the database holds a search corpus: checking it")
 	keys, err := db.APIKeys(ctx)
@@ -425,7 +425,7 @@ func (s *searchCorpus) find(ctx context.Context, db *store.DB, admin *quarry.Cal
 		label := pairName(i)
 		p, ok := byName[label]
 		if !ok {
-			return nil, 0, fmt.Errorf("-db: the search corpus in it has no pair %s (the run that made it stopped while making the groups and pairs, before any document); give a fresh database", label)
+			return nil, 0, fmt.Errorf("-db: the search corpus in it has no pair %s (the run that made it stopped while making the groups and pairs); give a fresh database", label)
 		}
 		if i == 0 {
 			// The server reads the credentials (the status listing): they

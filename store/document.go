@@ -46,19 +46,18 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 		}
 		bodies[i] = body
 	}
+	// The rights first, and again in the transaction: a caller who may
+	// not write to the pair has nothing analysed.
+	if _, err := db.reader().ingestPair(ctx, c, *pairID); err != nil {
+		return 0, mapError(err)
+	}
 	an, err := db.analyseDocuments(ctx, *pairID, docs)
 	if err != nil {
 		return 0, err
 	}
 	err = db.update(ctx, func(tx *Tx) error {
-		p, err := tx.pair(ctx, *pairID)
-		if quarry.ErrorCode(err) == quarry.ENOTFOUND || (err == nil && !c.CanSeePair(p)) {
-			return quarry.ErrPushPairNotFound
-		}
+		p, err := tx.ingestPair(ctx, c, *pairID)
 		if err != nil {
-			return err
-		}
-		if err := c.CheckChangePair(p); err != nil {
 			return err
 		}
 		var written int64
@@ -77,6 +76,20 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 		return tx.audit(ctx, c, "document.ingest", "cc_pair", p.ID, []string{"document"})
 	})
 	return newDocs, err
+}
+
+// ingestPair returns pair id, to which caller c pushes documents: one c
+// does not see is quarry.ErrPushPairNotFound, and c must be allowed to
+// change it (quarry.Caller.CheckChangePair).
+func (tx *Tx) ingestPair(ctx context.Context, c *quarry.Caller, id int64) (*quarry.CCPair, error) {
+	p, err := tx.pair(ctx, id)
+	if quarry.ErrorCode(err) == quarry.ENOTFOUND || (err == nil && !c.CanSeePair(p)) {
+		return nil, quarry.ErrPushPairNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, c.CheckChangePair(p)
 }
 
 // scanDocumentInfo reads a copy's id, semantic identifier, link and pair.

@@ -573,16 +573,19 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 	// The attempt's pair, whose unchanged documents need no analysis (the
 	// transaction checks that the worker holds the attempt; were there no
 	// attempt, nothing would be written).
-	var attemptPair int64
-	if err := db.read.QueryRowContext(ctx, `SELECT cc_pair_id FROM index_attempts WHERE id = $1`, id).Scan(&attemptPair); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, err
-	}
-	an, err := db.analyseDocuments(ctx, attemptPair, p.Documents)
-	if err != nil {
-		return nil, err
+	var an []analysed
+	if len(p.Documents) > 0 {
+		var attemptPair int64
+		if err := db.read.QueryRowContext(ctx, `SELECT cc_pair_id FROM index_attempts WHERE id = $1`, id).Scan(&attemptPair); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, mapError(err)
+		}
+		var err error
+		if an, err = db.analyseDocuments(ctx, attemptPair, p.Documents); err != nil {
+			return nil, err
+		}
 	}
 	var res quarry.ProgressResult
-	err = db.update(ctx, func(tx *Tx) error {
+	err := db.update(ctx, func(tx *Tx) error {
 		pairID, err := tx.heldAttempt(ctx, workerID, id)
 		if err != nil {
 			return err

@@ -18,8 +18,9 @@ import (
 
 // Search: the index of the documents' chunks and the searches that read
 // it with each caller's rights. A document is chunked and its terms found
-// before the transaction that writes it (analyseDocuments), which writes
-// its chunks (putDocuments): they are searched from then on, pending until
+// before the transaction that writes it (analyseDocuments; IndexMissing,
+// after an upgrade, in its own), which writes its chunks (putDocuments):
+// they are searched from then on, pending until
 // MergeIndex writes them into a segment (searchindex.go). Its rows leave
 // with the document (ON DELETE CASCADE), whichever path deletes it; its
 // postings in a segment then match no chunk. Package index chunks, encodes
@@ -58,7 +59,9 @@ func analyse(d *quarry.Document) []analysedChunk {
 // pairID, and analyses those whose hash is not the one the pair holds:
 // before the transaction that writes them, so that it does not hold
 // SQLite's one writer for it (it is most of a write's time), and on every
-// core. putDocuments analyses the few that changed between the two.
+// core. The whole batch's chunks and terms are then held at once (about
+// 5 MB for 1,000 documents of 2 KB). putDocuments analyses the few that
+// changed between the two.
 func (db *DB) analyseDocuments(ctx context.Context, pairID int64, docs []quarry.Document) ([]analysed, error) {
 	ids := make([]string, len(docs))
 	for i := range docs {
@@ -66,7 +69,7 @@ func (db *DB) analyseDocuments(ctx context.Context, pairID int64, docs []quarry.
 	}
 	held, err := contentHashes(ctx, db.read, pairID, ids)
 	if err != nil {
-		return nil, err
+		return nil, mapError(err)
 	}
 	out := make([]analysed, len(docs))
 	var next atomic.Int64
@@ -74,10 +77,18 @@ func (db *DB) analyseDocuments(ctx context.Context, pairID int64, docs []quarry.
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(docs)) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(docs) && failed.Load() == nil; i = int(next.Add(1) - 1) {
+			defer func() {
+				// A request's panic is its own 500 (the API's recovery),
+				// not the server's end.
+				if p := recover(); p != nil {
+					err := fmt.Errorf("analysing documents: %v", p)
+					failed.CompareAndSwap(nil, &err)
+				}
+			}()
+			for i := int(next.Add(1) - 1); i < len(docs) && failed.Load() == nil && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				h, err := contentHash(&docs[i])
 				if err != nil {
-					failed.Store(&err)
+					failed.CompareAndSwap(nil, &err)
 					return
 				}
 				out[i].hash = h
@@ -91,7 +102,7 @@ func (db *DB) analyseDocuments(ctx context.Context, pairID int64, docs []quarry.
 	if err := failed.Load(); err != nil {
 		return nil, *err
 	}
-	return out, nil
+	return out, ctx.Err()
 }
 
 // contentHashes returns the content hashes pair pairID holds of the

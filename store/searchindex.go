@@ -106,18 +106,21 @@ func (db *DB) removeDropped(ctx context.Context, limit int) error {
 // holds index.MergeFactor segments, unless another server's upkeep was
 // merging it. While another server's upkeep holds the index's lock (on
 // PostgreSQL; a flush it has just given up may hold it a moment longer),
-// it waits for the chunks that were pending.
+// it waits for the chunks that were pending, from 20 ms to a second
+// between rounds.
 func (db *DB) SettleIndex(ctx context.Context) error {
 	var last sql.NullInt64
 	if err := db.read.QueryRowContext(ctx, `SELECT MAX(chunk_id) FROM search_pending`).Scan(&last); err != nil {
 		return err
 	}
+	wait := 20 * time.Millisecond
 	for {
 		did, err := db.MergeIndex(ctx)
 		if err != nil {
 			return err
 		}
 		if did {
+			wait = 20 * time.Millisecond
 			continue
 		}
 		var left bool
@@ -127,8 +130,9 @@ func (db *DB) SettleIndex(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, time.Second) // Each round reads the pending rows.
 	}
 }
 

@@ -562,6 +562,13 @@ type Tx struct {
 	pendingChunks int64
 }
 
+// reader returns a Tx that reads outside any transaction, from the
+// reading connections: for a check that a write transaction repeats, made
+// before the work that precedes the transaction.
+func (db *DB) reader() *Tx {
+	return &Tx{conn: conn{p: db.read}, db: db, now: db.now()}
+}
+
 // update runs fn in a write transaction and commits if fn returns nil.
 func (db *DB) update(ctx context.Context, fn func(*Tx) error) error {
 	sqlTx, err := db.begin(ctx)
