@@ -111,10 +111,7 @@ func TestConfluenceConnectorRun(t *testing.T) {
 	if a.Status != quarry.IndexSuccess || a.TotalDocsIndexed != 1 || a.NewDocsIndexed != 0 {
 		t.Errorf("the poll %s with %d documents written, %d new (error %v), want success with 1 and 0", a.Status, a.TotalDocsIndexed, a.NewDocsIndexed, a.ErrorMsg)
 	}
-	var body string
-	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pair, base+"PUB/pages/2004/Welcome").Scan(&body); err != nil {
-		t.Fatal(err)
-	}
+	_, body := w.document(pair, base+"PUB/pages/2004/Welcome")
 	if !strings.Contains(body, "Welcome, new starters.") || strings.Contains(body, "Ask in #help.") {
 		t.Errorf("Welcome's body %s, not its edited text alone", body)
 	}

@@ -130,10 +130,7 @@ func TestGoogleDriveConnectorRun(t *testing.T) {
 	if a.Status != quarry.IndexSuccess || a.TotalDocsIndexed != 1 || a.NewDocsIndexed != 0 {
 		t.Errorf("the poll %s with %d documents written, %d new (error %v), want success with 1 and 0", a.Status, a.TotalDocsIndexed, a.NewDocsIndexed, a.ErrorMsg)
 	}
-	var body string
-	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pair, "https://docs.google.com/document/d/1RoadmapDoc").Scan(&body); err != nil {
-		t.Fatal(err)
-	}
+	_, body := w.document(pair, "https://docs.google.com/document/d/1RoadmapDoc")
 	if !strings.Contains(body, "connectors first") || strings.Contains(body, "search first") {
 		t.Errorf("Roadmap's body %s, not its edited text alone", body)
 	}
@@ -249,10 +246,7 @@ func TestGoogleDriveConnectorFolders(t *testing.T) {
 	if got := w.documentNames(pair, ""); !slices.Equal(got, want) {
 		t.Errorf("documents\n%q, want\n%q", got, want)
 	}
-	var body string
-	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pair, "https://docs.google.com/presentation/d/1DeckSlides").Scan(&body); err != nil {
-		t.Fatal(err)
-	}
+	_, body := w.document(pair, "https://docs.google.com/presentation/d/1DeckSlides")
 	if !strings.Contains(body, "Open the north face in spring") {
 		t.Errorf("the deck's body %s", body)
 	}

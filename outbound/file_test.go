@@ -127,16 +127,16 @@ func TestFileConnectorZipMetadata(t *testing.T) {
 			if a.Status != quarry.IndexSuccess || a.NewDocsIndexed != 2 {
 				t.Fatalf("attempt %s with %d new documents (error %v), want success with 2", a.Status, a.NewDocsIndexed, a.ErrorMsg)
 			}
-			rows, err := w.raw.Query(`SELECT id, semantic_identifier, link, body FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
+			rows, err := w.raw.Query(`SELECT id, semantic_identifier, link FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer rows.Close()
 			var got []string
 			for rows.Next() {
-				var id, name, doc string
+				var id, name string
 				var link *string
-				if err := rows.Scan(&id, &name, &link, &doc); err != nil {
+				if err := rows.Scan(&id, &name, &link); err != nil {
 					t.Fatal(err)
 				}
 				l := "<nil>"
@@ -144,10 +144,7 @@ func TestFileConnectorZipMetadata(t *testing.T) {
 					l = *link
 				}
 				got = append(got, name+" "+l)
-				var d quarry.Document
-				if err := json.Unmarshal([]byte(doc), &d); err != nil {
-					t.Fatalf("document %s: %v", id, err)
-				}
+				d, _ := w.document(pair, id)
 				if !strings.HasPrefix(id, "FILE_CONNECTOR__") || !slices.Contains(up.FilePaths, strings.TrimPrefix(id, "FILE_CONNECTOR__")) {
 					t.Errorf("document id %s, want FILE_CONNECTOR__ and a file id", id)
 				}
@@ -196,7 +193,7 @@ func TestFileConnectorKinds(t *testing.T) {
 	if a.Status != quarry.IndexCompletedWithErrors || a.NewDocsIndexed != 17 {
 		t.Fatalf("attempt %s with %d new documents (error %v), want completed_with_errors with 17", a.Status, a.NewDocsIndexed, a.ErrorMsg)
 	}
-	rows, err := w.raw.Query(`SELECT semantic_identifier, body FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
+	rows, err := w.raw.Query(`SELECT semantic_identifier, id FROM documents WHERE cc_pair_id = $1 ORDER BY semantic_identifier`, pair)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,12 +226,11 @@ func TestFileConnectorKinds(t *testing.T) {
 	}
 	n := 0
 	for rows.Next() {
-		var name, doc string
-		if err := rows.Scan(&name, &doc); err != nil {
+		var name, id string
+		if err := rows.Scan(&name, &id); err != nil {
 			t.Fatal(err)
 		}
-		var d quarry.Document
-		json.Unmarshal([]byte(doc), &d)
+		d, _ := w.document(pair, id)
 		n++
 		if name == "schedule.eml" {
 			var texts []string

@@ -121,10 +121,7 @@ func TestGitHubConnectorRun(t *testing.T) {
 	if a.Status != quarry.IndexSuccess || a.TotalDocsIndexed != 1 || a.NewDocsIndexed != 0 {
 		t.Errorf("the poll %s with %d documents written, %d new (error %v), want success with 1 and 0", a.Status, a.TotalDocsIndexed, a.NewDocsIndexed, a.ErrorMsg)
 	}
-	var body string
-	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pair, pub+"issues/1").Scan(&body); err != nil {
-		t.Fatal(err)
-	}
+	_, body := w.document(pair, pub+"issues/1")
 	if !strings.Contains(body, "It crashes only on Tuesdays.") || strings.Contains(body, "The app crashes when it starts.") {
 		t.Errorf("issue 1's body %s, not its edited text alone", body)
 	}

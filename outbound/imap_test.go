@@ -3,7 +3,6 @@ package outbound_test
 import (
 	"database/sql"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -69,14 +68,7 @@ func TestImapConnectorRun(t *testing.T) {
 	if got, want := w.documentNames(pair, ""), []string{"<one@example.com> First", "<two@example.com> Second"}; !slices.Equal(got, want) {
 		t.Errorf("documents %q, want %q", got, want)
 	}
-	var body string
-	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = '<two@example.com>'`, pair).Scan(&body); err != nil {
-		t.Fatal(err)
-	}
-	var doc quarry.Document
-	if err := json.Unmarshal([]byte(body), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc, body := w.document(pair, "<two@example.com>")
 	// Its text, and every section linked to the message's IMAP URL.
 	link := regexp.MustCompile(fmt.Sprintf(`^imap://127\.0\.0\.1:%d/Archive;UIDVALIDITY=[0-9]+/;UID=1$`, s.TLSPort))
 	if len(doc.Sections) != 2 || doc.Sections[0].Text != "See the file." || doc.Sections[1].Text != "notes.txt\n\nThe notes." ||

@@ -108,10 +108,7 @@ func TestJiraConnectorRun(t *testing.T) {
 	if a.Status != quarry.IndexSuccess || a.TotalDocsIndexed != 1 || a.NewDocsIndexed != 0 {
 		t.Errorf("the poll %s with %d documents written, %d new (error %v), want success with 1 and 0", a.Status, a.TotalDocsIndexed, a.NewDocsIndexed, a.ErrorMsg)
 	}
-	var body string
-	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pair, b+"ENG-2").Scan(&body); err != nil {
-		t.Fatal(err)
-	}
+	_, body := w.document(pair, b+"ENG-2")
 	if !strings.Contains(body, "Index the wiki and its talk pages.") || strings.Contains(body, "Keep the links.") {
 		t.Errorf("ENG-2's body %s, not its edited text alone", body)
 	}

@@ -76,10 +76,11 @@ func TestMediaWikiConnectorRun(t *testing.T) {
 	if a.TotalDocsIndexed != 1 || a.NewDocsIndexed != 0 {
 		t.Errorf("second attempt %s with %d documents written, %d new (error %v), want 1 and 0", a.Status, a.TotalDocsIndexed, a.NewDocsIndexed, a.ErrorMsg)
 	}
-	var text string
-	if err := w.raw.QueryRow(`SELECT body FROM documents WHERE cc_pair_id = $1 AND semantic_identifier = 'Bread'`, pair).Scan(&text); err != nil {
+	var id string
+	if err := w.raw.QueryRow(`SELECT id FROM documents WHERE cc_pair_id = $1 AND semantic_identifier = 'Bread'`, pair).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
+	_, text := w.document(pair, id)
 	if !strings.Contains(text, "Bread is baked daily.") {
 		t.Errorf("Bread's body %s, not its edited text", text)
 	}

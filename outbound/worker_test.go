@@ -103,6 +103,21 @@ func rawSQL(t testing.TB, u string) *sql.DB {
 	return db
 }
 
+// document returns document id of pair pairID as it is stored, and its
+// JSON.
+func (w *world) document(pairID int64, id string) (*quarry.Document, string) {
+	w.t.Helper()
+	d, err := w.db.StoredDocument(context.Background(), pairID, id)
+	if err != nil {
+		w.t.Fatalf("document %s: %v", id, err)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return d, string(b)
+}
+
 // do sends a request to the server as the admin, and fails the test unless
 // it is answered 200; out (if not nil) is the answer decoded.
 func (w *world) do(method, path string, body, out any) {

@@ -31,7 +31,6 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 	if pairID == nil {
 		return 0, quarry.ErrNoDefaultPair
 	}
-	bodies := make([][]byte, len(docs))
 	for i := range docs {
 		d := &docs[i]
 		if err := d.Check(); err != nil {
@@ -44,7 +43,6 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 		if len(body) > quarry.MaxDocumentBytes {
 			return 0, quarry.Errorf(quarry.EINVALID, "A document may hold at most %d bytes of JSON", quarry.MaxDocumentBytes)
 		}
-		bodies[i] = body
 	}
 	// The rights first, and again in the transaction: a caller who may
 	// not write to the pair has nothing analysed.
@@ -61,7 +59,7 @@ func (db *DB) IngestBatch(ctx context.Context, c *quarry.Caller, pairID *int64, 
 			return err
 		}
 		var written int64
-		newDocs, written, err = tx.putDocuments(ctx, p.ID, 0, docs, bodies, an, true)
+		newDocs, written, err = tx.putDocuments(ctx, p.ID, 0, docs, an, true)
 		if err != nil {
 			return err
 		}
@@ -227,13 +225,14 @@ func (db *DB) PairDocumentText(ctx context.Context, c *quarry.Caller, id int64, 
 		}
 		var (
 			body    string
+			texts   []byte
 			updated sql.NullInt64
 			indexed int64
 		)
 		args := []any{id, docID}
-		err := q.QueryRowContext(ctx, `SELECT id, semantic_identifier, link, doc_updated_at, indexed_at, from_ingestion_api, body
+		err := q.QueryRowContext(ctx, `SELECT id, semantic_identifier, link, doc_updated_at, indexed_at, from_ingestion_api, body, texts
 			FROM documents WHERE cc_pair_id = $1 AND id = $2 AND `+documentsReadable(c, "documents", &args), args...).
-			Scan(&out.DocumentID, &out.SemanticID, &out.Link, &updated, &indexed, &out.FromIngestionAPI, &body)
+			Scan(&out.DocumentID, &out.SemanticID, &out.Link, &updated, &indexed, &out.FromIngestionAPI, &body, &texts)
 		if errors.Is(err, sql.ErrNoRows) {
 			return quarry.ErrPairDocumentNotFound
 		}
@@ -242,7 +241,7 @@ func (db *DB) PairDocumentText(ctx context.Context, c *quarry.Caller, id int64, 
 		}
 		out.DocUpdatedAt, out.IndexedAt = timeOrNil(updated), quarry.TimeFromMicros(indexed)
 		var d quarry.Document
-		if err := json.Unmarshal([]byte(body), &d); err != nil {
+		if err := db.texts.unpack(body, texts, &d); err != nil {
 			return err
 		}
 		out.Title, out.Source, out.Metadata, out.Sections, out.Text = d.Title, d.Source, d.Metadata, d.Sections, d.DocumentText()

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/quarryhq/quarry"
@@ -35,21 +34,13 @@ func (db *DB) QueryRowForTest(ctx context.Context, query string, dest ...any) er
 // pairID, with between run after the documents are analysed and before the
 // transaction that writes them.
 func (db *DB) IngestBatchAround(ctx context.Context, pairID int64, docs []quarry.Document, between func()) error {
-	bodies := make([][]byte, len(docs))
-	for i := range docs {
-		b, err := json.Marshal(&docs[i])
-		if err != nil {
-			return err
-		}
-		bodies[i] = b
-	}
 	an, err := db.analyseDocuments(ctx, pairID, docs)
 	if err != nil {
 		return err
 	}
 	between()
 	return db.update(ctx, func(tx *Tx) error {
-		_, _, err := tx.putDocuments(ctx, pairID, 0, docs, bodies, an, true)
+		_, _, err := tx.putDocuments(ctx, pairID, 0, docs, an, true)
 		return err
 	})
 }

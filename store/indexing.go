@@ -559,7 +559,6 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
-	bodies := make([][]byte, len(p.Documents))
 	for i := range p.Documents {
 		b, err := json.Marshal(&p.Documents[i])
 		if err != nil {
@@ -568,7 +567,6 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 		if len(b) > quarry.MaxDocumentBytes {
 			return nil, quarry.ErrDocumentTooLarge(p.Documents[i].ID)
 		}
-		bodies[i] = b
 	}
 	// The attempt's pair, whose unchanged documents need no analysis (the
 	// transaction checks that the worker holds the attempt; were there no
@@ -604,7 +602,7 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 			return err
 		}
 		now := tx.now.Micros()
-		newDocs, written, err := tx.putDocuments(ctx, pairID, id, p.Documents, bodies, an, false)
+		newDocs, written, err := tx.putDocuments(ctx, pairID, id, p.Documents, an, false)
 		if err != nil {
 			return err
 		}
@@ -646,12 +644,12 @@ func (db *DB) ReportProgress(ctx context.Context, workerID, id int64, p *quarry.
 
 // putDocuments writes the documents of a batch of attempt attemptID (0 for
 // documents pushed through the ingestion API, ingested) to pair pairID
-// (bodies are their JSON; an, what analyseDocuments made of them): a
+// (an is what analyseDocuments made of them): a
 // document the pair does not have is new, one whose content changed is
 // written again, an unchanged one is left as it is. Either way the pair's
 // unresolved errors about it, from earlier attempts, are resolved: it has
 // now been taken. It returns how many were new and how many written.
-func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []quarry.Document, bodies [][]byte, an []analysed, ingested bool) (newDocs, written int64, err error) {
+func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []quarry.Document, an []analysed, ingested bool) (newDocs, written int64, err error) {
 	if len(docs) == 0 {
 		return 0, 0, nil
 	}
@@ -672,15 +670,17 @@ func (tx *Tx) putDocuments(ctx context.Context, pairID, attemptID int64, docs []
 		}
 		if a.chunks == nil {
 			// Written since analyseDocuments looked, or twice in the batch.
-			a.chunks = analyse(d)
+			if err := tx.db.analyse(d, a); err != nil {
+				return 0, 0, err
+			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO documents (cc_pair_id, id, semantic_identifier, link, body, content_hash, doc_updated_at,
-			indexed_at, from_ingestion_api)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO documents (cc_pair_id, id, semantic_identifier, link, body, texts, content_hash,
+			doc_updated_at, indexed_at, from_ingestion_api)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 			ON CONFLICT (cc_pair_id, id) DO UPDATE SET semantic_identifier = excluded.semantic_identifier, link = excluded.link,
-			body = excluded.body, content_hash = excluded.content_hash, doc_updated_at = excluded.doc_updated_at,
+			body = excluded.body, texts = excluded.texts, content_hash = excluded.content_hash, doc_updated_at = excluded.doc_updated_at,
 			indexed_at = excluded.indexed_at, from_ingestion_api = excluded.from_ingestion_api`,
-			pairID, d.ID, d.SemanticIdentifier, d.Link(), string(bodies[i]), a.hash, microsOrNil(d.DocUpdatedAt), now, ingested); err != nil {
+			pairID, d.ID, d.SemanticIdentifier, d.Link(), a.body, a.texts, a.hash, microsOrNil(d.DocUpdatedAt), now, ingested); err != nil {
 			return 0, 0, err
 		}
 		if err := tx.indexDocument(ctx, pairID, d, a.chunks, had); err != nil {

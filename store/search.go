@@ -27,10 +27,24 @@ import (
 // and scores; this file reads and writes the rows.
 
 // analysed is a document's content hash (contentHash) and, once analysed,
-// its chunks (never none: a document without words is one chunk).
+// its chunks (never none: a document without words is one chunk) and its
+// two parts as documents keeps them (textCodec.pack).
 type analysed struct {
 	hash   string
 	chunks []analysedChunk // nil: not analysed.
+	body   string
+	texts  []byte
+}
+
+// analyse chunks document d, finds each chunk's terms and packs it for
+// storage, into a.
+func (db *DB) analyse(d *quarry.Document, a *analysed) error {
+	body, texts, err := db.texts.pack(d)
+	if err != nil {
+		return err
+	}
+	a.chunks, a.body, a.texts = analyse(d), body, texts
+	return nil
 }
 
 // analysedChunk is a chunk, its length in terms and its terms, encoded as
@@ -93,7 +107,10 @@ func (db *DB) analyseDocuments(ctx context.Context, pairID int64, docs []quarry.
 				}
 				out[i].hash = h
 				if old, ok := held[docs[i].ID]; !ok || old != h {
-					out[i].chunks = analyse(&docs[i])
+					if err := db.analyse(&docs[i], &out[i]); err != nil {
+						failed.CompareAndSwap(nil, &err)
+						return
+					}
 				}
 			}
 		})
@@ -495,8 +512,8 @@ func (db *DB) IndexMissing(ctx context.Context) error {
 				lock = " FOR UPDATE"
 			}
 			for _, d := range docs {
-				var body string
-				if err := tx.QueryRowContext(ctx, `SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`+lock, d.pair, d.id).Scan(&body); err != nil {
+				doc, err := db.storedDocument(ctx, tx, d.pair, d.id, lock)
+				if err != nil {
 					return err
 				}
 				var indexed bool
@@ -507,12 +524,8 @@ func (db *DB) IndexMissing(ctx context.Context) error {
 				if indexed {
 					continue
 				}
-				var doc quarry.Document
-				if err := json.Unmarshal([]byte(body), &doc); err != nil {
-					return err
-				}
 				doc.ID = d.id
-				if err := tx.indexDocument(ctx, d.pair, &doc, analyse(&doc), true); err != nil {
+				if err := tx.indexDocument(ctx, d.pair, doc, analyse(doc), true); err != nil {
 					return err
 				}
 			}

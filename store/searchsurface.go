@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/quarryhq/quarry"
 )
@@ -61,12 +60,9 @@ func (db *DB) SearchDocument(ctx context.Context, c *quarry.Caller, id string, p
 		case len(pairs) > 1:
 			return &quarry.AmbiguousDocumentError{ID: id, Pairs: pairs}
 		}
-		var body string
-		if err := q.QueryRowContext(ctx, `SELECT body FROM documents WHERE cc_pair_id = $1 AND id = $2`, pairs[0].ID, id).Scan(&body); err != nil {
-			return err
-		}
-		out = &quarry.DocumentCopy{Pair: pairs[0], Document: new(quarry.Document)}
-		return json.Unmarshal([]byte(body), out.Document)
+		d, err := db.storedDocument(ctx, q, pairs[0].ID, id, "")
+		out = &quarry.DocumentCopy{Pair: pairs[0], Document: d}
+		return err
 	})
 	if err != nil {
 		return nil, mapError(err)

@@ -62,6 +62,8 @@ type DB struct {
 	// blocks keeps the search index's blocks that searches read
 	// (store/searchreader.go).
 	blocks *blockCache
+	// texts compresses the documents' texts (store/documenttext.go).
+	texts *textCodec
 }
 
 // pool is a connection pool that counts the statements it runs and, on
@@ -359,8 +361,12 @@ func Open(ctx context.Context, url string, keys *Keyring, opts Options) (*DB, er
 	if opts.SearchCache == 0 {
 		opts.SearchCache = DefaultSearchCache
 	}
+	texts, err := newTextCodec()
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
 	db := &DB{Now: time.Now, dialect: dialect, source: source, keys: keys, migrations: opts.Migrations,
-		indexNudge: make(chan struct{}, 1), blocks: newBlockCache(opts.SearchCache)}
+		indexNudge: make(chan struct{}, 1), blocks: newBlockCache(opts.SearchCache), texts: texts}
 	if db.migrations == nil {
 		db.migrations = migrations
 	}
@@ -518,6 +524,7 @@ func (db *DB) OpenToOthers() ([]string, error) {
 
 // Close closes the database.
 func (db *DB) Close() error {
+	db.texts.close()
 	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
