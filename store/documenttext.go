@@ -27,24 +27,26 @@ type textCodec struct {
 	dec *zstd.Decoder
 }
 
-// newTextCodec returns a textCodec whose decompression stops at
-// quarry.MaxDocumentBytes: a document's texts, as JSON, are never longer
-// than the document's JSON, which is never longer than that.
+// maxTexts bounds what decompressing a document's texts may make: far
+// above quarry.MaxDocumentBytes (a document's texts, as JSON, are never
+// longer than the document's JSON, which is never longer than that), so
+// that a limit lowered later still reads what was written before, and low
+// enough that bytes that are not a document's texts cannot take the
+// server's memory.
+const maxTexts = 64 << 20
+
+// newTextCodec returns a textCodec. It needs no closing: with no stream to
+// read, the decoder keeps no goroutine.
 func newTextCodec() (*textCodec, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		return nil, err
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(quarry.MaxDocumentBytes))
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxTexts))
 	if err != nil {
 		return nil, err
 	}
 	return &textCodec{enc: enc, dec: dec}, nil
-}
-
-// close releases the decoder's goroutines.
-func (c *textCodec) close() {
-	c.dec.Close()
 }
 
 // pack returns document d as documents keeps it: body, d's JSON with its

@@ -27,7 +27,8 @@ func TestDocumentTextsStoredApart(t *testing.T) {
 		Metadata: map[string]any{"kind": "rock", "tags": []any{"a", "b"}}, DocUpdatedAt: &updated,
 		PrimaryOwners: []json.RawMessage{json.RawMessage(`{"email":"ann@example.com"}`)}}
 	bare := quarry.Document{ID: "bare", SemanticIdentifier: "Bare", Source: "web", Metadata: map[string]any{}}
-	if _, err := f.db.IngestBatch(ctx, f.admin, &f.pair, []quarry.Document{doc, bare}); err != nil {
+	empty := quarry.Document{ID: "empty", SemanticIdentifier: "Empty", Source: "web", Sections: []quarry.Section{}, Metadata: map[string]any{}}
+	if _, err := f.db.IngestBatch(ctx, f.admin, &f.pair, []quarry.Document{doc, bare, empty}); err != nil {
 		t.Fatal(err)
 	}
 	whole := func(d *quarry.Document) string {
@@ -39,7 +40,7 @@ func TestDocumentTextsStoredApart(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		for _, want := range []*quarry.Document{&doc, &bare} {
+		for _, want := range []*quarry.Document{&doc, &bare, &empty} {
 			got, err := f.db.StoredDocument(ctx, f.pair, want.ID)
 			if err != nil {
 				t.Fatal(err)
@@ -91,7 +92,14 @@ func TestDocumentTextsStoredApart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(hits) == 0 || hits[0].DocumentID != "stones" {
-			t.Errorf("%s after IndexMissing finds %+v, want stones", q, hits)
+			t.Fatalf("%s after IndexMissing finds %+v, want stones", q, hits)
+		}
+		// What a result takes from the body, and its text from its chunk.
+		h := hits[0]
+		if whole(&quarry.Document{Metadata: h.Metadata}) != whole(&quarry.Document{Metadata: doc.Metadata}) ||
+			h.UpdatedAt == nil || !h.UpdatedAt.Equal(updated.Time) || len(h.PrimaryOwners) != 1 || h.PrimaryOwners[0] != "ann@example.com" ||
+			!strings.Contains(h.Content, q) {
+			t.Errorf("%s's result: metadata %v, updated %v, owners %v, content %.80q", q, h.Metadata, h.UpdatedAt, h.PrimaryOwners, h.Content)
 		}
 	}
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/quarryhq/quarry"
 )
@@ -61,4 +62,29 @@ func (db *DB) HoldIndexLockForTest(ctx context.Context) (release func(), err err
 		return nil, errors.Join(err, tx.Rollback())
 	}
 	return func() { tx.Rollback() }, nil
+}
+
+// StoredDocumentsForTest returns every document as StoredDocument reads
+// it, by pair id and document id ("1/doc-1").
+func (db *DB) StoredDocumentsForTest(ctx context.Context) (map[string]*quarry.Document, error) {
+	type key struct {
+		pair int64
+		id   string
+	}
+	keys, err := queryAll(ctx, db.read, func(r interface{ Scan(...any) error }) (key, error) {
+		var k key
+		return k, r.Scan(&k.pair, &k.id)
+	}, `SELECT cc_pair_id, id FROM documents`)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*quarry.Document{}
+	for _, k := range keys {
+		d, err := db.StoredDocument(ctx, k.pair, k.id)
+		if err != nil {
+			return nil, err
+		}
+		out[fmt.Sprintf("%d/%s", k.pair, k.id)] = d
+	}
+	return out, nil
 }

@@ -512,17 +512,19 @@ func (db *DB) IndexMissing(ctx context.Context) error {
 				lock = " FOR UPDATE"
 			}
 			for _, d := range docs {
-				doc, err := db.storedDocument(ctx, tx, d.pair, d.id, lock)
-				if err != nil {
-					return err
-				}
+				// Its row's lock first, then whether another replica
+				// indexed it meanwhile.
 				var indexed bool
-				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_chunks WHERE cc_pair_id = $1 AND document_id = $2)`,
-					d.pair, d.id).Scan(&indexed); err != nil {
+				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM search_chunks WHERE cc_pair_id = d.cc_pair_id AND document_id = d.id)
+					FROM documents d WHERE d.cc_pair_id = $1 AND d.id = $2`+lock, d.pair, d.id).Scan(&indexed); err != nil {
 					return err
 				}
 				if indexed {
 					continue
+				}
+				doc, err := db.storedDocument(ctx, tx, d.pair, d.id, "")
+				if err != nil {
+					return err
 				}
 				doc.ID = d.id
 				if err := tx.indexDocument(ctx, d.pair, doc, analyse(doc), true); err != nil {

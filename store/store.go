@@ -524,7 +524,6 @@ func (db *DB) OpenToOthers() ([]string, error) {
 
 // Close closes the database.
 func (db *DB) Close() error {
-	db.texts.close()
 	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())

@@ -79,6 +79,41 @@ func TestUpgradeSecrets(t *testing.T) {
 	}
 }
 
+// TestUpgradeDocuments checks the documents of the fixtures on each side
+// of migration 00030: those 00029's deployment wrote whole and those
+// 00030's wrote in two parts (the same deployment) read the same, texts
+// included, through StoredDocument, which showing a document whole and
+// indexing it again use.
+func TestUpgradeDocuments(t *testing.T) {
+	docs := map[int64]map[string]*quarry.Document{}
+	for _, f := range storetest.Fixtures(t) {
+		if f.Version != 29 && f.Version != 30 {
+			continue
+		}
+		u, m := f.Load(t)
+		db := storetest.OpenURL(t, u, fixtureKeys(t, m))
+		var err error
+		if docs[f.Version], err = db.StoredDocumentsForTest(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, after := docs[29], docs[30]
+	texts := 0
+	for _, d := range after {
+		for _, s := range d.Sections {
+			texts += len(s.Text)
+		}
+	}
+	if len(after) < 5 || texts == 0 {
+		t.Fatalf("fixture 00030 has %d documents, %d bytes of text", len(after), texts)
+	}
+	// The deployment's times differ from one recording to the next.
+	opts := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".DocUpdatedAt" }, cmp.Ignore())
+	if diff := cmp.Diff(before, after, opts); diff != "" {
+		t.Errorf("documents of fixture 00029 (-) and 00030 (+):\n%s", diff)
+	}
+}
+
 // TestFailedMigrationOnFixture runs a migration that fails halfway on the
 // newest fixture: the schema and every row stay as they were, and the
 // secrets still open.
