@@ -104,6 +104,8 @@ type Server struct {
 	HTTP func(h http.Handler, log *slog.Logger) *http.Server
 	// Keys returns the keyring that seals the fresh database's secrets.
 	Keys func() (*store.Keyring, error)
+	// SearchCache is the in-process server's store.Options.SearchCache.
+	SearchCache int64
 }
 
 // Run runs a bench. It returns the report, and an error when a request
@@ -425,7 +427,7 @@ func startServer(ctx context.Context, o *Options, sc *screen) (*system, error) {
 	if err != nil {
 		return sys, err
 	}
-	db, err := store.Open(ctx, dbURL, keys, store.Options{})
+	db, err := store.Open(ctx, dbURL, keys, store.Options{SearchCache: o.Server.SearchCache})
 	if err != nil {
 		return sys, err
 	}

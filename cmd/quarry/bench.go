@@ -24,7 +24,7 @@ const benchDBUsage = "fresh database to seed: a SQLite path that does not exist 
 // benchServerSettings are the settings of serve that bench takes too: the
 // in-process server and the floor are built with them.
 var benchServerSettings = []string{"mask-credentials", "max-body-bytes", "db-timeout",
-	"read-header-timeout", "read-timeout", "write-timeout", "idle-timeout", "log-level", "log-format"}
+	"read-header-timeout", "read-timeout", "write-timeout", "idle-timeout", "log-level", "log-format", "search-cache-bytes"}
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	var o bench.Options
@@ -100,9 +100,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 			DBTimeout:       cfg.DBTimeout,
 			Version:         o.Version,
 		},
-		Log:  log,
-		HTTP: cfg.httpServer,
-		Keys: func() (*store.Keyring, error) { return benchKeyring(cfg) },
+		Log:         log,
+		SearchCache: storeCache(cfg.SearchCacheBytes),
+		HTTP:        cfg.httpServer,
+		Keys:        func() (*store.Keyring, error) { return benchKeyring(cfg) },
 	}
 	if cpuProfile != "" {
 		f, err := os.Create(cpuProfile)
