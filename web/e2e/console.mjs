@@ -445,7 +445,9 @@ try {
   await ada.locator('#pair-live', { hasText: 'waits for a worker' }).waitFor();
   const firstAttempt = Number(await attemptRows.first().getAttribute('data-attempt'));
   check((await attemptRows.first().innerText()).includes('set when a worker takes it'), 'no poll window before a worker takes it');
-  check(await ada.locator('#pair-cancel').isVisible(), 'Cancel is offered while an attempt waits');
+  // Cancel is offered while an attempt waits: the pair's facts, which
+  // show it, refresh apart from its attempts, so it may come a moment later.
+  await ada.locator('#pair-cancel').waitFor({ state: 'visible' });
   check((await ada.locator('#pair-cancel').getAttribute('title')).includes('cancels a running attempt when its pair is paused'),
     'Cancel says it pauses');
   await view(ada, 'pair-attempt-waiting');
