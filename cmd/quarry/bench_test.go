@@ -114,6 +114,20 @@ func TestBenchOps(t *testing.T) {
 	}
 }
 
+// TestBenchSearchCache: bench takes serve's -search-cache-bytes for its
+// in-process server, whose block cache the report shows bounded by it.
+func TestBenchSearchCache(t *testing.T) {
+	stdout, stderr, err := runBenchCommand(t, "-op", "search", "-search-docs", "300", "-clients", "1", "-duration", "1s",
+		"-search-cache-bytes", "1048576", "-json")
+	if err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	r := checkBenchJSON(t, stdout, "search")
+	if r.Search == nil || r.Search.Memory.BlockCache == nil || r.Search.Memory.BlockCache.MaxBytes != 1<<20 {
+		t.Errorf("search: %+v", r.Search)
+	}
+}
+
 // TestBenchToolRunTarget: tool-run opens the egress guard to bench's own
 // upstream, which a running server's guard would refuse.
 func TestBenchToolRunTarget(t *testing.T) {
