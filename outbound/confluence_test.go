@@ -133,7 +133,7 @@ func TestConfluenceConnectorRun(t *testing.T) {
 	s.Restrict(confluencetest.WelcomeID, []string{"acc-bob"}, nil)
 	cfg, _ := json.Marshal(config)
 	cred, _ := json.Marshal(map[string]string{"confluence_username": confluenceUser, "confluence_access_token": secretValue})
-	c, err := connector.NewRegistry().Open(connector.ConfluenceSource, cfg, cred, &connector.Env{HTTP: guardedRunner(t).Client()})
+	c, err := connector.NewRegistry().Open(connector.ConfluenceSource, cfg, cred, &connector.Env{HTTP: guardedRunner(t).Client(), PDF: testPDF})
 	if err != nil {
 		t.Fatal(err)
 	}

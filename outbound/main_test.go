@@ -8,9 +8,14 @@ import (
 	"github.com/quarryhq/quarry/outbound/connector"
 )
 
-// TestMain keeps the PDF reader's compiled module between runs of the
-// tests (connector.CachePDFReader), as the connector's tests do.
+// testPDF is the tests' PDF reader, shared by their workers and
+// connectors. It keeps its compiled module between runs of the tests, as
+// the connector's tests do.
+var testPDF = connector.NewPDFReader(filepath.Join(os.TempDir(), "quarry-test-pdfium-cache"))
+
+// TestMain closes the tests' PDF reader once they ran.
 func TestMain(m *testing.M) {
-	connector.CachePDFReader(filepath.Join(os.TempDir(), "quarry-test-pdfium-cache"))
-	os.Exit(m.Run())
+	code := m.Run()
+	testPDF.Close()
+	os.Exit(code)
 }

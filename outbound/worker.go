@@ -33,6 +33,10 @@ type WorkerConfig struct {
 	// ConnectorEndpoints point sources whose API host is fixed elsewhere
 	// (QUARRY_CONNECTOR_ENDPOINTS); the egress guard still applies.
 	ConnectorEndpoints connector.Endpoints
+	// PDF reads the PDFs connectors find, shared by every attempt; nil
+	// means a reader of the worker's own (connector.NewPDFReader(""),
+	// whose module is compiled on the first PDF and never closed).
+	PDF *connector.PDFReader
 	// Concurrency is how many attempts run at once; zero means 1.
 	Concurrency int
 	// PollInterval is how long an idle worker waits before it asks for an
@@ -82,6 +86,9 @@ var errStopAsked = errors.New("the server asked to stop the attempt")
 func NewWorker(cfg WorkerConfig) *Worker {
 	if cfg.Connectors == nil {
 		cfg.Connectors = connector.NewRegistry()
+	}
+	if cfg.PDF == nil {
+		cfg.PDF = connector.NewPDFReader("")
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 1
@@ -397,6 +404,7 @@ func (w *Worker) open(ctx context.Context, log *slog.Logger, lease *quarry.Lease
 		HTTP:      w.cfg.ConnectorHTTP,
 		Dial:      w.cfg.ConnectorDial,
 		Endpoints: w.cfg.ConnectorEndpoints,
+		PDF:       w.cfg.PDF,
 		Now:       w.cfg.Now,
 		Log:       slog.New(&maskingHandler{inner: log.Handler(), mask: mask}), // A connector's words may quote its credential.
 		OpenFile: func(ctx context.Context, id string) (*connector.File, error) {

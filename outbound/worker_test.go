@@ -304,6 +304,7 @@ func (w *world) startWorker(client *http.Client, base, token string) *runningWor
 		ConnectorHTTP:      egress.Client(),
 		ConnectorDial:      egress.Dial,
 		ConnectorEndpoints: w.endpoints,
+		PDF:                testPDF,
 		PollInterval:       20 * time.Millisecond,
 		HeartbeatInterval:  50 * time.Millisecond,
 		Log:                slog.New(slog.NewJSONHandler(w.log, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -569,21 +569,23 @@ func splitList(v string) []string {
 	return out
 }
 
-// cachePDFReader has the PDF reader keep its compiled module in dir (see
-// the setting pdf-cache-dir), made with mode 0700 if missing. A directory
-// others may write to is not used: what it holds is run as machine code.
-func cachePDFReader(dir string, log *slog.Logger) {
+// pdfReader returns the process's PDF reader, which keeps its compiled
+// module in dir (see the setting pdf-cache-dir), made with mode 0700 if
+// missing. A directory others may write to is not used (what it holds is
+// run as machine code), nor one that cannot be made: the module is then
+// compiled at every start.
+func pdfReader(dir string, log *slog.Logger) *connector.PDFReader {
 	if dir == "" {
-		return
+		return connector.NewPDFReader("")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		log.Warn("the PDF reader's cache directory cannot be made; its module is compiled at every start", "dir", dir, "err", err)
-		return
+		return connector.NewPDFReader("")
 	}
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
 		log.Warn("the PDF reader's cache directory is not a directory only this user may write to; it is not used", "dir", dir)
-		return
+		return connector.NewPDFReader("")
 	}
-	connector.CachePDFReader(dir)
+	return connector.NewPDFReader(dir)
 }

@@ -777,7 +777,7 @@ func TestConnectorEndpointsSetting(t *testing.T) {
 }
 
 // QUARRY_PDF_CACHE_DIR is an absolute path, user-cache (the default: the
-// user's cache directory) or off; cachePDFReader makes the directory 0700
+// user's cache directory) or off; pdfReader makes the directory 0700
 // and uses no directory others may write to.
 func TestPDFCacheDirSetting(t *testing.T) {
 	home := t.TempDir()
@@ -806,7 +806,7 @@ func TestPDFCacheDirSetting(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	dir := filepath.Join(t.TempDir(), "made", "pdfium")
-	cachePDFReader(dir, log)
+	pdfReader(dir, log)
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 || logs.Len() != 0 {
 		t.Errorf("made %s: %v %v, log %s", dir, fi, err, logs.String())
 	}
@@ -814,7 +814,7 @@ func TestPDFCacheDirSetting(t *testing.T) {
 	if err := os.Chmod(open, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	cachePDFReader(open, log)
+	pdfReader(open, log)
 	if !strings.Contains(logs.String(), "is not used") {
 		t.Errorf("a directory anyone may write to was used; log: %s", logs.String())
 	}

@@ -177,7 +177,7 @@ func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *sto
 	if err != nil {
 		return fmt.Errorf("starting the worker of this process: %w", err)
 	}
-	cachePDFReader(cfg.PDFCacheDir, log)
+	pdf := pdfReader(cfg.PDFCacheDir, log)
 	client := &http.Client{Transport: &outbound.InProcessTransport{Handler: handler}}
 	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{
@@ -185,11 +185,13 @@ func startIndexing(ctx context.Context, wg *sync.WaitGroup, cfg *Config, db *sto
 		ConnectorHTTP:      egress.Client(),
 		ConnectorDial:      egress.Dial,
 		ConnectorEndpoints: cfg.ConnectorEndpoints,
+		PDF:                pdf,
 		Concurrency:        cfg.WorkerConcurrency,
 		PollInterval:       cfg.WorkerPollInterval,
 		Log:                log.With("worker", id),
 	})
 	wg.Go(func() {
+		defer pdf.Close()
 		if err := w.Run(ctx); err != nil {
 			log.Error("the worker of this process stopped; indexing goes on only on other workers", "err", err)
 		}

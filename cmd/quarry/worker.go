@@ -47,13 +47,15 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	cachePDFReader(cfg.PDFCacheDir, log)
+	pdf := pdfReader(cfg.PDFCacheDir, log)
+	defer pdf.Close()
 	egress := toolrun.NewRunner(cfg.ToolEgress)
 	w := outbound.NewWorker(outbound.WorkerConfig{
 		API:                outbound.NewWorkerAPI(client, cfg.WorkerServer, token),
 		ConnectorHTTP:      egress.Client(),
 		ConnectorDial:      egress.Dial,
 		ConnectorEndpoints: cfg.ConnectorEndpoints,
+		PDF:                pdf,
 		Concurrency:        cfg.WorkerConcurrency,
 		PollInterval:       cfg.WorkerPollInterval,
 		Log:                log,

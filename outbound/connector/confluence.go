@@ -1193,7 +1193,7 @@ func (c *Confluence) attachment(ctx context.Context, p *confluenceContent, d *qu
 	if err != nil {
 		return nil, err
 	}
-	text, err := ExtractText(quarry.FileKind(a.Title), strings.NewReader(string(body)), quarry.MaxDocumentBytes)
+	text, err := ExtractText(c.env.PDF, quarry.FileKind(a.Title), strings.NewReader(string(body)), quarry.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}

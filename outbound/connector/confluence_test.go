@@ -35,7 +35,7 @@ func confluenceOpen(t *testing.T, s *confluencetest.Server, cfg map[string]any, 
 	}
 	b, _ := json.Marshal(cfg)
 	cred, _ := json.Marshal(map[string]string{"confluence_username": confluenceTestUser, "confluence_access_token": token})
-	c, err := NewRegistry().Open(ConfluenceSource, b, cred, &Env{HTTP: http.DefaultClient, Now: time.Now, Log: slog.New(slog.DiscardHandler)})
+	c, err := NewRegistry().Open(ConfluenceSource, b, cred, &Env{HTTP: http.DefaultClient, PDF: testPDF, Now: time.Now, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,6 +188,10 @@ type Env struct {
 	// Endpoints are the API bases the operator set for sources whose
 	// API host is fixed (QUARRY_CONNECTOR_ENDPOINTS): see Endpoint.
 	Endpoints Endpoints
+	// PDF reads the PDFs among the files a connector reads (the
+	// process's one reader); nil when the caller has none, and those
+	// files then fail with a reason that says so.
+	PDF *PDFReader
 }
 
 // withDefaults returns env, or a copy of it with the clock and the log

@@ -997,7 +997,7 @@ func (d *GoogleDrive) text(ctx context.Context, f *driveFile, user string) (stri
 		if err != nil {
 			return "", err
 		}
-		return ExtractText(export.kind, strings.NewReader(string(b)), quarry.MaxDocumentBytes)
+		return ExtractText(d.env.PDF, export.kind, strings.NewReader(string(b)), quarry.MaxDocumentBytes)
 	}
 	kind := quarry.FileKind(f.Name)
 	if kind == "" || strings.HasPrefix(f.MimeType, "application/vnd.google-apps.") {
@@ -1014,7 +1014,7 @@ func (d *GoogleDrive) text(ctx context.Context, f *driveFile, user string) (stri
 	if err != nil {
 		return "", err
 	}
-	return ExtractText(kind, strings.NewReader(string(b)), quarry.MaxDocumentBytes)
+	return ExtractText(d.env.PDF, kind, strings.NewReader(string(b)), quarry.MaxDocumentBytes)
 }
 
 // document is Onyx's convert_drive_item_to_document: f's text read as

@@ -31,7 +31,7 @@ func driveOpen(t testing.TB, s *drivetest.Server, cfg map[string]any, key *rsa.P
 	b, _ := json.Marshal(cfg)
 	cb, _ := json.Marshal(map[string]any{"google_service_account_key": s.ServiceAccountKey(key), "google_primary_admin": drivetest.Admin,
 		"authentication_method": "uploaded"})
-	c, err := NewGoogleDrive(b, cb, &Env{HTTP: http.DefaultClient, Now: time.Now, Log: slog.New(slog.DiscardHandler),
+	c, err := NewGoogleDrive(b, cb, &Env{HTTP: http.DefaultClient, PDF: testPDF, Now: time.Now, Log: slog.New(slog.DiscardHandler),
 		Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()}})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestGoogleDriveRefused(t *testing.T) {
 // A configuration with nothing to index, or a credential without a key
 // or an admin, is refused.
 func TestGoogleDriveConfig(t *testing.T) {
-	env := &Env{HTTP: http.DefaultClient}
+	env := &Env{HTTP: http.DefaultClient, PDF: testPDF}
 	for _, c := range []struct{ cfg, cred, want string }{
 		{`{}`, `{"google_tokens":"{\"token\":\"x\"}","google_primary_admin":"a@example.com"}`, "nothing to index. Please specify at least one of the following: include_shared_drives, include_my_drives, include_files_shared_with_me, shared_folder_urls, or my_drive_emails"},
 		{`{"include_my_drives":true}`, `{"google_primary_admin":"a@example.com"}`, "the credential has neither google_service_account_key nor google_tokens"},
@@ -263,7 +263,7 @@ func TestGoogleDriveOAuth(t *testing.T) {
 			"client_secret": drivetest.OAuthClientSecret, "token_uri": "https://oauth2.googleapis.com/token", "expiry": "2024-01-01T00:00:00Z"})
 		cb, _ := json.Marshal(map[string]any{"google_tokens": string(tokens), "google_primary_admin": drivetest.Bob, "authentication_method": "oauth_interactive"})
 		c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true,"include_files_shared_with_me":true}`), cb,
-			&Env{HTTP: http.DefaultClient, Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()}})
+			&Env{HTTP: http.DefaultClient, PDF: testPDF, Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,7 +474,7 @@ func TestGoogleDriveOAuthSaved(t *testing.T) {
 	credential, refresh := expiredOAuth(s)
 	run := func(credential json.RawMessage) (saved []json.RawMessage) {
 		t.Helper()
-		c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient,
+		c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient, PDF: testPDF,
 			Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()},
 			SaveCredential: func(_ context.Context, c json.RawMessage) error {
 				saved = append(saved, c)
@@ -542,7 +542,7 @@ func TestGoogleDriveOAuthSaveRefused(t *testing.T) {
 	credential, refresh := expiredOAuth(s)
 	var logs syncbuf.Buffer
 	tries := 0
-	c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient,
+	c, err := NewGoogleDrive(json.RawMessage(`{"include_my_drives":true}`), credential, &Env{HTTP: http.DefaultClient, PDF: testPDF,
 		Endpoints: Endpoints{GoogleDriveSource: s.BaseURL()}, Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		SaveCredential: func(context.Context, json.RawMessage) error {
 			tries++

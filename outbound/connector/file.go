@@ -219,7 +219,7 @@ func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*q
 	if kind == quarry.FileKindEML {
 		// A message: its subject the title, its body and attachments
 		// sections, as the IMAP connector reads one.
-		md, err := readMessage(newBoundedReader(file.Content, maxFileInput, errFileTooLarge))
+		md, err := readMessage(f.env.PDF, newBoundedReader(file.Content, maxFileInput, errFileTooLarge))
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +239,7 @@ func (f *fileConnector) document(file *File, meta map[string]map[string]any) (*q
 			f.env.Log.Warn("file connector: an attachment of a message is not read", "file", file.ID, "attachment", u.name, "type", u.mediaType, "why", u.why)
 		}
 	} else {
-		text, err := ExtractText(kind, file.Content, quarry.MaxDocumentBytes)
+		text, err := ExtractText(f.env.PDF, kind, file.Content, quarry.MaxDocumentBytes)
 		if err != nil {
 			return nil, err
 		}

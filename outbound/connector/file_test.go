@@ -37,7 +37,7 @@ func TestFileListIDs(t *testing.T) {
 		"a1": {"a.txt", "alpha"}, "b2": {"b.txt", "beta"}, "m3": {".onyx_metadata.json",
 			`[{"filename":"b.txt","id":"doc-b"},{"filename":"gone.txt","id":"doc-gone"},{"filename":"c.txt"}]`},
 	}
-	env := &Env{OpenFile: fs.open, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
+	env := &Env{OpenFile: fs.open, PDF: testPDF, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
 	list := func(cfg string) ([]string, error) {
 		c, err := NewFile(json.RawMessage(cfg), nil, env)
 		if err != nil {

@@ -23,7 +23,7 @@ import (
 // WebAssembly and run by wazero in the process (github.com/klippa-app/go-pdfium's
 // webassembly mode; docs/decisions.md, "PDF: PDFium in WebAssembly"). The
 // module comes inside the Go module (no download); it is compiled once per
-// process, on the first PDF, and each PDF is read by an instance of its
+// PDFReader (a process has one), on the first PDF, and each PDF is read by an instance of its
 // own, in a sandbox with no file system, at most maxPDFMemory of memory
 // and maxPDFTime of time.
 
@@ -33,59 +33,74 @@ const (
 	maxPDFMemory = 512 << 20
 	// maxPDFTime bounds the time of reading one PDF.
 	maxPDFTime = 2 * time.Minute
-	// maxPDFInstances is how many PDFs are read at once in a process.
+	// maxPDFInstances is how many PDFs a PDFReader reads at once.
 	maxPDFInstances = 2
 )
 
-// pdfReader is the process's PDFium, started on the first PDF.
-var pdfReader struct {
-	once     sync.Once
+// PDFReader reads PDFs: PDFium's module, compiled on the first PDF and
+// kept for the reader's life, and at most maxPDFInstances instances of it
+// at once. One reader serves a process; it is safe for concurrent use.
+type PDFReader struct {
 	cacheDir string // Where wazero keeps the module compiled, if anywhere.
+	once     sync.Once
 	pool     pdfium.Pool
 	err      error
 }
 
-// CachePDFReader has the PDF reader keep its module, compiled to machine
-// code, in the directory dir, made if missing, and use it when it is
-// there: the first PDF of a process then starts the reader in seconds,
-// not in the tens of seconds compiling takes on a busy machine. Call it
-// before the first PDF is read; dir must be writable by this user only.
-func CachePDFReader(dir string) { pdfReader.cacheDir = dir }
+// NewPDFReader returns a PDF reader that keeps its module, compiled to
+// machine code, in the directory cacheDir (made if missing) and uses it
+// when it is there: the first PDF then starts the reader in seconds, not
+// in the tens of seconds compiling takes on a busy machine. cacheDir must
+// be writable by this user only; empty, the module is compiled at every
+// start.
+func NewPDFReader(cacheDir string) *PDFReader { return &PDFReader{cacheDir: cacheDir} }
 
-// pdfPool returns the process's PDFium pool, compiling the module on the
+// Close ends the reader's instances, if it started.
+func (p *PDFReader) Close() error {
+	p.once.Do(func() { p.err = errors.New("the PDF reader is closed") })
+	if p.pool == nil {
+		return nil
+	}
+	return p.pool.Close()
+}
+
+// start returns the reader's PDFium pool, compiling the module on the
 // first call.
-func pdfPool() (pdfium.Pool, error) {
-	pdfReader.once.Do(func() {
+func (p *PDFReader) start() (pdfium.Pool, error) {
+	if p == nil {
+		return nil, errors.New("no PDF reader is configured")
+	}
+	p.once.Do(func() {
 		rc := wazero.NewRuntimeConfig().
 			WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
 			WithMemoryLimitPages(maxPDFMemory / 65536).
 			WithCloseOnContextDone(true)
-		if dir := pdfReader.cacheDir; dir != "" {
-			if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+		if p.cacheDir != "" {
+			if c, err := wazero.NewCompilationCacheWithDir(p.cacheDir); err == nil {
 				rc = rc.WithCompilationCache(c)
 			}
 		}
-		pdfReader.pool, pdfReader.err = webassembly.Init(webassembly.Config{
+		p.pool, p.err = webassembly.Init(webassembly.Config{
 			MinIdle: 0, MaxIdle: maxPDFInstances, MaxTotal: maxPDFInstances,
 			FSConfig: wazero.NewFSConfig(), RuntimeConfig: rc,
 			Stdout: io.Discard, Stderr: io.Discard,
 		})
-		if pdfReader.err != nil {
-			pdfReader.err = fmt.Errorf("the PDF reader does not start: %w", pdfReader.err)
+		if p.err != nil {
+			p.err = fmt.Errorf("the PDF reader does not start: %w", p.err)
 		}
 	})
-	return pdfReader.pool, pdfReader.err
+	return p.pool, p.err
 }
 
-// pdfText writes the text of the PDF file b, page after page, a line per
-// line of text. An encrypted PDF is read when its password is empty (a
+// pdfText writes the text of the PDF file b, read by p, page after page,
+// a line per line of text. An encrypted PDF is read when its password is empty (a
 // PDF that may be opened by anyone, only its owner's rights restricted);
 // one with a password is an error that says so.
-func pdfText(out *textBuffer, b []byte) error {
+func pdfText(p *PDFReader, out *textBuffer, b []byte) error {
 	if !bytes.HasPrefix(bytes.TrimLeft(b, "\x00\t\r\n "), []byte("%PDF-")) {
 		return errors.New("it is not a PDF file")
 	}
-	pool, err := pdfPool()
+	pool, err := p.start()
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestPDFFidelity(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			text, err := ExtractText(quarry.FileKindPDF, f, 1<<20)
+			text, err := ExtractText(testPDF, quarry.FileKindPDF, f, 1<<20)
 			if err != nil {
 				t.Fatalf("ExtractText: %v", err)
 			}

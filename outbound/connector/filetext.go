@@ -34,9 +34,10 @@ var errTooMuchText = errors.New("its text is over the size a document may have")
 var errFileTooLarge = &limitError{what: "the file", limit: maxFileInput}
 
 // ExtractText returns the text of r, a file of kind (see quarry.FileKind), of at
-// most maxText bytes (errTooMuchText past it). A file that is not what its
-// kind says is an error saying so.
-func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
+// most maxText bytes (errTooMuchText past it); pdf reads a PDF (nil: a
+// PDF is an error). A file that is not what its kind says is an error
+// saying so.
+func ExtractText(pdf *PDFReader, kind string, r io.Reader, maxText int) (string, error) {
 	lr := newBoundedReader(r, maxFileInput, errFileTooLarge)
 	out := &textBuffer{max: maxText}
 	var err error
@@ -53,7 +54,7 @@ func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
 	case quarry.FileKindPDF:
 		var b []byte
 		if b, err = io.ReadAll(lr); err == nil {
-			err = pdfText(out, b)
+			err = pdfText(pdf, out, b)
 		}
 	case quarry.FileKindDOCX, quarry.FileKindPPTX, quarry.FileKindODT, quarry.FileKindODS, quarry.FileKindODP:
 		err = officeText(out, lr, kind)
@@ -65,7 +66,7 @@ func ExtractText(kind string, r io.Reader, maxText int) (string, error) {
 		err = epubText(out, lr)
 	case quarry.FileKindEML:
 		var d *imapDoc
-		if d, err = readMessage(lr); err == nil {
+		if d, err = readMessage(pdf, lr); err == nil {
 			err = out.WriteString(messageText(d))
 		}
 	default:

@@ -46,7 +46,7 @@ func TestExtractText(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			text, err := ExtractText(tc.kind, f, 1<<20)
+			text, err := ExtractText(testPDF, tc.kind, f, 1<<20)
 			if err != nil {
 				t.Fatalf("ExtractText: %v", err)
 			}
@@ -92,7 +92,7 @@ func TestExtractTextKinds(t *testing.T) {
 		{"eml", quarry.FileKindEML, "Subject: Hello\r\nContent-Type: text/html\r\n\r\n<p>Body <b>text</b></p>\r\n", "Hello\n\nBody text"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ExtractText(tc.kind, strings.NewReader(tc.in), 1<<20)
+			got, err := ExtractText(testPDF, tc.kind, strings.NewReader(tc.in), 1<<20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestExtractTextRefuses(t *testing.T) {
 		{"docx text over the limit", quarry.FileKindDOCX, big.String(), errTooMuchText.Error()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ExtractText(tc.kind, strings.NewReader(tc.in), 64)
+			_, err := ExtractText(testPDF, tc.kind, strings.NewReader(tc.in), 64)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("got error %v, want %q", err, tc.want)
 			}
@@ -208,9 +208,31 @@ func TestPDFPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, err = ExtractText(quarry.FileKindPDF, f, 1<<20)
+	_, err = ExtractText(testPDF, quarry.FileKindPDF, f, 1<<20)
 	if want := "it is a PDF encrypted with a password, which the file connector does not read"; err == nil || err.Error() != want {
 		t.Fatalf("got error %v, want %q", err, want)
+	}
+}
+
+// A PDF needs a reader: with none, or with one closed, it is an error
+// that says so, and the other kinds are still read.
+func TestPDFReaderMissingOrClosed(t *testing.T) {
+	b, err := os.ReadFile("testdata/file/report.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ExtractText(nil, quarry.FileKindPDF, bytes.NewReader(b), 1<<20); err == nil || err.Error() != "no PDF reader is configured" {
+		t.Errorf("no reader: %v", err)
+	}
+	if text, err := ExtractText(nil, quarry.FileKindText, strings.NewReader("plain"), 1<<20); err != nil || text != "plain" {
+		t.Errorf("no reader, a text file: %q, %v", text, err)
+	}
+	closed := NewPDFReader("")
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ExtractText(closed, quarry.FileKindPDF, bytes.NewReader(b), 1<<20); err == nil || err.Error() != "the PDF reader is closed" {
+		t.Errorf("closed before its first PDF: %v", err)
 	}
 }
 
@@ -234,7 +256,7 @@ func FuzzPDFText(f *testing.F) {
 // error is an answer; text is within the limit (4,096 bytes) and UTF-8.
 func checkExtracted(t *testing.T, kind string, in []byte) {
 	t.Helper()
-	text, err := ExtractText(kind, bytes.NewReader(in), 4096)
+	text, err := ExtractText(testPDF, kind, bytes.NewReader(in), 4096)
 	if err != nil {
 		return
 	}
@@ -272,7 +294,7 @@ func TestEPUBBounds(t *testing.T) {
 		{"one part too large", book(comment(maxFileInput), 1), "its part a.xhtml is larger than 64 MiB, the most the connector reads"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			text, err := ExtractText(quarry.FileKindEPUB, strings.NewReader(tc.in), 1<<20)
+			text, err := ExtractText(testPDF, quarry.FileKindEPUB, strings.NewReader(tc.in), 1<<20)
 			if tc.want == "" {
 				if err != nil || text != "x\n\nx" {
 					t.Fatalf("got %q, %v; want the text of both parts", text, err)

@@ -475,7 +475,7 @@ func (m *Imap) fetchMessages(ctx context.Context, c *imapConn, mb *imapMailbox, 
 			m.env.Log.Warn("imap connector: the server sent no content for a message; skipped", "mailbox", mb.Mailbox, "uid", uid)
 			continue
 		}
-		d, err := imapDocument(raw, arrived[uid])
+		d, err := imapDocument(m.env.PDF, raw, arrived[uid])
 		if err != nil {
 			if err := out.Failure(ctx, m.failure(mb, uid, messageID(raw), "the message cannot be read: "+err.Error())); err != nil {
 				return err

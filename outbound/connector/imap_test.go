@@ -159,7 +159,7 @@ func TestImapDocument(t *testing.T) {
 				PrimaryOwners: []json.RawMessage{owner("", "crew@example.com"), owner("", "rosa@example.com")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := imapDocument(crlf(tc.in), arrived)
+			d, err := imapDocument(testPDF, crlf(tc.in), arrived)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -250,7 +250,7 @@ func TestImapDocumentErrors(t *testing.T) {
 		{"too deep", nested(12), "its parts are nested more than 10 deep", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := imapDocument(crlf(tc.in), time.Time{})
+			_, err := imapDocument(testPDF, crlf(tc.in), time.Time{})
 			if err == nil || err.Error() != tc.err {
 				t.Errorf("error %v, want %s", err, tc.err)
 			}
@@ -299,7 +299,7 @@ func imapEnv(t *testing.T) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Dial: toolrun.NewRunner(toolrun.Policy{Allow: nets, AllowHosts: hosts}).Dial, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
+	return &Env{Dial: toolrun.NewRunner(toolrun.Policy{Allow: nets, AllowHosts: hosts}).Dial, PDF: testPDF, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
 }
 
 // runImap runs the IMAP connector of cfg to the end of its steps within
@@ -633,7 +633,7 @@ func FuzzImapDocument(f *testing.F) {
 		f.Add(crlf(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		d, err := imapDocument(raw, time.Unix(0, 0))
+		d, err := imapDocument(testPDF, raw, time.Unix(0, 0))
 		if err != nil {
 			return
 		}
@@ -660,7 +660,7 @@ func BenchmarkImapRun(b *testing.B) {
 	cfg, _ := json.Marshal(s.Config(nil))
 	cred, _ := json.Marshal(imaptest.Credential())
 	nets, hosts, _ := toolrun.ParseAllow("127.0.0.1")
-	env := &Env{Dial: toolrun.NewRunner(toolrun.Policy{Allow: nets, AllowHosts: hosts}).Dial, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
+	env := &Env{Dial: toolrun.NewRunner(toolrun.Policy{Allow: nets, AllowHosts: hosts}).Dial, PDF: testPDF, Now: time.Now, Log: slog.New(slog.DiscardHandler)}
 	w := Window{Start: time.Unix(0, 0), End: time.Now().Add(time.Hour)}
 	b.ResetTimer()
 	for b.Loop() {

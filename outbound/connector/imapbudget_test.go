@@ -141,7 +141,7 @@ func TestImapHostileServer(t *testing.T) {
 			port, ca := startHostileIMAP(t, tc.flood)
 			var read atomic.Int64
 			var d net.Dialer
-			env := &Env{Now: time.Now, Log: slog.New(slog.DiscardHandler), Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			env := &Env{PDF: testPDF, Now: time.Now, Log: slog.New(slog.DiscardHandler), Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				c, err := d.DialContext(ctx, network, addr)
 				if err != nil {
 					return nil, err

@@ -89,7 +89,7 @@ type imapOwner struct {
 // read (of another kind, damaged, or past the size of a document) is
 // named in the document's metadata (unread_attachments) and in d.unread,
 // with why: the message is read all the same.
-func imapDocument(raw []byte, arrived time.Time) (*imapDoc, error) {
+func imapDocument(pdf *PDFReader, raw []byte, arrived time.Time) (*imapDoc, error) {
 	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("its header: %w", err)
@@ -128,7 +128,7 @@ func imapDocument(raw []byte, arrived time.Time) (*imapDoc, error) {
 		b, _ := json.Marshal(o)
 		d.PrimaryOwners = append(d.PrimaryOwners, b)
 	}
-	var r mailReader
+	r := mailReader{pdf: pdf}
 	if err := r.part(textproto.MIMEHeader(h), msg.Body, 0, false); err != nil {
 		return nil, err
 	}
@@ -186,6 +186,7 @@ func decodeHeader(v string) string {
 
 // mailReader gathers the text of a message's parts.
 type mailReader struct {
+	pdf         *PDFReader         // Reads the attached PDFs.
 	body        []string           // The texts of the body, in order.
 	attachments []quarry.Section   // One per attachment read.
 	skipped     []string           // The media types of the inline parts not read.
@@ -267,7 +268,7 @@ func (r *mailReader) part(h textproto.MIMEHeader, body io.Reader, depth int, att
 		if err != nil {
 			return fmt.Errorf("its attached message's header: %w", err)
 		}
-		var sub mailReader
+		sub := mailReader{pdf: r.pdf}
 		if err := sub.part(textproto.MIMEHeader(inner.Header), inner.Body, depth+1, false); err != nil {
 			return err
 		}
@@ -325,7 +326,7 @@ func (r *mailReader) file(h textproto.MIMEHeader, body io.Reader, name, mt, kind
 	var text string
 	dec, err := transferDecoder(h, body)
 	if err == nil {
-		text, err = ExtractText(kind, dec, max(quarry.MaxDocumentBytes-r.size, 0))
+		text, err = ExtractText(r.pdf, kind, dec, max(quarry.MaxDocumentBytes-r.size, 0))
 	}
 	if err != nil {
 		r.unread = append(r.unread, unreadAttachment{name: name, mediaType: mt, why: err.Error()})
@@ -343,12 +344,12 @@ func (r *mailReader) file(h textproto.MIMEHeader, body io.Reader, name, mt, kind
 // readMessage reads a message file (.eml) to its document, as the IMAP
 // connector reads a message (imapDocument); with no Date header, it has
 // no doc_updated_at.
-func readMessage(r io.Reader) (*imapDoc, error) {
+func readMessage(pdf *PDFReader, r io.Reader) (*imapDoc, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	d, err := imapDocument(b, time.Time{})
+	d, err := imapDocument(pdf, b, time.Time{})
 	if err != nil {
 		return nil, fmt.Errorf("the message cannot be read: %w", err)
 	}

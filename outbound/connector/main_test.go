@@ -6,10 +6,14 @@ import (
 	"testing"
 )
 
-// TestMain keeps the PDF reader's compiled module between runs of the
-// tests and the fuzzing's workers (CachePDFReader), so that each does not
+// testPDF is the tests' PDF reader. It keeps its compiled module between
+// runs of the tests and the fuzzing's workers, so that each does not
 // compile it again.
+var testPDF = NewPDFReader(filepath.Join(os.TempDir(), "quarry-test-pdfium-cache"))
+
+// TestMain closes the tests' PDF reader once they ran.
 func TestMain(m *testing.M) {
-	CachePDFReader(filepath.Join(os.TempDir(), "quarry-test-pdfium-cache"))
-	os.Exit(m.Run())
+	code := m.Run()
+	testPDF.Close()
+	os.Exit(code)
 }

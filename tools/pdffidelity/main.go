@@ -80,11 +80,13 @@ func main() {
 	runtime.ReadMemStats(&after)
 	fmt.Printf("PDFium (WebAssembly) start-up: %v, heap %d MiB, from the system %d MiB\n",
 		time.Since(start).Round(time.Millisecond), after.HeapAlloc>>20, (after.Sys-before.Sys)>>20)
+	quarryPDF := connector.NewPDFReader("")
+	defer quarryPDF.Close()
 	readers := []reader{
 		{"pdfium-wasm", func(b []byte) (string, error) { return pdfiumText(inst, b) }},
 		{"pdfcpu", pdfcpuText},
 		{"quarry", func(b []byte) (string, error) {
-			return connector.ExtractText(quarry.FileKindPDF, bytes.NewReader(b), 1<<24)
+			return connector.ExtractText(quarryPDF, quarry.FileKindPDF, bytes.NewReader(b), 1<<24)
 		}},
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.pdf"))
