@@ -5,35 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/fidelity"
 )
-
-// pdfWords returns the words of s: runs of letters and digits,
-// lower-cased.
-func pdfWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
-
-// pdfFidelity returns the share of source's words that got holds, each
-// word counted as often as source has it and at most as often as got
-// has it: 1 when every word of the source was recovered.
-func pdfFidelity(source, got string) float64 {
-	have := map[string]int{}
-	for _, w := range pdfWords(got) {
-		have[w]++
-	}
-	src := pdfWords(source)
-	found := 0
-	for _, w := range src {
-		if have[w] > 0 {
-			have[w]--
-			found++
-		}
-	}
-	return float64(found) / float64(len(src))
-}
 
 // The PDFs of real producers in testdata/pdf (testdata/pdf/README.md)
 // read with at least the fidelity measured when PDFium was chosen
@@ -66,7 +41,7 @@ func TestPDFFidelity(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ExtractText: %v", err)
 			}
-			if got := pdfFidelity(string(source), text); got < tc.min {
+			if got := fidelity.Of(string(source), text); got < tc.min {
 				t.Errorf("fidelity %.3f, want at least %.3f; the text is:\n%s", got, tc.min, text)
 			}
 			for _, w := range []string{"office", "finds", "flagstone", "affluent", "efficient", "waffles", "fluffy"} {

@@ -1,7 +1,7 @@
 // Command pdffidelity measures how much of a PDF's text each candidate
 // reader recovers: for every file NAME.pdf in a directory whose source
 // text is in NAME.txt (or source.txt), the share of the source's words
-// that the reader's text holds (see fidelity). It compares PDFium in
+// that the reader's text holds (see fidelity.Of). It compares PDFium in
 // WebAssembly (go-pdfium on wazero), pdfcpu (the strings of the page
 // content streams, the most its API gives) and Quarry's reader
 // (connector.ExtractText), and prints a table of the figures, with the
@@ -22,7 +22,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
 	"github.com/klippa-app/go-pdfium/requests"
@@ -32,31 +31,9 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/quarryhq/quarry"
+	"github.com/quarryhq/quarry/internal/fidelity"
 	"github.com/quarryhq/quarry/outbound/connector"
 )
-
-// words returns the words of s: runs of letters and digits, lower-cased.
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
-
-// fidelity returns the share of source's words that got holds, each word
-// counted as often as source has it and at most as often as got has it.
-func fidelity(source, got string) float64 {
-	have := map[string]int{}
-	for _, w := range words(got) {
-		have[w]++
-	}
-	src := words(source)
-	found := 0
-	for _, w := range src {
-		if have[w] > 0 {
-			have[w]--
-			found++
-		}
-	}
-	return float64(found) / float64(len(src))
-}
 
 type reader struct {
 	name string
@@ -115,7 +92,7 @@ func main() {
 				}
 				continue
 			}
-			fi := fidelity(string(src), text)
+			fi := fidelity.Of(string(src), text)
 			sums[i] += fi
 			fmt.Printf(" %14.1f%% %5dms", 100*fi, d.Milliseconds())
 			if os.Getenv("VERBOSE") != "" {
