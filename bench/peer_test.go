@@ -1,16 +1,18 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/quarryhq/quarry/internal/proctest"
 )
 
 // peerClassPath returns the class path of the Lucene peer (Debian's
@@ -37,39 +39,8 @@ func peerClassPath(t *testing.T) string {
 func startPeer(t *testing.T, classPath, dir string) (string, func()) {
 	t.Helper()
 	cmd := exec.Command("java", "-cp", classPath, filepath.Join("..", "scripts", "speed", "LuceneSearch.java"), dir, "0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	stop := func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}
-	t.Cleanup(stop)
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		s.Scan()
-		line <- s.Text()
-	}()
-	select {
-	case l := <-line:
-		url, ok := strings.CutPrefix(l, "listening on ")
-		if !ok {
-			stop()
-			t.Fatalf("the peer said %q; its standard error:\n%s", l, stderr.String())
-		}
-		return url, stop
-	case <-time.After(time.Minute):
-		stop()
-		t.Fatalf("the peer did not start within a minute; its standard error:\n%s", stderr.String())
-	}
-	return "", nil
+	url, p := proctest.Start(t, cmd, regexp.MustCompile(`^listening on (\S+)$`), time.Minute)
+	return url, p.Stop
 }
 
 // -op search -peer at 2,000 documents against the real Lucene peer

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +21,7 @@ import (
 	"github.com/quarryhq/quarry"
 	"github.com/quarryhq/quarry/api"
 	"github.com/quarryhq/quarry/auth"
+	"github.com/quarryhq/quarry/internal/proctest"
 	"github.com/quarryhq/quarry/store/storetest"
 	"github.com/quarryhq/quarry/toolrun"
 )
@@ -35,41 +36,10 @@ func startIdP(t *testing.T, node, dir, quarryURL string) string {
 	}
 	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "idp.mjs"), port, quarryURL)
+	cmd := exec.Command(node, filepath.Join(dir, "idp.mjs"), port, quarryURL)
 	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	select {
-	case line, ok := <-lines:
-		if issuer, found := strings.CutPrefix(line, "listening "); ok && found {
-			go func() {
-				for range lines {
-				}
-			}()
-			return issuer
-		}
-		t.Fatalf("idp.mjs: %q\n%s", line, stderr.String())
-	case <-time.After(time.Minute):
-		t.Fatalf("idp.mjs did not start:\n%s", stderr.String())
-	}
-	return ""
+	issuer, _ := proctest.Start(t, cmd, regexp.MustCompile(`^listening (\S+)$`), time.Minute)
+	return issuer
 }
 
 // TestSignInInChromium signs people in to the admin page in headless

@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quarryhq/quarry/internal/proctest"
 )
 
 // TestImage builds the image as a release is built (but for -trimpath,
@@ -173,38 +174,7 @@ func TestImage(t *testing.T) {
 		env = append(env, "QUARRY_DATABASE_URL=sqlite:"+filepath.Join(dataDir, "quarry.db"))
 	}
 	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	tokens := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(stdout)
-		for s.Scan() {
-			if tok := regexp.MustCompile(`qry_[A-Za-z0-9_-]{43}`).FindString(s.Text()); tok != "" {
-				tokens <- tok
-			}
-		}
-	}()
-	var token string
-	select {
-	case token = <-tokens:
-	case err := <-exited:
-		t.Fatalf("quarry serve exited: %v\n%s", err, stderr.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("quarry serve printed no admin key:\n%s", stderr.String())
-	}
+	token, serve := proctest.Start(t, cmd, regexp.MustCompile(`qry_[A-Za-z0-9_-]{43}`), time.Minute)
 	base := "http://" + addr
 	get := func(path string) string {
 		t.Helper()
@@ -248,11 +218,10 @@ func TestImage(t *testing.T) {
 	// SIGTERM, as a runtime stops it (StopSignal).
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("quarry serve after SIGTERM: %v\n%s", err, stderr.String())
+	case <-serve.Done():
+		if err := serve.Err(); err != nil {
+			t.Errorf("quarry serve after SIGTERM: %v\n%s", err, serve.Stderr())
 		}
-		exited <- err // For the clean-up.
 	case <-time.After(30 * time.Second):
 		t.Errorf("quarry serve did not stop on SIGTERM")
 	}
