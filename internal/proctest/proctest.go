@@ -1,12 +1,13 @@
 // Package proctest starts the child processes that tests run beside
 // Quarry (an OpenID Provider in Node.js, the Lucene peer, the container
 // image's binary) and reads from their output what the test needs to
-// reach them.
+// reach them. It runs on Linux, as the tests that use it do.
 package proctest
 
 import (
 	"bufio"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"sync"
@@ -20,6 +21,7 @@ import (
 // Process is a child process that Start started.
 type Process struct {
 	cmd    *exec.Cmd
+	out    *os.File // The read end of its standard output.
 	stderr syncbuf.Buffer
 	done   chan struct{} // Closed once cmd's Wait returned, err set.
 	err    error
@@ -36,11 +38,16 @@ type Process struct {
 func Start(t testing.TB, cmd *exec.Cmd, want *regexp.Regexp, timeout time.Duration) (found string, p *Process) {
 	t.Helper()
 	p = &Process{cmd: cmd, done: make(chan struct{})}
-	cmd.Stderr = &p.stderr
+	out, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.out = out
+	cmd.Stdout, cmd.Stderr = w, &p.stderr
 	// cmd leads a process group of its own, which Stop kills whole: a
-	// process it started would otherwise outlive it, holding its output
-	// open, and Wait would wait for it (WaitDelay bounds that wait if it
-	// left the group).
+	// process it started would otherwise outlive it, holding its
+	// standard error open, and Wait would wait for it (WaitDelay bounds
+	// that wait if it left the group).
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -48,20 +55,20 @@ func Start(t testing.TB, cmd *exec.Cmd, want *regexp.Regexp, timeout time.Durati
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 5 * time.Second
 	}
-	out, err := cmd.StdoutPipe()
+	err = cmd.Start()
+	w.Close() // The child has its own.
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
+		out.Close()
 		t.Fatal(err)
 	}
 	go func() {
-		p.err = cmd.Wait() // Which closes out once cmd ended.
+		p.err = cmd.Wait()
 		close(p.done)
 	}()
 	t.Cleanup(p.Stop)
-	matches := make(chan string, 1)
+	matches, read := make(chan string, 1), make(chan struct{})
 	go func() {
+		defer close(read)
 		s := bufio.NewScanner(out)
 		for sent := false; s.Scan(); {
 			if m := want.FindStringSubmatch(s.Text()); m != nil && !sent {
@@ -69,12 +76,24 @@ func Start(t testing.TB, cmd *exec.Cmd, want *regexp.Regexp, timeout time.Durati
 				sent = true
 			}
 		}
-		io.Copy(io.Discard, out) // Past a line too long to scan.
+		io.Copy(io.Discard, out) // Past a line too long to scan, until Stop closes out.
 	}()
 	select {
 	case found = <-matches:
 		return found, p
 	case <-p.done:
+		// What it said before it ended may still be in the pipe.
+		select {
+		case found = <-matches:
+			return found, p
+		case <-read:
+			select {
+			case found = <-matches:
+				return found, p
+			default:
+			}
+		case <-time.After(5 * time.Second):
+		}
 		t.Fatalf("%s exited (%v) without saying %s; its standard error:\n%s", cmd.Path, p.err, want, p.Stderr())
 	case <-time.After(timeout):
 		p.Stop()
@@ -83,16 +102,14 @@ func Start(t testing.TB, cmd *exec.Cmd, want *regexp.Regexp, timeout time.Durati
 	return "", p
 }
 
-// Stop kills the process and those it started, and waits for it to end.
-// Once it ended, Stop does nothing.
+// Stop kills the process and those it started (its process group, even
+// when the process itself has ended), waits for it to end and stops
+// reading its output. Only its first call does anything.
 func (p *Process) Stop() {
 	p.stop.Do(func() {
-		select {
-		case <-p.done:
-		default:
-			syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // ESRCH when none is left.
+		<-p.done
+		p.out.Close()
 	})
 }
 

@@ -23,9 +23,9 @@ import (
 // WebAssembly and run by wazero in the process (github.com/klippa-app/go-pdfium's
 // webassembly mode; docs/decisions.md, "PDF: PDFium in WebAssembly"). The
 // module comes inside the Go module (no download); it is compiled once per
-// PDFReader (a process has one), on the first PDF, and each PDF is read by an instance of its
-// own, in a sandbox with no file system, at most maxPDFMemory of memory
-// and maxPDFTime of time.
+// PDFReader (a process has one), on the first PDF, and each PDF is read by
+// an instance of its own, in a sandbox with no file system, at most
+// maxPDFMemory of memory and maxPDFTime of time.
 
 // Limits of the PDF reader.
 const (
@@ -39,13 +39,22 @@ const (
 
 // PDFReader reads PDFs: PDFium's module, compiled on the first PDF and
 // kept for the reader's life, and at most maxPDFInstances instances of it
-// at once. One reader serves a process; it is safe for concurrent use.
+// at once. One reader serves a process; it is safe for concurrent use,
+// Close included.
 type PDFReader struct {
 	cacheDir string // Where wazero keeps the module compiled, if anywhere.
 	once     sync.Once
 	pool     pdfium.Pool
 	err      error
+
+	mu     sync.Mutex
+	closed bool
+	reads  sync.WaitGroup // The reads in flight, which Close waits for.
 }
+
+// errPDFReaderClosed is the error of a PDF read once its reader is
+// closed (the process is shutting down).
+var errPDFReaderClosed = errors.New("the PDF reader is closed")
 
 // NewPDFReader returns a PDF reader that keeps its module, compiled to
 // machine code, in the directory cacheDir (made if missing) and uses it
@@ -55,21 +64,41 @@ type PDFReader struct {
 // start.
 func NewPDFReader(cacheDir string) *PDFReader { return &PDFReader{cacheDir: cacheDir} }
 
-// Close ends the reader's instances, if it started.
+// Close waits for the reads in flight (each at most maxPDFTime) and ends
+// the reader's instances, if it started. A read after Close is an error
+// that says so; a nil reader, or one closed before, has nothing to close.
 func (p *PDFReader) Close() error {
-	p.once.Do(func() { p.err = errors.New("the PDF reader is closed") })
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	p.reads.Wait()
+	p.once.Do(func() { p.err = errPDFReaderClosed }) // Never started.
 	if p.pool == nil {
 		return nil
 	}
 	return p.pool.Close()
 }
 
-// start returns the reader's PDFium pool, compiling the module on the
-// first call.
-func (p *PDFReader) start() (pdfium.Pool, error) {
+// acquire returns the reader's PDFium pool for a read, compiling the module
+// on the first one; the caller calls p.reads.Done once the read is over.
+func (p *PDFReader) acquire() (pdfium.Pool, error) {
 	if p == nil {
 		return nil, errors.New("no PDF reader is configured")
 	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errPDFReaderClosed
+	}
+	p.reads.Add(1)
+	p.mu.Unlock()
 	p.once.Do(func() {
 		rc := wazero.NewRuntimeConfig().
 			WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
@@ -89,26 +118,34 @@ func (p *PDFReader) start() (pdfium.Pool, error) {
 			p.err = fmt.Errorf("the PDF reader does not start: %w", p.err)
 		}
 	})
-	return p.pool, p.err
+	if p.err != nil {
+		p.reads.Done()
+		return nil, p.err
+	}
+	return p.pool, nil
 }
 
 // pdfText writes the text of the PDF file b, read by p, page after page,
-// a line per line of text. An encrypted PDF is read when its password is empty (a
-// PDF that may be opened by anyone, only its owner's rights restricted);
-// one with a password is an error that says so.
+// a line per line of text. An encrypted PDF is read when its password is
+// empty (a PDF that may be opened by anyone, only its owner's rights
+// restricted); one with a password is an error that says so.
 func pdfText(p *PDFReader, out *textBuffer, b []byte) error {
 	if !bytes.HasPrefix(bytes.TrimLeft(b, "\x00\t\r\n "), []byte("%PDF-")) {
 		return errors.New("it is not a PDF file")
 	}
-	pool, err := p.start()
+	pool, err := p.acquire()
 	if err != nil {
 		return err
 	}
+	defer p.reads.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), maxPDFTime)
 	defer cancel()
 	inst, err := pool.GetInstanceWithContext(ctx)
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
 		return fmt.Errorf("the PDF reader has no instance free within %s", maxPDFTime)
+	case err != nil:
+		return fmt.Errorf("the PDF reader has no instance for it (%v)", err)
 	}
 	timedOut := false
 	var mu sync.Mutex

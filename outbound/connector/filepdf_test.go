@@ -20,6 +20,9 @@ func TestPDFFidelity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := len(fidelity.Words(string(source))); n < 100 {
+		t.Fatalf("testdata/pdf/source.txt holds %d words: every reader would recover them", n)
+	}
 	for _, tc := range []struct {
 		file string
 		min  float64

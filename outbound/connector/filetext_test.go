@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -233,6 +234,31 @@ func TestPDFReaderMissingOrClosed(t *testing.T) {
 	}
 	if _, err := ExtractText(closed, quarry.FileKindPDF, bytes.NewReader(b), 1<<20); err == nil || err.Error() != "the PDF reader is closed" {
 		t.Errorf("closed before its first PDF: %v", err)
+	}
+	// Closed after a read, while another reads, and twice.
+	used := NewPDFReader(filepath.Join(os.TempDir(), "quarry-test-pdfium-cache"))
+	if text, err := ExtractText(used, quarry.FileKindPDF, bytes.NewReader(b), 1<<20); err != nil || !strings.Contains(text, "limestone") {
+		t.Fatalf("a reader's first PDF: %q, %v", text, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ExtractText(used, quarry.FileKindPDF, bytes.NewReader(b), 1<<20)
+		done <- err
+	}()
+	if err := used.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := <-done; err != nil && err.Error() != "the PDF reader is closed" {
+		t.Errorf("a read beside Close: %v", err) // Before it, read whole; after it, refused.
+	}
+	if _, err := ExtractText(used, quarry.FileKindPDF, bytes.NewReader(b), 1<<20); err == nil || err.Error() != "the PDF reader is closed" {
+		t.Errorf("closed after its first PDF: %v", err)
+	}
+	if err := used.Close(); err != nil {
+		t.Errorf("closed twice: %v", err)
+	}
+	if err := (*PDFReader)(nil).Close(); err != nil {
+		t.Errorf("nil: %v", err)
 	}
 }
 
