@@ -142,7 +142,7 @@ func BenchmarkScore(b *testing.B) {
 	}
 	s := m.snapshot()
 	b.ResetTimer()
-	found := 0
+	found, offered := 0, 0
 	for i := 0; b.Loop(); i++ {
 		cands, _, err := Score(m, s, queries[i%len(queries)], visible)
 		if err != nil {
@@ -152,8 +152,9 @@ func BenchmarkScore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		found += len(next)
+		found, offered = found+len(next), offered+cands.offered
 	}
+	b.ReportMetric(float64(offered)/float64(b.N), "scored/op")
 	b.ReportMetric(float64(found)/float64(b.N), "candidates/op")
 	b.ReportMetric(float64(len(m.segments)), "segments")
 }
@@ -171,7 +172,7 @@ func BenchmarkScorePhrase(b *testing.B) {
 	}
 	s := m.snapshot()
 	b.ResetTimer()
-	found := 0
+	found, offered := 0, 0
 	for i := 0; b.Loop(); i++ {
 		cands, _, err := Score(m, s, queries[i%len(queries)], visible)
 		if err != nil {
@@ -181,8 +182,9 @@ func BenchmarkScorePhrase(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		found += len(next)
+		found, offered = found+len(next), offered+cands.offered
 	}
+	b.ReportMetric(float64(offered)/float64(b.N), "scored/op")
 	b.ReportMetric(float64(found)/float64(b.N), "candidates/op")
 }
 

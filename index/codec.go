@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 )
@@ -27,12 +28,32 @@ var ErrCorrupt = errors.New("index: the search index holds a block that does not
 // decodes only those of the pairs its caller may see: a header, the
 // number of pairs then for each (in increasing order) the gap from the
 // previous pair's id, its postings' count and their bytes' length; then
-// each pair's postings, in the order of their chunks' ids: the gap from
-// the previous chunk's id (from 0 for a pair's first), the frequency and
-// the length.
+// each pair's postings (a run), in the order of their chunks' ids: the
+// gap from the previous chunk's id (from 0 for a pair's first), the
+// frequency and the length.
+//
+// A block of the second format (EncodeBlock's) begins with the bytes 0
+// and 2; each of its runs begins with the run's impacts (appendImpacts),
+// then cuts the postings into sub-blocks of up to subBlock postings, each
+// headed by the gap from the previous sub-block's last chunk to its own,
+// its impacts and its postings' bytes' length: a
+// search skips a sub-block it needs nothing of, or whose best score
+// cannot place a chunk among those it keeps (see scorer), without
+// decoding it. A block of the first format (no marker: its first byte
+// counts its runs, and one of no run is the byte 0 alone) is one
+// sub-block a run, of unknown impacts; merges write the second.
 
-// EncodeBlock encodes postings as a block; it sorts ps by pair, then
-// chunk.
+// subBlock is how many postings a sub-block of a run holds at most.
+const subBlock = 128
+
+// maxImpacts is how many impacts a sub-block's header keeps at most.
+const maxImpacts = 4
+
+// blockFormat2 is the first two bytes of a block of the second format.
+var blockFormat2 = [2]byte{0, 2}
+
+// EncodeBlock encodes postings as a block (of the second format); it
+// sorts ps by pair, then chunk.
 func EncodeBlock(ps []Posting) []byte {
 	slices.SortFunc(ps, func(a, b Posting) int {
 		if a.Pair != b.Pair {
@@ -40,25 +61,77 @@ func EncodeBlock(ps []Posting) []byte {
 		}
 		return cmp.Compare(a.Chunk, b.Chunk)
 	})
-	var header, body []byte
+	var header, body, sub []byte
+	var scratch []impact
 	runs := 0
 	var prevPair int64
 	for i := 0; i < len(ps); {
 		j, start := i, len(body)
-		var prev int64
 		for ; j < len(ps) && ps[j].Pair == ps[i].Pair; j++ {
-			body = binary.AppendUvarint(body, uint64(ps[j].Chunk-prev))
-			body = binary.AppendUvarint(body, uint64(ps[j].TF))
-			body = binary.AppendUvarint(body, uint64(ps[j].Length))
-			prev = ps[j].Chunk
+		}
+		body = appendImpacts(body, ps[i:j], &scratch)
+		var prev int64 // The previous sub-block's last chunk.
+		for s := i; s < j; s += subBlock {
+			e := min(s+subBlock, j)
+			sub = sub[:0]
+			last := prev
+			for _, p := range ps[s:e] {
+				sub = binary.AppendUvarint(sub, uint64(p.Chunk-last))
+				sub = binary.AppendUvarint(sub, uint64(p.TF))
+				sub = binary.AppendUvarint(sub, uint64(p.Length))
+				last = p.Chunk
+			}
+			body = binary.AppendUvarint(body, uint64(last-prev))
+			body = appendImpacts(body, ps[s:e], &scratch)
+			body = binary.AppendUvarint(body, uint64(len(sub)))
+			body = append(body, sub...)
+			prev = last
 		}
 		header = binary.AppendUvarint(header, uint64(ps[i].Pair-prevPair))
 		header = binary.AppendUvarint(header, uint64(j-i))
 		header = binary.AppendUvarint(header, uint64(len(body)-start))
 		prevPair, runs, i = ps[i].Pair, runs+1, j
 	}
-	out := binary.AppendUvarint(make([]byte, 0, len(header)+len(body)+4), uint64(runs))
+	out := append(make([]byte, 0, len(header)+len(body)+6), blockFormat2[:]...)
+	out = binary.AppendUvarint(out, uint64(runs))
 	return append(append(out, header...), body...)
+}
+
+// impact is a frequency and a length of a sub-block's postings.
+type impact struct{ tf, length int }
+
+// appendImpacts appends the impacts of postings ps to b: their count, then
+// each's frequency and length. They are the postings' pairs of frequency
+// and length that no other posting's beat in both (a higher or equal
+// frequency in a chunk as short or shorter), as Lucene keeps its
+// competitive impacts, highest frequency first: whatever the chunks'
+// average length, none of ps scores more than the best of them. Past
+// maxImpacts, the last kept stands for the rest, with the highest
+// frequency and the shortest length of them, which none of them beats.
+// scratch is memory to reuse.
+func appendImpacts(b []byte, ps []Posting, scratch *[]impact) []byte {
+	all := (*scratch)[:0]
+	for _, p := range ps {
+		all = append(all, impact{p.TF, p.Length})
+	}
+	*scratch = all
+	slices.SortFunc(all, func(a, b impact) int { return cmp.Or(cmp.Compare(b.tf, a.tf), cmp.Compare(a.length, b.length)) })
+	kept := all[:0] // In place: it never passes what it reads.
+	for _, x := range all {
+		if len(kept) == 0 || x.length < kept[len(kept)-1].length {
+			kept = append(kept, x)
+		}
+	}
+	if len(kept) > maxImpacts {
+		kept[maxImpacts-1].length = kept[len(kept)-1].length
+		kept = kept[:maxImpacts]
+	}
+	b = binary.AppendUvarint(b, uint64(len(kept)))
+	for _, x := range kept {
+		b = binary.AppendUvarint(b, uint64(x.tf))
+		b = binary.AppendUvarint(b, uint64(x.length))
+	}
+	return b
 }
 
 // Run is a pair's postings in a block.
@@ -66,10 +139,15 @@ type Run struct {
 	Pair  int64
 	Count int // The postings its header counts.
 	b     []byte
+	subs  bool // Of the second format: its impacts, then sub-blocks.
 }
 
 // Runs returns the runs of block b, by pair.
 func Runs(b []byte) ([]Run, error) {
+	subs := len(b) > 1 && b[0] == blockFormat2[0] && b[1] == blockFormat2[1]
+	if subs {
+		b = b[2:]
+	}
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, ErrCorrupt
@@ -90,7 +168,7 @@ func Runs(b []byte) ([]Run, error) {
 		if pair += int64(v[0]); pair < 0 || v[0] > 1<<62 {
 			return nil, ErrCorrupt
 		}
-		runs[i], lengths[i] = Run{Pair: pair, Count: int(v[1])}, v[2]
+		runs[i], lengths[i] = Run{Pair: pair, Count: int(v[1]), subs: subs}, v[2]
 	}
 	for i := range runs {
 		if lengths[i] > uint64(len(b)) {
@@ -102,36 +180,175 @@ func Runs(b []byte) ([]Run, error) {
 }
 
 // Reader returns a reader of r's postings.
-func (r Run) Reader() RunReader { return RunReader{b: r.b, cur: Posting{Pair: r.Pair}} }
+func (r Run) Reader() RunReader {
+	if r.subs {
+		impacts, rest, ok := cutImpacts(r.b)
+		if !ok {
+			return RunReader{bad: true}
+		}
+		return RunReader{b: rest, runImpacts: impacts, cur: Posting{Pair: r.Pair}}
+	}
+	// A run of the first format is one sub-block, its last chunk unknown.
+	return RunReader{sub: r.b, cur: Posting{Pair: r.Pair}, last: math.MaxInt64, entered: true}
+}
 
-// RunReader reads a run's postings in order.
+// RunReader reads a run's postings in order, and can skip the sub-blocks
+// it needs nothing of unread.
 type RunReader struct {
-	b   []byte
+	b   []byte // The sub-blocks after the current one.
+	sub []byte // The current sub-block's postings not read yet.
+	// last is the current sub-block's last chunk, impacts its impacts
+	// (none in a run of the first format), entered whether there is one.
+	last    int64
+	impacts []byte
+	entered bool
+	// runImpacts are the whole run's impacts (none in the first format).
+	runImpacts []byte
+	// cur is the last posting read; at whether it is one of the current
+	// sub-block (and not only, before its first, the chunk its gaps
+	// count from).
 	cur Posting
+	at  bool
 	bad bool
+}
+
+// enter moves r to the next sub-block, leaving what is left of the
+// current one unread; it reports whether there was one.
+func (r *RunReader) enter() bool {
+	if len(r.b) == 0 || r.bad {
+		r.sub, r.at = nil, false
+		return false
+	}
+	b := r.b
+	// Only a run's first sub-block may end at chunk 0.
+	gap, k := binary.Uvarint(b)
+	if k <= 0 || gap == 0 && r.entered || gap > 1<<62 || r.last+int64(gap) < r.last {
+		return r.corrupt()
+	}
+	impacts, b, ok := cutImpacts(b[k:])
+	if !ok {
+		return r.corrupt()
+	}
+	size, k := binary.Uvarint(b)
+	if k <= 0 || size == 0 || size > uint64(len(b)-k) {
+		return r.corrupt()
+	}
+	b = b[k:]
+	r.cur.Chunk = r.last // The chunk the sub-block's gaps count from.
+	r.sub, r.b = b[:size], b[size:]
+	r.last, r.impacts, r.entered, r.at = r.last+int64(gap), impacts, true, false
+	return true
+}
+
+// cutImpacts returns the impacts b begins with (appendImpacts), without
+// their count, and the bytes after them; false if they do not decode.
+func cutImpacts(b []byte) (impacts, rest []byte, ok bool) {
+	m, k := binary.Uvarint(b)
+	if k <= 0 || m > maxImpacts {
+		return nil, nil, false
+	}
+	rest = b[k:]
+	for range 2 * m {
+		_, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil, nil, false
+		}
+		rest = rest[k:]
+	}
+	return b[k : len(b)-len(rest)], rest, true
+}
+
+// corrupt marks r as not decoding and returns false.
+func (r *RunReader) corrupt() bool {
+	r.b, r.sub, r.bad, r.at = nil, nil, true, false
+	return false
 }
 
 // Next reads the next posting and reports whether there was one: false at
 // the run's end, or where it does not decode (Err).
 func (r *RunReader) Next() bool {
-	if len(r.b) == 0 {
+	if len(r.sub) == 0 && !r.enter() {
 		return false
 	}
 	var v [3]uint64
 	for i := range v {
-		x, n := binary.Uvarint(r.b)
+		x, n := binary.Uvarint(r.sub)
 		if n <= 0 {
-			r.b, r.bad = nil, true
-			return false
+			return r.corrupt()
 		}
-		v[i], r.b = x, r.b[n:]
+		v[i], r.sub = x, r.sub[n:]
 	}
 	if v[0] > 1<<62 || r.cur.Chunk+int64(v[0]) < r.cur.Chunk {
-		r.b, r.bad = nil, true
-		return false
+		return r.corrupt()
 	}
 	r.cur = Posting{Chunk: r.cur.Chunk + int64(v[0]), Pair: r.cur.Pair, TF: int(v[1]), Length: int(v[2])}
+	// A sub-block's postings are after the previous one's last chunk and
+	// end at its own.
+	if r.cur.Chunk > r.last || len(r.sub) == 0 && r.last != math.MaxInt64 && r.cur.Chunk != r.last || v[0] == 0 && r.at {
+		return r.corrupt()
+	}
+	r.at = true
 	return true
+}
+
+// shallow moves r to the sub-block that may hold chunk target, leaving
+// those that end before it unread, and reports whether there is one: the
+// run has a chunk at or after target.
+func (r *RunReader) shallow(target int64) bool {
+	for !r.entered || r.last < target {
+		if !r.enter() {
+			return false
+		}
+	}
+	return true
+}
+
+// skipTo reads to the first posting at or after chunk target, leaving the
+// sub-blocks that end before it unread, and reports whether there is one.
+func (r *RunReader) skipTo(target int64) bool {
+	if r.at && r.cur.Chunk >= target {
+		return true
+	}
+	if !r.shallow(target) {
+		return false
+	}
+	for !r.at || r.cur.Chunk < target {
+		if !r.Next() {
+			return false
+		}
+	}
+	return true
+}
+
+// maxImpact returns the most a posting of the current sub-block adds to
+// a chunk's score for a term of weight w (see bestImpact).
+func (r *RunReader) maxImpact(w, avgdl float64) float64 {
+	return bestImpact(r.impacts, w, avgdl)
+}
+
+// runMax returns the most a posting of the run adds to a chunk's score
+// for a term of weight w (see bestImpact).
+func (r *RunReader) runMax(w, avgdl float64) float64 {
+	return bestImpact(r.runImpacts, w, avgdl)
+}
+
+// bestImpact returns the most a posting of impacts adds to a chunk's
+// score for a term of weight w (bm25Part of the best of them); or w when
+// there are none (a run of the first format keeps none), as BM25's
+// frequency part is below 1.
+func bestImpact(impacts []byte, w, avgdl float64) float64 {
+	if len(impacts) == 0 {
+		return w
+	}
+	best := 0.0
+	for b := impacts; len(b) > 0; {
+		tf, k := binary.Uvarint(b)
+		b = b[k:]
+		length, k := binary.Uvarint(b)
+		b = b[k:]
+		best = max(best, bm25Part(w, int(tf), int(length), avgdl))
+	}
+	return best
 }
 
 // Posting returns the posting Next read.

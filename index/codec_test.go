@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"maps"
 	"math/rand/v2"
@@ -36,6 +37,10 @@ func FuzzBlock(f *testing.F) {
 		if err != nil || !slices.Equal(got, want) && len(want) > 0 {
 			t.Fatalf("round trip of %d postings: %v, %d back", len(want), err, len(got))
 		}
+		got, err = DecodeBlock(encodeFirstFormat(ps))
+		if err != nil || !slices.Equal(got, want) && len(want) > 0 {
+			t.Fatalf("%d postings in the first format: %v, %d back", len(want), err, len(got))
+		}
 		if got, err := DecodeBlock(junk); err == nil {
 			for _, p := range got {
 				if p.Chunk < 0 || p.Pair < 0 {
@@ -52,22 +57,108 @@ func FuzzBlock(f *testing.F) {
 // decode.
 func TestBlockCounts(t *testing.T) {
 	b := EncodeBlock([]Posting{{Chunk: 3, Pair: 1, TF: 1, Length: 4}, {Chunk: 5, Pair: 1, TF: 2, Length: 6}})
-	// One run; pair 1, 2 postings, their bytes.
-	if b[0] != 1 || b[1] != 1 || b[2] != 2 {
-		t.Fatalf("header % x", b[:4])
+	// The second format; one run; pair 1, 2 postings, their bytes.
+	if b[0] != 0 || b[1] != 2 || b[2] != 1 || b[3] != 1 || b[4] != 2 {
+		t.Fatalf("header % x", b[:6])
 	}
 	if _, err := DecodeBlock(b); err != nil {
 		t.Fatal(err)
 	}
 	for _, count := range []byte{1, 3} {
 		bad := slices.Clone(b)
-		bad[2] = count
+		bad[4] = count
 		if ps, err := DecodeBlock(bad); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("a run counted %d: %v, %v", count, ps, err)
 		}
 	}
 	if _, err := DecodeBlock(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a block cut short: %v", err)
+	}
+}
+
+// encodeFirstFormat encodes postings as a block of the first format, as
+// EncodeBlock did before sub-blocks: what a database written then holds.
+func encodeFirstFormat(ps []Posting) []byte {
+	slices.SortFunc(ps, func(a, b Posting) int { return cmp.Or(cmp.Compare(a.Pair, b.Pair), cmp.Compare(a.Chunk, b.Chunk)) })
+	var header, body []byte
+	runs := 0
+	var prevPair int64
+	for i := 0; i < len(ps); {
+		j, start := i, len(body)
+		var prev int64
+		for ; j < len(ps) && ps[j].Pair == ps[i].Pair; j++ {
+			body = binary.AppendUvarint(body, uint64(ps[j].Chunk-prev))
+			body = binary.AppendUvarint(body, uint64(ps[j].TF))
+			body = binary.AppendUvarint(body, uint64(ps[j].Length))
+			prev = ps[j].Chunk
+		}
+		header = binary.AppendUvarint(header, uint64(ps[i].Pair-prevPair))
+		header = binary.AppendUvarint(header, uint64(j-i))
+		header = binary.AppendUvarint(header, uint64(len(body)-start))
+		prevPair, runs, i = ps[i].Pair, runs+1, j
+	}
+	return append(append(binary.AppendUvarint(nil, uint64(runs)), header...), body...)
+}
+
+// TestSkipTo checks a run's sub-blocks in both formats: skipping to a
+// chunk finds the posting a reading of every posting finds, and a
+// sub-block's impacts bound what each of its postings scores, whatever
+// the chunks' average length.
+func TestSkipTo(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	var ps []Posting
+	var chunk int64
+	for i := range 3000 {
+		chunk += 1 + r.Int64N(5)
+		ps = append(ps, Posting{Chunk: chunk, Pair: int64(i % 3), TF: 1 + r.IntN(1+r.IntN(8)), Length: 1 + r.IntN(400)})
+	}
+	if len(EncodeBlock([]Posting{})) != 3 || len(encodeFirstFormat(nil)) != 1 {
+		t.Fatal("an empty block's size")
+	}
+	if runs, err := Runs([]byte{0}); err != nil || len(runs) != 0 {
+		t.Fatalf("an empty block of the first format: %v, %v", runs, err)
+	}
+	for f, format := range []func([]Posting) []byte{EncodeBlock, encodeFirstFormat} {
+		runs, err := Runs(format(slices.Clone(ps)))
+		if err != nil || len(runs) != 3 {
+			t.Fatalf("%d runs, %v", len(runs), err)
+		}
+		for _, run := range runs {
+			var all []Posting
+			for rr := run.Reader(); rr.Next(); {
+				all = append(all, rr.Posting())
+			}
+			for trial := range 50 {
+				rr := run.Reader()
+				var target int64
+				for i := 0; ; i++ {
+					target += 1 + r.Int64N(int64(40*(1+trial%5)))
+					want := slices.IndexFunc(all, func(p Posting) bool { return p.Chunk >= target })
+					if i%3 == 0 {
+						// Looking at the sub-block first, as a search does:
+						// a run of the first format's may always hold it.
+						if ok := rr.shallow(target); ok != (want >= 0) && (f == 0 || !ok) {
+							t.Fatalf("shallow(%d) = %v, a posting at %d", target, ok, want)
+						}
+					}
+					if ok := rr.skipTo(target); ok != (want >= 0) || ok && rr.Posting() != all[want] {
+						t.Fatalf("skipTo(%d) = %v at %+v, want the posting at %d", target, ok, rr.Posting(), want)
+					}
+					if want < 0 {
+						break
+					}
+				}
+			}
+			for _, avg := range []float64{1, 50, 200, 5000} {
+				rr := run.Reader()
+				for rr.Next() {
+					p := rr.Posting()
+					if got, most := bm25Part(1.7, p.TF, p.Length, avg), rr.maxImpact(1.7, avg); got > most {
+						t.Fatalf("average %v: %+v scores %v, its sub-block at most %v", avg, p, got, most)
+					}
+				}
+			}
+		}
 	}
 }
 

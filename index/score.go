@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -79,7 +80,7 @@ type Scored struct {
 type Candidates struct {
 	// pass scores every chunk and keeps the best k of each group, best
 	// first; nil when no chunk can match.
-	pass func(k int) (best, words []scored, err error)
+	pass func(k int) (best, words []scored, offered int, err error)
 	// k is the last pass's bound (0 before the first); best and words its
 	// groups; tb and tw how many of each have been taken.
 	k           int
@@ -89,6 +90,9 @@ type Candidates struct {
 	// letters of those terms, for Proximity.
 	idf   map[string]float64
 	first map[rune]bool
+	// offered counts the chunks the passes scored in full and offered to
+	// their groups, for the tests and benchmarks of pruning.
+	offered int
 }
 
 // Take returns the next n best chunks (fewer when fewer are left), those
@@ -105,11 +109,11 @@ func (c *Candidates) Take(n int) ([]Scored, error) {
 		// it may hold more than it kept.
 		if c.k == 0 || c.tb == len(c.best) && (len(c.best) == c.k || c.tw == len(c.words) && len(c.words) == c.k) {
 			k := max(4*c.k, c.tb+n-len(out), c.tw+n-len(out))
-			best, words, err := c.pass(k)
+			best, words, offered, err := c.pass(k)
 			if err != nil {
 				return nil, err
 			}
-			c.k, c.best, c.words = k, best, words
+			c.k, c.best, c.words, c.offered = k, best, words, c.offered+offered
 		}
 		switch {
 		case c.tb < len(c.best):
@@ -385,83 +389,56 @@ type scoreTerm struct {
 }
 
 // scorer returns the pass of Candidates: it scores, by BM25 (Lucene's),
-// every chunk of a visible pair that holds one of terms, and keeps the
-// best k of each group: a chunk that holds fewer than need of the phrase
-// words (scoreTerm.phrase) is of the second (Scored.Words). In a segment,
-// only the visible pairs' postings are decoded (a block keeps them by
-// pair), and a pair's chunks are scored a chunk at a time, its terms'
-// postings read side by side in the chunks' order.
-func (s *Snapshot) scorer(terms []scoreTerm, blocks map[string][]Block, visible map[int64]bool, need int, avgdl float64) func(k int) ([]scored, []scored, error) {
-	norm := func(length int) float64 { return bm25K1 * (1 - bm25B + bm25B*float64(length)/avgdl) }
+// the chunks of a visible pair that hold one of terms, and keeps the best
+// k of each group: a chunk that holds fewer than need of the phrase words
+// (scoreTerm.phrase) is of the second (Scored.Words). In a segment, only
+// the visible pairs' postings are decoded (a block keeps them by pair),
+// and a pair's chunks are scored a chunk at a time, its terms' postings
+// read side by side in the chunks' order (see group.score), skipping
+// those that cannot be kept.
+func (s *Snapshot) scorer(terms []scoreTerm, blocks map[string][]Block, visible map[int64]bool, need int, avgdl float64) func(k int) ([]scored, []scored, int, error) {
 	names := make([]string, len(terms))
+	phrases := 0
 	for i, t := range terms {
 		names[i] = t.term
+		if t.phrase {
+			phrases++
+		}
 	}
-	return func(k int) ([]scored, []scored, error) {
-		best, words := &topK{k: k}, &topK{k: k}
-		add := func(chunk int64, score float64, has int) {
-			if has < need {
-				words.offer(scored{chunk, score})
-			} else {
-				best.offer(scored{chunk, score})
-			}
-		}
-		type cursor struct {
-			r      RunReader
-			phrase int
-			w      float64
-		}
+	return func(k int) ([]scored, []scored, int, error) {
+		kept := &keeper{best: &topK{k: k}, words: &topK{k: k}, need: need, toBest: need <= phrases, toWords: need > 0}
 		type key struct{ seg, pair int64 }
-		byRun := map[key][]*cursor{}
-		for _, t := range terms {
+		groups := map[key]*group{}
+		for i, t := range terms {
 			for _, b := range blocks[t.term] {
 				runs, err := Runs(b.Postings)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, 0, err
 				}
 				for _, r := range runs {
 					if !visible[r.Pair] {
 						continue
 					}
-					c := &cursor{r: r.Reader(), w: t.w}
+					g := groups[key{b.Segment, r.Pair}]
+					if g == nil {
+						g = &group{avgdl: avgdl}
+						groups[key{b.Segment, r.Pair}] = g
+					}
+					c := &cursor{r: r.Reader(), term: i, w: t.w, subMax: -1}
 					if t.phrase {
 						c.phrase = 1
 					}
-					if c.r.Next() {
-						byRun[key{b.Segment, r.Pair}] = append(byRun[key{b.Segment, r.Pair}], c)
-					} else if c.r.bad {
-						return nil, nil, ErrCorrupt
-					}
+					c.max = c.r.runMax(c.w, avgdl)
+					g.byTerm, g.most = append(g.byTerm, c), g.most+c.max
 				}
 			}
 		}
-		for _, cursors := range byRun {
-			for len(cursors) > 0 {
-				chunk := cursors[0].r.cur.Chunk
-				for _, c := range cursors[1:] {
-					chunk = min(chunk, c.r.cur.Chunk)
-				}
-				var score float64
-				var has int // A term's postings of one segment and pair are one run: each is counted once.
-				for i := 0; i < len(cursors); {
-					c := cursors[i]
-					if c.r.cur.Chunk != chunk {
-						i++
-						continue
-					}
-					p := c.r.cur
-					has += c.phrase
-					score += c.w * float64(p.TF) / (float64(p.TF) + norm(p.Length))
-					if c.r.Next() {
-						i++
-						continue
-					}
-					if c.r.bad {
-						return nil, nil, ErrCorrupt
-					}
-					cursors = slices.Delete(cursors, i, i+1)
-				}
-				add(chunk, score, has)
+		// The groups that may score the most first, so that the
+		// threshold rises early.
+		order := slices.SortedFunc(maps.Values(groups), func(a, b *group) int { return cmp.Compare(b.most, a.most) })
+		for _, g := range order {
+			if err := g.score(kept); err != nil {
+				return nil, nil, 0, err
 			}
 		}
 		for _, p := range s.Pending {
@@ -476,14 +453,241 @@ func (s *Snapshot) scorer(terms []scoreTerm, blocks map[string][]Block, visible 
 				if terms[j].phrase {
 					has++
 				}
-				score += terms[j].w * float64(tf) / (float64(tf) + norm(p.Length))
+				score += bm25Part(terms[j].w, tf, p.Length, avgdl)
 			}); err != nil {
 				continue // A pending chunk whose terms do not decode matches nothing.
 			}
 			if matched {
-				add(p.Chunk, score, has)
+				kept.add(p.Chunk, score, has)
 			}
 		}
-		return best.sorted(), words.sorted(), nil
+		return kept.best.sorted(), kept.words.sorted(), kept.offered, nil
 	}
+}
+
+// keeper keeps a pass's best chunks of each group, and says what score a
+// chunk must reach to be kept.
+type keeper struct {
+	best, words *topK
+	need        int
+	// Whether a chunk may go to each group: with no phrases every chunk
+	// is of the first, and with a phrase word in no chunk, of the second.
+	toBest, toWords bool
+	offered         int // The chunks offered.
+}
+
+// add offers a chunk that holds has of the phrase words to its group.
+func (k *keeper) add(chunk int64, score float64, has int) {
+	k.offered++
+	if has < k.need {
+		k.words.offer(scored{chunk, score})
+	} else {
+		k.best.offer(scored{chunk, score})
+	}
+}
+
+// threshold returns the score a chunk must reach to be kept by a group
+// it may go to: -Inf while one of them keeps fewer than its k. One that
+// reaches it exactly may still be kept (a tie goes to the lower id).
+func (k *keeper) threshold() float64 {
+	t := math.Inf(1)
+	for _, h := range [2]*topK{k.best, k.words} {
+		switch {
+		case h == k.best && !k.toBest, h == k.words && !k.toWords, h.k == 0:
+		case len(h.h) < h.k:
+			return math.Inf(-1)
+		default:
+			t = min(t, h.h[0].Score)
+		}
+	}
+	return t
+}
+
+// below reports whether a chunk whose score is at most bound cannot be
+// kept by a pass whose threshold is t. The bound is a sum in another
+// order than the score's: a margin far above the rounding of a few
+// additions keeps it above the score.
+func below(bound, t float64) bool { return bound+bound*1e-9 < t }
+
+// cursor is a term's run in a group.
+type cursor struct {
+	r      RunReader
+	term   int // Its index in the search's terms: scores add in that order.
+	phrase int // 1 for a phrase word.
+	w      float64
+	max    float64 // The most it adds to a chunk's score (w × its best impact).
+	done   bool    // At the run's end.
+	// subMax is the most its sub-block that ends at chunk subLast adds.
+	subLast int64
+	subMax  float64
+}
+
+// blockMax returns the most a posting of c's current sub-block adds to a
+// chunk's score.
+func (c *cursor) blockMax(avgdl float64) float64 {
+	if c.subLast != c.r.last || c.subMax < 0 {
+		c.subLast, c.subMax = c.r.last, c.r.maxImpact(c.w, avgdl)
+	}
+	return c.subMax
+}
+
+// group is a segment's runs of one pair, a cursor a term.
+type group struct {
+	avgdl  float64   // The chunks' average length.
+	byTerm []*cursor // In the terms' order.
+	most   float64   // The most its cursors add together.
+}
+
+// impact returns what a posting of frequency tf in a chunk of length
+// length adds to the chunk's score for a term of weight w.
+func (g *group) impact(w float64, tf, length int) float64 {
+	return bm25Part(w, tf, length, g.avgdl)
+}
+
+// bm25Part is what a term of weight w (its idf, times the times it was
+// asked) adds to the score of a chunk of length length that holds it tf
+// times, where the chunks' average length is avgdl.
+func bm25Part(w float64, tf, length int, avgdl float64) float64 {
+	return w * float64(tf) / (float64(tf) + bm25K1*(1-bm25B+bm25B*float64(length)/avgdl))
+}
+
+// score scores the group's chunks that may be kept, and offers them, as
+// MaxScore does (Turtle and Flood; Lucene's MaxScoreBulkScorer) with
+// sub-blocks' impacts: the cursors sorted by the most each adds, those
+// whose sum cannot reach the threshold are non-essential, and a chunk
+// none of the others holds is never looked at; a chunk the others hold is
+// scored only when its best score with what the non-essential cursors'
+// sub-blocks may add reaches it; and a window where the cursors'
+// sub-blocks cannot reach it together is skipped unread. Every chunk that
+// is kept is scored in full, its terms added in their order, so the
+// scores, and the chunks kept, are those of a pass that scores every one.
+func (g *group) score(kept *keeper) error {
+	cs := slices.Clone(g.byTerm)
+	for _, c := range cs {
+		if !c.r.Next() {
+			if c.r.bad {
+				return ErrCorrupt
+			}
+			c.done = true
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b *cursor) int { return cmp.Compare(a.max, b.max) })
+	// upTo[i] is the most cs[:i] add together.
+	upTo := make([]float64, len(cs)+1)
+	for i, c := range cs {
+		upTo[i+1] = upTo[i] + c.max
+	}
+	ess := 0               // cs[:ess] are non-essential.
+	var checked int64 = -1 // The end of the last window found worth reading.
+	for {
+		t := kept.threshold()
+		for ess < len(cs) && below(upTo[ess+1], t) {
+			ess++
+		}
+		// The next chunk: the first an essential cursor holds, and the
+		// window up to the end of the first of their sub-blocks.
+		chunk, end := int64(math.MaxInt64), int64(math.MaxInt64)
+		for _, c := range cs[ess:] {
+			if !c.done {
+				chunk, end = min(chunk, c.r.cur.Chunk), min(end, c.r.last)
+			}
+		}
+		if chunk == math.MaxInt64 {
+			return nil
+		}
+		if chunk > checked && !math.IsInf(t, -1) && end != math.MaxInt64 {
+			bound := upTo[ess]
+			for _, c := range cs[ess:] {
+				if !c.done {
+					bound += c.blockMax(g.avgdl)
+				}
+			}
+			checked = end
+			if below(bound, t) {
+				for _, c := range cs[ess:] {
+					if !c.done && !c.r.skipTo(end+1) {
+						if c.r.bad {
+							return ErrCorrupt
+						}
+						c.done = true
+					}
+				}
+				continue
+			}
+		}
+		if err := g.consider(kept, cs, ess, upTo, chunk, t); err != nil {
+			return err
+		}
+		for _, c := range cs[ess:] {
+			if !c.done && c.r.cur.Chunk == chunk && !c.r.Next() {
+				if c.r.bad {
+					return ErrCorrupt
+				}
+				c.done = true
+			}
+		}
+	}
+}
+
+// consider scores chunk, which an essential cursor (cs[ess:]) holds, and
+// offers it, unless its best score cannot reach threshold t: what the
+// essential cursors add, then what the sub-blocks of the non-essential
+// ones that may hold it may add, then, from the cursor that may add the
+// most, what they do add.
+func (g *group) consider(kept *keeper, cs []*cursor, ess int, upTo []float64, chunk int64, t float64) error {
+	if ess > 0 { // Then t is a score, not -Inf.
+		var bound float64
+		for _, c := range cs[ess:] {
+			if !c.done && c.r.cur.Chunk == chunk {
+				bound += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
+			}
+		}
+		if below(bound+upTo[ess], t) {
+			return nil
+		}
+		// The sub-blocks' impacts are a closer bound than the runs'.
+		rest := 0.0
+		for _, c := range cs[:ess] {
+			switch {
+			case c.done || c.r.at && c.r.cur.Chunk > chunk:
+			case c.r.at && c.r.cur.Chunk == chunk:
+				rest += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
+			case c.r.shallow(chunk):
+				rest += c.blockMax(g.avgdl)
+			case c.r.bad:
+				return ErrCorrupt
+			default:
+				c.done = true
+			}
+		}
+		if below(bound+rest, t) {
+			return nil
+		}
+		for i := ess - 1; i >= 0; i-- {
+			c := cs[i]
+			if !c.done && !c.r.skipTo(chunk) {
+				if c.r.bad {
+					return ErrCorrupt
+				}
+				c.done = true
+			}
+			if !c.done && c.r.cur.Chunk == chunk {
+				bound += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
+			}
+			if below(bound+upTo[i], t) {
+				return nil
+			}
+		}
+	}
+	// The score in full, the terms in their order.
+	var score float64
+	has := 0
+	for _, c := range g.byTerm {
+		if !c.done && c.r.at && c.r.cur.Chunk == chunk {
+			score += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
+			has += c.phrase
+		}
+	}
+	kept.add(chunk, score, has)
+	return nil
 }

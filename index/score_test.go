@@ -505,6 +505,83 @@ func TestTakeAsIfAllKept(t *testing.T) {
 	}
 }
 
+// TestPruneAsIfAllScored checks pruning by impacts (MaxScore with
+// sub-blocks) against passes that score every chunk, over runs of many
+// sub-blocks, some segments of blocks of the first format (no impacts),
+// pending chunks, phrases and repeated words: candidates taken a few at a
+// time are those, in the order and with the scores, of one pass that keeps
+// them all; and a search that takes its first 40 scores far fewer chunks
+// than hold its words.
+func TestPruneAsIfAllScored(t *testing.T) {
+	m := newMemory()
+	for batch := range 4 {
+		addDocs(m, 0, rangeN(batch*1500, (batch+1)*1500)...)
+		m.flush()
+	}
+	for _, g := range m.segments[:2] { // As a database written before sub-blocks holds them.
+		for i, b := range g.blocks {
+			ps, err := DecodeBlock(b.Postings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.blocks[i].Postings = encodeFirstFormat(ps)
+		}
+	}
+	addDocs(m, 1, rangeN(6000, 6300)...) // And some pending.
+	visible := map[int64]bool{1: true, 3: true}
+	queries := append(slices.Clone(searchQueries), `"quartz feldspar" mica`, `"topaz zircon" granite`, "onyx onyx granite", "zzz")
+	r := rand.New(rand.NewPCG(3, 3))
+	for range 30 {
+		words := make([]string, 1+r.IntN(4))
+		for i := range words {
+			words[i] = searchWords[r.IntN(len(searchWords))]
+		}
+		queries = append(queries, strings.Join(words, " "))
+	}
+	held, offered := 0, 0
+	for _, q := range queries {
+		cands, _, err := Score(m, m.snapshot(), ParseQuery(q), visible)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := takeAll(t, cands)
+		for _, step := range []int{1, 7, 40} {
+			cands, _, err := Score(m, m.snapshot(), ParseQuery(q), visible)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []Scored
+			for len(got) < 200 {
+				next, err := cands.Take(step)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, next...)
+				if len(next) < step {
+					break
+				}
+			}
+			if !slices.Equal(got, want[:len(got)]) || len(got) < min(200, len(want)) {
+				t.Fatalf("%q taken %d at a time: %d candidates, not the first %d of a pass that keeps them all", q, step, len(got), len(want))
+			}
+			if step == 40 && len(want) > 1000 && !strings.Contains(q, `"`) {
+				first, _, err := Score(m, m.snapshot(), ParseQuery(q), visible)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := first.Take(40); err != nil {
+					t.Fatal(err)
+				}
+				held, offered = held+len(want), offered+first.offered
+			}
+		}
+	}
+	if held == 0 || offered*4 > held {
+		t.Errorf("the first 40 of searches whose words %d chunks hold scored %d of them: pruning skips less than three in four", held, offered)
+	}
+	t.Logf("the first 40 of searches whose words %d chunks hold scored %d of them", held, offered)
+}
+
 // rangeN returns the integers from lo to hi, hi excluded.
 func rangeN(lo, hi int) []int {
 	var out []int
