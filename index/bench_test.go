@@ -127,8 +127,18 @@ func benchSearchCorpus(b *testing.B) (*memory, map[int64]bool, *corpus.Generator
 	for p := range int64(13) {
 		visible[p] = true
 	}
-	return benchMemory(b, docs, true), visible, corpus.New(2)
+	m := searchCorpora[docs]
+	if m == nil {
+		m = benchMemory(b, docs, true)
+		searchCorpora[docs] = m
+	}
+	return m, visible, corpus.New(2)
 }
+
+// searchCorpora are the search benchmarks' corpora by size, built once a
+// process (scoring never changes them): one of 1,000,000 documents takes
+// minutes.
+var searchCorpora = map[int]*memory{}
 
 // BenchmarkScore scores corpus.Query's queries over QUARRY_BENCH_DOCS
 // documents (20,000 by default), settled into segments, for a caller who

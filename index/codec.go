@@ -140,10 +140,18 @@ type Run struct {
 	Count int // The postings its header counts.
 	b     []byte
 	subs  bool // Of the second format: its impacts, then sub-blocks.
+	// off and size place b in its block's bytes after the header.
+	off, size uint64
 }
 
 // Runs returns the runs of block b, by pair.
-func Runs(b []byte) ([]Run, error) {
+func Runs(b []byte) ([]Run, error) { return AppendRuns(nil, b, nil) }
+
+// AppendRuns appends to dst the runs of block b whose pairs keep holds
+// (every run when keep is nil), by pair, and returns the extended slice:
+// a search reads the header of every pair and keeps those of the pairs
+// its caller may see.
+func AppendRuns(dst []Run, b []byte, keep map[int64]bool) ([]Run, error) {
 	subs := len(b) > 1 && b[0] == blockFormat2[0] && b[1] == blockFormat2[1]
 	if subs {
 		b = b[2:]
@@ -153,10 +161,12 @@ func Runs(b []byte) ([]Run, error) {
 		return nil, ErrCorrupt
 	}
 	b = b[k:]
-	runs := make([]Run, n)
-	lengths := make([]uint64, n)
+	// The runs' bytes follow the header in its order: a run's are at the
+	// sum of the lengths before it, from the header's end.
+	from := len(dst)
 	var pair int64
-	for i := range runs {
+	var at uint64
+	for range n {
 		var v [3]uint64
 		for j := range v {
 			x, k := binary.Uvarint(b)
@@ -165,18 +175,23 @@ func Runs(b []byte) ([]Run, error) {
 			}
 			v[j], b = x, b[k:]
 		}
-		if pair += int64(v[0]); pair < 0 || v[0] > 1<<62 {
+		if pair += int64(v[0]); pair < 0 || v[0] > 1<<62 || v[2] > uint64(len(b)) {
 			return nil, ErrCorrupt
 		}
-		runs[i], lengths[i] = Run{Pair: pair, Count: int(v[1]), subs: subs}, v[2]
-	}
-	for i := range runs {
-		if lengths[i] > uint64(len(b)) {
+		if keep == nil || keep[pair] {
+			dst = append(dst, Run{Pair: pair, Count: int(v[1]), subs: subs, off: at, size: v[2]})
+		}
+		if at += v[2]; at > uint64(len(b)) {
 			return nil, ErrCorrupt
 		}
-		runs[i].b, b = b[:lengths[i]], b[lengths[i]:]
 	}
-	return runs, nil
+	if at > uint64(len(b)) {
+		return nil, ErrCorrupt
+	}
+	for i := from; i < len(dst); i++ {
+		dst[i].b = b[dst[i].off : dst[i].off+dst[i].size]
+	}
+	return dst, nil
 }
 
 // Reader returns a reader of r's postings.

@@ -407,37 +407,53 @@ func (s *Snapshot) scorer(terms []scoreTerm, blocks map[string][]Block, visible 
 	}
 	return func(k int) ([]scored, []scored, int, error) {
 		kept := &keeper{best: &topK{k: k}, words: &topK{k: k}, need: need, toBest: need <= phrases, toWords: need > 0}
-		type key struct{ seg, pair int64 }
-		groups := map[key]*group{}
+		// Every visible run of every term, then sorted by segment and
+		// pair (a group), then term: one cursor each, in one slice.
+		type found struct {
+			seg  int64
+			term int
+			run  Run
+		}
+		var all []found
+		var runs []Run
 		for i, t := range terms {
 			for _, b := range blocks[t.term] {
-				runs, err := Runs(b.Postings)
-				if err != nil {
+				var err error
+				if runs, err = AppendRuns(runs[:0], b.Postings, visible); err != nil {
 					return nil, nil, 0, err
 				}
 				for _, r := range runs {
-					if !visible[r.Pair] {
-						continue
-					}
-					g := groups[key{b.Segment, r.Pair}]
-					if g == nil {
-						g = &group{avgdl: avgdl}
-						groups[key{b.Segment, r.Pair}] = g
-					}
-					c := &cursor{r: r.Reader(), term: i, w: t.w, subMax: -1}
-					if t.phrase {
-						c.phrase = 1
-					}
-					c.max = c.r.runMax(c.w, avgdl)
-					g.byTerm, g.most = append(g.byTerm, c), g.most+c.max
+					all = append(all, found{b.Segment, i, r})
 				}
 			}
 		}
+		slices.SortFunc(all, func(a, b found) int {
+			return cmp.Or(cmp.Compare(a.seg, b.seg), cmp.Compare(a.run.Pair, b.run.Pair), cmp.Compare(a.term, b.term))
+		})
+		cursors := make([]cursor, len(all))
+		ptrs := make([]*cursor, len(all))
+		var groups []group
+		for i, f := range all {
+			t := terms[f.term]
+			c := &cursors[i]
+			*c = cursor{r: f.run.Reader(), term: f.term, w: t.w, subMax: -1}
+			if t.phrase {
+				c.phrase = 1
+			}
+			c.max = c.r.runMax(c.w, avgdl)
+			ptrs[i] = c
+			if i == 0 || f.seg != all[i-1].seg || f.run.Pair != all[i-1].run.Pair {
+				groups = append(groups, group{avgdl: avgdl, byTerm: ptrs[i:i]})
+			}
+			g := &groups[len(groups)-1]
+			g.byTerm, g.most = g.byTerm[:len(g.byTerm)+1], g.most+c.max
+		}
 		// The groups that may score the most first, so that the
 		// threshold rises early.
-		order := slices.SortedFunc(maps.Values(groups), func(a, b *group) int { return cmp.Compare(b.most, a.most) })
-		for _, g := range order {
-			if err := g.score(kept); err != nil {
+		slices.SortStableFunc(groups, func(a, b group) int { return cmp.Compare(b.most, a.most) })
+		var scratch groupScratch
+		for i := range groups {
+			if err := groups[i].score(kept, &scratch); err != nil {
 				return nil, nil, 0, err
 			}
 		}
@@ -486,21 +502,25 @@ func (k *keeper) add(chunk int64, score float64, has int) {
 	}
 }
 
-// threshold returns the score a chunk must reach to be kept by a group
-// it may go to: -Inf while one of them keeps fewer than its k. One that
-// reaches it exactly may still be kept (a tie goes to the lower id).
-func (k *keeper) threshold() float64 {
-	t := math.Inf(1)
-	for _, h := range [2]*topK{k.best, k.words} {
-		switch {
-		case h == k.best && !k.toBest, h == k.words && !k.toWords, h.k == 0:
-		case len(h.h) < h.k:
-			return math.Inf(-1)
-		default:
-			t = min(t, h.h[0].Score)
-		}
+// thresholds returns the scores a chunk must reach to be kept by each
+// group: best, by a chunk that holds every phrase word, and words, by one
+// that lacks one. Each is -Inf while its group keeps fewer than its k,
+// and +Inf when no chunk may go to it. One that reaches it exactly may
+// still be kept (a tie goes to the lower id).
+func (k *keeper) thresholds() (best, words float64) {
+	return threshold(k.best, k.toBest), threshold(k.words, k.toWords)
+}
+
+// threshold returns the score a chunk must reach to be kept by h (see
+// keeper.thresholds); to says whether a chunk may go to it.
+func threshold(h *topK, to bool) float64 {
+	switch {
+	case !to || h.k == 0:
+		return math.Inf(1)
+	case len(h.h) < h.k:
+		return math.Inf(-1)
 	}
-	return t
+	return h.h[0].Score
 }
 
 // below reports whether a chunk whose score is at most bound cannot be
@@ -531,6 +551,13 @@ func (c *cursor) blockMax(avgdl float64) float64 {
 	return c.subMax
 }
 
+// groupScratch is memory the groups of a pass reuse, one after another.
+type groupScratch struct {
+	cs      []*cursor
+	upTo    []float64
+	phrases []int
+}
+
 // group is a segment's runs of one pair, a cursor a term.
 type group struct {
 	avgdl  float64   // The chunks' average length.
@@ -558,12 +585,19 @@ func bm25Part(w float64, tf, length int, avgdl float64) float64 {
 // none of the others holds is never looked at; a chunk the others hold is
 // scored only when its best score with what the non-essential cursors'
 // sub-blocks may add reaches it; and a window where the cursors'
-// sub-blocks cannot reach it together is skipped unread. Every chunk that
-// is kept is scored in full, its terms added in their order, so the
-// scores, and the chunks kept, are those of a pass that scores every one.
-func (g *group) score(kept *keeper) error {
-	cs := slices.Clone(g.byTerm)
+// sub-blocks cannot reach it together is skipped unread. The threshold is
+// that of the group (keeper.thresholds) a chunk may go to: words' for a
+// chunk known to lack a phrase word, the lower of both otherwise, so that
+// the phrase words' cursors stay essential while best keeps fewer than
+// its k. Every chunk that is kept is scored in full, its terms added in
+// their order, so the scores, and the chunks kept, are those of a pass
+// that scores every one.
+func (g *group) score(kept *keeper, scratch *groupScratch) error {
+	cs := append(scratch.cs[:0], g.byTerm...)
+	scratch.cs = cs
+	phrases := 0 // The group's phrase words: with fewer than need, no chunk of it holds them all.
 	for _, c := range cs {
+		phrases += c.phrase
 		if !c.r.Next() {
 			if c.r.bad {
 				return ErrCorrupt
@@ -572,16 +606,26 @@ func (g *group) score(kept *keeper) error {
 		}
 	}
 	slices.SortStableFunc(cs, func(a, b *cursor) int { return cmp.Compare(a.max, b.max) })
-	// upTo[i] is the most cs[:i] add together.
-	upTo := make([]float64, len(cs)+1)
+	// upTo[i] is the most cs[:i] add together, and phrasesUpTo[i] how
+	// many of them are phrase words.
+	upTo := append(scratch.upTo[:0], make([]float64, len(cs)+1)...)
+	phrasesUpTo := append(scratch.phrases[:0], make([]int, len(cs)+1)...)
+	scratch.upTo, scratch.phrases = upTo, phrasesUpTo
 	for i, c := range cs {
-		upTo[i+1] = upTo[i] + c.max
+		upTo[i+1], phrasesUpTo[i+1] = upTo[i]+c.max, phrasesUpTo[i]+c.phrase
 	}
+	mayBest := phrases >= kept.need
 	ess := 0               // cs[:ess] are non-essential.
 	var checked int64 = -1 // The end of the last window found worth reading.
 	for {
-		t := kept.threshold()
-		for ess < len(cs) && below(upTo[ess+1], t) {
+		tb, tw := kept.thresholds()
+		if !mayBest {
+			tb = math.Inf(1)
+		}
+		// A chunk that only cs[:ess+1] hold is left unread when it cannot
+		// reach words' threshold, nor best's unless it lacks a phrase
+		// word (one of them, when they hold fewer than need).
+		for ess < len(cs) && below(upTo[ess+1], tw) && (below(upTo[ess+1], tb) || phrasesUpTo[ess+1] < kept.need) {
 			ess++
 		}
 		// The next chunk: the first an essential cursor holds, and the
@@ -595,7 +639,7 @@ func (g *group) score(kept *keeper) error {
 		if chunk == math.MaxInt64 {
 			return nil
 		}
-		if chunk > checked && !math.IsInf(t, -1) && end != math.MaxInt64 {
+		if t := min(tb, tw); chunk > checked && !math.IsInf(t, -1) && end != math.MaxInt64 {
 			bound := upTo[ess]
 			for _, c := range cs[ess:] {
 				if !c.done {
@@ -615,7 +659,7 @@ func (g *group) score(kept *keeper) error {
 				continue
 			}
 		}
-		if err := g.consider(kept, cs, ess, upTo, chunk, t); err != nil {
+		if err := g.consider(kept, cs, ess, upTo, chunk, mayBest, tb, tw); err != nil {
 			return err
 		}
 		for _, c := range cs[ess:] {
@@ -630,17 +674,25 @@ func (g *group) score(kept *keeper) error {
 }
 
 // consider scores chunk, which an essential cursor (cs[ess:]) holds, and
-// offers it, unless its best score cannot reach threshold t: what the
-// essential cursors add, then what the sub-blocks of the non-essential
-// ones that may hold it may add, then, from the cursor that may add the
-// most, what they do add.
-func (g *group) consider(kept *keeper, cs []*cursor, ess int, upTo []float64, chunk int64, t float64) error {
-	if ess > 0 { // Then t is a score, not -Inf.
+// offers it, unless its best score cannot reach the threshold of a group
+// it may go to (tb best's, tw words'; mayBest false when the group lacks
+// a phrase word): what the essential cursors add, then what the
+// sub-blocks of the non-essential ones that may hold it may add, then,
+// from the cursor that may add the most, what they do add.
+func (g *group) consider(kept *keeper, cs []*cursor, ess int, upTo []float64, chunk int64, mayBest bool, tb, tw float64) error {
+	if ess > 0 {
 		var bound float64
 		for _, c := range cs[ess:] {
-			if !c.done && c.r.cur.Chunk == chunk {
+			switch {
+			case !c.done && c.r.cur.Chunk == chunk:
 				bound += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
+			case c.phrase > 0:
+				mayBest = false
 			}
+		}
+		t := tw
+		if mayBest {
+			t = min(tb, tw)
 		}
 		if below(bound+upTo[ess], t) {
 			return nil
@@ -650,6 +702,7 @@ func (g *group) consider(kept *keeper, cs []*cursor, ess int, upTo []float64, ch
 		for _, c := range cs[:ess] {
 			switch {
 			case c.done || c.r.at && c.r.cur.Chunk > chunk:
+				mayBest = mayBest && c.phrase == 0
 			case c.r.at && c.r.cur.Chunk == chunk:
 				rest += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
 			case c.r.shallow(chunk):
@@ -658,7 +711,11 @@ func (g *group) consider(kept *keeper, cs []*cursor, ess int, upTo []float64, ch
 				return ErrCorrupt
 			default:
 				c.done = true
+				mayBest = mayBest && c.phrase == 0
 			}
+		}
+		if !mayBest {
+			t = tw
 		}
 		if below(bound+rest, t) {
 			return nil
@@ -673,6 +730,8 @@ func (g *group) consider(kept *keeper, cs []*cursor, ess int, upTo []float64, ch
 			}
 			if !c.done && c.r.cur.Chunk == chunk {
 				bound += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
+			} else if c.phrase > 0 {
+				t = tw
 			}
 			if below(bound+upTo[i], t) {
 				return nil
