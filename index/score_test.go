@@ -538,8 +538,17 @@ func TestPruneAsIfAllScored(t *testing.T) {
 		}
 		queries = append(queries, strings.Join(words, " "))
 	}
+	// Phrases of two words and a word, frequent or not, are held to a
+	// full pass, not counted: their words often meet, so both groups
+	// fill.
+	counted := len(queries)
+	for range 20 {
+		w := func() string { return searchWords[r.IntN(len(searchWords))] }
+		queries = append(queries, `"`+w()+" "+w()+`" `+w())
+	}
 	held, offered := 0, 0
-	for _, q := range queries {
+	heldPhrase, offeredPhrase := 0, 0 // Of the queries with phrases.
+	for i, q := range queries {
 		cands, _, err := Score(m, m.snapshot(), ParseQuery(q), visible)
 		if err != nil {
 			t.Fatal(err)
@@ -564,7 +573,7 @@ func TestPruneAsIfAllScored(t *testing.T) {
 			if !slices.Equal(got, want[:len(got)]) || len(got) < min(200, len(want)) {
 				t.Fatalf("%q taken %d at a time: %d candidates, not the first %d of a pass that keeps them all", q, step, len(got), len(want))
 			}
-			if step == 40 && len(want) > 1000 && !strings.Contains(q, `"`) {
+			if step == 40 && len(want) > 1000 && i < counted {
 				first, _, err := Score(m, m.snapshot(), ParseQuery(q), visible)
 				if err != nil {
 					t.Fatal(err)
@@ -572,14 +581,23 @@ func TestPruneAsIfAllScored(t *testing.T) {
 				if _, err := first.Take(40); err != nil {
 					t.Fatal(err)
 				}
-				held, offered = held+len(want), offered+first.offered
+				if strings.Contains(q, `"`) {
+					heldPhrase, offeredPhrase = heldPhrase+len(want), offeredPhrase+first.offered
+				} else {
+					held, offered = held+len(want), offered+first.offered
+				}
 			}
 		}
 	}
 	if held == 0 || offered*4 > held {
 		t.Errorf("the first 40 of searches whose words %d chunks hold scored %d of them: pruning skips less than three in four", held, offered)
 	}
-	t.Logf("the first 40 of searches whose words %d chunks hold scored %d of them", held, offered)
+	// With phrases, the words' group prunes while the phrases' one is
+	// not full: the phrase words' cursors alone stay essential.
+	if heldPhrase == 0 || offeredPhrase*10 > heldPhrase*7 {
+		t.Errorf("searches with phrases whose words %d chunks hold scored %d of them: pruning skips less than three in ten", heldPhrase, offeredPhrase)
+	}
+	t.Logf("the first 40 of searches whose words %d chunks hold scored %d of them; with phrases, %d of %d", held, offered, offeredPhrase, heldPhrase)
 }
 
 // rangeN returns the integers from lo to hi, hi excluded.
