@@ -33,10 +33,12 @@ var ErrCorrupt = errors.New("index: the search index holds a block that does not
 // frequency and the length.
 //
 // A block of the second format (EncodeBlock's) begins with the bytes 0
-// and 2; each of its runs begins with the run's impacts (appendImpacts),
-// then cuts the postings into sub-blocks of up to subBlock postings, each
-// headed by the gap from the previous sub-block's last chunk to its own,
-// its impacts and its postings' bytes' length: a
+// and 2; each of its runs of more than smallRun postings begins with the
+// run's impacts (appendImpacts), then, when it has more than subBlock postings, cuts them into
+// sub-blocks of up to subBlock, each headed by the gap from the previous
+// sub-block's last chunk to its own, its impacts and its postings' bytes'
+// length (a run of at most subBlock is one sub-block without a header:
+// most runs of most terms, whose postings are split among the pairs): a
 // search skips a sub-block it needs nothing of, or whose best score
 // cannot place a chunk among those it keeps (see scorer), without
 // decoding it. A block of the first format (no marker: its first byte
@@ -45,6 +47,11 @@ var ErrCorrupt = errors.New("index: the search index holds a block that does not
 
 // subBlock is how many postings a sub-block of a run holds at most.
 const subBlock = 128
+
+// smallRun is how many postings a run of the second format holds at most
+// without its impacts: a search reads them for its bound (most runs are
+// that small, and their impacts would cost as many bytes as they do).
+const smallRun = 4
 
 // maxImpacts is how many impacts a sub-block's header keeps at most.
 const maxImpacts = 4
@@ -69,9 +76,20 @@ func EncodeBlock(ps []Posting) []byte {
 		j, start := i, len(body)
 		for ; j < len(ps) && ps[j].Pair == ps[i].Pair; j++ {
 		}
-		body = appendImpacts(body, ps[i:j], &scratch)
+		if j-i > smallRun {
+			body = appendImpacts(body, ps[i:j], &scratch)
+		}
+		if j-i <= subBlock { // One sub-block: its postings alone.
+			var last int64
+			for _, p := range ps[i:j] {
+				body = binary.AppendUvarint(body, uint64(p.Chunk-last))
+				body = binary.AppendUvarint(body, uint64(p.TF))
+				body = binary.AppendUvarint(body, uint64(p.Length))
+				last = p.Chunk
+			}
+		}
 		var prev int64 // The previous sub-block's last chunk.
-		for s := i; s < j; s += subBlock {
+		for s := i; j-i > subBlock && s < j; s += subBlock {
 			e := min(s+subBlock, j)
 			sub = sub[:0]
 			last := prev
@@ -196,10 +214,16 @@ func AppendRuns(dst []Run, b []byte, keep map[int64]bool) ([]Run, error) {
 
 // Reader returns a reader of r's postings.
 func (r Run) Reader() RunReader {
+	if r.subs && r.Count <= smallRun {
+		return RunReader{sub: r.b, small: r.b, cur: Posting{Pair: r.Pair}, last: math.MaxInt64, entered: true}
+	}
 	if r.subs {
 		impacts, rest, ok := cutImpacts(r.b)
 		if !ok {
 			return RunReader{bad: true}
+		}
+		if r.Count <= subBlock { // One sub-block, without a header.
+			return RunReader{sub: rest, runImpacts: impacts, impacts: impacts, cur: Posting{Pair: r.Pair}, last: math.MaxInt64, entered: true}
 		}
 		return RunReader{b: rest, runImpacts: impacts, cur: Posting{Pair: r.Pair}}
 	}
@@ -219,6 +243,9 @@ type RunReader struct {
 	entered bool
 	// runImpacts are the whole run's impacts (none in the first format).
 	runImpacts []byte
+	// small is the whole of a run that keeps no impacts (smallRun): its
+	// postings bound it.
+	small []byte
 	// cur is the last posting read; at whether it is one of the current
 	// sub-block (and not only, before its first, the chunk its gaps
 	// count from).
@@ -338,13 +365,34 @@ func (r *RunReader) skipTo(target int64) bool {
 // maxImpact returns the most a posting of the current sub-block adds to
 // a chunk's score for a term of weight w (see bestImpact).
 func (r *RunReader) maxImpact(w, avgdl float64) float64 {
+	if r.small != nil {
+		return smallMax(r.small, w, avgdl)
+	}
 	return bestImpact(r.impacts, w, avgdl)
 }
 
 // runMax returns the most a posting of the run adds to a chunk's score
 // for a term of weight w (see bestImpact).
 func (r *RunReader) runMax(w, avgdl float64) float64 {
+	if r.small != nil {
+		return smallMax(r.small, w, avgdl)
+	}
 	return bestImpact(r.runImpacts, w, avgdl)
+}
+
+// smallMax returns the most a posting of a small run (its postings b)
+// adds to a chunk's score for a term of weight w; or w, which bounds
+// them all, when they do not decode.
+func smallMax(b []byte, w, avgdl float64) float64 {
+	r := RunReader{sub: b, last: math.MaxInt64, entered: true}
+	best := 0.0
+	for r.Next() {
+		best = max(best, bm25Part(w, r.cur.TF, r.cur.Length, avgdl))
+	}
+	if r.bad {
+		return w
+	}
+	return best
 }
 
 // bestImpact returns the most a posting of impacts adds to a chunk's
