@@ -163,13 +163,18 @@ type Run struct {
 }
 
 // Runs returns the runs of block b, by pair.
-func Runs(b []byte) ([]Run, error) { return AppendRuns(nil, b, nil) }
+func Runs(b []byte) ([]Run, error) { return appendRuns(nil, b, nil, true) }
 
 // AppendRuns appends to dst the runs of block b whose pairs keep holds
-// (every run when keep is nil), by pair, and returns the extended slice:
-// a search reads the header of every pair and keeps those of the pairs
-// its caller may see.
+// (none when keep is nil), by pair, and returns the extended slice: a
+// search reads the header of every pair and keeps those of the pairs its
+// caller may see.
 func AppendRuns(dst []Run, b []byte, keep map[int64]bool) ([]Run, error) {
+	return appendRuns(dst, b, keep, false)
+}
+
+// appendRuns is AppendRuns, keeping every run when all is set.
+func appendRuns(dst []Run, b []byte, keep map[int64]bool, all bool) ([]Run, error) {
 	subs := len(b) > 1 && b[0] == blockFormat2[0] && b[1] == blockFormat2[1]
 	if subs {
 		b = b[2:]
@@ -196,7 +201,7 @@ func AppendRuns(dst []Run, b []byte, keep map[int64]bool) ([]Run, error) {
 		if pair += int64(v[0]); pair < 0 || v[0] > 1<<62 || v[2] > uint64(len(b)) {
 			return nil, ErrCorrupt
 		}
-		if keep == nil || keep[pair] {
+		if all || keep[pair] {
 			dst = append(dst, Run{Pair: pair, Count: int(v[1]), subs: subs, off: at, size: v[2]})
 		}
 		if at += v[2]; at > uint64(len(b)) {
@@ -252,6 +257,8 @@ type RunReader struct {
 	cur Posting
 	at  bool
 	bad bool
+	// read is whether a posting of the run was read.
+	read bool
 }
 
 // enter moves r to the next sub-block, leaving what is left of the
@@ -326,16 +333,18 @@ func (r *RunReader) Next() bool {
 	r.cur = Posting{Chunk: r.cur.Chunk + int64(v[0]), Pair: r.cur.Pair, TF: int(v[1]), Length: int(v[2])}
 	// A sub-block's postings are after the previous one's last chunk and
 	// end at its own.
-	if r.cur.Chunk > r.last || len(r.sub) == 0 && r.last != math.MaxInt64 && r.cur.Chunk != r.last || v[0] == 0 && r.at {
+	// Only a run's first posting may be at its gap's start (chunk 0).
+	if r.cur.Chunk > r.last || len(r.sub) == 0 && r.last != math.MaxInt64 && r.cur.Chunk != r.last || v[0] == 0 && r.read {
 		return r.corrupt()
 	}
-	r.at = true
+	r.at, r.read = true, true
 	return true
 }
 
 // shallow moves r to the sub-block that may hold chunk target, leaving
 // those that end before it unread, and reports whether there is one: the
-// run has a chunk at or after target.
+// run has a chunk at or after target, or, in a sub-block whose last chunk
+// it does not tell (a run of one sub-block), may have one.
 func (r *RunReader) shallow(target int64) bool {
 	for !r.entered || r.last < target {
 		if !r.enter() {
@@ -425,7 +434,27 @@ func (r *RunReader) Err() error {
 	return nil
 }
 
-// DecodeBlock returns every posting of block b, by pair, then chunk.
+// dominated reports whether one of impacts (appendImpacts; none bound
+// nothing) has a frequency as high as p's in a chunk as short, so that p
+// scores no more than it.
+func dominated(impacts []byte, p Posting) bool {
+	if len(impacts) == 0 {
+		return true
+	}
+	for b := impacts; len(b) > 0; {
+		tf, k := binary.Uvarint(b)
+		b = b[k:]
+		length, k := binary.Uvarint(b)
+		b = b[k:]
+		if tf >= uint64(p.TF) && length <= uint64(p.Length) {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeBlock returns every posting of block b, by pair, then chunk; a
+// posting its run's or sub-block's impacts do not bound is ErrCorrupt.
 func DecodeBlock(b []byte) ([]Posting, error) {
 	runs, err := Runs(b)
 	if err != nil {
@@ -436,6 +465,11 @@ func DecodeBlock(b []byte) ([]Posting, error) {
 		rr := r.Reader()
 		n := 0
 		for ; rr.Next(); n++ {
+			// A search trusts the impacts to bound the postings: one they
+			// do not is as corrupt as a posting that does not decode.
+			if !dominated(rr.runImpacts, rr.cur) || !dominated(rr.impacts, rr.cur) {
+				return nil, ErrCorrupt
+			}
 			out = append(out, rr.cur)
 		}
 		if rr.bad || n != r.Count { // A run must hold the postings its header counts.

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"errors"
@@ -73,6 +74,39 @@ func TestBlockCounts(t *testing.T) {
 	}
 	if _, err := DecodeBlock(b[:len(b)-1]); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a block cut short: %v", err)
+	}
+}
+
+// TestBlockBounds checks what a search trusts a block for: a chunk twice
+// in a run, even across sub-blocks, and impacts that do not bound the
+// postings are a block that does not decode.
+func TestBlockBounds(t *testing.T) {
+	var ps []Posting
+	for c := range int64(subBlock + 1) {
+		ps = append(ps, Posting{Chunk: 1 + c, Pair: 1, TF: 1, Length: 5})
+	}
+	if _, err := DecodeBlock(EncodeBlock(slices.Clone(ps))); err != nil {
+		t.Fatal(err)
+	}
+	for _, dup := range []int64{5, subBlock} { // Within the first sub-block, and its last.
+		if got, err := DecodeBlock(EncodeBlock(append(slices.Clone(ps), Posting{Chunk: dup, Pair: 1, TF: 1, Length: 5}))); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("chunk %d twice: %d postings, %v", dup, len(got), err)
+		}
+	}
+	// A run of ten postings, its impacts the one pair (10, 100): a lower
+	// frequency there no longer bounds the posting of 10.
+	ps = ps[:0]
+	for i := range 10 {
+		ps = append(ps, Posting{Chunk: int64(1 + i), Pair: 1, TF: 1 + i, Length: 100})
+	}
+	b := EncodeBlock(ps)
+	runs, err := Runs(b)
+	if err != nil || len(runs) != 1 || !bytes.Equal(runs[0].b[:3], []byte{1, 10, 100}) {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	runs[0].b[1] = 9 // runs[0].b is b's.
+	if _, err := DecodeBlock(b); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("impacts below a posting: %v", err)
 	}
 }
 

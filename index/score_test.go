@@ -527,8 +527,17 @@ func TestPruneAsIfAllScored(t *testing.T) {
 			g.blocks[i].Postings = encodeFirstFormat(ps)
 		}
 	}
+	// A pair of few chunks: runs of at most smallRun postings (no
+	// impacts), and groups that lack some of a query's words.
+	for _, text := range []string{"granite quartz granite", "quartz feldspar mica granite", "onyx", "zircon topaz topaz"} {
+		m.add(4, "", text)
+	}
+	m.flush()
 	addDocs(m, 1, rangeN(6000, 6300)...) // And some pending.
-	visible := map[int64]bool{1: true, 3: true}
+	visible := map[int64]bool{1: true, 3: true, 4: true}
+	if cands, _, err := Score(m, m.snapshot(), ParseQuery("granite"), nil); err != nil || len(takeAll(t, cands)) != 0 {
+		t.Fatalf("a caller who sees no pair: %v", err)
+	}
 	queries := append(slices.Clone(searchQueries), `"quartz feldspar" mica`, `"topaz zircon" granite`, "onyx onyx granite", "zzz")
 	r := rand.New(rand.NewPCG(3, 3))
 	for range 30 {
