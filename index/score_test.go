@@ -487,17 +487,7 @@ func TestTakeAsIfAllKept(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []Scored
-			for {
-				next, err := cands.Take(step)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, next...)
-				if len(next) < step {
-					break
-				}
-			}
+			got := takeSteps(t, cands, step, math.MaxInt)
 			if !slices.Equal(got, want) {
 				t.Errorf("%q taken %d at a time: %d candidates, want %d in the same order", q, step, len(got), len(want))
 			}
@@ -568,17 +558,7 @@ func TestPruneAsIfAllScored(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []Scored
-			for len(got) < 200 {
-				next, err := cands.Take(step)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, next...)
-				if len(next) < step {
-					break
-				}
-			}
+			got := takeSteps(t, cands, step, 200)
 			if !slices.Equal(got, want[:len(got)]) || len(got) < min(200, len(want)) {
 				t.Fatalf("%q taken %d at a time: %d candidates, not the first %d of a pass that keeps them all", q, step, len(got), len(want))
 			}
@@ -607,6 +587,24 @@ func TestPruneAsIfAllScored(t *testing.T) {
 		t.Errorf("searches with phrases whose words %d chunks hold scored %d of them: pruning skips less than three in ten", heldPhrase, offeredPhrase)
 	}
 	t.Logf("the first 40 of searches whose words %d chunks hold scored %d of them; with phrases, %d of %d", held, offered, offeredPhrase, heldPhrase)
+}
+
+// takeSteps takes candidates step at a time until fewer come back or at
+// least most are taken.
+func takeSteps(t *testing.T, c *Candidates, step, most int) []Scored {
+	t.Helper()
+	var got []Scored
+	for len(got) < most {
+		next, err := c.Take(step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, next...)
+		if len(next) < step {
+			break
+		}
+	}
+	return got
 }
 
 // rangeN returns the integers from lo to hi, hi excluded.
