@@ -68,8 +68,9 @@ type Scored struct {
 // Candidates are the chunks a search scores, to be taken best first
 // (then by id), a few at a time (Take): first the chunks that hold every
 // word of the query's phrases (all of them when it has none), then the
-// others. Each pass scores every chunk but keeps only as many of each
-// group as have been asked for (the best k, see topK); asked for more,
+// others. Each pass keeps only as many of each group as have been asked
+// for (the best k, see topK), and scores only the chunks that may be
+// among them (MaxScore, see group.score); asked for more,
 // it scores again keeping four times as many, so that a search that
 // takes its first few keeps a few, and one that takes more gets the same
 // order as if every chunk had been kept. A search that takes n chunks
@@ -78,8 +79,8 @@ type Scored struct {
 // scores again as it goes, where checking those candidates' rows costs
 // more still.
 type Candidates struct {
-	// pass scores every chunk and keeps the best k of each group, best
-	// first; nil when no chunk can match.
+	// pass keeps the best k of each group, best first, and says how
+	// many chunks it scored in full; nil when no chunk can match.
 	pass func(k int) (best, words []scored, offered int, err error)
 	// k is the last pass's bound (0 before the first); best and words its
 	// groups; tb and tw how many of each have been taken.
