@@ -79,31 +79,17 @@ func EncodeBlock(ps []Posting) []byte {
 		if j-i > smallRun {
 			body = appendImpacts(body, ps[i:j], &scratch)
 		}
-		if j-i <= subBlock { // One sub-block: its postings alone.
-			var last int64
-			for _, p := range ps[i:j] {
-				body = binary.AppendUvarint(body, uint64(p.Chunk-last))
-				body = binary.AppendUvarint(body, uint64(p.TF))
-				body = binary.AppendUvarint(body, uint64(p.Length))
-				last = p.Chunk
-			}
-		}
 		var prev int64 // The previous sub-block's last chunk.
-		for s := i; j-i > subBlock && s < j; s += subBlock {
+		for s := i; s < j; s += subBlock {
 			e := min(s+subBlock, j)
-			sub = sub[:0]
-			last := prev
-			for _, p := range ps[s:e] {
-				sub = binary.AppendUvarint(sub, uint64(p.Chunk-last))
-				sub = binary.AppendUvarint(sub, uint64(p.TF))
-				sub = binary.AppendUvarint(sub, uint64(p.Length))
-				last = p.Chunk
+			sub = appendPostings(sub[:0], ps[s:e], prev)
+			if j-i > subBlock { // A run of one sub-block has no header.
+				body = binary.AppendUvarint(body, uint64(ps[e-1].Chunk-prev))
+				body = appendImpacts(body, ps[s:e], &scratch)
+				body = binary.AppendUvarint(body, uint64(len(sub)))
 			}
-			body = binary.AppendUvarint(body, uint64(last-prev))
-			body = appendImpacts(body, ps[s:e], &scratch)
-			body = binary.AppendUvarint(body, uint64(len(sub)))
 			body = append(body, sub...)
-			prev = last
+			prev = ps[e-1].Chunk
 		}
 		header = binary.AppendUvarint(header, uint64(ps[i].Pair-prevPair))
 		header = binary.AppendUvarint(header, uint64(j-i))
@@ -113,6 +99,27 @@ func EncodeBlock(ps []Posting) []byte {
 	out := append(make([]byte, 0, len(header)+len(body)+6), blockFormat2[:]...)
 	out = binary.AppendUvarint(out, uint64(runs))
 	return append(append(out, header...), body...)
+}
+
+// appendPostings appends postings ps (of one pair, in their chunks'
+// order) to b as a run or a sub-block holds them: each one's gap from the
+// previous chunk (from prev for the first), its frequency and its length.
+func appendPostings(b []byte, ps []Posting, prev int64) []byte {
+	for _, p := range ps {
+		b = binary.AppendUvarint(b, uint64(p.Chunk-prev))
+		b = binary.AppendUvarint(b, uint64(p.TF))
+		b = binary.AppendUvarint(b, uint64(p.Length))
+		prev = p.Chunk
+	}
+	return b
+}
+
+// nextImpact returns the first impact of impacts (as appendImpacts wrote
+// them, after their count, and cutImpacts checked them) and the rest.
+func nextImpact(impacts []byte) (tf, length uint64, rest []byte) {
+	tf, k := binary.Uvarint(impacts)
+	length, n := binary.Uvarint(impacts[k:])
+	return tf, length, impacts[k+n:]
 }
 
 // impact is a frequency and a length of a sub-block's postings.
@@ -207,9 +214,6 @@ func appendRuns(dst []Run, b []byte, keep map[int64]bool, all bool) ([]Run, erro
 		if at += v[2]; at > uint64(len(b)) {
 			return nil, ErrCorrupt
 		}
-	}
-	if at > uint64(len(b)) {
-		return nil, ErrCorrupt
 	}
 	for i := from; i < len(dst); i++ {
 		dst[i].b = b[dst[i].off : dst[i].off+dst[i].size]
@@ -332,8 +336,7 @@ func (r *RunReader) Next() bool {
 	}
 	r.cur = Posting{Chunk: r.cur.Chunk + int64(v[0]), Pair: r.cur.Pair, TF: int(v[1]), Length: int(v[2])}
 	// A sub-block's postings are after the previous one's last chunk and
-	// end at its own.
-	// Only a run's first posting may be at its gap's start (chunk 0).
+	// end at its own; only a run's first may be at its gaps' start.
 	if r.cur.Chunk > r.last || len(r.sub) == 0 && r.last != math.MaxInt64 && r.cur.Chunk != r.last || v[0] == 0 && r.read {
 		return r.corrupt()
 	}
@@ -414,10 +417,8 @@ func bestImpact(impacts []byte, w, avgdl float64) float64 {
 	}
 	best := 0.0
 	for b := impacts; len(b) > 0; {
-		tf, k := binary.Uvarint(b)
-		b = b[k:]
-		length, k := binary.Uvarint(b)
-		b = b[k:]
+		var tf, length uint64
+		tf, length, b = nextImpact(b)
 		best = max(best, bm25Part(w, int(tf), int(length), avgdl))
 	}
 	return best
@@ -442,10 +443,8 @@ func dominated(impacts []byte, p Posting) bool {
 		return true
 	}
 	for b := impacts; len(b) > 0; {
-		tf, k := binary.Uvarint(b)
-		b = b[k:]
-		length, k := binary.Uvarint(b)
-		b = b[k:]
+		var tf, length uint64
+		tf, length, b = nextImpact(b)
 		if tf >= uint64(p.TF) && length <= uint64(p.Length) {
 			return true
 		}

@@ -119,13 +119,9 @@ func encodeFirstFormat(ps []Posting) []byte {
 	var prevPair int64
 	for i := 0; i < len(ps); {
 		j, start := i, len(body)
-		var prev int64
 		for ; j < len(ps) && ps[j].Pair == ps[i].Pair; j++ {
-			body = binary.AppendUvarint(body, uint64(ps[j].Chunk-prev))
-			body = binary.AppendUvarint(body, uint64(ps[j].TF))
-			body = binary.AppendUvarint(body, uint64(ps[j].Length))
-			prev = ps[j].Chunk
 		}
+		body = appendPostings(body, ps[i:j], 0)
 		header = binary.AppendUvarint(header, uint64(ps[i].Pair-prevPair))
 		header = binary.AppendUvarint(header, uint64(j-i))
 		header = binary.AppendUvarint(header, uint64(len(body)-start))

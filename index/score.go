@@ -437,7 +437,7 @@ func (s *Snapshot) scorer(terms []scoreTerm, blocks map[string][]Block, visible 
 		for i, f := range all {
 			t := terms[f.term]
 			c := &cursors[i]
-			*c = cursor{r: f.run.Reader(), term: f.term, w: t.w, subMax: -1}
+			*c = cursor{r: f.run.Reader(), w: t.w, subMax: -1}
 			if t.phrase {
 				c.phrase = 1
 			}
@@ -533,7 +533,6 @@ func below(bound, t float64) bool { return bound+bound*1e-9 < t }
 // cursor is a term's run in a group.
 type cursor struct {
 	r      RunReader
-	term   int // Its index in the search's terms: scores add in that order.
 	phrase int // 1 for a phrase word.
 	w      float64
 	max    float64 // The most it adds to a chunk's score (w × its best impact).
@@ -541,6 +540,20 @@ type cursor struct {
 	// subMax is the most its sub-block that ends at chunk subLast adds.
 	subLast int64
 	subMax  float64
+}
+
+// moved takes what moving c's reader reported (ok: it is at a posting):
+// at the run's end c is done, and a run that does not decode is
+// ErrCorrupt.
+func (c *cursor) moved(ok bool) error {
+	switch {
+	case ok:
+	case c.r.bad:
+		return ErrCorrupt
+	default:
+		c.done = true
+	}
+	return nil
 }
 
 // blockMax returns the most a posting of c's current sub-block adds to a
@@ -562,7 +575,7 @@ type groupScratch struct {
 // group is a segment's runs of one pair, a cursor a term.
 type group struct {
 	avgdl  float64   // The chunks' average length.
-	byTerm []*cursor // In the terms' order.
+	byTerm []*cursor // In the terms' order: a score adds them in it.
 	most   float64   // The most its cursors add together.
 }
 
@@ -599,11 +612,8 @@ func (g *group) score(kept *keeper, scratch *groupScratch) error {
 	phrases := 0 // The group's phrase words: with fewer than need, no chunk of it holds them all.
 	for _, c := range cs {
 		phrases += c.phrase
-		if !c.r.Next() {
-			if c.r.bad {
-				return ErrCorrupt
-			}
-			c.done = true
+		if err := c.moved(c.r.Next()); err != nil {
+			return err
 		}
 	}
 	slices.SortStableFunc(cs, func(a, b *cursor) int { return cmp.Compare(a.max, b.max) })
@@ -650,11 +660,11 @@ func (g *group) score(kept *keeper, scratch *groupScratch) error {
 			checked = end
 			if below(bound, t) {
 				for _, c := range cs[ess:] {
-					if !c.done && !c.r.skipTo(end+1) {
-						if c.r.bad {
-							return ErrCorrupt
-						}
-						c.done = true
+					if c.done {
+						continue
+					}
+					if err := c.moved(c.r.skipTo(end + 1)); err != nil {
+						return err
 					}
 				}
 				continue
@@ -664,11 +674,11 @@ func (g *group) score(kept *keeper, scratch *groupScratch) error {
 			return err
 		}
 		for _, c := range cs[ess:] {
-			if !c.done && c.r.cur.Chunk == chunk && !c.r.Next() {
-				if c.r.bad {
-					return ErrCorrupt
-				}
-				c.done = true
+			if c.done || c.r.cur.Chunk != chunk {
+				continue
+			}
+			if err := c.moved(c.r.Next()); err != nil {
+				return err
 			}
 		}
 	}
@@ -723,11 +733,10 @@ func (g *group) consider(kept *keeper, cs []*cursor, ess int, upTo []float64, ch
 		}
 		for i := ess - 1; i >= 0; i-- {
 			c := cs[i]
-			if !c.done && !c.r.skipTo(chunk) {
-				if c.r.bad {
-					return ErrCorrupt
+			if !c.done {
+				if err := c.moved(c.r.skipTo(chunk)); err != nil {
+					return err
 				}
-				c.done = true
 			}
 			if !c.done && c.r.cur.Chunk == chunk {
 				bound += g.impact(c.w, c.r.cur.TF, c.r.cur.Length)
